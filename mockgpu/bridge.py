@@ -1,0 +1,71 @@
+"""The bridge tinygrad imports as `test.mockgpu.mockgpu` when DEV names a MOCK interface.
+
+tinygrad's hcq module imports `MockFileIOInterface` from here in place of its FileIOInterface: file opens, ioctls,
+mmaps, reads and listdirs of the mock's own paths go to the virtual files and driver models; every other path goes to
+the real OS. tinygrad writes doorbells and MMIO registers through its MMIOInterface class; hcq is still importing
+us when this runs, so we give it an MMIOInterface subclass that tells the device model about writes into watched
+ranges (doorbell pages, usermode MMIO). Nothing else in the process is touched.
+"""
+from __future__ import annotations
+import os, sys
+from mockgpu import system
+
+_hcq = sys.modules["tinygrad.runtime.support.hcq"]  # partially initialised: we are imported from its body
+_RealFileIO, _RealMMIO = _hcq.FileIOInterface, _hcq.MMIOInterface
+
+class MockMMIOInterface(_RealMMIO):
+  """tinygrad's MMIOInterface; a write into a watched range also reaches the device model's callback."""
+  def __init__(self, addr:int, nbytes:int, fmt='B'):
+    super().__init__(addr, nbytes, fmt)
+    self._cb = system.get().watcher(addr, nbytes) if _system_ready() else None
+  def __setitem__(self, k, v):
+    super().__setitem__(k, v)
+    if self._cb is not None:
+      first = k.start or 0 if isinstance(k, slice) else k
+      self._cb(self.addr + first * self.mv.itemsize, v)
+  def view(self, offset:int=0, size:int|None=None, fmt=None) -> MockMMIOInterface:
+    return MockMMIOInterface(self.addr+offset, (self.nbytes - offset) if size is None else size, fmt=fmt or self.fmt)
+
+def _system_ready() -> bool: return system._system is not None
+
+class MockFileIOInterface(_RealFileIO):
+  """FileIOInterface whose mock paths open virtual files; real paths behave exactly as tinygrad's own class."""
+  def __init__(self, path:str="", flags:int=os.O_RDONLY, fd:int|None=None):
+    self.path, self.handle = path, None
+    vfs = system.get().vfs
+    if fd is None and vfs.owns(path):
+      self.handle = vfs.open(path, flags)
+      self.fd = self.handle.fd
+    else: super().__init__(path, flags, fd)
+  def __del__(self):
+    if self.handle is not None: self.handle.close()
+    elif hasattr(self, 'fd'): os.close(self.fd)
+  def ioctl(self, request, arg):
+    if self.handle is None: return super().ioctl(request, arg)
+    return self.handle.ioctl(request, arg)
+  def mmap(self, start, sz, prot, flags, offset):
+    if self.handle is None: return super().mmap(start, sz, prot, flags, offset)
+    return self.handle.mmap(start, sz, prot, flags, offset)
+  def read(self, size=None, binary=False, offset=None):
+    if self.handle is None: return super().read(size, binary, offset)
+    data = self.handle.read(size, offset)
+    return data if binary else data.decode()
+  def write(self, content, binary=False, offset=None):
+    if self.handle is None: return super().write(content, binary, offset)
+    self.handle.write(content if isinstance(content, bytes) else str(content).encode(), offset)
+  def listdir(self):
+    vfs = system.get().vfs
+    return vfs.listdir(self.path) if vfs.owns(self.path) else super().listdir()
+  def seek(self, offset):
+    if self.handle is None: return super().seek(offset)
+    self.handle.pos = offset
+  @staticmethod
+  def exists(path):
+    vfs = system.get().vfs
+    return vfs.exists(path) if vfs.owns(path) else os.path.exists(path)
+  @staticmethod
+  def readlink(path):
+    vfs = system.get().vfs
+    return vfs.readlink(path) if vfs.owns(path) else os.readlink(path)
+
+_hcq.MMIOInterface = MockMMIOInterface

@@ -1,0 +1,2 @@
+"""The `mockgpu` command."""
+def main(argv=None): raise NotImplementedError("mockgpu CLI: being written")

@@ -1,0 +1,1 @@
+"""Kernel translation and caching, and discovery of the host toolchain tinygrad's AMD compilers need."""

@@ -1,0 +1,52 @@
+"""The translation cache: a kernel is translated once per process (memory) and once per machine (disk).
+
+Translators turn a kernel (RDNA machine code, PTX text) into Python source over numpy arrays. The compiled code object
+is kept in memory and marshalled to disk, keyed by the kernel's bytes, the translator's kind and version, the
+mockgpu version and the Python version (marshal is version specific), so a second test run skips the work.
+"""
+from __future__ import annotations
+import hashlib, marshal, os, sys, tempfile, types
+from typing import Callable
+from mockgpu import config, __version__
+
+_memory:dict[str, types.CodeType] = {}
+stats = {"memory_hits": 0, "disk_hits": 0, "translations": 0}
+
+def key_of(kind:str, version:str, data:bytes) -> str:
+  h = hashlib.sha256(f"{kind}|{version}|{__version__}|{sys.version}".encode())
+  h.update(data)
+  return h.hexdigest()
+
+def translated(kind:str, version:str, data:bytes, build:Callable[[], str], filename:str|None=None) -> types.CodeType:
+  """The compiled code for `data`: from memory, else from disk, else from build() (which returns Python source)."""
+  key = key_of(kind, version, data)
+  if (code:=_memory.get(key)) is not None:
+    stats["memory_hits"] += 1
+    return code
+  code = _load(key)
+  if code is not None: stats["disk_hits"] += 1
+  else:
+    stats["translations"] += 1
+    code = compile(build(), filename or f"<mockgpu {kind} {key[:12]}>", "exec")
+    _store(key, code)
+  _memory[key] = code
+  return code
+
+def _path(key:str) -> str|None:
+  d = config.cache_dir()
+  return None if d is None else os.path.join(d, key[:2], key + ".marshal")
+
+def _load(key:str) -> types.CodeType|None:
+  if (p:=_path(key)) is None or not os.path.exists(p): return None
+  try:
+    with open(p, "rb") as f: return marshal.load(f)
+  except (OSError, EOFError, ValueError, TypeError): return None  # a torn or foreign file: translate again
+
+def _store(key:str, code:types.CodeType):
+  if (p:=_path(key)) is None: return
+  try:
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    # write then rename, so parallel test workers never read a half-written file
+    with tempfile.NamedTemporaryFile("wb", dir=os.path.dirname(p), delete=False) as f: marshal.dump(code, f)
+    os.replace(f.name, p)
+  except OSError: pass  # a read-only cache is only slower

@@ -1,0 +1,23 @@
+"""The errors the mock raises. Each names its culprit: the ioctl, the packet and its queue offset, the instruction and its PC."""
+
+class MockGPUError(RuntimeError):
+  """Base of every error mockgpu raises on purpose."""
+
+class UnsupportedIoctl(MockGPUError, NotImplementedError):
+  """An ioctl (or RM class, control command, CUDA call) the driver model does not model."""
+
+class PacketError(MockGPUError):
+  """A malformed or unknown command-processor packet: names the queue, the ring offset and the opcode."""
+
+class UnsupportedInstruction(MockGPUError, NotImplementedError):
+  """An instruction (or modifier) the executor does not implement: names it and its PC or PTX line."""
+
+class InstructionBudgetExceeded(MockGPUError):
+  """A kernel ran past the configured instruction budget (MOCKGPU_BUDGET): it probably never ends."""
+
+class GPUPageFault(MockGPUError):
+  """An emulated memory access outside the device's allocations."""
+  def __init__(self, va:int, size:int, write:bool, where:str=""):
+    self.va, self.size, self.write, self.where = va, size, write, where
+    super().__init__(f"GPU page fault: {'write' if write else 'read'} of {size} bytes at 0x{va:x} is outside every allocation"
+                     + (f" ({where})" if where else ""))

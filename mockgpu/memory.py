@@ -1,0 +1,130 @@
+"""A GPU's view of memory: the allocations mapped to it, each backed by host memory.
+
+Every emulated access goes through an AddressSpace. It checks, for all lanes at once, that each access lies inside
+one mapped allocation, and turns a miss into a GPUPageFault (which the device model reports through its driver,
+never as a host segfault). Backing memory is host memory at `host` for the GPU range [va, va+size); for the KFD
+model host == va (the runtime maps VRAM at the GPU address), the NVIDIA model may map them apart.
+"""
+from __future__ import annotations
+import bisect, ctypes
+import numpy as np
+from mockgpu.errors import GPUPageFault
+
+class Mapping:
+  __slots__ = ("va", "size", "host", "tag", "_u8")
+  def __init__(self, va:int, size:int, host:int, tag):
+    self.va, self.size, self.host, self.tag, self._u8 = va, size, host, tag, None
+  @property
+  def end(self) -> int: return self.va + self.size
+  def u8(self) -> np.ndarray:
+    """The whole mapping as a writable uint8 array (made once; numpy never copies it)."""
+    if self._u8 is None: self._u8 = np.ctypeslib.as_array((ctypes.c_uint8 * self.size).from_address(self.host))
+    return self._u8
+
+class AddressSpace:
+  """The sorted, non-overlapping GPU ranges one device may touch."""
+  def __init__(self, name:str="gpu"):
+    self.name, self._starts, self._maps = name, [], []
+    self._np_starts = self._np_ends = np.zeros(0, np.uint64)
+
+  # *** mapping management, called by the driver models ***
+
+  def map(self, va:int, size:int, host:int|None=None, tag=None) -> Mapping:
+    if size <= 0: raise ValueError(f"{self.name}: cannot map {size} bytes at 0x{va:x}")
+    i = bisect.bisect_right(self._starts, va)
+    if (i > 0 and self._maps[i-1].end > va) or (i < len(self._maps) and self._maps[i].va < va + size):
+      raise ValueError(f"{self.name}: mapping 0x{va:x}+0x{size:x} overlaps an existing one")
+    m = Mapping(va, size, va if host is None else host, tag)
+    self._starts.insert(i, va)
+    self._maps.insert(i, m)
+    self._reindex()
+    return m
+
+  def unmap(self, va:int) -> Mapping:
+    i = bisect.bisect_left(self._starts, va)
+    if i == len(self._starts) or self._starts[i] != va: raise KeyError(f"{self.name}: nothing is mapped at 0x{va:x}")
+    self._starts.pop(i)
+    m = self._maps.pop(i)
+    self._reindex()
+    return m
+
+  def is_mapped(self, va:int, size:int=1) -> bool:
+    m = self._find(va)
+    return m is not None and va + size <= m.end
+
+  def mappings(self) -> list[Mapping]: return list(self._maps)
+
+  def _reindex(self):
+    self._np_starts = np.array([m.va for m in self._maps], np.uint64)
+    self._np_ends = np.array([m.end for m in self._maps], np.uint64)
+
+  def _find(self, va:int) -> Mapping|None:
+    i = bisect.bisect_right(self._starts, va) - 1
+    return self._maps[i] if i >= 0 and va < self._maps[i].end else None
+
+  # *** scalar (host-side, command processor) accesses ***
+
+  def view(self, va:int, size:int, write:bool=False, where:str="") -> np.ndarray:
+    """A checked uint8 view of [va, va+size) inside one mapping."""
+    m = self._find(va)
+    if m is None or va + size > m.end: raise GPUPageFault(va, size, write, where)
+    return m.u8()[va - m.va : va - m.va + size]
+
+  def read(self, va:int, size:int, where:str="") -> bytes: return self.view(va, size, False, where).tobytes()
+  def write(self, va:int, data, where:str=""):
+    src = np.frombuffer(bytes(data), np.uint8)
+    self.view(va, len(src), True, where)[:] = src
+  def read_u32(self, va:int, where:str="") -> int: return int(self.view(va, 4, False, where).view(np.uint32)[0])
+  def read_u64(self, va:int, where:str="") -> int: return int(self.view(va, 8, False, where).view(np.uint64)[0])
+  def write_u32(self, va:int, v:int, where:str=""): self.view(va, 4, True, where).view(np.uint32)[0] = v & 0xffffffff
+  def write_u64(self, va:int, v:int, where:str=""): self.view(va, 8, True, where).view(np.uint64)[0] = v & 0xffffffffffffffff
+  def copy(self, dst:int, src:int, size:int, where:str=""):
+    if size: self.view(dst, size, True, where)[:] = self.view(src, size, False, where)
+
+  # *** vectorized (executor) accesses: one call per instruction, all lanes at once ***
+
+  def _locate(self, addrs:np.ndarray, nbytes:int, write:bool, where:str) -> tuple[np.ndarray, np.ndarray]:
+    """For each address: the index of its mapping and its offset in it. Raises GPUPageFault on the first miss."""
+    a = addrs.astype(np.uint64, copy=False)
+    idx = np.searchsorted(self._np_starts, a, side="right").astype(np.int64) - 1
+    ok = idx >= 0
+    ok[ok] &= (a[ok] + np.uint64(nbytes)) <= self._np_ends[idx[ok]]
+    if not ok.all():
+      bad = int(a[np.argmin(ok)])
+      raise GPUPageFault(bad, nbytes, write, where)
+    return idx, (a - self._np_starts[idx]).astype(np.int64)
+
+  def load(self, addrs:np.ndarray, dtype, where:str="") -> np.ndarray:
+    """Gather one `dtype` element from each address (any alignment)."""
+    dt = np.dtype(dtype)
+    out = np.empty(len(addrs), dt)
+    if len(addrs) == 0: return out
+    idx, off = self._locate(addrs, dt.itemsize, False, where)
+    for i in np.unique(idx) if len(self._maps) > 1 else (idx[0],):
+      sel = (idx == i) if len(self._maps) > 1 else slice(None)
+      out[sel] = self._gather(self._maps[int(i)].u8(), off[sel], dt)
+    return out
+
+  def store(self, addrs:np.ndarray, values:np.ndarray, where:str=""):
+    """Scatter values[i] to addrs[i]; on duplicate addresses the highest lane wins, as on hardware."""
+    values = np.asarray(values)
+    dt = values.dtype
+    if len(addrs) == 0: return
+    idx, off = self._locate(addrs, dt.itemsize, True, where)
+    for i in np.unique(idx) if len(self._maps) > 1 else (idx[0],):
+      sel = (idx == i) if len(self._maps) > 1 else slice(None)
+      self._scatter(self._maps[int(i)].u8(), off[sel], values[sel], dt)
+
+  @staticmethod
+  def _gather(u8:np.ndarray, off:np.ndarray, dt:np.dtype) -> np.ndarray:
+    n = dt.itemsize
+    if n == 1: return u8[off].view(dt)
+    if not (off % n).any() and u8.size % n == 0: return u8.view(dt)[off // n]
+    return u8[off[:, None] + np.arange(n)].copy().view(dt).reshape(-1)
+
+  @staticmethod
+  def _scatter(u8:np.ndarray, off:np.ndarray, vals:np.ndarray, dt:np.dtype):
+    n = dt.itemsize
+    if n == 1: u8[off] = vals.view(np.uint8)
+    elif not (off % n).any() and u8.size % n == 0: u8.view(dt)[off // n] = vals
+    else: u8[off[:, None] + np.arange(n)] = np.ascontiguousarray(vals).view(np.uint8).reshape(-1, n)

@@ -1,0 +1,73 @@
+"""The mock machine of one process: its virtual files, its GPUs, their queues and the doorbells that wake them.
+
+Each process (each pytest-xdist worker) gets its own, built on first use. Command processors register as queues;
+`kick()` runs every runnable queue of every device until none makes progress, so a queue waiting on a signal that
+another queue (or device) will write simply yields and is resumed by the next pass.
+"""
+from __future__ import annotations
+import bisect, importlib, logging, sys
+from typing import Callable, Protocol
+from mockgpu.vfs import VFS
+from mockgpu import config
+
+log = logging.getLogger("mockgpu")
+if config.trace() and not log.handlers:
+  logging.basicConfig(stream=sys.stderr, level=logging.DEBUG, format="mockgpu: %(message)s")
+
+class Queue(Protocol):
+  name:str
+  def step(self) -> bool:
+    """Process commands until blocked or empty; True if anything was consumed."""
+
+# the driver models that populate the machine; each has install(system)
+DRIVERS = ("mockgpu.driver.kfd", "mockgpu.driver.nvidia")
+
+class System:
+  def __init__(self):
+    self.vfs = VFS()
+    self.queues:list[Queue] = []
+    self._watch_starts:list[int] = []
+    self._watches:list[tuple[int, int, Callable[[int, int], None]]] = []
+    self._running = False
+    self.devices:dict[str, list] = {}  # vendor -> device models, filled by drivers
+    for name in DRIVERS: importlib.import_module(name).install(self)
+
+  # *** doorbells and MMIO ***
+  def watch(self, addr:int, size:int, callback:Callable[[int, int], None]):
+    """Call callback(address, value) whenever the runtime writes through an MMIOInterface inside [addr, addr+size)."""
+    i = bisect.bisect_right(self._watch_starts, addr)
+    self._watch_starts.insert(i, addr)
+    self._watches.insert(i, (addr, addr + size, callback))
+
+  def unwatch(self, addr:int):
+    i = bisect.bisect_left(self._watch_starts, addr)
+    if i < len(self._watch_starts) and self._watch_starts[i] == addr:
+      self._watch_starts.pop(i)
+      self._watches.pop(i)
+
+  def watcher(self, addr:int, size:int) -> Callable[[int, int], None]|None:
+    i = bisect.bisect_right(self._watch_starts, addr) - 1
+    if i >= 0 and (w:=self._watches[i])[0] <= addr and addr + size <= w[1]: return w[2]
+    return None
+
+  # *** scheduling ***
+  def add_queue(self, q:Queue): self.queues.append(q)
+  def remove_queue(self, q:Queue):
+    if q in self.queues: self.queues.remove(q)
+
+  def kick(self):
+    """Run all queues until none progresses. Re-entrant calls (a queue ringing a doorbell) fold into the running pass."""
+    if self._running: return
+    self._running = True
+    try:
+      progress = True
+      while progress:
+        progress = False
+        for q in list(self.queues): progress |= bool(q.step())
+    finally: self._running = False
+
+_system:System|None = None
+def get() -> System:
+  global _system
+  if _system is None: _system = System()
+  return _system
