@@ -10,7 +10,9 @@ from __future__ import annotations
 import os, sys
 from mockgpu import system
 
-_hcq = sys.modules["tinygrad.runtime.support.hcq"]  # partially initialised: we are imported from its body
+if "tinygrad.runtime.support.hcq" not in sys.modules:
+  raise ImportError("mockgpu.bridge is what tinygrad's hcq module imports when DEV names a MOCK interface; import tinygrad first")
+_hcq = sys.modules["tinygrad.runtime.support.hcq"]  # usually partially initialised: we are imported from its body
 _RealFileIO, _RealMMIO = _hcq.FileIOInterface, _hcq.MMIOInterface
 
 class MockMMIOInterface(_RealMMIO):

@@ -1,2 +1,32 @@
-"""The `mockgpu` command."""
-def main(argv=None): raise NotImplementedError("mockgpu CLI: being written")
+"""The `mockgpu` command: `mockgpu demo`, `mockgpu doctor` (what toolchain tinygrad will find), `mockgpu info`."""
+from __future__ import annotations
+import argparse, sys
+
+def main(argv:list[str]|None=None) -> int:
+  ap = argparse.ArgumentParser(prog="mockgpu", description="software AMD and NVIDIA GPUs for tinygrad")
+  sub = ap.add_subparsers(dest="cmd", required=True)
+  d = sub.add_parser("demo", help="run a small tinygrad program on the mock GPUs and check it against DEV=CPU")
+  d.add_argument("--dev", action="append", help="device configuration, e.g. MOCK+AMD (repeatable; default: all)")
+  sub.add_parser("doctor", help="which compilers tinygrad will find for the mock devices, and what to install")
+  sub.add_parser("info", help="the mock's settings")
+  args = ap.parse_args(argv)
+  if args.cmd == "demo":
+    from mockgpu import demo
+    return demo.main(args.dev)
+  if args.cmd == "doctor": return doctor()
+  return info()
+
+def doctor() -> int:
+  from mockgpu.compiler import toolchain
+  for f in toolchain.report(): print(f"{f.name:6s} {'ok     ' if f.usable else 'missing'} {f.detail}")
+  problem = toolchain.amd_problem()
+  print(f"DEV=MOCK+AMD: {problem or 'ready'}")
+  return 1 if problem else 0
+
+def info() -> int:
+  from mockgpu import config, __version__
+  print(f"mockgpu {__version__}\nGPUs per vendor (MOCKGPU_COUNT): {config.gpu_count()}\nNVIDIA model (MOCKGPU_NV_MODEL): {config.nv_model()}\n"
+        f"instruction budget (MOCKGPU_BUDGET): {config.instruction_budget()}\ntranslation cache (MOCKGPU_CACHE_DIR): {config.cache_dir()}")
+  return 0
+
+if __name__ == "__main__": sys.exit(main())

@@ -5,7 +5,7 @@ Each process (each pytest-xdist worker) gets its own, built on first use. Comman
 another queue (or device) will write simply yields and is resumed by the next pass.
 """
 from __future__ import annotations
-import bisect, importlib, logging, sys
+import bisect, collections, importlib, logging, sys
 from typing import Callable, Protocol
 from mockgpu.vfs import VFS
 from mockgpu import config
@@ -30,6 +30,7 @@ class System:
     self._watches:list[tuple[int, int, Callable[[int, int], None]]] = []
     self._running = False
     self.devices:dict[str, list] = {}  # vendor -> device models, filled by drivers
+    self.stats:collections.Counter = collections.Counter()  # launches, waves/threads, instructions, seconds per ISA
     for name in DRIVERS: importlib.import_module(name).install(self)
 
   # *** doorbells and MMIO ***
@@ -49,6 +50,13 @@ class System:
     i = bisect.bisect_right(self._watch_starts, addr) - 1
     if i >= 0 and (w:=self._watches[i])[0] <= addr and addr + size <= w[1]: return w[2]
     return None
+
+  def record_launch(self, isa:str, groups:int, instructions:int, seconds:float):
+    """Executors report each launch: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions."""
+    self.stats[f"{isa}.launches"] += 1
+    self.stats[f"{isa}.groups"] += groups
+    self.stats[f"{isa}.instructions"] += instructions
+    self.stats[f"{isa}.seconds"] += seconds
 
   # *** scheduling ***
   def add_queue(self, q:Queue): self.queues.append(q)

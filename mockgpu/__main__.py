@@ -1,0 +1,3 @@
+import sys
+from mockgpu.cli import main
+sys.exit(main())

@@ -1,0 +1,47 @@
+"""Shared fixtures: tinygrad on a mock device runs in a child process, because tinygrad binds its MOCK interface
+(and its device list) when it is imported; each pytest-xdist worker has its own children and so its own mock state."""
+import os, pickle, subprocess, sys, textwrap
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALL_DEVICES = ["MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX"]
+
+def device_configs() -> list[str]:
+  """The configurations the suites run on (MOCKGPU_TEST_DEVICES=comma list to narrow it)."""
+  return [d for d in os.environ.get("MOCKGPU_TEST_DEVICES", ",".join(ALL_DEVICES)).split(",") if d]
+
+def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check:bool=True) -> subprocess.CompletedProcess:
+  """Run `code` in a fresh interpreter with DEV=dev, from a directory outside any tinygrad checkout."""
+  full_env = {**os.environ, "DEV": dev, **(env or {})}
+  p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, cwd=HERE, capture_output=True, text=True, timeout=timeout)
+  if check and p.returncode != 0: raise AssertionError(f"DEV={dev} failed ({p.returncode}):\n{p.stdout}\n{p.stderr[-6000:]}")
+  return p
+
+class OpRunner:
+  """One long-lived tests/oprunner.py process per device configuration."""
+  def __init__(self, dev:str): self.dev, self.proc = dev, None
+  def _start(self):
+    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "oprunner.py")], env={**os.environ, "DEV": self.dev}, cwd=HERE,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  def run(self, name:str):
+    if self.proc is None or self.proc.poll() is not None: self._start()
+    try:
+      pickle.dump(name, self.proc.stdin)
+      self.proc.stdin.flush()
+      return pickle.load(self.proc.stdout)
+    except (EOFError, BrokenPipeError, pickle.UnpicklingError):
+      self.proc.kill()
+      err = self.proc.stderr.read().decode(errors="replace")[-6000:]
+      self.proc = None
+      return ("error", f"the worker for DEV={self.dev} died running {name}:\n{err}")
+  def close(self):
+    if self.proc is not None and self.proc.poll() is None:
+      self.proc.stdin.close()
+      try: self.proc.wait(timeout=10)
+      except subprocess.TimeoutExpired: self.proc.kill()
+
+@pytest.fixture(scope="session")
+def op_runners():
+  runners:dict[str, OpRunner] = {}
+  yield lambda dev: runners.setdefault(dev, OpRunner(dev))
+  for r in runners.values(): r.close()

@@ -1,0 +1,41 @@
+"""The bridge: tinygrad's MOCK imports resolve to mockgpu with no PYTHONPATH, and nothing else in the process changes."""
+import os, subprocess, sys
+from conftest import HERE
+
+def py(code:str, **env) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/tmp", env={**os.environ, **env}, timeout=120)
+
+def test_mock_modules_resolve_to_mockgpu():
+  p = py("import tinygrad.runtime.support.hcq, test.mockgpu.mockgpu as m, test.mockgpu.usb as u, mockgpu.bridge, mockgpu.driver.usb\n"
+         "print(m is mockgpu.bridge, u is mockgpu.driver.usb, m.__spec__.name)", DEV="MOCK+AMD")
+  assert p.stdout.split() == ["True", "True", "mockgpu.bridge"], p.stderr
+
+def test_nothing_is_imported_until_tinygrad_asks():
+  p = py("import sys; print(sorted(m for m in sys.modules if m.startswith(('mockgpu', 'test', 'tinygrad', 'numpy'))))")
+  assert p.stdout.strip() == "['mockgpu', 'mockgpu._finder']", p.stdout + p.stderr
+
+def test_other_test_packages_still_win(tmp_path):
+  (tmp_path / "test").mkdir()
+  (tmp_path / "test" / "__init__.py").write_text("MARK = 'mine'\n")
+  p = subprocess.run([sys.executable, "-c", "import test; print(test.MARK)"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+  assert p.stdout.strip() == "mine", p.stderr
+
+def test_usb_interface_is_named_as_unsupported():
+  p = py("from test.mockgpu.usb import MockUSB3\ntry: MockUSB3()\nexcept NotImplementedError as e: print('NIE', e)")
+  assert p.stdout.startswith("NIE") and "USB" in p.stdout
+
+def test_mmio_interface_is_tinygrads_own_class_extended():
+  p = py("import tinygrad.runtime.support.hcq as hcq, mockgpu.bridge as b\n"
+         "print(issubclass(hcq.FileIOInterface, b._RealFileIO), issubclass(hcq.MMIOInterface, b._RealMMIO), hcq.MMIOInterface.__name__)", DEV="MOCK+AMD")
+  assert p.stdout.split() == ["True", "True", "MockMMIOInterface"], p.stderr
+
+def test_real_paths_go_to_the_os():
+  p = py("from tinygrad.runtime.support.hcq import FileIOInterface as F\n"
+         "f = F('/etc/hostname'); print(f.handle is None, f.read() == open('/etc/hostname').read(), F.exists('/proc/self'), F.exists('/dev/kfd-nope'))",
+         DEV="MOCK+AMD")
+  assert p.stdout.split() == ["True", "True", "True", "False"], p.stderr
+
+def test_builtins_untouched():
+  p = py("import builtins; mv = builtins.memoryview; from tinygrad import Tensor\nimport tinygrad.runtime.ops_amd\n"
+         "print(builtins.memoryview is mv, memoryview.__module__)", DEV="MOCK+AMD")
+  assert p.stdout.split() == ["True", "builtins"], p.stderr

@@ -1,0 +1,29 @@
+"""The op suite (tests/opcases.py) on every mock device configuration, each result compared with DEV=CPU."""
+import numpy as np
+import pytest
+from conftest import device_configs
+from opcases import CASES
+
+def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
+  assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+  assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+  if spec["exact"]:
+    if got.dtype.kind == "f":
+      nan = np.isnan(got.astype(np.float32)) & np.isnan(want.astype(np.float32))
+      gb, wb = got.view(f"u{got.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}")
+      bad = (gb != wb) & ~nan
+    else: bad = got != want
+    assert not bad.any(), f"{what}: {int(bad.sum())} of {got.size} elements differ bitwise, first at {np.argwhere(bad)[0].tolist()}: " \
+                          f"{got[bad].ravel()[:4]} != {want[bad].ravel()[:4]}"
+  else:
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=spec["rtol"], atol=spec["atol"], equal_nan=True,
+                               err_msg=f"{what} ({spec['why']})")
+
+@pytest.mark.parametrize("dev", device_configs())
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op(op_runners, dev, name):
+  status, *rest = op_runners(dev).run(name)
+  assert status == "ok", rest[0]
+  got, want = rest
+  assert len(got) == len(want)
+  for i, (g, w) in enumerate(zip(got, want)): assert_same(g, w, CASES[name], f"{name}[{i}] on {dev}")
