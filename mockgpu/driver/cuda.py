@@ -1,2 +1,675 @@
-"""placeholder, being written"""
-def install(system): pass
+"""The CUDA driver API, as tinygrad imports it for DEV=MOCK+CUDA (`test.mockgpu.cuda.cuda`).
+
+The module is a drop-in for tinygrad.runtime.autogen.cuda: it re-exports that ABI table (types, enums, constants) and
+defines the driver calls with the same conventions (ctypes byref out-params, CUdeviceptr as integers, CUresult return
+codes). Kernels are PTX text run by the PTX executor (mockgpu.emulators.ptx).
+
+Model:
+- Devices: MOCKGPU_COUNT GPUs of the board MOCKGPU_NV_MODEL names; unified addressing, as on every 64-bit CUDA system.
+- Memory: device and pinned host allocations are anonymous host mmaps, so a CUdeviceptr is a host address (host == va).
+  A device allocation is mapped into its device's AddressSpace (and into the spaces of devices that enabled peer access
+  to it); a cuMemHostAlloc allocation into every device's space. The board's memory size is enforced.
+  Device pointers given to memcpys must lie inside one allocation; a host pointer that is not one of ours is pageable
+  memory, which (as the real driver) we cannot check.
+- Streams run synchronously: every operation has completed when its call returns, so issue order is execution order
+  on every stream, events are complete once recorded (they hold the host time of the record), and cuStreamWaitEvent
+  is always already satisfied.
+- Faults: a kernel's GPUPageFault (or a hang stopped by MOCKGPU_BUDGET) makes its context sticky-errored, as on CUDA:
+  the launch itself was enqueued (CUDA_SUCCESS) and every later call using the context returns
+  CUDA_ERROR_ILLEGAL_ADDRESS (or CUDA_ERROR_LAUNCH_TIMEOUT). Recovery is what CUDA offers: cuCtxDestroy_v2 and a new
+  context. Other contexts, devices and the process are unaffected. tinygrad's CUDADevice keeps its context for life and
+  synchronizes every device before a copy-out, so after a fault tinygrad raises "CUDA Error 700" for CUDA work in that
+  process (as with a real GPU) and a new process starts clean.
+- Peer access (cuCtxEnablePeerAccess) is modelled per device pair: the peer device's allocations, present and future,
+  are mapped into the enabling device's space. Any two distinct devices are peer-capable.
+A driver call tinygrad's ABI table declares but this model does not implement raises UnsupportedIoctl naming it.
+"""
+from __future__ import annotations
+import ctypes, functools, itertools, mmap, re, threading, time, types
+from dataclasses import dataclass
+import tinygrad.runtime.autogen.cuda as _abi
+from mockgpu import config
+from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded
+from mockgpu.memory import AddressSpace
+from mockgpu.system import log
+
+# tinygrad's ABI table: its types, structs, enums and constants (not its functions, which would call a real libcuda)
+globals().update({k: v for k, v in vars(_abi).items() if not k.startswith("_") and (isinstance(v, type) or type(v) in (int, dict))})
+
+# *** the board ***
+
+@dataclass(frozen=True)
+class Model:
+  name:str
+  cc:tuple[int, int]
+  total_mem:int
+  sm_count:int
+  max_threads_per_sm:int
+
+MODELS = {
+  "sm_86": Model("NVIDIA GeForce RTX 3090", (8, 6), 24 << 30, 82, 1536),
+  "sm_89": Model("NVIDIA GeForce RTX 4090", (8, 9), 24 << 30, 128, 1536),
+  "sm_120": Model("NVIDIA GeForce RTX 5090", (12, 0), 32 << 30, 170, 1536),
+}
+DRIVER_VERSION = 12090        # CUDA 12.9: JIT-compiles PTX ISA up to 8.8 (what the NVRTC 12.9 wheel emits)
+MAX_PTX_VERSION = (8, 8)
+STATIC_SHARED_LIMIT = 48 << 10   # dynamic shared memory a kernel may use without cuFuncSetAttribute
+SHARED_OPTIN_LIMIT = 99 << 10    # per-block opt-in maximum on compute capability 8.6, 8.9 and 12.0
+MAX_BLOCK, MAX_GRID = (1024, 1024, 64), (2**31 - 1, 65535, 65535)
+
+# #defines of cuda.h, so not in the ABI table: cuLaunchKernel `extra` markers, cuMemHostAlloc flags
+CU_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE = 0, 1, 2
+CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_WRITECOMBINED = 1, 2, 4
+# the special stream handles: NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+_NULL_STREAMS = (0, 1, 2)
+
+ERROR_STRINGS = {
+  0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error", 4: "driver shutting down",
+  5: "profiler disabled while using external profiling tool", 6: "profiler not initialized: call cudaProfilerInitialize()",
+  7: "profiler already started", 8: "profiler already stopped", 34: "CUDA driver is a stub library",
+  46: "CUDA-capable device(s) is/are busy or unavailable", 100: "no CUDA-capable device is detected",
+  101: "invalid device ordinal", 102: "device doesn't have valid Grid license", 200: "device kernel image is invalid",
+  201: "invalid device context", 202: "context already current", 205: "mapping of buffer object failed",
+  206: "unmapping of buffer object failed", 207: "array is mapped", 208: "resource already mapped",
+  209: "no kernel image is available for execution on the device", 210: "resource already acquired",
+  211: "resource not mapped", 212: "resource not mapped as array", 213: "resource not mapped as pointer",
+  214: "uncorrectable ECC error encountered", 215: "limit is not supported on this architecture",
+  216: "exclusive-thread device already in use by a different thread",
+  217: "peer access is not supported between these two devices", 218: "a PTX JIT compilation failed",
+  219: "invalid OpenGL or DirectX context", 220: "uncorrectable NVLink error detected during the execution",
+  221: "PTX JIT compiler library not found", 222: "the provided PTX was compiled with an unsupported toolchain.",
+  223: "PTX JIT compilation was disabled", 224: "the provided execution affinity is not supported",
+  300: "device kernel image is invalid", 301: "file not found", 302: "shared object symbol not found",
+  303: "shared object initialization failed", 304: "OS call failed or operation not supported on this OS",
+  400: "invalid resource handle", 401: "the operation cannot be performed in the present state",
+  500: "named symbol not found", 600: "device not ready", 700: "an illegal memory access was encountered",
+  701: "too many resources requested for launch", 702: "the launch timed out and was terminated",
+  703: "launch uses incompatible texturing mode", 704: "peer access is already enabled",
+  705: "peer access has not been enabled", 708: "cannot set while device is active in this process",
+  709: "context is destroyed", 710: "device-side assert triggered", 711: "peer mapping resources exhausted",
+  712: "part or all of the requested memory range is already mapped",
+  713: "pointer does not correspond to a registered memory region", 714: "hardware stack error",
+  715: "an illegal instruction was encountered", 716: "misaligned address",
+  717: "operation not supported on global/shared address space", 718: "invalid program counter",
+  719: "unspecified launch failure", 720: "too many blocks in cooperative launch", 800: "operation not permitted",
+  801: "operation not supported", 802: "system not yet initialized",
+  803: "system has unsupported display driver / cuda driver combination",
+  804: "forward compatibility was attempted on non supported HW",
+  805: "MPS client failed to connect to the MPS control daemon or the MPS server",
+  806: "the remote procedural call between the MPS server and the MPS client failed",
+  807: "MPS server is not ready to accept new MPS client requests",
+  808: "the hardware resources required to create MPS client have been exhausted",
+  809: "the hardware resources required to support device connections have been exhausted",
+  810: "the MPS client has been terminated by the server",
+  811: "is using CUDA Dynamic Parallelism but the current configuration, like MPS, does not support it",
+  812: "unsupported interaction between different versions of CUDA Dynamic Parallelism",
+  900: "operation not permitted when stream is capturing", 901: "operation failed due to a previous error during capture",
+  902: "operation would result in a merge of separate capture sequences",
+  903: "capture was not ended in the same stream as it began", 904: "capturing stream has unjoined work",
+  905: "dependency created on uncaptured work in another stream",
+  906: "operation would make the legacy stream depend on a capturing blocking stream",
+  907: "operation not permitted on an event last recorded in a capturing stream",
+  908: "attempt to terminate a thread-local capture sequence from another thread", 909: "wait operation timed out",
+  910: "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update",
+  911: "an async error has occured in a external entity outside of CUDA",
+  912: "a kernel launch error has occurred due to cluster misconfiguration", 999: "unknown error",
+}
+# C strings for cuGetErrorString/cuGetErrorName: made once, alive for the process (the caller keeps only a pointer)
+_C_STRINGS:dict[str, ctypes.Array] = {}
+
+# *** driver state ***
+
+class _Fail(Exception):
+  """Internal: a call ends with this CUresult."""
+  def __init__(self, code:int, why:str=""):
+    super().__init__(why)
+    self.code, self.why = code, why
+
+class Device:
+  def __init__(self, ordinal:int, model:Model):
+    self.ordinal, self.model, self.used = ordinal, model, 0
+    self.mem = AddressSpace(f"CUDA:{ordinal}")
+    self.peers_of:set[Device] = set()   # devices whose kernels may reach this device's memory (peer access)
+
+class Context:
+  def __init__(self, device:Device, flags:int):
+    self.device, self.flags, self.error = device, flags, CUDA_SUCCESS
+    self.peers:set[Context] = set()
+    self.allocs:set[Allocation] = set()
+    self.modules:set[Module] = set()
+    self.handle = 0
+
+class Allocation:
+  def __init__(self, ptr:int, size:int, device:Device|None, ctx:Context):
+    self.ptr, self.size, self.device, self.ctx = ptr, size, device, ctx   # device None: pinned host memory
+    self.spaces:list[AddressSpace] = []
+
+class Module:
+  def __init__(self, ctx:Context, ptx):
+    self.ctx, self.ptx, self.functions, self.handle = ctx, ptx, {}, 0
+
+class Function:
+  def __init__(self, module:Module, name:str, kernel):
+    self.module, self.name, self.kernel, self.handle = module, name, kernel, 0
+    # without cuFuncSetAttribute a block's static and dynamic shared memory together stay within 48 KiB
+    self.max_dynamic_shared = max(STATIC_SHARED_LIMIT - kernel.shared_size, 0)
+
+class Stream:
+  def __init__(self, ctx:Context, flags:int): self.ctx, self.flags, self.handle = ctx, flags, 0
+
+class Event:
+  def __init__(self, ctx:Context, flags:int): self.ctx, self.flags, self.time_ns, self.handle = ctx, flags, None, 0
+
+class Driver:
+  def __init__(self, devices:list[Device]):
+    self.devices = devices
+    self.uva = AddressSpace("CUDA unified address space")  # every allocation of every device, tagged with it
+    self.allocs:dict[int, Allocation] = {}
+
+_drv:Driver|None = None
+_tls = threading.local()
+_handles:dict[int, object] = {}
+_handle_ids = itertools.count(0x7f0000010000, 0x100)
+
+def _register(obj) -> int:
+  obj.handle = next(_handle_ids)
+  _handles[obj.handle] = obj
+  return obj.handle
+
+def _forget(obj): _handles.pop(obj.handle, None)
+
+# *** argument conventions ***
+
+def _addr(x) -> int:
+  """The integer value of a handle or pointer argument (None, int, ctypes pointer, c_void_p, c_uint64, ...)."""
+  if x is None: return 0
+  if isinstance(x, int): return x
+  if isinstance(x, ctypes._Pointer): return ctypes.cast(x, ctypes.c_void_p).value or 0
+  if isinstance(x, ctypes._SimpleCData): return x.value or 0
+  if isinstance(x, ctypes.Array): return ctypes.addressof(x)
+  raise _Fail(CUDA_ERROR_INVALID_VALUE, f"cannot use {type(x).__name__} as a pointer")
+
+def _target(ref):
+  """The ctypes object an out-parameter (byref(x) or pointer(x)) refers to."""
+  if ref is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL out-parameter")
+  if isinstance(ref, ctypes._Pointer): return ref.contents
+  if hasattr(ref, "_obj"): return ref._obj  # ctypes.byref
+  raise _Fail(CUDA_ERROR_INVALID_VALUE, f"out-parameter {type(ref).__name__} is not a pointer")
+
+def _out(ref, value):
+  obj = _target(ref)
+  if isinstance(obj, ctypes._Pointer): ctypes.c_void_p.from_address(ctypes.addressof(obj)).value = value
+  else: obj.value = value
+
+def _get(h, cls, code=CUDA_ERROR_INVALID_HANDLE):
+  obj = _handles.get(_addr(h))
+  if not isinstance(obj, cls): raise _Fail(code, f"0x{_addr(h):x} is not a live {cls.__name__}")
+  return obj
+
+def _usable(ctx:Context) -> Context:
+  if ctx.error: raise _Fail(ctx.error, "the context has a sticky error from an earlier kernel")
+  return ctx
+
+def _current() -> Context:
+  ctx = getattr(_tls, "ctx", None)
+  if ctx is None or ctx.handle not in _handles: raise _Fail(CUDA_ERROR_INVALID_CONTEXT, "no current context")
+  return _usable(ctx)
+
+def _stream_ctx(h) -> Context:
+  """The context a stream argument runs in (the NULL/legacy/per-thread streams: the current one)."""
+  return _current() if _addr(h) in _NULL_STREAMS else _usable(_get(h, Stream).ctx)
+
+def _device(ordinal) -> Device:
+  i = _addr(ordinal)
+  if not 0 <= i < len(_drv.devices): raise _Fail(CUDA_ERROR_INVALID_DEVICE, f"no device {i}")
+  return _drv.devices[i]
+
+def _show(x) -> str:
+  if isinstance(x, (bytes, bytearray)): return f"<{len(x)} bytes>"
+  if isinstance(x, ctypes.Structure): return f"<{type(x).__name__} {ctypes.sizeof(x)} bytes>"
+  if hasattr(x, "_obj"): return f"&{type(x._obj).__name__}"
+  try: v = _addr(x)
+  except _Fail: return type(x).__name__
+  return f"0x{v:x}" if v > 0xffff else str(v)
+
+_NEEDS_NO_INIT = {"cuGetErrorString", "cuGetErrorName", "cuInit", "cuDriverGetVersion"}
+
+def _api(fn):
+  """A driver call: returns its CUresult; logs it when MOCKGPU_TRACE=1."""
+  name, needs_init = fn.__name__, fn.__name__ not in _NEEDS_NO_INIT
+  @functools.wraps(fn)
+  def call(*args):
+    why = ""
+    try:
+      if needs_init and _drv is None: raise _Fail(CUDA_ERROR_NOT_INITIALIZED, "cuInit was not called")
+      fn(*args)
+      rc = CUDA_SUCCESS
+    except _Fail as e: rc, why = e.code, e.why
+    if config.trace():
+      log.debug("cuda %s(%s) -> %s%s", name, ", ".join(map(_show, args)), enum_cudaError_enum.get(rc, rc), f" ({why})" if why else "")
+    return rc
+  return call
+
+def _c_string(s:str) -> int:
+  if s not in _C_STRINGS: _C_STRINGS[s] = ctypes.create_string_buffer(s.encode())
+  return ctypes.addressof(_C_STRINGS[s])
+
+# *** errors, initialisation, devices ***
+
+@_api
+def cuGetErrorString(error, pStr):
+  if (s:=ERROR_STRINGS.get(_addr(error))) is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"unknown CUresult {error}")
+  _out(pStr, _c_string(s))
+
+@_api
+def cuGetErrorName(error, pStr):
+  if (s:=enum_cudaError_enum.get(_addr(error))) is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"unknown CUresult {error}")
+  _out(pStr, _c_string(s))
+
+@_api
+def cuInit(Flags):
+  global _drv
+  if _addr(Flags) != 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "cuInit flags must be 0")
+  if _drv is not None: return
+  if (model:=MODELS.get(config.nv_model())) is None:
+    raise NotImplementedError(f"MOCKGPU_NV_MODEL={config.nv_model()!r} is not modelled by the CUDA driver (have {', '.join(MODELS)})")
+  if config.gpu_count() < 1: raise _Fail(CUDA_ERROR_NO_DEVICE, "MOCKGPU_COUNT is 0")
+  _drv = Driver([Device(i, model) for i in range(config.gpu_count())])
+
+@_api
+def cuDriverGetVersion(driverVersion): _out(driverVersion, DRIVER_VERSION)
+
+@_api
+def cuDeviceGetCount(count): _out(count, len(_drv.devices))
+
+@_api
+def cuDeviceGet(device, ordinal): _out(device, _device(ordinal).ordinal)
+
+@_api
+def cuDeviceComputeCapability(major, minor, dev):
+  cc = _device(dev).model.cc
+  _out(major, cc[0])
+  _out(minor, cc[1])
+
+@_api
+def cuDeviceGetName(name, length, dev):
+  if name is None or _addr(length) <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "no room for the name")
+  data = _device(dev).model.name.encode()[:_addr(length) - 1] + b"\0"
+  ctypes.memmove(name, data, len(data))
+
+@_api
+def cuDeviceTotalMem_v2(nbytes, dev): _out(nbytes, _device(dev).model.total_mem)
+
+def _attributes(d:Device) -> dict[int, int]:
+  m = d.model
+  return {
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1024, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: MAX_BLOCK[0],
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: MAX_BLOCK[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: MAX_BLOCK[2],
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: MAX_GRID[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: MAX_GRID[1],
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: MAX_GRID[2], CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: STATIC_SHARED_LIMIT,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: SHARED_OPTIN_LIMIT, CU_DEVICE_ATTRIBUTE_WARP_SIZE: 32,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: m.sm_count, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: m.cc[0],
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: m.cc[1], CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: m.max_threads_per_sm,
+    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: 1, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: 1,
+    CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: 64 << 10, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: 65536,
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: 1, CU_DEVICE_ATTRIBUTE_INTEGRATED: 0,
+  }
+
+@_api
+def cuDeviceGetAttribute(pi, attrib, dev):
+  attrs, a = _attributes(_device(dev)), _addr(attrib)
+  if a not in attrs: raise UnsupportedIoctl(f"cuDeviceGetAttribute: {enum_CUdevice_attribute_enum.get(a, a)} is not modelled")
+  _out(pi, attrs[a])
+
+@_api
+def cuDeviceCanAccessPeer(canAccessPeer, dev, peerDev):
+  # modelled as a peer-capable (NVLink/P2P) system: any two distinct devices may access each other
+  _out(canAccessPeer, int(_device(dev) is not _device(peerDev)))
+
+# *** contexts ***
+
+@_api
+def cuCtxCreate_v2(pctx, flags, dev):
+  if _addr(flags) & ~CU_CTX_FLAGS_MASK: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"context flags 0x{_addr(flags):x}")
+  ctx = Context(_device(dev), _addr(flags))
+  _out(pctx, _register(ctx))
+  _tls.ctx = ctx
+
+@_api
+def cuCtxDestroy_v2(ctx):
+  c = _get(ctx, Context, CUDA_ERROR_INVALID_CONTEXT)
+  for m in list(c.modules): _unload(m)
+  for a in list(c.allocs): _free(a)
+  for other in _handles.values():
+    if isinstance(other, Context): other.peers.discard(c)
+  for obj in [o for o in _handles.values() if isinstance(o, (Stream, Event)) and o.ctx is c]: _forget(obj)
+  _forget(c)
+  if getattr(_tls, "ctx", None) is c: _tls.ctx = None
+
+@_api
+def cuCtxSetCurrent(ctx):
+  _tls.ctx = None if _addr(ctx) == 0 else _get(ctx, Context, CUDA_ERROR_INVALID_CONTEXT)
+
+@_api
+def cuCtxGetCurrent(pctx):
+  ctx = getattr(_tls, "ctx", None)
+  _out(pctx, ctx.handle if ctx is not None and ctx.handle in _handles else 0)
+
+@_api
+def cuCtxGetDevice(device): _out(device, _current().device.ordinal)
+
+@_api
+def cuCtxSynchronize(): _current()  # work completes when issued; what remains is the sticky error, if any
+
+@_api
+def cuCtxEnablePeerAccess(peerContext, Flags):
+  ctx = _current()
+  peer = _get(peerContext, Context, CUDA_ERROR_INVALID_CONTEXT)
+  if _addr(Flags) != 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "peer access flags must be 0")
+  if peer is ctx: raise _Fail(CUDA_ERROR_INVALID_CONTEXT, "a context cannot be its own peer")
+  if peer.device is ctx.device: raise _Fail(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "both contexts are on one device")
+  if peer in ctx.peers: raise _Fail(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "")
+  ctx.peers.add(peer)
+  if ctx.device not in peer.device.peers_of:
+    peer.device.peers_of.add(ctx.device)
+    for a in _drv.allocs.values():
+      if a.device is peer.device: _map(a, ctx.device.mem)
+
+# *** memory ***
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.munmap.restype, _libc.munmap.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
+_MAP_NORESERVE = 0x4000  # Linux; the board's memory is reserved lazily, like the host's own
+_PAGE = mmap.PAGESIZE
+
+def _round(n:int) -> int: return (n + _PAGE - 1) // _PAGE * _PAGE
+
+def _map(a:Allocation, space:AddressSpace):
+  space.map(a.ptr, a.size, tag=a)
+  a.spaces.append(space)
+
+def _allocate(size:int, device:Device|None, ctx:Context) -> Allocation:
+  if size <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "cannot allocate 0 bytes")
+  if device is not None and device.used + _round(size) > device.model.total_mem:
+    raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested, {device.model.total_mem - device.used} free")
+  ptr = _libc.mmap(None, _round(size), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
+  if ptr in (None, 2**64 - 1): raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"host mmap of {size} bytes failed")
+  a = Allocation(ptr, size, device, ctx)
+  for space in [_drv.uva] + ([device.mem] + [d.mem for d in device.peers_of] if device else [d.mem for d in _drv.devices]): _map(a, space)
+  if device is not None: device.used += _round(size)
+  _drv.allocs[ptr] = a
+  ctx.allocs.add(a)
+  return a
+
+def _free(a:Allocation):
+  for space in a.spaces: space.unmap(a.ptr)
+  _libc.munmap(a.ptr, _round(a.size))
+  if a.device is not None: a.device.used -= _round(a.size)
+  del _drv.allocs[a.ptr]
+  a.ctx.allocs.discard(a)
+
+def _allocation(ptr, host:bool) -> Allocation:
+  _current()
+  a = _drv.allocs.get(_addr(ptr))
+  if a is None or (a.device is None) != host: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"0x{_addr(ptr):x} is not the start of a {'host' if host else 'device'} allocation")
+  return a
+
+@_api
+def cuMemAlloc_v2(dptr, bytesize):
+  ctx = _current()
+  _out(dptr, _allocate(_addr(bytesize), ctx.device, ctx).ptr)
+
+@_api
+def cuMemFree_v2(dptr): _free(_allocation(dptr, host=False))
+
+@_api
+def cuMemHostAlloc(pp, bytesize, Flags):
+  if _addr(Flags) & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED):
+    raise _Fail(CUDA_ERROR_INVALID_VALUE, f"host allocation flags 0x{_addr(Flags):x}")
+  _out(pp, _allocate(_addr(bytesize), None, _current()).ptr)
+
+@_api
+def cuMemAllocHost_v2(pp, bytesize): _out(pp, _allocate(_addr(bytesize), None, _current()).ptr)
+
+@_api
+def cuMemFreeHost(p): _free(_allocation(p, host=True))
+
+@_api
+def cuMemGetInfo_v2(free, total):
+  d = _current().device
+  _out(free, d.model.total_mem - d.used)
+  _out(total, d.model.total_mem)
+
+def _check_range(ptr:int, n:int, device:bool):
+  """A device-side pointer must lie in one allocation; a host one is checked only when it is one of ours."""
+  if ptr == 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL pointer")
+  if _drv.uva.is_mapped(ptr, n): return
+  if device or _drv.uva.is_mapped(ptr) or _drv.uva.is_mapped(ptr + n - 1):
+    raise _Fail(CUDA_ERROR_INVALID_VALUE, f"0x{ptr:x}+0x{n:x} is not inside one allocation")
+
+def _copy(dst, dst_device:bool, src, src_device:bool, n, stream):
+  _stream_ctx(stream)
+  dst, src, n = _addr(dst), _addr(src), _addr(n)
+  if n == 0: return
+  _check_range(dst, n, dst_device)
+  _check_range(src, n, src_device)
+  ctypes.memmove(dst, src, n)
+
+@_api
+def cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount): _copy(dstDevice, True, srcHost, False, ByteCount, None)
+@_api
+def cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount): _copy(dstHost, False, srcDevice, True, ByteCount, None)
+@_api
+def cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount): _copy(dstDevice, True, srcDevice, True, ByteCount, None)
+@_api
+def cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream): _copy(dstDevice, True, srcHost, False, ByteCount, hStream)
+@_api
+def cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream): _copy(dstHost, False, srcDevice, True, ByteCount, hStream)
+@_api
+def cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream): _copy(dstDevice, True, srcDevice, True, ByteCount, hStream)
+
+def _peer_copy(dst, dst_ctx, src, src_ctx, n, stream):
+  for c in (dst_ctx, src_ctx): _usable(_get(c, Context, CUDA_ERROR_INVALID_CONTEXT))
+  _copy(dst, True, src, True, n, stream)
+
+@_api
+def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
+  _peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, None)
+@_api
+def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream):
+  _peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
+
+# *** streams and events ***
+
+@_api
+def cuStreamCreate(phStream, Flags):
+  if _addr(Flags) & ~CU_STREAM_NON_BLOCKING: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"stream flags 0x{_addr(Flags):x}")
+  _out(phStream, _register(Stream(_current(), _addr(Flags))))
+
+@_api
+def cuStreamDestroy_v2(hStream): _forget(_get(hStream, Stream))
+
+@_api
+def cuStreamSynchronize(hStream): _stream_ctx(hStream)
+
+@_api
+def cuStreamQuery(hStream): _stream_ctx(hStream)  # always complete (CUDA_SUCCESS, never CUDA_ERROR_NOT_READY)
+
+@_api
+def cuStreamWaitEvent(hStream, hEvent, Flags):
+  _stream_ctx(hStream)
+  _get(hEvent, Event)
+  if _addr(Flags) & ~CU_EVENT_WAIT_EXTERNAL: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"wait flags 0x{_addr(Flags):x}")
+  # the work the event captured completed when it was issued: the wait is already satisfied
+
+@_api
+def cuEventCreate(phEvent, Flags):
+  f = _addr(Flags)
+  if f & ~(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS) or (f & CU_EVENT_INTERPROCESS and not f & CU_EVENT_DISABLE_TIMING):
+    raise _Fail(CUDA_ERROR_INVALID_VALUE, f"event flags 0x{f:x}")
+  _out(phEvent, _register(Event(_current(), f)))
+
+@_api
+def cuEventRecord(hEvent, hStream):
+  ev = _get(hEvent, Event)
+  _usable(ev.ctx)
+  if _stream_ctx(hStream).device is not ev.ctx.device: raise _Fail(CUDA_ERROR_INVALID_HANDLE, "event and stream are on different devices")
+  ev.time_ns = time.perf_counter_ns()
+
+@_api
+def cuEventQuery(hEvent): _usable(_get(hEvent, Event).ctx)
+
+@_api
+def cuEventSynchronize(hEvent): _usable(_get(hEvent, Event).ctx)
+
+@_api
+def cuEventElapsedTime(pMilliseconds, hStart, hEnd):
+  start, end = _get(hStart, Event), _get(hEnd, Event)
+  for ev in (start, end):
+    _usable(ev.ctx)
+    if ev.time_ns is None or ev.flags & CU_EVENT_DISABLE_TIMING: raise _Fail(CUDA_ERROR_INVALID_HANDLE, "event not recorded or without timing")
+  _out(pMilliseconds, (end.time_ns - start.time_ns) / 1e6)
+
+@_api
+def cuEventDestroy_v2(hEvent): _forget(_get(hEvent, Event))
+
+# *** modules and kernels ***
+
+def _ptx():
+  from mockgpu.emulators import ptx  # imported on first use: the CUDA driver loads without the executor
+  return ptx
+
+def _image_text(image) -> str:
+  if isinstance(image, (bytes, bytearray)): data = bytes(image).split(b"\0", 1)[0]
+  elif _addr(image) == 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL image")
+  else: data = ctypes.string_at(_addr(image))
+  if data[:4] == b"\x7fELF" or data[:4] == b"\x50\xed\x55\xba":
+    raise UnsupportedIoctl("cuModuleLoadData: cubin/fatbin images (SASS) are not modelled; load PTX text")
+  try: text = data.decode()
+  except UnicodeDecodeError: raise _Fail(CUDA_ERROR_INVALID_IMAGE, "the image is neither PTX text nor an ELF") from None
+  if not re.search(r"^\s*\.version\s", text, re.M): raise _Fail(CUDA_ERROR_INVALID_IMAGE, "the image has no PTX .version directive")
+  return text
+
+def _check_ptx_header(text:str, device:Device):
+  if (v:=re.search(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)) is None: raise _Fail(CUDA_ERROR_INVALID_PTX, "malformed .version")
+  if (int(v[1]), int(v[2])) > MAX_PTX_VERSION:
+    raise _Fail(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, f"PTX ISA {v[1]}.{v[2]} is newer than this driver's {MAX_PTX_VERSION[0]}.{MAX_PTX_VERSION[1]}")
+  if (t:=re.search(r"^\s*\.target\s+sm_(\d+)([af]?)", text, re.M)) is None: raise _Fail(CUDA_ERROR_INVALID_PTX, "no .target sm_XX directive")
+  have = device.model.cc[0] * 10 + device.model.cc[1]
+  if int(t[1]) > have or (t[2] and int(t[1]) != have):
+    raise _Fail(CUDA_ERROR_INVALID_PTX, f"PTX .target sm_{t[1]}{t[2]} does not run on the device (sm_{have})")
+
+_UNSUPPORTED = re.compile(r"unsupported|not supported")
+
+@_api
+def cuModuleLoadData(module, image):
+  ctx = _current()
+  text = _image_text(image)
+  _check_ptx_header(text, ctx.device)
+  from mockgpu.emulators.ptx.parser import PTXSyntaxError
+  try: ptx = _ptx().load_module(text)
+  except PTXSyntaxError as e:
+    # the parser raises one type for malformed PTX and for valid PTX it does not implement; only the first is the
+    # JIT's CUDA_ERROR_INVALID_PTX, the second stays a NotImplementedError naming the construct
+    if _UNSUPPORTED.search(str(e)): raise
+    log.error("cuModuleLoadData: PTX JIT failed: %s", e)
+    raise _Fail(CUDA_ERROR_INVALID_PTX, str(e)) from None
+  m = Module(ctx, ptx)
+  ctx.modules.add(m)
+  _out(module, _register(m))
+
+def _unload(m:Module):
+  for f in m.functions.values(): _forget(f)
+  m.ctx.modules.discard(m)
+  _forget(m)
+
+@_api
+def cuModuleUnload(hmod):
+  m = _get(hmod, Module)
+  _usable(m.ctx)
+  _unload(m)
+
+@_api
+def cuModuleGetFunction(hfunc, hmod, name):
+  m = _get(hmod, Module)
+  _usable(m.ctx)
+  if name is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL name")
+  nm = (name if isinstance(name, bytes) else ctypes.string_at(_addr(name))).decode()
+  if nm not in m.functions:
+    try: kernel = m.ptx.kernel(nm)
+    except KeyError: raise _Fail(CUDA_ERROR_NOT_FOUND, f"no .entry {nm} in the module") from None
+    _register(f:=Function(m, nm, kernel))
+    m.functions[nm] = f
+  _out(hfunc, m.functions[nm].handle)
+
+@_api
+def cuFuncSetAttribute(hfunc, attrib, value):
+  f, a, v = _get(hfunc, Function), _addr(attrib), _addr(value)
+  if a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    if not 0 <= v <= SHARED_OPTIN_LIMIT - f.kernel.shared_size:
+      raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{v} bytes of dynamic shared memory + {f.kernel.shared_size} static > {SHARED_OPTIN_LIMIT}")
+    f.max_dynamic_shared = v
+  elif a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    if not -1 <= v <= 100: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"carveout {v}%")  # a cache hint: no effect here
+  else: raise UnsupportedIoctl(f"cuFuncSetAttribute: {enum_CUfunction_attribute_enum.get(a, a)} is not modelled")
+
+def _param_bytes(f:Function, kernelParams, extra) -> bytes:
+  """The kernel's packed .param block from kernelParams (one pointer per parameter), the `extra` buffer protocol, or,
+  as tinygrad sends for MOCK, the argument struct itself in place of `extra`."""
+  if kernelParams is not None and extra is not None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "both kernelParams and extra given")
+  if isinstance(extra, ctypes.Structure): data = bytes(extra)
+  elif extra is not None: data = _extra_buffer(extra)
+  elif kernelParams is not None:
+    ptrs = ctypes.cast(kernelParams, ctypes.POINTER(ctypes.c_void_p))
+    block = bytearray(f.kernel.param_size)
+    for i, (_, size, _, off) in enumerate(f.kernel.params): block[off:off+size] = ctypes.string_at(ptrs[i], size)
+    data = bytes(block)
+  else: data = b""
+  if len(data) < (need:=f.kernel.param_size): raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{f.name} takes {need} bytes of parameters, got {len(data)}")
+  return data[:need]
+
+def _extra_buffer(extra) -> bytes:
+  words = ctypes.cast(extra, ctypes.POINTER(ctypes.c_void_p))
+  buf = size = None
+  for i in itertools.count(0, 2):
+    key = words[i] or CU_LAUNCH_PARAM_END
+    if key == CU_LAUNCH_PARAM_END: break
+    if key == CU_LAUNCH_PARAM_BUFFER_POINTER: buf = words[i + 1]
+    elif key == CU_LAUNCH_PARAM_BUFFER_SIZE: size = ctypes.c_size_t.from_address(words[i + 1]).value
+    else: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"unknown cuLaunchKernel extra key {key}")
+  if buf is None or size is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "extra needs CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE")
+  return ctypes.string_at(buf, size)
+
+def _check_dims(grid:tuple, block:tuple, smem:int, f:Function):
+  if any(g < 1 or g > m for g, m in zip(grid, MAX_GRID)): raise _Fail(CUDA_ERROR_INVALID_VALUE, f"grid {grid}")
+  if any(b < 1 or b > m for b, m in zip(block, MAX_BLOCK)) or block[0] * block[1] * block[2] > 1024:
+    raise _Fail(CUDA_ERROR_INVALID_VALUE, f"block {block}")
+  if smem > f.max_dynamic_shared: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{smem} bytes of dynamic shared memory > {f.max_dynamic_shared}")
+
+def _fault(ctx:Context, code:int, f:Function, e:Exception):
+  ctx.error = code
+  log.error("cuLaunchKernel(%s) on CUDA:%d: %s; the context is now in error %d (%s)", f.name, ctx.device.ordinal, e, code,
+            ERROR_STRINGS[code])
+
+@_api
+def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra):
+  fn = _get(f, Function)
+  ctx = _usable(fn.module.ctx)
+  if _stream_ctx(hStream) is not ctx: raise _Fail(CUDA_ERROR_INVALID_HANDLE, "the stream is not in the function's context")
+  grid, block = tuple(map(_addr, (gridDimX, gridDimY, gridDimZ))), tuple(map(_addr, (blockDimX, blockDimY, blockDimZ)))
+  _check_dims(grid, block, smem:=_addr(sharedMemBytes), fn)
+  params = _param_bytes(fn, kernelParams, extra)
+  try: _ptx().launch(ctx.device.mem, fn.kernel, grid, block, params, smem)
+  except GPUPageFault as e: _fault(ctx, CUDA_ERROR_ILLEGAL_ADDRESS, fn, e)
+  except InstructionBudgetExceeded as e: _fault(ctx, CUDA_ERROR_LAUNCH_TIMEOUT, fn, e)
+
+# *** everything else in the ABI table ***
+
+def __getattr__(name:str):
+  """A driver call the ABI table declares but this model does not implement: calling it raises, naming it."""
+  if isinstance(getattr(_abi, name, None), types.FunctionType) and name.startswith("cu"):
+    def unmodelled(*args): raise UnsupportedIoctl(f"CUDA driver call {name} is not modelled by mockgpu")
+    unmodelled.__name__ = name
+    return unmodelled
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,533 @@
+"""The NVIDIA Resource Manager model: clients, objects, classes, control commands and memory, and the device files.
+
+RM is a tree of objects per client: root client -> device -> subdevice / memory / VA spaces / channel groups ->
+channels -> engine objects. tinygrad allocates them with NV_ESC_RM_ALLOC (NVOS21), drives them with NV_ESC_RM_CONTROL
+(NVOS54) and frees them with NV_ESC_RM_FREE (NVOS00). Failures set the NV status field, as the kernel driver does, so
+tinygrad's own error paths run: an unknown handle is NV_ERR_INVALID_OBJECT_HANDLE, exhausted video memory is
+NV_ERR_NO_MEMORY, a class or control command the model lacks is NV_ERR_NOT_SUPPORTED (logged with its name).
+
+Memory objects are backed by shared anonymous host memory; CPU mappings (mmap of /dev/nvidia*) alias the same pages with
+mremap, so tinygrad's view and the GPU's AddressSpace see one set of bytes wherever each of them lives.
+
+The device files decode the NV_ESC_* escapes (ioctl type 'F', the argument size in the request) with tinygrad's autogen
+structs; /dev/nvidia-uvm ioctls go to the UVM model (nv_uvm.py). An mmap of a node maps what the last
+NV_ESC_RM_MAP_MEMORY naming that node's fd asked for, as the real driver does.
+"""
+from __future__ import annotations
+import ctypes, errno, functools, itertools, logging, mmap, os
+from tinygrad.runtime.autogen import nv_570 as nv
+from mockgpu import config, system
+from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
+from mockgpu.vfs import Handle
+from mockgpu.errors import PacketError, UnsupportedIoctl
+from mockgpu.emulators.nv_gpu import NVGPU, class_name, engine_for
+from mockgpu.emulators.gpfifo import Channel, ChannelGroup
+
+log = logging.getLogger("mockgpu")
+
+MAP_FIXED = 0x10
+USERMODE_SIZE, DOORBELL = 0x10000, 0x90  # NVC361_NOTIFY_CHANNEL_PENDING: the work-submit token goes here
+
+class RMError(Exception):
+  def __init__(self, status:int, msg:str):
+    super().__init__(f"{msg}: {nv.nv_status_codes.get(status, status)}")
+    self.status = status
+
+def status_name(status:int) -> str: return nv.nv_status_codes.get(status, str(status))
+
+@functools.cache
+def ctrl_name(cmd:int) -> str:
+  return next((n for n, v in vars(nv).items() if v == cmd and isinstance(v, int) and "_CTRL_CMD_" in n), "unknown command")
+
+# *** host memory ***
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.mremap.restype, _libc.mremap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+_libc.munmap.restype, _libc.munmap.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
+MAP_NORESERVE, MREMAP_MAYMOVE, MREMAP_FIXED, MAP_FAILED = 0x4000, 1, 2, ctypes.c_void_p(-1).value
+
+def host_alloc(size:int) -> int:
+  addr = _libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+  if addr == MAP_FAILED: raise RMError(nv.NV_ERR_NO_MEMORY, f"host memory for 0x{size:x} bytes ({os.strerror(ctypes.get_errno())})")
+  return addr
+
+def host_alias(addr:int, size:int, target:int|None) -> int:
+  """A second mapping of the shared pages at addr (at target if given): mremap with old_size 0 duplicates a shared mapping."""
+  new = _libc.mremap(addr, 0, size, MREMAP_MAYMOVE | (MREMAP_FIXED if target is not None else 0), target)
+  if new == MAP_FAILED: raise OSError(ctypes.get_errno(), f"mockgpu: cannot map 0x{size:x} bytes at {target}: {os.strerror(ctypes.get_errno())}")
+  return new
+
+# *** objects ***
+
+class Object:
+  def __init__(self, handle:int, cls:int, parent:Object|None, gpu:NVGPU|None=None):
+    self.handle, self.cls, self.parent, self.children = handle, cls, parent, []
+    self.gpu = gpu if gpu is not None else (parent.gpu if parent is not None else None)
+  def root(self) -> Client: return self.parent.root()
+  def free(self): pass
+
+class Client(Object):
+  def __init__(self, handle:int):
+    super().__init__(handle, nv.NV01_ROOT_CLIENT, None)
+    self.objects:dict[int, Object] = {handle: self}
+  def root(self) -> Client: return self
+
+class Device(Object): pass
+class Subdevice(Object): pass
+class Plain(Object): pass  # VA spaces, virtual-memory ranges, context shares: RM bookkeeping the channels need no data from
+
+class Memory(Object):
+  """Video, system or OS-descriptor memory. The backing lives until RM has freed it and UVM has unmapped it."""
+  def __init__(self, handle, cls, parent, size:int, host:int|None=None):
+    super().__init__(handle, cls, parent)
+    self.size, self.owned = size, host is None
+    self.vidmem = cls == nv.NV1_MEMORY_USER
+    if self.vidmem and self.gpu.vram_used + size > self.gpu.model.vram:
+      raise RMError(nv.NV_ERR_NO_MEMORY, f"{self.gpu.name}: 0x{size:x} bytes of video memory (0x{self.gpu.vram_used:x} in use)")
+    self.host = host_alloc(size) if host is None else host
+    if self.vidmem: self.gpu.vram_used += size
+    self.uvm_maps, self.rm_freed = 0, False
+  def free(self):
+    self.rm_freed = True
+    self._release()
+  def uvm_unmapped(self):
+    self.uvm_maps -= 1
+    self._release()
+  def _release(self):
+    if not self.rm_freed or self.uvm_maps or self.host is None: return
+    if self.vidmem: self.gpu.vram_used -= self.size
+    if self.owned: _libc.munmap(self.host, self.size)
+    self.host = None
+
+class Usermode(Object):
+  """The usermode MMIO page (TURING/HOPPER_USERMODE_A): a write of a work-submit token at 0x90 rings that channel."""
+  def __init__(self, handle, cls, parent):
+    super().__init__(handle, cls, parent)
+    self.size, self.host, self.watched = USERMODE_SIZE, host_alloc(USERMODE_SIZE), []
+  def mapped(self, addr:int):
+    system.get().watch(addr, self.size, lambda a, v, base=addr: self.write(a - base, v))
+    self.watched.append(addr)
+  def write(self, offset:int, value:int):
+    if offset != DOORBELL: raise NotImplementedError(f"mockgpu {self.gpu.name}: usermode register 0x{offset:x} is not modelled")
+    if (ch:=self.gpu.channels.get(value)) is None: raise PacketError(f"{self.gpu.name}: doorbell rung with token {value}, which no channel has")
+    log.debug("%s: doorbell, token %d", self.gpu.name, value)
+    ch.doorbell()
+    system.get().kick()
+  def free(self):
+    for addr in self.watched: system.get().unwatch(addr)
+    _libc.munmap(self.host, self.size)
+
+class GroupObject(Object):
+  def __init__(self, handle, cls, parent):
+    super().__init__(handle, cls, parent)
+    self.group = ChannelGroup()
+  def schedule(self, enable:bool): self.group.scheduled = enable
+
+class ChannelObject(Object):
+  def __init__(self, handle, cls, parent, channel:Channel):
+    super().__init__(handle, cls, parent)
+    self.channel = channel
+    self.gpu.channels[channel.chid] = channel
+    system.get().add_queue(channel)
+  def free(self):
+    self.gpu.channels.pop(self.channel.chid, None)
+    self.channel.group.channels.remove(self.channel)
+    system.get().remove_queue(self.channel)
+
+class Debugger(Object): pass
+
+class EngineObject(Object):
+  def free(self): self.parent.channel.objects.pop(self.cls, None)
+
+# *** the resource manager ***
+
+def _params(T, ptr:int|None, what:str, required:bool=True):
+  if not ptr:
+    if required: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"{what}: no parameters")
+    return None
+  return T.from_address(ptr)
+
+class RM:
+  def __init__(self, gpus:list[NVGPU]):
+    self.gpus, self.clients = gpus, {}
+    self._client_handles, self._handles = itertools.count(0xc1d00000), itertools.count(0xcf000000)
+    self._chids = itertools.count(1)
+    self.alloc_handlers = {
+      nv.NV01_DEVICE_0: self._device, nv.NV20_SUBDEVICE_0: self._subdevice,
+      nv.NV01_MEMORY_VIRTUAL: self._plain(Device, nv.NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS),
+      nv.FERMI_VASPACE_A: self._plain(Device, nv.NV_VASPACE_ALLOCATION_PARAMETERS),
+      nv.FERMI_CONTEXT_SHARE_A: self._plain(GroupObject, nv.NV_CTXSHARE_ALLOCATION_PARAMETERS),
+      nv.KEPLER_CHANNEL_GROUP_A: self._channel_group, nv.NV1_MEMORY_USER: self._memory, nv.NV1_MEMORY_SYSTEM: self._memory,
+      nv.GT200_DEBUGGER: self._debugger,
+    }
+    self.controls = {
+      nv.NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2: (Client, nv.NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS, self._build_version),
+      nv.NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: (Client, nv.NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, self._id_info),
+      nv.NV0080_CTRL_CMD_GPU_GET_CLASSLIST: (Device, nv.NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS, self._classlist),
+      nv.NV2080_CTRL_CMD_PERF_BOOST: (Subdevice, nv.NV2080_CTRL_PERF_BOOST_PARAMS, None),
+      nv.NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE: (Subdevice, nv.NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, None),  # memory is coherent
+      nv.NV2080_CTRL_CMD_GPU_GET_GID_INFO: (Subdevice, nv.NV2080_CTRL_GPU_GET_GID_INFO_PARAMS, self._gid_info),
+      nv.NV2080_CTRL_CMD_GR_GET_INFO: (Subdevice, nv.NV2080_CTRL_GR_GET_INFO_PARAMS, self._gr_info),
+      nv.NV2080_CTRL_CMD_GR_GET_TPC_MASK: (Subdevice, nv.NV2080_CTRL_GR_GET_TPC_MASK_PARAMS, self._tpc_mask),
+      nv.NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: (GroupObject, nv.NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS, lambda o, p: o.schedule(bool(p.bEnable))),
+      nv.NVA06F_CTRL_CMD_GPFIFO_SCHEDULE: (ChannelObject, nv.NVA06F_CTRL_GPFIFO_SCHEDULE_PARAMS, self._schedule_channel),
+      nv.NVA06F_CTRL_CMD_BIND: (ChannelObject, nv.NVA06F_CTRL_BIND_PARAMS, None),
+      nv.NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN: (ChannelObject, nv.NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS, self._token),
+      nv.NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES: (Debugger, nv.NV83DE_CTRL_DEBUG_READ_ALL_SM_ERROR_STATES_PARAMS, self._sm_errors),
+      nv.NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO: (Debugger, nv.NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS, self._mmu_faults),
+    }
+
+  # *** lookup ***
+  def client(self, h:int) -> Client:
+    if (c:=self.clients.get(h)) is None: raise RMError(nv.NV_ERR_INVALID_CLIENT, f"client 0x{h:x}")
+    return c
+  def get(self, client:int, h:int, T:type=Object, what:str="object") -> Object:
+    obj = self.client(client).objects.get(h)
+    if obj is None: raise RMError(nv.NV_ERR_INVALID_OBJECT_HANDLE, f"{what} 0x{h:x}")
+    if not isinstance(obj, T): raise RMError(nv.NV_ERR_INVALID_OBJECT, f"{what} 0x{h:x} is a {class_name(obj.cls)} (0x{obj.cls:x})")
+    return obj
+  def gpu_by_uuid(self, uuid:bytes) -> NVGPU|None: return next((g for g in self.gpus if g.uuid == uuid), None)
+
+  # *** NV_ESC_RM_ALLOC / NV_ESC_RM_ALLOC_MEMORY / NV_ESC_RM_FREE ***
+  def alloc(self, root:int, parent:int, new:int, cls:int, params:int|None) -> int:
+    if cls == nv.NV01_ROOT_CLIENT:
+      h = new or next(self._client_handles)
+      if h in self.clients: raise RMError(nv.NV_ERR_INSERT_DUPLICATE_NAME, f"client 0x{h:x}")
+      self.clients[h] = Client(h)
+      return h
+    client = self.client(root)
+    if new and new in client.objects: raise RMError(nv.NV_ERR_INSERT_DUPLICATE_NAME, f"handle 0x{new:x}")
+    p = client.objects.get(parent)
+    if p is None: raise RMError(nv.NV_ERR_INVALID_OBJECT_PARENT, f"{class_name(cls)} (0x{cls:x}): parent 0x{parent:x}")
+    handler = self.alloc_handlers.get(cls) or self._gpu_class(p, cls)
+    obj = handler(new or next(self._handles), cls, p, params)
+    client.objects[obj.handle] = obj
+    p.children.append(obj)  # only now: a handler that fails leaves nothing behind
+    return obj.handle
+
+  def alloc_os_descriptor(self, root:int, parent:int, new:int, cls:int, addr:int, limit:int) -> int:
+    """NV_ESC_RM_ALLOC_MEMORY of NV01_MEMORY_SYSTEM_OS_DESCRIPTOR: host memory the process already has, at addr."""
+    if cls != nv.NV01_MEMORY_SYSTEM_OS_DESCRIPTOR:
+      raise RMError(nv.NV_ERR_NOT_SUPPORTED, f"RM_ALLOC_MEMORY of {class_name(cls)} (0x{cls:x}) is not modelled")
+    client = self.client(root)
+    if new in client.objects: raise RMError(nv.NV_ERR_INSERT_DUPLICATE_NAME, f"handle 0x{new:x}")
+    if not addr: raise RMError(nv.NV_ERR_INVALID_ADDRESS, "an OS descriptor without memory")
+    obj = Memory(new, cls, p:=self.get(root, parent, Device, "parent device"), limit + 1, host=addr)
+    client.objects[new] = obj
+    p.children.append(obj)
+    return new
+
+  def free(self, root:int, parent:int, old:int):
+    client = self.client(root)
+    if old == root:
+      for obj in list(client.objects.values()): obj.free()
+      del self.clients[root]
+      return
+    obj = self.get(root, old)
+    if obj.parent is not None and obj.parent.handle != parent: raise RMError(nv.NV_ERR_INVALID_OBJECT_PARENT, f"object 0x{old:x}: parent 0x{parent:x}")
+    self._free_tree(client, obj)
+    if obj.parent is not None: obj.parent.children.remove(obj)
+
+  def _free_tree(self, client:Client, obj:Object):
+    for child in obj.children: self._free_tree(client, child)
+    obj.free()
+    client.objects.pop(obj.handle, None)
+
+  # *** class handlers ***
+  def _gpu_class(self, parent:Object, cls:int):
+    m = parent.gpu.model if parent.gpu is not None else None
+    if m is not None and cls in m.gpfifo: return self._channel
+    if m is not None and cls in m.usermode: return self._usermode
+    if m is not None and cls in (m.compute, m.dma): return self._engine
+    known = class_name(cls) != "unknown class"
+    log.warning("RM class %s (0x%x) is not modelled", class_name(cls), cls)
+    raise RMError(nv.NV_ERR_NOT_SUPPORTED if known else nv.NV_ERR_INVALID_CLASS, f"class {class_name(cls)} (0x{cls:x}) is not modelled")
+
+  def _expect(self, parent:Object, T:type, cls:int):
+    if not isinstance(parent, T): raise RMError(nv.NV_ERR_INVALID_OBJECT_PARENT, f"{class_name(cls)} needs a {T.__name__} parent")
+
+  def _device(self, h, cls, parent, params):
+    self._expect(parent, Client, cls)
+    p = _params(nv.NV0080_ALLOC_PARAMETERS, params, "NV01_DEVICE_0")
+    if p.deviceId >= len(self.gpus): raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"device {p.deviceId}")
+    return Device(h, cls, parent, self.gpus[p.deviceId])
+
+  def _subdevice(self, h, cls, parent, params):
+    self._expect(parent, Device, cls)
+    p = _params(nv.NV2080_ALLOC_PARAMETERS, params, "NV20_SUBDEVICE_0", required=False)
+    if p is not None and p.subDeviceId != 0: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"subdevice {p.subDeviceId}")
+    return Subdevice(h, cls, parent)
+
+  def _plain(self, parent_type:type, T):
+    def make(h, cls, parent, params):
+      self._expect(parent, parent_type, cls)
+      _params(T, params, class_name(cls), required=False)
+      return Plain(h, cls, parent)
+    return make
+
+  def _channel_group(self, h, cls, parent, params):
+    self._expect(parent, Device, cls)
+    return GroupObject(h, cls, parent)
+
+  def _memory(self, h, cls, parent, params):
+    self._expect(parent, Device, cls)
+    p = _params(nv.NV_MEMORY_ALLOCATION_PARAMS, params, class_name(cls))
+    if p.size == 0: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"{class_name(cls)} of 0 bytes")
+    mem = Memory(h, cls, parent, p.size)
+    p.offset, p.limit = 0, p.size - 1
+    return mem
+
+  def _usermode(self, h, cls, parent, params):
+    self._expect(parent, Subdevice, cls)
+    return Usermode(h, cls, parent)
+
+  def _channel(self, h, cls, parent, params):
+    if not isinstance(parent, (GroupObject, Device)): raise RMError(nv.NV_ERR_INVALID_OBJECT_PARENT, f"{class_name(cls)} needs a channel group")
+    p = _params(nv.NV_CHANNELGPFIFO_ALLOCATION_PARAMETERS, params, class_name(cls))
+    client = parent.root()
+    userd = self.get(client.handle, p.hUserdMemory[0], Memory, "USERD memory")
+    notifier = self.get(client.handle, p.hObjectError, Memory, "error notifier") if p.hObjectError else None
+    if p.userdOffset[0] + 0x200 > userd.size: raise RMError(nv.NV_ERR_INVALID_OFFSET, f"USERD offset 0x{p.userdOffset[0]:x}")
+    if p.gpFifoEntries == 0 or p.gpFifoEntries & (p.gpFifoEntries - 1): raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"{p.gpFifoEntries} GPFIFO entries")
+    group = parent.group if isinstance(parent, GroupObject) else ChannelGroup()
+    ch = Channel(parent.gpu, cls, next(self._chids), group, p.gpFifoOffset, p.gpFifoEntries, userd.host + p.userdOffset[0],
+                 notifier.host if notifier is not None else None)
+    return ChannelObject(h, cls, parent, ch)
+
+  def _engine(self, h, cls, parent, params):
+    self._expect(parent, ChannelObject, cls)
+    parent.channel.objects[cls] = engine_for(parent.gpu, cls)
+    return EngineObject(h, cls, parent)
+
+  def _debugger(self, h, cls, parent, params):
+    self._expect(parent, Device, cls)
+    _params(nv.NV83DE_ALLOC_PARAMETERS, params, "GT200_DEBUGGER")
+    return Debugger(h, cls, parent)
+
+  # *** NV_ESC_RM_CONTROL ***
+  def control(self, client:int, h:int, cmd:int, params:int|None, size:int):
+    obj = self.get(client, h)
+    if (entry:=self.controls.get(cmd)) is None:
+      log.warning("RM control %s (0x%x) on %s is not modelled", ctrl_name(cmd), cmd, class_name(obj.cls))
+      raise RMError(nv.NV_ERR_NOT_SUPPORTED, f"control {ctrl_name(cmd)} (0x{cmd:x}) is not modelled")
+    T, PT, fn = entry
+    if not isinstance(obj, T): raise RMError(nv.NV_ERR_INVALID_OBJECT_HANDLE, f"{ctrl_name(cmd)} on {class_name(obj.cls)}")
+    if size != ctypes.sizeof(PT): raise RMError(nv.NV_ERR_INVALID_PARAM_STRUCT, f"{ctrl_name(cmd)}: {size} bytes of parameters")
+    p = _params(PT, params, ctrl_name(cmd))
+    if fn is not None: fn(obj, p)
+
+  def _build_version(self, obj, p):
+    p.driverVersionBuffer = p.versionBuffer = DRIVER_VERSION.encode()
+    p.driverBranch, p.titleBuffer = b"r570_00", b"mockgpu"
+
+  def _id_info(self, obj, p):
+    gpu = next((g for g in self.gpus if g.gpu_id == p.gpuId), None)
+    if gpu is None: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"gpuId 0x{p.gpuId:x}")
+    p.deviceInstance, p.subDeviceInstance, p.gpuInstance, p.boardId, p.numaId = gpu.index, 0, gpu.index, gpu.index, -1
+
+  def _classlist(self, obj, p):
+    classes = self.classlist(obj.gpu)
+    if p.numClasses and p.classList:
+      n = min(p.numClasses, len(classes))
+      (ctypes.c_uint32 * n).from_address(p.classList)[:] = classes[:n]
+    p.numClasses = len(classes)
+
+  def classlist(self, gpu:NVGPU) -> list[int]:
+    m = gpu.model
+    return [*self.alloc_handlers, nv.NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, *m.gpfifo, *m.usermode, m.compute, m.dma]
+
+  def _gid_info(self, obj, p):
+    uuid = obj.gpu.uuid
+    if p.flags & 3 == nv.NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY: data = uuid
+    else: data = ("GPU-" + "-".join(uuid.hex()[a:b] for a, b in ((0, 8), (8, 12), (12, 16), (16, 20), (20, 32)))).encode() + b"\0"
+    p.data[:len(data)], p.length = list(data), len(data)
+
+  def _gr_info(self, obj, p):
+    m = obj.gpu.model
+    values = {nv.NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: m.sm_version, nv.NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: m.max_warps_per_sm,
+              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: m.gpcs, nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: m.tpc_per_gpc,
+              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: m.sm_per_tpc}
+    if not p.grInfoList: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, "GR_GET_INFO without a list")
+    for info in (nv.NV2080_CTRL_GR_INFO * p.grInfoListSize).from_address(p.grInfoList):
+      if info.index not in values:
+        log.warning("GR info index %d is not modelled", info.index)
+        raise RMError(nv.NV_ERR_NOT_SUPPORTED, f"GR info index {info.index} is not modelled")
+      info.data = values[info.index]
+
+  def _tpc_mask(self, obj, p):
+    m = obj.gpu.model
+    if p.gpcId >= m.gpcs: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GPC {p.gpcId}")
+    p.tpcMask = (1 << m.tpc_per_gpc) - 1
+
+  def _schedule_channel(self, obj, p): obj.channel.group.scheduled = bool(p.bEnable)
+  def _token(self, obj, p): p.workSubmitToken = obj.channel.chid
+
+  def _sm_errors(self, obj, p):
+    faults = obj.gpu.faults
+    p.mmuFault.valid, p.mmuFault.faultInfo = int(bool(faults)), len(faults)
+
+  def _mmu_faults(self, obj, p):
+    faults = obj.gpu.faults[:len(p.mmuFaultInfoList)]
+    for entry, f in zip(p.mmuFaultInfoList, faults): entry.faultAddress, entry.faultType, entry.accessType = f.address, f.fault_type, f.access_type
+    p.count = len(faults)
+
+  # *** NV_ESC_RM_MAP_MEMORY (CPU) and NV_ESC_RM_MAP_MEMORY_DMA (GPU VA) ***
+  def map_request(self, client:int, device:int, memory:int, offset:int, length:int) -> tuple[Object, int, int]:
+    self.get(client, device, Device, "device")
+    obj = self.get(client, memory, (Memory, Usermode), "memory")
+    if offset + length > obj.size: raise RMError(nv.NV_ERR_INVALID_LIMIT, f"mapping 0x{offset:x}+0x{length:x} of 0x{obj.size:x} bytes")
+    return obj, offset, length
+
+  def cpu_map(self, request:tuple[Object, int, int], start:int|None, size:int, fixed:bool) -> int:
+    obj, offset, length = request
+    if size > length: raise OSError(errno.EINVAL, f"mockgpu: mmap of 0x{size:x} bytes, RM mapped 0x{length:x}")
+    addr = host_alias(obj.host + offset, size, start if fixed else None)
+    if isinstance(obj, Usermode): obj.mapped(addr)
+    return addr
+
+  def dma_map(self, client:int, device:int, dma:int, memory:int, offset:int, length:int, fixed:bool, dma_offset:int) -> int:
+    """RM's view of the mapping; the channels' page tables are UVM's (UVM_MAP_EXTERNAL_ALLOCATION maps the GPU VA)."""
+    self.get(client, device, Device, "device")
+    self.get(client, dma, Plain, "virtual memory")
+    mem = self.get(client, memory, Memory, "memory")
+    if offset + length > mem.size: raise RMError(nv.NV_ERR_INVALID_LIMIT, f"DMA mapping 0x{offset:x}+0x{length:x} of 0x{mem.size:x} bytes")
+    if not fixed: raise RMError(nv.NV_ERR_NOT_SUPPORTED, "DMA mappings at an RM-chosen offset are not modelled")
+    return dma_offset
+
+# *** the device files ***
+
+class NVFile(Handle):
+  """/dev/nvidiactl (kind 'ctl') or /dev/nvidiaN (kind 'dev')."""
+  def __init__(self, drv:Driver, path:str, flags:int, kind:str):
+    super().__init__(path, flags)
+    self.drv, self.kind, self.map_request, self.ctl = drv, kind, None, None
+    drv.files[self.fd] = self
+  def ioctl(self, request:int, arg) -> int: return self.drv.escape(self, request, arg)
+  def mmap(self, start, size, prot, flags, offset):
+    if self.map_request is None: raise OSError(errno.EINVAL, f"{self.path}: mmap without an NV_ESC_RM_MAP_MEMORY for this file")
+    return self.drv.rm.cpu_map(self.map_request, start, size, bool(flags & MAP_FIXED))
+  def close(self): self.drv.files.pop(self.fd, None)
+
+class UVMFile(Handle):
+  kind = "uvm"
+  def __init__(self, drv:Driver, path:str, flags:int):
+    super().__init__(path, flags)
+    self.drv, self.initialized = drv, False
+    drv.files[self.fd] = self
+  def ioctl(self, request:int, arg) -> int: return self.drv.uvm.ioctl(self, request, arg)
+  def close(self): self.drv.files.pop(self.fd, None)
+
+class Driver:
+  def __init__(self, system):
+    self.system = system
+    self.files:dict[int, Handle] = {}
+    self._rm:RM|None = None
+    self.escapes = {
+      nv.NV_ESC_CARD_INFO: ((nv.nv_ioctl_card_info_t * 64), self._card_info),
+      nv.NV_ESC_REGISTER_FD: (nv.nv_ioctl_register_fd_t, self._register_fd),
+      nv.NV_ESC_RM_ALLOC: (nv.NVOS21_PARAMETERS, self._alloc),
+      nv.NV_ESC_RM_ALLOC_MEMORY: (nv.nv_ioctl_nvos02_parameters_with_fd, self._alloc_memory),
+      nv.NV_ESC_RM_CONTROL: (nv.NVOS54_PARAMETERS, self._control),
+      nv.NV_ESC_RM_FREE: (nv.NVOS00_PARAMETERS, self._free),
+      nv.NV_ESC_RM_MAP_MEMORY: (nv.nv_ioctl_nvos33_parameters_with_fd, self._map_memory),
+      nv.NV_ESC_RM_MAP_MEMORY_DMA: (nv.NVOS46_PARAMETERS, self._map_memory_dma),
+    }
+
+  @property
+  def rm(self) -> RM:
+    """The GPUs are built on first use, so a bad MOCKGPU_NV_MODEL fails NVIDIA opens only, never the AMD mock."""
+    if self._rm is None:
+      self._rm = RM([NVGPU(i, config.nv_model()) for i in range(config.gpu_count())])
+      from mockgpu.driver.nv_uvm import UVM  # nv_uvm builds on this module
+      self.uvm = UVM(self._rm, self.files.get)
+      self.system.devices["nv"] = self._rm.gpus
+    return self._rm
+  @property
+  def gpus(self) -> list[NVGPU]: return self.rm.gpus
+
+  def open(self, kind:str, path:str, flags:int) -> Handle:
+    _ = self.rm  # build the GPUs first, so a bad MOCKGPU_NV_MODEL fails right at the open
+    return UVMFile(self, path, flags) if kind == "uvm" else NVFile(self, path, flags, kind)
+
+  # *** escapes ***
+  def escape(self, f:NVFile, request:int, arg) -> int:
+    nr, size = request & 0xff, (request >> 16) & 0x3fff
+    if (request >> 8) & 0xff != ord("F"): raise UnsupportedIoctl(f"mockgpu: {f.path}: ioctl 0x{request:x} is not an NVIDIA escape")
+    if (entry:=self.escapes.get(nr)) is None:
+      name = next((n for n, v in vars(nv).items() if n.startswith("NV_ESC_") and v == nr), "unknown")
+      raise UnsupportedIoctl(f"mockgpu: {f.path}: escape 0x{nr:x} ({name}) is not modelled")
+    T, fn = entry
+    if size != ctypes.sizeof(T) & 0x3fff or ctypes.sizeof(arg) != ctypes.sizeof(T):
+      raise OSError(errno.EINVAL, f"{f.path}: escape 0x{nr:x} with a {ctypes.sizeof(arg)}-byte argument, {ctypes.sizeof(T)} expected")
+    return fn(f, T.from_buffer(arg))
+
+  def _rm_call(self, what:str, call) -> tuple[object, int]:
+    """Run an RM operation; a failure becomes its NV status, as the driver reports it."""
+    try:
+      ret, status = call(), nv.NV_OK
+    except RMError as e:
+      ret, status = None, e.status
+      if status != nv.NV_ERR_NOT_SUPPORTED: log.info("%s: %s", what, e)  # not-modelled was already logged as a warning
+    log.debug("%s -> %s", what, status_name(status))
+    return ret, status
+
+  def _card_info(self, f, cards):
+    for i, gpu in enumerate(self.gpus[:len(cards)]):
+      c = cards[i]
+      c.valid, c.gpu_id, c.minor_number, c.fb_size, c.reg_size = 1, gpu.gpu_id, i, gpu.model.vram, 16 << 20
+      c.pci_info.domain, c.pci_info.bus, c.pci_info.slot, c.pci_info.function = 0, gpu.gpu_id >> 8, 0, 0
+      c.pci_info.vendor_id, c.pci_info.device_id = 0x10de, gpu.model.pci_device
+    log.debug("NV_ESC_CARD_INFO: %d GPUs", len(self.gpus))
+    return 0
+
+  def _register_fd(self, f, p):
+    ctl = self.files.get(p.ctl_fd)
+    if getattr(ctl, "kind", None) != "ctl": raise OSError(errno.EINVAL, f"{f.path}: NV_ESC_REGISTER_FD with fd {p.ctl_fd}, not nvidiactl")
+    f.ctl = ctl
+    log.debug("NV_ESC_REGISTER_FD: %s with fd %d", f.path, p.ctl_fd)
+    return 0
+
+  def _alloc(self, f, p):
+    h, p.status = self._rm_call(f"RM_ALLOC {class_name(p.hClass)} (0x{p.hClass:x}) under 0x{p.hObjectParent:x}",
+                                lambda: self.rm.alloc(p.hRoot, p.hObjectParent, p.hObjectNew, p.hClass, p.pAllocParms))
+    if h is not None: p.hObjectNew = h
+    return 0
+
+  def _alloc_memory(self, f, w):
+    p = w.params
+    _, p.status = self._rm_call(f"RM_ALLOC_MEMORY {class_name(p.hClass)} 0x{p.hObjectNew:x}",
+                                lambda: self.rm.alloc_os_descriptor(p.hRoot, p.hObjectParent, p.hObjectNew, p.hClass, p.pMemory, p.limit))
+    return 0
+
+  def _control(self, f, p):
+    _, p.status = self._rm_call(f"RM_CONTROL {ctrl_name(p.cmd)} (0x{p.cmd:x}) on 0x{p.hObject:x}",
+                                lambda: self.rm.control(p.hClient, p.hObject, p.cmd, p.params, p.paramsSize))
+    return 0
+
+  def _free(self, f, p):
+    _, p.status = self._rm_call(f"RM_FREE 0x{p.hObjectOld:x}", lambda: self.rm.free(p.hRoot, p.hObjectParent, p.hObjectOld))
+    return 0
+
+  def _map_memory(self, f, w):
+    p, target = w.params, self.files.get(w.fd)
+    if not isinstance(target, NVFile):
+      p.status = nv.NV_ERR_INVALID_ARGUMENT
+      log.info("RM_MAP_MEMORY: fd %d is not an NVIDIA device file", w.fd)
+      return 0
+    req, p.status = self._rm_call(f"RM_MAP_MEMORY 0x{p.hMemory:x}", lambda: self.rm.map_request(p.hClient, p.hDevice, p.hMemory, p.offset, p.length))
+    if req is not None: target.map_request, p.pLinearAddress = req, None
+    return 0
+
+  def _map_memory_dma(self, f, p):
+    fixed = bool((p.flags >> 15) & 1)  # NVOS46_FLAGS_DMA_OFFSET_FIXED
+    off, p.status = self._rm_call(f"RM_MAP_MEMORY_DMA 0x{p.hMemory:x} at 0x{p.dmaOffset:x}", lambda: self.rm.dma_map(
+      p.hClient, p.hDevice, p.hDma, p.hMemory, p.offset, p.length, fixed, p.dmaOffset))
+    if off is not None: p.dmaOffset = off
+    return 0
+
+  # *** /proc/driver/nvidia ***
+  def proc_information(self, index:int) -> str:
+    gpu = self.gpus[index]
+    return (f"Model: \t\t {gpu.model.name}\nIRQ:   \t\t 0\nGPU UUID: \t GPU-{gpu.uuid.hex()}\nBus Location: \t 0000:{gpu.gpu_id >> 8:02x}:00.0\n"
+            f"Device Minor: \t {gpu.index}\n")

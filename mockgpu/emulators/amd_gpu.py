@@ -1,0 +1,241 @@
+"""An AMD GPU: its address space, its VRAM, its doorbell page, its register blocks, its queues and its fault state.
+
+Memory that the runtime can map more than once (VRAM and GTT buffer objects, the doorbell and event pages) lives in a
+memfd (`SharedMemory`): the runtime's CPU mappings (render-node or /dev/kfd mmaps at the address it chose) and the
+GPU's own view (`host` of the AddressSpace mapping) are the same pages, so the GPU side never depends on what the
+runtime maps or unmaps, and freed VRAM is returned to the host by punching holes in the file.
+"""
+from __future__ import annotations
+import ctypes, errno, functools, importlib, logging, mmap, os, time, weakref
+from mockgpu.memory import AddressSpace
+from mockgpu.errors import GPUPageFault, PacketError
+from mockgpu import system
+
+log = logging.getLogger("mockgpu")
+PAGE = 0x1000
+MAP_FIXED, MAP_NORESERVE, MADV_REMOVE = 0x10, 0x4000, 9
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                                           ctypes.c_int64]
+_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+def round_page(n:int) -> int: return (n + PAGE - 1) & ~(PAGE - 1)
+
+def host_mmap(addr:int, size:int, prot:int, flags:int, fd:int, offset:int) -> int:
+  res = _libc.mmap(addr or None, size, prot, flags, fd, offset)
+  if res is None or res == ctypes.c_void_p(-1).value:
+    err = ctypes.get_errno()
+    raise OSError(err, f"mmap of 0x{size:x} bytes at 0x{addr:x}: {os.strerror(err)}")
+  return res
+
+class SharedMemory:
+  """Host memory in a memfd: one view for the device model (`base`), and as many runtime mappings as it asks for."""
+  def __init__(self, name:str, size:int):
+    self.name, self.size = name, size
+    self.fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    os.ftruncate(self.fd, size)
+    self.base = host_mmap(0, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED | MAP_NORESERVE, self.fd, 0)
+    # the descriptor goes with this object; the pages stay while any mapping (ours included) does, as address spaces may still use them
+    weakref.finalize(self, os.close, self.fd)
+
+  def map_at(self, addr:int, size:int, prot:int, flags:int, offset:int) -> int:
+    """Map [offset, offset+size) of this memory at `addr` (MAP_FIXED when the runtime asks for it), as the kernel's mmap would."""
+    if offset < 0 or offset + size > self.size: raise OSError(errno.EINVAL, f"{self.name}: mmap of 0x{offset:x}+0x{size:x} is out of range")
+    return host_mmap(addr, size, prot, mmap.MAP_SHARED | (flags & MAP_FIXED), self.fd, offset)
+
+  def release(self, offset:int, size:int):
+    """Give the pages back to the host (freed VRAM reads as zero again, like a fresh allocation)."""
+    _libc.madvise(self.base + offset, round_page(size), MADV_REMOVE)
+
+class Pool:
+  """A memory heap (VRAM of one GPU, or the process's GTT): first-fit page allocator over a SharedMemory."""
+  def __init__(self, name:str, size:int):
+    self.mem, self.size, self.used = SharedMemory(name, size), size, 0
+    self.free_list:list[tuple[int, int]] = [(0, size)]  # (offset, size), sorted, coalesced
+
+  def alloc(self, size:int) -> int:
+    size = round_page(size)
+    for i, (off, sz) in enumerate(self.free_list):
+      if sz >= size:
+        self.free_list[i:i+1] = [(off + size, sz - size)] if sz > size else []
+        self.used += size
+        return off
+    raise OSError(errno.ENOMEM, f"{self.mem.name}: out of memory allocating {size} bytes ({self.used} of {self.size} in use)")
+
+  def free(self, off:int, size:int):
+    size = round_page(size)
+    self.mem.release(off, size)
+    self.used -= size
+    self.free_list.append((off, size))
+    self.free_list.sort()
+    merged:list[tuple[int, int]] = []
+    for o, s in self.free_list:
+      if merged and merged[-1][0] + merged[-1][1] == o: merged[-1] = (merged[-1][0], merged[-1][1] + s)
+      else: merged.append((o, s))
+    self.free_list = merged
+
+@functools.cache
+def register_block(ip:str, version:tuple[int, int, int]):
+  """tinygrad's register table of an IP block (names, fields, absolute dword addresses) on Navi3x's register bases."""
+  from tinygrad.runtime.support.amd import AMDIP
+  offsets = importlib.import_module("tinygrad.runtime.autogen.am.navi_offsets")
+  prefix = {"gc": "GC", "nbio": "NBIO"}[ip]
+  bases = {i: tuple(getattr(offsets, f"{prefix}_BASE__INST{i}_SEG{s}", 0) for s in range(9)) for i in range(6)}
+  return AMDIP(ip, version, bases=bases)
+
+@functools.cache
+def registers_by_address(version_gc=(11, 0, 0), version_nbio=(4, 3, 0)) -> dict[int, str]:
+  """Absolute dword address -> register name (without the 'reg' prefix), GC and NBIO blocks."""
+  out:dict[int, str] = {}
+  for ip, ver in (("gc", version_gc), ("nbio", version_nbio)):
+    for name, reg in register_block(ip, ver).regs.items(): out.setdefault(reg.addr[0], name.removeprefix("reg").removeprefix("mm"))
+  return out
+
+def gpu_clock() -> int:
+  """The GPU's 100 MHz reference clock (what RELEASE_MEM / SDMA TIMESTAMP write); tinygrad divides it by 100 to get us."""
+  return time.perf_counter_ns() // 10
+
+class AMDGPU:
+  """One GPU as the driver model sees it."""
+  DOORBELL_PAGES = 2  # the process's doorbell region on one GPU: 2 pages of 64-bit doorbells, as KFD maps it
+
+  def __init__(self, index:int, gpu_id:int, props:dict, vram_size:int):
+    self.index, self.gpu_id, self.props, self.name = index, gpu_id, props, f"AMD:{index}"
+    self.mem = AddressSpace(self.name)
+    self.vram = Pool(f"mockgpu-{self.name}-vram", vram_size)
+    self.doorbells = SharedMemory(f"mockgpu-{self.name}-doorbells", self.DOORBELL_PAGES * PAGE)
+    self.doorbell_queues:dict[int, object] = {}  # doorbell byte offset -> queue
+    self.queues:dict[int, object] = {}
+    self.gc, self.nbio = register_block("gc", (11, 0, 0)), register_block("nbio", (4, 3, 0))
+    self.mmio:dict[int, int] = {}  # global (non-queue) registers: HDP flush request/done, GRBM index
+    self.on_interrupt = lambda gpu, ctxid, valid_bits: None  # set by the driver: the interrupt handler (KFD events)
+    self.on_fault = lambda gpu, queue, err: None  # set by the driver: memory / hardware exception reporting
+
+  def add_queue(self, queue, doorbell_offset:int):
+    self.queues[queue.queue_id] = queue
+    self.doorbell_queues[doorbell_offset] = queue
+    system.get().add_queue(queue)
+
+  def remove_queue(self, queue_id:int):
+    queue = self.queues.pop(queue_id)
+    self.doorbell_queues = {k: q for k, q in self.doorbell_queues.items() if q is not queue}
+    system.get().remove_queue(queue)
+
+  def ring_doorbell(self, offset:int, value:int):
+    """A doorbell write at `offset` in the doorbell page wakes the machine. The queue reads its new write pointer from
+    write_pointer_address (the MEC's write-pointer polling), which the runtime updates before ringing."""
+    if offset & ~7 not in self.doorbell_queues:
+      log.warning("%s: doorbell write 0x%x at offset 0x%x rings no queue", self.name, value, offset)
+      return
+    if log.isEnabledFor(logging.DEBUG): log.debug("%s: doorbell 0x%x of %s", self.name, value, self.doorbell_queues[offset & ~7].name)
+    system.get().kick()
+
+  def interrupt(self, ctxid:int, valid_bits:int):
+    """An interrupt to the host with a context id of which the source delivers `valid_bits` bits (CP: 23, SDMA: 28)."""
+    self.on_interrupt(self, ctxid, valid_bits)
+  def fault(self, queue, err:Exception): self.on_fault(self, queue, err)
+
+  # *** global registers, reached through WAIT_REG_MEM / COPY_DATA in register space ***
+  def mmio_write(self, addr:int, value:int) -> bool:
+    """Write a modelled global register; False if this address is not one."""
+    if addr == self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0]:
+      # an HDP flush completes at once: memory is coherent here, so every requested client reports done
+      self.mmio[addr] = value
+      self.mmio[self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0]] = value
+      return True
+    return False
+
+  def mmio_read(self, addr:int) -> int|None:
+    if addr in (self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0], self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0]):
+      return self.mmio.get(addr, 0)
+    return None
+
+class UnmodelledFeature(PacketError, NotImplementedError):
+  """A valid packet asks for something the command processor does not model (performance counters, thread trace, ...)."""
+
+class Stream:
+  """Where a command processor reads: the ring (positions wrap modulo its size) or an indirect buffer. In dwords.
+
+  The dwords between the read position and the end are fetched in one go and kept until the next step (the runtime
+  cannot change them while a step runs; it may while the queue is blocked, so each step starts afresh)."""
+  __slots__ = ("va", "ndw", "pos", "end", "is_ring", "_cache", "_cache_pos")
+  def __init__(self, va:int, ndw:int, pos:int, end:int, is_ring:bool):
+    self.va, self.ndw, self.pos, self.end, self.is_ring = va, ndw, pos, end, is_ring
+    self._cache, self._cache_pos = [], 0
+  def offset(self, pos:int) -> int: return (pos % self.ndw) * 4
+  def where(self, pos:int) -> str: return f"ring offset 0x{self.offset(pos):x}" if self.is_ring else f"IB 0x{self.va:x} offset 0x{pos*4:x}"
+  def forget(self): self._cache = []
+  def read(self, mem:AddressSpace, pos:int, n:int) -> list[int]:
+    if not (self._cache_pos <= pos and pos + n <= self._cache_pos + len(self._cache)):
+      self._cache, self._cache_pos = self._fetch(mem, pos, max(n, self.end - pos)), pos
+    return self._cache[pos - self._cache_pos : pos - self._cache_pos + n]
+  def _fetch(self, mem:AddressSpace, pos:int, n:int) -> list[int]:
+    first = min(n, self.ndw - pos % self.ndw)
+    out = mem.view(self.va + self.offset(pos), first * 4, where=self.where(pos)).view("<u4").tolist()
+    return out + (self._fetch(mem, pos + first, n - first) if n > first else [])
+
+class RingQueue:
+  """The part a PM4 compute queue and an SDMA queue share: ring and IB streams, read/write pointers, fault state.
+
+  Subclasses set KIND and PTR_BYTES (the unit of the 64-bit read/write pointers in memory: dwords for PM4, bytes for
+  SDMA) and implement _length(header) and _execute(header, body, stream) -> extra dwords to skip, or None when blocked.
+  """
+  KIND, PTR_BYTES = "", 4
+
+  def __init__(self, gpu:AMDGPU, queue_id:int, ring_va:int, ring_size:int, rptr_va:int, wptr_va:int):
+    self.gpu, self.queue_id, self.rptr_va, self.wptr_va = gpu, queue_id, rptr_va, wptr_va
+    self.name = f"{gpu.name} {self.KIND} queue {queue_id}"
+    self.ring = Stream(ring_va, ring_size // 4, 0, 0, True)
+    self.ibs:list[Stream] = []
+    self.error:Exception|None = None
+    gpu.mem.write_u64(rptr_va, 0, where=f"{self.name} read pointer")
+
+  def step(self) -> bool:
+    if self.error is not None: return False  # a faulted queue stays stopped, like a hung hardware queue
+    try: return self._process()
+    except GPUPageFault as e:
+      self._stop(e)
+      return False
+    except Exception as e:
+      self._stop(e)
+      raise
+
+  def _stop(self, err:Exception):
+    self.error = err
+    log.warning("%s stopped: %s", self.name, err)
+    self.gpu.fault(self, err)
+
+  def _current(self) -> Stream|None:
+    while self.ibs and self.ibs[-1].pos >= self.ibs[-1].end: self.ibs.pop()
+    if self.ibs: return self.ibs[-1]
+    return self.ring if self.ring.pos < self.ring.end else None
+
+  def _process(self) -> bool:
+    self.ring.end = self.gpu.mem.read_u64(self.wptr_va, where=f"{self.name} write pointer") * self.PTR_BYTES // 4
+    for st in (self.ring, *self.ibs): st.forget()
+    start = self.ring.pos
+    try:
+      while (s:=self._current()) is not None:
+        header = s.read(self.gpu.mem, s.pos, 1)[0]
+        n = self._length(header, s)
+        if s.pos + n > s.end: raise self.packet_error(s, header, f"truncated packet: {n} dwords, but only {s.end - s.pos} were submitted")
+        body = s.read(self.gpu.mem, s.pos + 1, n - 1)
+        if log.isEnabledFor(logging.DEBUG): log.debug("%s %s: %s %s", self.name, s.where(s.pos), self.opname(header), [hex(x) for x in body])
+        if (skip:=self._execute(header, body, s)) is None: break
+        if s.pos + n + skip > s.end: raise self.packet_error(s, header, f"predicated block of {skip} dwords runs past the end")
+        s.pos += n + skip
+    finally:  # report how far the ring was consumed, also when a packet failed
+      if self.ring.pos != start: self.gpu.mem.write_u64(self.rptr_va, self.ring.pos * 4 // self.PTR_BYTES, where=f"{self.name} read pointer")
+    return self.ring.pos != start or bool(self.ibs) and self.ibs[-1].pos > 0
+
+  def push_ib(self, s:Stream, header:int, va:int, ndw:int):
+    if self.ibs: raise self.packet_error(s, header, "an indirect buffer inside an indirect buffer is not modelled", UnmodelledFeature)
+    self.ibs.append(Stream(va, max(ndw, 1), 0, ndw, False))
+
+  def opname(self, header:int) -> str: raise NotImplementedError
+  def packet_error(self, s:Stream, header:int, msg:str, cls:type[PacketError]=PacketError) -> PacketError:
+    return cls(f"{self.name}: {s.where(s.pos)}: {self.opname(header)} (header 0x{header:08x}): {msg}")
+
+def compare(func:int, value:int, ref:int) -> bool:
+  """The WAIT_REG_MEM / POLL_REGMEM compare functions (value already masked)."""
+  return (True, value < ref, value <= ref, value == ref, value != ref, value >= ref, value > ref)[func]

@@ -1,0 +1,284 @@
+"""An NVIDIA GPU: its board data, its address space, its channels and the engine classes bound on them.
+
+The GPU side of the RM model: `NVGPU` holds what the hardware holds (the VA space the channels see, the channels by
+work-submit token, the MMU faults the engines raised). The engines are the class objects the RM allocates on a
+channel: the compute class (QMD launches into the PTX executor) and the DMA copy class. The host class (semaphores,
+GPFIFO) is the channel itself, in mockgpu/emulators/gpfifo.py. Method numbers, field positions and the QMD layout come
+from tinygrad's autogen tables (nv_570, the ABI our RM reports), never retyped.
+"""
+from __future__ import annotations
+import functools, hashlib, logging, re, time
+from dataclasses import dataclass
+import numpy as np
+from tinygrad.runtime.autogen import nv_570 as nv
+from mockgpu.memory import AddressSpace
+from mockgpu.errors import PacketError
+
+log = logging.getLogger("mockgpu")
+
+@dataclass(frozen=True)
+class Model:
+  """One board. GR counts are the LITTER values RM reports (max TPCs per GPC), as tinygrad sizes local memory with them."""
+  name:str
+  pci_device:int
+  sm_version:int      # NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: (major << 8) | minor, 0xa04 for GB20x
+  gpcs:int
+  tpc_per_gpc:int
+  sm_per_tpc:int
+  max_warps_per_sm:int
+  vram:int
+  gpfifo:tuple[int, ...]   # channel classes, newest first
+  compute:int
+  dma:int
+  usermode:tuple[int, ...]
+
+# The boards the mock can be (mockgpu.config.nv_model()).
+MODELS = {
+  "sm_86": Model("NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 24 << 30, (nv.AMPERE_CHANNEL_GPFIFO_A,), nv.AMPERE_COMPUTE_B,
+                 nv.AMPERE_DMA_COPY_B, (nv.TURING_USERMODE_A, nv.AMPERE_USERMODE_A)),
+  "sm_89": Model("NVIDIA GeForce RTX 4090", 0x2684, 0x809, 11, 6, 2, 48, 24 << 30, (nv.AMPERE_CHANNEL_GPFIFO_A,), nv.ADA_COMPUTE_A,
+                 nv.AMPERE_DMA_COPY_B, (nv.TURING_USERMODE_A, nv.AMPERE_USERMODE_A)),
+  "sm_120": Model("NVIDIA GeForce RTX 5090", 0x2b85, 0xa04, 11, 8, 2, 48, 32 << 30,
+                  (nv.BLACKWELL_CHANNEL_GPFIFO_A, nv.BLACKWELL_CHANNEL_GPFIFO_B), nv.BLACKWELL_COMPUTE_B, nv.BLACKWELL_DMA_COPY_B,
+                  (nv.HOPPER_USERMODE_A, nv.BLACKWELL_USERMODE_A)),
+}
+
+def model(name:str) -> Model:
+  if name not in MODELS: raise NotImplementedError(f"mockgpu: NVIDIA model {name!r} is not modelled (choose one of {', '.join(MODELS)})")
+  return MODELS[name]
+
+@dataclass
+class Fault:
+  """An MMU fault as RM's debugger reports it (NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY)."""
+  address:int
+  fault_type:int
+  access_type:int
+  where:str
+
+class NVGPU:
+  def __init__(self, index:int, model_name:str):
+    self.index, self.model = index, model(model_name)
+    self.mem = AddressSpace(f"NV:{index}")
+    self.uuid = hashlib.md5(f"mockgpu {model_name} {index}".encode()).digest()
+    self.channels:dict[int, object] = {}  # work-submit token -> gpfifo.Channel
+    self.faults:list[Fault] = []
+    self.vram_used = 0
+  @property
+  def name(self) -> str: return f"NV:{self.index}"
+  @property
+  def gpu_id(self) -> int: return (self.index + 1) << 8  # RM's gpuId is the PCI bus << 8; boards sit on buses 1, 2, ...
+  def fault(self, f:Fault):
+    log.warning("%s: MMU fault at 0x%x (%s)", self.name, f.address, f.where)
+    self.faults.append(f)
+
+def timestamp_ns() -> int: return time.perf_counter_ns()  # tinygrad compares GPU timestamps with perf_counter_ns
+
+# *** method tables and names, from the autogen headers ***
+
+def field(value:int, bits:tuple[int, int]) -> int:
+  hi, lo = bits
+  return (value >> lo) & ((1 << (hi - lo + 1)) - 1)
+
+@functools.cache
+def method_names(prefix:str) -> dict[int, str]:
+  """Method offset -> name for one class header (e.g. 'NVC6B5'): the int constants that are not an enum of a field."""
+  d = vars(nv)
+  out = {}
+  for name, v in d.items():
+    if not name.startswith(prefix + "_") or not isinstance(v, int) or isinstance(v, bool) or v % 4: continue
+    parts = name.split("_")
+    if any(isinstance(d.get("_".join(parts[:i])), tuple) for i in range(2, len(parts))): continue
+    out.setdefault(v, name)
+  return out
+
+@functools.cache
+def class_name(cls:int) -> str:
+  for name, v in vars(nv).items():
+    if v == cls and isinstance(v, int) and re.fullmatch(r"[A-Z0-9]+(_[A-Z0-9]+)*_(A|B|C|[0-9]|CLIENT|DEBUGGER|DEVICE|DECODER|USER|SYSTEM|VIRTUAL|"
+                                                          r"DESCRIPTOR)", name) and "CTRL" not in name: return name
+  return "unknown class"
+
+def write_semaphore(mem:AddressSpace, addr:int, payload:int, payload64:bool, timestamp:bool, where:str):
+  """A semaphore release: the payload (one or two words), then for a four-word semaphore the 64-bit timestamp at +8.
+  A 32-bit four-word release also clears word 1, so the pair reads back as a 64-bit value."""
+  if payload64 or timestamp: mem.write_u64(addr, payload if payload64 else payload & 0xffffffff, where)
+  else: mem.write_u32(addr, payload, where)
+  if timestamp: mem.write_u64(addr + 8, timestamp_ns(), where)
+
+class Engine:
+  """A class object on a channel: methods >= 0x100 on the subchannel it is bound to. State methods are registers."""
+  prefix = ""
+  state:frozenset[int] = frozenset()
+  def __init__(self, gpu:NVGPU, cls:int):
+    self.gpu, self.cls, self.regs = gpu, cls, {}
+    self.actions = self._actions()
+  def _actions(self) -> dict: return {}
+  def method(self, mthd:int, data:int, where:str):
+    if mthd in self.state: self.regs[mthd] = data
+    elif (fn:=self.actions.get(mthd)) is not None: fn(data, where)
+    else: raise PacketError(f"{where}: unknown method 0x{mthd:x} for class {class_name(self.cls)} (0x{self.cls:x})")
+  def reg64(self, hi:int, lo:int, hi_bits:tuple[int, int]) -> int: return (field(self.regs.get(hi, 0), hi_bits) << 32) | self.regs.get(lo, 0)
+  def ignore(self, data:int, where:str): pass  # no-op methods: cache invalidates, perf-monitor triggers, NOPs
+
+class CopyEngine(Engine):
+  """The DMA copy class (AMPERE_DMA_COPY_B, BLACKWELL_DMA_COPY_B): pitch-linear copies and semaphore releases."""
+  prefix = "NVC6B5"
+  state = frozenset([nv.NVC6B5_SET_SEMAPHORE_A, nv.NVC6B5_SET_SEMAPHORE_B, nv.NVC6B5_SET_SEMAPHORE_PAYLOAD, nv.NVC6B5_OFFSET_IN_UPPER,
+                     nv.NVC6B5_OFFSET_IN_LOWER, nv.NVC6B5_OFFSET_OUT_UPPER, nv.NVC6B5_OFFSET_OUT_LOWER, nv.NVC6B5_PITCH_IN, nv.NVC6B5_PITCH_OUT,
+                     nv.NVC6B5_LINE_LENGTH_IN, nv.NVC6B5_LINE_COUNT])
+  def _actions(self): return {nv.NVC6B5_NOP: self.ignore, nv.NVC6B5_PM_TRIGGER: self.ignore, nv.NVC6B5_LAUNCH_DMA: self.launch}
+
+  def launch(self, flags:int, where:str):
+    def f(name): return field(flags, getattr(nv, f"NVC6B5_LAUNCH_DMA_{name}"))
+    for name in ("REMAP_ENABLE", "SRC_TYPE", "DST_TYPE", "SEMAPHORE_REDUCTION_ENABLE"):
+      if f(name): raise NotImplementedError(f"{where}: LAUNCH_DMA with {name} is not modelled")
+    if f("DATA_TRANSFER_TYPE") != nv.NVC6B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE: self._copy(f("SRC_MEMORY_LAYOUT"), f("DST_MEMORY_LAYOUT"),
+                                                                                         f("MULTI_LINE_ENABLE"), where)
+    sem = f("SEMAPHORE_TYPE")
+    if sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_NONE: return
+    if sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_CONDITIONAL_INTR_SEMAPHORE:
+      raise NotImplementedError(f"{where}: LAUNCH_DMA conditional-interrupt semaphores are not modelled")
+    addr = self.reg64(nv.NVC6B5_SET_SEMAPHORE_A, nv.NVC6B5_SET_SEMAPHORE_B, nv.NVC6B5_SET_SEMAPHORE_A_UPPER)
+    four = sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE
+    write_semaphore(self.gpu.mem, addr, self.regs.get(nv.NVC6B5_SET_SEMAPHORE_PAYLOAD, 0), False, four, f"{where}: copy semaphore")
+
+  def _copy(self, src_layout:int, dst_layout:int, multi_line:int, where:str):
+    if src_layout != nv.NVC6B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH or dst_layout != nv.NVC6B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH:
+      raise NotImplementedError(f"{where}: LAUNCH_DMA with a block-linear surface is not modelled")
+    src = self.reg64(nv.NVC6B5_OFFSET_IN_UPPER, nv.NVC6B5_OFFSET_IN_LOWER, nv.NVC6B5_OFFSET_IN_UPPER_UPPER)
+    dst = self.reg64(nv.NVC6B5_OFFSET_OUT_UPPER, nv.NVC6B5_OFFSET_OUT_LOWER, nv.NVC6B5_OFFSET_OUT_UPPER_UPPER)
+    length = self.regs.get(nv.NVC6B5_LINE_LENGTH_IN, 0)
+    lines = self.regs.get(nv.NVC6B5_LINE_COUNT, 1) if multi_line else 1
+    pitch_in, pitch_out = self.regs.get(nv.NVC6B5_PITCH_IN, 0), self.regs.get(nv.NVC6B5_PITCH_OUT, 0)
+    log.debug("%s: copy 0x%x bytes x %d lines 0x%x -> 0x%x", where, length, lines, src, dst)
+    for i in range(lines): self.gpu.mem.copy(dst + i * pitch_out, src + i * pitch_in, length, f"{where}: copy")
+
+class ComputeEngine(Engine):
+  """The compute class (AMPERE_COMPUTE_B, ADA_COMPUTE_A, BLACKWELL_COMPUTE_B): QMD launches and their semaphores."""
+  prefix = "NVC6C0"
+  state = frozenset([nv.NVC6C0_SET_SHADER_SHARED_MEMORY_WINDOW_A, nv.NVC6C0_SET_SHADER_SHARED_MEMORY_WINDOW_B,
+                     nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_WINDOW_A, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_WINDOW_B, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_A,
+                     nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_B, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A,
+                     nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_B, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C, nv.NVC6C0_SEND_PCAS_A])
+  # PCAS actions that schedule the QMD (the others only invalidate or prefetch it)
+  SCHEDULE = {nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_SCHEDULE, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE,
+              nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH_SCHEDULE,
+              nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_PREFETCH_COPY_SCHEDULE,
+              nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_PREFETCH_COPY_FORCE_REQUIRE_SCHEDULING}
+  NO_SCHEDULE = {nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_NOP, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE,
+                 nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH}
+
+  def _actions(self): return {nv.NVC6C0_NO_OPERATION: self.ignore, nv.NVC6C0_PM_TRIGGER: self.ignore,
+                              nv.NVC6C0_INVALIDATE_SHADER_CACHES_NO_WFI: self.ignore, nv.NVC6C0_SEND_SIGNALING_PCAS2_B: self.pcas}
+
+  def pcas(self, data:int, where:str):
+    action = field(data, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION)
+    if action in self.NO_SCHEDULE: return
+    if action not in self.SCHEDULE: raise NotImplementedError(f"{where}: SEND_SIGNALING_PCAS2_B action {action} (QMD queues) is not modelled")
+    launch_qmd(self.gpu, self.cls, self.regs.get(nv.NVC6C0_SEND_PCAS_A, 0) << 8, where)
+
+def engine_for(gpu:NVGPU, cls:int) -> Engine|None:
+  if cls == gpu.model.compute: return ComputeEngine(gpu, cls)
+  if cls == gpu.model.dma: return CopyEngine(gpu, cls)
+  return None
+
+def method_name(prefix:str, mthd:int) -> str: return method_names(prefix).get(mthd, f"0x{mthd:x}")
+
+# *** QMD launches ***
+
+@functools.cache
+def qmd_fields(prefix:str) -> dict[str, tuple[int, int]]:
+  """Field name -> (hi, lo) bit, from the autogen QMD header; indexed fields become NAME_i, as tinygrad names them."""
+  out = {}
+  for name, v in vars(nv).items():
+    if not name.startswith(prefix + "_"): continue
+    key = name[len(prefix)+1:]
+    if isinstance(v, tuple): out[key] = v
+    elif callable(v): out.update({f"{key}_{i}": v(i) for i in range(8)})
+  return out
+
+class QMD:
+  """A queue-meta-data block read from GPU memory: V03 (Ampere, Ada) or V05 (Blackwell)."""
+  def __init__(self, mem:AddressSpace, addr:int, cls:int, where:str):
+    self.addr, self.v5 = addr, cls >= nv.BLACKWELL_COMPUTE_A
+    self.fields = qmd_fields("NVCEC0_QMDV05_00" if self.v5 else "NVC6C0_QMDV03_00")
+    self.bits = int.from_bytes(mem.read(addr, 0x180 if self.v5 else 0x100, f"{where}: QMD"), "little")
+    if (ver:=self["qmd_major_version"]) != (5 if self.v5 else 3):
+      raise PacketError(f"{where}: QMD at 0x{addr:x} has major version {ver}, class {class_name(cls)} takes {5 if self.v5 else 3}")
+  def __getitem__(self, name:str) -> int: return field(self.bits, self.fields[name.upper()])
+  def wide(self, hi:str, lo:str) -> int: return (self[hi] << 32) | self[lo]
+
+  def program(self) -> int:
+    return self.wide("program_address_upper_shifted4", "program_address_lower_shifted4") << 4 if self.v5 else \
+           self.wide("program_address_upper", "program_address_lower")
+  def grid(self) -> tuple[int, int, int]:
+    return tuple(self[f"{'grid' if self.v5 else 'cta_raster'}_{d}"] for d in ("width", "height", "depth"))
+  def block(self) -> tuple[int, int, int]: return tuple(self[f"cta_thread_dimension{i}"] for i in range(3))
+  def cbuf(self, i:int) -> int:
+    if self.v5: return self.wide(f"constant_buffer_addr_upper_shifted6_{i}", f"constant_buffer_addr_lower_shifted6_{i}") << 6
+    return self.wide(f"constant_buffer_addr_upper_{i}", f"constant_buffer_addr_lower_{i}")
+  def releases(self):
+    """(address, payload, structure size, 64-bit payload, reduction) of each enabled release semaphore."""
+    for i in range(3):
+      if not self[f"release_enable_{i}" if self.v5 else f"release{i}_enable"]: continue
+      if self.v5:
+        yield (self.wide(f"release_semaphore{i}_addr_upper", f"release_semaphore{i}_addr_lower"),
+               self.wide(f"release_semaphore{i}_payload_upper", f"release_semaphore{i}_payload_lower"),
+               self[f"release_structure_size_{i}"], self[f"release_payload64b_{i}"], self[f"release_reduction_enable_{i}"])
+      else:
+        yield (self.wide(f"release{i}_address_upper", f"release{i}_address_lower"), self.wide(f"release{i}_payload_upper", f"release{i}_payload_lower"),
+               self[f"release{i}_structure_size"], self[f"release{i}_payload64b"], self[f"release{i}_reduction_enable"])
+  def dependent(self) -> int|None:
+    if not self["dependent_qmd0_enable"]: return None
+    if self["dependent_qmd0_action"] != nv.NVC6C0_QMDV03_00_DEPENDENT_QMD0_ACTION_QMD_SCHEDULE:
+      raise NotImplementedError(f"QMD at 0x{self.addr:x}: dependent QMD action {self['dependent_qmd0_action']} is not modelled")
+    return self["dependent_qmd0_pointer"] << 8
+
+def launch_qmd(gpu:NVGPU, cls:int, addr:int, where:str):
+  """Run a QMD and the chain of QMDs it schedules, each followed by its release semaphores."""
+  while addr is not None:
+    q = QMD(gpu.mem, addr, cls, where)
+    run_kernel(gpu, q, f"{where}: QMD 0x{addr:x}")
+    for sem_addr, payload, structure, payload64, reduction in q.releases():
+      if reduction: raise NotImplementedError(f"{where}: QMD 0x{addr:x}: release reductions are not modelled")
+      four = structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS
+      wide = payload64 or structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS
+      write_semaphore(gpu.mem, sem_addr, payload, bool(wide), four, f"{where}: QMD 0x{addr:x} release")
+    addr = q.dependent()
+
+# tinygrad's MOCK constant-bank ABI (ops_nv NVArgsState): cbuf0 holds the driver words (at least 12, 224 on Blackwell, and at
+# least the QMD's bank size), then one 8-byte slot per argument, buffers first; words 80 and 81 count buffers and values.
+def args_offset(q:QMD) -> int: return max(q["constant_buffer_size_shifted4_0"], (224 if q.v5 else 12) * 4)
+
+def ptx_text(mem:AddressSpace, addr:int, where:str) -> str:
+  """The NUL-terminated PTX source tinygrad uploaded at the program address."""
+  m = next((m for m in mem.mappings() if m.va <= addr < m.end), None)
+  if m is None: mem.view(addr, 1, False, where)  # raises the page fault
+  text = m.u8()[addr - m.va:]
+  nul = int(np.argmax(text == 0))
+  if text[nul] != 0: raise PacketError(f"{where}: the program at 0x{addr:x} is not NUL-terminated inside its allocation")
+  return text[:nul].tobytes().decode()
+
+def kernel_params(kernel, cbuf:np.ndarray, first:int, where:str) -> bytes:
+  """The kernel's parameter block, packed from the 8-byte argument slots at cbuf[first:]."""
+  nbufs, nvals = (int(x) for x in cbuf[320:328].view(np.uint32))
+  if nbufs + nvals != len(kernel.params):
+    raise PacketError(f"{where}: cbuf0 holds {nbufs} buffers and {nvals} values, the kernel takes {len(kernel.params)} parameters")
+  out = bytearray(max((off + size for _, size, _, off in kernel.params), default=0))
+  for i, (name, size, _, off) in enumerate(kernel.params):
+    if size > 8: raise NotImplementedError(f"{where}: kernel parameter {name} of {size} bytes (aggregates) is not modelled")
+    out[off:off+size] = cbuf[first+8*i:first+8*i+size].tobytes()
+  return bytes(out)
+
+def run_kernel(gpu:NVGPU, q:QMD, where:str):
+  from mockgpu.emulators import ptx  # the executor is imported at the first launch only
+  text = ptx_text(gpu.mem, q.program(), f"{where}: program")
+  names = re.findall(r"\.entry\s+([\w$]+)", text)
+  if len(names) != 1: raise NotImplementedError(f"{where}: a program with {len(names)} kernels ({', '.join(names)}) is not modelled")
+  kernel = ptx.load_module(text).kernel(names[0])
+  first = args_offset(q)
+  cbuf = gpu.mem.view(q.cbuf(0), first + 8 * len(kernel.params), False, f"{where}: cbuf0")
+  params = kernel_params(kernel, cbuf, first, where)
+  log.debug("%s: launch %s grid %s block %s", where, names[0], q.grid(), q.block())
+  # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
+  ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0)

@@ -1,0 +1,109 @@
+"""The PTX executor: PTX text -> Python over numpy (translated once, cached), run with every thread of a launch at once.
+
+  mod = load_module(ptx_text); k = mod.kernel(name)
+  stats = launch(mem, k, grid, block, params, dynamic_shared=0)
+
+See codegen.py for the execution model, numerics.py for floating-point exactness and the error bounds of the
+approximate instructions, runtime.py for the memory spaces.
+"""
+from __future__ import annotations
+import time
+from dataclasses import dataclass
+import numpy as np
+from mockgpu import config
+from mockgpu.compiler.cache import translated
+from mockgpu.emulators.ptx import parser as P
+from mockgpu.emulators.ptx.codegen import Layout, translate_function
+from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_WINDOW
+
+__all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
+
+VERSION = "1"
+BATCH_THREADS = 1 << 17   # threads run together per batch of CTAs: large enough to amortise Python, small enough for cache
+
+@dataclass
+class LaunchStats:
+  threads: int
+  warp_instructions: int
+  thread_instructions: int
+  seconds: float
+
+class PTXKernel:
+  """An entry function of a loaded module: its parameter layout, memory needs and translated code."""
+  def __init__(self, module:"PTXModule", meta:dict, fn):
+    self.module, self.name, self.fn = module, meta["name"], fn
+    self.params: list[tuple[str, int, int, int]] = [tuple(p) for p in meta["params"]]
+    self.param_size: int = meta["param_size"]
+    self.shared_size: int = meta["shared"]
+    self.dynamic_base: int = meta["dynamic_base"]
+    self.local_size: int = meta["local"]
+    self.instructions: int = meta["instructions"]
+  def __repr__(self): return f"<PTXKernel {self.name} params={self.params} shared={self.shared_size}>"
+
+class PTXModule:
+  def __init__(self, ns:dict):
+    meta = ns["_META"]
+    self.version, self.target = meta["version"], meta["target"]
+    self.memory = ModuleMemory(*meta["globals"], *meta["consts"])
+    self.kernels = {k["name"]: PTXKernel(self, k, ns[k["py"]]) for k in meta["kernels"]}
+  def kernel(self, name:str) -> PTXKernel:
+    if name not in self.kernels: raise KeyError(f"PTX module has no entry {name!r} (entries: {', '.join(self.kernels) or 'none'})")
+    return self.kernels[name]
+
+_modules: dict[str, PTXModule] = {}
+
+def load_module(ptx:str|bytes) -> PTXModule:
+  """Parse and translate a PTX module once per text (memory) and once per machine (disk cache)."""
+  text = ptx.decode() if isinstance(ptx, (bytes, bytearray, memoryview)) else ptx
+  text = text.rstrip("\x00")
+  if (mod := _modules.get(text)) is not None: return mod
+  code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
+  ns: dict = {}
+  exec(code, ns)
+  _modules[text] = mod = PTXModule(ns)
+  return mod
+
+def translate_module(text:str) -> str:
+  """Python source for a whole module: constants, one function per entry, and _META describing them."""
+  m = P.parse(text)
+  offsets, ginit, cinit = {}, bytearray(), bytearray()
+  for v in m.vars:
+    if v.space == "shared": continue
+    buf = ginit if v.space == "global" else cinit
+    off = (len(buf) + v.align - 1) // v.align * v.align
+    buf.extend(bytes(off - len(buf)) + (v.init or bytes(v.size)))
+    offsets[v.name] = ("global", MODULE_WINDOW + off) if v.space == "global" else ("const", off)
+  shared_vars = [v for v in m.vars if v.space == "shared"]
+  consts: dict[str, str] = {}
+  body, kernels = [], []
+  for i, fn in enumerate(f for f in m.functions.values() if f.entry):
+    fn.vars = shared_vars + fn.vars
+    layout = Layout(fn, offsets)
+    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}")
+    body += lines + [""]
+    psize = max((p.offset + p.size for p in fn.params), default=0)
+    kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,
+                        shared=layout.shared_size, dynamic_base=layout.dynamic_base, local=layout.local_size, instructions=ninstr))
+  head = ["import numpy as np", "from mockgpu.emulators.ptx.kernel_ns import *"]
+  head += [f"{name} = {expr}" for expr, name in consts.items()]
+  meta = dict(version=m.version, target=m.target, kernels=kernels, globals=(len(ginit), bytes(ginit)), consts=(len(cinit), bytes(cinit)))
+  return "\n".join(head + [f"_META = {meta!r}", ""] + body)
+
+def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0) -> LaunchStats:
+  """Run kernel k over grid x block threads. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded."""
+  grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
+  if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
+  params = bytes(params)
+  if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")
+  tpc = block[0] * block[1] * block[2]
+  nctas = grid[0] * grid[1] * grid[2]
+  per_batch = max(1, BATCH_THREADS // tpc)
+  counters, budget = [0, 0], config.instruction_budget()
+  st = time.perf_counter()
+  shapes: dict[int, BatchShape] = {}
+  with np.errstate(all="ignore"):
+    for first in range(0, nctas, per_batch):
+      count = min(per_batch, nctas - first)
+      if (shape := shapes.get(count)) is None: shape = shapes[count] = BatchShape(block, count)
+      k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+  return LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st)

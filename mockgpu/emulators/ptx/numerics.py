@@ -1,0 +1,291 @@
+"""Floating-point arithmetic as the GPU rounds it, on numpy arrays.
+
+Exact operations (.rn/.rz/.rm/.rp add, sub, mul, fma, div, sqrt, rcp; cvt) are bit-exact. A float16/bfloat16/float32
+operation is evaluated in float64 together with the sign of its exact error (TwoSum / Dekker TwoProduct), then rounded
+to the target format in the requested mode (`round_to`); where one float64 rounding is provably innocuous (+ - * / sqrt
+of float32/float16 in round-to-nearest: 53 >= 2p+2) the plain numpy cast is used. float64 fma uses the
+round-to-odd emulation of Boldo & Melquiond. NaN results are not canonicalised: their sign/payload follow numpy.
+
+Approximate instructions are evaluated in float64 and rounded to the target format, so each is within 1 ulp of the
+exact function (well inside the hardware's documented bounds):
+
+  instruction            hardware bound (PTX ISA)                    this emulator vs exact (tested)
+  ex2.approx.f32         2 ulp (rel. error 2^-22.5 for ftz)           <= 1 ulp of float32
+  lg2.approx.f32         abs. error 2^-22.6 on the mantissa range     <= 1 ulp of float32
+  sin/cos.approx.f32     abs. error 2^-20.9 in [-pi, pi]              <= 1 ulp of float32 (any range)
+  tanh.approx.f32        rel. error 2^-10.987                         <= 1 ulp of float32
+  rcp.approx.f32         1 ulp                                        correctly rounded (0.5 ulp)
+  sqrt.approx.f32        rel. error 2^-23                             correctly rounded (0.5 ulp)
+  rsqrt.approx.f32       rel. error 2^-22.9                           <= 1 ulp of float32
+  div.approx/full.f32    2 ulp                                        correctly rounded (0.5 ulp)
+  ex2/tanh.approx.f16    rel. error 2^-9.9 / 2^-10.7                  <= 1 ulp of float16 (also bf16)
+  rcp/sqrt/rsqrt.approx.ftz.f64   rel. error 2^-50 / 1 ulp            correctly rounded / <= 1 ulp
+"""
+from __future__ import annotations
+import numpy as np
+from mockgpu.errors import UnsupportedInstruction
+
+F64 = np.float64
+U64 = np.uint64
+
+class Fmt:
+  def __init__(self, name:str, p:int, emin:int, emax:int):
+    self.name, self.p, self.emin = name, p, emin
+    self.max = float((2 - 2.0 ** (1 - p)) * 2.0 ** emax)
+    self.tiny = 2.0 ** emin
+F32, F16, BF16 = Fmt("f32", 24, -126, 127), Fmt("f16", 11, -14, 15), Fmt("bf16", 8, -126, 127)
+FMTS = {"f32": F32, "f16": F16, "bf16": BF16}
+
+# *** conversions between storage and float64 ***
+
+def bf16_to_f32(u):
+  return (np.asarray(u, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32) if np.ndim(u) else \
+    np.uint32(int(u) << 16).view(np.float32)
+
+def to64(x, t:str):
+  """A stored value of PTX type t (f16/f32/f64 arrays, bf16 as uint16 bits) as float64."""
+  if t == "bf16": return bf16_to_f32(x).astype(F64)
+  return x.astype(F64)
+
+def from64(x, t:str):
+  """float64 values already on t's grid (or inf/nan) to t's storage."""
+  if t == "f64": return x
+  if t == "bf16":
+    f = np.asarray(x).astype(np.float32)
+    bits = (f.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    bits = np.where(np.isnan(f), np.uint16(0x7fff), bits)
+    return bits if np.ndim(x) else bits[()]
+  return x.astype(np.float16 if t == "f16" else np.float32)
+
+# *** error-free transformations ***
+
+def two_sum(a, b):
+  s = a + b
+  bb = s - a
+  return s, (a - (s - bb)) + (b - bb)
+
+def _split(a):
+  c = a * 134217729.0  # 2^27 + 1 (Veltkamp)
+  hi = c - (c - a)
+  return hi, a - hi
+
+def two_prod(a, b):
+  p = a * b
+  ah, al = _split(a)
+  bh, bl = _split(b)
+  return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+# *** rounding a float64 (plus the sign of its error) to a format ***
+
+def round_to(s, esign, fmt:Fmt, mode:str):
+  """Round the exact value s + tiny (whose sign is esign; 0 when s is exact) to fmt in mode rn/rz/rm/rp.
+  Returns float64 values on fmt's grid (or +-inf)."""
+  s = np.asarray(s, F64)
+  esign = np.asarray(esign, F64)
+  neg = np.signbit(s)
+  a = np.abs(s)
+  ea = np.where(neg, -esign, esign)
+  x, q = _scaled(a, fmt)
+  # an inexact value sitting exactly on a grid point or midpoint moves one float64 ulp toward its true side
+  on_half = (x * 2) == np.floor(x * 2)
+  nudge = (ea != 0) & on_half & (a > 0) & np.isfinite(a)
+  if np.any(nudge):
+    a = np.where(nudge, np.nextafter(a, np.where(ea > 0, np.inf, 0.0)), a)
+    x, q = _scaled(a, fmt)
+  fl = np.floor(x)
+  frac = x - fl
+  if mode == "rn": up = (frac > 0.5) | ((frac == 0.5) & (np.fmod(fl, 2) == 1))
+  elif mode == "rz": up = np.zeros_like(frac, bool)
+  elif mode == "rm": up = neg & (frac > 0)
+  elif mode == "rp": up = ~neg & (frac > 0)
+  else: raise UnsupportedInstruction(f"rounding mode .{mode}")
+  r = (fl + up) * q
+  over = r > fmt.max
+  if over.any():
+    to_inf = {"rn": np.ones_like(neg), "rz": np.zeros_like(neg), "rm": neg, "rp": ~neg}[mode]
+    r = np.where(over, np.where(to_inf, np.inf, fmt.max), r)
+  r = np.where(np.isinf(s), np.inf, r)
+  r = np.where(neg, -r, r)
+  r = np.where(np.isnan(s), s, r)
+  return r if r.ndim else r[()]
+
+def _scaled(a, fmt:Fmt):
+  """a in units of fmt's quantum at a's exponent (exact: a power-of-two scaling), and that quantum."""
+  _, k = np.frexp(a)
+  q = np.ldexp(1.0, np.maximum(k - 1, fmt.emin) - fmt.p + 1)
+  return a / q, q
+
+def nudge64(s, esign, mode:str):
+  """Directed rounding of a float64 result s whose exact value is s + tiny (sign esign)."""
+  if mode == "rn": return s
+  toward = {"rz": np.where(np.signbit(s), esign > 0, esign < 0), "rm": esign < 0, "rp": esign > 0}[mode]
+  tgt = {"rz": 0.0, "rm": -np.inf, "rp": np.inf}[mode]
+  return np.where(toward & np.isfinite(s), np.nextafter(s, tgt), s)
+
+# *** arithmetic in a format and mode ***
+
+def _exact(op:str, a, b=None, c=None):
+  """float64 approximation s of op and the sign of (exact - s), for float64 operands."""
+  if op == "add": s, e = two_sum(a, b)
+  elif op == "sub": s, e = two_sum(a, -b)
+  elif op == "mul": s, e = two_prod(a, b)
+  elif op == "fma":
+    ph, pl = two_prod(a, b)
+    s, e1 = two_sum(ph, c)
+    e = e1 + pl
+  elif op == "div":
+    s = a / b
+    ph, pl = two_prod(s, b)
+    e = ((a - ph) - pl) * np.sign(b)
+  elif op == "sqrt":
+    s = np.sqrt(a)
+    ph, pl = two_prod(s, s)
+    e = (a - ph) - pl
+  else: raise UnsupportedInstruction(f"float operation {op}")
+  e = np.where(np.isfinite(s), e, 0.0)
+  return s, np.sign(np.nan_to_num(e))
+
+def farith(op:str, t:str, mode:str, *args):
+  """op in format t (f16/bf16/f32/f64) with rounding mode; args and result in t's storage."""
+  with np.errstate(all="ignore"):
+    xs = [to64(x, t) for x in args]
+    if t == "f64":
+      if op == "fma": return fma64(*xs, mode)
+      s, es = _exact(op, *xs)
+      return nudge64(s, es, mode)
+    fmt = FMTS[t]
+    if mode == "rn" and t in ("f32", "f16") and op in ("add", "sub", "mul", "div", "sqrt"):
+      s = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+           "sqrt": lambda a: np.sqrt(a)}[op](*xs)
+      return from64(s, t)
+    if op == "fma" and mode == "rn" and t == "f32": return fma32(*args)
+    s, es = _exact(op, *xs)
+    return from64(round_to(s, es, fmt, mode), t)
+
+def fma32(a, b, c):
+  """Correctly rounded float32 fma. a*b is exact in float64, so only the sum rounds twice, and that matters only when
+  the float64 sum lands exactly on a float32 midpoint while being inexact: then it moves toward its true side."""
+  with np.errstate(all="ignore"):
+    p = a.astype(F64) * b
+    s = p + c
+    r = s.astype(np.float32)
+    bits = np.asarray(s).view(U64)
+    # a float32 midpoint in the normal range has float64 mantissa bits 28..0 = 1000...0; subnormal results are checked apart
+    cand = ((bits & U64(0x1FFFFFFF)) == U64(0x10000000)) | (np.abs(r) < np.float32(F32.tiny))
+    if not cand.any(): return r
+    if not np.shape(s):
+      si, ei = two_sum(p, F64(c))
+      return _fma32_fix(np.atleast_1d(si), np.atleast_1d(ei))[0]
+    i = np.flatnonzero(cand)
+    si, ei = two_sum(p.reshape(-1)[i] if np.ndim(p) else np.full(len(i), p),
+                     np.broadcast_to(np.asarray(c, F64), np.shape(s)).reshape(-1)[i])
+    r = r.copy()
+    r.reshape(-1)[i] = _fma32_fix(si, ei)
+    return r
+
+def _fma32_fix(s, e):
+  """float32 rounding of s + e (e: the exact error of the float64 sum s)."""
+  fixed = np.where(e != 0, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s).astype(np.float32)
+  if (tiny := np.abs(fixed) < np.float32(F32.tiny)).any():
+    fixed[tiny] = round_to(s[tiny], np.sign(e[tiny]), F32, "rn").astype(np.float32)
+  return fixed
+
+def fma64(a, b, c, mode:str="rn"):
+  """float64 fma: RN(uh + RO(ul + pl)) (Boldo & Melquiond), then the directed modes from the remaining error."""
+  ph, pl = two_prod(a, b)
+  uh, ul = two_sum(c, ph)
+  t, te = two_sum(ul, pl)
+  # round-to-odd: an inexact t with an even last bit moves to its neighbour on the exact side
+  tb = np.asarray(t).view(U64)
+  fix = (te != 0) & ((tb & U64(1)) == 0) & np.isfinite(t)
+  t = np.where(fix, np.nextafter(t, np.where(te > 0, np.inf, -np.inf)), t)
+  r, re = two_sum(uh, t)
+  if mode == "rn": return r
+  return nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode)
+
+# *** modifiers ***
+
+def ftz(x):
+  """Flush float32 subnormals to sign-preserving zero."""
+  return np.where(np.abs(x) < np.float32(F32.tiny), x * np.float32(0), x)
+
+def sat(x):
+  """Clamp to [0, 1]; NaN becomes 0."""
+  z = np.zeros((), x.dtype)
+  return np.where(np.isnan(x), z, np.clip(x, z, np.ones((), x.dtype)))
+
+def fmin(a, b, nan:bool=False):
+  return _minmax(np.fmin, a, b, nan, True)
+def fmax(a, b, nan:bool=False):
+  return _minmax(np.fmax, a, b, nan, False)
+
+def _minmax(f, a, b, nan:bool, is_min:bool):
+  r = f(a, b)
+  if nan: r = np.where(np.isnan(a) | np.isnan(b), np.array(np.nan, r.dtype), r)
+  z = r == 0
+  if np.any(z):
+    # -0.0 < +0.0
+    neg = (np.signbit(a) | np.signbit(b)) if is_min else (np.signbit(a) & np.signbit(b))
+    r = np.where(z, np.where(neg, -np.zeros((), r.dtype), np.zeros((), r.dtype)), r)
+  return r
+
+# *** approximate functions (see the table above) ***
+
+_APPROX = {"ex2": np.exp2, "lg2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1.0 / x,
+           "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x)}
+
+def approx(fn:str, t:str, x):
+  with np.errstate(all="ignore"):
+    y = _APPROX[fn](to64(x, t))
+    if t == "f64": return y
+    return from64(round_to(y, 0.0, FMTS[t], "rn"), t) if t == "bf16" else y.astype(np.float16 if t == "f16" else np.float32)
+
+# *** conversions ***
+
+_INT_RANGE = {"u8": (0, 255), "s8": (-128, 127), "u16": (0, 65535), "s16": (-32768, 32767), "u32": (0, 2**32 - 1),
+              "s32": (-2**31, 2**31 - 1), "u64": (0, 2**64 - 1), "s64": (-2**63, 2**63 - 1)}
+
+def float_to_int(x64, t:str, mode:str, dt:np.dtype):
+  """cvt.rni/rzi/rmi/rpi.int.float: round to an integer, saturate to the type's range, NaN -> 0."""
+  r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil, "rn": np.rint, "rz": np.trunc, "rm": np.floor,
+       "rp": np.ceil}[mode](x64)
+  lo, hi = _INT_RANGE[t]
+  nan = np.isnan(r)
+  r = np.where(nan, 0.0, r)
+  big = r >= float(hi)   # float(hi) rounds up to 2^n for 32/64-bit types
+  small = r <= float(lo)
+  out = np.where(big | small, 0.0, r).astype(dt)
+  out = np.where(big, np.array(hi).astype(dt), out)
+  out = np.where(small, np.array(lo).astype(dt), out)
+  return out if np.ndim(x64) else out[()]
+
+def int_to_float(x, t:str, mode:str):
+  """cvt.rn/rz/rm/rp.float.int, exact for 64-bit integers too."""
+  if mode == "rn" and t in ("f32", "f64", "f16") and np.asarray(x).dtype.itemsize <= 4 and t != "f16":
+    return x.astype(np.float32 if t == "f32" else F64)
+  x = np.asarray(x)
+  s = x.astype(F64)
+  if x.dtype.itemsize == 8:
+    # the float64 conversion may round; its exact error from the 32-bit halves gives the direction
+    hi, lo = (x >> 32).astype(F64), (x & 0xffffffff).astype(F64)
+    es = np.sign((hi * 2.0 ** 32 - s) + lo)
+  else: es = np.zeros(s.shape)
+  r = nudge64(s, es, mode) if t == "f64" else from64(round_to(s, es, FMTS[t], mode), t)
+  return r if np.ndim(r) else r[()]
+
+def float_to_float(x, src:str, dst:str, mode:str):
+  """cvt between float formats; widening is exact, narrowing rounds in mode."""
+  if dst == src: return x
+  if mode == "rn" and (src, dst) in (("f32", "f16"), ("f64", "f32"), ("f64", "f16")):
+    return x.astype(np.float16 if dst == "f16" else np.float32)
+  x64 = to64(x, src)
+  if dst == "f64": return x64
+  if src == "f64" or FMTS[dst].p < FMTS[src].p or (src, dst) == ("f16", "bf16"):
+    return from64(round_to(x64, 0.0, FMTS[dst], mode), dst)
+  return from64(x64, dst)
+
+def round_integral(x, t:str, mode:str):
+  """cvt.rni/rzi/rmi/rpi.f.f: round to an integral value in the same format."""
+  x64 = to64(x, t)
+  r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[mode](x64)
+  return from64(np.asarray(np.copysign(r, x64)), t) if t != "f64" else np.copysign(r, x64)

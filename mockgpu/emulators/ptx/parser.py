@@ -1,0 +1,386 @@
+"""PTX text -> a module of kernels: parameters, registers, variables and a flat list of statements.
+
+The parser only structures the text; it knows no instruction semantics. Every statement keeps its PTX line number so
+the executor can name it in errors. Registers are resolved against their scope ({ } blocks may redeclare names), each
+getting a unique Python-safe name.
+"""
+from __future__ import annotations
+import re, struct
+from dataclasses import dataclass, field
+from mockgpu.errors import UnsupportedInstruction
+
+class PTXSyntaxError(UnsupportedInstruction):
+  """PTX the parser cannot read: names the line."""
+
+# *** operands ***
+
+@dataclass(frozen=True)
+class Reg:
+  name: str          # python name
+  type: str          # declared PTX type (b32, f32, pred, ...)
+  ptx: str           # name in the PTX text
+@dataclass(frozen=True)
+class Special:
+  name: str          # tid.x, laneid, clock64, ...
+@dataclass(frozen=True)
+class Imm:
+  value: int|float
+  is_float: bool
+  bits: int = 0      # 32 or 64 for 0f/0d literals (exact bit patterns), 0 otherwise
+@dataclass(frozen=True)
+class Sym:
+  name: str          # a variable (its address) or a label
+  offset: int = 0
+@dataclass(frozen=True)
+class Addr:
+  base: Reg|Sym|None
+  offset: int
+@dataclass(frozen=True)
+class Vec:
+  items: tuple
+@dataclass(frozen=True)
+class Not:
+  reg: Reg
+@dataclass(frozen=True)
+class PredPair:
+  p: Reg
+  q: Reg|None
+class Sink: pass
+SINK = Sink()
+
+@dataclass
+class Instr:
+  op: str                # opcode without modifiers (add, ld, setp, ...)
+  mods: tuple[str, ...]  # modifiers in order (".rn", ".f32" -> "rn", "f32")
+  args: list
+  guard: tuple[Reg, bool]|None   # (predicate, negated)
+  line: int
+  text: str
+  error: str|None = None   # operands the parser could not read (reported if the instruction is one we model)
+  def where(self) -> str: return f"PTX line {self.line}: {self.text}"
+
+@dataclass
+class Label:
+  name: str
+  line: int
+
+@dataclass
+class Var:
+  """A .shared/.local/.global/.const variable (module or kernel scope)."""
+  name: str
+  space: str
+  type: str
+  size: int              # bytes; 0 for an unsized extern .shared array
+  align: int
+  init: bytes|None = None
+  extern: bool = False
+
+@dataclass
+class Param:
+  name: str
+  type: str
+  size: int
+  align: int
+  offset: int
+
+@dataclass
+class Function:
+  name: str
+  entry: bool
+  params: list[Param]
+  regs: dict[str, Reg] = field(default_factory=dict)   # python name -> Reg
+  vars: list[Var] = field(default_factory=list)
+  body: list = field(default_factory=list)             # Instr and Label
+  line: int = 0
+
+@dataclass
+class Module:
+  version: str
+  target: str
+  address_size: int
+  vars: list[Var]
+  functions: dict[str, Function]
+
+# *** lexical helpers ***
+
+TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4, "s32": 4,
+              "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16, "pred": 1}
+
+def _strip_comments(text:str) -> str:
+  """Remove // and /* */ comments, keeping newlines so line numbers stay right."""
+  text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+  return re.sub(r"//[^\n]*", "", text)
+
+_INT = re.compile(r"^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]+|\d+)[uU]?$")
+_HEXF = re.compile(r"^([+-]?)0([fFdD])([0-9a-fA-F]+)$")
+_DECF = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+
+def parse_number(tok:str) -> Imm|None:
+  if m := _HEXF.match(tok):
+    neg, kind, digits = m.groups()
+    if kind in "fF":
+      v = struct.unpack("<f", int(digits, 16).to_bytes(4, "little"))[0]
+      return Imm(-v if neg == "-" else v, True, 32) if neg != "-" else Imm(-v, True, 0)
+    v = struct.unpack("<d", int(digits, 16).to_bytes(8, "little"))[0]
+    return Imm(v, True, 64) if neg != "-" else Imm(-v, True, 0)
+  if m := _INT.match(tok):
+    neg, digits = m.groups()
+    v = int(digits, 0) if not re.match(r"^0[0-7]+$", digits) else int(digits, 8)
+    return Imm(-v if neg == "-" else v, False)
+  if _DECF.match(tok) and ("." in tok or "e" in tok.lower()): return Imm(float(tok), True)
+  return None
+
+def split_top(s:str, sep:str=",") -> list[str]:
+  """Split on `sep` outside of {} and []."""
+  out, depth, cur = [], 0, []
+  for ch in s:
+    if ch in "{[": depth += 1
+    elif ch in "}]": depth -= 1
+    if ch == sep and depth == 0:
+      out.append("".join(cur).strip())
+      cur = []
+    else: cur.append(ch)
+  if "".join(cur).strip(): out.append("".join(cur).strip())
+  return out
+
+# *** the parser ***
+
+class _Scopes:
+  def __init__(self, fn:Function):
+    self.fn, self.stack, self.count = fn, [{}], 0
+  def declare(self, ptx_name:str, typ:str, line:int):
+    if ptx_name in self.stack[-1]:
+      if self.stack[-1][ptx_name].type == typ: return
+      raise PTXSyntaxError(f"PTX line {line}: register {ptx_name} redeclared with another type")
+    base = "r_" + re.sub(r"\W", "_", ptx_name.lstrip("%"))
+    name = base
+    while name in self.fn.regs:
+      self.count += 1
+      name = f"{base}_s{self.count}"
+    self.fn.regs[name] = self.stack[-1][ptx_name] = Reg(name, typ, ptx_name)
+  def lookup(self, ptx_name:str) -> Reg|None:
+    for d in reversed(self.stack):
+      if ptx_name in d: return d[ptx_name]
+    return None
+
+SPECIALS = {"tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "nwarpid", "smid", "nsmid", "gridid", "clock", "clock64",
+            "globaltimer", "globaltimer_lo", "globaltimer_hi", "lanemask_eq", "lanemask_le", "lanemask_lt", "lanemask_ge",
+            "lanemask_gt", "dynamic_smem_size", "total_smem_size"}
+
+def _parse_vars(decl:str, space:str, line:int) -> list[Var]:
+  """`.shared .align 16 .b8 name[64]` (with optional `= {...}`, several names)."""
+  init = None
+  if "=" in decl: decl, init_txt = decl.split("=", 1)
+  else: init_txt = None
+  toks = decl.split()
+  extern = ".extern" in toks
+  align, typ, names = 0, None, []
+  i = 0
+  while i < len(toks):
+    t = toks[i]
+    if t == ".align": align, i = int(toks[i + 1]), i + 2; continue
+    if t.startswith(".") and t[1:] in TYPE_BYTES: typ = t[1:]
+    elif t.startswith(".v") and t[2:].isdigit(): raise PTXSyntaxError(f"PTX line {line}: vector variables ({t}) are not supported")
+    elif not t.startswith("."): names.append(t)
+    i += 1
+  if typ is None: raise PTXSyntaxError(f"PTX line {line}: variable declaration without a type: {decl.strip()}")
+  out = []
+  for n in " ".join(names).split(","):
+    n = n.strip()
+    if not n: continue
+    m = re.match(r"^([\w$.]+)((?:\[\d*\])*)$", n)
+    if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read variable {n!r}")
+    count = 1
+    for d in re.findall(r"\[(\d*)\]", m.group(2)): count = count * int(d) if d else 0
+    size = TYPE_BYTES[typ] * count
+    data = None
+    if init_txt is not None:
+      vals = [parse_number(v.strip()) for v in init_txt.strip().strip("{}").split(",") if v.strip()]
+      if any(v is None for v in vals): raise PTXSyntaxError(f"PTX line {line}: cannot read initializer of {n}")
+      data = _pack_init(vals, typ, size, line)
+    out.append(Var(m.group(1), space, typ, size, align or TYPE_BYTES[typ], data, extern))
+  return out
+
+def _pack_init(vals:list[Imm], typ:str, size:int, line:int) -> bytes:
+  import numpy as np
+  from mockgpu.emulators.ptx.types import np_dtype
+  dt = np_dtype(typ)
+  arr = np.array([v.value for v in vals], dtype=np.float64 if dt.kind == "f" else object)
+  raw = arr.astype(dt).tobytes() if dt.kind == "f" else b"".join(int(v.value % (1 << 8*dt.itemsize)).to_bytes(dt.itemsize, "little") for v in vals)
+  if len(raw) > size: raise PTXSyntaxError(f"PTX line {line}: initializer longer than its variable")
+  return raw + bytes(size - len(raw))
+
+def _parse_params(txt:str, line:int) -> list[Param]:
+  params, off = [], 0
+  for p in split_top(txt):
+    toks = p.split()
+    if not toks or toks[0] != ".param": raise PTXSyntaxError(f"PTX line {line}: cannot read parameter {p!r}")
+    align, typ, name = 0, None, None
+    i = 1
+    while i < len(toks):
+      t = toks[i]
+      if t == ".align": align, i = int(toks[i + 1]), i + 2; continue
+      if t == ".ptr" or t in (".global", ".shared", ".const", ".local"): pass
+      elif t.startswith(".") and t[1:] in TYPE_BYTES: typ = t[1:]
+      else: name = t
+      i += 1
+    m = re.match(r"^([\w$.]+)(?:\[(\d+)\])?$", name or "")
+    if typ is None or not m: raise PTXSyntaxError(f"PTX line {line}: cannot read parameter {p!r}")
+    size = TYPE_BYTES[typ] * (int(m.group(2)) if m.group(2) else 1)
+    align = align or TYPE_BYTES[typ]
+    off = (off + align - 1) // align * align
+    params.append(Param(m.group(1), typ, size, align, off))
+    off += size
+  return params
+
+class _BodyParser:
+  def __init__(self, fn:Function, text:str, first_line:int, module_vars:dict[str, Var]):
+    self.fn, self.text, self.line0, self.scopes = fn, text, first_line, _Scopes(fn)
+    self.symbols = {**module_vars, **{p.name: p for p in fn.params}}
+
+  def parse(self):
+    pos, n, text = 0, len(self.text), self.text
+    while pos < n:
+      ch = text[pos]
+      if ch.isspace(): pos += 1; continue
+      line = self.line0 + text.count("\n", 0, pos)
+      if ch == "{": self.scopes.stack.append({}); pos += 1; continue
+      if ch == "}":
+        if len(self.scopes.stack) == 1: raise PTXSyntaxError(f"PTX line {line}: unbalanced '}}'")
+        self.scopes.stack.pop(); pos += 1; continue
+      if m := re.compile(r"([$\w.]+)\s*:(?!:)").match(text, pos):
+        self.fn.body.append(Label(m.group(1), line))
+        pos = m.end(); continue
+      end = text.find(";", pos)
+      if end < 0: raise PTXSyntaxError(f"PTX line {line}: statement without ';': {text[pos:pos+60].strip()}")
+      self.statement(" ".join(text[pos:end].split()), line)
+      pos = end + 1
+    if len(self.scopes.stack) != 1: raise PTXSyntaxError(f"PTX line {self.fn.line}: unbalanced '{{' in {self.fn.name}")
+
+  def statement(self, s:str, line:int):
+    if s.startswith(".reg"): return self.reg_decl(s, line)
+    if s.startswith(".extern "): s = s[len(".extern "):] + " .extern"
+    for space in ("shared", "local", "global", "const"):
+      if s.startswith(f".{space}"):
+        for v in _parse_vars(s, space, line):
+          self.fn.vars.append(v)
+          self.symbols[v.name] = v
+        return
+    if s.startswith(".pragma") or s.startswith(".loc") or s.startswith(".file"): return
+    if s.startswith("."): raise PTXSyntaxError(f"PTX line {line}: unsupported directive {s.split()[0]}")
+    guard = None
+    if s.startswith("@"):
+      m = re.match(r"^@(!?)(\S+)\s+(.*)$", s)
+      if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read guard in {s!r}")
+      reg = self.reg(m.group(2), line)
+      guard, s = (reg, m.group(1) == "!"), m.group(3)
+    m = re.match(r"^([a-z][a-zA-Z0-9_.:]*)\s*(.*)$", s)
+    if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read instruction {s!r}")
+    parts = m.group(1).split(".")
+    try: args, error = [self.operand(a, line) for a in split_top(m.group(2))] if m.group(2).strip() else [], None
+    except PTXSyntaxError as e: args, error = [], str(e)
+    self.fn.body.append(Instr(parts[0], tuple(parts[1:]), args, guard, line, s, error))
+
+  def reg_decl(self, s:str, line:int):
+    toks = s.replace(",", " , ").split()
+    typ = next((t[1:] for t in toks[1:] if t.startswith(".") and t[1:] in TYPE_BYTES), None)
+    if typ is None or any(t.startswith(".v") for t in toks): raise PTXSyntaxError(f"PTX line {line}: unsupported register declaration {s!r}")
+    names = [t for t in toks[1:] if not t.startswith(".") and t != ","]
+    for nm in names:
+      if m := re.match(r"^(.*)<(\d+)>$", nm):
+        for i in range(int(m.group(2))): self.scopes.declare(f"{m.group(1)}{i}", typ, line)
+      else: self.scopes.declare(nm, typ, line)
+
+  def reg(self, name:str, line:int) -> Reg:
+    r = self.scopes.lookup(name)
+    if r is None: raise PTXSyntaxError(f"PTX line {line}: undeclared register {name}")
+    return r
+
+  def operand(self, a:str, line:int):
+    a = a.strip()
+    if a == "_": return SINK
+    if a.startswith("{"): return Vec(tuple(self.operand(x, line) for x in split_top(a[1:-1])))
+    if a.startswith("["): return self.address(a[1:-1].strip(), line)
+    if a.startswith("!"): return Not(self.reg(a[1:], line))
+    if "|" in a:
+      p, q = a.split("|")
+      return PredPair(self.reg(p, line), None if q.strip() == "_" else self.reg(q.strip(), line))
+    if (imm := parse_number(a)) is not None: return imm
+    if (r := self.scopes.lookup(a)) is not None: return r
+    if a.startswith("%"):
+      base = a[1:].split(".")[0]
+      if base in SPECIALS: return Special(a[1:])
+      raise PTXSyntaxError(f"PTX line {line}: undeclared register {a}")
+    if m := re.match(r"^([\w$.]+)\s*(?:\[(\d+)\])?\s*(?:\+\s*(-?\w+))?$", a):
+      off = int(m.group(2) or 0) * self._elem_size(m.group(1)) + (int(m.group(3), 0) if m.group(3) else 0)
+      return Sym(m.group(1), off)
+    raise PTXSyntaxError(f"PTX line {line}: cannot read operand {a!r}")
+
+  def _elem_size(self, name:str) -> int:
+    v = self.symbols.get(name)
+    return TYPE_BYTES[v.type] if isinstance(v, Var) else 1
+
+  def address(self, a:str, line:int) -> Addr:
+    m = re.match(r"^([%\w$.]+)?\s*(?:\+\s*([+-]?\s*\w+))?$", a)
+    if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read address [{a}]")
+    base_txt, off_txt = m.group(1), m.group(2)
+    off = int(off_txt.replace(" ", ""), 0) if off_txt else 0
+    if base_txt is None: return Addr(None, off)
+    if (imm := parse_number(base_txt)) is not None and not imm.is_float: return Addr(None, int(imm.value) + off)
+    if (r := self.scopes.lookup(base_txt)) is not None: return Addr(r, off)
+    if base_txt.startswith("%"): raise PTXSyntaxError(f"PTX line {line}: undeclared register {base_txt}")
+    return Addr(Sym(base_txt), off)
+
+_FUNC = re.compile(r"((?:\.visible|\.weak|\.extern)\s+)*\.(entry|func)\s+(\([^)]*\)\s*)?([\w$.]+)\s*(\(([^)]*)\))?")
+
+def parse(text:str) -> Module:
+  text = _strip_comments(text.replace("\x00", ""))
+  version = target = ""
+  address_size, module_vars, functions = 64, [], {}
+  pos = 0
+  while True:
+    m = _FUNC.search(text, pos)
+    head = text[pos: m.start() if m else len(text)]
+    _parse_module_decls(head, text.count("\n", 0, pos) + 1, module_vars, locals_ := {})
+    version, target, address_size = locals_.get("version", version), locals_.get("target", target), locals_.get("address_size", address_size)
+    if not m: break
+    line = text.count("\n", 0, m.start()) + 1
+    if m.group(3): raise PTXSyntaxError(f"PTX line {line}: functions with return values ({m.group(4)}) are not supported")
+    brace = text.find("{", m.end())
+    semi = text.find(";", m.end())
+    if semi != -1 and (brace == -1 or semi < brace):  # a prototype
+      pos = semi + 1
+      continue
+    perf = text[m.end():brace].strip()
+    depth, i = 0, brace
+    while True:
+      if i >= len(text): raise PTXSyntaxError(f"PTX line {line}: function {m.group(4)} has no closing '}}'")
+      depth += {"{": 1, "}": -1}.get(text[i], 0)
+      if depth == 0: break
+      i += 1
+    fn = Function(m.group(4), m.group(2) == "entry", _parse_params(m.group(6) or "", line), line=line)
+    _check_perf_directives(perf, line)
+    _BodyParser(fn, text[brace + 1:i], text.count("\n", 0, brace + 1) + 1, {v.name: v for v in module_vars}).parse()
+    functions[fn.name] = fn
+    pos = i + 1
+  if address_size != 64: raise PTXSyntaxError(f".address_size {address_size} is not supported (only 64)")
+  return Module(version, target, address_size, module_vars, functions)
+
+def _check_perf_directives(perf:str, line:int):
+  for d in re.findall(r"\.(\w+)", perf):
+    if d not in ("maxntid", "reqntid", "minnctapersm", "maxnreg", "maxclusterrank", "noreturn", "pragma", "reqnctapercluster"):
+      raise PTXSyntaxError(f"PTX line {line}: unsupported kernel directive .{d}")
+
+def _parse_module_decls(head:str, line0:int, out:list[Var], info:dict):
+  pos = 0
+  for m in re.finditer(r"\.(version|target|address_size)\s+([^\n;]+)", head):
+    info[m.group(1)] = int(m.group(2)) if m.group(1) == "address_size" else m.group(2).strip()
+  rest = re.sub(r"\.(version|target|address_size)\s+[^\n;]+", lambda m: " " * len(m.group(0)), head)
+  for stmt in rest.split(";"):
+    line = line0 + rest.count("\n", 0, pos)
+    pos += len(stmt) + 1
+    s = " ".join(stmt.split())
+    if not s: continue
+    space = next((sp for sp in ("shared", "global", "const", "local") if re.search(rf"(^|\s)\.{sp}(\s|$)", s)), None)
+    if space is None: raise PTXSyntaxError(f"PTX line {line + stmt[:len(stmt)-len(stmt.lstrip())].count(chr(10))}: unsupported module directive {s[:60]!r}")
+    out.extend(_parse_vars(s.replace(".visible", "").replace(".weak", ""), space, line))

@@ -1,0 +1,331 @@
+"""What translated kernels call at run time: the launch environment, memory spaces and bit-level helpers.
+
+A value in a translated kernel is a numpy array with one element per thread of the batch, or a numpy scalar when it is
+the same for every thread (constants, parameters, loop counters): scalars keep uniform work O(1).
+State-space addresses: .shared and .local addresses are offsets in the CTA's (thread's) window; generic addresses of
+those windows (cvta) carry a window tag in the top bits; module-scope .global/.const variables live in a window of
+their own; every other generic address is a global one and goes through the device's AddressSpace.
+"""
+from __future__ import annotations
+import functools
+import numpy as np
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction, MockGPUError
+from mockgpu.emulators.ptx.collective import Collective
+
+SHARED_WINDOW = 0xFE00_0000_0000_0000
+LOCAL_WINDOW = 0xFD00_0000_0000_0000
+MODULE_WINDOW = 0xFC00_0000_0000_0000   # module-scope .global variables
+CONST_WINDOW = 0xFB00_0000_0000_0000    # module-scope .const variables
+WINDOW_MASK = 0xFF00_0000_0000_0000
+_LOW = np.uint64(0x00FF_FFFF_FFFF_FFFF)
+U64 = np.uint64
+
+class KernelTrap(MockGPUError):
+  """The kernel executed trap."""
+
+class BatchShape:
+  """Per-thread index arrays of a batch of `nctas` CTAs of `block` threads; shared by every such batch of a launch."""
+  def __init__(self, block:tuple, nctas:int):
+    self.block, self.nctas = block, nctas
+    self.tpc = tpc = block[0] * block[1] * block[2]
+    self.n = tpc * nctas
+    lin = np.arange(tpc, dtype=np.uint32)
+    self.cta = np.int64(0) if nctas == 1 else np.repeat(np.arange(nctas, dtype=np.int64), tpc)
+    self.cta_u32 = np.uint32(0) if nctas == 1 else self.cta.astype(np.uint32)
+    self.lin = lin if nctas == 1 else np.tile(lin, nctas)
+    bx, by = np.uint32(block[0]), np.uint32(block[1])
+    z = np.uint32(0)
+    self.tid = (self.lin, z, z) if block[1] == block[2] == 1 else (self.lin % bx, (self.lin // bx) % by, self.lin // (bx * by))
+    self.laneid = self.lin & np.uint32(31) if tpc > 32 or nctas > 1 else self.lin
+    self.warpid = self.lin >> np.uint32(5)
+  # the warp structure is only needed by divergent blocks and warp-wide instructions
+  @functools.cached_property
+  def thread(self): return np.arange(self.n, dtype=np.int64)
+  @functools.cached_property
+  def warp_starts(self): return np.flatnonzero(self.laneid == 0)
+  @functools.cached_property
+  def warp_of(self): return np.cumsum(self.laneid == 0) - 1
+  @functools.cached_property
+  def lane_base(self): return self.thread - self.laneid.astype(np.int64)
+  @functools.cached_property
+  def warp_size(self): return np.diff(np.append(self.warp_starts, self.n))[self.warp_of]
+
+class Env(Collective):
+  """One batch of CTAs of a launch: thread ids, memories and counters."""
+  def __init__(self, mem, kernel, module_mem, grid, shape:BatchShape, first_cta:int, params:bytes, dynamic_shared:int, budget:int,
+               counters:list):
+    self.mem, self.kernel, self.module_mem, self.params = mem, kernel, module_mem, params
+    self.grid, self.block, self.budget, self.counters, self.shape = grid, shape.block, budget, counters, shape
+    self.n, self.cta, self.tid, self.laneid, self.warpid = shape.n, shape.cta, shape.tid, shape.laneid, shape.warpid
+    c = shape.cta_u32 + np.uint32(first_cta)
+    gx, gy = np.uint32(grid[0]), np.uint32(grid[1])
+    z = np.uint32(0)
+    self.ctaid = (c, z, z) if grid[1] == grid[2] == 1 else (c % gx, (c // gx) % gy, c // (gx * gy))
+    self.ntid = tuple(np.uint32(x) for x in shape.block)
+    self.nctaid = tuple(np.uint32(x) for x in grid)
+    self.nwarpid = np.uint32((shape.tpc + 31) // 32)
+    self.nwarps = shape.nctas * ((shape.tpc + 31) // 32)
+    self.smid, self.nsmid, self.gridid = np.uint32(0), np.uint32(1), np.uint64(0)
+    self.shared_bytes = kernel.dynamic_base + dynamic_shared if dynamic_shared else kernel.shared_size
+    self.dynamic_smem_size, self.total_smem_size = np.uint32(dynamic_shared), np.uint32(self.shared_bytes)
+    self.shared = np.zeros((shape.nctas, _align(max(self.shared_bytes, 1), 16)), np.uint8)
+    self.local_bytes = kernel.local_size
+    self.local = np.zeros((self.n, _align(kernel.local_size, 16)), np.uint8) if kernel.local_size else None
+
+  thread = property(lambda self: self.shape.thread)
+  warp_starts = property(lambda self: self.shape.warp_starts)
+  warp_of = property(lambda self: self.shape.warp_of)
+  lane_base = property(lambda self: self.shape.lane_base)
+  warp_size = property(lambda self: self.shape.warp_size)
+
+  def lanemask(self, kind:str):
+    lane = self.laneid.astype(np.uint64)
+    eq = np.uint64(1) << lane
+    m = {"eq": eq, "lt": eq - np.uint64(1), "le": (eq << np.uint64(1)) - np.uint64(1)}
+    m["gt"], m["ge"] = ~m["le"], ~m["lt"]
+    return (m[kind] & np.uint64(0xffffffff)).astype(np.uint32)
+
+  # *** counters ***
+
+  def tick(self, ninstr:int, m=None):
+    """Account one block's execution: warp-instructions for the budget, thread-instructions for the stats."""
+    if m is None: warps, threads = self.nwarps, self.n
+    else: warps, threads = int(np.count_nonzero(np.logical_or.reduceat(m, self.warp_starts))), int(np.count_nonzero(m))
+    c = self.counters
+    c[0] += ninstr * warps
+    c[1] += ninstr * threads
+    if c[0] > self.budget:
+      raise InstructionBudgetExceeded(f"PTX kernel {self.kernel.name} ran past {self.budget} warp-instructions (MOCKGPU_BUDGET)")
+
+  def clock(self, bits:int):
+    """%clock/%clock64/%globaltimer: the warp-instructions this launch has executed (monotonic, like a cycle counter)."""
+    v = self.counters[0]
+    return np.uint32(v & 0xffffffff) if bits == 32 else np.uint64(v)
+
+  # *** parameters ***
+
+  def param(self, off:int, dt:np.dtype, where:str):
+    if off < 0 or off + dt.itemsize > len(self.params):
+      raise GPUPageFault(off, dt.itemsize, False, f"{where} (param space of {len(self.params)} bytes)")
+    return np.frombuffer(self.params, dt, 1, off)[0]
+
+  # *** per-CTA and per-thread memories ***
+
+  def _flat(self, space:str, a, nbytes:int, m, write:bool, where:str):
+    """The flat byte array of a shared/local space and the indices in it of state-space offsets `a` (active lanes)."""
+    a = np.asarray(a, U64) & _LOW
+    if space == "shared": size, owner, store = self.shared_bytes, self.cta, self.shared
+    else: size, owner, store = self.local_bytes, self.thread, self.local
+    if store is None: raise GPUPageFault(int(np.max(a)), nbytes, write, f"{where} (the kernel has no .local memory)")
+    if m is not None:
+      a = np.broadcast_to(a, (self.n,))[m]
+      owner = np.broadcast_to(owner, (self.n,))[m]
+    if a.size and (bad := a + U64(nbytes) > U64(size)).any():
+      raise GPUPageFault(int(np.broadcast_to(a, bad.shape)[np.argmax(bad)]), nbytes, write, f"{where} ({space} window of {size} bytes)")
+    return store.reshape(-1), owner * store.shape[1] + a.astype(np.int64)
+
+  def ld_space(self, space:str, a, dt:np.dtype, nvec:int, m, where:str):
+    flat, idx = self._flat(space, a, dt.itemsize * nvec, m, False, where)
+    n = dt.itemsize
+    if not (idx % n).any():
+      typed, base = flat.view(dt), idx // n
+      return [typed[base + i] for i in range(nvec)]
+    idx = np.atleast_1d(idx)
+    vals = flat[idx[:, None] + np.arange(n * nvec)].view(dt).reshape(len(idx), nvec)
+    return [vals[:, i] for i in range(nvec)]
+
+  def st_space(self, space:str, a, vals:list, dt:np.dtype, m, where:str):
+    flat, idx = self._flat(space, a, dt.itemsize * len(vals), m, True, where)
+    idx = np.broadcast_to(idx, (self.n,) if m is None else (int(np.count_nonzero(m)),))
+    if not len(idx): return
+    n = dt.itemsize
+    if not (idx % n).any():
+      typed, base = flat.view(dt), idx // n
+      for i, v in enumerate(vals): typed[base + i] = _lanes(v, m, self.n)
+      return
+    data = self._pack(vals, dt, m, len(idx))
+    flat[idx[:, None] + np.arange(n * len(vals))] = data.view(np.uint8).reshape(len(idx), -1)
+
+  def ld_const(self, a, dt:np.dtype, nvec:int, m, where:str):
+    a = np.asarray(a, U64) & _LOW
+    uniform = a.ndim == 0
+    if not uniform and m is not None: a = a[m]
+    out = self.module_mem.consts.load(a, dt, nvec, where)
+    return [o[0] for o in out] if uniform else out
+
+  # *** global (generic) memory ***
+
+  def ld_global(self, a, dt:np.dtype, nvec:int, m, where:str):
+    """Generic/global load: values for the active lanes (a scalar per component when the address is uniform)."""
+    a = np.asarray(a, U64)
+    if a.ndim == 0:
+      if m is not None and not m.any(): return [np.zeros(0, dt)] * nvec
+      if not int(a) & WINDOW_MASK: return [o[0] for o in self._gather(a.reshape(1), dt, nvec, where)]
+      a = np.broadcast_to(a, (self.n,))
+    tags = a & U64(WINDOW_MASK)
+    if not tags.any(): return self._gather(a if m is None else a[m], dt, nvec, where)
+    act = np.ones(self.n, bool) if m is None else m
+    out = [np.zeros(self.n, dt) for _ in range(nvec)]
+    for tag in np.unique(tags[act]):
+      sel = act & (tags == tag)
+      space = self._window_of(int(tag))
+      if space is None: part = self._gather(a[sel], dt, nvec, where)
+      elif isinstance(space, str): part = self.ld_space(space, a, dt, nvec, sel, where)
+      else: part = space.load(a[sel] & _LOW, dt, nvec, where)
+      for o, p in zip(out, part): o[sel] = p
+    return out if m is None else [o[m] for o in out]
+
+  def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
+    a = np.asarray(a, U64)
+    if a.ndim == 0: a = np.broadcast_to(a, (self.n,))
+    tags = a & U64(WINDOW_MASK)
+    if not tags.any():
+      if m is not None: a = a[m]
+      if a.size: self._scatter(a, [_lanes(v, m, self.n) for v in vals], dt, where)
+      return
+    act = np.ones(self.n, bool) if m is None else m
+    full = [bcast(v, self.n) for v in vals]
+    for tag in np.unique(tags[act]):
+      sel = act & (tags == tag)
+      space = self._window_of(int(tag))
+      if space is None: self._scatter(a[sel], [v[sel] for v in full], dt, where)
+      elif isinstance(space, str): self.st_space(space, a, full, dt, sel, where)
+      elif space is self.module_mem.consts: raise GPUPageFault(int(a[sel][0]), dt.itemsize * len(vals), True, f"{where} (.const is read-only)")
+      else: space.store(a[sel] & _LOW, self._pack(full, dt, sel, int(sel.sum())), where)
+
+  def _pack(self, vals:list, dt:np.dtype, m, count:int) -> np.ndarray:
+    data = np.empty((count, len(vals)), dt)
+    for i, v in enumerate(vals): data[:, i] = _lanes(v, m, self.n)
+    return data
+
+  def _window_of(self, tag:int):
+    """None for global memory, a space name for the shared/local windows, a _Window for module variables."""
+    if tag == 0: return None
+    if tag == SHARED_WINDOW: return "shared"
+    if tag == LOCAL_WINDOW: return "local"
+    if tag == MODULE_WINDOW: return self.module_mem.globals
+    if tag == CONST_WINDOW: return self.module_mem.consts
+    return None
+
+  def _gather(self, a:np.ndarray, dt:np.dtype, nvec:int, where:str) -> list:
+    nb, n = dt.itemsize * nvec, dt.itemsize
+    if a.size == 0: return [np.zeros(0, dt)] * nvec
+    lo, hi = int(a.min()), int(a.max())
+    if not self.mem.is_mapped(lo, hi - lo + nb): return [self.mem.load(a + U64(i * n), dt, where) for i in range(nvec)]
+    # fast paths: every lane inside one allocation
+    view = self.mem.view(lo, hi - lo + nb, False, where)
+    if lo % n == 0 and (hi - lo) % n == 0:
+      typed = view.view(dt)
+      if (step := _stride(a, lo, hi, n)) is not None:   # lane i at lo + i*step: strided copies, no gather
+        if step == 0: return [np.full(a.size, typed[i]) for i in range(nvec)]
+        if step <= 2 * nvec:   # dense: one contiguous copy, lanes as strided views of it
+          block = typed[:step * (a.size - 1) + nvec].copy()
+          return [block[i::step][:a.size] for i in range(nvec)]
+        return [typed[i:i + step * (a.size - 1) + 1:step].copy() for i in range(nvec)]
+      off = (a - U64(lo)).astype(np.int64)
+      if not (np.bitwise_or.reduce(off) % n):
+        base = off // n
+        return [typed[base + i] for i in range(nvec)]
+    off = (a - U64(lo)).astype(np.int64)
+    vals = view[off[:, None] + np.arange(nb)].view(dt).reshape(a.size, nvec)
+    return [vals[:, i].copy() for i in range(nvec)]
+
+  def _scatter(self, a:np.ndarray, cols:list, dt:np.dtype, where:str):
+    """Store cols[i] (values or scalars for the lanes of a) at a + i*itemsize; on a collision the highest lane wins."""
+    nvec, n = len(cols), dt.itemsize
+    nb = n * nvec
+    lo, hi = int(a.min()), int(a.max())
+    if not self.mem.is_mapped(lo, hi - lo + nb):
+      for i, c in enumerate(cols): self.mem.store(a + U64(i * n), np.ascontiguousarray(np.broadcast_to(np.asarray(c, dt), a.shape)), where)
+      return
+    view = self.mem.view(lo, hi - lo + nb, True, where)
+    if lo % n == 0 and (hi - lo) % n == 0:
+      typed = view.view(dt)
+      if (step := _stride(a, lo, hi, n)) is not None:
+        for i, c in enumerate(cols):
+          if step: typed[i:i + step * (a.size - 1) + 1:step] = c
+          else: typed[i] = c if np.ndim(c) == 0 else c[-1]
+        return
+      off = (a - U64(lo)).astype(np.int64)
+      if not (np.bitwise_or.reduce(off) % n):
+        base = off // n
+        for i, c in enumerate(cols): typed[base + i] = c
+        return
+    off = (a - U64(lo)).astype(np.int64)
+    data = np.empty((a.size, nvec), dt)
+    for i, c in enumerate(cols): data[:, i] = c
+    view[off[:, None] + np.arange(nb)] = data.view(np.uint8).reshape(a.size, nb)
+
+def _stride(a:np.ndarray, lo:int, hi:int, n:int) -> int|None:
+  """The element step s if lane i's address is lo + i*s*n (s >= 0), else None."""
+  cnt = a.size
+  if cnt == 1: return 1
+  span = hi - lo
+  if span % (cnt - 1) or (span // (cnt - 1)) % n or int(a[0]) != lo: return None
+  s = span // (cnt - 1)
+  if s == 0: return 0
+  return s // n if (np.diff(a) == U64(s)).all() else None
+
+def _align(x:int, a:int) -> int: return (x + a - 1) // a * a
+
+def _lanes(v, m, n:int):
+  """A value for the active lanes (all lanes when m is None)."""
+  if np.ndim(v) == 0: return v
+  return v if m is None else v[m]
+
+class ModuleMemory:
+  """Module-scope .global (writable) and .const variables of one loaded module, shared by its launches."""
+  def __init__(self, gsize:int, ginit:bytes, csize:int, cinit:bytes):
+    self.globals, self.consts = _Window("global", gsize, ginit), _Window("const", csize, cinit)
+
+class _Window:
+  def __init__(self, name:str, size:int, init:bytes):
+    self.name, self.data = name, np.zeros(max(size, 1), np.uint8)
+    self.size = size
+    self.data[:len(init)] = np.frombuffer(init, np.uint8)
+  def _idx(self, off:np.ndarray, nbytes:int, write:bool, where:str):
+    off = np.asarray(off, U64).reshape(-1)
+    if off.size and (bad := off + U64(nbytes) > U64(self.size)).any():
+      raise GPUPageFault(int(off[np.argmax(bad)]), nbytes, write, f"{where} (module .{self.name} variables, {self.size} bytes)")
+    return off.astype(np.int64)[:, None] + np.arange(nbytes)
+  def load(self, off, dt, nvec, where):
+    idx = self._idx(off, dt.itemsize * nvec, False, where)
+    vals = self.data[idx].view(dt).reshape(-1, nvec)
+    return [vals[:, i] for i in range(nvec)]
+  def store(self, off, data, where):
+    idx = self._idx(off, data.dtype.itemsize * data.shape[1], True, where)
+    self.data[idx] = np.ascontiguousarray(data).view(np.uint8).reshape(len(idx), -1)
+
+# *** helpers for the generated code ***
+
+def put(d, m, v, n:int):
+  """d with the lanes selected by m replaced by v (v holds values for the selected lanes only)."""
+  out = np.array(np.broadcast_to(d, (n,)))
+  out[m] = v
+  return out
+
+def where(m, v, d):
+  return np.where(m, v, d)
+
+def bcast(v, n:int):
+  return np.broadcast_to(v, (n,)) if np.ndim(v) == 0 else v
+
+def resize(x, dt:np.dtype, signed:bool):
+  """Relaxed-type register access: truncate, or zero/sign-extend (by the instruction type), to dt's size."""
+  x = np.asarray(x) if np.ndim(x) else x
+  src = x.dtype
+  if src.itemsize == dt.itemsize: return x.view(dt)
+  if src.kind == "b": return x.astype(dt)
+  if src.itemsize > dt.itemsize:
+    u = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    return x.astype(u).view(dt)
+  if src.kind == "f": return x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[src.itemsize]).astype(dt)
+  s = {1: (np.int8, np.uint8), 2: (np.int16, np.uint16), 4: (np.int32, np.uint32), 8: (np.int64, np.uint64)}[src.itemsize]
+  return x.view(s[0] if signed else s[1]).astype({1: (np.int8, np.uint8), 2: (np.int16, np.uint16), 4: (np.int32, np.uint32),
+                                                  8: (np.int64, np.uint64)}[dt.itemsize][0 if signed else 1]).view(dt)
+
+def uniformity(t):
+  """1 if every lane of predicate t is set, 0 if none is, -1 when they differ."""
+  if np.ndim(t) == 0: return 1 if t else 0
+  if t.all(): return 1
+  return 0 if not t.any() else -1

@@ -1,0 +1,30 @@
+"""The RDNA instruction-set executor: runs a compute dispatch's waves over an AddressSpace.
+
+The PM4 command processor collects the dispatch registers into a Dispatch and calls run_dispatch on DISPATCH_DIRECT.
+"""
+from __future__ import annotations
+from dataclasses import dataclass
+
+@dataclass
+class Dispatch:
+  arch:str                     # "rdna3" (rdna4/cdna later)
+  pgm_addr:int                 # byte address of the first instruction (COMPUTE_PGM_LO/HI << 8)
+  rsrc1:int                    # COMPUTE_PGM_RSRC1
+  rsrc2:int                    # COMPUTE_PGM_RSRC2
+  rsrc3:int                    # COMPUTE_PGM_RSRC3
+  user_data:list[int]          # COMPUTE_USER_DATA_0..15
+  tmpring_size:int             # COMPUTE_TMPRING_SIZE
+  scratch_base:int             # byte address (COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI << 8)
+  block:tuple[int, int, int]   # COMPUTE_NUM_THREAD_X/Y/Z
+  grid:tuple[int, int, int]    # DISPATCH_DIRECT dimensions, in workgroups
+  wave32:bool                  # DISPATCH_INITIATOR.CS_W32_EN
+
+@dataclass
+class DispatchStats:
+  waves:int
+  wave_instructions:int
+  seconds:float
+
+from mockgpu.emulators.rdna.executor import run_dispatch  # noqa: E402
+
+__all__ = ["Dispatch", "DispatchStats", "run_dispatch"]

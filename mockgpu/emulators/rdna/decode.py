@@ -1,0 +1,85 @@
+"""Find a kernel's code in memory and split it into basic blocks.
+
+The dispatch registers hold only the entry PC, so the extent is found as hardware would meet it: decode from the entry,
+follow every branch, stop each path at s_endpgm. Words that do not decode end their path; executing them raises.
+"""
+from __future__ import annotations
+import sys
+from dataclasses import dataclass, field
+from tinygrad.renderer.amd import decode_inst
+from tinygrad.renderer.amd.dsl import Inst
+
+MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
+BRANCHES = {"S_BRANCH", "S_CBRANCH_SCC0", "S_CBRANCH_SCC1", "S_CBRANCH_VCCZ", "S_CBRANCH_VCCNZ", "S_CBRANCH_EXECZ",
+            "S_CBRANCH_EXECNZ"}
+ENDS = {"S_ENDPGM", "S_ENDPGM_SAVED", "S_SETPC_B64", "S_SWAPPC_B64", "S_RFE_B64", "S_CODE_END", "S_TRAP", "S_SETHALT"}
+
+@dataclass
+class Bad:
+  """An undecodable word: executing it raises UnsupportedInstruction."""
+  word:int
+  reason:str
+
+@dataclass
+class Block:
+  start:int                                   # byte offset from the entry
+  insts:list[tuple[int, Inst|Bad]] = field(default_factory=list)
+
+def op_name(inst:Inst) -> str:
+  return inst.op_name if hasattr(inst, "op") else "VOPD"
+
+def branch_target(pc:int, inst:Inst) -> int:
+  simm = inst.simm16 - (1 << 16) if inst.simm16 & 0x8000 else inst.simm16
+  return pc + 4 + 4 * simm
+
+def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
+  if pc + 4 > len(code): return Bad(0, "instruction fetch runs past the end of the code's memory")
+  word = int.from_bytes(code[pc:pc+4], "little")
+  try: inst = _dpp8(decode_inst(code[pc:pc+16], arch), code[pc:pc+16])
+  except (ValueError, AssertionError) as e: return Bad(word, f"undecodable instruction word 0x{word:08x} ({e})")
+  if pc + inst.size() > len(code): return Bad(word, "instruction runs past the end of the code's memory")
+  return inst
+
+DPP8_MARKERS = (233, 234)  # src0 values selecting DPP8 (and DPP8 with fetch-inactive) on gfx11
+
+def _dpp8(inst:Inst, data:bytes) -> Inst:
+  """tinygrad's decoder looks for DPP8 at src0 = 249 (the gfx9 SDWA marker); gfx11 marks it with 233/234, so re-decode
+  those as the _DPP8 variant, which also gives the instruction its true 8- or 12-byte size."""
+  cls = type(inst)
+  if "src0" not in dict(cls._fields) or inst.src0.offset not in DPP8_MARKERS: return inst
+  variant = getattr(sys.modules[cls.__module__], cls.__name__ + "_DPP8", None)
+  return inst if variant is None else variant.from_bytes(data)
+
+def walk(code:bytes, arch:str) -> dict[int, Inst|Bad]:
+  """Every instruction reachable from offset 0, by offset."""
+  insts:dict[int, Inst|Bad] = {}
+  todo = [0]
+  while todo:
+    pc = todo.pop()
+    while pc not in insts:
+      inst = insts[pc] = _decode(code, pc, arch)
+      if isinstance(inst, Bad): break
+      name = op_name(inst)
+      if name in BRANCHES: todo.append(branch_target(pc, inst))
+      if name in ENDS or name == "S_BRANCH": break
+      pc += inst.size()
+  return insts
+
+def extent(insts:dict[int, Inst|Bad]) -> int:
+  return max(pc + (4 if isinstance(i, Bad) else i.size()) for pc, i in insts.items())
+
+def blocks(insts:dict[int, Inst|Bad]) -> list[Block]:
+  """Basic blocks in address order. A block ends at a branch, s_endpgm, s_barrier, a bad word or before a target."""
+  leaders = {0}
+  for pc, inst in insts.items():
+    if isinstance(inst, Bad): continue
+    name = op_name(inst)
+    if name in BRANCHES: leaders |= {branch_target(pc, inst), pc + inst.size()}
+    elif name in ENDS or name == "S_BARRIER": leaders.add(pc + inst.size())
+  out:list[Block] = []
+  expected = -1
+  for pc in sorted(insts):
+    if pc in leaders or pc != expected: out.append(Block(pc))
+    out[-1].insts.append((pc, inst:=insts[pc]))
+    expected = pc + (4 if isinstance(inst, Bad) else inst.size())
+  return out

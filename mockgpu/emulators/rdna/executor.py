@@ -1,0 +1,175 @@
+"""Run a dispatch: set up every wave's registers as the SPI would, then advance the waves block by block.
+
+All waves of a chunk of workgroups live in shared arrays (SGPRs [256, waves], VGPRs [vgprs, waves, 32]). The waves
+sitting at the lowest-addressed block are run together, so waves whose branches diverge regroup when they meet again.
+A wave that reaches s_barrier waits until no wave can run any more, at which point every workgroup's live waves are
+at a barrier (or done) and all are released.
+"""
+from __future__ import annotations
+import re, time
+import numpy as np
+from mockgpu import config
+from mockgpu.compiler.cache import translated
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
+from mockgpu.memory import AddressSpace
+from mockgpu.emulators.rdna import Dispatch, DispatchStats, decode
+from mockgpu.emulators.rdna.translate import Translator, VERSION
+from mockgpu.emulators.rdna.runtime import pack, LANE
+from tinygrad.runtime.autogen import amdgpu_kd as kd
+
+ARCHS = ("rdna3",)
+MAX_CHUNK_BYTES = 64 << 20  # VGPR memory per chunk of workgroups run together
+LDS_GRANULE = 512
+DENORM_FLUSH, DENORM_ALLOW = 0, 3
+
+def _field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
+
+class Program:
+  """A translated kernel: its code bytes (to confirm a cache hit) and its block functions' builder."""
+  def __init__(self, code:bytes, ns:dict):
+    self.code, self.build = code, ns["build"]
+    self.block_pc, self.block_len, self.block_barrier = ns["BLOCK_PC"], ns["BLOCK_LEN"], ns["BLOCK_BARRIER"]
+    self.nvgpr = ns["NVGPR"]
+
+_programs:dict[tuple, Program] = {}
+
+def _code_window(mem:AddressSpace, pgm:int) -> bytes:
+  for m in mem.mappings():
+    if m.va <= pgm < m.end: return mem.read(pgm, min(m.end - pgm, decode.MAX_CODE))
+  raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
+
+def _translate(arch:str, insts, ftz32:bool, ftz16:bool) -> str:
+  src = Translator(decode.blocks(insts), ftz32, ftz16).source()
+  used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
+  return src + f"NVGPR = {max(used, default=0) + 1}\n"
+
+def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool) -> Program:
+  """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
+  key = (arch, pgm, ftz32, ftz16)
+  if (prog:=_programs.get(key)) is not None and mem.is_mapped(pgm, len(prog.code)) and mem.read(pgm, len(prog.code)) == prog.code:
+    return prog
+  window = _code_window(mem, pgm)
+  insts = decode.walk(window, arch)
+  code = window[:decode.extent(insts)]
+  obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}", data=code,
+                   build=lambda: _translate(arch, insts, ftz32, ftz16))
+  ns:dict = {}
+  exec(obj, ns)
+  _programs[key] = prog = Program(code, ns)
+  return prog
+
+def _float_modes(rsrc1:int) -> tuple[bool, bool]:
+  """(flush f32 denormals, flush f16/f64 denormals) from RSRC1.FLOAT_MODE; other modes are not modelled."""
+  r32 = _field(rsrc1, kd.COMPUTE_PGM_RSRC1_FLOAT_ROUND_MODE_32_SHIFT, 2)
+  r16 = _field(rsrc1, kd.COMPUTE_PGM_RSRC1_FLOAT_ROUND_MODE_16_64_SHIFT, 2)
+  if r32 or r16: raise NotImplementedError(f"RDNA executor: FLOAT_ROUND_MODE {r32}/{r16} (only round-to-nearest-even is modelled)")
+  out = []
+  for shift in (kd.COMPUTE_PGM_RSRC1_FLOAT_DENORM_MODE_32_SHIFT, kd.COMPUTE_PGM_RSRC1_FLOAT_DENORM_MODE_16_64_SHIFT):
+    mode = _field(rsrc1, shift, 2)
+    if mode not in (DENORM_FLUSH, DENORM_ALLOW):
+      raise NotImplementedError(f"RDNA executor: FLOAT_DENORM_MODE {mode} (only flush-all and allow-all are modelled)")
+    out.append(mode == DENORM_FLUSH)
+  return out[0], out[1]
+
+class State:
+  """One chunk of workgroups: its registers, LDS and private memory, read by the translated code."""
+  def __init__(self, mem:AddressSpace, d:Dispatch, waves:int, nvgpr:int, wave_wg:np.ndarray, lds_size:int, private_size:int):
+    self.mem, self.pgm = mem, d.pgm_addr
+    self.S = np.zeros((256, waves), np.uint32)
+    self.V = [np.zeros((waves, 32), np.uint32)] * nvgpr  # shared zeros: registers are rebound, never written in place
+    self.wave_index = np.arange(waves)
+    self.wave_wg, self.lds_size = wave_wg, lds_size
+    self.lds = np.zeros(max(1, (int(wave_wg.max()) + 1) * lds_size), np.uint8)
+    self.private_size, self.scratch_base, self._scratch = private_size, d.scratch_base, None
+  def scratch(self) -> np.ndarray:
+    if self._scratch is None: self._scratch = np.zeros(max(1, len(self.wave_index) * 32 * self.private_size), np.uint8)
+    return self._scratch
+
+def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
+  """User SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, per the RSRC2 enables."""
+  nuser = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH)
+  user = (list(d.user_data) + [0] * 32)[:nuser]
+  for i, v in enumerate(user): st.S[i] = v & 0xffffffff
+  gx, gy, _ = d.grid
+  ids = np.repeat(wg_ids, waves_per_wg)
+  sgpr = nuser
+  for k, (shift, val) in enumerate(((kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT, ids % gx),
+                                    (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, (ids // gx) % gy),
+                                    (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT, ids // (gx * gy)))):
+    if d.rsrc2 >> shift & 1:
+      st.S[sgpr] = val
+      sgpr += 1
+  if d.rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_INFO_SHIFT & 1:
+    raise NotImplementedError("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
+  bx, by, bz = d.block
+  comps = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH)
+  t = np.arange(waves_per_wg)[:, None].astype(np.int64) * 32 + LANE  # one workgroup's waves; every group is the same
+  x, y, z = t % bx, (t // bx) % by, t // (bx * by)
+  v0 = (x | ((y << 10) if comps >= 1 else 0) | ((z << 20) if comps >= 2 else 0)).astype(np.uint32)
+  st.V[0] = np.tile(v0, (len(wg_ids), 1))
+  st.S[126] = np.tile(pack(t < bx * by * bz, waves_per_wg), len(wg_ids))
+
+def _private_size(d:Dispatch) -> int:
+  """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units) over its lanes."""
+  if not d.rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
+  return _field(d.tmpring_size, 12, 15) * 256 // 32
+
+def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
+  return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{st.pgm:x} ran past MOCKGPU_BUDGET={budget} "
+                                   f"wave-instructions (waves at PC 0x{st.pgm + prog.block_pc[b]:x})")
+
+def _run(st:State, prog:Program, waves:int, budget:int, used:int) -> int:
+  """Run every wave to s_endpgm. While all waves share one PC they run as one group with no scheduling work."""
+  blocks, lens = prog.build(st), prog.block_len
+  everyone = slice(None)
+  b = 0
+  while b >= 0:
+    used += waves * lens[b]
+    if used > budget: raise _budget_error(st, prog, b, budget)
+    nxt = blocks[b](everyone, waves)
+    if isinstance(nxt, int): b = nxt
+    elif (nxt == nxt[0]).all(): b = int(nxt[0])
+    else: return _run_diverged(st, prog, blocks, waves, nxt, budget, used)
+  return used
+
+def _run_diverged(st:State, prog:Program, blocks, waves:int, pc:np.ndarray, budget:int, used:int) -> int:
+  """Waves at different PCs: run the group at the lowest block; a wave at s_barrier waits until no wave can run."""
+  lens, barrier = prog.block_len, prog.block_barrier
+  pc = np.asarray(pc, np.int64).copy()
+  waiting = np.zeros(waves, bool)
+  while True:
+    runnable = (pc >= 0) & ~waiting
+    if not runnable.any():
+      if not (pc >= 0).any(): return used
+      waiting[:] = False
+      continue
+    b = int(pc[runnable].min())
+    w = np.nonzero(runnable & (pc == b))[0]
+    used += len(w) * lens[b]
+    if used > budget: raise _budget_error(st, prog, b, budget)
+    pc[w] = blocks[b](w, len(w))
+    if barrier[b]: waiting[w] = True
+
+def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
+  t0 = time.perf_counter()
+  if d.arch not in ARCHS: raise NotImplementedError(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
+  if not d.wave32: raise NotImplementedError("RDNA executor: wave64 dispatches are not implemented (wave32 only)")
+  ftz32, ftz16 = _float_modes(d.rsrc1)
+  prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16)
+  bx, by, bz = d.block
+  gx, gy, gz = d.grid
+  threads, nwg = bx * by * bz, gx * gy * gz
+  if threads == 0 or nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
+  wpg = -(-threads // 32)
+  lds_size = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
+  private = _private_size(d)
+  nvgpr = max(prog.nvgpr, 1)
+  chunk = max(1, MAX_CHUNK_BYTES // (wpg * 32 * 4 * (nvgpr + 8)))
+  budget, used = config.instruction_budget(), 0
+  for g0 in range(0, nwg, chunk):
+    ids = np.arange(g0, min(nwg, g0 + chunk))
+    waves = len(ids) * wpg
+    st = State(mem, d, waves, nvgpr, np.repeat(np.arange(len(ids)), wpg), lds_size, private)
+    _init_registers(st, d, ids, wpg)
+    used = _run(st, prog, waves, budget, used)
+  return DispatchStats(nwg * wpg, used, time.perf_counter() - t0)

@@ -1,0 +1,202 @@
+"""Memory instructions for the translated code: scalar, global, scratch and LDS loads and stores, all lanes at once.
+
+Global and scalar accesses go through the dispatch's AddressSpace (a miss is a GPUPageFault naming the instruction
+and its PC). Scratch (per-lane private memory) and LDS (per workgroup) are arrays owned by the dispatch; an access
+outside the kernel's private segment or its workgroup's LDS allocation is reported as a GPUPageFault too.
+"""
+from __future__ import annotations
+import numpy as np
+from mockgpu.errors import GPUPageFault, UnsupportedInstruction
+from mockgpu.emulators.rdna.runtime import LANE, u32, u64
+
+DWORD = np.arange(16, dtype=np.uint64) * 4
+KINDS = {np.dtype(np.uint8): 1, np.dtype(np.int8): 1, np.dtype(np.uint16): 2, np.dtype(np.int16): 2, np.dtype(np.uint32): 4}
+
+def unsupported(st, pc:int, what:str) -> UnsupportedInstruction:
+  return UnsupportedInstruction(f"{what} at PC 0x{st.pgm + pc:x}")
+
+def _where(st, pc:int, name:str) -> str: return f"{name} at PC 0x{st.pgm + pc:x}"
+
+def _addrs(addr, ndw:int) -> np.ndarray:
+  a = np.asarray(addr, u64).reshape(-1)
+  return a if ndw == 1 else (a[:, None] + DWORD[:ndw]).reshape(-1)
+
+def _widen(vals:np.ndarray) -> np.ndarray:
+  """Loaded elements -> uint32, zero- or sign-extending sub-dword kinds."""
+  return vals.astype(np.int64).astype(u32) if vals.dtype.kind == "i" else vals.astype(u32, copy=False)
+
+def _spread(vals:np.ndarray, m:np.ndarray, full:bool, ndw:int) -> list[np.ndarray]:
+  """Values of the active lanes -> one [n, 32] array per dword (inactive lanes 0)."""
+  n = m.shape[0]
+  if full: out = vals.reshape(n, 32, ndw)
+  else:
+    out = np.zeros((n, 32, ndw), u32)
+    out[m] = vals.reshape(-1, ndw)
+  return [out[..., j] for j in range(ndw)]
+
+def _dense(st, a:np.ndarray, nbytes:int, write:bool) -> np.ndarray|None:
+  """When the lanes' accesses tile one contiguous range inside a single mapping (lane i at base + i * nbytes, the
+  common case of a vectorized kernel), that range as a checked byte view; else None."""
+  k = len(a)
+  lo = int(a[0])
+  if k > 1 and not (int(a[-1]) - lo == (k - 1) * nbytes and (np.diff(a) == nbytes).all()): return None
+  return st.mem.view(lo, k * nbytes, write) if st.mem.is_mapped(lo, k * nbytes) else None
+
+def _span(st, a:np.ndarray, nbytes:int, write:bool) -> tuple[np.ndarray, np.ndarray]|None:
+  """When all addresses fall in one mapping (one buffer per instruction), its checked byte view and each address's
+  offset in it; else None, and the caller goes through AddressSpace.load/store, which names the faulting address."""
+  lo, hi = int(a.min()), int(a.max())
+  if not st.mem.is_mapped(lo, hi - lo + nbytes): return None
+  return st.mem.view(lo, hi - lo + nbytes, write), (a - np.uint64(lo)).astype(np.int64)
+
+def _load(st, a:np.ndarray, dt:np.dtype, ndw:int, pc:int, name:str) -> np.ndarray:
+  """Elements of type dt (ndw dwords when dt is u32) at each lane address a: shape [lanes * ndw]."""
+  if not len(a): return np.zeros(0, dt)
+  if (dense:=_dense(st, a, dt.itemsize * ndw, False)) is not None: return dense.view(dt).copy()
+  e = _addrs(a, ndw)
+  if (span:=_span(st, e, dt.itemsize, False)) is not None: return _gather(span[0], span[1], dt)
+  try: return st.mem.load(e, dt, "")
+  except GPUPageFault as err: raise GPUPageFault(err.va, err.size, err.write, _where(st, pc, name)) from None
+
+def _store(st, a:np.ndarray, vals:np.ndarray, ndw:int, pc:int, name:str):
+  """Store vals ([lanes * ndw] elements) at each lane address a."""
+  if not len(a): return
+  if (dense:=_dense(st, a, vals.dtype.itemsize * ndw, True)) is not None:
+    dense[:] = np.ascontiguousarray(vals).view(np.uint8)
+    return
+  e = _addrs(a, ndw)
+  if (span:=_span(st, e, vals.dtype.itemsize, True)) is not None: return _scatter(span[0], span[1], vals)
+  try: st.mem.store(e, vals, "")
+  except GPUPageFault as err: raise GPUPageFault(err.va, err.size, err.write, _where(st, pc, name)) from None
+
+def _lanes(addr, m, full) -> np.ndarray:
+  addr = np.asarray(addr, u64)
+  if full: return np.broadcast_to(addr, m.shape).reshape(-1)
+  return np.broadcast_to(addr, m.shape)[m]
+
+def sload(st, addr, ndw:int, pc:int, name:str) -> list[np.ndarray]:
+  """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware)."""
+  a = np.asarray(addr, u64).reshape(-1) & ~np.uint64(3)
+  return list(_load(st, a, np.dtype(u32), ndw, pc, name).reshape(-1, ndw).T)
+
+def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
+  return _spread(_widen(_load(st, _lanes(addr, m, full), np.dtype(kind), ndw, pc, name)), m, full, ndw)
+
+def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
+  vals = np.stack([np.broadcast_to(d, m.shape) for d in data], axis=-1)
+  _store(st, _lanes(addr, m, full), vals.reshape(-1) if full else vals[m].reshape(-1), len(data), pc, name)
+
+# *** arrays owned by the dispatch (scratch, LDS) ***
+
+def _gather(u8:np.ndarray, off:np.ndarray, dt:np.dtype) -> np.ndarray:
+  n = dt.itemsize
+  if n == 1: return u8[off].view(dt)
+  if u8.size % n == 0 and not (off % n).any(): return u8.view(dt)[off // n]
+  return u8[off[:, None] + np.arange(n)].copy().view(dt).reshape(-1)
+
+def _scatter(u8:np.ndarray, off:np.ndarray, vals:np.ndarray):
+  n = vals.dtype.itemsize
+  if n == 1: u8[off] = vals.view(np.uint8)
+  elif u8.size % n == 0 and not (off % n).any(): u8.view(vals.dtype)[off // n] = vals
+  else: u8[off[:, None] + np.arange(n)] = np.ascontiguousarray(vals).view(np.uint8).reshape(-1, n)
+
+def _check(off:np.ndarray, nbytes:int, limit:int, base:np.ndarray, write:bool, where:str, space:str):
+  bad = off.astype(np.int64) + nbytes > limit
+  if bad.any():
+    i = int(np.argmax(bad))
+    raise GPUPageFault(int(base[i]) + int(off[i]), nbytes, write, f"{where}: {space} offset 0x{int(off[i]):x} is outside "
+                       f"its {limit} byte allocation")
+
+def _private(st, w, off, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:str):
+  """Byte indices into the dispatch's scratch array for the active lanes, checked against the private segment size."""
+  off = np.broadcast_to(np.asarray(off, u32), m.shape)
+  lane = st.wave_index[w][:, None] * 32 + LANE
+  if not full: off, lane = off[m], lane[m]
+  off, lane = off.reshape(-1), np.broadcast_to(lane, off.shape).reshape(-1)
+  if ndw > 1:
+    off = (off[:, None].astype(np.int64) + np.arange(ndw) * 4).reshape(-1)
+    lane = np.repeat(lane, ndw)
+  _check(off, nbytes, st.private_size, st.scratch_base + lane.astype(np.int64) * st.private_size, write,
+         _where(st, pc, name), "private (scratch)")
+  return lane.astype(np.int64) * st.private_size + off
+
+def scload(st, w, off, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
+  dt = np.dtype(kind)
+  idx = _private(st, w, off, m, full, ndw, dt.itemsize, False, pc, name)
+  return _spread(_widen(_gather(st.scratch(), idx, dt)), m, full, ndw)
+
+def scstore(st, w, off, m, full, data:list, pc:int, name:str):
+  vals = np.stack([np.broadcast_to(d, m.shape) for d in data], axis=-1)
+  idx = _private(st, w, off, m, full, len(data), vals.dtype.itemsize, True, pc, name)
+  _scatter(st.scratch(), idx, (vals.reshape(-1) if full else vals[m].reshape(-1)))
+
+def _shared(st, w, addr, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:str):
+  """Byte indices into the dispatch's LDS array for the active lanes, checked against the workgroup's LDS size."""
+  addr = np.broadcast_to(np.asarray(addr, u32), m.shape)
+  base = (st.wave_wg[w] * st.lds_size)[:, None] + np.zeros(32, np.int64)
+  if not full: addr, base = addr[m], base[m]
+  addr, base = addr.reshape(-1).astype(np.int64), base.reshape(-1)
+  if ndw > 1:
+    addr = (addr[:, None] + np.arange(ndw) * 4).reshape(-1)
+    base = np.repeat(base, ndw)
+  _check(addr, nbytes, st.lds_size, np.zeros_like(addr), write, _where(st, pc, name), "LDS")
+  return base + addr
+
+def ldsload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
+  dt = np.dtype(kind)
+  idx = _shared(st, w, addr, m, full, ndw, dt.itemsize, False, pc, name)
+  return _spread(_widen(_gather(st.lds, idx, dt)), m, full, ndw)
+
+def ldsstore(st, w, addr, m, full, data:list, pc:int, name:str):
+  vals = np.stack([np.broadcast_to(d, m.shape) for d in data], axis=-1)
+  idx = _shared(st, w, addr, m, full, len(data), vals.dtype.itemsize, True, pc, name)
+  _scatter(st.lds, idx, vals.reshape(-1) if full else vals[m].reshape(-1))
+
+_ATOMIC = {"add": (np.add, "u4"), "sub": (np.subtract, "u4"), "min_i": (np.minimum, "i4"), "max_i": (np.maximum, "i4"),
+           "min_u": (np.minimum, "u4"), "max_u": (np.maximum, "u4"), "and": (np.bitwise_and, "u4"),
+           "or": (np.bitwise_or, "u4"), "xor": (np.bitwise_xor, "u4"), "add_f": (np.add, "f4"),
+           "min_f": (np.fmin, "f4"), "max_f": (np.fmax, "f4")}
+
+def ldsatomic(st, w, addr, m, full, data, op:str, pc:int, name:str) -> np.ndarray:
+  """A 32-bit LDS read-modify-write. Lanes hitting the same address apply in lane order; each returns the value it saw."""
+  ufunc, t = _ATOMIC[op]
+  idx = _shared(st, w, addr, m, full, 1, 4, True, pc, name)
+  if (idx % 4).any(): raise GPUPageFault(int(idx[0]), 4, True, _where(st, pc, name) + ": misaligned LDS atomic")
+  words = st.lds.view(t)
+  d = np.broadcast_to(data, m.shape)
+  d = (d.reshape(-1) if full else d[m]).view(t)
+  slot = idx // 4
+  before = np.empty(len(slot), np.dtype(t))
+  order = np.argsort(slot, kind="stable")  # group equal addresses, keeping lane order within each
+  s, dv = slot[order], d[order]
+  start = np.r_[True, s[1:] != s[:-1]]
+  seg = np.cumsum(start) - 1
+  first = np.nonzero(start)[0]
+  acc = words[s[first]].copy()
+  # walk the k-th lane of every address group at once: loops over the deepest conflict, not over lanes
+  rank = np.arange(len(s)) - first[seg]
+  for k in range(int(rank.max()) + 1 if len(s) else 0):
+    sel = rank == k
+    g = seg[sel]
+    before[order[sel]] = acc[g]
+    acc[g] = ufunc(acc[g], dv[sel]).astype(t)
+  words[s[first]] = acc
+  ret = np.zeros(m.shape, np.dtype(t))
+  if full: ret = before.reshape(m.shape)
+  else: ret[m] = before
+  return ret.view(u32)
+
+def bpermute(idx, data, m) -> np.ndarray:
+  """ds_bpermute_b32: each lane reads `data` of lane idx % 32 (an inactive source lane reads 0)."""
+  src = np.where(m, data, 0)
+  lanes = np.broadcast_to(np.asarray(idx, u32) & 31, m.shape).astype(np.int64)
+  return np.take_along_axis(src, lanes, axis=1).astype(u32)
+
+def permute(idx, data, m) -> np.ndarray:
+  """ds_permute_b32: each active lane writes its `data` to lane idx % 32 (the highest writer wins)."""
+  n = m.shape[0]
+  out = np.zeros((n, 32), u32)
+  lanes = np.broadcast_to(np.asarray(idx, u32) & 31, m.shape).astype(np.int64)
+  rows = np.broadcast_to(np.arange(n)[:, None], m.shape)
+  out[rows[m], lanes[m]] = np.broadcast_to(data, m.shape)[m]
+  return out

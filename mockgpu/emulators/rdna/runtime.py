@@ -1,0 +1,435 @@
+"""Numeric helpers the translated RDNA code calls: lane masks, register packing, exact and approximate float math.
+
+Registers are uint32 arrays: SGPRs `S[reg]` have shape [waves], VGPRs `V[reg]` shape [waves, 32]. Helpers take and
+return numpy arrays over whole wave groups; none loops over lanes.
+
+Transcendental ops are computed in float64 and rounded once to the destination type, so each result is the exact
+value correctly rounded. The ISA promises 1 ULP for the f32 forms; ours are within 0.5 ULP of the exact function:
+
+  =================  ====================================  ==============================
+  instruction        computes                              error bound vs. exact result
+  =================  ====================================  ==============================
+  v_exp_f32/f16      2**x                                  <= 0.5 ulp (hardware: 1 ulp)
+  v_log_f32/f16      log2(x)  (log2(0) = -inf, <0: NaN)     <= 0.5 ulp (hardware: 1 ulp)
+  v_rcp_f32/f16      1/x  (also v_rcp_iflag_f32)            <= 0.5 ulp (hardware: 1 ulp)
+  v_rsq_f32/f16      1/sqrt(x)                             <= 0.5 ulp (hardware: 1 ulp)
+  v_sqrt_f32/f16     sqrt(x)                               <= 0.5 ulp (hardware: 1 ulp)
+  v_sin_f32/f16      sin(2*pi*x)  (x in revolutions)       <= 0.5 ulp + 2**-50 absolute
+  v_cos_f32/f16      cos(2*pi*x)                           <= 0.5 ulp + 2**-50 absolute
+  v_rcp_f64 etc.     1/x, 1/sqrt(x), sqrt(x) in float64    <= 0.5 ulp (numpy float64)
+  =================  ====================================  ==============================
+
+sin/cos reduce x to [-0.5, 0.5] revolutions exactly (x - rint(x) is exact in float64) before multiplying by 2*pi.
+"""
+from __future__ import annotations
+import numpy as np
+
+LANE = np.arange(32, dtype=np.uint32)
+u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
+i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
+f16, f32, f64 = np.float16, np.float32, np.float64
+M32 = 0xffffffff
+np.seterr(all="ignore")  # IEEE results (inf, NaN) are the point; numpy must not warn about them
+
+# *** lane masks ***
+
+def unpack(x) -> np.ndarray:
+  """A uint32 lane mask per wave -> bool [waves, 32]."""
+  return ((np.asarray(x, u32)[:, None] >> LANE) & 1).astype(bool)
+
+def pack(b, n:int) -> np.ndarray:
+  """bool [waves, 32] (or broadcastable) -> uint32 lane mask per wave."""
+  b = np.ascontiguousarray(np.broadcast_to(b, (n, 32)), dtype=bool)
+  return np.packbits(b, axis=1, bitorder="little").view(u32).reshape(n)
+
+def em(exec_lo) -> tuple[np.ndarray, bool]:
+  """The EXEC mask as lanes, and whether every lane of every wave is on (then writes need no masking)."""
+  m = unpack(exec_lo)
+  return m, bool(m.all())
+
+def vw(V:list, d:int, w, val, m:np.ndarray, full:bool):
+  """Write VGPR d for the active lanes of waves w. Register arrays are immutable: the register is rebound to a new
+  array (or to val itself), so values may safely be shared between registers."""
+  old = V[d]
+  if type(w) is slice:  # the whole chunk of waves
+    V[d] = np.broadcast_to(val, old.shape) if full else np.where(m, val, old)
+    return
+  new = old.copy()
+  new[w] = val if full else np.where(m, val, old[w])
+  V[d] = new
+
+def vw16(V:list, d:int, w, val, m, full, hi:bool):
+  """Write 16 bits (low or high half) of VGPR d for the active lanes, keeping the other half."""
+  old = V[d][w]
+  bits = np.asarray(val).astype(u32) & 0xffff
+  vw(V, d, w, (old & 0xffff) | (bits << 16) if hi else (old & 0xffff0000) | bits, m, full)
+
+# *** bit views ***
+
+def bits32(x) -> np.ndarray:
+  """Any integer-valued array as its low 32 bits."""
+  return np.asarray(x).astype(u32, copy=False)
+
+def fbits32(x) -> np.ndarray:
+  """A float value rounded to f32, as bits."""
+  return np.asarray(x, f32).view(u32)
+
+def fbits16(x) -> np.ndarray:
+  return np.asarray(x, f16).view(u16).astype(u32)
+
+def bf16bits(x) -> np.ndarray:
+  """f32 -> bf16 bits, round to nearest even (NaN stays NaN)."""
+  b = np.asarray(x, f32).view(u32)
+  r = (b + 0x7fff + ((b >> 16) & 1)) >> 16
+  return np.where(np.isnan(np.asarray(x, f32)), (b >> 16) | 0x40, r).astype(u32)
+
+def h16(x, hi:bool=False) -> np.ndarray:
+  """The f16 in the low (or high) half of each 32-bit value."""
+  x = np.asarray(x, u32)
+  return ((x >> 16) if hi else x).astype(u16).view(f16)
+
+def b16(x, hi:bool=False) -> np.ndarray:
+  x = np.asarray(x, u32)
+  return ((x >> 16) if hi else x).astype(u16)
+
+def bf16(x, hi:bool=False) -> np.ndarray:
+  """The bf16 in the low (or high) half, widened exactly to f32."""
+  x = np.asarray(x, u32)
+  return (((x >> 16) if hi else (x & 0xffff)) << 16).astype(u32).view(f32)
+
+def r64(lo, hi) -> np.ndarray:
+  return (np.asarray(hi, u32).astype(u64) << 32) | np.asarray(lo, u32)
+
+def lo32(x) -> np.ndarray: return np.asarray(x).astype(u64).astype(u32)
+def hi32(x) -> np.ndarray: return (np.asarray(x).astype(u64) >> 32).astype(u32)
+def as_u64(x) -> np.ndarray:
+  x = np.asarray(x)
+  return x.view(u64) if x.dtype.itemsize == 8 and x.dtype.kind != "f" else x.astype(u64)
+def f64bits(x) -> np.ndarray: return np.asarray(x, f64).view(u64)
+
+# *** float helpers ***
+
+def ftz32(x):
+  """Flush f32 denormals to signed zero (FLOAT_DENORM_MODE_32 = flush)."""
+  x = np.asarray(x, f32)
+  return np.where(np.abs(x) < np.float32(1.1754943508222875e-38), np.copysign(f32(0), x), x)
+
+def ftz64(x):
+  x = np.asarray(x, f64)
+  return np.where(np.abs(x) < np.finfo(f64).tiny, np.copysign(f64(0), x), x)
+
+def ftz16(x):
+  x = np.asarray(x, f16)
+  return np.where(np.abs(x) < np.float16(6.103515625e-05), np.copysign(f16(0), x), x)
+
+_HALF_ULP_BITS = {f32: (0x1fffffff, 0x10000000, 2.0**-126), f16: (0x3ffffffffff, 0x20000000000, 2.0**-14)}
+
+def _fma_odd(a, b, c, t) -> np.ndarray:
+  """a*b+c for f32/f16 operands with one rounding to t. a*b is exact in f64, so the f64 sum s is the exact value
+  rounded once; rounding s again to t is only wrong when s lands exactly on a midpoint of t (or in t's denormal range,
+  where the midpoints sit elsewhere). Only then the sum is redone rounded-to-odd (TwoSum gives its exact error)."""
+  a, b, c = (np.asarray(v, t).astype(f64) for v in (a, b, c))
+  p = a * b
+  s = p + c
+  mask, mid, tiny = _HALF_ULP_BITS[t]
+  if not (((s.view(u64) & mask) == mid) | (np.abs(s) < tiny)).any(): return s.astype(t)
+  bp = s - c
+  err = (p - bp) + (c - (s - bp))
+  sb = s.view(np.int64)
+  fix = (err != 0) & np.isfinite(s) & ((sb & 1) == 0)
+  step = np.where((err > 0) == (s > 0), 1, -1)
+  return np.where(fix, (sb + step).view(f64), s).astype(t)
+
+def fma32(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f32)
+def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
+
+def fma64(a, b, c) -> np.ndarray:
+  """f64 fma via exact splitting (Dekker product + TwoSum); exact except when intermediate over/underflows."""
+  a, b, c = (np.asarray(v, f64) for v in (a, b, c))
+  p = a * b
+  split = 134217729.0
+  def _split(x):
+    t = split * x
+    hi = t - (t - x)
+    return hi, x - hi
+  ah, al = _split(a)
+  bh, bl = _split(b)
+  pe = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # exact a*b = p + pe
+  s = p + c
+  bp = s - c
+  se = (p - bp) + (c - (s - bp))
+  r = s + (se + pe)
+  return np.where(np.isfinite(r) & np.isfinite(p), r, p + c)
+
+def clamp01(x):
+  """Output clamp to [0, 1]; NaN clamps to 0 as on hardware."""
+  x = np.asarray(x)
+  return np.where(x > 0, np.minimum(x, x.dtype.type(1)), x.dtype.type(0))
+
+def fmax(a, b):
+  """v_max_*: a NaN operand yields the other one (IEEE mode); +0 is greater than -0."""
+  r = np.fmax(a, b)
+  z = r == 0
+  if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), b, a), r)
+  return r
+
+def fmin(a, b):
+  """v_min_*: a NaN operand yields the other one (IEEE mode); -0 is less than +0."""
+  r = np.fmin(a, b)
+  z = r == 0
+  if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
+  return r
+
+def med3(a, b, c):
+  return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+
+def fmed3(a, b, c):
+  nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+  return np.where(nan, fmin(fmin(a, b), c), med3(a, b, c))
+
+def exp2(x, t): return np.exp2(np.asarray(x).astype(f64)).astype(t)
+def log2(x, t): return np.log2(np.asarray(x).astype(f64)).astype(t)
+def rcp(x, t): return (1.0 / np.asarray(x).astype(f64)).astype(t)
+def rsq(x, t): return (1.0 / np.sqrt(np.asarray(x).astype(f64))).astype(t)
+def sqrt(x, t): return np.sqrt(np.asarray(x).astype(f64)).astype(t)
+
+def sin_rev(x, t):
+  x = np.asarray(x).astype(f64)
+  return np.where(np.isfinite(x), np.sin(2 * np.pi * (x - np.rint(x))), np.nan).astype(t)
+
+def cos_rev(x, t):
+  x = np.asarray(x).astype(f64)
+  return np.where(np.isfinite(x), np.cos(2 * np.pi * (x - np.rint(x))), np.nan).astype(t)
+
+def fract(x):
+  x = np.asarray(x)
+  t = x.dtype.type
+  r = np.minimum(x - np.floor(x), np.nextafter(t(1), t(0)))
+  return np.where(np.isinf(x), t(np.nan), r)
+
+def frexp_mant(x):
+  m, _ = np.frexp(x)
+  return np.where(np.isfinite(x), m, x)
+
+def frexp_exp(x):
+  _, e = np.frexp(x)
+  return np.where(np.isfinite(x), e, 0).astype(i32)
+
+def ldexp(x, e):
+  return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -1100, 1100).astype(i32))
+
+def cvt_int(x, lo:int, hi:int, t):
+  """float -> integer, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
+  x = np.nan_to_num(np.asarray(x).astype(f64), nan=0.0, posinf=hi, neginf=lo)
+  return np.clip(np.trunc(x), lo, hi).astype(np.int64).astype(t)
+
+def cvt_rtz_f16(x) -> np.ndarray:
+  """f32 -> f16 rounding toward zero (v_cvt_pk_rtz_f16_f32)."""
+  x = np.asarray(x, f32)
+  h = x.astype(f16)
+  over = np.isfinite(x) & (np.abs(h.astype(f32)) > np.abs(x))
+  return np.where(over, np.nextafter(h, f16(0)), h)
+
+def cmp_class(x, mask) -> np.ndarray:
+  """v_cmp_class: is x in one of the classes selected by mask bits (0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm,
+  5 -0, 6 +0, 7 +denorm, 8 +normal, 9 +inf)."""
+  x = np.asarray(x)
+  nbits = x.dtype.itemsize * 8
+  ut = {16: u16, 32: u32, 64: u64}[nbits]
+  mant_bits = {16: 10, 32: 23, 64: 52}[nbits]
+  b = x.view(ut).astype(u64)
+  exp_max = (1 << (nbits - 1 - mant_bits)) - 1
+  e = (b >> mant_bits) & exp_max
+  mant = b & ((1 << mant_bits) - 1)
+  neg = (b >> (nbits - 1)) & 1 == 1
+  quiet = (mant >> (mant_bits - 1)) & 1 == 1
+  cls = np.where(e == exp_max, np.where(mant != 0, np.where(quiet, 1, 0), np.where(neg, 2, 9)),
+        np.where(e > 0, np.where(neg, 3, 8), np.where(mant != 0, np.where(neg, 4, 7), np.where(neg, 5, 6))))
+  return ((np.asarray(mask).astype(u32) >> cls.astype(u32)) & 1) == 1
+
+def div_fixup(s0, s1, s2):
+  """v_div_fixup_f32/f64: special cases of quotient s0 = s2/s1 (ISA pseudocode)."""
+  t = np.asarray(s0).dtype.type
+  sign = np.signbit(s1) ^ np.signbit(s2)
+  inf = np.where(sign, t(-np.inf), t(np.inf))
+  zero = np.where(sign, t(-0.0), t(0.0))
+  r = np.where(sign, -np.abs(s0), np.abs(s0))
+  r = np.where((np.abs(s1) == np.inf) | (s2 == 0), zero, r)
+  r = np.where((s1 == 0) | (np.abs(s2) == np.inf), inf, r)
+  r = np.where(((s1 == 0) & (s2 == 0)) | ((np.abs(s1) == np.inf) & (np.abs(s2) == np.inf)), t(np.nan), r)
+  r = np.where(np.isnan(s1), s1, r)
+  return np.where(np.isnan(s2), s2, r).astype(t)
+
+def _bexp(x) -> np.ndarray:
+  """The biased exponent field of f32/f64 values."""
+  x = np.asarray(x)
+  if x.dtype == f32: return ((x.view(u32) >> 23) & 0xff).astype(np.int64)
+  return ((x.view(u64) >> 52) & 0x7ff).astype(np.int64)
+
+def _is_denorm(x) -> np.ndarray:
+  return (np.asarray(x) != 0) & (_bexp(x) == 0)
+
+def div_scale(s0, s1, s2):
+  """v_div_scale_f32/f64: (scaled value, VCC flag), following the ISA pseudocode's if/elsif chain."""
+  s0, s1, s2 = np.broadcast_arrays(*(np.asarray(v) for v in (s0, s1, s2)))
+  t = s0.dtype.type
+  big, up, tiny_exp = (96, 64, 23) if t == f32 else (768, 128, 53)
+  q = s2 / s1
+  rcp_den = _is_denorm(1.0 / s1.astype(f64)) if t == f64 else np.zeros(s0.shape, bool)
+  conds = [((s2 == 0) | (s1 == 0), t(np.nan), False),
+           (_bexp(s2) - _bexp(s1) >= big, np.where(s0 == s1, np.ldexp(s0, up), s0), True),
+           (_is_denorm(s1), np.ldexp(s0, up), False),
+           (rcp_den & _is_denorm(q), np.where(s0 == s1, np.ldexp(s0, up), s0), True),
+           (rcp_den, np.ldexp(s0, -up), False),
+           (_is_denorm(q), np.where(s0 == s2, np.ldexp(s0, up), s0), True),
+           (_bexp(s2) <= tiny_exp, np.ldexp(s0, up), False)]
+  d, vcc = s0.copy(), np.zeros(s0.shape, bool)
+  for cond, val, flag in reversed(conds):  # earlier branches take priority, so apply them last
+    d = np.where(cond, val, d)
+    vcc = np.where(cond, flag, vcc)
+  return d.astype(t), vcc
+
+def clz(x):
+  """Leading zeros of 32-bit values; -1 (0xffffffff) for 0."""
+  x = np.asarray(x, u32)
+  n = np.full(x.shape, 32, np.int64)
+  v = x.astype(np.int64)
+  for sh in (16, 8, 4, 2, 1):  # binary search over bit positions, all lanes at once
+    big = v >= (1 << sh)
+    n = np.where(big, n - sh, n)
+    v = np.where(big, v >> sh, v)
+  n = n - (v > 0)
+  return np.where(x == 0, -1, n).astype(np.int64).astype(u32)
+
+def ctz(x):
+  x = np.asarray(x, u32)
+  low = x & (~x + np.uint32(1))  # lowest set bit
+  return np.where(x == 0, M32, 31 - clz(low).astype(np.int64)).astype(np.int64).astype(u32)
+
+def cls32(x):
+  """Leading sign bits minus one (v_cls_i32); -1 for 0 and -1."""
+  x = np.asarray(x, u32)
+  v = np.where((x >> 31) == 1, ~x, x)
+  r = clz(v).astype(np.int64)
+  return np.where((x == 0) | (x == M32), -1, r).astype(np.int64).astype(u32)
+
+def popcount(x):
+  x = np.asarray(x).astype(u64)
+  x = x - ((x >> 1) & 0x5555555555555555)
+  x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0f
+  return ((x * np.uint64(0x0101010101010101)) >> 56).astype(u32)
+
+def brev32(x):
+  x = np.asarray(x, u32)
+  x = ((x >> 1) & 0x55555555) | ((x & 0x55555555) << 1)
+  x = ((x >> 2) & 0x33333333) | ((x & 0x33333333) << 2)
+  x = ((x >> 4) & 0x0f0f0f0f) | ((x & 0x0f0f0f0f) << 4)
+  x = ((x >> 8) & 0x00ff00ff) | ((x & 0x00ff00ff) << 8)
+  return ((x >> 16) | (x << 16)).astype(u32)
+
+def bfe(x, off, width, signed:bool):
+  x = np.asarray(x, u32).astype(np.int64)
+  off = np.asarray(off).astype(np.int64) & 31
+  width = np.asarray(width).astype(np.int64) & 31
+  r = (x >> off) & ((1 << width) - 1)
+  if signed: r = np.where((width > 0) & ((r >> np.maximum(width - 1, 0)) & 1 == 1), r - (1 << width), r)
+  return np.where(width == 0, 0, r).astype(np.int64).astype(u32)
+
+def perm(s0, s1, sel):
+  """v_perm_b32: each result byte picks a byte of {s0, s1} or a constant per ISA BYTE_PERMUTE."""
+  data = r64(s1, s0)
+  sel = np.asarray(sel, u32)
+  out = np.zeros(np.broadcast(data, sel).shape, u32)
+  for k in range(4):  # four result bytes, each vectorized over all lanes
+    s = (sel >> (8 * k)) & 0xff
+    byte = (data >> (8 * np.minimum(s, 7)).astype(u64)) & 0xff
+    sign_src = np.choose(np.clip(s.astype(np.int64) - 8, 0, 3), [1, 3, 5, 7])
+    sbit = (data >> (8 * sign_src + 7).astype(u64)) & 1
+    b = np.where(s >= 13, 0xff, np.where(s == 12, 0, np.where(s >= 8, sbit * 0xff, byte)))
+    out |= b.astype(u32) << (8 * k)
+  return out
+
+def mul_hi_u32(a, b): return ((np.asarray(a, u32).astype(u64) * np.asarray(b, u32).astype(u64)) >> 32).astype(u32)
+def mul_hi_i32(a, b):
+  p = np.asarray(a, u32).view(i32).astype(i64) * np.asarray(b, u32).view(i32).astype(i64)
+  return (p >> 32).astype(u32)
+
+def sext(x, bits:int) -> np.ndarray:
+  """Sign-extend the low `bits` of each value to int64."""
+  x = np.asarray(x).astype(np.int64) & ((1 << bits) - 1)
+  return np.where(x >> (bits - 1) == 1, x - (1 << bits), x)
+
+def mul_u64_lo(a, b):
+  """64-bit wrapping multiply (numpy uint64 multiply wraps)."""
+  return np.asarray(a, u64) * np.asarray(b, u64)
+
+def mad_u64_u32(a, b, c):
+  """(a*b + c) mod 2**64 and its carry-out bit, a, b 32-bit, c 64-bit."""
+  p = np.asarray(a, u32).astype(u64) * np.asarray(b, u32).astype(u64)
+  c = np.asarray(c, u64)
+  s = p + c
+  return s, s < p
+
+def mad_i64_i32(a, b, c):
+  """a*b + c for signed a, b (32-bit) and c (64-bit): the low 64 bits and bit 64 of the exact 65-bit result."""
+  p = np.asarray(a, u32).view(i32).astype(i64) * np.asarray(b, u32).view(i32).astype(i64)
+  c = np.asarray(c, u64).view(i64)
+  s = (p.view(u64) + c.view(u64)).view(i64)
+  overflow = ((p < 0) == (c < 0)) & ((s < 0) != (p < 0))
+  return s.view(u64), (s < 0) ^ overflow
+
+def wmma_f32(a_regs, b_regs, c_regs, kind:str) -> list[np.ndarray]:
+  """v_wmma_f32_16x16x16_{f16,bf16}, wave32 layout: lane l (0-15) of A's 8 VGPRs holds row l, K = 2*vgpr + half;
+  lane l of B's holds column l; C/D VGPR j, lane l holds element (row 2*j + l // 16, column l % 16). Lanes 16-31 of A
+  and B replicate lanes 0-15. The 16-term dot products are computed exactly (float64) and rounded once to f32;
+  hardware accumulates in f32 in an unspecified order, so results can differ from it in the last bits."""
+  half = h16 if kind == "f16" else bf16
+  def mat(regs):  # [n, 16 lanes, 16 K]
+    lo = [half(r[:, :16]).astype(f64) for r in regs]
+    hi = [half(r[:, :16], True).astype(f64) for r in regs]
+    return np.stack([x for pair in zip(lo, hi) for x in pair], axis=-1)
+  a, b = mat(a_regs), mat(b_regs)              # a[n, row, k], b[n, col, k]
+  d = np.einsum("nrk,nck->nrc", a, b)           # [n, row, col]
+  c = np.stack([r.view(f32) for r in c_regs], axis=1).astype(f64)  # [n, j, lane]
+  out = []
+  for j in range(8):
+    rows = 2 * j + (np.arange(32) // 16)
+    cols = np.arange(32) % 16
+    out.append(fbits32((d[:, rows, cols] + c[:, j, :]).astype(f32)))
+  return out
+
+def dpp16_lanes(ctrl:int) -> tuple[np.ndarray, np.ndarray]:
+  """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row)."""
+  lane = np.arange(32)
+  row, i = lane & ~15, lane & 15
+  if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(32, bool)
+  n = ctrl & 15
+  if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
+  elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
+  elif 0x121 <= ctrl <= 0x12f: src = (i - n) & 15              # row_ror
+  elif ctrl == 0x140: src = 15 - i                             # row_mirror
+  elif ctrl == 0x141: src = (i & 8) | (7 - (i & 7))            # row_half_mirror
+  elif 0x150 <= ctrl <= 0x15f: src = np.full(32, n)            # row_share
+  elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
+  else: raise ValueError(f"DPP16 control 0x{ctrl:x}")
+  ok = (src >= 0) & (src <= 15)
+  return row | (src & 15), ok
+
+def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, bank_mask:int):
+  """DPP16 operand: each lane's source-lane value, and which lanes the instruction writes. An invalid source (off the
+  row, or an inactive lane without FI) reads 0 with BOUND_CTRL, else leaves the lane unwritten; lanes of rows/banks
+  outside ROW_MASK/BANK_MASK are never written."""
+  src, exists = dpp16_lanes(ctrl)
+  vals = np.asarray(x)[:, src]
+  ok = exists[None, :] & (m[:, src] | fetch_inactive)
+  lane = np.arange(32)
+  enabled = ((row_mask >> (lane >> 4)) & 1).astype(bool) & ((bank_mask >> ((lane >> 2) & 3)) & 1).astype(bool)
+  return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & enabled[None, :]
+
+def dpp8(x, m, sels:list[int], fetch_inactive:bool):
+  """DPP8 operand: lane i reads lane (i & ~7) | sels[i & 7]; an inactive source reads 0 unless FI."""
+  lane = np.arange(32)
+  src = (lane & ~7) | np.asarray(sels)[lane & 7]
+  vals = np.asarray(x)[:, src]
+  return np.where(m[:, src] | fetch_inactive, vals, u32(0)), np.ones(m.shape, bool)

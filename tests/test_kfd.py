@@ -1,0 +1,245 @@
+"""The KFD driver model (/dev/kfd, render nodes, sysfs), driven by a minimal in-process client.
+
+`Client` opens the mock's /dev/kfd and render nodes and calls ioctls the way tinygrad's KFDIface does (same autogen
+structs, same request numbers) without tinygrad's runtime; test_pm4 and test_sdma use it too.
+"""
+from __future__ import annotations
+import ctypes, errno, mmap, os
+import pytest
+from tinygrad.runtime.autogen import kfd, amdgpu_drm
+from tinygrad.runtime.autogen.am import am
+from tinygrad.runtime.autogen.am import pm4_nv as pm4
+from mockgpu import system
+from mockgpu.emulators.amd_gpu import host_mmap
+from mockgpu.errors import UnsupportedIoctl
+
+RW = mmap.PROT_READ | mmap.PROT_WRITE
+FLAGS = kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE
+
+def request(fn, st) -> int:
+  idir, base, nr, _ = fn.args
+  return (idir << 30) | (ctypes.sizeof(st) << 16) | (base << 8) | nr
+
+def call(fd, fn, **kwargs):
+  st = fn.args[3](**kwargs)
+  fd.ioctl(request(fn, st), st)
+  return st
+
+def pkt3(op, *body) -> list[int]: return [pm4.PACKET3(op, len(body) - 1), *body]
+def lohi(x) -> tuple[int, int]: return x & 0xffffffff, x >> 32
+
+class Buffer:
+  def __init__(self, va, size, handle): self.va, self.size, self.handle = va, size, handle
+  def u32(self): return (ctypes.c_uint32 * (self.size // 4)).from_address(self.va)
+  def u64(self): return (ctypes.c_uint64 * (self.size // 8)).from_address(self.va)
+
+class Client:
+  def __init__(self, gpu_index:int=0):
+    self.sys = system.get()
+    self.kfd = self.sys.vfs.open("/dev/kfd", os.O_RDWR)
+    self.drv = self.kfd.driver
+    self.gpu = self.drv.gpus[gpu_index]
+    self.render = self.sys.vfs.open(f"/dev/dri/renderD{128 + gpu_index}", os.O_RDWR)
+    call(self.kfd, kfd.AMDKFD_IOC_ACQUIRE_VM, drm_fd=self.render.fd, gpu_id=self.gpu.gpu_id)
+
+  def alloc(self, size:int, domain=kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT, map_gpu=True) -> Buffer:
+    if domain == kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR:
+      va = host_mmap(0, size, RW, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS, -1, 0)
+      mem = call(self.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=va, size=size, gpu_id=self.gpu.gpu_id, flags=FLAGS | domain, mmap_offset=va)
+    else:
+      va = host_mmap(0, size, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)  # reserve the VA, as the runtime does
+      mem = call(self.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=va, size=size, gpu_id=self.gpu.gpu_id, flags=FLAGS | domain)
+      assert self.render.mmap(va, size, RW, mmap.MAP_SHARED | 0x10, mem.mmap_offset) == va
+    if map_gpu: self.map(mem.handle)
+    return Buffer(va, size, mem.handle)
+
+  def map(self, handle:int, gpus=None):
+    ids = (ctypes.c_uint32 * len(gpus or [self.gpu]))(*[g.gpu_id for g in gpus or [self.gpu]])
+    return call(self.kfd, kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU, handle=handle, device_ids_array_ptr=ctypes.addressof(ids), n_devices=len(ids))
+
+  def unmap(self, handle:int):
+    ids = (ctypes.c_uint32 * 1)(self.gpu.gpu_id)
+    return call(self.kfd, kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, handle=handle, device_ids_array_ptr=ctypes.addressof(ids), n_devices=1)
+
+  def events(self):
+    """The event page and one auto-reset signal event, as tinygrad's KFDIface sets them up."""
+    self.event_page = self.alloc(0x8000)
+    call(self.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_page_offset=self.event_page.handle)
+    self.queue_event = call(self.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_type=kfd.KFD_IOC_EVENT_SIGNAL, auto_reset=1)
+    self.mem_event = call(self.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_type=kfd.KFD_IOC_EVENT_MEMORY)
+    self.hw_event = call(self.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_type=kfd.KFD_IOC_EVENT_HW_EXCEPTION)
+    return self
+
+  def wait(self, *events, timeout=0):
+    arr = (kfd.struct_kfd_event_data * len(events))(*[kfd.struct_kfd_event_data(event_id=e.event_id) for e in events])
+    res = call(self.kfd, kfd.AMDKFD_IOC_WAIT_EVENTS, events_ptr=ctypes.addressof(arr), num_events=len(events), wait_for_all=0, timeout=timeout)
+    return res.wait_result, arr
+
+  def queue(self, queue_type=kfd.KFD_IOC_QUEUE_TYPE_COMPUTE, ring_size=0x1000) -> "Queue":
+    return Queue(self, queue_type, ring_size)
+
+class Queue:
+  """A ring, its read/write pointers and its doorbell, like tinygrad's AMDQueueDesc."""
+  def __init__(self, c:Client, queue_type, ring_size):
+    self.c, self.sdma = c, queue_type == kfd.KFD_IOC_QUEUE_TYPE_SDMA
+    self.ring, self.gart = c.alloc(ring_size), c.alloc(0x1000)
+    self.desc = call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_base_address=self.ring.va, ring_size=ring_size, gpu_id=c.gpu.gpu_id,
+                     queue_type=queue_type, queue_percentage=kfd.KFD_MAX_QUEUE_PERCENTAGE, queue_priority=7,
+                     write_pointer_address=self.gart.va + 0x38, read_pointer_address=self.gart.va + 0x80)
+    self.doorbells = c.kfd.mmap(0, 0x2000, RW, mmap.MAP_SHARED, self.desc.doorbell_offset & ~0x1fff)
+    self.put = 0
+    self.hw = c.gpu.queues[self.desc.queue_id]
+
+  @property
+  def rptr(self) -> int: return self.gart.u64()[0x80 // 8]
+
+  def submit(self, dwords:list[int], ring_doorbell=True):
+    ring = self.ring.u32()
+    unit = 4 if self.sdma else 1  # SDMA pointers count bytes, PM4 pointers dwords
+    for i, d in enumerate(dwords): ring[(self.put // unit + i) % len(ring)] = d
+    self.put += len(dwords) * unit
+    self.gart.u64()[0x38 // 8] = self.put
+    if ring_doorbell:  # the same path tinygrad's MMIOInterface write takes: the watch callback of the doorbell page
+      addr = self.doorbells + (self.desc.doorbell_offset & 0x1fff)
+      ctypes.c_uint64.from_address(addr).value = self.put
+      self.c.sys.watcher(addr, 8)(addr, self.put)
+
+# *** tests ***
+
+@pytest.fixture(autouse=True)
+def fresh_machine(monkeypatch):
+  """Each test gets its own mock machine (system.get() builds a new one)."""
+  monkeypatch.setattr(system, "_system", None)
+  monkeypatch.setenv("MOCKGPU_COUNT", "2")
+
+def read(path:str) -> str: return system.get().vfs.open(path, os.O_RDONLY).read().decode()
+
+def test_topology_lists_cpu_then_gpus():
+  nodes = "/sys/devices/virtual/kfd/kfd/topology/nodes"
+  assert system.get().vfs.listdir(nodes) == ["0", "1", "2"]
+  assert int(read(f"{nodes}/0/gpu_id")) == 0
+  ids = [int(read(f"{nodes}/{n}/gpu_id")) for n in ("1", "2")]
+  assert all(ids) and len(set(ids)) == 2
+  props = [{(p:=l.split())[0]: int(p[1]) for l in read(f"{nodes}/{n}/properties").splitlines()} for n in ("1", "2")]
+  # what tinygrad derives from them: gfx1100, 6 shader engines, 96 CUs, one XCC, render minors 128 and 129
+  assert props[0]["gfx_target_version"] == 110000 and props[0]["simd_count"] == 192 and props[0]["simd_per_cu"] == 2
+  assert props[0]["array_count"] // props[0]["simd_arrays_per_engine"] == 6 and props[0]["num_xcc"] == 1
+  assert props[0]["lds_size_in_kb"] == 64 and props[0]["max_slots_scratch_cu"] == 32 and props[0]["max_waves_per_simd"] == 16
+  assert [p["drm_render_minor"] for p in props] == [128, 129]
+  assert int(read(f"{nodes}/1/mem_banks/0/properties").split("size_in_bytes ")[1].split()[0]) == 24 << 30
+
+def test_ip_discovery_matches_navi31():
+  base = "/sys/class/drm/renderD128/device/ip_discovery/die/0"
+  ver = lambda hwid: tuple(int(read(f"{base}/{hwid}/0/{p}")) for p in ("major", "minor", "revision"))
+  assert ver(am.GC_HWID) == (11, 0, 0) and ver(am.SDMA0_HWID) == (6, 0, 0) and ver(am.NBIF_HWID) == (4, 3, 0)
+  assert str(am.GC_HWID) in system.get().vfs.listdir(base)
+  assert read("/sys/class/drm/renderD128/device/device").strip() == "0x744c"
+
+def test_get_version_and_unknown_ioctls():
+  c = Client()
+  v = call(c.kfd, kfd.AMDKFD_IOC_GET_VERSION)
+  assert (v.major_version, v.minor_version) == (kfd.KFD_IOCTL_MAJOR_VERSION, kfd.KFD_IOCTL_MINOR_VERSION)
+  with pytest.raises(UnsupportedIoctl, match="AMDKFD_IOC_SVM"): call(c.kfd, kfd.AMDKFD_IOC_SVM)
+  with pytest.raises(OSError) as e: c.kfd.ioctl((3 << 30) | (8 << 16) | (ord("K") << 8) | 0x7f, kfd.struct_kfd_ioctl_get_version_args())
+  assert e.value.errno == errno.EINVAL and "0x7f" in str(e.value)
+  st = kfd.struct_kfd_ioctl_get_version_args()
+  with pytest.raises(OSError) as e: c.kfd.ioctl((2 << 30) | (4 << 16) | (ord("K") << 8) | 1, st)  # the size does not match the struct
+  assert e.value.errno == errno.EINVAL
+
+def test_acquire_vm_checks_fd_and_gpu():
+  c = Client()
+  with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_ACQUIRE_VM, drm_fd=12345, gpu_id=c.gpu.gpu_id)
+  assert e.value.errno == errno.EBADF
+  with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_ACQUIRE_VM, drm_fd=c.render.fd, gpu_id=c.drv.gpus[1].gpu_id)
+  assert e.value.errno == errno.EINVAL
+  with pytest.raises(OSError) as e:  # no VM on GPU 1 yet: no allocations there
+    call(c.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=1 << 40, size=4096, gpu_id=c.drv.gpus[1].gpu_id, flags=FLAGS | 1)
+  assert e.value.errno == errno.EINVAL
+
+def test_vram_is_shared_between_cpu_and_gpu_views():
+  c = Client()
+  buf = c.alloc(0x3000, kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
+  data = os.urandom(0x3000)
+  ctypes.memmove(buf.va, data, len(data))
+  assert c.gpu.mem.read(buf.va, len(data)) == data  # the GPU sees the CPU's writes (same pages, another mapping)
+  c.gpu.mem.write_u32(buf.va + 8, 0xdeadbeef)
+  assert buf.u32()[2] == 0xdeadbeef
+  assert int(read("/sys/class/drm/renderD128/device/mem_info_vram_used")) == 0x3000
+
+def test_map_unmap_free():
+  c = Client()
+  buf = c.alloc(0x2000, kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM, map_gpu=False)
+  assert not c.gpu.mem.is_mapped(buf.va)
+  assert c.map(buf.handle).n_success == 1 and c.gpu.mem.is_mapped(buf.va, 0x2000)
+  with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, handle=buf.handle)
+  assert e.value.errno == errno.EBUSY
+  assert c.unmap(buf.handle).n_success == 1 and not c.gpu.mem.is_mapped(buf.va)
+  call(c.kfd, kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, handle=buf.handle)
+  assert c.gpu.vram.used == 0
+  with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, handle=buf.handle)
+  assert e.value.errno == errno.EINVAL
+
+def test_map_to_a_second_gpu():
+  c0, c1 = Client(0), Client(1)
+  buf = c0.alloc(0x1000, kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR)
+  assert c0.map(buf.handle, [c0.gpu, c1.gpu]).n_success == 2
+  buf.u32()[0] = 77
+  assert c1.gpu.mem.read_u32(buf.va) == 77
+
+def test_vram_exhaustion_is_enomem():
+  c = Client()
+  big = (24 << 30) // 2
+  c.alloc(big, kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM, map_gpu=False)
+  with pytest.raises(OSError) as e: c.alloc(big + 0x1000, kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM, map_gpu=False)
+  assert e.value.errno == errno.ENOMEM
+  assert call(c.kfd, kfd.AMDKFD_IOC_AVAILABLE_MEMORY, gpu_id=c.gpu.gpu_id).available == (24 << 30) - big
+
+def test_signal_event_from_interrupt_and_auto_reset():
+  c = Client().events()
+  ev = c.queue_event
+  assert ev.event_slot_index == ev.event_id < kfd.KFD_SIGNAL_EVENT_LIMIT and c.mem_event.event_id >= 0x40000000
+  result, _ = c.wait(ev)
+  assert result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
+  c.gpu.interrupt(ev.event_id, 23)  # the slot still reads UNSIGNALED: the kernel ignores such an interrupt
+  assert c.wait(ev)[0] == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
+  c.event_page.u64()[ev.event_slot_index] = ev.event_id  # what RELEASE_MEM writes into the mailbox
+  c.gpu.interrupt(ev.event_id, 23)
+  assert c.event_page.u64()[ev.event_slot_index] == 0xffffffffffffffff  # acknowledged
+  assert c.wait(ev)[0] == kfd.KFD_IOC_WAIT_RESULT_COMPLETE
+  assert c.wait(ev)[0] == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT  # auto-reset: the first wait consumed it
+
+def test_set_and_reset_event():
+  c = Client().events()
+  call(c.kfd, kfd.AMDKFD_IOC_SET_EVENT, event_id=c.queue_event.event_id)
+  assert c.wait(c.queue_event)[0] == kfd.KFD_IOC_WAIT_RESULT_COMPLETE
+  with pytest.raises(OSError): call(c.kfd, kfd.AMDKFD_IOC_SET_EVENT, event_id=c.mem_event.event_id)
+  with pytest.raises(OSError): c.wait(kfd.struct_kfd_ioctl_create_event_args(event_id=999))
+
+def test_dev_info_cu_bitmap():
+  c = Client()
+  inf = amdgpu_drm.struct_drm_amdgpu_info_device()
+  st = amdgpu_drm.struct_drm_amdgpu_info(return_pointer=ctypes.addressof(inf), return_size=ctypes.sizeof(inf), query=amdgpu_drm.AMDGPU_INFO_DEV_INFO)
+  c.render.ioctl(request(amdgpu_drm.DRM_IOCTL_AMDGPU_INFO, st), st)
+  assert inf.device_id == 0x744c and inf.num_shader_engines == 6 and inf.cu_active_number == 96
+  # tinygrad's is_wgp_active: every WGP of every shader array is active
+  assert all((inf.cu_bitmap[se % 4][sa + (se // 4) * 2] >> (2 * wgp)) & 3 == 3 for se in range(6) for sa in range(2) for wgp in range(4))
+  with pytest.raises(UnsupportedIoctl, match="DRM_IOCTL_AMDGPU_GEM_CREATE"):
+    st = amdgpu_drm.union_drm_amdgpu_gem_create()
+    c.render.ioctl(request(amdgpu_drm.DRM_IOCTL_AMDGPU_GEM_CREATE, st), st)
+
+def test_create_queue_validates():
+  c = Client()
+  ring = c.alloc(0x1000)
+  args = dict(ring_base_address=ring.va, gpu_id=c.gpu.gpu_id, queue_type=kfd.KFD_IOC_QUEUE_TYPE_COMPUTE, queue_percentage=100,
+              write_pointer_address=ring.va + 0x800, read_pointer_address=ring.va + 0x808)
+  with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1800, **args)
+  assert e.value.errno == errno.EINVAL and "power of 2" in str(e.value)
+  with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1000, **{**args, "read_pointer_address": 1 << 46})
+  assert e.value.errno == errno.EINVAL and "read pointer" in str(e.value)
+  with pytest.raises(UnsupportedIoctl, match="AQL"):
+    call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1000, **{**args, "queue_type": kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL})
+  q = call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1000, **args)
+  assert q.doorbell_offset >> 62 == 3 and (q.doorbell_offset >> 46) & 0xffff == c.gpu.gpu_id
+  call(c.kfd, kfd.AMDKFD_IOC_DESTROY_QUEUE, queue_id=q.queue_id)
+  assert q.queue_id not in c.gpu.queues
+  with pytest.raises(OSError): call(c.kfd, kfd.AMDKFD_IOC_DESTROY_QUEUE, queue_id=q.queue_id)

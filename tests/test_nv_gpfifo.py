@@ -1,0 +1,235 @@
+"""The NVIDIA command processor in-process: GPFIFO entries, method headers, host semaphores, the copy class, QMD decoding."""
+import struct, sys, time, types
+import numpy as np
+import pytest
+from tinygrad.runtime.autogen import nv_570 as nv
+from mockgpu.errors import PacketError, GPUPageFault
+from mockgpu.emulators.nv_gpu import NVGPU, QMD, qmd_fields, engine_for
+from mockgpu.emulators.gpfifo import Channel, ChannelGroup, acquired, GP_GET, GP_PUT
+
+VA, SIZE, ENTRIES = 0x10_0000_0000, 0x10000, 16
+PB, DATA = 0x1000, 0x8000  # pushbuffers and data inside the mapping
+INC, NON_INC, IMMD, ONE_INC = 1, 3, 4, 5
+
+def hdr(op, count, subch, mthd): return (op << 29) | (count << 16) | (subch << 13) | (mthd >> 2)
+def nvm(subch, mthd, *args): return [hdr(INC, len(args), subch, mthd), *args]
+
+class Rig:
+  def __init__(self, model="sm_89"):
+    self.gpu = NVGPU(0, model)
+    self.mem = np.zeros(SIZE, np.uint8)
+    self.gpu.mem.map(VA, SIZE, host=self.mem.ctypes.data)
+    self.userd, self.notifier = np.zeros(128, np.uint32), np.zeros(16, np.uint8)
+    self.group = ChannelGroup()
+    self.group.scheduled = True
+    self.ch = Channel(self.gpu, nv.AMPERE_CHANNEL_GPFIFO_A, 3, self.group, VA, ENTRIES, self.userd.ctypes.data, self.notifier.ctypes.data)
+    for cls in (self.gpu.model.compute, self.gpu.model.dma): self.ch.objects[cls] = engine_for(self.gpu, cls)
+    self.put, self.pb = 0, PB
+  def u32(self, off): return int(self.mem[off:off+4].view(np.uint32)[0])
+  def u64(self, off): return int(self.mem[off:off+8].view(np.uint64)[0])
+  def entry(self, words, slot=None):
+    """Write a pushbuffer segment and its GPFIFO entry (tinygrad's encoding); returns the segment's GPU address."""
+    addr = VA + self.pb
+    self.mem[self.pb:self.pb + 4 * len(words)] = np.array(words, np.uint32).view(np.uint8)
+    self.pb += 4 * len(words)
+    slot = self.put if slot is None else slot
+    self.mem[slot * 8:slot * 8 + 8] = np.array([(addr // 4 << 2) | (len(words) << 42) | (1 << 41)], np.uint64).view(np.uint8)
+    return addr
+  def submit(self, words):
+    addr = self.entry(words)
+    self.put += 1
+    self.userd[GP_PUT // 4] = self.put
+    self.ch.doorbell()
+    self.progress = self.ch.step()
+    return addr
+
+def sem(addr, payload, op, wide=True, timestamp=False):
+  flags = op | (int(wide) << 24) | (int(timestamp) << 25)
+  return nvm(0, nv.NVC56F_SEM_ADDR_LO, addr & 0xffffffff, addr >> 32, payload & 0xffffffff, payload >> 32, flags)
+
+def copy_methods(src, dst, n, flags):
+  return nvm(4, nv.NVC6B5_OFFSET_IN_UPPER, src >> 32, src & 0xffffffff, dst >> 32, dst & 0xffffffff) + \
+         nvm(4, nv.NVC6B5_LINE_LENGTH_IN, n) + nvm(4, nv.NVC6B5_LAUNCH_DMA, flags)
+
+PITCH = (1 << 7) | (1 << 8)  # src and dst pitch layout
+
+def test_release_64bit_with_timestamp():
+  r = Rig()
+  before = time.perf_counter_ns()
+  r.submit(sem(VA + DATA, 0x1_2345_6789, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE, timestamp=True))
+  assert r.u64(DATA) == 0x1_2345_6789
+  assert before <= r.u64(DATA + 8) <= time.perf_counter_ns()
+  assert r.userd[GP_GET // 4] == 1
+
+def test_release_32bit_writes_one_word():
+  r = Rig()
+  r.mem[DATA:DATA+8] = 0xee
+  r.submit(sem(VA + DATA, 0xabcdef01_22334455, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE, wide=False))
+  assert r.u32(DATA) == 0x22334455 and r.u32(DATA + 4) == 0xeeeeeeee and r.u64(DATA + 8) == 0
+
+def test_acquire_blocks_then_resumes():
+  r = Rig()
+  r.submit(sem(VA + DATA, 7, nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) + sem(VA + DATA + 16, 9, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE))
+  assert r.progress and r.u64(DATA + 16) == 0 and r.userd[GP_GET // 4] == 0
+  assert not r.ch.step()  # still blocked: no progress, so the scheduler can move on
+  r.mem[DATA:DATA+8] = np.array([7], np.uint64).view(np.uint8)
+  assert r.ch.step()
+  assert r.u64(DATA + 16) == 9 and r.userd[GP_GET // 4] == 1
+
+@pytest.mark.parametrize("op,value,payload,bits,expect", [
+  (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQUIRE, 5, 5, 32, True), (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQUIRE, 6, 5, 32, False),
+  (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_STRICT_GEQ, 0xffffffff, 1, 32, True), (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_STRICT_GEQ, 0, 1, 32, False),
+  (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ, 1, 0xffffffff, 32, True),   # wrapped past the payload
+  (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ, 0xffffffff, 1, 32, False),
+  (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ, 1 << 40, (1 << 40) - 1, 64, True),
+  (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_AND, 0b1010, 0b0010, 32, True), (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_AND, 0b1000, 0b0010, 32, False),
+  (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_NOR, 0xfffffff0, 0x0000000f, 32, False), (nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_NOR, 0xfffffff0, 0x7, 32, True),
+])
+def test_acquire_operations(op, value, payload, bits, expect):
+  assert acquired(op, value, payload, bits) is expect
+
+def test_header_forms():
+  r = Rig()
+  r.submit(nvm(4, nv.NVC56F_SET_OBJECT, nv.AMPERE_DMA_COPY_B) +
+           [hdr(IMMD, 0x123, 4, nv.NVC6B5_LINE_LENGTH_IN)] +
+           [hdr(NON_INC, 3, 4, nv.NVC6B5_LINE_COUNT), 1, 2, 3] +
+           [hdr(ONE_INC, 3, 4, nv.NVC6B5_OFFSET_IN_UPPER), 0x11, 0x22, 0x33] + [0])  # a zero word is a no-op
+  regs = r.ch.objects[nv.AMPERE_DMA_COPY_B].regs
+  assert regs[nv.NVC6B5_LINE_LENGTH_IN] == 0x123 and regs[nv.NVC6B5_LINE_COUNT] == 3
+  assert regs[nv.NVC6B5_OFFSET_IN_UPPER] == 0x11 and regs[nv.NVC6B5_OFFSET_IN_LOWER] == 0x33
+  assert r.userd[GP_GET // 4] == 1
+
+def test_unknown_method_names_class_and_offset_then_channel_recovers():
+  r = Rig()
+  with pytest.raises(PacketError, match=r"unknown method 0x1234 for class ADA_COMPUTE_A \(0xc9c0\)") as e:
+    addr = VA + r.pb
+    r.submit(nvm(1, nv.NVC56F_SET_OBJECT, nv.ADA_COMPUTE_A) + nvm(1, 0x1234, 0))
+  assert f"pushbuffer 0x{addr + 8:x}" in str(e.value)
+  assert not r.ch.step()  # halted on the bad entry until its doorbell rings again
+  r.entry(sem(VA + DATA, 5, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE), slot=0)  # the runtime rewrites the slot
+  r.ch.doorbell()
+  assert r.ch.step() and r.u64(DATA) == 5
+
+@pytest.mark.parametrize("words,match", [
+  (nvm(4, nv.NVC6B5_LAUNCH_DMA, 0), "subchannel 4, which has no object"),
+  ([6 << 29], r"unsupported opcode \(SEC_OP 6\)"),
+  ([hdr(INC, 5, 0, nv.NVC56F_SEM_ADDR_LO), 1, 2], "runs past the segment end"),
+  (nvm(0, 0x44, 0), "unknown host method 0x44 for class AMPERE_CHANNEL_GPFIFO_A"),
+  (nvm(0, nv.NVC56F_SET_OBJECT, nv.BLACKWELL_COMPUTE_B), "SET_OBJECT BLACKWELL_COMPUTE_B .* no such object"),
+])
+def test_malformed_pushbuffers(words, match):
+  with pytest.raises(PacketError, match=match): Rig().submit(words)
+
+def test_copy_and_four_word_semaphore():
+  r = Rig()
+  src = np.random.default_rng(0).integers(0, 256, 300, dtype=np.uint8)
+  r.mem[DATA:DATA+300] = src
+  flags = 2 | PITCH | (nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE << 3)
+  r.mem[DATA + 0x800:DATA + 0x808] = 0xff
+  r.submit(nvm(4, nv.NVC56F_SET_OBJECT, nv.AMPERE_DMA_COPY_B) + nvm(4, nv.NVC6B5_SET_SEMAPHORE_A, 0x10, DATA + 0x800, 42) +
+           copy_methods(VA + DATA, VA + DATA + 0x400, 300, flags))
+  np.testing.assert_array_equal(r.mem[DATA + 0x400:DATA + 0x400 + 300], src)
+  assert r.u64(DATA + 0x800) == 42 and r.u64(DATA + 0x808) > 0  # the payload's upper word is cleared; then the timestamp
+
+def test_copy_fault_stops_the_channel_group():
+  r = Rig()
+  bad = 0x20_0000_0000
+  r.submit(nvm(4, nv.NVC56F_SET_OBJECT, nv.AMPERE_DMA_COPY_B) + copy_methods(bad, VA + DATA, 64, 2 | PITCH) +
+           sem(VA + DATA + 0x100, 1, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE))
+  f = r.gpu.faults[0]
+  assert (f.address, f.access_type, f.fault_type) == (bad, nv.NV_PFAULT_ACCESS_TYPE_VIRT_READ, nv.NV_PFAULT_FAULT_TYPE_PTE)
+  assert r.u64(DATA + 0x100) == 0  # nothing after the fault ran
+  assert int(r.notifier[8:12].view(np.uint32)[0]) == 31 and int(r.notifier[12:14].view(np.uint16)[0]) == 3
+  r.ch.doorbell()
+  assert not r.ch.step()
+
+def test_block_linear_copy_is_not_modelled():
+  with pytest.raises(NotImplementedError, match="block-linear"):
+    Rig().submit(nvm(4, nv.NVC56F_SET_OBJECT, nv.AMPERE_DMA_COPY_B) + copy_methods(VA + DATA, VA + DATA + 64, 64, 2))
+
+@pytest.mark.parametrize("model", ["sm_89", "sm_120"])
+def test_qmd_decoding(model):
+  """Encode a QMD with the autogen field table, as tinygrad does, and read it back through the model."""
+  cls = {"sm_89": nv.ADA_COMPUTE_A, "sm_120": nv.BLACKWELL_COMPUTE_B}[model]
+  v5 = cls >= nv.BLACKWELL_COMPUTE_A
+  fields = qmd_fields("NVCEC0_QMDV05_00" if v5 else "NVC6C0_QMDV03_00")
+  prog, cbuf = 0x12_3456_7800, 0x10_0000_4000
+  vals = {"qmd_major_version": 5 if v5 else 3, "cta_thread_dimension0": 32, "cta_thread_dimension1": 4, "cta_thread_dimension2": 2,
+          "release0_enable": 1, "dependent_qmd0_enable": 0}
+  if v5: vals |= {"grid_width": 100, "grid_height": 3, "grid_depth": 1, "program_address_upper_shifted4": (prog >> 4) >> 32,
+                  "program_address_lower_shifted4": (prog >> 4) & 0xffffffff, "constant_buffer_addr_upper_shifted6_0": (cbuf >> 6) >> 32,
+                  "constant_buffer_addr_lower_shifted6_0": (cbuf >> 6) & 0xffffffff, "release_semaphore0_addr_lower": 0x5000,
+                  "release_semaphore0_addr_upper": 0x10, "release_semaphore0_payload_lower": 77, "release_payload64b_0": 1}
+  else: vals |= {"cta_raster_width": 100, "cta_raster_height": 3, "cta_raster_depth": 1, "program_address_upper": prog >> 32,
+                 "program_address_lower": prog & 0xffffffff, "constant_buffer_addr_upper_0": cbuf >> 32, "constant_buffer_addr_lower_0": cbuf & 0xffffffff,
+                 "release0_address_lower": 0x5000, "release0_address_upper": 0x10, "release0_payload_lower": 77, "release0_payload64b": 1}
+  bits = 0
+  for k, v in vals.items():
+    hi, lo = fields[k.upper()]
+    assert v < (1 << (hi - lo + 1))
+    bits |= v << lo
+  r = Rig(model)
+  r.mem[DATA:DATA + 0x180] = np.frombuffer(bits.to_bytes(0x180, "little"), np.uint8)
+  q = QMD(r.gpu.mem, VA + DATA, cls, "test")
+  assert (q.program(), q.cbuf(0), q.grid(), q.block()) == (prog, cbuf, (100, 3, 1), (32, 4, 2))
+  assert list(q.releases()) == [(0x10_0000_5000, 77, 0, 1, 0)] and q.dependent() is None
+
+def test_qmd_version_mismatch():
+  r = Rig()
+  with pytest.raises(PacketError, match="major version 0"): QMD(r.gpu.mem, VA + DATA, nv.ADA_COMPUTE_A, "test")
+
+# *** QMD launches, with a stand-in executor that records what it was given ***
+
+class FakeKernel:
+  params = [("data0", 8, 8, 0), ("data1", 8, 8, 8), ("var0", 4, 4, 16)]
+
+class FakePTX:
+  def __init__(self, fault=None): self.launches, self.fault = [], fault
+  def load_module(self, text):
+    self.text = text
+    return types.SimpleNamespace(kernel=lambda name: (self.launches.append(name), FakeKernel)[1])
+  def launch(self, mem, kernel, grid, block, params, dynamic_shared=0):
+    if self.fault: raise self.fault
+    self.launches.append((grid, block, params, dynamic_shared))
+
+def encode_qmd(vals:dict) -> bytes:
+  fields, bits = qmd_fields("NVC6C0_QMDV03_00"), 0
+  for k, v in {"qmd_major_version": 3, **vals}.items():
+    hi, lo = fields[k.upper()]
+    bits |= v << lo
+  return bits.to_bytes(0x100, "little")
+
+PTX_TEXT = b".version 8.0\n.target sm_89\n.visible .entry E_3(.param .u64 data0, .param .u64 data1, .param .u32 var0) { ret; }\n\0"
+
+def qmd_rig(monkeypatch, fake):
+  import mockgpu.emulators
+  monkeypatch.setitem(sys.modules, "mockgpu.emulators.ptx", fake)
+  monkeypatch.setattr(mockgpu.emulators, "ptx", fake, raising=False)
+  r = Rig()
+  prog, cbuf, qmd0, qmd1 = DATA, DATA + 0x1000, DATA + 0x2000, DATA + 0x2100
+  r.mem[prog:prog + len(PTX_TEXT)] = np.frombuffer(PTX_TEXT, np.uint8)
+  r.mem[cbuf + 320:cbuf + 328] = np.array([2, 1], np.uint32).view(np.uint8)
+  r.mem[cbuf + 0x160:cbuf + 0x178] = np.array([0x1111, 0x2222, 0xffff_ffff_0000_0007], np.uint64).view(np.uint8)
+  common = {"program_address_upper": (VA + prog) >> 32, "program_address_lower": (VA + prog) & 0xffffffff, "constant_buffer_addr_upper_0": (VA + cbuf) >> 32,
+            "constant_buffer_addr_lower_0": (VA + cbuf) & 0xffffffff, "constant_buffer_size_shifted4_0": 0x160, "cta_thread_dimension0": 8,
+            "cta_thread_dimension1": 1, "cta_thread_dimension2": 1, "cta_raster_height": 1, "cta_raster_depth": 1}
+  q0 = encode_qmd({**common, "cta_raster_width": 5, "dependent_qmd0_enable": 1, "dependent_qmd0_action": 1, "dependent_qmd0_pointer": (VA + qmd1) >> 8})
+  q1 = encode_qmd({**common, "cta_raster_width": 6, "release0_enable": 1, "release0_address_upper": (VA + DATA + 0x3000) >> 32,
+                   "release0_address_lower": (VA + DATA + 0x3000) & 0xffffffff, "release0_payload_lower": 55})
+  r.mem[qmd0:qmd0 + 0x100], r.mem[qmd1:qmd1 + 0x100] = np.frombuffer(q0, np.uint8), np.frombuffer(q1, np.uint8)
+  r.submit(nvm(1, nv.NVC6C0_SET_OBJECT, nv.ADA_COMPUTE_A) + nvm(1, nv.NVC6C0_SEND_PCAS_A, (VA + qmd0) >> 8) +
+           nvm(1, nv.NVC6C0_SEND_SIGNALING_PCAS2_B, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH_SCHEDULE))
+  return r
+
+def test_qmd_chain_launches_with_packed_params(monkeypatch):
+  fake = FakePTX()
+  r = qmd_rig(monkeypatch, fake)
+  assert fake.text == PTX_TEXT[:-1].decode()
+  params = struct.pack("<QQI", 0x1111, 0x2222, 7)  # each 8-byte slot packed to the parameter's size and offset
+  assert fake.launches == ["E_3", ((5, 1, 1), (8, 1, 1), params, 0), "E_3", ((6, 1, 1), (8, 1, 1), params, 0)]
+  assert r.u64(DATA + 0x3000) == 55 and r.u64(DATA + 0x3008) > 0  # the second QMD's four-word release, after both launches
+
+def test_fault_in_a_launch_is_a_channel_error(monkeypatch):
+  r = qmd_rig(monkeypatch, FakePTX(fault=GPUPageFault(0x4242_0000, 4, True, "st.global")))
+  assert [(f.address, f.access_type) for f in r.gpu.faults] == [(0x4242_0000, nv.NV_PFAULT_ACCESS_TYPE_VIRT_WRITE)]
+  assert r.group.error is not None and r.u64(DATA + 0x3000) == 0

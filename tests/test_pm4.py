@@ -1,0 +1,166 @@
+"""The PM4 compute command processor, driven through a real KFD compute queue (ring, read/write pointers, doorbell)."""
+import sys, time, types
+import pytest
+from tinygrad.runtime.autogen import kfd
+from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
+from mockgpu import system
+from mockgpu.errors import GPUPageFault, PacketError
+from mockgpu.emulators.amd_gpu import UnmodelledFeature
+from test_kfd import Client, pkt3, lohi
+
+@pytest.fixture(autouse=True)
+def fresh_machine(monkeypatch): monkeypatch.setattr(system, "_system", None)
+
+@pytest.fixture
+def q():
+  c = Client().events()
+  c.buf = c.alloc(0x1000)
+  return c.queue()
+
+def release_mem(addr, value, data_sel, int_sel=0, ctxid=0):
+  event = pm4.PACKET3_RELEASE_MEM_EVENT_TYPE(pm4.CACHE_FLUSH_AND_INV_TS_EVENT) | pm4.PACKET3_RELEASE_MEM_EVENT_INDEX(5)
+  sel = pm4.PACKET3_RELEASE_MEM_DATA_SEL(data_sel) | pm4.PACKET3_RELEASE_MEM_INT_SEL(int_sel)
+  return pkt3(pm4.PACKET3_RELEASE_MEM, event, sel, *lohi(addr), *lohi(value), ctxid)
+
+def wait_mem(addr, value, func=5, mask=0xffffffff):
+  return pkt3(pm4.PACKET3_WAIT_REG_MEM, pm4.WAIT_REG_MEM_MEM_SPACE(1) | pm4.WAIT_REG_MEM_FUNCTION(func), *lohi(addr), value, mask, 4)
+
+def set_sh(reg, *values): return pkt3(pm4.PACKET3_SET_SH_REG, reg.addr[0] - pm4.PACKET3_SET_SH_REG_START, *values)
+
+def test_release_mem_data_selects_and_read_pointer(q):
+  buf = q.c.buf
+  cmds = release_mem(buf.va, 0x1234_5678_9abc_def0, 1) + release_mem(buf.va + 8, 0x1234_5678_9abc_def0, 2)
+  t0 = time.perf_counter_ns() // 10
+  q.submit(cmds + release_mem(buf.va + 16, 0, 3))
+  assert buf.u32()[0] == 0x9abcdef0 and buf.u32()[1] == 0  # 32-bit low only
+  assert buf.u64()[1] == 0x1234_5678_9abc_def0
+  assert t0 <= buf.u64()[2] <= time.perf_counter_ns() // 10  # the 100 MHz GPU clock
+  assert q.rptr == q.put == 24
+
+def test_release_mem_interrupt_signals_the_mailbox_event(q):
+  c = q.c
+  mailbox = c.event_page.va + c.queue_event.event_slot_index * 8
+  q.submit(release_mem(mailbox, c.queue_event.event_id, 1, pm4.int_sel__mec_release_mem__send_interrupt_after_write_confirm,
+                       c.queue_event.event_id))
+  assert c.wait(c.queue_event)[0] == kfd.KFD_IOC_WAIT_RESULT_COMPLETE
+
+def test_wait_reg_mem_blocks_until_memory_is_written(q):
+  buf = q.c.buf
+  q.submit(wait_mem(buf.va, 5) + release_mem(buf.va + 8, 99, 1))
+  assert buf.u32()[2] == 0 and q.rptr == 0  # stopped at the wait, which is not consumed
+  buf.u32()[0] = 4
+  system.get().kick()
+  assert buf.u32()[2] == 0
+  buf.u32()[0] = 5
+  system.get().kick()
+  assert buf.u32()[2] == 99 and q.rptr == q.put
+
+@pytest.mark.parametrize("func,value,ok", [(0, 0, True), (1, 5, True), (1, 4, False), (2, 4, True), (2, 3, False), (3, 4, True), (3, 5, False),
+                                           (4, 4, False), (4, 5, True), (5, 4, True), (5, 5, False), (6, 3, True), (6, 4, False)])
+def test_wait_reg_mem_compare_functions(q, func, value, ok):
+  buf = q.c.buf
+  buf.u32()[0] = 0xf4  # masked with 0xf below: compares 4 against the reference
+  q.submit(wait_mem(buf.va, value, func, mask=0xf) + release_mem(buf.va + 8, 1, 1))
+  assert buf.u32()[2] == int(ok)
+
+def test_memory_barrier_hdp_flush(q):
+  nbio = q.c.gpu.nbio
+  ctl = pm4.WAIT_REG_MEM_OPERATION(1) | pm4.WAIT_REG_MEM_FUNCTION(5)
+  q.submit(pkt3(pm4.PACKET3_WAIT_REG_MEM, ctl, nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0], nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0],
+                0xffffffff, 0xffffffff, 4) + release_mem(q.c.buf.va, 1, 1))
+  assert q.c.buf.u32()[0] == 1
+
+def test_copy_data(q):
+  buf = q.c.buf
+  buf.u64()[0] = 0x1111_2222_3333_4444
+  q.submit(pkt3(pm4.PACKET3_COPY_DATA, 5 | (2 << 8), 0xabcd, 0, *lohi(buf.va + 16)) +  # immediate -> memory, 32 bit
+           pkt3(pm4.PACKET3_COPY_DATA, 2 | (2 << 8) | (1 << 16), *lohi(buf.va), *lohi(buf.va + 24)))  # memory -> memory, 64 bit
+  assert buf.u32()[4] == 0xabcd and buf.u64()[3] == 0x1111_2222_3333_4444
+
+def test_indirect_buffer_and_pred_exec(q):
+  c = q.c
+  ib = c.alloc(0x1000)
+  body = release_mem(c.buf.va, 7, 1) + pkt3(pm4.PACKET3_PRED_EXEC, (2 << 24) | 8) + release_mem(c.buf.va + 4, 8, 1)  # XCC 1 only: skipped
+  body += wait_mem(c.buf.va + 12, 1) + release_mem(c.buf.va + 8, 9, 1)
+  for i, d in enumerate(body): ib.u32()[i] = d
+  q.submit(pkt3(pm4.PACKET3_INDIRECT_BUFFER, *lohi(ib.va), len(body) | pm4.INDIRECT_BUFFER_VALID) + release_mem(c.buf.va + 16, 10, 1))
+  assert list(c.buf.u32()[:5]) == [7, 0, 0, 0, 0]  # blocked inside the IB: the ring packet after it waits too
+  c.buf.u32()[3] = 1
+  system.get().kick()
+  assert list(c.buf.u32()[:5]) == [7, 0, 9, 1, 10]
+
+def test_event_write_and_acquire_mem_are_accepted(q):
+  flush = pkt3(pm4.PACKET3_EVENT_WRITE, pm4.EVENT_TYPE(soc.CS_PARTIAL_FLUSH) | pm4.EVENT_INDEX(4))
+  q.submit(flush + pkt3(pm4.PACKET3_ACQUIRE_MEM, 0, *lohi((1 << 64) - 1), 0, 0, 0, 0x1ffff) + pkt3(pm4.PACKET3_NOP, 0, 0, 0))
+  assert q.rptr == q.put
+
+def test_unknown_opcode_names_queue_offset_opcode(q):
+  q.submit(pkt3(pm4.PACKET3_NOP, 0))
+  with pytest.raises(PacketError, match=r"AMD:0 PM4 queue 0: ring offset 0x8: PACKET3 opcode 0xee \(unknown\)"):
+    q.submit(pkt3(0xee, 0, 0))
+  assert q.hw.error is not None  # the queue stays stopped; the hardware-exception event reports it
+  assert q.c.wait(q.c.hw_event)[1][0].hw_exception_data.gpu_id == q.c.gpu.gpu_id
+
+def test_wrong_length_and_truncated_packets(q):
+  with pytest.raises(PacketError, match="DISPATCH_DIRECT.*wrong packet length: 3 body dwords, expected 4"):
+    q.submit(pkt3(pm4.PACKET3_DISPATCH_DIRECT, 1, 1, 1))
+
+def test_truncated_packet(q):
+  with pytest.raises(PacketError, match=r"RELEASE_MEM.*truncated packet: 8 dwords, but only 5 were submitted"):
+    q.submit(release_mem(q.c.buf.va, 1, 1)[:5])
+
+def test_unmodelled_registers(q):
+  gc = q.c.gpu.gc
+  with pytest.raises(UnmodelledFeature, match="SQ_THREAD_TRACE_CTRL.*thread trace"):
+    q.submit(pkt3(pm4.PACKET3_SET_UCONFIG_REG, gc.regSQ_THREAD_TRACE_CTRL.addr[0] - pm4.PACKET3_SET_UCONFIG_REG_START, 1))
+  assert isinstance(q.hw.error, NotImplementedError)
+
+def test_perfcount_enable_must_stay_zero(q):
+  gc = q.c.gpu.gc
+  q.submit(set_sh(gc.regCOMPUTE_START_X, 0, 0, 0, 64, 1, 1, 0, 0))  # what tinygrad writes on every dispatch
+  assert q.hw.regs["COMPUTE_NUM_THREAD_X"] == 64
+  with pytest.raises(UnmodelledFeature, match="COMPUTE_PERFCOUNT_ENABLE.*performance counters"): q.submit(set_sh(gc.regCOMPUTE_PERFCOUNT_ENABLE, 1))
+
+class FakeExecutor:
+  def __init__(self, fault=None): self.dispatches, self.fault = [], fault
+  def module(self):
+    return types.SimpleNamespace(Dispatch=lambda **kw: types.SimpleNamespace(**kw), run_dispatch=self.run)
+  def run(self, mem, d):
+    if self.fault is not None: raise GPUPageFault(self.fault, 4, False, "global_load_b32 at pc 0x40")
+    self.dispatches.append(d)
+
+def dispatch_cmds(gc, pgm, scratch, user, grid, local):
+  return (set_sh(gc.regCOMPUTE_PGM_LO, *lohi(pgm >> 8)) + set_sh(gc.regCOMPUTE_PGM_RSRC1, 0x11, 0x22) + set_sh(gc.regCOMPUTE_PGM_RSRC3, 0x33) +
+          set_sh(gc.regCOMPUTE_TMPRING_SIZE, 0x44) + set_sh(gc.regCOMPUTE_DISPATCH_SCRATCH_BASE_LO, *lohi(scratch >> 8)) +
+          set_sh(gc.regCOMPUTE_USER_DATA_0, *user) + set_sh(gc.regCOMPUTE_START_X, 0, 0, 0, *local, 0, 0) +
+          pkt3(pm4.PACKET3_DISPATCH_DIRECT, *grid, gc.regCOMPUTE_DISPATCH_INITIATOR.encode(cs_w32_en=1, force_start_at_000=1, compute_shader_en=1)))
+
+def test_dispatch_direct_collects_the_registers(q, monkeypatch):
+  ex = FakeExecutor()
+  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", ex.module())
+  pgm, scratch = 0x7f12_3456_7800, 0x7f00_0000_1000
+  q.submit(dispatch_cmds(q.c.gpu.gc, pgm, scratch, [5, 6, 7], (4, 2, 1), (32, 2, 1)))
+  (d,) = ex.dispatches
+  assert (d.arch, d.pgm_addr, d.scratch_base, d.rsrc1, d.rsrc2, d.rsrc3, d.tmpring_size) == ("rdna3", pgm, scratch, 0x11, 0x22, 0x33, 0x44)
+  assert d.user_data[:4] == [5, 6, 7, 0] and len(d.user_data) == 16
+  assert d.grid == (4, 2, 1) and d.block == (32, 2, 1) and d.wave32
+
+def test_dispatch_page_fault_fires_the_memory_event(q, monkeypatch, caplog):
+  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", FakeExecutor(fault=0x1234_5678).module())
+  mailbox = q.c.buf.va
+  q.submit(dispatch_cmds(q.c.gpu.gc, 0x1000, 0, [0], (1, 1, 1), (1, 1, 1)) + release_mem(mailbox, 1, 1))  # a fault does not raise here
+  assert q.c.buf.u32()[0] == 0  # the queue stopped at the dispatch
+  result, data = q.c.wait(q.c.mem_event)
+  assert result == kfd.KFD_IOC_WAIT_RESULT_COMPLETE
+  m = data[0].memory_exception_data
+  assert (m.gpu_id, m.va, m.failure.NotPresent) == (q.c.gpu.gpu_id, 0x1234_5000, 1)
+  assert "0x12345678" in caplog.text and "pc 0x40" in caplog.text
+  assert q.c.wait(q.c.mem_event)[0] == kfd.KFD_IOC_WAIT_RESULT_COMPLETE  # not auto-reset: later waits fail fast
+
+def test_packets_that_wrap_around_the_ring():
+  c = Client().events()
+  buf, q = c.alloc(0x1000), c.queue(ring_size=0x100)  # 64 dwords: 8-dword packets soon straddle the end
+  for batch in range(5):
+    q.submit(release_mem(buf.va, batch, 1) + release_mem(buf.va + 4, batch * 10, 1) + pkt3(pm4.PACKET3_NOP, 0, 0))
+    assert (buf.u32()[0], buf.u32()[1]) == (batch, batch * 10) and q.rptr == q.put
+  assert q.put > 64

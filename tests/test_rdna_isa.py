@@ -1,0 +1,237 @@
+"""Hand-assembled RDNA3 kernels (tinygrad's instruction DSL) on the executor: semantics, errors and their messages."""
+from __future__ import annotations
+import struct
+import numpy as np
+import pytest
+from tinygrad.renderer.amd.dsl import s, v, VCC_LO, EXEC_LO, NULL, DPP, src as SRC
+from tinygrad.runtime.autogen.amd.rdna3 import ins as I
+from tinygrad.runtime.autogen.amd.rdna3.enum import VOP1Op
+from mockgpu.errors import GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded
+from mockgpu.memory import AddressSpace
+from mockgpu.emulators.rdna import Dispatch, run_dispatch
+from test_rdna_harness import aligned
+
+RSRC1 = 0x3 << 16 | 0x3 << 18          # f32 and f16/f64 denormals allowed, round to nearest even
+RSRC2 = 2 << 1 | 1 << 7                  # two user SGPRs (kernarg pointer), TGID_X in s2
+
+def kernel(*insts) -> list:
+  """A prologue that loads out/in pointers from the kernarg into s[4:5], s[6:7], then the body."""
+  return [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0), *insts]
+
+def run(insts, out:np.ndarray, inp:np.ndarray|None=None, block=(32, 1, 1), grid=(1, 1, 1), rsrc1=RSRC1, rsrc2=RSRC2,
+        lds:int=0, tmpring:int=0, mem:AddressSpace|None=None):
+  code = b"".join(i.to_bytes() for i in insts)
+  img = aligned(4096)
+  img[:len(code)] = np.frombuffer(code, np.uint8)
+  inp = np.zeros(4, np.uint32) if inp is None else inp
+  args = aligned(256, 256)
+  struct.pack_into("<QQ", args, 0, out.ctypes.data, inp.ctypes.data)
+  mem = mem or AddressSpace("isa")
+  for a in (img, args, out, inp): mem.map(a.ctypes.data, a.nbytes)
+  user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
+  d = Dispatch("rdna3", img.ctypes.data, rsrc1, rsrc2 | (lds // 512) << 15, 0, user, tmpring, 0, block, grid, True)
+  return run_dispatch(mem, d), img.ctypes.data
+
+def tid_times4():
+  return I.v_lshlrev_b32_e32(v[1], 2, v[0])
+
+def store(reg):
+  return I.global_store_b32(addr=v[1], data=reg, saddr=s[4:5], offset=0)
+
+def test_workitem_ids_and_partial_wave():
+  out = aligned(4 * 64, 256).view(np.uint32)
+  out[:] = 0xdead
+  stats, _ = run(kernel(tid_times4(), I.v_add_nc_u32_e32(v[2], 7, v[0]), store(v[2]), I.s_endpgm()), out, block=(40, 1, 1))
+  np.testing.assert_array_equal(out[:40], np.arange(40) + 7)
+  assert (out[40:] == 0xdead).all()  # lanes 40..63 of the second wave are not live
+  assert stats.waves == 2 and stats.wave_instructions == 2 * 6
+
+def test_workgroup_id_sgpr():
+  out = aligned(4 * 32 * 3, 256).view(np.uint32)
+  body = [I.v_mov_b32_e32(v[2], s[2]), I.s_lshl_b32(s[3], s[2], 7), I.v_add_nc_u32_e32(v[1], s[3], v[1]), store(v[2]), I.s_endpgm()]
+  run(kernel(tid_times4(), *body), out, grid=(3, 1, 1))
+  np.testing.assert_array_equal(out, np.repeat(np.arange(3), 32))
+
+def test_exec_masking_and_branch():
+  # lanes < 10 write 1, the others skip the store through s_and_saveexec + s_cbranch_execz
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.v_cmp_gt_u32_e32(10, v[0]), I.s_and_saveexec_b32(s[8], VCC_LO), I.s_cbranch_execz(simm16=3),
+          I.v_mov_b32_e32(v[2], 1), store(v[2]), I.s_or_b32(EXEC_LO, EXEC_LO, s[8]), I.s_endpgm()]
+  run(kernel(tid_times4(), *body), out)
+  np.testing.assert_array_equal(out, (np.arange(32) < 10).astype(np.uint32))
+
+def test_scalar_loop_counts():
+  # s8 = 0; do { v2 += 3; s8 += 1 } while (s8 < 5)
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.s_mov_b32(s[8], 0), I.v_mov_b32_e32(v[2], 0), I.v_add_nc_u32_e32(v[2], 3, v[2]), I.s_add_u32(s[8], s[8], 1),
+          I.s_cmp_lt_u32(s[8], 5), I.s_cbranch_scc1(simm16=(-4) & 0xffff), store(v[2]), I.s_endpgm()]
+  stats, _ = run(kernel(tid_times4(), *body), out)
+  np.testing.assert_array_equal(out, np.full(32, 15))
+  assert stats.wave_instructions == 3 + 2 + 4 * 5 + 2
+
+def test_carry_chain_64bit_add():
+  out = aligned(8 * 32, 256).view(np.uint64)
+  body = [I.v_mov_b32_e32(v[2], 0xffffffff), I.v_mov_b32_e32(v[3], v[0]), I.v_add_co_u32(v[2], VCC_LO, v[2], v[0]),
+          I.v_add_co_ci_u32_e32(v[3], 0, v[3]), I.v_lshlrev_b32_e32(v[1], 3, v[0]),
+          I.global_store_b64(addr=v[1], data=v[2:3], saddr=s[4:5], offset=0), I.s_endpgm()]
+  run(kernel(*body), out)
+  t = np.arange(32, dtype=np.uint64)
+  np.testing.assert_array_equal(out, ((t << 32) + 0xffffffff + t) & 0xffffffffffffffff)
+
+def test_lds_barrier_reverses_workgroup():
+  # 64 threads (two waves): store tid to LDS, barrier, read LDS[63 - tid]
+  out = aligned(4 * 64, 256).view(np.uint32)
+  body = [tid_times4(), I.ds_store_b32(addr=v[1], data0=v[0]), I.s_waitcnt(simm16=0), I.s_barrier(),
+          I.v_sub_nc_u32_e32(v[3], 63, v[0]), I.v_lshlrev_b32_e32(v[3], 2, v[3]), I.ds_load_b32(vdst=v[2], addr=v[3]),
+          I.s_waitcnt(simm16=0), store(v[2]), I.s_endpgm()]
+  run(kernel(*body), out, block=(64, 1, 1), grid=(2, 1, 1), lds=512)
+  np.testing.assert_array_equal(out, 63 - np.arange(64))
+
+def test_lds_out_of_range_faults():
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.v_mov_b32_e32(v[1], 512), I.ds_store_b32(addr=v[1], data0=v[0]), I.s_endpgm()]
+  with pytest.raises(GPUPageFault, match=r"ds_store_b32 at PC 0x[0-9a-f]+.*LDS offset 0x200 is outside its 512 byte"):
+    run(kernel(*body), out, lds=512)
+
+def test_global_page_fault_names_instruction_and_pc():
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.v_mov_b32_e32(v[1], 0x100000), I.global_store_b32(addr=v[1], data=v[0], saddr=s[4:5], offset=0), I.s_endpgm()]
+  with pytest.raises(GPUPageFault) as e:
+    _, pgm = run(kernel(*body), out)
+  assert e.value.write and e.value.va == out.ctypes.data + 0x100000
+  assert "global_store_b32 at PC 0x" in str(e.value)
+  assert e.value.where.endswith(f"0x{int(e.value.where.split('0x')[-1], 16):x}")
+
+def test_unsupported_instruction_names_mnemonic_and_pc():
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.v_mov_b32_e32(v[1], 0), I.s_sethalt(simm16=0), I.s_endpgm()]
+  with pytest.raises(UnsupportedInstruction, match=r"s_sethalt: not implemented at PC 0x[0-9a-f]+"):
+    run(kernel(*body), out)
+
+def _dpp_mov(**kw) -> np.ndarray:
+  """v2 = 1000 + tid, then v2 = DPP-moved v0 (tid), stored per lane."""
+  out = aligned(4 * 32, 256).view(np.uint32)
+  dpp = I.VOP1_DPP16(VOP1Op.V_MOV_B32_E32, v[2], src0=DPP, vsrc0=v[0], **{"row_mask": 15, "bank_mask": 15, **kw})
+  run(kernel(tid_times4(), I.v_add_nc_u32_e32(v[2], 1000, v[0]), dpp, store(v[2]), I.s_endpgm()), out)
+  return out.copy()
+
+def test_dpp16_lane_patterns():
+  lane = np.arange(32)
+  np.testing.assert_array_equal(_dpp_mov(dpp=0x1b), (lane & ~3) | (3 - (lane & 3)))          # quad_perm [3,2,1,0]
+  np.testing.assert_array_equal(_dpp_mov(dpp=0x140), (lane & ~15) | (15 - (lane & 15)))      # row_mirror
+  shr = _dpp_mov(dpp=0x111)                                                                  # row_shr:1
+  np.testing.assert_array_equal(shr, np.where(lane & 15, lane - 1, 1000 + lane))             # lane 0 of a row: unwritten
+  np.testing.assert_array_equal(_dpp_mov(dpp=0x111, bc=1), np.where(lane & 15, lane - 1, 0))  # bound_ctrl: reads 0
+  np.testing.assert_array_equal(_dpp_mov(dpp=0x1b, row_mask=1), np.where(lane < 16, (lane & ~3) | (3 - (lane & 3)), 1000 + lane))
+
+def test_dpp8_and_bad_dpp_control():
+  out = aligned(4 * 32, 256).view(np.uint32)
+  sels = {f"lane_sel_{k}": 7 - k for k in range(8)}
+  dpp8 = I.VOP1_DPP8(VOP1Op.V_MOV_B32_E32, v[2], src0=SRC[233], vsrc0=v[0], **sels)
+  run(kernel(tid_times4(), dpp8, store(v[2]), I.s_endpgm()), out)
+  lane = np.arange(32)
+  np.testing.assert_array_equal(out, (lane & ~7) | (7 - (lane & 7)))
+  with pytest.raises(UnsupportedInstruction, match="DPP16 control 0x130"):
+    _dpp_mov(dpp=0x130)
+
+def test_unsupported_only_when_executed():
+  # an unknown instruction on a path no wave takes must not fail the dispatch
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [tid_times4(), I.s_branch(simm16=1), I.s_sethalt(simm16=0), store(v[0]), I.s_endpgm()]
+  run(kernel(*body), out)
+  np.testing.assert_array_equal(out, np.arange(32))
+
+def test_budget_exceeded_names_kernel_pc(monkeypatch):
+  monkeypatch.setenv("MOCKGPU_BUDGET", "1000")
+  out = aligned(4 * 32, 256).view(np.uint32)
+  with pytest.raises(InstructionBudgetExceeded, match=r"kernel at PC 0x[0-9a-f]+ ran past MOCKGPU_BUDGET=1000"):
+    run(kernel(I.s_branch(simm16=0xffff)), out)
+
+def test_code_fetch_outside_memory_faults():
+  mem = AddressSpace("empty")
+  d = Dispatch("rdna3", 0x10000, RSRC1, RSRC2, 0, [0] * 16, 0, 0, (32, 1, 1), (1, 1, 1), True)
+  with pytest.raises(GPUPageFault, match="instruction fetch at PC 0x10000"):
+    run_dispatch(mem, d)
+
+def test_unmodelled_modes_raise():
+  out = aligned(4 * 32, 256).view(np.uint32)
+  with pytest.raises(NotImplementedError, match="wave64"):
+    mem = AddressSpace("x")
+    run_dispatch(mem, Dispatch("rdna3", 0, RSRC1, RSRC2, 0, [0] * 16, 0, 0, (64, 1, 1), (1, 1, 1), False))
+  with pytest.raises(NotImplementedError, match="FLOAT_ROUND_MODE"):
+    run(kernel(I.s_endpgm()), out, rsrc1=RSRC1 | 1 << 12)
+  with pytest.raises(NotImplementedError, match="architecture 'cdna'"):
+    run_dispatch(AddressSpace("y"), Dispatch("cdna", 0, RSRC1, RSRC2, 0, [0] * 16, 0, 0, (64, 1, 1), (1, 1, 1), True))
+
+def test_scratch_private_per_lane_and_bounds():
+  out = aligned(4 * 64, 256).view(np.uint32)
+  tmpring = 1 << 12  # one 256-byte slot per wave: 8 bytes per lane in wave32
+  body = [tid_times4(), I.v_mov_b32_e32(v[3], 4), I.scratch_store_b32(addr=v[3], data=v[0], saddr=NULL, offset=0, sve=1),
+          I.scratch_load_b32(vdst=v[2], addr=v[3], saddr=NULL, offset=0, sve=1), I.s_waitcnt(simm16=0), store(v[2]), I.s_endpgm()]
+  run(kernel(*body), out, block=(64, 1, 1), rsrc2=RSRC2 | 1, tmpring=tmpring)
+  np.testing.assert_array_equal(out, np.arange(64))  # every lane reads back its own value from the same offset
+  bad = [I.v_mov_b32_e32(v[3], 8), I.scratch_store_b32(addr=v[3], data=v[0], saddr=NULL, offset=0, sve=1), I.s_endpgm()]
+  with pytest.raises(GPUPageFault, match=r"scratch_store_b32 at PC 0x[0-9a-f]+: private \(scratch\) offset 0x8"):
+    run(kernel(*bad), out, rsrc2=RSRC2 | 1, tmpring=tmpring)
+
+def _unary(op, x:np.ndarray) -> np.ndarray:
+  """Apply a VOP1 f32 op to 32 lanes of x (as bits) via a global load and store."""
+  out = aligned(4 * 32, 256).view(np.uint32)
+  inp = aligned(4 * 32, 256).view(np.uint32)
+  inp[:] = x.view(np.uint32)
+  body = [tid_times4(), I.global_load_b32(vdst=v[2], addr=v[1], saddr=s[6:7], offset=0), I.s_waitcnt(simm16=0),
+          op(v[2], v[2]), store(v[2]), I.s_endpgm()]
+  run(kernel(*body), out, inp)
+  return out.view(np.float32).copy()
+
+def _ulp_error(got:np.ndarray, exact:np.ndarray) -> np.ndarray:
+  ulp = np.spacing(np.abs(got.astype(np.float32))).astype(np.float64)
+  return np.abs(got.astype(np.float64) - exact) / ulp
+
+@pytest.mark.parametrize("op,fn,lo,hi", [
+  (I.v_exp_f32_e32, np.exp2, -20, 20), (I.v_log_f32_e32, np.log2, 1e-3, 1e4), (I.v_rcp_f32_e32, lambda x: 1 / x, 1e-3, 1e3),
+  (I.v_rsq_f32_e32, lambda x: 1 / np.sqrt(x), 1e-3, 1e3), (I.v_sqrt_f32_e32, np.sqrt, 0, 1e6),
+  (I.v_sin_f32_e32, lambda x: np.sin(2 * np.pi * (x - np.rint(x))), -4, 4),
+  (I.v_cos_f32_e32, lambda x: np.cos(2 * np.pi * (x - np.rint(x))), -4, 4)])
+def test_transcendental_error_bound(op, fn, lo, hi):
+  x = np.random.default_rng(1).uniform(lo, hi, 32).astype(np.float32)
+  got = _unary(op, x)
+  exact = fn(x.astype(np.float64))
+  # documented bound: 0.5 ulp (sin/cos: 0.5 ulp + 2**-50 absolute, from the float64 evaluation)
+  err = _ulp_error(got, exact)
+  assert (err <= 0.5 + 2**-50 / np.spacing(np.abs(got)).min()).all(), err.max()
+
+def test_transcendental_special_values():
+  x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0] + [1.0] * 26, np.float32)
+  with np.errstate(all="ignore"):
+    np.testing.assert_array_equal(_unary(I.v_log_f32_e32, x)[:6], np.log2(x[:6]))
+    np.testing.assert_array_equal(_unary(I.v_rcp_f32_e32, x)[:6], np.float32(1) / x[:6])
+    np.testing.assert_array_equal(_unary(I.v_exp_f32_e32, x)[:6], np.exp2(x[:6]))
+
+def test_fma_is_fused_single_rounding():
+  # a*b+c where the unfused result rounds differently: (1+2^-12)^2 - 1 needs the exact 2^-24 term
+  a = np.float32(1 + 2**-12)
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.v_mov_b32_e32(v[2], float(a)), I.v_fma_f32(v[3], v[2], v[2], -1.0), tid_times4(), store(v[3]), I.s_endpgm()]
+  run(kernel(*body), out)
+  exact = np.float64(a) * np.float64(a) - 1
+  assert out.view(np.float32)[0] == np.float32(exact) != a * a - np.float32(1)
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_fma_no_double_rounding(sign):
+  # a*a is exactly an f32 midpoint; the tiny c decides the direction, though a*a+c rounds back to a*a in float64
+  a = 1 + 2**-12
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.v_mov_b32_e32(v[2], a), I.v_mov_b32_e32(v[4], sign * 2.0**-100), I.v_fma_f32(v[3], v[2], v[2], v[4]),
+          tid_times4(), store(v[3]), I.s_endpgm()]
+  run(kernel(*body), out)
+  assert out.view(np.float32)[0] == np.float32(1 + 2**-11 + (2**-23 if sign > 0 else 0))
+
+def test_denorm_flush_mode():
+  tiny = np.float32(1e-40)  # an f32 denormal
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [I.v_mov_b32_e32(v[2], int(tiny.view(np.uint32))), I.v_add_f32_e32(v[3], 0, v[2]), tid_times4(), store(v[3]), I.s_endpgm()]
+  run(kernel(*body), out)
+  assert out.view(np.float32)[0] == tiny
+  run(kernel(*body), out, rsrc1=RSRC1 & ~(0x3 << 16))
+  assert out.view(np.float32)[0] == 0
