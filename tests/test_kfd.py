@@ -81,11 +81,12 @@ class Client:
 class Queue:
   """A ring, its read/write pointers and its doorbell, like tinygrad's AMDQueueDesc."""
   def __init__(self, c:Client, queue_type, ring_size):
-    self.c, self.sdma = c, queue_type == kfd.KFD_IOC_QUEUE_TYPE_SDMA
+    # the unit of the read/write pointers: PM4 counts dwords, SDMA bytes, AQL 64-byte packets
+    self.c, self.unit = c, {kfd.KFD_IOC_QUEUE_TYPE_SDMA: 1, kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: 64}.get(queue_type, 4)
     self.ring, self.gart = c.alloc(ring_size), c.alloc(0x1000)
     self.desc = call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_base_address=self.ring.va, ring_size=ring_size, gpu_id=c.gpu.gpu_id,
                      queue_type=queue_type, queue_percentage=kfd.KFD_MAX_QUEUE_PERCENTAGE, queue_priority=7,
-                     write_pointer_address=self.gart.va + 0x38, read_pointer_address=self.gart.va + 0x80)
+                     write_pointer_address=self.gart.va + 0x38, read_pointer_address=self.gart.va + 0x80)  # where amd_queue_t has them
     self.doorbells = c.kfd.mmap(0, 0x2000, RW, mmap.MAP_SHARED, self.desc.doorbell_offset & ~0x1fff)
     self.put = 0
     self.hw = c.gpu.queues[self.desc.queue_id]
@@ -95,9 +96,8 @@ class Queue:
 
   def submit(self, dwords:list[int], ring_doorbell=True):
     ring = self.ring.u32()
-    unit = 4 if self.sdma else 1  # SDMA pointers count bytes, PM4 pointers dwords
-    for i, d in enumerate(dwords): ring[(self.put // unit + i) % len(ring)] = d
-    self.put += len(dwords) * unit
+    for i, d in enumerate(dwords): ring[(self.put * self.unit // 4 + i) % len(ring)] = d
+    self.put += len(dwords) * 4 // self.unit
     self.gart.u64()[0x38 // 8] = self.put
     if ring_doorbell:  # the same path tinygrad's MMIOInterface write takes: the watch callback of the doorbell page
       addr = self.doorbells + (self.desc.doorbell_offset & 0x1fff)
@@ -236,8 +236,8 @@ def test_create_queue_validates():
   assert e.value.errno == errno.EINVAL and "power of 2" in str(e.value)
   with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1000, **{**args, "read_pointer_address": 1 << 46})
   assert e.value.errno == errno.EINVAL and "read pointer" in str(e.value)
-  with pytest.raises(UnsupportedIoctl, match="AQL"):
-    call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1000, **{**args, "queue_type": kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL})
+  with pytest.raises(OSError) as e: call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1000, **{**args, "queue_type": 9})
+  assert e.value.errno == errno.EINVAL and "queue_type 9" in str(e.value)
   q = call(c.kfd, kfd.AMDKFD_IOC_CREATE_QUEUE, ring_size=0x1000, **args)
   assert q.doorbell_offset >> 62 == 3 and (q.doorbell_offset >> 46) & 0xffff == c.gpu.gpu_id
   call(c.kfd, kfd.AMDKFD_IOC_DESTROY_QUEUE, queue_id=q.queue_id)

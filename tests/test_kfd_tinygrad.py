@@ -4,17 +4,19 @@ from conftest import run_tinygrad
 
 def last_line(p) -> str: return p.stdout.strip().splitlines()[-1]
 
-@pytest.mark.parametrize("dev", ["MOCK+AMD", "MOCKKFD+AMD", "MOCK+AMD:LLVM"])
-def test_plus_one(dev):
+@pytest.mark.parametrize("dev,aql", [("MOCK+AMD", 0), ("MOCKKFD+AMD", 0), ("MOCK+AMD:LLVM", 0), ("MOCK+AMD", 1)])
+def test_plus_one(dev, aql):
   p = run_tinygrad(dev, """
     import numpy as np
     from tinygrad import Tensor, Device
     x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
     out = (Tensor(x) + 1).numpy()
-    print(type(Device["AMD"].iface).__name__, Device["AMD"].arch, np.array_equal(out, x + np.float32(1)))
-  """)
-  iface, arch, ok = last_line(p).split()
+    d = Device["AMD"]
+    print(type(d.iface).__name__, d.arch, d.is_aql, np.array_equal(out, x + np.float32(1)))
+  """, env={"AMD_AQL": str(aql)})
+  iface, arch, is_aql, ok = last_line(p).split()
   assert iface == ("MOCKKFDIface" if dev.startswith("MOCKKFD") else "MOCKIface") and arch == "gfx1100" and ok == "True"
+  assert int(is_aql) == aql
 
 def test_large_copies_roundtrip():
   # 5 MiB: more than one 2 MiB staging buffer each way, so several SDMA copies, waits and signals per transfer
@@ -65,3 +67,18 @@ def test_profiling_counters_and_traces_are_refused_clearly(tool, culprit):
     except NotImplementedError as e: print("REFUSED", type(e).__name__, e)
   """, env={"PROFILE": "1", tool: "1"}, check=False)
   assert "REFUSED UnmodelledFeature" in p.stdout and culprit in p.stdout, p.stdout + p.stderr[-3000:]
+
+def test_jit_graph_replays_bound_queues():
+  # TinyJit turns the kernels into an HCQGraph: bound indirect buffers patched between replays, and a cross-GPU copy
+  p = run_tinygrad("MOCK+AMD", """
+    import numpy as np
+    from tinygrad import Tensor, TinyJit
+    @TinyJit
+    def f(a, b): return ((a * b + 1).to("AMD:1") - 2).realize()
+    rng, ok = np.random.default_rng(2), True
+    for _ in range(5):
+      x, y = rng.random(256, dtype=np.float32), rng.random(256, dtype=np.float32)
+      ok &= np.allclose(f(Tensor(x), Tensor(y)).numpy(), x * y - 1, rtol=1e-6, atol=1e-6)  # the kernel may fuse into an fma
+    print(ok)
+  """, env={"MOCKGPU_COUNT": "2"})
+  assert last_line(p) == "True"

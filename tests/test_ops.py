@@ -16,7 +16,9 @@ def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
     assert not bad.any(), f"{what}: {int(bad.sum())} of {got.size} elements differ bitwise, first at {np.argwhere(bad)[0].tolist()}: " \
                           f"{got[bad].ravel()[:4]} != {want[bad].ravel()[:4]}"
   else:
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=spec["rtol"], atol=spec["atol"], equal_nan=True,
+    w64 = want.astype(np.float64)
+    atol = spec["atol"] * (1 + (float(np.nanmax(np.abs(w64), initial=0)) if spec["scaled"] else 0))
+    np.testing.assert_allclose(got.astype(np.float64), w64, rtol=spec["rtol"], atol=atol, equal_nan=True,
                                err_msg=f"{what} ({spec['why']})")
 
 @pytest.mark.parametrize("dev", device_configs())

@@ -1,7 +1,7 @@
 """The PM4 compute command processor, driven through a real KFD compute queue (ring, read/write pointers, doorbell)."""
-import sys, time, types
+import ctypes, sys, time, types
 import pytest
-from tinygrad.runtime.autogen import kfd
+from tinygrad.runtime.autogen import amdgpu_kd, hsa, kfd
 from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
 from mockgpu import system
 from mockgpu.errors import GPUPageFault, PacketError
@@ -164,3 +164,59 @@ def test_packets_that_wrap_around_the_ring():
     q.submit(release_mem(buf.va, batch, 1) + release_mem(buf.va + 4, batch * 10, 1) + pkt3(pm4.PACKET3_NOP, 0, 0))
     assert (buf.u32()[0], buf.u32()[1]) == (batch, batch * 10) and q.rptr == q.put
   assert q.put > 64
+
+# *** AQL queues: 64-byte HSA packets; vendor packets carry PM4 indirect buffers ***
+
+AQL_HDR = (1 << hsa.HSA_PACKET_HEADER_BARRIER) | (hsa.HSA_FENCE_SCOPE_SYSTEM << hsa.HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE)
+
+@pytest.fixture
+def aql():
+  c = Client().events()
+  c.buf = c.alloc(0x1000)
+  return c.queue(kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, ring_size=0x1000)
+
+def pm4_ib_packet(c, cmds) -> list[int]:
+  ib = c.alloc(0x1000)
+  for i, d in enumerate(cmds): ib.u32()[i] = d
+  return [AQL_HDR | (hsa.HSA_PACKET_TYPE_VENDOR_SPECIFIC << hsa.HSA_PACKET_HEADER_TYPE) | (1 << 16),
+          *pkt3(pm4.PACKET3_INDIRECT_BUFFER, *lohi(ib.va), len(cmds) | pm4.INDIRECT_BUFFER_VALID), 10] + [0] * 10
+
+def test_aql_vendor_packet_runs_its_pm4_ib_and_advances_read_dispatch_id(aql):
+  c = aql.c
+  aql.submit(pm4_ib_packet(c, release_mem(c.buf.va, 11, 1)) + pm4_ib_packet(c, release_mem(c.buf.va + 4, 12, 1)))
+  assert list(c.buf.u32()[:2]) == [11, 12] and aql.rptr == aql.put == 2
+
+def test_aql_invalid_header_waits_for_the_packet(aql):
+  c = aql.c
+  pkt = pm4_ib_packet(c, release_mem(c.buf.va, 13, 1))
+  aql.submit([hsa.HSA_PACKET_TYPE_INVALID] + pkt[1:])  # the write pointer moved, the header is not published yet
+  assert c.buf.u32()[0] == 0 and aql.rptr == 0
+  aql.ring.u32()[0] = pkt[0]
+  system.get().kick()
+  assert c.buf.u32()[0] == 13 and aql.rptr == 1
+
+def test_aql_unknown_packet_type(aql):
+  with pytest.raises(PacketError, match=r"AMD:0 AQL queue 0: ring offset 0x0: AQL AGENT_DISPATCH packet.*unknown or unmodelled"):
+    aql.submit([hsa.HSA_PACKET_TYPE_AGENT_DISPATCH] + [0] * 15)
+
+def test_aql_kernel_dispatch_takes_the_kernel_descriptor(aql, monkeypatch):
+  c = aql.c
+  ex = FakeExecutor()
+  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", ex.module())
+  code = c.alloc(0x1000)
+  props = (hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_DISPATCH_PTR | hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_KERNARG_SEGMENT_PTR |
+           hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_WAVEFRONT_SIZE32)
+  kd = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t(kernel_code_entry_byte_offset=0x100, compute_pgm_rsrc1=0x11, compute_pgm_rsrc2=0x22,
+                                                 compute_pgm_rsrc3=0x33, kernel_code_properties=props)
+  ctypes.memmove(code.va, bytes(kd), ctypes.sizeof(kd))
+  q = hsa.amd_queue_t.from_address(aql.gart.va)
+  q.compute_tmpring_size, q.scratch_backing_memory_location = 0x44, 0x7f00_0000_0000
+  pkt = hsa.hsa_kernel_dispatch_packet_t(header=AQL_HDR | (hsa.HSA_PACKET_TYPE_KERNEL_DISPATCH << hsa.HSA_PACKET_HEADER_TYPE), setup=3,
+                                         workgroup_size_x=32, workgroup_size_y=2, workgroup_size_z=1, grid_size_x=128, grid_size_y=2,
+                                         grid_size_z=3, group_segment_size=1000, kernel_object=code.va, kernarg_address=0x1234_5678_9000)
+  aql.submit(list((ctypes.c_uint32 * 16).from_buffer_copy(bytes(pkt))))
+  (d,) = ex.dispatches
+  assert d.pgm_addr == code.va + 0x100 and (d.rsrc1, d.rsrc3, d.tmpring_size, d.scratch_base) == (0x11, 0x33, 0x44, 0x7f00_0000_0000)
+  assert d.rsrc2 == 0x22 | (2 << 15)  # 1000 bytes of LDS: two 512-byte granules
+  assert d.block == (32, 2, 1) and d.grid == (4, 1, 3) and d.wave32
+  assert d.user_data[:5] == [*lohi(aql.ring.va), *lohi(0x1234_5678_9000), 0]  # the dispatch packet's address, then the kernarg pointer

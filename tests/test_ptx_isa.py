@@ -533,3 +533,195 @@ def test_translation_is_cached():
   m1 = load_module(src)
   before = dict(cache.stats)
   assert load_module(src) is m1 and cache.stats == before   # the in-process dict answers without touching the cache
+
+class TestMoreOps:
+  def test_predicated_memory_under_divergence(self):
+    """Guarded loads/stores inside a divergent block touch only their lanes (others may hold wild addresses)."""
+    x = np.arange(32, dtype=np.uint32) * 3
+    out = np.full(32, 7, np.uint32)
+    body = """
+mov.u32 %r0, %tid.x;
+ld.param.u64 %rd1, [in0];
+ld.param.u64 %rd2, [out];
+mul.wide.u32 %rd3, %r0, 4;
+setp.lt.u32 %p1, %r0, 20;
+@%p1 bra $L_low;
+bra.uni $L_end;
+$L_low:
+and.b32 %r1, %r0, 1;
+setp.eq.u32 %p2, %r1, 0;
+add.s64 %rd4, %rd1, %rd3;
+selp.b64 %rd5, %rd4, 0, %p2;
+mov.u32 %r2, 99;
+@%p2 ld.global.u32 %r2, [%rd5];
+add.s64 %rd6, %rd2, %rd3;
+selp.b64 %rd7, %rd6, 8, %p2;
+@%p2 st.global.u32 [%rd7], %r2;
+@!%p2 st.global.u32 [%rd6+0], %r2;
+$L_end:"""
+    run(kernel(body), [out, x, np.zeros(1, np.uint32), np.zeros(1, np.uint32)])
+    t = np.arange(32)
+    np.testing.assert_array_equal(out, np.where(t >= 20, 7, np.where(t % 2 == 0, t * 3, 99)))
+
+  def test_vote_redux_and_barrier_reduction_under_divergence(self):
+    out = np.zeros((64, 4), np.uint32)
+    body = """
+mov.u32 %r0, %tid.x;
+and.b32 %r1, %r0, 31;
+setp.lt.u32 %p1, %r1, 24;
+mov.u32 %r2, 0;
+mov.u32 %r3, 0;
+mov.u32 %r4, 0;
+@!%p1 bra $L_join;
+setp.lt.u32 %p2, %r1, 8;
+vote.sync.any.pred %p3, %p2, -1;
+vote.sync.all.pred %p4, %p2, -1;
+selp.u32 %r2, 1, 0, %p3;
+selp.u32 %r5, 2, 0, %p4;
+or.b32 %r2, %r2, %r5;
+vote.sync.ballot.b32 %r3, %p2, -1;
+redux.sync.add.u32 %r4, %r1, -1;
+$L_join:
+setp.eq.u32 %p5, %r1, 3;
+bar.red.popc.u32 %r6, 0, %p5;
+ld.param.u64 %rd1, [out];
+mul.wide.u32 %rd2, %r0, 16;
+add.s64 %rd3, %rd1, %rd2;
+st.global.v4.u32 [%rd3], {%r2, %r3, %r4, %r6};"""
+    run(kernel(body, ".param .u64 out"), [out], block=(64, 1, 1))
+    lane = np.arange(64) % 32
+    active = lane < 24
+    np.testing.assert_array_equal(out[:, 0], np.where(active, 1, 0))          # some active lanes vote true, not all
+    np.testing.assert_array_equal(out[:, 1], np.where(active, 0xff, 0))       # lanes 0..7
+    np.testing.assert_array_equal(out[:, 2], np.where(active, sum(range(24)), 0))
+    np.testing.assert_array_equal(out[:, 3], [2] * 64)                        # lane 3 of both warps
+
+  def test_64bit_integer_ops(self):
+    x = rng.integers(0, 2**64, 32, dtype=np.uint64)
+    y = rng.integers(0, 2**64, 32, dtype=np.uint64)
+    out = np.zeros((32, 4), np.uint64)
+    body = """
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd0, %r0, 8;
+ld.param.u64 %rd1, [in0];
+ld.param.u64 %rd2, [in1];
+add.s64 %rd3, %rd1, %rd0;
+add.s64 %rd4, %rd2, %rd0;
+ld.global.u64 %rd5, [%rd3];
+ld.global.u64 %rd6, [%rd4];
+mul.hi.u64 %rd7, %rd5, %rd6;
+mul.hi.s64 %rd8, %rd5, %rd6;
+shr.u64 %rd10, %rd6, 58;
+shl.b64 %rd11, %rd5, %r0;
+xor.b64 %rd12, %rd10, %rd11;
+min.s64 %rd13, %rd5, %rd6;
+ld.param.u64 %rd14, [out];
+mul.wide.u32 %rd0, %r0, 32;
+add.s64 %rd15, %rd14, %rd0;
+st.global.v2.u64 [%rd15], {%rd7, %rd8};
+st.global.v2.u64 [%rd15+16], {%rd12, %rd13};"""
+    run(kernel(body.replace("shl.b64 %rd11, %rd5, %r0;", "shl.b64 %rd11, %rd5, %r0;")), [out, x, y, np.zeros(1, np.uint32)])
+    hi_u = [(int(a) * int(b)) >> 64 for a, b in zip(x, y)]
+    sx, sy = x.view(np.int64), y.view(np.int64)
+    hi_s = [((int(a) * int(b)) >> 64) % 2**64 for a, b in zip(sx, sy)]
+    np.testing.assert_array_equal(out[:, 0], np.array(hi_u, np.uint64))
+    np.testing.assert_array_equal(out[:, 1], np.array(hi_s, np.uint64))
+    np.testing.assert_array_equal(out[:, 2], (y >> np.uint64(58)) ^ (x << np.arange(32, dtype=np.uint64)))
+    np.testing.assert_array_equal(out[:, 3].view(np.int64), np.minimum(sx, sy))
+
+  def test_bf16_arithmetic(self):
+    """NVRTC's bf16 code: fma.rn.bf16, max.bf16, cvt between bf16 and f32."""
+    a, b = rng.standard_normal(32).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    tob = lambda v: ((v.view(np.uint32) + 0x7fff + ((v.view(np.uint32) >> 16) & 1)) >> 16).astype(np.uint16)
+    fromb = lambda h: (h.astype(np.uint32) << 16).view(np.float32)
+    ab, bb = tob(a), tob(b)
+    body = """
+cvt.u16.u32 %h1, %r1;
+cvt.u16.u32 %h2, %r2;
+fma.rn.bf16 %h3, %h1, %h2, %h1;
+max.bf16 %h4, %h3, %h2;
+cvt.f32.bf16 %f1, %h4;
+mov.b32 %r4, %f1;"""
+    got = binop(body, ab.astype(np.uint32), bb.astype(np.uint32)).view(np.float32)
+    fm = tob((fromb(ab).astype(np.float64) * fromb(bb) + fromb(ab)).astype(np.float32))   # exact in float64 for bf16 inputs
+    np.testing.assert_array_equal(got, np.maximum(fromb(fm), fromb(bb)))
+
+  def test_misc_float(self):
+    a = np.array([1.0, -2.0, np.inf, np.nan, 1e-40, 0.0, -0.0, 3.5] * 4, np.float32)
+    pre = "mov.b32 %f1, %r1;\n"
+    t = binop(pre + "testp.finite.f32 %p1, %f1;\ntestp.subnormal.f32 %p2, %f1;\nselp.u32 %r5, 1, 0, %p1;\nselp.u32 %r6, 2, 0, %p2;\nor.b32 %r4, %r5, %r6;",
+              a.view(np.uint32), a.view(np.uint32))
+    np.testing.assert_array_equal(t, np.isfinite(a).astype(np.uint32) | (((np.abs(a) < 1.1754944e-38) & (a != 0)).astype(np.uint32) << 1))
+    c = binop(pre + "mov.b32 %f2, %r2;\ncopysign.f32 %f3, %f2, %f1;\nmov.b32 %r4, %f3;", a.view(np.uint32), (-a).view(np.uint32)).view(np.float32)
+    np.testing.assert_array_equal(c.view(np.uint32), np.copysign(a, -a).view(np.uint32))
+    z = binop(pre + "add.ftz.f32 %f3, %f1, 0f00000000;\nmov.b32 %r4, %f3;", a.view(np.uint32), a.view(np.uint32)).view(np.float32)
+    assert z[4] == 0 and z[7] == 3.5
+    s = binop(pre + "mul.sat.f32 %f3, %f1, 0f3F000000;\nmov.b32 %r4, %f3;", a.view(np.uint32), a.view(np.uint32)).view(np.float32)
+    np.testing.assert_array_equal(s[:8], np.array([0.5, 0, 1, 0, np.float32(1e-40) * np.float32(0.5), 0, 0, 1], np.float32))
+
+  def test_clock_and_lanemask(self):
+    out = np.zeros((64, 2), np.uint32)
+    body = """
+mov.u32 %r0, %tid.x;
+mov.u32 %r1, %clock;
+mov.u32 %r2, %lanemask_lt;
+add.u32 %r3, %r0, %r0;
+mov.u32 %r4, %clock;
+sub.u32 %r5, %r4, %r1;
+setp.gt.u32 %p1, %r5, 0;
+selp.u32 %r6, 1, 0, %p1;
+ld.param.u64 %rd1, [out];
+mul.wide.u32 %rd2, %r0, 8;
+add.s64 %rd3, %rd1, %rd2;
+st.global.v2.u32 [%rd3], {%r2, %r6};"""
+    run(kernel(body, ".param .u64 out"), [out], block=(64, 1, 1))
+    lane = np.arange(64) % 32
+    np.testing.assert_array_equal(out[:, 0], ((1 << lane) - 1).astype(np.uint32))
+    assert (out[:, 1] == 1).all()   # the clock advances
+
+def _py_prmt(x:int, y:int, s:int, mode:str|None) -> int:
+  """prmt per the PTX ISA table: bytes {y, x} numbered 0..7 from x's low byte."""
+  by = list(x.to_bytes(4, "little") + y.to_bytes(4, "little"))
+  if mode is None:
+    out = 0
+    for i in range(4):
+      nib = (s >> 4 * i) & 0xf
+      v = by[nib & 7]
+      out |= ((0xff if v & 0x80 else 0) if nib & 8 else v) << 8 * i
+    return out
+  c = s & 3
+  sel = {"f4e": [c, c + 1, c + 2, c + 3], "b4e": [c, c - 1, c - 2, c - 3], "rc8": [c] * 4, "ecl": [c, max(c, 1), max(c, 2), 3],
+         "ecr": [0, min(c, 1), min(c, 2), c], "rc16": [2 * (c & 1), 2 * (c & 1) + 1] * 2}[mode]
+  return sum(by[k % 8] << 8 * i for i, k in enumerate(sel))
+
+@pytest.mark.parametrize("mode", ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"])
+def test_prmt_modes(mode):
+  a, b = u32(), u32()
+  s = np.arange(32, dtype=np.uint32) % 4
+  got = binop(f"prmt.b32.{mode} %r4, %r1, %r2, %r3;", a, b, s)
+  np.testing.assert_array_equal(got, np.array([_py_prmt(int(x), int(y), int(z), mode) for x, y, z in zip(a, b, s)], np.uint32))
+
+def test_global_atomics_bitwise_inc_and_64bit():
+  cells = np.array([0, 0xffffffff, 0, 0, 5, 0], np.uint32)
+  wide = np.zeros(1, np.uint64)
+  body = """
+mov.u32 %r0, %tid.x;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [in0];
+mov.u32 %r1, 1;
+shl.b32 %r2, %r1, %r0;
+atom.global.or.b32 %r3, [%rd1], %r2;
+not.b32 %r4, %r2;
+atom.global.and.b32 %r3, [%rd1+4], %r4;
+atom.global.xor.b32 %r3, [%rd1+8], %r0;
+atom.global.inc.u32 %r3, [%rd1+12], 9;
+atom.global.max.s32 %r3, [%rd1+16], %r0;
+red.global.add.u32 [%rd1+20], %r0;
+cvt.u64.u32 %rd3, %r0;
+shl.b64 %rd3, %rd3, 32;
+atom.global.add.u64 %rd4, [%rd2], %rd3;"""
+  run(kernel(body, ".param .u64 out, .param .u64 in0"), [cells, wide])
+  x = 0
+  for t in range(32): x ^= t
+  np.testing.assert_array_equal(cells, [0xffffffff, 0, x, 32 % 10, 31, sum(range(32))])
+  assert int(wide[0]) == (sum(range(32)) << 32) % 2**64

@@ -67,6 +67,10 @@ class TestElementwise:
                     (lambda x: x.abs().sqrt(), lambda x: np.sqrt(np.abs(x))), (lambda x: x.reciprocal(), lambda x: 1 / x)):
       np.testing.assert_allclose(run(fn(T(F)), kind), ref(F.astype(np.float64)), rtol=3e-6, atol=1e-6)
     np.testing.assert_allclose(run(T(H).exp(), kind).astype(np.float32), np.exp(H.astype(np.float64)), rtol=2e-3, atol=2e-3)
+    # NVRTC's half paths use cuda_fp16's inline asm (scoped .reg declarations, f16 <-> f32 cvt, ex2/lg2/rcp approx)
+    pos = np.abs(H) + np.float16(0.5)
+    for fn, ref in ((lambda x: x.sin(), np.sin), (lambda x: x.log(), np.log), (lambda x: x.sqrt(), np.sqrt), (lambda x: 1 / x, lambda x: 1 / x)):
+      np.testing.assert_allclose(run(fn(T(pos)), kind).astype(np.float64), ref(pos.astype(np.float64)), rtol=4e-3, atol=4e-3)
 
 def test_bfloat16_cuda():
   """bf16 round trips through NVRTC's cvt.rn.bf16.f32 / fma.rn.bf16 (tinygrad's PTX renderer has no bf16)."""
@@ -121,3 +125,34 @@ def test_launch_stats(kind):
   st = []
   run(T(F) + 1, kind, stats=st)
   assert st[0].threads >= F.size // 4 and st[0].thread_instructions >= st[0].threads and st[0].warp_instructions > 0
+
+V = rng.standard_normal(64).astype(np.float32)
+U32 = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+U32B = rng.integers(1, 2**16, 64).astype(np.uint32)
+I64 = rng.integers(-2**40, 2**40, 64).astype(np.int64)
+IMG, W = rng.standard_normal((2, 3, 16, 16)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+MORE = {
+  "conv2d": (lambda x, y: x.conv2d(y, padding=1), [IMG, W], dict(rtol=1e-4, atol=1e-4)),
+  "max_pool": (lambda x: x.max_pool2d(), [IMG], {}),
+  "gather": (lambda x, i: x[i], [V, rng.integers(0, 64, 32).astype(np.int32)], {}),
+  "uint32_divmod": (lambda x, y: x // y + x % y, [U32, U32B], {}),
+  "int64": (lambda x: x * 7 - (x >> 3) + x // 1000, [I64], {}),
+  "any_all": (lambda x: (x > 1).any() & (x > -3).all(), [V], {}),
+  "sort": (lambda x: x.sort()[0], [V], {}),
+  "topk": (lambda x: x.topk(3)[0], [V], {}),
+  "matmul_odd_shapes": (lambda x, y: x @ y, [rng.standard_normal((17, 33)).astype(np.float32), rng.standard_normal((33, 9)).astype(np.float32)],
+                        dict(rtol=1e-5, atol=1e-5)),
+  "layernorm": (lambda x: x.layernorm(), [IMG], dict(rtol=1e-4, atol=1e-4)),
+  "float64": (lambda x: (x.cast(dtypes.float64).exp() / 3).sqrt(), [V], dict(rtol=1e-12)),
+}
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", list(MORE))
+def test_more_ops_match_cpu(kind, name):
+  fn, inputs, tol = MORE[name]
+  check(fn, inputs, kind, **tol)
+
+def test_int8_wraps_like_ptx():
+  """cvt.s32.s8 of a 16-bit register reads its low byte: int8 products wrap (the CPU backend computes them in int)."""
+  v = np.array([44.0, -50, 3], np.float32)
+  same(run((T(v).cast(dtypes.int8) * 3).cast(dtypes.int32), "ptx"), np.array([-124, 106, 9], np.int32))

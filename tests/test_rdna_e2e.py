@@ -54,6 +54,8 @@ def test_half_matmul_tensor_cores():
   run_amd("""
   x = rng.standard_normal((64, 64)).astype(np.float16)
   check((t(x) @ t(x)).float(), x.astype(np.float32) @ x.astype(np.float32), 5e-2)
+  q = rng.integers(-128, 128, (64, 64)).astype(np.int8)
+  check(t(q).matmul(t(q), dtype=dtypes.int32), q.astype(np.int32) @ q.astype(np.int32))
   """)
 
 def test_conv_indexing_random_transcendentals():

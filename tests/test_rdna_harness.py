@@ -40,7 +40,8 @@ class Loaded:
     self.image = aligned(round_up(image.nbytes, 0x1000))
     self.image[:image.nbytes] = np.frombuffer(bytes(image), np.uint8)
     base = self.image.ctypes.data
-    desc = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t.from_buffer_copy(bytes(image[rodata:rodata + ctypes.sizeof(amdgpu_kd.llvm_amdhsa_kernel_descriptor_t)]))
+    kd_t = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t
+    desc = kd_t.from_buffer_copy(bytes(image[rodata:rodata + ctypes.sizeof(kd_t)]))
     self.group_segment_size, self.private_segment_size = desc.group_segment_fixed_size, desc.private_segment_fixed_size
     self.kernarg_size = desc.kernarg_size
     lds = ((self.group_segment_size + 511) // 512) & 0x1ff

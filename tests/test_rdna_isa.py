@@ -235,3 +235,98 @@ def test_denorm_flush_mode():
   assert out.view(np.float32)[0] == tiny
   run(kernel(*body), out, rsrc1=RSRC1 & ~(0x3 << 16))
   assert out.view(np.float32)[0] == 0
+
+def test_translation_cached_and_invalidated_by_new_code(monkeypatch, tmp_path):
+  from mockgpu.compiler import cache
+  monkeypatch.setenv("MOCKGPU_CACHE_DIR", str(tmp_path))
+  out = aligned(4 * 32, 256).view(np.uint32)
+  mem = AddressSpace("cache")
+  code = kernel(tid_times4(), I.v_add_nc_u32_e32(v[2], 11, v[0]), store(v[2]), I.s_endpgm())
+  before = dict(cache.stats)
+  img = aligned(4096)
+  args = aligned(256, 256)
+  struct.pack_into("<QQ", args, 0, out.ctypes.data, 0)
+  for a in (img, args, out): mem.map(a.ctypes.data, a.nbytes)
+  user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
+  d = Dispatch("rdna3", img.ctypes.data, RSRC1, RSRC2, 0, user, 0, 0, (32, 1, 1), (1, 1, 1), True)
+  def load(insts):
+    b = b"".join(i.to_bytes() for i in insts)
+    img[:len(b)] = np.frombuffer(b, np.uint8)
+  load(code)
+  run_dispatch(mem, d)
+  run_dispatch(mem, d)
+  np.testing.assert_array_equal(out, np.arange(32) + 11)
+  assert cache.stats["translations"] - before["translations"] + cache.stats["disk_hits"] - before["disk_hits"] <= 1
+  load(kernel(tid_times4(), I.v_add_nc_u32_e32(v[2], 12, v[0]), store(v[2]), I.s_endpgm()))  # same PC, new code
+  run_dispatch(mem, d)
+  np.testing.assert_array_equal(out, np.arange(32) + 12)
+
+def test_divergent_waves_meet_at_barrier():
+  # wave k of the workgroup loops k+2 times on a scalar counter (waves diverge), writes its count to LDS, then after
+  # s_barrier every lane reads the count of the other wave: the barrier must hold the early wave until the late one.
+  out = aligned(4 * 64, 256).view(np.uint32)
+  body = [tid_times4(), I.v_lshrrev_b32_e32(v[5], 5, v[0]), I.v_readfirstlane_b32_e32(s[8], v[5]),  # s8 = wave index
+          I.s_add_u32(s[9], s[8], 2), I.s_mov_b32(s[10], 0),
+          I.s_add_u32(s[10], s[10], 1), I.s_cmp_lt_u32(s[10], s[9]), I.s_cbranch_scc1(simm16=(-3) & 0xffff),  # loop
+          I.v_mov_b32_e32(v[3], s[10]), I.v_lshlrev_b32_e32(v[4], 2, v[5]), I.ds_store_b32(addr=v[4], data0=v[3]),
+          I.s_waitcnt(simm16=0), I.s_barrier(),
+          I.v_xor_b32_e32(v[4], 4, v[4]), I.ds_load_b32(vdst=v[2], addr=v[4]), I.s_waitcnt(simm16=0), store(v[2]), I.s_endpgm()]
+  stats, _ = run(kernel(*body), out, block=(64, 1, 1), lds=512)
+  np.testing.assert_array_equal(out, np.repeat([3, 2], 32))
+  assert stats.wave_instructions == 2 * 17 + 3 * (2 + 3)  # both waves' 17 straight-line instructions, 2 + 3 loop trips
+
+def test_lds_atomic_add_conflicts_in_lane_order():
+  out = aligned(4 * 64, 256).view(np.uint32)
+  body = [tid_times4(), I.v_mov_b32_e32(v[3], 0), I.v_mov_b32_e32(v[4], 1),
+          I.ds_add_rtn_u32(vdst=v[2], addr=v[3], data0=v[4]), I.s_waitcnt(simm16=0), I.s_barrier(),
+          I.ds_load_b32(vdst=v[5], addr=v[3]), I.s_waitcnt(simm16=0), I.v_add_nc_u32_e32(v[2], v[2], v[5]),
+          store(v[2]), I.s_endpgm()]
+  run(kernel(*body), out, block=(64, 1, 1), lds=512)
+  np.testing.assert_array_equal(out, np.arange(64) + 64)  # value seen by each lane, plus the final total
+
+def assemble(*items) -> list:
+  """Instructions with labels: a str is a label; (factory, label) is a branch to it, its simm16 filled in."""
+  pos, at = {}, 0
+  for it in items:
+    if isinstance(it, str): pos[it] = at
+    else: at += 4 if isinstance(it, tuple) else it.size()
+  out, at = [], 0
+  for it in items:
+    if isinstance(it, str): continue
+    if isinstance(it, tuple): it = it[0](simm16=((pos[it[1]] - at - 4) // 4) & 0xffff)
+    out.append(it)
+    at += it.size()
+  return out
+
+def test_barrier_holds_waves_until_all_arrive():
+  # wave 1 stores its LDS slot in a block placed after s_endpgm (the scheduler runs lower PCs first, so without the
+  # barrier wave 0 would read that slot before wave 1 wrote it)
+  out = aligned(4 * 64, 256).view(np.uint32)
+  prog = assemble(I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0), tid_times4(),
+                  I.v_lshrrev_b32_e32(v[5], 5, v[0]), I.v_readfirstlane_b32_e32(s[8], v[5]), I.v_lshlrev_b32_e32(v[4], 2, v[5]),
+                  I.v_add_nc_u32_e32(v[3], 10, v[5]), I.s_cmp_eq_u32(s[8], 1), (I.s_cbranch_scc1, "far"),
+                  I.ds_store_b32(addr=v[4], data0=v[3]), "bar", I.s_waitcnt(simm16=0), I.s_barrier(),
+                  I.v_xor_b32_e32(v[4], 4, v[4]), I.ds_load_b32(vdst=v[2], addr=v[4]), I.s_waitcnt(simm16=0), store(v[2]),
+                  I.s_endpgm(), "far", I.ds_store_b32(addr=v[4], data0=v[3]), (I.s_branch, "bar"))
+  run(prog, out, block=(64, 1, 1), lds=512)
+  np.testing.assert_array_equal(out, np.repeat([11, 10], 32))
+
+def test_ds_d16_halves():
+  # store tid as bytes/halves to LDS, read them back into the high and low halves of one VGPR
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [tid_times4(), I.v_mov_b32_e32(v[3], 0x1234abcd), I.v_lshlrev_b32_e32(v[4], 1, v[0]),
+          I.ds_store_b16(addr=v[4], data0=v[0]), I.ds_store_b16_d16_hi(addr=v[4], data0=v[3], offset0=64), I.s_waitcnt(simm16=0),
+          I.ds_load_u16_d16_hi(vdst=v[3], addr=v[4]), I.ds_load_u16_d16(vdst=v[3], addr=v[4], offset0=64),
+          I.s_waitcnt(simm16=0), store(v[3]), I.s_endpgm()]
+  run(kernel(*body), out, lds=512)
+  lane = np.arange(32, dtype=np.uint32)
+  np.testing.assert_array_equal(out, (lane << 16) | 0x1234)  # each lane's own tid (high) and the 0x1234 it stored (low)
+
+def test_workgroups_split_into_chunks(monkeypatch):
+  from mockgpu.emulators.rdna import executor
+  monkeypatch.setattr(executor, "MAX_CHUNK_BYTES", 1 << 14)  # a few workgroups per chunk
+  out = aligned(4 * 64 * 40, 256).view(np.uint32)
+  body = [I.s_lshl_b32(s[3], s[2], 8), I.v_add_nc_u32_e32(v[1], s[3], v[1]), I.v_mov_b32_e32(v[2], s[2]), store(v[2]), I.s_endpgm()]
+  stats, _ = run(kernel(tid_times4(), *body), out, block=(64, 1, 1), grid=(40, 1, 1), lds=512)
+  np.testing.assert_array_equal(out, np.repeat(np.arange(40), 64))
+  assert stats.waves == 80

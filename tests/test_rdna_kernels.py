@@ -47,10 +47,14 @@ def test_half_fma_single_rounding():
   got, _ = run_mock(cpu(F).cast(dtypes.half) * 3 + 1)
   np.testing.assert_array_equal(got, (F.astype(np.float16).astype(np.float64) * 3 + 1).astype(np.float16))
 
+def _bf16(x:np.ndarray) -> np.ndarray:
+  """f32 -> bf16 (round to nearest even) -> f32."""
+  b = x.view(np.uint32)
+  return ((b + 0x7fff + ((b >> 16) & 1)) >> 16 << 16).astype(np.uint32).view(np.float32)
+
 def test_bfloat16_roundtrip():
   got, _ = run_mock((cpu(F).cast(dtypes.bfloat16) * 2).float())
-  b = (F.view(np.uint32) + 0x7fff + ((F.view(np.uint32) >> 16) & 1)) >> 16 << 16  # f32 -> bf16, nearest even
-  np.testing.assert_array_equal(got, b.astype(np.uint32).view(np.float32) * 2)
+  np.testing.assert_array_equal(got, _bf16(F) * 2)
 
 def _ops_of(lib:bytes) -> set[str]:
   image, sections, _ = elf_loader(lib)
@@ -75,3 +79,22 @@ def test_half_matmul_uses_wmma_and_matches():
 def test_random_threefry_matches_cpu():
   def rand(_): Tensor.manual_seed(7); return Tensor.rand(257, device="CPU")
   check(rand, F)
+
+@pytest.mark.parametrize("kind", ["int8", "half_acc", "bf16"])
+def test_wmma_variants(kind):
+  a = rng.standard_normal((64, 64)).astype(np.float16)
+  b = rng.standard_normal((64, 64)).astype(np.float16)
+  ia = rng.integers(-128, 128, (64, 64)).astype(np.int8)
+  ib = rng.integers(-128, 128, (64, 64)).astype(np.int8)
+  fn, op = {"int8": (lambda: cpu(ia).matmul(cpu(ib), dtype=dtypes.int32), "V_WMMA_I32_16X16X16_IU8"),
+            "half_acc": (lambda: cpu(a).matmul(cpu(b), dtype=dtypes.half), "V_WMMA_F16_16X16X16_F16"),
+            "bf16": (lambda: (cpu(a).cast(dtypes.bfloat16) @ cpu(b).cast(dtypes.bfloat16)).float(), "V_WMMA_F32_16X16X16_BF16")}[kind]
+  assert any(op in _ops_of(lib) for _, _, lib in compile_calls(fn()))
+  got, _ = run_mock(fn())
+  if kind == "int8": np.testing.assert_array_equal(got, ia.astype(np.int32) @ ib.astype(np.int32))
+  else:
+    ab = (a.astype(np.float32), b.astype(np.float32))
+    if kind == "bf16": ab = tuple(_bf16(x) for x in ab)
+    ref = ab[0].astype(np.float64) @ ab[1].astype(np.float64)
+    # both outputs are 16-bit (the bf16 matmul's result dtype is bf16): within its rounding of the exact product
+    np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2**-8 if kind == "bf16" else 2**-10, atol=0.02)

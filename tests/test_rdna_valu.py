@@ -43,7 +43,7 @@ INT_CASES = [
   (I.v_add3_u32(v[4], v[2], v[3], v[5]), lambda a, b, c: a + b + c),
   (I.v_max_i32_e32(v[4], v[2], v[3]), lambda a, b, c: np.maximum(a.view(np.int32), b.view(np.int32)).view(U)),
   (I.v_min_u32_e32(v[4], v[2], v[3]), lambda a, b, c: np.minimum(a, b)),
-  (I.v_med3_i32(v[4], v[2], v[3], v[5]), lambda a, b, c: np.median(np.stack([a.view(np.int32), b.view(np.int32), c.view(np.int32)]), 0).astype(np.int32).view(U)),
+  (I.v_med3_i32(v[4], v[2], v[3], v[5]), lambda a, b, c: np.sort(np.stack([x.view(np.int32) for x in (a, b, c)]), 0)[1].view(U)),
   (I.v_perm_b32(v[4], v[2], v[3], v[5]), None),
   (I.v_clz_i32_u32_e32(v[4], v[2]), lambda a, b, c: np.array([32 - int(x).bit_length() if x else 0xffffffff for x in a], U)),
   (I.v_ctz_i32_b32_e32(v[4], v[2]), lambda a, b, c: np.array([(int(x) & -int(x)).bit_length() - 1 if x else 0xffffffff for x in a], U)),
@@ -80,6 +80,14 @@ def test_carry_out_and_mad_u64():
   exact = A.astype(object) * B.astype(object) + ((C.astype(object) << 32) | C.astype(object))
   np.testing.assert_array_equal(got, np.array([(x >> 32) & 0xffffffff for x in exact], U))
 
+def _zeros(a, b, r, neg):
+  """IEEE max/min with +0 > -0: when both operands are zeros the sign comes from `neg`."""
+  return np.where((a == 0) & (b == 0), np.where(neg, -0.0, 0.0), r)
+
+def _to_i32(a):
+  """Truncate toward zero, saturate, NaN -> 0."""
+  return np.where(np.isnan(a), 0, np.clip(np.trunc(np.nan_to_num(a.astype(np.float64))), -2**31, 2**31 - 1)).astype(np.int32)
+
 F1, F2, F3 = f32s(), f32s(), f32s()
 F1[:4] = [np.nan, 0.0, -0.0, np.inf]
 F2[:4] = [1.0, -0.0, 0.0, -np.inf]
@@ -88,13 +96,13 @@ FLOAT_CASES = [
   (I.v_add_f32_e32(v[4], v[2], v[3]), lambda a, b, c: a + b),
   (I.v_subrev_f32_e32(v[4], v[2], v[3]), lambda a, b, c: b - a),
   (I.v_mul_f32_e32(v[4], v[2], v[3]), lambda a, b, c: a * b),
-  (I.v_max_f32_e32(v[4], v[2], v[3]), lambda a, b, c: np.where((a == 0) & (b == 0), np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0), np.fmax(a, b))),
-  (I.v_min_f32_e32(v[4], v[2], v[3]), lambda a, b, c: np.where((a == 0) & (b == 0), np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0), np.fmin(a, b))),
+  (I.v_max_f32_e32(v[4], v[2], v[3]), lambda a, b, c: _zeros(a, b, np.fmax(a, b), np.signbit(a) & np.signbit(b))),
+  (I.v_min_f32_e32(v[4], v[2], v[3]), lambda a, b, c: _zeros(a, b, np.fmin(a, b), np.signbit(a) | np.signbit(b))),
   (I.v_floor_f32_e32(v[4], v[2]), lambda a, b, c: np.floor(a)),
   (I.v_rndne_f32_e32(v[4], v[2]), lambda a, b, c: np.rint(a)),
   (I.v_fract_f32_e32(v[4], v[2]), lambda a, b, c: np.where(np.isinf(a), np.nan, np.minimum(a - np.floor(a), np.float32(1 - 2**-24)))),
   (I.v_ldexp_f32(v[4], v[2], 5), lambda a, b, c: a * np.float32(32)),
-  (I.v_cvt_i32_f32_e32(v[4], v[2]), lambda a, b, c: np.where(np.isnan(a), 0, np.clip(np.trunc(np.nan_to_num(a.astype(np.float64))), -2**31, 2**31 - 1)).astype(np.int32).view(np.float32)),
+  (I.v_cvt_i32_f32_e32(v[4], v[2]), lambda a, b, c: _to_i32(a).view(np.float32)),
   (I.v_cvt_f16_f32_e32(v[4], v[2]), lambda a, b, c: a.astype(np.float16).view(np.uint16).astype(U).view(np.float32)),
   (I.v_cvt_pk_rtz_f16_f32_e32(v[4], v[2], v[3]), None),
   (I.v_cmp_lt_f32_e64(s[10], v[2], v[3]), None),

@@ -13,7 +13,7 @@ GPUs, and any new process, work normally.
 """
 from __future__ import annotations
 import ctypes, errno, functools, logging, os, time
-from tinygrad.runtime.autogen import kfd, amdgpu_drm
+from tinygrad.runtime.autogen import kfd, amdgpu_drm, hsa
 from mockgpu import config, system as system_mod
 from mockgpu.driver import amd_sysfs
 from mockgpu.emulators.amd_gpu import AMDGPU, PAGE, Pool, SharedMemory, gpu_clock, round_page
@@ -82,7 +82,7 @@ class KFD:
     self.queues:dict[int, tuple[AMDGPU, object]] = {}
     self.doorbell_slots:dict[AMDGPU, set[int]] = {g: set() for g in self.gpus}
     self.next_handle = 1
-    self.runtime_mode = None
+    self.runtime_enabled = False
 
   def gpu(self, gpu_id:int, what:str) -> AMDGPU:
     for g in self.gpus:
@@ -119,8 +119,9 @@ class KFD:
     self.vms[gpu] = a.drm_fd
 
   def _runtime_enable(self, a):
-    self.runtime_mode = a.mode_mask
-    a.capabilities_mask = 0
+    enable = bool(a.mode_mask & kfd.KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)
+    if enable and self.runtime_enabled: raise _err(errno.EBUSY, "RUNTIME_ENABLE: the runtime is already enabled")
+    self.runtime_enabled, a.capabilities_mask = enable, 0  # no debugger capabilities
 
   def _get_clock_counters(self, a):
     self.gpu(a.gpu_id, "GET_CLOCK_COUNTERS")
@@ -193,20 +194,20 @@ class KFD:
 
   # *** queues ***
   def _create_queue(self, a):
-    from mockgpu.emulators.pm4 import PM4Queue
+    from mockgpu.emulators.pm4 import AQLQueue, PM4Queue
     from mockgpu.emulators.sdma import SDMAQueue
     gpu = self.gpu_with_vm(a.gpu_id, "CREATE_QUEUE")
-    kinds = {kfd.KFD_IOC_QUEUE_TYPE_COMPUTE: PM4Queue, kfd.KFD_IOC_QUEUE_TYPE_SDMA: SDMAQueue, kfd.KFD_IOC_QUEUE_TYPE_SDMA_XGMI: SDMAQueue,
-             kfd.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: SDMAQueue}
-    if a.queue_type == kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
-      raise UnsupportedIoctl("AMDKFD_IOC_CREATE_QUEUE of type KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: AQL queues are not modelled by mockgpu")
+    kinds = {kfd.KFD_IOC_QUEUE_TYPE_COMPUTE: PM4Queue, kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: AQLQueue, kfd.KFD_IOC_QUEUE_TYPE_SDMA: SDMAQueue,
+             kfd.KFD_IOC_QUEUE_TYPE_SDMA_XGMI: SDMAQueue, kfd.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: SDMAQueue}
     if (cls:=kinds.get(a.queue_type)) is None: raise _err(errno.EINVAL, f"CREATE_QUEUE: unknown queue_type {a.queue_type}")
     if (a.queue_percentage & 0xff) > kfd.KFD_MAX_QUEUE_PERCENTAGE or a.queue_priority > kfd.KFD_MAX_QUEUE_PRIORITY:
       raise _err(errno.EINVAL, f"CREATE_QUEUE: queue_percentage {a.queue_percentage & 0xff} / queue_priority {a.queue_priority}")
     if a.ring_size < 0x100 or a.ring_size & (a.ring_size - 1):
       raise _err(errno.EINVAL, f"CREATE_QUEUE: ring_size 0x{a.ring_size:x} is not a power of 2 of at least 256 bytes")
-    for what, va, size in (("ring", a.ring_base_address, a.ring_size), ("read pointer", a.read_pointer_address, 8),
-                           ("write pointer", a.write_pointer_address, 8)):
+    buffers = [("ring", a.ring_base_address, a.ring_size), ("read pointer", a.read_pointer_address, 8), ("write pointer", a.write_pointer_address, 8)]
+    if cls is AQLQueue:  # the packet processor reads the runtime's amd_queue_t around the read pointer (read_dispatch_id)
+      buffers.append(("amd_queue_t", a.read_pointer_address - hsa.amd_queue_t.read_dispatch_id.offset, ctypes.sizeof(hsa.amd_queue_t)))
+    for what, va, size in buffers:
       if va % (4 if what == "ring" else 8) or not gpu.mem.is_mapped(va, size):
         raise _err(errno.EINVAL, f"CREATE_QUEUE: the {what} at 0x{va:x} is not mapped on {gpu.name}")
     sdma = cls is SDMAQueue

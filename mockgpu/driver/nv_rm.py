@@ -406,7 +406,9 @@ class NVFile(Handle):
   def ioctl(self, request:int, arg) -> int: return self.drv.escape(self, request, arg)
   def mmap(self, start, size, prot, flags, offset):
     if self.map_request is None: raise OSError(errno.EINVAL, f"{self.path}: mmap without an NV_ESC_RM_MAP_MEMORY for this file")
-    return self.drv.rm.cpu_map(self.map_request, start, size, bool(flags & MAP_FIXED))
+    addr = self.drv.rm.cpu_map(self.map_request, start, size, bool(flags & MAP_FIXED))
+    log.debug("mmap %s: 0x%x bytes of %s at 0x%x", self.path, size, class_name(self.map_request[0].cls), addr)
+    return addr
   def close(self): self.drv.files.pop(self.fd, None)
 
 class UVMFile(Handle):

@@ -107,7 +107,8 @@ class AMDGPU:
     self.doorbell_queues:dict[int, object] = {}  # doorbell byte offset -> queue
     self.queues:dict[int, object] = {}
     self.gc, self.nbio = register_block("gc", (11, 0, 0)), register_block("nbio", (4, 3, 0))
-    self.mmio:dict[int, int] = {}  # global (non-queue) registers: HDP flush request/done, GRBM index
+    self.mmio:dict[int, int] = {}  # global (non-queue) registers: HDP flush request/done
+    self.hdp_req, self.hdp_done = self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0], self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0]
     self.on_interrupt = lambda gpu, ctxid, valid_bits: None  # set by the driver: the interrupt handler (KFD events)
     self.on_fault = lambda gpu, queue, err: None  # set by the driver: memory / hardware exception reporting
 
@@ -138,17 +139,13 @@ class AMDGPU:
   # *** global registers, reached through WAIT_REG_MEM / COPY_DATA in register space ***
   def mmio_write(self, addr:int, value:int) -> bool:
     """Write a modelled global register; False if this address is not one."""
-    if addr == self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0]:
-      # an HDP flush completes at once: memory is coherent here, so every requested client reports done
-      self.mmio[addr] = value
-      self.mmio[self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0]] = value
-      return True
-    return False
+    if addr != self.hdp_req: return False
+    # an HDP flush completes at once: memory is coherent here, so every requested client reports done
+    self.mmio[self.hdp_req] = self.mmio[self.hdp_done] = value
+    return True
 
   def mmio_read(self, addr:int) -> int|None:
-    if addr in (self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0], self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0]):
-      return self.mmio.get(addr, 0)
-    return None
+    return self.mmio.get(addr, 0) if addr in (self.hdp_req, self.hdp_done) else None
 
 class UnmodelledFeature(PacketError, NotImplementedError):
   """A valid packet asks for something the command processor does not model (performance counters, thread trace, ...)."""
@@ -213,28 +210,29 @@ class RingQueue:
   def _process(self) -> bool:
     self.ring.end = self.gpu.mem.read_u64(self.wptr_va, where=f"{self.name} write pointer") * self.PTR_BYTES // 4
     for st in (self.ring, *self.ibs): st.forget()
-    start = self.ring.pos
+    start, progress = self.ring.pos, False
     try:
       while (s:=self._current()) is not None:
         header = s.read(self.gpu.mem, s.pos, 1)[0]
         n = self._length(header, s)
         if s.pos + n > s.end: raise self.packet_error(s, header, f"truncated packet: {n} dwords, but only {s.end - s.pos} were submitted")
         body = s.read(self.gpu.mem, s.pos + 1, n - 1)
-        if log.isEnabledFor(logging.DEBUG): log.debug("%s %s: %s %s", self.name, s.where(s.pos), self.opname(header), [hex(x) for x in body])
+        if log.isEnabledFor(logging.DEBUG): log.debug("%s %s: %s %s", self.name, s.where(s.pos), self.opname(header, s), [hex(x) for x in body])
         if (skip:=self._execute(header, body, s)) is None: break
         if s.pos + n + skip > s.end: raise self.packet_error(s, header, f"predicated block of {skip} dwords runs past the end")
         s.pos += n + skip
+        progress = True
     finally:  # report how far the ring was consumed, also when a packet failed
       if self.ring.pos != start: self.gpu.mem.write_u64(self.rptr_va, self.ring.pos * 4 // self.PTR_BYTES, where=f"{self.name} read pointer")
-    return self.ring.pos != start or bool(self.ibs) and self.ibs[-1].pos > 0
+    return progress
 
   def push_ib(self, s:Stream, header:int, va:int, ndw:int):
     if self.ibs: raise self.packet_error(s, header, "an indirect buffer inside an indirect buffer is not modelled", UnmodelledFeature)
     self.ibs.append(Stream(va, max(ndw, 1), 0, ndw, False))
 
-  def opname(self, header:int) -> str: raise NotImplementedError
+  def opname(self, header:int, s:Stream) -> str: raise NotImplementedError  # the packet kind named in traces and errors
   def packet_error(self, s:Stream, header:int, msg:str, cls:type[PacketError]=PacketError) -> PacketError:
-    return cls(f"{self.name}: {s.where(s.pos)}: {self.opname(header)} (header 0x{header:08x}): {msg}")
+    return cls(f"{self.name}: {s.where(s.pos)}: {self.opname(header, s)} (header 0x{header:08x}): {msg}")
 
 def compare(func:int, value:int, ref:int) -> bool:
   """The WAIT_REG_MEM / POLL_REGMEM compare functions (value already masked)."""

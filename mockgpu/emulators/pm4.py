@@ -1,14 +1,15 @@
-"""The PM4 compute command processor (MEC) of a gfx11 GPU, for one KFD compute queue.
+"""The compute command processor (MEC) of a gfx11 GPU, for one KFD compute queue: PM4 rings and AQL rings.
 
 It executes type-3 packets from the ring between its read pointer and the write pointer the runtime publishes (the
-64-bit dword count at write_pointer_address), and reports its read pointer at read_pointer_address after each packet,
-as the MEC does. Dispatches run synchronously in the RDNA executor, so a dispatch is complete when DISPATCH_DIRECT
+64-bit dword count at write_pointer_address), and reports how far it has read at read_pointer_address, as the MEC
+does (at the end of each step, and before a failing packet raises). Dispatches run synchronously in the RDNA executor, so a dispatch is complete when DISPATCH_DIRECT
 returns: CS_PARTIAL_FLUSH, ACQUIRE_MEM and the cache-control fields of RELEASE_MEM have nothing left to wait for and
 are accepted as no-ops (host memory is coherent). A WAIT_REG_MEM that is not yet satisfied stops the queue at that
 packet until the next kick.
 """
 from __future__ import annotations
-import logging, time
+import collections, ctypes, logging, struct, time
+from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
 
@@ -29,7 +30,7 @@ DISPATCH_REGS = {"COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPU
                  "COMPUTE_START_Z", "COMPUTE_NUM_THREAD_X", "COMPUTE_NUM_THREAD_Y", "COMPUTE_NUM_THREAD_Z", "GRBM_GFX_INDEX",
                  *(f"COMPUTE_USER_DATA_{i}" for i in range(16)), *(f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(8))}
 ZERO_ONLY_REGS = {"COMPUTE_PIPELINESTAT_ENABLE": "pipeline statistics", "COMPUTE_PERFCOUNT_ENABLE": "performance counters"}
-INITIATOR_BITS = {0: "compute_shader_en", 2: "force_start_at_000", 15: "cs_w32_en"}  # the DISPATCH_INITIATOR bits modelled
+INITIATOR_FIELDS = ("compute_shader_en", "force_start_at_000", "cs_w32_en")  # the DISPATCH_INITIATOR fields modelled
 CLOCK_SELECTS = {9: gpu_clock, 10: lambda: time.monotonic_ns() // 10}  # COPY_DATA src_sel GPU / system clock counters
 
 def unmodelled_reason(name:str) -> str|None:
@@ -42,7 +43,7 @@ class PM4Queue(RingQueue):
 
   def __init__(self, *args, **kwargs):
     super().__init__(*args, **kwargs)
-    self.regs:dict[str, int] = {}
+    self.regs:collections.defaultdict[str, int] = collections.defaultdict(int)  # by name; unwritten registers read 0
     self.handlers = {pm4.PACKET3_NOP: self._nop, pm4.PACKET3_SET_SH_REG: self._set_sh_reg, pm4.PACKET3_SET_UCONFIG_REG: self._set_uconfig_reg,
                      pm4.PACKET3_ACQUIRE_MEM: self._acquire_mem, pm4.PACKET3_RELEASE_MEM: self._release_mem,
                      pm4.PACKET3_WAIT_REG_MEM: self._wait_reg_mem, pm4.PACKET3_COPY_DATA: self._copy_data,
@@ -52,7 +53,7 @@ class PM4Queue(RingQueue):
     self.lengths = {pm4.PACKET3_ACQUIRE_MEM: 7, pm4.PACKET3_RELEASE_MEM: 7, pm4.PACKET3_WAIT_REG_MEM: 6, pm4.PACKET3_COPY_DATA: 5,
                     pm4.PACKET3_DISPATCH_DIRECT: 4, pm4.PACKET3_INDIRECT_BUFFER: 3, pm4.PACKET3_EVENT_WRITE: 1, pm4.PACKET3_PRED_EXEC: 1}
 
-  def opname(self, header:int) -> str:
+  def opname(self, header:int, s:Stream) -> str:
     if header >> 30 != 3: return f"type-{header >> 30} packet"
     return f"PACKET3 opcode 0x{(op:=(header >> 8) & 0xff):02x} ({OPCODES.get(op, 'unknown')})"
 
@@ -100,7 +101,7 @@ class PM4Queue(RingQueue):
   def _read_reg(self, addr:int, s, header) -> int:
     if (value:=self.gpu.mmio_read(addr)) is not None: return value
     name = self._reg_name(addr, s, header)
-    if name in DISPATCH_REGS or name in ZERO_ONLY_REGS: return self.regs.get(name, 0)
+    if name in DISPATCH_REGS or name in ZERO_ONLY_REGS: return self.regs[name]
     raise self.packet_error(s, header, f"register {name} (0x{addr:x}): {unmodelled_reason(name) or 'reading it is not modelled'}",
                             UnmodelledFeature)
 
@@ -174,21 +175,101 @@ class PM4Queue(RingQueue):
   # *** dispatch ***
   def _dispatch_direct(self, body, s, header) -> int:
     gx, gy, gz, initiator = body
-    if not initiator & 1: raise self.packet_error(s, header, "DISPATCH_DIRECT without COMPUTE_SHADER_EN")
-    if (extra:=initiator & ~sum(1 << b for b in INITIATOR_BITS)):
+    reg = self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR
+    init = reg.decode(initiator)
+    if not init["compute_shader_en"]: raise self.packet_error(s, header, "DISPATCH_DIRECT without COMPUTE_SHADER_EN")
+    if (extra:=initiator & ~reg.fields_mask(*INITIATOR_FIELDS)):
       raise self.packet_error(s, header, f"DISPATCH_INITIATOR bits 0x{extra:x} are not modelled", UnmodelledFeature)
-    if not initiator & 4 and any(self.regs.get(f"COMPUTE_START_{a}", 0) for a in "XYZ"):
+    if not init["force_start_at_000"] and any(self.regs[f"COMPUTE_START_{a}"] for a in "XYZ"):
       raise self.packet_error(s, header, "a dispatch that starts at a non-zero workgroup is not modelled", UnmodelledFeature)
     if gx * gy * gz == 0: return 0
-    try: from mockgpu.emulators.rdna import Dispatch, run_dispatch  # imported at first dispatch: copies and signals need no executor
-    except ImportError as e: raise self.packet_error(s, header, f"the RDNA executor is not available ({e})", UnmodelledFeature) from e
     r = self.regs
-    d = Dispatch(arch="rdna3", pgm_addr=((r.get("COMPUTE_PGM_HI", 0) << 32) | r.get("COMPUTE_PGM_LO", 0)) << 8,
-                 rsrc1=r.get("COMPUTE_PGM_RSRC1", 0), rsrc2=r.get("COMPUTE_PGM_RSRC2", 0), rsrc3=r.get("COMPUTE_PGM_RSRC3", 0),
-                 user_data=[r.get(f"COMPUTE_USER_DATA_{i}", 0) for i in range(16)], tmpring_size=r.get("COMPUTE_TMPRING_SIZE", 0),
-                 scratch_base=((r.get("COMPUTE_DISPATCH_SCRATCH_BASE_HI", 0) << 32) | r.get("COMPUTE_DISPATCH_SCRATCH_BASE_LO", 0)) << 8,
-                 block=tuple(r.get(f"COMPUTE_NUM_THREAD_{a}", 0) & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
-                 wave32=bool(initiator & (1 << 15)))
+    d = _rdna().Dispatch(arch="rdna3", pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8, rsrc1=r["COMPUTE_PGM_RSRC1"],
+                         rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"], user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)],
+                         tmpring_size=r["COMPUTE_TMPRING_SIZE"],
+                         scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
+                         block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz), wave32=bool(init["cs_w32_en"]))
     if log.isEnabledFor(logging.DEBUG): log.debug("%s: dispatch %s", self.name, d)
-    run_dispatch(self.gpu.mem, d)
+    _rdna().run_dispatch(self.gpu.mem, d)
     return 0
+
+def _rdna():
+  """The RDNA executor, imported at the first dispatch (copies and signals need none)."""
+  import mockgpu.emulators.rdna as rdna
+  return rdna
+
+AQL_TYPES = {hsa.HSA_PACKET_TYPE_VENDOR_SPECIFIC: "VENDOR_SPECIFIC", hsa.HSA_PACKET_TYPE_INVALID: "INVALID",
+             hsa.HSA_PACKET_TYPE_KERNEL_DISPATCH: "KERNEL_DISPATCH", hsa.HSA_PACKET_TYPE_BARRIER_AND: "BARRIER_AND",
+             hsa.HSA_PACKET_TYPE_AGENT_DISPATCH: "AGENT_DISPATCH", hsa.HSA_PACKET_TYPE_BARRIER_OR: "BARRIER_OR"}
+AMD_AQL_FORMAT_PM4_IB = 1  # the vendor-specific format whose body is a PM4 INDIRECT_BUFFER packet
+# the user SGPRs the packet processor loads, in the order the kernel descriptor's enable bits list them (AMDHSA ABI)
+USER_SGPRS = ("PRIVATE_SEGMENT_BUFFER", "DISPATCH_PTR", "QUEUE_PTR", "KERNARG_SEGMENT_PTR", "DISPATCH_ID", "FLAT_SCRATCH_INIT",
+              "PRIVATE_SEGMENT_SIZE", "GRID_WORKGROUP_COUNT_X", "GRID_WORKGROUP_COUNT_Y", "GRID_WORKGROUP_COUNT_Z")
+
+class AQLQueue(PM4Queue):
+  """An AQL (HSA) compute queue: the MEC reads 64-byte packets; a vendor-specific packet runs a PM4 indirect buffer.
+
+  The read/write pointers are packet indices (read_dispatch_id / write_dispatch_id of the runtime's amd_queue_t). A
+  kernel dispatch takes its program, resources and user SGPRs from the kernel descriptor and the amd_queue_t (scratch),
+  as the packet processor does. Barrier bits and fences have nothing to wait for: every packet has completed when the
+  next one is read. A packet whose header still reads INVALID has not been published yet: the queue waits for it.
+  """
+  KIND, PTR_BYTES = "AQL", 64
+
+  def __init__(self, *args, **kwargs):
+    super().__init__(*args, **kwargs)
+    self.queue_va = self.rptr_va - hsa.amd_queue_t.read_dispatch_id.offset
+
+  def opname(self, header:int, s:Stream) -> str:
+    if not s.is_ring: return super().opname(header, s)
+    return f"AQL {AQL_TYPES.get(header & 0xff, f'packet type 0x{header & 0xff:x}')} packet"
+
+  def _length(self, header:int, s:Stream) -> int: return 16 if s.is_ring else super()._length(header, s)
+
+  def _execute(self, header:int, body:list[int], s:Stream) -> int|None:
+    if not s.is_ring: return super()._execute(header, body, s)
+    kind = header & 0xff
+    if kind == hsa.HSA_PACKET_TYPE_INVALID: return None
+    if kind == hsa.HSA_PACKET_TYPE_VENDOR_SPECIFIC: self._vendor(header, body, s)
+    elif kind == hsa.HSA_PACKET_TYPE_KERNEL_DISPATCH: self._kernel_dispatch(header, body, s)
+    elif kind in (hsa.HSA_PACKET_TYPE_BARRIER_AND, hsa.HSA_PACKET_TYPE_BARRIER_OR):
+      if any(body[1:11]): raise self.packet_error(s, header, "barrier packets with dependency signals are not modelled", UnmodelledFeature)
+    else: raise self.packet_error(s, header, "unknown or unmodelled AQL packet type")
+    return 0
+
+  def _vendor(self, header, body, s):
+    if header >> 16 != AMD_AQL_FORMAT_PM4_IB: raise self.packet_error(s, header, f"vendor format {header >> 16} is not modelled", UnmodelledFeature)
+    if body[0] != pm4.PACKET3(pm4.PACKET3_INDIRECT_BUFFER, 2): raise self.packet_error(s, header, f"PM4_IB packet holds 0x{body[0]:08x}")
+    self._indirect_buffer(body[1:4], s, header)
+
+  def _kernel_dispatch(self, header, body, s):
+    pkt = hsa.hsa_kernel_dispatch_packet_t.from_buffer_copy(struct.pack("<16I", header, *body))
+    if pkt.completion_signal.handle: raise self.packet_error(s, header, "completion signals are not modelled", UnmodelledFeature)
+    wg, size = (pkt.workgroup_size_x, pkt.workgroup_size_y, pkt.workgroup_size_z), (pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z)
+    if any(w == 0 or g % w for g, w in zip(size, wg)):
+      raise self.packet_error(s, header, f"grid {size} is not a whole number of {wg} workgroups (partial workgroups are not modelled)",
+                              UnmodelledFeature)
+    kd = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t.from_buffer_copy(self.gpu.mem.read(pkt.kernel_object, 64, where=f"{self.name} kernel descriptor"))
+    q = hsa.amd_queue_t.from_buffer_copy(self.gpu.mem.read(self.queue_va, ctypes.sizeof(hsa.amd_queue_t), where=f"{self.name} amd_queue_t"))
+    lds = (pkt.group_segment_size + 511) // 512
+    d = _rdna().Dispatch(arch="rdna3", pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset, rsrc1=kd.compute_pgm_rsrc1,
+                         rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15), rsrc3=kd.compute_pgm_rsrc3,
+                         user_data=self._user_sgprs(kd, pkt, q, s, header), tmpring_size=q.compute_tmpring_size,
+                         scratch_base=q.scratch_backing_memory_location, block=wg, grid=tuple(g // w for g, w in zip(size, wg)),
+                         wave32=bool(kd.kernel_code_properties & hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_WAVEFRONT_SIZE32))
+    if log.isEnabledFor(logging.DEBUG): log.debug("%s: dispatch %s", self.name, d)
+    _rdna().run_dispatch(self.gpu.mem, d)
+
+  def _user_sgprs(self, kd, pkt, q, s, header) -> list[int]:
+    values = {"PRIVATE_SEGMENT_BUFFER": list(q.scratch_resource_descriptor), "DISPATCH_PTR": _lohi(self.ring.va + s.offset(s.pos)),
+              "QUEUE_PTR": _lohi(self.queue_va), "KERNARG_SEGMENT_PTR": _lohi(pkt.kernarg_address), "DISPATCH_ID": _lohi(s.pos // 16),
+              "PRIVATE_SEGMENT_SIZE": [pkt.private_segment_size]}
+    out:list[int] = []
+    for name in USER_SGPRS:
+      if not kd.kernel_code_properties & getattr(hsa, f"AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_{name}"): continue
+      if name not in values: raise self.packet_error(s, header, f"the {name} user SGPR is not modelled", UnmodelledFeature)
+      out += values[name]
+    if len(out) > 16: raise self.packet_error(s, header, f"{len(out)} user SGPRs, the hardware has 16")
+    return out + [0] * (16 - len(out))
+
+def _lohi(x:int) -> list[int]: return [x & 0xffffffff, x >> 32]

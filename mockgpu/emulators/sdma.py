@@ -27,7 +27,7 @@ class SDMAQueue(RingQueue):
                      sdma.SDMA_OP_POLL_REGMEM: self._poll_regmem, sdma.SDMA_OP_TIMESTAMP: self._timestamp,
                      sdma.SDMA_OP_CONST_FILL: self._const_fill, sdma.SDMA_OP_GCR_REQ: self._nop}
 
-  def opname(self, header:int) -> str:
+  def opname(self, header:int, s:Stream) -> str:
     return f"SDMA op {(op:=header & 0xff)} ({OPCODES.get(op, 'unknown')}) sub_op {(header >> 8) & 0xff}"
 
   def _length(self, header:int, s:Stream) -> int:

@@ -18,7 +18,16 @@ from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
 
-VERSION = "1"
+def _translator_version() -> str:
+  """Changes whenever the translator's source does, so a disk cache never serves code from an older translator."""
+  import hashlib, os
+  h = hashlib.sha256(b"ptx-1")
+  here = os.path.dirname(os.path.abspath(__file__))
+  for name in ("parser.py", "codegen.py", "ops.py", "ops_alu.py", "types.py"):
+    with open(os.path.join(here, name), "rb") as f: h.update(f.read())
+  return h.hexdigest()[:16]
+
+VERSION = _translator_version()
 BATCH_THREADS = 1 << 17   # threads run together per batch of CTAs: large enough to amortise Python, small enough for cache
 
 @dataclass

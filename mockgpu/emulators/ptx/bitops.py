@@ -1,7 +1,7 @@
 """Integer and bit-level helpers for translated kernels (vectorized; each also works on numpy scalars)."""
 from __future__ import annotations
 import numpy as np
-from mockgpu.emulators.ptx.numerics import bf16_to_f32, from64, F16, BF16, round_to
+from mockgpu.emulators.ptx.numerics import bf16_to_f32, from64, F16, BF16
 
 U32, U64 = np.uint32, np.uint64
 

@@ -62,6 +62,7 @@ class Ctx:
   """Emission state for one kernel: lines, constants, the current mask."""
   def __init__(self, fn:P.Function, layout:Layout, consts:dict):
     self.fn, self.layout, self.consts = fn, layout, consts
+    self.const_exprs = {name: expr for expr, name in consts.items()}
     self.lines:list[str] = []
     self.indent = 0
     self.mask:str|None = None     # the active-lane mask expression (None: every thread of the batch)
@@ -70,7 +71,6 @@ class Ctx:
     self.ntmp = 0
     self.labels:dict[str, int] = {}
     self.block:Block|None = None
-    self.where_consts:dict[str, str] = {}
 
   # *** output ***
   def emit(self, s:str): self.lines.append("  " * self.indent + s)
@@ -79,8 +79,13 @@ class Ctx:
     return f"_t{self.ntmp}"
   def const(self, expr:str) -> str:
     """A module-level constant (numpy scalars cannot live in marshalled code objects, so they are built by the source)."""
-    if expr not in self.consts: self.consts[expr] = f"_k{len(self.consts)}"
+    if expr not in self.consts:
+      self.consts[expr] = name = f"_k{len(self.consts)}"
+      self.const_exprs[name] = expr
     return self.consts[expr]
+  def fold(self, expr:str, conv:str) -> str:
+    """conv (a format string over one value) applied to expr, at translation time when expr is a constant."""
+    return self.const(conv.format(f"({self.const_exprs[expr]})")) if expr in self.const_exprs else conv.format(expr)
   def where(self) -> str:
     i = self.instr
     text = f"PTX line {i.line}: {i.text}"
@@ -128,8 +133,8 @@ class Ctx:
     simple = {"tid": "s_tid", "ntid": "s_ntid", "ctaid": "s_ctaid", "nctaid": "s_nctaid"}
     if base in simple and comp in ("x", "y", "z"): e = f"{simple[base]}_{comp}"
     elif name in ("laneid", "warpid", "nwarpid", "smid", "nsmid", "gridid"): e = f"s_{name}"
-    elif name == "clock": e = "_E.clock(32)"
-    elif name in ("clock64", "globaltimer"): e = "_E.clock(64)"
+    elif name == "clock": e = f"_E.clock(32, {self.block.instrs.index(self.instr)})"
+    elif name in ("clock64", "globaltimer"): e = f"_E.clock(64, {self.block.instrs.index(self.instr)})"
     elif name in ("lanemask_eq", "lanemask_lt", "lanemask_le", "lanemask_gt", "lanemask_ge"): e = f"_E.lanemask({name[9:]!r})"
     elif name == "dynamic_smem_size": e = "s_dynamic_smem_size"
     elif name == "total_smem_size": e = "s_total_smem_size"
@@ -170,8 +175,8 @@ class Ctx:
   def conv_to_reg(self, a:P.Reg, t:str, expr:str) -> str:
     dt, rd = np_dtype(t), np_dtype(a.type)
     if rd == dt: return expr
-    if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return f"({expr}).view(np.{rd.name})"
-    return f"resize({expr}, np.dtype(np.{rd.name}), {is_signed(t)})"
+    if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return self.fold(expr, "{}.view(np." + rd.name + ")")
+    return self.fold(expr, "resize({}, np.dtype(np." + rd.name + "), " + str(is_signed(t)) + ")")
 
   # *** guards ***
   def guard_expr(self, ins:P.Instr) -> str:

@@ -1,10 +1,11 @@
 """Operations that combine lanes: atomics (with colliding addresses), warp shuffles/votes/reductions, CTA barrier
 reductions and mma.sync. A mixin of runtime.Env: `self` is the launch batch (lanes, warps, memories)."""
 from __future__ import annotations
+import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.emulators.ptx.types import np_dtype
-from mockgpu.emulators.ptx.numerics import bf16_to_f32, from64, round_to, F16, fma32
+from mockgpu.emulators.ptx.numerics import bf16_to_f32
 
 U64 = np.uint64
 
@@ -113,65 +114,51 @@ class Collective:
     if self.n % 32 or (self.block[0] * self.block[1] * self.block[2]) % 32:
       raise UnsupportedInstruction(f"{where}: mma.sync in a partial warp")
     lay = _mma_layout(shape, ta, where)
-    nw = self.n // 32
-    A = _frag(a, ta, lay["a_per_reg"], nw)   # (nw, 32, elems)
-    B = _frag(b, tb, lay["b_per_reg"], nw)
-    C = _frag(c, tc, 1 if tc == "f32" else 2, nw)
-    M, N, K = 16, 8, lay["k"]
-    am, bm, cm = np.zeros((nw, M, K)), np.zeros((nw, K, N)), np.zeros((nw, M, N))
-    am[:, lay["a_row"], lay["a_col"]] = A
-    bm[:, lay["b_row"], lay["b_col"]] = B
-    cm[:, lay["c_row"], lay["c_col"]] = C
-    dm = np.matmul(am, bm) + cm
-    D = dm[:, lay["c_row"], lay["c_col"]].reshape(self.n, -1)
-    if td == "f32": return [D[:, i].astype(np.float32).view(np.uint32) for i in range(4)]
-    h = D.astype(np.float16).view(np.uint16).astype(np.uint32)
-    return [h[:, 2 * i] | (h[:, 2 * i + 1] << np.uint32(16)) for i in range(2)]
+    nw, M, N, K = self.n // 32, 16, 8, lay["k"]
+    am, bm, cm = np.zeros((nw, M * K)), np.zeros((nw, K * N)), np.zeros((nw, M * N))
+    am[:, lay["a"]] = _frag(a, ta, nw)
+    bm[:, lay["b"]] = _frag(b, tb, nw)
+    cm[:, lay["c"]] = _frag(c, tc, nw)
+    dm = np.matmul(am.reshape(nw, M, K), bm.reshape(nw, K, N)) + cm.reshape(nw, M, N)
+    D = dm.reshape(nw, M * N)[:, lay["c"]].reshape(self.n, -1)
+    if td == "f32":
+      out = D.astype(np.float32).view(np.uint32)
+      return [out[:, i] for i in range(4)]
+    h = np.ascontiguousarray(D.astype(np.float16)).view(np.uint32)
+    return [h[:, i] for i in range(2)]
 
-def _frag(regs:list, t:str, per_reg:int, nw:int) -> np.ndarray:
-  """Per-lane fragment elements (as float64) from b32 registers, shape (nw, 32, elements)."""
+def _frag(regs:list, t:str, nw:int) -> np.ndarray:
+  """Fragment elements (float64) in lane-major order, (nw, 32 * elements), from b32 registers (low half first)."""
   n = nw * 32
-  cols = []
-  for r in regs:
-    r = np.broadcast_to(np.asarray(r, np.uint32), (n,))
-    if per_reg == 1: cols.append(r.view(np.float32).astype(np.float64) if t == "f32" else _tf32(r))
-    else:
-      for k in range(2):
-        h = ((r >> np.uint32(16 * k)) & np.uint32(0xffff)).astype(np.uint16)
-        cols.append(h.view(np.float16).astype(np.float64) if t == "f16" else bf16_to_f32(h).astype(np.float64))
-  return np.stack(cols, axis=1).reshape(nw, 32, -1)
+  r = np.stack([np.broadcast_to(np.asarray(x, np.uint32), (n,)) for x in regs], axis=1)
+  if t == "f32": v = r.view(np.float32)
+  elif t == "tf32": v = (r & np.uint32(0xffffe000)).view(np.float32)   # tf32 ignores the 13 low mantissa bits
+  elif t == "f16": v = r.view(np.float16)
+  else: v = bf16_to_f32(r.view(np.uint16))
+  return v.astype(np.float64).reshape(nw, -1)
 
-def _tf32(r):
-  """tf32 operands: the float32 with its 13 low mantissa bits ignored."""
-  return (r & np.uint32(0xffffe000)).view(np.float32).astype(np.float64)
-
+@functools.lru_cache(maxsize=None)
 def _mma_layout(shape:str, ta:str, where:str) -> dict:
+  """Flat (row*cols + col) positions of each lane's fragment elements, per the PTX ISA's mma fragment layouts."""
   lane = np.arange(32)
   gid, tig = lane >> 2, lane % 4
   if shape == "m16n8k16" and ta in ("f16", "bf16"):
-    i = np.arange(8)
-    a_row = gid[:, None] + 8 * ((i // 2) % 2)
-    a_col = tig[:, None] * 2 + (i % 2) + 8 * (i // 4)
-    j = np.arange(4)
+    i, j, k = np.arange(8), np.arange(4), 16
+    a_row, a_col = gid[:, None] + 8 * ((i // 2) % 2), tig[:, None] * 2 + (i % 2) + 8 * (i // 4)
     b_row = tig[:, None] * 2 + (j % 2) + 8 * (j // 2)
-    b_col = np.broadcast_to(gid[:, None], (32, 4))
-    lay = dict(k=16, a_per_reg=2, b_per_reg=2, a_row=a_row, a_col=a_col, b_row=b_row, b_col=b_col)
   elif shape == "m16n8k8" and ta in ("f16", "bf16"):
-    i = np.arange(4)
+    i, j, k = np.arange(4), np.arange(2), 8
     a_row, a_col = gid[:, None] + 8 * (i // 2), tig[:, None] * 2 + (i % 2)
-    j = np.arange(2)
-    b_row, b_col = tig[:, None] * 2 + j, np.broadcast_to(gid[:, None], (32, 2))
-    lay = dict(k=8, a_per_reg=2, b_per_reg=2, a_row=a_row, a_col=a_col, b_row=b_row, b_col=b_col)
+    b_row = tig[:, None] * 2 + j
   elif shape == "m16n8k8" and ta == "tf32":
-    i = np.arange(4)
+    i, j, k = np.arange(4), np.arange(2), 8
     a_row, a_col = gid[:, None] + 8 * (i % 2), tig[:, None] + 4 * (i // 2)
-    j = np.arange(2)
-    b_row, b_col = tig[:, None] + 4 * j, np.broadcast_to(gid[:, None], (32, 2))
-    lay = dict(k=8, a_per_reg=1, b_per_reg=1, a_row=a_row, a_col=a_col, b_row=b_row, b_col=b_col)
+    b_row = tig[:, None] + 4 * j
   else: raise UnsupportedInstruction(f"{where}: mma shape {shape} with .{ta} operands")
+  b_col = np.broadcast_to(gid[:, None], b_row.shape)
   c = np.arange(4)
-  lay["c_row"], lay["c_col"] = gid[:, None] + 8 * (c // 2), tig[:, None] * 2 + (c % 2)
-  return lay
+  c_row, c_col = gid[:, None] + 8 * (c // 2), tig[:, None] * 2 + (c % 2)
+  return dict(k=k, a=(a_row * k + a_col).reshape(-1), b=(b_row * 8 + b_col).reshape(-1), c=(c_row * 8 + c_col).reshape(-1))
 
 # *** serial semantics of colliding atomics ***
 

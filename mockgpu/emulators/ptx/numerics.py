@@ -164,24 +164,23 @@ def farith(op:str, t:str, mode:str, *args):
 
 def fma32(a, b, c):
   """Correctly rounded float32 fma. a*b is exact in float64, so only the sum rounds twice, and that matters only when
-  the float64 sum lands exactly on a float32 midpoint while being inexact: then it moves toward its true side."""
-  with np.errstate(all="ignore"):
-    p = a.astype(F64) * b
-    s = p + c
-    r = s.astype(np.float32)
-    bits = np.asarray(s).view(U64)
-    # a float32 midpoint in the normal range has float64 mantissa bits 28..0 = 1000...0; subnormal results are checked apart
-    cand = ((bits & U64(0x1FFFFFFF)) == U64(0x10000000)) | (np.abs(r) < np.float32(F32.tiny))
-    if not cand.any(): return r
-    if not np.shape(s):
-      si, ei = two_sum(p, F64(c))
-      return _fma32_fix(np.atleast_1d(si), np.atleast_1d(ei))[0]
-    i = np.flatnonzero(cand)
-    si, ei = two_sum(p.reshape(-1)[i] if np.ndim(p) else np.full(len(i), p),
-                     np.broadcast_to(np.asarray(c, F64), np.shape(s)).reshape(-1)[i])
-    r = r.copy()
-    r.reshape(-1)[i] = _fma32_fix(si, ei)
-    return r
+  the float64 sum lands exactly on a float32 midpoint while being inexact: then it moves toward its true side.
+  (Hot path: runs under the launch's np.errstate.)"""
+  p = a.astype(F64) * b
+  s = p + c
+  r = s.astype(np.float32)
+  bits = np.asarray(s).view(U64)
+  # a float32 midpoint in the normal range has float64 mantissa bits 28..0 = 1000...0; subnormal results are checked apart
+  cand = ((bits & U64(0x1FFFFFFF)) == U64(0x10000000)) | (np.abs(r) < np.float32(F32.tiny))
+  if not cand.any(): return r
+  if not np.shape(s):
+    si, ei = two_sum(p, F64(c))
+    return _fma32_fix(np.atleast_1d(si), np.atleast_1d(ei))[0]
+  i = np.flatnonzero(cand)
+  si, ei = two_sum(p.reshape(-1)[i] if np.ndim(p) else np.full(len(i), p),
+                   np.broadcast_to(np.asarray(c, F64), np.shape(s)).reshape(-1)[i])
+  r.reshape(-1)[i] = _fma32_fix(si, ei)
+  return r
 
 def _fma32_fix(s, e):
   """float32 rounding of s + e (e: the exact error of the float64 sum s)."""

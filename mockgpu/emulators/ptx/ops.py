@@ -6,7 +6,7 @@ UnsupportedInstruction at translation time, naming the instruction and its PTX l
 """
 from __future__ import annotations
 from mockgpu.emulators.ptx import parser as P
-from mockgpu.emulators.ptx.types import PTX_TYPES, np_dtype, bits, is_float, is_signed
+from mockgpu.emulators.ptx.types import PTX_TYPES, np_dtype, bits, is_float
 
 # *** modifier handling ***
 
@@ -154,10 +154,12 @@ def _mov(cx, ins):
   cx.dst(d, t, cx.src(a, t))
 
 def _pack(cx, t:str, items) -> str:
+  """{a, b, ...} -> one value, the first element in the lowest bits."""
   w = bits(t) // len(items)
   U = npt(utype(t))
   parts = [f"({cx.src(x, f'b{w}')}).astype({U})" + (f" << {K(cx, utype(t), i * w)}" if i else "") for i, x in enumerate(items)]
-  return "(" + " | ".join(f"({p})" for p in parts) + f").view({npt(t)})" if t != utype(t) else "(" + " | ".join(f"({p})" for p in parts) + ")"
+  packed = "(" + " | ".join(f"({p})" for p in parts) + ")"
+  return packed if t == utype(t) else f"{packed}.view({npt(t)})"
 
 def _unpack(cx, t:str, items, a):
   w = bits(t) // len(items)
@@ -218,7 +220,7 @@ def _ld(cx, ins):
   d, a = ins.args
   dsts = list(d.items) if isinstance(d, P.Vec) else [d]
   if len(dsts) != n: cx.unsupported("vector width")
-  lt = "u8" if t == "pred" else t
+  lt = t
   dt = f"np.dtype({npt(lt)})"
   if space == "param":
     if not isinstance(a.base, P.Sym) or cx.symbol(a.base.name)[0] != "param": cx.unsupported("ld.param address")
@@ -289,7 +291,8 @@ def _vote(cx, ins):
   mode = next((f for f in m.flags if f in ("all", "any", "uni", "ballot")), None)
   d, p = ins.args[0], ins.args[1]
   t = "b32" if mode == "ballot" else "pred"
-  cx.dst(d, t, f"_E.vote({mode!r}, {cx.src(p, 'pred')}, {cx.mask or '_m' if cx.masked_block else cx.mask or 'None'})")
+  if mode is None: cx.unsupported("vote mode")
+  cx.dst(d, t, f"_E.vote({mode!r}, {cx.src(p, 'pred')}, {cx.mask or 'None'})")
 
 @handler("activemask")
 def _activemask(cx, ins):

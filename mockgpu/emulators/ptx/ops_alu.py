@@ -1,8 +1,8 @@
 """Arithmetic, comparison, conversion and bit-manipulation emitters (see ops.py for the emitter contract)."""
 from __future__ import annotations
 from mockgpu.emulators.ptx import parser as P
-from mockgpu.emulators.ptx.ops import handler, Mods, one_type, npt, K, utype
-from mockgpu.emulators.ptx.types import np_dtype, bits, is_float, is_signed
+from mockgpu.emulators.ptx.ops import handler, Mods, one_type, npt, K
+from mockgpu.emulators.ptx.types import PTX_TYPES, bits, is_float, is_signed
 
 _FLOAT_FLAGS = {"rn", "rz", "rm", "rp", "ftz", "sat", "approx", "full", "NaN", "relu", "satfinite", "xorsign", "abs", "noftz", "oob"}
 _HALF = ("f16", "bf16")
@@ -60,7 +60,7 @@ def _each_half(cx, ins, t:str, d, srcs, fn):
 
 @handler("add", "sub")
 def _addsub(cx, ins):
-  t = next((x for x in ins.mods if x in np_types()), None)
+  t = next((x for x in ins.mods if x in PTX_TYPES), None)
   if t is not None and is_float(t): return _float_op(cx, ins, ins.op, 2)
   m = Mods(cx, ins, {"sat", "cc"})
   t = one_type(cx, m)
@@ -71,10 +71,6 @@ def _addsub(cx, ins):
     return cx.dst(d, t, f"np.clip({x}.astype(np.int64) {'+' if ins.op == 'add' else '-'} {y}, -2**31, 2**31 - 1).astype(np.int32)")
   if m.has("cc"): return _carry(cx, ins.op, t, d, x, y, False)
   cx.dst(d, t, f"({x} {'+' if ins.op == 'add' else '-'} {y})")
-
-def np_types():
-  from mockgpu.emulators.ptx.types import PTX_TYPES
-  return PTX_TYPES
 
 def _carry(cx, op:str, t:str, d, x:str, y:str, carry_in:bool):
   """add.cc/addc/sub.cc/subc: the carry (borrow for sub) flag lives in _cc."""
@@ -107,7 +103,7 @@ def _addc(cx, ins):
 
 @handler("mul")
 def _mul(cx, ins):
-  t = next((x for x in ins.mods if x in np_types()), None)
+  t = next((x for x in ins.mods if x in PTX_TYPES), None)
   if t is not None and is_float(t): return _float_op(cx, ins, "mul", 2)
   m = Mods(cx, ins, {"lo", "hi", "wide"})
   t = one_type(cx, m)
@@ -141,7 +137,7 @@ def _mul24(cx, ins):
 
 @handler("mad")
 def _mad(cx, ins):
-  t = next((x for x in ins.mods if x in np_types()), None)
+  t = next((x for x in ins.mods if x in PTX_TYPES), None)
   if t is not None and is_float(t): return _float_op(cx, ins, "fma", 3)
   m = Mods(cx, ins, {"lo", "hi", "wide", "sat", "cc"})
   t = one_type(cx, m)
@@ -169,7 +165,7 @@ def _fma(cx, ins): _float_op(cx, ins, "fma", 3)
 
 @handler("div")
 def _div(cx, ins):
-  t = next((x for x in ins.mods if x in np_types()), None)
+  t = next((x for x in ins.mods if x in PTX_TYPES), None)
   if t is not None and is_float(t): return _float_op(cx, ins, "div", 2)
   m = Mods(cx, ins)
   t = one_type(cx, m)

@@ -118,11 +118,10 @@ _DECF = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
 def parse_number(tok:str) -> Imm|None:
   if m := _HEXF.match(tok):
     neg, kind, digits = m.groups()
-    if kind in "fF":
-      v = struct.unpack("<f", int(digits, 16).to_bytes(4, "little"))[0]
-      return Imm(-v if neg == "-" else v, True, 32) if neg != "-" else Imm(-v, True, 0)
-    v = struct.unpack("<d", int(digits, 16).to_bytes(8, "little"))[0]
-    return Imm(v, True, 64) if neg != "-" else Imm(-v, True, 0)
+    nbits = 32 if kind in "fF" else 64
+    v = struct.unpack("<f" if nbits == 32 else "<d", int(digits, 16).to_bytes(nbits // 8, "little"))[0]
+    # an exact bit pattern; a negated literal is a value (its pattern differs only in the sign bit for non-NaNs)
+    return Imm(v, True, nbits) if neg != "-" else Imm(-v, True, 0)
   if m := _INT.match(tok):
     neg, digits = m.groups()
     v = int(digits, 0) if not re.match(r"^0[0-7]+$", digits) else int(digits, 8)
@@ -282,7 +281,7 @@ class _BodyParser:
     self.fn.body.append(Instr(parts[0], tuple(parts[1:]), args, guard, line, s, error))
 
   def reg_decl(self, s:str, line:int):
-    toks = s.replace(",", " , ").split()
+    toks = re.sub(r"^\.reg\.", ".reg .", s).replace(",", " , ").split()
     typ = next((t[1:] for t in toks[1:] if t.startswith(".") and t[1:] in TYPE_BYTES), None)
     if typ is None or any(t.startswith(".v") for t in toks): raise PTXSyntaxError(f"PTX line {line}: unsupported register declaration {s!r}")
     names = [t for t in toks[1:] if not t.startswith(".") and t != ","]

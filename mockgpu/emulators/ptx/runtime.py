@@ -9,7 +9,7 @@ their own; every other generic address is a global one and goes through the devi
 from __future__ import annotations
 import functools
 import numpy as np
-from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction, MockGPUError
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, MockGPUError
 from mockgpu.emulators.ptx.collective import Collective
 
 SHARED_WINDOW = 0xFE00_0000_0000_0000
@@ -17,6 +17,7 @@ LOCAL_WINDOW = 0xFD00_0000_0000_0000
 MODULE_WINDOW = 0xFC00_0000_0000_0000   # module-scope .global variables
 CONST_WINDOW = 0xFB00_0000_0000_0000    # module-scope .const variables
 WINDOW_MASK = 0xFF00_0000_0000_0000
+LOWEST_WINDOW = CONST_WINDOW   # any address below it is a global one
 _LOW = np.uint64(0x00FF_FFFF_FFFF_FFFF)
 U64 = np.uint64
 
@@ -97,9 +98,10 @@ class Env(Collective):
     if c[0] > self.budget:
       raise InstructionBudgetExceeded(f"PTX kernel {self.kernel.name} ran past {self.budget} warp-instructions (MOCKGPU_BUDGET)")
 
-  def clock(self, bits:int):
-    """%clock/%clock64/%globaltimer: the warp-instructions this launch has executed (monotonic, like a cycle counter)."""
-    v = self.counters[0]
+  def clock(self, bits:int, k:int):
+    """%clock/%clock64/%globaltimer: warp-instructions executed so far (monotonic, like a cycle counter); k is the
+    instruction's index in its block, so reads within one block advance too."""
+    v = self.counters[0] + k
     return np.uint32(v & 0xffffffff) if bits == 32 else np.uint64(v)
 
   # *** parameters ***
@@ -160,10 +162,13 @@ class Env(Collective):
     a = np.asarray(a, U64)
     if a.ndim == 0:
       if m is not None and not m.any(): return [np.zeros(0, dt)] * nvec
-      if not int(a) & WINDOW_MASK: return [o[0] for o in self._gather(a.reshape(1), dt, nvec, where)]
+      if int(a) < LOWEST_WINDOW: return [o[0] for o in self._gather(a.reshape(1), dt, nvec, where)]
       a = np.broadcast_to(a, (self.n,))
+    act_a = a if m is None else a[m]
+    if not act_a.size: return [np.zeros(0, dt)] * nvec
+    lo, hi = int(act_a.min()), int(act_a.max())
+    if hi < LOWEST_WINDOW: return self._gather(act_a, dt, nvec, where, lo, hi)
     tags = a & U64(WINDOW_MASK)
-    if not tags.any(): return self._gather(a if m is None else a[m], dt, nvec, where)
     act = np.ones(self.n, bool) if m is None else m
     out = [np.zeros(self.n, dt) for _ in range(nvec)]
     for tag in np.unique(tags[act]):
@@ -178,11 +183,11 @@ class Env(Collective):
   def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
     a = np.asarray(a, U64)
     if a.ndim == 0: a = np.broadcast_to(a, (self.n,))
+    act_a = a if m is None else a[m]
+    if not act_a.size: return
+    lo, hi = int(act_a.min()), int(act_a.max())
+    if hi < LOWEST_WINDOW: return self._scatter(act_a, [_lanes(v, m, self.n) for v in vals], dt, where, lo, hi)
     tags = a & U64(WINDOW_MASK)
-    if not tags.any():
-      if m is not None: a = a[m]
-      if a.size: self._scatter(a, [_lanes(v, m, self.n) for v in vals], dt, where)
-      return
     act = np.ones(self.n, bool) if m is None else m
     full = [bcast(v, self.n) for v in vals]
     for tag in np.unique(tags[act]):
@@ -207,10 +212,10 @@ class Env(Collective):
     if tag == CONST_WINDOW: return self.module_mem.consts
     return None
 
-  def _gather(self, a:np.ndarray, dt:np.dtype, nvec:int, where:str) -> list:
+  def _gather(self, a:np.ndarray, dt:np.dtype, nvec:int, where:str, lo:int|None=None, hi:int|None=None) -> list:
     nb, n = dt.itemsize * nvec, dt.itemsize
     if a.size == 0: return [np.zeros(0, dt)] * nvec
-    lo, hi = int(a.min()), int(a.max())
+    if lo is None: lo, hi = int(a.min()), int(a.max())
     if not self.mem.is_mapped(lo, hi - lo + nb): return [self.mem.load(a + U64(i * n), dt, where) for i in range(nvec)]
     # fast paths: every lane inside one allocation
     view = self.mem.view(lo, hi - lo + nb, False, where)
@@ -223,18 +228,22 @@ class Env(Collective):
           return [block[i::step][:a.size] for i in range(nvec)]
         return [typed[i:i + step * (a.size - 1) + 1:step].copy() for i in range(nvec)]
       off = (a - U64(lo)).astype(np.int64)
-      if not (np.bitwise_or.reduce(off) % n):
+      align = int(np.bitwise_or.reduce(off))
+      if nvec > 1 and not align % nb and typed.size % nvec == 0:   # whole vectors: one gather of rows
+        rows = typed.reshape(-1, nvec)[off // nb]
+        return [rows[:, i] for i in range(nvec)]
+      if not align % n:
         base = off // n
         return [typed[base + i] for i in range(nvec)]
     off = (a - U64(lo)).astype(np.int64)
     vals = view[off[:, None] + np.arange(nb)].view(dt).reshape(a.size, nvec)
     return [vals[:, i].copy() for i in range(nvec)]
 
-  def _scatter(self, a:np.ndarray, cols:list, dt:np.dtype, where:str):
+  def _scatter(self, a:np.ndarray, cols:list, dt:np.dtype, where:str, lo:int|None=None, hi:int|None=None):
     """Store cols[i] (values or scalars for the lanes of a) at a + i*itemsize; on a collision the highest lane wins."""
     nvec, n = len(cols), dt.itemsize
     nb = n * nvec
-    lo, hi = int(a.min()), int(a.max())
+    if lo is None: lo, hi = int(a.min()), int(a.max())
     if not self.mem.is_mapped(lo, hi - lo + nb):
       for i, c in enumerate(cols): self.mem.store(a + U64(i * n), np.ascontiguousarray(np.broadcast_to(np.asarray(c, dt), a.shape)), where)
       return
@@ -257,9 +266,10 @@ class Env(Collective):
     view[off[:, None] + np.arange(nb)] = data.view(np.uint8).reshape(a.size, nb)
 
 def _stride(a:np.ndarray, lo:int, hi:int, n:int) -> int|None:
-  """The element step s if lane i's address is lo + i*s*n (s >= 0), else None."""
+  """The element step s if lane i's address is lo + i*s*n (s >= 0), else None (also for small accesses: not worth it)."""
   cnt = a.size
   if cnt == 1: return 1
+  if cnt < 256: return None
   span = hi - lo
   if span % (cnt - 1) or (span // (cnt - 1)) % n or int(a[0]) != lo: return None
   s = span // (cnt - 1)
@@ -268,7 +278,7 @@ def _stride(a:np.ndarray, lo:int, hi:int, n:int) -> int|None:
 
 def _align(x:int, a:int) -> int: return (x + a - 1) // a * a
 
-def _lanes(v, m, n:int):
+def _lanes(v, m, n:int=0):
   """A value for the active lanes (all lanes when m is None)."""
   if np.ndim(v) == 0: return v
   return v if m is None else v[m]
@@ -303,9 +313,6 @@ def put(d, m, v, n:int):
   out = np.array(np.broadcast_to(d, (n,)))
   out[m] = v
   return out
-
-def where(m, v, d):
-  return np.where(m, v, d)
 
 def bcast(v, n:int):
   return np.broadcast_to(v, (n,)) if np.ndim(v) == 0 else v

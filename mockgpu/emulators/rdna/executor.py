@@ -6,7 +6,7 @@ A wave that reaches s_barrier waits until no wave can run any more, at which poi
 at a barrier (or done) and all are released.
 """
 from __future__ import annotations
-import re, time
+import functools, re, time
 import numpy as np
 from mockgpu import config
 from mockgpu.compiler.cache import translated
@@ -18,7 +18,7 @@ from mockgpu.emulators.rdna.runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
 ARCHS = ("rdna3",)
-MAX_CHUNK_BYTES = 64 << 20  # VGPR memory per chunk of workgroups run together
+MAX_CHUNK_BYTES = 64 << 20  # register, LDS and scratch memory per chunk of workgroups run together
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
 
@@ -93,21 +93,28 @@ def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
   gx, gy, _ = d.grid
   ids = np.repeat(wg_ids, waves_per_wg)
   sgpr = nuser
-  for k, (shift, val) in enumerate(((kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT, ids % gx),
-                                    (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, (ids // gx) % gy),
-                                    (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT, ids // (gx * gy)))):
+  for shift, val in ((kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT, lambda: ids % gx),
+                     (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, lambda: (ids // gx) % gy),
+                     (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT, lambda: ids // (gx * gy))):
     if d.rsrc2 >> shift & 1:
-      st.S[sgpr] = val
+      st.S[sgpr] = val()
       sgpr += 1
   if d.rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_INFO_SHIFT & 1:
     raise NotImplementedError("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
-  bx, by, bz = d.block
-  comps = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH)
-  t = np.arange(waves_per_wg)[:, None].astype(np.int64) * 32 + LANE  # one workgroup's waves; every group is the same
+  v0, exec_lo = _workgroup_lanes(tuple(d.block), _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT,
+                                                 kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH), waves_per_wg)
+  st.V[0] = np.tile(v0, (len(wg_ids), 1))
+  st.S[126] = np.tile(exec_lo, len(wg_ids))
+
+@functools.lru_cache(maxsize=256)
+def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int) -> tuple[np.ndarray, np.ndarray]:
+  """One workgroup's v0 (work-item IDs packed x | y << 10 | z << 20, up to TIDIG_COMP_CNT) and EXEC per wave."""
+  bx, by, bz = block
+  t = np.arange(waves_per_wg)[:, None].astype(np.int64) * 32 + LANE
   x, y, z = t % bx, (t // bx) % by, t // (bx * by)
   v0 = (x | ((y << 10) if comps >= 1 else 0) | ((z << 20) if comps >= 2 else 0)).astype(np.uint32)
-  st.V[0] = np.tile(v0, (len(wg_ids), 1))
-  st.S[126] = np.tile(pack(t < bx * by * bz, waves_per_wg), len(wg_ids))
+  v0.flags.writeable = False
+  return v0, pack(t < bx * by * bz, waves_per_wg)
 
 def _private_size(d:Dispatch) -> int:
   """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units) over its lanes."""
@@ -164,7 +171,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   lds_size = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
   private = _private_size(d)
   nvgpr = max(prog.nvgpr, 1)
-  chunk = max(1, MAX_CHUNK_BYTES // (wpg * 32 * 4 * (nvgpr + 8)))
+  wave_bytes = 32 * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
+  chunk = max(1, MAX_CHUNK_BYTES // (wpg * wave_bytes + lds_size))
   budget, used = config.instruction_budget(), 0
   for g0 in range(0, nwg, chunk):
     ids = np.arange(g0, min(nwg, g0 + chunk))

@@ -10,7 +10,6 @@ from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.emulators.rdna.runtime import LANE, u32, u64
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
-KINDS = {np.dtype(np.uint8): 1, np.dtype(np.int8): 1, np.dtype(np.uint16): 2, np.dtype(np.int16): 2, np.dtype(np.uint32): 4}
 
 def unsupported(st, pc:int, what:str) -> UnsupportedInstruction:
   return UnsupportedInstruction(f"{what} at PC 0x{st.pgm + pc:x}")
@@ -69,10 +68,13 @@ def _store(st, a:np.ndarray, vals:np.ndarray, ndw:int, pc:int, name:str):
   try: st.mem.store(e, vals, "")
   except GPUPageFault as err: raise GPUPageFault(err.va, err.size, err.write, _where(st, pc, name)) from None
 
+def _full(x, shape) -> np.ndarray:
+  x = np.asarray(x)
+  return x if x.shape == shape else np.broadcast_to(x, shape)
+
 def _lanes(addr, m, full) -> np.ndarray:
-  addr = np.asarray(addr, u64)
-  if full: return np.broadcast_to(addr, m.shape).reshape(-1)
-  return np.broadcast_to(addr, m.shape)[m]
+  addr = _full(np.asarray(addr, u64), m.shape)
+  return addr.reshape(-1) if full else addr[m]
 
 def sload(st, addr, ndw:int, pc:int, name:str) -> list[np.ndarray]:
   """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware)."""
@@ -83,7 +85,7 @@ def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndar
   return _spread(_widen(_load(st, _lanes(addr, m, full), np.dtype(kind), ndw, pc, name)), m, full, ndw)
 
 def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
-  vals = np.stack([np.broadcast_to(d, m.shape) for d in data], axis=-1)
+  vals = np.stack([_full(d, m.shape) for d in data], axis=-1)
   _store(st, _lanes(addr, m, full), vals.reshape(-1) if full else vals[m].reshape(-1), len(data), pc, name)
 
 # *** arrays owned by the dispatch (scratch, LDS) ***
@@ -126,7 +128,7 @@ def scload(st, w, off, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndar
   return _spread(_widen(_gather(st.scratch(), idx, dt)), m, full, ndw)
 
 def scstore(st, w, off, m, full, data:list, pc:int, name:str):
-  vals = np.stack([np.broadcast_to(d, m.shape) for d in data], axis=-1)
+  vals = np.stack([_full(d, m.shape) for d in data], axis=-1)
   idx = _private(st, w, off, m, full, len(data), vals.dtype.itemsize, True, pc, name)
   _scatter(st.scratch(), idx, (vals.reshape(-1) if full else vals[m].reshape(-1)))
 
@@ -148,7 +150,7 @@ def ldsload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.nd
   return _spread(_widen(_gather(st.lds, idx, dt)), m, full, ndw)
 
 def ldsstore(st, w, addr, m, full, data:list, pc:int, name:str):
-  vals = np.stack([np.broadcast_to(d, m.shape) for d in data], axis=-1)
+  vals = np.stack([_full(d, m.shape) for d in data], axis=-1)
   idx = _shared(st, w, addr, m, full, len(data), vals.dtype.itemsize, True, pc, name)
   _scatter(st.lds, idx, vals.reshape(-1) if full else vals[m].reshape(-1))
 

@@ -39,7 +39,8 @@ def unpack(x) -> np.ndarray:
 
 def pack(b, n:int) -> np.ndarray:
   """bool [waves, 32] (or broadcastable) -> uint32 lane mask per wave."""
-  b = np.ascontiguousarray(np.broadcast_to(b, (n, 32)), dtype=bool)
+  if getattr(b, "shape", None) != (n, 32): b = np.broadcast_to(b, (n, 32))
+  b = np.ascontiguousarray(b, dtype=bool)
   return np.packbits(b, axis=1, bitorder="little").view(u32).reshape(n)
 
 def em(exec_lo) -> tuple[np.ndarray, bool]:
@@ -52,7 +53,9 @@ def vw(V:list, d:int, w, val, m:np.ndarray, full:bool):
   array (or to val itself), so values may safely be shared between registers."""
   old = V[d]
   if type(w) is slice:  # the whole chunk of waves
-    V[d] = np.broadcast_to(val, old.shape) if full else np.where(m, val, old)
+    if not full: V[d] = np.where(m, val, old)
+    elif getattr(val, "shape", None) == old.shape: V[d] = val
+    else: V[d] = np.broadcast_to(val, old.shape)
     return
   new = old.copy()
   new[w] = val if full else np.where(m, val, old[w])
@@ -68,20 +71,16 @@ def vw16(V:list, d:int, w, val, m, full, hi:bool):
 
 def bits32(x) -> np.ndarray:
   """Any integer-valued array as its low 32 bits."""
-  return np.asarray(x).astype(u32, copy=False)
+  if type(x) is np.ndarray and x.dtype == u32: return x
+  return np.asarray(x).astype(u32)
 
 def fbits32(x) -> np.ndarray:
   """A float value rounded to f32, as bits."""
+  if type(x) is np.ndarray and x.dtype == f32: return x.view(u32)
   return np.asarray(x, f32).view(u32)
 
 def fbits16(x) -> np.ndarray:
   return np.asarray(x, f16).view(u16).astype(u32)
-
-def bf16bits(x) -> np.ndarray:
-  """f32 -> bf16 bits, round to nearest even (NaN stays NaN)."""
-  b = np.asarray(x, f32).view(u32)
-  r = (b + 0x7fff + ((b >> 16) & 1)) >> 16
-  return np.where(np.isnan(np.asarray(x, f32)), (b >> 16) | 0x40, r).astype(u32)
 
 def h16(x, hi:bool=False) -> np.ndarray:
   """The f16 in the low (or high) half of each 32-bit value."""
@@ -128,11 +127,11 @@ def _fma_odd(a, b, c, t) -> np.ndarray:
   """a*b+c for f32/f16 operands with one rounding to t. a*b is exact in f64, so the f64 sum s is the exact value
   rounded once; rounding s again to t is only wrong when s lands exactly on a midpoint of t (or in t's denormal range,
   where the midpoints sit elsewhere). Only then the sum is redone rounded-to-odd (TwoSum gives its exact error)."""
-  a, b, c = (np.asarray(v, t).astype(f64) for v in (a, b, c))
-  p = a * b
-  s = p + c
+  p = np.multiply(a, b, dtype=f64)
+  s = np.add(p, c, dtype=f64)
   mask, mid, tiny = _HALF_ULP_BITS[t]
   if not (((s.view(u64) & mask) == mid) | (np.abs(s) < tiny)).any(): return s.astype(t)
+  c = np.asarray(c).astype(f64)
   bp = s - c
   err = (p - bp) + (c - (s - bp))
   sb = s.view(np.int64)
@@ -360,10 +359,6 @@ def sext(x, bits:int) -> np.ndarray:
   x = np.asarray(x).astype(np.int64) & ((1 << bits) - 1)
   return np.where(x >> (bits - 1) == 1, x - (1 << bits), x)
 
-def mul_u64_lo(a, b):
-  """64-bit wrapping multiply (numpy uint64 multiply wraps)."""
-  return np.asarray(a, u64) * np.asarray(b, u64)
-
 def mad_u64_u32(a, b, c):
   """(a*b + c) mod 2**64 and its carry-out bit, a, b 32-bit, c 64-bit."""
   p = np.asarray(a, u32).astype(u64) * np.asarray(b, u32).astype(u64)
@@ -379,25 +374,43 @@ def mad_i64_i32(a, b, c):
   overflow = ((p < 0) == (c < 0)) & ((s < 0) != (p < 0))
   return s.view(u64), (s < 0) ^ overflow
 
-def wmma_f32(a_regs, b_regs, c_regs, kind:str) -> list[np.ndarray]:
-  """v_wmma_f32_16x16x16_{f16,bf16}, wave32 layout: lane l (0-15) of A's 8 VGPRs holds row l, K = 2*vgpr + half;
-  lane l of B's holds column l; C/D VGPR j, lane l holds element (row 2*j + l // 16, column l % 16). Lanes 16-31 of A
-  and B replicate lanes 0-15. The 16-term dot products are computed exactly (float64) and rounded once to f32;
-  hardware accumulates in f32 in an unspecified order, so results can differ from it in the last bits."""
-  half = h16 if kind == "f16" else bf16
-  def mat(regs):  # [n, 16 lanes, 16 K]
-    lo = [half(r[:, :16]).astype(f64) for r in regs]
-    hi = [half(r[:, :16], True).astype(f64) for r in regs]
-    return np.stack([x for pair in zip(lo, hi) for x in pair], axis=-1)
-  a, b = mat(a_regs), mat(b_regs)              # a[n, row, k], b[n, col, k]
-  d = np.einsum("nrk,nck->nrc", a, b)           # [n, row, col]
-  c = np.stack([r.view(f32) for r in c_regs], axis=1).astype(f64)  # [n, j, lane]
-  out = []
-  for j in range(8):
-    rows = 2 * j + (np.arange(32) // 16)
-    cols = np.arange(32) % 16
-    out.append(fbits32((d[:, rows, cols] + c[:, j, :]).astype(f32)))
-  return out
+def _wmma_rows(regs, kind:str, signed:bool=True) -> np.ndarray:
+  """A or B of a 16x16x16 WMMA from its VGPRs: lane l (0-15) holds row (A) or column (B) l, K packed low to high
+  (two 16-bit or four 8-bit elements per VGPR). Lanes 16-31 replicate lanes 0-15 and are not read. -> [n, 16, K]"""
+  cols = []
+  for r in regs:
+    r = np.asarray(r, u32)[:, :16]
+    if kind == "iu8":
+      for k in range(4):
+        byte = ((r >> (8 * k)) & 0xff).astype(np.int64)
+        cols.append(np.where(byte >= 128, byte - 256, byte) if signed else byte)
+    else:
+      half = h16 if kind == "f16" else bf16
+      cols += [half(r).astype(f64), half(r, True).astype(f64)]
+  return np.stack(cols, axis=-1)
+
+def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False):
+  """v_wmma_{f32,f16,i32}_16x16x16_{f16,bf16,iu8}, wave32 layout. C/D VGPR j, lane l holds element (row 2*j + l // 16,
+  column l % 16): a whole f32/i32, or an f16 in the low (hi=False) or high half with the other half copied from C. Products are
+  summed exactly (float64 for f16/bf16 inputs: 16 products of 11-bit mantissas fit; int64 for iu8) and rounded once;
+  hardware accumulates in an unspecified order, so float results can differ from it in the last bit."""
+  integer = kind_in == "iu8"
+  a = _wmma_rows(a_regs, kind_in, signed[0])
+  b = _wmma_rows(b_regs, kind_in, signed[1])
+  d = np.einsum("nrk,nck->nrc", a, b)              # [n, row, col]
+  rows, cols = 2 * np.arange(8)[:, None] + np.arange(32) // 16, np.arange(32) % 16
+  c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)    # [n, j, lane] raw bits
+  acc = d[:, rows, cols]                                           # [n, j, lane]
+  if integer:
+    acc = acc + c.view(i32).astype(np.int64)
+    acc = np.clip(acc, -2**31, 2**31 - 1) if clamp else acc
+    out = acc.astype(np.int64).astype(u32)
+  elif kind_out == "f32": out = fbits32((acc + c.view(f32).astype(f64)).astype(f32))
+  else:
+    ch = (c >> 16) if hi else (c & 0xffff)
+    res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
+    out = (c & 0xffff) | (res << 16) if hi else (c & 0xffff0000) | res
+  return [out[:, j] for j in range(8)]
 
 def dpp16_lanes(ctrl:int) -> tuple[np.ndarray, np.ndarray]:
   """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row)."""

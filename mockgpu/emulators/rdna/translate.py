@@ -8,7 +8,7 @@ EXEC mask as lanes and `full` says whether all lanes are on. Instructions this t
 place, so a kernel only fails if it actually executes one.
 """
 from __future__ import annotations
-import hashlib, os, struct
+import hashlib, os, re, struct
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.emulators.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
 from mockgpu.emulators.rdna import semantics as sem
@@ -17,12 +17,12 @@ from mockgpu.emulators.rdna.runtime import dpp16_lanes
 # the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
 _HERE = os.path.dirname(__file__)
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_HERE, f), "rb").read()
-                                  for f in ("translate.py", "semantics.py", "runtime.py", "memops.py"))).hexdigest()[:16]
+                                  for f in ("decode.py", "translate.py", "semantics.py", "runtime.py", "memops.py", "executor.py"))).hexdigest()[:16]
 WIDTH = {"b32": 32, "u32": 32, "i32": 32, "f32": 32, "b16": 16, "u16": 16, "i16": 16, "f16": 16, "bf16": 16,
          "b64": 64, "u64": 64, "i64": 64, "f64": 64}
 FCONST = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
 INV_2PI = {16: 0x3118, 32: 0x3e22f983, 64: 0x3fc45f306dc9c882}
-SCC, VCC, EXEC, NULL, M0 = 253, 106, 126, 124, 125
+SCC, VCC, EXEC, NULL = 253, 106, 126, 124
 NOOPS = {"S_NOP", "S_WAITCNT", "S_WAITCNT_DEPCTR", "S_DELAY_ALU", "S_CLAUSE", "S_SET_INST_PREFETCH_DISTANCE",
          "S_SLEEP", "S_WAIT_IDLE", "S_SETPRIO", "S_ICACHE_INV", "S_TTRACEDATA", "S_TTRACEDATA_IMM", "S_WAKEUP",
          "S_INCPERFLEVEL", "S_DECPERFLEVEL", "S_WAITCNT_VSCNT", "S_WAITCNT_VMCNT", "S_WAITCNT_EXPCNT",
@@ -283,7 +283,7 @@ class Translator:
     else:
       self.out(f"_r = a {'+' if add else '-'} b")
       carry = "_r < a" if add else "b > a"
-    self.out(f"_c = {carry}")  # before the write: a and b may view the destination register
+    self.out(f"_c = {carry}")
     self.vwrite(dst, "u32", "_r")
     self.sgpr_mask_write(sdst, "_c")
 
@@ -292,12 +292,12 @@ class Translator:
     lit = getattr(inst, "literal", None)
     if n == "READFIRSTLANE_B32":
       d = inst.vdst.offset
-      self.out(f"_l = np.where(m.any(axis=1), m.argmax(axis=1), 0)")
+      self.out("_l = np.where(m.any(axis=1), m.argmax(axis=1), 0)")
       return self.swrite(d, "u32", f"V[{inst.src0.offset - 256}][w][np.arange(n), _l]") if inst.src0.offset >= 256 else \
              self.swrite(d, "u32", self.raw(inst.src0, 32, lit, vec=False))
     if n == "SWAP_B32":
       s, d = inst.src0.offset - 256, inst.vdst.offset - 256
-      self.out(f"_t = V[{s}][w].copy()")
+      self.out(f"_t = V[{s}][w]")
       self.out(f"vw(V, {s}, w, V[{d}][w], m, full)")
       return self.out(f"vw(V, {d}, w, _t, m, full)")
     self.valu(n, inst.vdst.offset - 256, [inst.src0], lit, *(self.dpp_mods or (0, 0)))
@@ -367,7 +367,7 @@ class Translator:
     srcs = [inst.src0, inst.src1, inst.src2]
     opsel, opsel_hi = inst.opsel, inst.opsel_hi | (inst.opsel_hi2 << 2)
     d = inst.vdst.offset - 256
-    if n.startswith("WMMA_"): return self.wmma(n, d, srcs)
+    if n.startswith("WMMA_"): return self.wmma(n, d, srcs, inst)
     if n in ("DOT2_F32_F16", "DOT2_F32_BF16"):
       if inst.clmp: raise Unsupported("clamp")
       return self.dot2(n, d, srcs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
@@ -406,14 +406,21 @@ class Translator:
     if n == "FMA_MIX_F32": return self.vwrite(d, "f32", self.float_out("f32", r, 0, clamp))
     self.vwrite(d, "f16", self.float_out("f16", f"{r}.astype(f16)", 0, clamp), hi=n == "FMA_MIXHI_F16")
 
-  def wmma(self, n, d, srcs):
-    kinds = {"WMMA_F32_16X16X16_F16": "f16", "WMMA_F32_16X16X16_BF16": "bf16"}
-    if n not in kinds: raise Unsupported("not implemented")
+  WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8),
+          "WMMA_F16_16X16X16_F16": ("f16", "f16", 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4)}
+
+  def wmma(self, n, d, srcs, inst):
+    """Matrix multiply-accumulate over the wave: A, B (8 VGPRs of f16/bf16, 4 of iu8) and C/D (8 VGPRs)."""
+    if n not in self.WMMA: raise Unsupported("not implemented")
+    kind_in, kind_out, nab = self.WMMA[n]
+    if kind_in != "iu8" and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
+    if kind_in != "iu8" and inst.clmp: raise Unsupported("clamp on a float WMMA")
     regs = []
-    for s in srcs:
+    for s, cnt in zip(srcs, (nab, nab, 8)):
       if not 256 <= s.offset < 512: raise Unsupported("WMMA operands must be VGPRs")
-      regs.append("[" + ", ".join(f"V[{s.offset - 256 + j}][w]" for j in range(8)) + "]")
-    self.out(f"_d = wmma_f32({regs[0]}, {regs[1]}, {regs[2]}, {kinds[n]!r})")
+      regs.append("[" + ", ".join(f"V[{s.offset - 256 + j}][w]" for j in range(cnt)) + "]")
+    signed = (bool(inst.neg & 1), bool(inst.neg & 2))  # iu8: NEG_LO bits mark A and B as signed
+    self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {kind_in!r}, {kind_out!r}, {bool(inst.opsel & 4)}, {signed}, {bool(inst.clmp)})")
     for j in range(8): self.out(f"vw(V, {d + j}, w, _d[{j}], m, full)")
 
   def vopd(self, inst, name):
@@ -436,9 +443,9 @@ class Translator:
       vals = {"abc"[i]: self.src(s, t, lit) for i, (s, t) in enumerate(zip(srcs, t_s))}
       for k, v in vals.items(): self.out(f"{k} = {v}")
       if t_d[0] == "f": expr = self.float_out(t_d, expr, 0, False)
-      self.out(f"_{tag} = {'fbits32' if t_d == 'f32' else 'bits32'}({expr}).copy()  # both halves read before either writes")
+      self.out(f"_{tag} = {'fbits32' if t_d == 'f32' else 'bits32'}({expr})")
       results.append((d, f"_{tag}"))
-    for d, v in results: self.out(f"vw(V, {d}, w, {v}, m, full)")
+    for d, v in results: self.out(f"vw(V, {d}, w, {v}, m, full)")  # both ops read their sources before either writes
 
   # *** SALU ***
   def swrite(self, d:int, t:str, expr:str):
@@ -457,7 +464,7 @@ class Translator:
     if n in sem.SOP_SCC_IN:
       t_d, t_s, expr, scc = sem.SOP_SCC_IN[n]
       self.out("scc = S[253][w]")
-      if "d" in expr: self.out(f"d = {typed(self.raw(Reg(dst), WIDTH[t_d], None, False), t_d)}")
+      if re.search(r"\bd\b", expr): self.out(f"d = {typed(self.raw(Reg(dst), WIDTH[t_d], None, False), t_d)}")
     elif n in sem.SOP: t_d, t_s, expr, scc = sem.SOP[n]
     else: raise Unsupported("not implemented")
     for i, (s, t) in enumerate(zip(srcs, t_s)):
@@ -542,7 +549,8 @@ class Translator:
       f = self.index[self.pc + 4]
       cond = {"S_CBRANCH_SCC0": "S[253][w] == 0", "S_CBRANCH_SCC1": "S[253][w] != 0", "S_CBRANCH_VCCZ": "S[106][w] == 0",
               "S_CBRANCH_VCCNZ": "S[106][w] != 0", "S_CBRANCH_EXECZ": "S[126][w] == 0", "S_CBRANCH_EXECNZ": "S[126][w] != 0"}[name]
-      return f"np.where({cond}, {t}, {f})"
+      self.out(f"_b = {cond}")
+      return f"{t} if _b.all() else ({f} if not _b.any() else np.where(_b, {t}, {f}))"
     if name == "S_CODE_END": raise Unsupported("executed s_code_end (fell past s_endpgm)")
     raise Unsupported("not implemented")
 
@@ -594,7 +602,7 @@ class Translator:
   def glob(self, inst, name):
     off = inst.offset - (1 << 13) if inst.offset & (1 << 12) else inst.offset
     v = inst.addr.offset - 256
-    if inst.saddr.offset in (NULL, 0x7f):
+    if inst.saddr.offset == NULL:
       addr = f"r64(V[{v}][w], V[{v+1}][w]) + u64({off & (2**64 - 1)})"
     else:
       s = inst.saddr.offset
@@ -602,7 +610,9 @@ class Translator:
     self.vmem(inst, name, "GLOBAL", addr)
 
   def flat(self, inst, name):
+    """FLAT addresses are treated as global ones: the LDS and private apertures are not modelled."""
     if inst.offset & (1 << 12): raise Unsupported("negative FLAT offset")
+    if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
     v = inst.addr.offset - 256
     self.vmem(inst, name, "FLAT", f"r64(V[{v}][w], V[{v+1}][w]) + u64({inst.offset})")
 
@@ -637,6 +647,9 @@ class Translator:
       self.out(f"_r = {fn}(({a} + u32({off})) >> 2, V[{inst.data0.offset - 256}][w], m)")
       return self.out(f"vw(V, {inst.vdst.offset - 256}, w, _r, m, full)")
     if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n:
+      if "_D16" in n:  # DS names put D16 last (LOAD_U8_D16_HI): reorder to the VMEM form (LOAD_D16_HI_U8)
+        op, size, *d16 = n.split("_")
+        n = "_".join([op, *d16, size])
       load, kind, ndw, d16 = self.mem_common(n)
       addr = f"{a} + u32({off})"
       if load:
