@@ -1,6 +1,6 @@
 """Shared fixtures: tinygrad on a mock device runs in a child process, because tinygrad binds its MOCK interface
 (and its device list) when it is imported; each pytest-xdist worker has its own children and so its own mock state."""
-import os, pickle, subprocess, sys, textwrap
+import os, pickle, subprocess, sys, tempfile, textwrap
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,17 +21,24 @@ class OpRunner:
   """One long-lived tests/oprunner.py process per device configuration."""
   def __init__(self, dev:str): self.dev, self.proc = dev, None
   def _start(self):
+    # stderr goes to a file: a pipe nobody drains would block a chatty worker
+    self.log = tempfile.TemporaryFile()
     self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "oprunner.py")], env={**os.environ, "DEV": self.dev}, cwd=HERE,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
   def run(self, name:str):
     if self.proc is None or self.proc.poll() is not None: self._start()
     try:
       pickle.dump(name, self.proc.stdin)
       self.proc.stdin.flush()
-      return pickle.load(self.proc.stdout)
+      reply = pickle.load(self.proc.stdout)
+      # a failed case may leave tinygrad's device in its sticky error state: later cases get a fresh process
+      if reply[0] != "ok": self.close()
+      return reply
     except (EOFError, BrokenPipeError, pickle.UnpicklingError):
       self.proc.kill()
-      err = self.proc.stderr.read().decode(errors="replace")[-6000:]
+      self.proc.wait()
+      self.log.seek(0)
+      err = self.log.read().decode(errors="replace")[-6000:]
       self.proc = None
       return ("error", f"the worker for DEV={self.dev} died running {name}:\n{err}")
   def close(self):
@@ -39,6 +46,7 @@ class OpRunner:
       self.proc.stdin.close()
       try: self.proc.wait(timeout=10)
       except subprocess.TimeoutExpired: self.proc.kill()
+    self.proc = None
 
 @pytest.fixture(scope="session")
 def op_runners():

@@ -4,19 +4,20 @@ from conftest import run_tinygrad
 
 def last_line(p) -> str: return p.stdout.strip().splitlines()[-1]
 
-@pytest.mark.parametrize("dev,aql", [("MOCK+AMD", 0), ("MOCKKFD+AMD", 0), ("MOCK+AMD:LLVM", 0), ("MOCK+AMD", 1)])
-def test_plus_one(dev, aql):
+@pytest.mark.parametrize("dev,env", [("MOCK+AMD", {}), ("MOCKKFD+AMD", {}), ("MOCK+AMD:LLVM", {}), ("MOCK+AMD", {"AMD_AQL": "1"}),
+                                     ("MOCK+AMD", {"AMD_DISABLE_SDMA": "1"})])  # AQL queues; no SDMA: the CPU copies through mappings
+def test_plus_one(dev, env):
   p = run_tinygrad(dev, """
     import numpy as np
     from tinygrad import Tensor, Device
     x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
     out = (Tensor(x) + 1).numpy()
     d = Device["AMD"]
-    print(type(d.iface).__name__, d.arch, d.is_aql, np.array_equal(out, x + np.float32(1)))
-  """, env={"AMD_AQL": str(aql)})
-  iface, arch, is_aql, ok = last_line(p).split()
+    print(type(d.iface).__name__, d.arch, d.is_aql, d.has_sdma_queue, np.array_equal(out, x + np.float32(1)))
+  """, env=env)
+  iface, arch, is_aql, has_sdma, ok = last_line(p).split()
   assert iface == ("MOCKKFDIface" if dev.startswith("MOCKKFD") else "MOCKIface") and arch == "gfx1100" and ok == "True"
-  assert int(is_aql) == aql
+  assert (int(is_aql), has_sdma) == (int(env.get("AMD_AQL", 0)), str("AMD_DISABLE_SDMA" not in env))
 
 def test_large_copies_roundtrip():
   # 5 MiB: more than one 2 MiB staging buffer each way, so several SDMA copies, waits and signals per transfer

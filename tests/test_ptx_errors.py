@@ -60,6 +60,13 @@ def test_bad_launches():
     launch(None, k, (0, 1, 1), (1, 1, 1), b"\0" * 12)
   with pytest.raises(KeyError, match=r"no entry 'nope' \(entries: k\)"):
     load_module(src).kernel("nope")
+  with pytest.raises(ValueError, match=r"exceeds its limit of 1024 threads"):
+    launch(None, k, (1, 1, 1), (32, 33, 1), b"\0" * 12)
+  limited = load_module(src.replace(".visible .entry k(.param .u64 out, .param .u32 n)\n", ".visible .entry k(.param .u64 out, .param .u32 n)\n.maxntid 64, 1, 1\n")).kernel("k")
+  with pytest.raises(ValueError, match=r"exceeds its limit of 64 threads"):
+    launch(None, limited, (1, 1, 1), (128, 1, 1), b"\0" * 12)
+  with pytest.raises(ValueError, match=r"shared memory exceed"):
+    launch(None, k, (1, 1, 1), (32, 1, 1), b"\0" * 12, dynamic_shared=200000)
 
 def test_trap():
   from mockgpu.errors import MockGPUError

@@ -725,3 +725,33 @@ atom.global.add.u64 %rd4, [%rd2], %rd3;"""
   for t in range(32): x ^= t
   np.testing.assert_array_equal(cells, [0xffffffff, 0, x, 32 % 10, 31, sum(range(32))])
   assert int(wide[0]) == (sum(range(32)) << 32) % 2**64
+
+def test_generic_shared_pointers_across_ctas():
+  """cvta.shared makes generic pointers into each CTA's own shared memory; generic ld/st (also under a guard) use them."""
+  out = np.zeros(4 * 32, np.uint32)
+  body = """
+.shared .align 4 .b32 buf[32];
+mov.u32 %r0, %tid.x;
+mov.u32 %r1, %ctaid.x;
+mov.u64 %rd1, buf;
+cvta.shared.u64 %rd2, %rd1;
+mul.wide.u32 %rd3, %r0, 4;
+add.s64 %rd4, %rd2, %rd3;
+mad.lo.u32 %r2, %r1, 100, %r0;
+st.u32 [%rd4], %r2;
+bar.sync 0;
+xor.b32 %r3, %r0, 31;
+mul.wide.u32 %rd5, %r3, 4;
+add.s64 %rd6, %rd2, %rd5;
+and.b32 %r4, %r0, 1;
+setp.eq.u32 %p1, %r4, 1;
+mov.u32 %r5, 7;
+@%p1 ld.u32 %r5, [%rd6];
+ld.param.u64 %rd7, [out];
+mad.lo.u32 %r6, %r1, 32, %r0;
+mul.wide.u32 %rd8, %r6, 4;
+add.s64 %rd9, %rd7, %rd8;
+st.u32 [%rd9], %r5;"""
+  run(kernel(body, ".param .u64 out"), [out], grid=(4, 1, 1))
+  c, t = np.arange(128) // 32, np.arange(128) % 32
+  np.testing.assert_array_equal(out, np.where(t % 2 == 1, c * 100 + (t ^ 31), 7))

@@ -330,3 +330,21 @@ def test_workgroups_split_into_chunks(monkeypatch):
   stats, _ = run(kernel(tid_times4(), *body), out, block=(64, 1, 1), grid=(40, 1, 1), lds=512)
   np.testing.assert_array_equal(out, np.repeat(np.arange(40), 64))
   assert stats.waves == 80
+
+@pytest.mark.parametrize("op,fn,lo,hi", [
+  (I.v_exp_f16_e32, np.exp2, -8, 8), (I.v_log_f16_e32, np.log2, 1e-2, 1e3), (I.v_rcp_f16_e32, lambda x: 1 / x, 1e-2, 1e2),
+  (I.v_rsq_f16_e32, lambda x: 1 / np.sqrt(x), 1e-2, 1e2), (I.v_sqrt_f16_e32, np.sqrt, 0, 1e4),
+  (I.v_sin_f16_e32, lambda x: np.sin(2 * np.pi * (x - np.rint(x))), -4, 4),
+  (I.v_cos_f16_e32, lambda x: np.cos(2 * np.pi * (x - np.rint(x))), -4, 4)])
+def test_transcendental_f16_error_bound(op, fn, lo, hi):
+  x = np.random.default_rng(2).uniform(lo, hi, 32).astype(np.float16)
+  inp = aligned(4 * 32, 256).view(np.uint32)
+  inp[:] = x.view(np.uint16)
+  out = aligned(4 * 32, 256).view(np.uint32)
+  body = [tid_times4(), I.global_load_b32(vdst=v[2], addr=v[1], saddr=s[6:7], offset=0), I.s_waitcnt(simm16=0),
+          op(v[2], v[2]), store(v[2]), I.s_endpgm()]
+  run(kernel(*body), out, inp)
+  got = (out & 0xffff).astype(np.uint16).view(np.float16)
+  exact = fn(x.astype(np.float64))
+  err = np.abs(got.astype(np.float64) - exact) / np.spacing(np.abs(got)).astype(np.float64)
+  assert (err <= 0.5 + 2**-50 / np.spacing(np.abs(got)).astype(np.float64).min()).all(), err.max()

@@ -76,3 +76,13 @@ def test_unmodelled_sub_op(q):
 
 def test_truncated_packet(q):
   with pytest.raises(PacketError, match="truncated packet: 7 dwords, but only 3"): q.submit(copy(0, 0, 4)[:3])
+
+def test_a_page_fault_evicts_the_gpus_queues_but_not_other_gpus(monkeypatch):
+  monkeypatch.setenv("MOCKGPU_COUNT", "2")
+  c0, c1 = Client(0).events(), Client(1)
+  b0, b1 = c0.alloc(0x1000), c1.alloc(0x1000)
+  s0, p0, s1 = c0.queue(kfd.KFD_IOC_QUEUE_TYPE_SDMA), c0.queue(), c1.queue(kfd.KFD_IOC_QUEUE_TYPE_SDMA)
+  s0.submit(copy(0x10, b0.va, 4))  # faults
+  assert p0.hw.error is s0.hw.error is not None
+  s1.submit(fence(b1.va, 9))
+  assert b1.u32()[0] == 9 and s1.hw.error is None

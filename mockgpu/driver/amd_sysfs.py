@@ -5,6 +5,7 @@ the DRM_IOCTL_AMDGPU_INFO answer agree. The numbers are those a real RX 7900 XTX
 engines of 2 shader arrays, 24 GiB of GDDR6, GC 11.0.0 / SDMA 6.0.0 / NBIO 4.3.0).
 """
 from __future__ import annotations
+import os
 from tinygrad.runtime.autogen.am import am
 
 NAVI31 = {
@@ -53,7 +54,7 @@ def gpu_properties(index:int, t=NAVI31) -> dict[str, int]:
 
 def cpu_properties() -> dict[str, int]:
   """Node 0: the CPU, as KFD lists it (no SIMDs, gpu_id 0)."""
-  return {"cpu_cores_count": 2, "simd_count": 0, "mem_banks_count": 1, "caches_count": 0, "io_links_count": 0, "p2p_links_count": 0,
+  return {"cpu_cores_count": os.cpu_count() or 1, "simd_count": 0, "mem_banks_count": 1, "caches_count": 0, "io_links_count": 0, "p2p_links_count": 0,
           "cpu_core_id_base": 0, "simd_id_base": 0, "max_waves_per_simd": 0, "lds_size_in_kb": 0, "gds_size_in_kb": 0, "num_gws": 0,
           "wave_front_size": 0, "array_count": 0, "simd_arrays_per_engine": 0, "cu_per_simd_array": 0, "simd_per_cu": 0,
           "max_slots_scratch_cu": 0, "gfx_target_version": 0, "vendor_id": 0, "device_id": 0, "location_id": 0, "domain": 0,

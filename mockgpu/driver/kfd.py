@@ -7,9 +7,9 @@ to a GPU adds it to that GPU's AddressSpace; events with the signal page, GPU in
 TRAP) that signal the event whose slot the GPU wrote, and the process-wide memory and hardware exception events that
 a GPU fault fires. WAIT_EVENTS runs the machine (system.kick) first.
 
-Faults: a faulted queue stays stopped and, as in the kernel, every memory-exception event of the process reports it,
-so tinygrad's device goes into its error state (KFD devices cannot recover). The mock itself stays healthy: the other
-GPUs, and any new process, work normally.
+Faults: a faulted queue stays stopped (a GPU page fault evicts all the process's queues on that GPU, as the kernel
+does) and every memory- or hardware-exception event of the process reports it, so tinygrad's device goes into its
+error state (KFD devices cannot recover). The mock itself stays healthy: the other GPUs, and any new process, work.
 """
 from __future__ import annotations
 import ctypes, errno, functools, logging, os, time
@@ -305,6 +305,8 @@ class KFD:
 
   def _fault(self, gpu:AMDGPU, queue, err:Exception):
     if isinstance(err, GPUPageFault):
+      for q in gpu.queues.values():  # a VM fault evicts all of the process's queues on that GPU (kfd_process_vm_fault)
+        if q.error is None: q.error = err
       data = kfd.struct_kfd_hsa_memory_exception_data(va=err.va & ~(PAGE - 1), gpu_id=gpu.gpu_id, ErrorType=kfd.KFD_MEM_ERR_NO_RAS)
       data.failure.NotPresent = 1
       for ev in self.events.values():

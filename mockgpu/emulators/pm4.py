@@ -2,10 +2,12 @@
 
 It executes type-3 packets from the ring between its read pointer and the write pointer the runtime publishes (the
 64-bit dword count at write_pointer_address), and reports how far it has read at read_pointer_address, as the MEC
-does (at the end of each step, and before a failing packet raises). Dispatches run synchronously in the RDNA executor, so a dispatch is complete when DISPATCH_DIRECT
-returns: CS_PARTIAL_FLUSH, ACQUIRE_MEM and the cache-control fields of RELEASE_MEM have nothing left to wait for and
-are accepted as no-ops (host memory is coherent). A WAIT_REG_MEM that is not yet satisfied stops the queue at that
-packet until the next kick.
+does (at the end of each step, and before a failing packet raises). Dispatches run synchronously in the RDNA
+executor, so a dispatch is complete when DISPATCH_DIRECT returns: CS_PARTIAL_FLUSH, ACQUIRE_MEM and the cache-control
+fields of RELEASE_MEM have nothing left to wait for and are accepted as no-ops (host memory is coherent). A
+WAIT_REG_MEM that is not yet satisfied stops the queue at that packet until the next kick. Registers are known by
+name from tinygrad's GC 11.0.0 / NBIO 4.3.0 tables; performance-counter and thread-trace registers raise
+UnmodelledFeature (a PacketError and NotImplementedError), any other register the dispatch does not use raises too.
 """
 from __future__ import annotations
 import collections, ctypes, logging, struct, time

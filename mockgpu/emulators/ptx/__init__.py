@@ -28,6 +28,8 @@ def _translator_version() -> str:
   return h.hexdigest()[:16]
 
 VERSION = _translator_version()
+# sm_89 limits a launch is checked against (CUDA programming guide, compute capability 8.9)
+MAX_THREADS, MAX_BLOCK, MAX_GRID, MAX_SHARED = 1024, (1024, 1024, 64), (2**31 - 1, 65535, 65535), 101376
 BATCH_THREADS = 1 << 17   # threads run together per batch of CTAs: large enough to amortise Python, small enough for cache
 
 @dataclass
@@ -47,6 +49,7 @@ class PTXKernel:
     self.dynamic_base: int = meta["dynamic_base"]
     self.local_size: int = meta["local"]
     self.instructions: int = meta["instructions"]
+    self.max_threads: int = meta["maxntid"] or MAX_THREADS
   def __repr__(self): return f"<PTXKernel {self.name} params={self.params} shared={self.shared_size}>"
 
 class PTXModule:
@@ -92,16 +95,28 @@ def translate_module(text:str) -> str:
     body += lines + [""]
     psize = max((p.offset + p.size for p in fn.params), default=0)
     kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,
-                        shared=layout.shared_size, dynamic_base=layout.dynamic_base, local=layout.local_size, instructions=ninstr))
+                        shared=layout.shared_size, dynamic_base=layout.dynamic_base, local=layout.local_size, instructions=ninstr,
+                        maxntid=fn.maxntid))
   head = ["import numpy as np", "from mockgpu.emulators.ptx.kernel_ns import *"]
   head += [f"{name} = {expr}" for expr, name in consts.items()]
   meta = dict(version=m.version, target=m.target, kernels=kernels, globals=(len(ginit), bytes(ginit)), consts=(len(cinit), bytes(cinit)))
   return "\n".join(head + [f"_META = {meta!r}", ""] + body)
 
+def _check_launch(k:PTXKernel, grid:tuple, block:tuple, dynamic_shared:int):
+  """What the hardware refuses to launch (CUDA_ERROR_INVALID_VALUE / LAUNCH_OUT_OF_RESOURCES on a real GPU)."""
+  tpc = block[0] * block[1] * block[2]
+  if any(b > m for b, m in zip(block, MAX_BLOCK)) or tpc > k.max_threads:
+    raise ValueError(f"kernel {k.name}: block {block} ({tpc} threads) exceeds its limit of {k.max_threads} threads (or {MAX_BLOCK})")
+  if any(g > m for g, m in zip(grid, MAX_GRID)): raise ValueError(f"kernel {k.name}: grid {grid} exceeds {MAX_GRID}")
+  shared = (k.dynamic_base + dynamic_shared) if dynamic_shared else k.shared_size
+  if dynamic_shared < 0 or shared > MAX_SHARED:
+    raise ValueError(f"kernel {k.name}: {shared} bytes of shared memory exceed the {MAX_SHARED} bytes of a CTA")
+
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0) -> LaunchStats:
   """Run kernel k over grid x block threads. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded."""
   grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
   if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
+  _check_launch(k, grid, block, dynamic_shared)
   params = bytes(params)
   if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")
   tpc = block[0] * block[1] * block[2]

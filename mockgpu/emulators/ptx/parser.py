@@ -92,6 +92,7 @@ class Function:
   vars: list[Var] = field(default_factory=list)
   body: list = field(default_factory=list)             # Instr and Label
   line: int = 0
+  maxntid: int = 0      # .maxntid/.reqntid: the most threads a CTA may have (0: no limit given)
 
 @dataclass
 class Module:
@@ -358,17 +359,25 @@ def parse(text:str) -> Module:
       if depth == 0: break
       i += 1
     fn = Function(m.group(4), m.group(2) == "entry", _parse_params(m.group(6) or "", line), line=line)
-    _check_perf_directives(perf, line)
+    fn.maxntid = _check_perf_directives(perf, line)
     _BodyParser(fn, text[brace + 1:i], text.count("\n", 0, brace + 1) + 1, {v.name: v for v in module_vars}).parse()
     functions[fn.name] = fn
     pos = i + 1
   if address_size != 64: raise PTXSyntaxError(f".address_size {address_size} is not supported (only 64)")
   return Module(version, target, address_size, module_vars, functions)
 
-def _check_perf_directives(perf:str, line:int):
+def _check_perf_directives(perf:str, line:int) -> int:
+  """Validates the directives between an entry's parameters and its body; returns the .maxntid/.reqntid thread count."""
   for d in re.findall(r"\.(\w+)", perf):
     if d not in ("maxntid", "reqntid", "minnctapersm", "maxnreg", "maxclusterrank", "noreturn", "pragma", "reqnctapercluster"):
       raise PTXSyntaxError(f"PTX line {line}: unsupported kernel directive .{d}")
+  limit = 0
+  for m in re.finditer(r"\.(?:maxntid|reqntid)\s+([\d\s,]+)", perf):
+    n = 1
+    for x in m.group(1).split(","):
+      if x.strip(): n *= int(x)
+    limit = n if not limit else min(limit, n)
+  return limit
 
 def _parse_module_decls(head:str, line0:int, out:list[Var], info:dict):
   pos = 0

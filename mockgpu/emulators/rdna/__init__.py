@@ -1,6 +1,13 @@
 """The RDNA instruction-set executor: runs a compute dispatch's waves over an AddressSpace.
 
 The PM4 command processor collects the dispatch registers into a Dispatch and calls run_dispatch on DISPATCH_DIRECT.
+
+  decode.py     finds the kernel's code from its entry PC (tinygrad's RDNA3 tables) and splits it into basic blocks
+  translate.py  turns each block into Python source over numpy arrays (cached by mockgpu.compiler.cache)
+  semantics.py  what each ALU instruction computes, as numpy expressions
+  runtime.py    numeric helpers of the translated code (lane masks, exact FMA, transcendentals, WMMA, DPP)
+  memops.py     scalar/global/scratch/LDS memory instructions
+  executor.py   register set-up from the dispatch registers, wave scheduling, barriers, the instruction budget
 """
 from __future__ import annotations
 from dataclasses import dataclass

@@ -1,9 +1,9 @@
 """Run a dispatch: set up every wave's registers as the SPI would, then advance the waves block by block.
 
-All waves of a chunk of workgroups live in shared arrays (SGPRs [256, waves], VGPRs [vgprs, waves, 32]). The waves
-sitting at the lowest-addressed block are run together, so waves whose branches diverge regroup when they meet again.
-A wave that reaches s_barrier waits until no wave can run any more, at which point every workgroup's live waves are
-at a barrier (or done) and all are released.
+All waves of a chunk of workgroups live in shared arrays (SGPRs [256, waves]; each VGPR [waves, 32]). While every wave
+is at the same block they run as one group; once branches diverge, the waves at the lowest-addressed block run
+together, so diverged waves regroup when they meet again. A wave that reaches s_barrier waits until no wave can run
+any more, at which point every workgroup's live waves are at a barrier (or done) and all are released.
 """
 from __future__ import annotations
 import functools, re, time

@@ -43,10 +43,17 @@ def pack(b, n:int) -> np.ndarray:
   b = np.ascontiguousarray(b, dtype=bool)
   return np.packbits(b, axis=1, bitorder="little").view(u32).reshape(n)
 
+_ALL_LANES:dict[int, np.ndarray] = {}
+
 def em(exec_lo) -> tuple[np.ndarray, bool]:
   """The EXEC mask as lanes, and whether every lane of every wave is on (then writes need no masking)."""
-  m = unpack(exec_lo)
-  return m, bool(m.all())
+  if (exec_lo == M32).all():
+    n = len(exec_lo)
+    if (m:=_ALL_LANES.get(n)) is None:
+      m = _ALL_LANES[n] = np.ones((n, 32), bool)
+      m.flags.writeable = False
+    return m, True
+  return unpack(exec_lo), False
 
 def vw(V:list, d:int, w, val, m:np.ndarray, full:bool):
   """Write VGPR d for the active lanes of waves w. Register arrays are immutable: the register is rebound to a new
