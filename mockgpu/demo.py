@@ -33,10 +33,12 @@ def child() -> int:
   want = program("CPU")
   ok = True
   for name, g in got.items():
-    err = float(np.max(np.abs(g - want[name]) / (np.abs(want[name]) + 1e-3)))
-    good = g.shape == want[name].shape and err < 1e-4
+    # error relative to the result's scale: GPU and CPU kernels sum in different orders, so elements that cancel to
+    # near zero keep the rounding of their larger partial sums
+    err = float(np.max(np.abs(g - want[name])) / (np.max(np.abs(want[name])) + 1e-12))
+    good = g.shape == want[name].shape and err < 1e-5
     ok &= good
-    print(f"  {name:12s} {str(g.shape):10s} max rel err vs CPU {err:.2e}  {'ok' if good else 'MISMATCH'}")
+    print(f"  {name:12s} {str(g.shape):10s} max err vs CPU {err:.1e} of its scale  {'ok' if good else 'MISMATCH'}")
   st = system.get().stats
   for isa in sorted({k.split('.')[0] for k in st}):
     unit = "waves" if isa.startswith("rdna") else "threads"

@@ -3,7 +3,7 @@ import struct, sys, time, types
 import numpy as np
 import pytest
 from tinygrad.runtime.autogen import nv_570 as nv
-from mockgpu.errors import PacketError, GPUPageFault
+from mockgpu.errors import PacketError, GPUPageFault, UnsupportedInstruction
 from mockgpu.emulators.nv_gpu import NVGPU, QMD, qmd_fields, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup, acquired, GP_GET, GP_PUT
 
@@ -41,6 +41,7 @@ class Rig:
     self.userd[GP_PUT // 4] = self.put
     self.ch.doorbell()
     self.progress = self.ch.step()
+    if errors:=self.gpu.take_errors(): raise errors[0]  # as the doorbell write does after its scheduler pass
     return addr
 
 def sem(addr, payload, op, wide=True, timestamp=False):
@@ -99,16 +100,27 @@ def test_header_forms():
   assert regs[nv.NVC6B5_OFFSET_IN_UPPER] == 0x11 and regs[nv.NVC6B5_OFFSET_IN_LOWER] == 0x33
   assert r.userd[GP_GET // 4] == 1
 
-def test_unknown_method_names_class_and_offset_then_channel_recovers():
+def test_unknown_method_is_skipped_and_raised_at_the_end_of_its_entry():
   r = Rig()
+  addr = VA + r.pb
   with pytest.raises(PacketError, match=r"unknown method 0x1234 for class ADA_COMPUTE_A \(0xc9c0\)") as e:
-    addr = VA + r.pb
-    r.submit(nvm(1, nv.NVC56F_SET_OBJECT, nv.ADA_COMPUTE_A) + nvm(1, 0x1234, 0))
+    r.submit(nvm(1, nv.NVC56F_SET_OBJECT, nv.ADA_COMPUTE_A) + nvm(1, 0x1234, 0) + sem(VA + DATA, 5, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE))
   assert f"pushbuffer 0x{addr + 8:x}" in str(e.value)
-  assert not r.ch.step()  # halted on the bad entry until its doorbell rings again
-  r.entry(sem(VA + DATA, 5, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE), slot=0)  # the runtime rewrites the slot
+  assert r.u64(DATA) == 5 and r.userd[GP_GET // 4] == 1  # the release after the bad method still ran
+
+def test_undecodable_header_skips_the_rest_of_its_entry():
+  r = Rig()
+  with pytest.raises(PacketError, match="SEC_OP 6"): r.submit([6 << 29] + sem(VA + DATA, 5, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE))
+  assert r.u64(DATA) == 0 and r.userd[GP_GET // 4] == 1
+
+def test_failed_submission_rewinds_to_the_slot_the_runtime_rewrites():
+  r = Rig()
+  with pytest.raises(PacketError): r.submit(nvm(0, 0x44, 0))
+  r.ch.submission_failed()  # what the doorbell does when the error propagates to the runtime
+  assert r.userd[GP_GET // 4] == 0 and not r.ch.step()  # held until the doorbell rings again
+  r.entry(sem(VA + DATA, 6, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE), slot=0)  # the runtime rewrites the slot, GP_PUT stays 1
   r.ch.doorbell()
-  assert r.ch.step() and r.u64(DATA) == 5
+  assert r.ch.step() and r.u64(DATA) == 6 and r.userd[GP_GET // 4] == 1
 
 @pytest.mark.parametrize("words,match", [
   (nvm(4, nv.NVC6B5_LAUNCH_DMA, 0), "subchannel 4, which has no object"),
@@ -189,8 +201,8 @@ class FakePTX:
     self.text = text
     return types.SimpleNamespace(kernel=lambda name: (self.launches.append(name), FakeKernel)[1])
   def launch(self, mem, kernel, grid, block, params, dynamic_shared=0):
-    if self.fault: raise self.fault
     self.launches.append((grid, block, params, dynamic_shared))
+    if self.fault: raise self.fault
 
 def encode_qmd(vals:dict) -> bytes:
   fields, bits = qmd_fields("NVC6C0_QMDV03_00"), 0
@@ -205,7 +217,7 @@ def qmd_rig(monkeypatch, fake):
   import mockgpu.emulators
   monkeypatch.setitem(sys.modules, "mockgpu.emulators.ptx", fake)
   monkeypatch.setattr(mockgpu.emulators, "ptx", fake, raising=False)
-  r = Rig()
+  r = fake.rig = Rig()
   prog, cbuf, qmd0, qmd1 = DATA, DATA + 0x1000, DATA + 0x2000, DATA + 0x2100
   r.mem[prog:prog + len(PTX_TEXT)] = np.frombuffer(PTX_TEXT, np.uint8)
   r.mem[cbuf + 320:cbuf + 328] = np.array([2, 1], np.uint32).view(np.uint8)
@@ -233,3 +245,10 @@ def test_fault_in_a_launch_is_a_channel_error(monkeypatch):
   r = qmd_rig(monkeypatch, FakePTX(fault=GPUPageFault(0x4242_0000, 4, True, "st.global")))
   assert [(f.address, f.access_type) for f in r.gpu.faults] == [(0x4242_0000, nv.NV_PFAULT_ACCESS_TYPE_VIRT_WRITE)]
   assert r.group.error is not None and r.u64(DATA + 0x3000) == 0
+
+def test_kernel_the_executor_rejects_still_releases_its_semaphores(monkeypatch):
+  fake = FakePTX(fault=UnsupportedInstruction("tex.2d at line 9"))
+  with pytest.raises(UnsupportedInstruction, match="tex.2d"): qmd_rig(monkeypatch, fake)
+  assert len(fake.launches) == 4  # both QMDs of the chain were tried
+  r = fake.rig
+  assert r.u64(DATA + 0x3000) == 55 and r.userd[GP_GET // 4] == 1 and r.group.error is None

@@ -194,3 +194,20 @@ def test_jit_with_symbolic_shapes():
   """)
   got = result(r)
   assert got["got"] == got["want"]
+
+@needs_ptx
+def test_kernel_past_the_budget_raises_then_device_still_works():
+  r = run("""
+    import json
+    from tinygrad import Tensor, Device
+    from tinygrad.device import TinyELF
+    d = Device["NV"]
+    src = 'extern "C" __global__ void spin(int* o) { int a = 0; for (int i = 0; i < 1000000; i++) a = a * 3 + ((volatile int*)o)[i & 7]; o[0] = a; }'
+    prg = d.runtime(TinyELF(d.compiler.compile(src), "spin", None, ()))
+    try: prg(d.allocator.alloc(64), global_size=(1, 1, 1), local_size=(1, 1, 1), wait=True)
+    except Exception as e: err = f"{type(e).__name__}: {e}"
+    print(json.dumps({"err": err, "after": (Tensor([1., 2.]) * 3).tolist()}))
+  """, MOCKGPU_BUDGET="20000")
+  got = result(r)
+  assert got["err"].startswith("InstructionBudgetExceeded: ") and "spin" in got["err"]
+  assert got["after"] == [3.0, 6.0]

@@ -156,3 +156,15 @@ def test_int8_wraps_like_ptx():
   """cvt.s32.s8 of a 16-bit register reads its low byte: int8 products wrap (the CPU backend computes them in int)."""
   v = np.array([44.0, -50, 3], np.float32)
   same(run((T(v).cast(dtypes.int8) * 3).cast(dtypes.int32), "ptx"), np.array([-124, 106, 9], np.int32))
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tf32_tensor_cores(kind):
+  """ALLOW_TF32=1: float32 matmuls use mma.m16n8k8.tf32, whose operands drop their 13 low mantissa bits."""
+  from tinygrad.helpers import Context
+  a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal((64, 64)).astype(np.float32)
+  srcs = []
+  with Context(ALLOW_TF32=1): got = run(T(a) @ T(b), kind, sources=srcs)
+  assert any("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in s for s in srcs)
+  tf32 = lambda x: (x.view(np.uint32) & 0xffffe000).view(np.float32).astype(np.float64)
+  np.testing.assert_allclose(got, tf32(a) @ tf32(b), rtol=0, atol=2e-5)
+  assert np.abs(got - a.astype(np.float64) @ b).max() > 1e-3   # the truncation is visible: tf32 really is modelled

@@ -75,3 +75,13 @@ def test_conv_indexing_random_transcendentals():
   check(t(np.abs(A)).sqrt(), np.sqrt(np.abs(A)), 1e-6)
   check(t(A) / t(A + 10), A / (A + 10), 1e-6)
   """)
+
+def test_launches_are_recorded_in_machine_stats():
+  run_amd("""
+  from mockgpu import system
+  before = dict(system.get().stats)
+  (t(A) * 2).realize()
+  st = system.get().stats
+  assert st["rdna3.launches"] - before.get("rdna3.launches", 0) == 1
+  assert st["rdna3.groups"] - before.get("rdna3.groups", 0) >= 1 and st["rdna3.instructions"] > before.get("rdna3.instructions", 0)
+  """)

@@ -113,7 +113,12 @@ class Usermode(Object):
     if (ch:=self.gpu.channels.get(value)) is None: raise PacketError(f"{self.gpu.name}: doorbell rung with token {value}, which no channel has")
     log.debug("%s: doorbell, token %d", self.gpu.name, value)
     ch.doorbell()
-    system.get().kick()
+    try:
+      system.get().kick()
+      if errors:=[e for gpu in system.get().devices["nv"] for e in gpu.take_errors()]: raise errors[0]
+    except Exception:
+      ch.submission_failed()
+      raise
   def free(self):
     for addr in self.watched: system.get().unwatch(addr)
     _libc.munmap(self.host, self.size)
@@ -401,7 +406,7 @@ class NVFile(Handle):
   """/dev/nvidiactl (kind 'ctl') or /dev/nvidiaN (kind 'dev')."""
   def __init__(self, drv:Driver, path:str, flags:int, kind:str):
     super().__init__(path, flags)
-    self.drv, self.kind, self.map_request, self.ctl = drv, kind, None, None
+    self.drv, self.kind, self.map_request = drv, kind, None
     drv.files[self.fd] = self
   def ioctl(self, request:int, arg) -> int: return self.drv.escape(self, request, arg)
   def mmap(self, start, size, prot, flags, offset):
@@ -486,7 +491,6 @@ class Driver:
   def _register_fd(self, f, p):
     ctl = self.files.get(p.ctl_fd)
     if getattr(ctl, "kind", None) != "ctl": raise OSError(errno.EINVAL, f"{f.path}: NV_ESC_REGISTER_FD with fd {p.ctl_fd}, not nvidiactl")
-    f.ctl = ctl
     log.debug("NV_ESC_REGISTER_FD: %s with fd %d", f.path, p.ctl_fd)
     return 0
 

@@ -6,10 +6,15 @@ segment's method headers (incrementing, non-incrementing, increment-once, immedi
 itself (semaphores, SET_OBJECT) and the rest to the class bound on the subchannel. A semaphore acquire that is not yet
 satisfied stops the channel on that method; the next scheduler pass retries it.
 
-Errors: an unknown method or malformed header raises PacketError naming the class, method and pushbuffer address; the
-channel then halts on that entry until its doorbell rings again (tinygrad rewrites the slot, as its put pointer did not
-advance). A GPUPageFault is a channel error: it is recorded as an MMU fault, written to the error notifier, and the
-whole channel group stops, as RM's robust-channel recovery does; tinygrad sees its timeline stall and raises.
+Errors: a method that fails (an unknown method raises PacketError naming the class, the method and the pushbuffer
+address; a kernel the executor cannot run raises its own error) is skipped, the rest of the entry still runs (so the
+entry's semaphore releases keep the runtime's timeline moving) and the first error is raised when the entry ends. An
+undecodable header skips the rest of its entry. The error goes to the GPU's error list; the doorbell write that started
+the scheduler pass raises it once the pass is over (every channel has run as far as it can). tinygrad then does not
+advance its put pointer and its next submission rewrites that GPFIFO slot: `submission_failed` rewinds GP_GET to it
+and holds it until the doorbell rings again. A GPUPageFault is a channel error instead: it is recorded as an MMU
+fault, written to the error notifier, and the whole channel group stops, as RM's robust-channel recovery does;
+tinygrad sees its timeline stall and raises (with the fault address, from the debugger's MMU fault report).
 """
 from __future__ import annotations
 import ctypes, logging, struct
@@ -36,33 +41,41 @@ class Channel:
     self.name = f"{gpu.name} channel {chid}"
     self.ring_va, self.entries, self.notifier_host = ring_va, entries, notifier_host
     self.userd = np.ctypeslib.as_array((ctypes.c_uint32 * 128).from_address(userd_host))  # AmpereAControlGPFifo, as words
-    self.gp_get, self.halted = 0, False
+    self.gp_get, self.held = 0, None  # held: a slot the runtime will rewrite, not run before the next doorbell
     self.pos, self.resume, self.executed = 0, 0, 0  # where in the current entry: header word, method within it; methods run
+    self.error:Exception|None = None  # the first failure in the current entry, reported when the entry ends or blocks
     self.objects:dict[int, Engine] = {}  # class -> the engine object RM allocated on this channel
     self.subch:list[Engine|None] = [None] * 8
     self.sem = {nv.NVC56F_SEM_ADDR_LO: 0, nv.NVC56F_SEM_ADDR_HI: 0, nv.NVC56F_SEM_PAYLOAD_LO: 0, nv.NVC56F_SEM_PAYLOAD_HI: 0}
     group.channels.append(self)
 
-  def doorbell(self):
-    self.halted = False
+  def doorbell(self): self.held = None
+
+  def submission_failed(self):
+    """The runtime's doorbell write raised, so it did not advance its put pointer: its next submission rewrites slot
+    GP_PUT-1. Rewind GP_GET to that slot (dropping what is left of it) and hold it until the doorbell rings again."""
+    slot = (int(self.userd[GP_PUT // 4]) - 1) % self.entries
+    if self.gp_get in (slot, (slot + 1) % self.entries): self.gp_get, self.pos, self.resume = slot, 0, 0
+    self.held, self.userd[GP_GET // 4] = slot, self.gp_get
 
   # *** system.Queue ***
   def step(self) -> bool:
-    if self.halted or self.group.error is not None or not self.group.scheduled: return False
+    if self.group.error is not None or not self.group.scheduled: return False
     before = self.executed
-    while self.gp_get != (put:=int(self.userd[GP_PUT // 4])):
-      try:
-        if put >= self.entries: raise PacketError(f"{self.name}: GP_PUT {put} is past the ring's {self.entries} entries")
-        done = self._entry(self.gp_get)
+    while self.gp_get != (put:=int(self.userd[GP_PUT // 4])) and self.gp_get != self.held:
+      if put >= self.entries:
+        self.held = self.gp_get
+        self.gpu.errors.append(PacketError(f"{self.name}: GP_PUT {put} is past the ring's {self.entries} entries"))
+        break
+      try: done = self._entry(self.gp_get)
       except GPUPageFault as e:
         self._channel_error(e)
         return True
-      except Exception:
-        self.pos, self.resume, self.halted = 0, 0, True
-        raise
-      if not done: return self.executed != before
-      self.gp_get, self.pos, self.executed = (self.gp_get + 1) % self.entries, 0, self.executed + 1
+      if done: self.gp_get, self.pos, self.executed = (self.gp_get + 1) % self.entries, 0, self.executed + 1
       self.userd[GP_GET // 4] = self.gp_get
+      if self.error is not None: self.gpu.errors.append(self.error)
+      self.error = None
+      if not done: break
     return self.executed != before
 
   # *** GPFIFO entries and pushbuffer segments ***
@@ -73,7 +86,7 @@ class Channel:
     length = field(hi, nv.NVC56F_GP_ENTRY1_LENGTH)
     if length == 0:  # a control entry
       if (op:=field(hi, nv.NVC56F_GP_ENTRY1_OPCODE)) != nv.NVC56F_GP_ENTRY1_OPCODE_NOP:
-        raise PacketError(f"{self.name}: GPFIFO entry {idx}: control opcode {op} is not modelled")
+        self._failed(PacketError(f"{self.name}: GPFIFO entry {idx}: control opcode {op} is not modelled"))
       return True
     addr = (field(hi, nv.NVC56F_GP_ENTRY1_GET_HI) << 32) | (field(lo, nv.NVC56F_GP_ENTRY0_GET) << 2)
     words = self.gpu.mem.view(addr, length * 4, False, f"{self.name}: pushbuffer").view(np.uint32)
@@ -86,20 +99,30 @@ class Channel:
       subch, mthd = (hdr >> 13) & 7, (hdr & 0xfff) << 2
       if op == nv.NVC56F_DMA_SEC_OP_IMMD_DATA_METHOD: data, steps = [count], [0]
       elif op in (nv.NVC56F_DMA_SEC_OP_INC_METHOD, nv.NVC56F_DMA_SEC_OP_NON_INC_METHOD, 5):  # 5: SEC_OP_ONE_INC
-        if self.pos + 1 + count > len(words): raise PacketError(f"{where}: method 0x{mthd:x} with {count} data words runs past the segment end")
+        if self.pos + 1 + count > len(words):
+          return self._failed(PacketError(f"{where}: method 0x{mthd:x} with {count} data words runs past the segment end"))
         data = words[self.pos + 1 : self.pos + 1 + count]
         steps = [4 * i for i in range(count)] if op == nv.NVC56F_DMA_SEC_OP_INC_METHOD else \
                 [0] * count if op == nv.NVC56F_DMA_SEC_OP_NON_INC_METHOD else [min(i, 1) * 4 for i in range(count)]
       elif op == 7: return True  # SEC_OP_END_PB_SEGMENT
       elif hdr == 0: data, steps = [], []  # a zero word is an empty GRP0 method: no operation
-      else: raise PacketError(f"{where}: method header 0x{hdr:08x} has an unsupported opcode (SEC_OP {op})")
+      else: return self._failed(PacketError(f"{where}: method header 0x{hdr:08x} has an unsupported opcode (SEC_OP {op})"))
       for i in range(self.resume, len(data)):
-        if not self._method(subch, mthd + steps[i], data[i], where):
+        try: ran = self._method(subch, mthd + steps[i], data[i], where)
+        except GPUPageFault: raise
+        except Exception as e: ran = self._failed(e)
+        if not ran:
           self.resume = i  # blocked: retry this very method on the next pass
           return False
         self.executed += 1
       self.resume = 0
       self.pos += 1 if op == nv.NVC56F_DMA_SEC_OP_IMMD_DATA_METHOD or hdr == 0 else 1 + count
+    return True
+
+  def _failed(self, e:Exception) -> bool:
+    """Skip what failed and go on; the entry's first error is raised when the entry ends."""
+    log.warning("%s", e)
+    if self.error is None: self.error = e
     return True
 
   def _method(self, subch:int, mthd:int, data:int, where:str) -> bool:

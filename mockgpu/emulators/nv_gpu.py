@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu.memory import AddressSpace
-from mockgpu.errors import PacketError
+from mockgpu.errors import PacketError, GPUPageFault
 
 log = logging.getLogger("mockgpu")
 
@@ -62,11 +62,15 @@ class NVGPU:
     self.uuid = hashlib.md5(f"mockgpu {model_name} {index}".encode()).digest()
     self.channels:dict[int, object] = {}  # work-submit token -> gpfifo.Channel
     self.faults:list[Fault] = []
+    self.errors:list[Exception] = []  # failures of the last scheduler pass, raised by the doorbell write that started it
     self.vram_used = 0
   @property
   def name(self) -> str: return f"NV:{self.index}"
   @property
   def gpu_id(self) -> int: return (self.index + 1) << 8  # RM's gpuId is the PCI bus << 8; boards sit on buses 1, 2, ...
+  def take_errors(self) -> list[Exception]:
+    errors, self.errors = self.errors, []
+    return errors
   def fault(self, f:Fault):
     log.warning("%s: MMU fault at 0x%x (%s)", self.name, f.address, f.where)
     self.faults.append(f)
@@ -235,16 +239,22 @@ class QMD:
     return self["dependent_qmd0_pointer"] << 8
 
 def launch_qmd(gpu:NVGPU, cls:int, addr:int, where:str):
-  """Run a QMD and the chain of QMDs it schedules, each followed by its release semaphores."""
+  """Run a QMD and the chain of QMDs it schedules, each followed by its release semaphores. A kernel the executor
+  cannot run (not a page fault: that is a channel error) still releases its semaphores, which carry the runtime's
+  timeline; the first such error is raised once the chain is done."""
+  error = None
   while addr is not None:
     q = QMD(gpu.mem, addr, cls, where)
-    run_kernel(gpu, q, f"{where}: QMD 0x{addr:x}")
+    try: run_kernel(gpu, q, f"{where}: QMD 0x{addr:x}")
+    except GPUPageFault: raise
+    except Exception as e: error = error or e
     for sem_addr, payload, structure, payload64, reduction in q.releases():
       if reduction: raise NotImplementedError(f"{where}: QMD 0x{addr:x}: release reductions are not modelled")
       four = structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS
       wide = payload64 or structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS
       write_semaphore(gpu.mem, sem_addr, payload, bool(wide), four, f"{where}: QMD 0x{addr:x} release")
     addr = q.dependent()
+  if error is not None: raise error
 
 # tinygrad's MOCK constant-bank ABI (ops_nv NVArgsState): cbuf0 holds the driver words (at least 12, 224 on Blackwell, and at
 # least the QMD's bank size), then one 8-byte slot per argument, buffers first; words 80 and 81 count buffers and values.

@@ -10,7 +10,7 @@ name from tinygrad's GC 11.0.0 / NBIO 4.3.0 tables; performance-counter and thre
 UnmodelledFeature (a PacketError and NotImplementedError), any other register the dispatch does not use raises too.
 """
 from __future__ import annotations
-import collections, ctypes, logging, struct, time
+import importlib, collections, ctypes, logging, struct, time
 from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
@@ -196,9 +196,9 @@ class PM4Queue(RingQueue):
     return 0
 
 def _rdna():
-  """The RDNA executor, imported at the first dispatch (copies and signals need none)."""
-  import mockgpu.emulators.rdna as rdna
-  return rdna
+  """The RDNA executor, imported at the first dispatch (copies and signals need none). Looked up through
+  sys.modules, so a test can stand a recording executor in for it."""
+  return importlib.import_module("mockgpu.emulators.rdna")
 
 AQL_TYPES = {hsa.HSA_PACKET_TYPE_VENDOR_SPECIFIC: "VENDOR_SPECIFIC", hsa.HSA_PACKET_TYPE_INVALID: "INVALID",
              hsa.HSA_PACKET_TYPE_KERNEL_DISPATCH: "KERNEL_DISPATCH", hsa.HSA_PACKET_TYPE_BARRIER_AND: "BARRIER_AND",

@@ -23,7 +23,7 @@ def _translator_version() -> str:
   import hashlib, os
   h = hashlib.sha256(b"ptx-1")
   here = os.path.dirname(os.path.abspath(__file__))
-  for name in ("parser.py", "codegen.py", "ops.py", "ops_alu.py", "types.py"):
+  for name in ("parser.py", "codegen.py", "ops.py", "ops_alu.py", "types.py", "kernel_ns.py"):
     with open(os.path.join(here, name), "rb") as f: h.update(f.read())
   return h.hexdigest()[:16]
 

@@ -71,6 +71,7 @@ class Ctx:
     self.ntmp = 0
     self.labels:dict[str, int] = {}
     self.block:Block|None = None
+    self.exit = 0                 # the block index meaning "every thread has exited"
 
   # *** output ***
   def emit(self, s:str): self.lines.append("  " * self.indent + s)
@@ -196,8 +197,7 @@ def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str) ->
   cx = Ctx(fn, layout, consts)
   for b in blocks:
     for lb in b.labels: cx.labels[lb] = b.index
-  exit_ = len(blocks)
-  cx.exit = exit_
+  exit_ = cx.exit = len(blocks)
   variants = {}
   for masked in (False, True):
     cx.lines, cx.indent, cx.masked_block = [], 4, masked

@@ -177,14 +177,16 @@ def fma32(a, b, c):
     si, ei = two_sum(p, F64(c))
     return _fma32_fix(np.atleast_1d(si), np.atleast_1d(ei))[0]
   i = np.flatnonzero(cand)
-  si, ei = two_sum(p.reshape(-1)[i] if np.ndim(p) else np.full(len(i), p),
-                   np.broadcast_to(np.asarray(c, F64), np.shape(s)).reshape(-1)[i])
+  pick = lambda x: F64(x) if np.ndim(x) == 0 else np.broadcast_to(x, np.shape(s)).reshape(-1)[i].astype(F64)
+  si, ei = two_sum(pick(p), pick(c))
   r.reshape(-1)[i] = _fma32_fix(si, ei)
   return r
 
 def _fma32_fix(s, e):
   """float32 rounding of s + e (e: the exact error of the float64 sum s)."""
-  fixed = np.where(e != 0, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s).astype(np.float32)
+  fixed = s.astype(np.float32)
+  if (inexact := np.flatnonzero(e != 0)).size:
+    fixed[inexact] = np.nextafter(s[inexact], np.where(e[inexact] > 0, np.inf, -np.inf)).astype(np.float32)
   if (tiny := np.abs(fixed) < np.float32(F32.tiny)).any():
     fixed[tiny] = round_to(s[tiny], np.sign(e[tiny]), F32, "rn").astype(np.float32)
   return fixed

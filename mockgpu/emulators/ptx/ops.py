@@ -220,12 +220,11 @@ def _ld(cx, ins):
   d, a = ins.args
   dsts = list(d.items) if isinstance(d, P.Vec) else [d]
   if len(dsts) != n: cx.unsupported("vector width")
-  lt = t
-  dt = f"np.dtype({npt(lt)})"
+  dt = f"np.dtype({npt(t)})"
   if space == "param":
-    if not isinstance(a.base, P.Sym) or cx.symbol(a.base.name)[0] != "param": cx.unsupported("ld.param address")
+    if not isinstance(a, P.Addr) or not isinstance(a.base, P.Sym) or cx.symbol(a.base.name)[0] != "param": cx.unsupported("ld.param address")
     off = cx.symbol(a.base.name)[1] + a.base.offset + a.offset
-    for i, x in enumerate(dsts): cx.dst(x, lt, f"_E.param({off + i * np_dtype(lt).itemsize}, {dt}, {cx.where()})")
+    for i, x in enumerate(dsts): cx.dst(x, t, f"_E.param({off + i * np_dtype(t).itemsize}, {dt}, {cx.where()})")
     return
   addr = _address(cx, a, space)
   mask = cx.mask or "None"
@@ -233,7 +232,7 @@ def _ld(cx, ins):
   if space in ("shared", "local"): cx.emit(f"{v} = _E.ld_space({space!r}, {addr}, {dt}, {n}, {mask}, {cx.where()})")
   elif space == "const": cx.emit(f"{v} = _E.ld_const({addr}, {dt}, {n}, {mask}, {cx.where()})")
   else: cx.emit(f"{v} = _E.ld_global({addr}, {dt}, {n}, {mask}, {cx.where()})")
-  for i, x in enumerate(dsts): cx.dst_lanes(x, lt, f"{v}[{i}]")
+  for i, x in enumerate(dsts): cx.dst_lanes(x, t, f"{v}[{i}]")
 
 @handler("st")
 def _st(cx, ins):

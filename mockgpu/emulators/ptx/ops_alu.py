@@ -4,9 +4,10 @@ from mockgpu.emulators.ptx import parser as P
 from mockgpu.emulators.ptx.ops import handler, Mods, one_type, npt, K
 from mockgpu.emulators.ptx.types import PTX_TYPES, bits, is_float, is_signed
 
-_FLOAT_FLAGS = {"rn", "rz", "rm", "rp", "ftz", "sat", "approx", "full", "NaN", "relu", "satfinite", "xorsign", "abs", "noftz", "oob"}
-_HALF = ("f16", "bf16")
+_FLOAT_FLAGS = {"rn", "rz", "rm", "rp", "ftz", "sat", "approx", "full", "relu"}
 _PACKED = ("f16x2", "bf16x2")
+
+_NUMPY_OP = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 
 def _wide(t:str) -> str: return ("s" if is_signed(t) else "u") + str(bits(t) * 2)
 
@@ -24,22 +25,24 @@ def _float_op(cx, ins, op:str, nargs:int):
 
 def _float_expr(cx, m:Mods, t:str, op:str, args:list[str]) -> str:
   rnd = m.rnd("rn")
+  args = _ftz_in(m, t, args)
   approx = m.has("approx") or m.has("full")
   if approx and op in ("sqrt", "rcp", "rsqrt"): e = f"approx({op!r}, {t!r}, {args[0]})"
   elif approx and op == "div": e = f"farith('div', {t!r}, 'rn', {args[0]}, {args[1]})"
-  elif t == "f32" and rnd == "rn" and op in ("add", "sub", "mul"): e = f"({args[0]} {'+-*'['add sub mul'.split().index(op)]} {args[1]})"
+  elif t == "f32" and rnd == "rn" and op in ("add", "sub", "mul"): e = f"({args[0]} {_NUMPY_OP[op]} {args[1]})"   # IEEE in numpy
   elif t == "f32" and rnd == "rn" and op == "fma": e = f"fma32({', '.join(args)})"
-  elif t == "f64" and rnd == "rn" and op in ("add", "sub", "mul", "div"): e = f"({args[0]} {'+-*/'['add sub mul div'.split().index(op)]} {args[1]})"
+  elif t == "f64" and rnd == "rn" and op in _NUMPY_OP: e = f"({args[0]} {_NUMPY_OP[op]} {args[1]})"
   elif t == "f64" and rnd == "rn" and op == "sqrt": e = f"np.sqrt({args[0]})"
   elif op == "rcp": e = f"farith('div', {t!r}, {rnd!r}, {K(cx, t, 1.0) if t != 'bf16' else K(cx, 'b16', 0x3f80)}, {args[0]})"
   else: e = f"farith({op!r}, {t!r}, {rnd!r}, {', '.join(args)})"
-  return _post(cx, m, t, e, args)
+  return _post(m, t, e)
 
-def _post(cx, m:Mods, t:str, e:str, args:list[str]|None=None) -> str:
-  if m.has("ftz") and t == "f32":
-    if args is not None and "ftz(" not in e:
-      for a in args: e = e.replace(a, f"ftz({a})", 1)
-    e = f"ftz({e})"
+def _ftz_in(m:Mods, t:str, args:list[str]) -> list[str]:
+  """.ftz flushes subnormal float32 inputs (and, in _post, results) to zero."""
+  return [f"ftz({a})" for a in args] if m.has("ftz") and t == "f32" else args
+
+def _post(m:Mods, t:str, e:str) -> str:
+  if m.has("ftz") and t == "f32": e = f"ftz({e})"
   if m.has("relu"): e = f"relu({e}, {t!r})"
   if m.has("sat"): e = f"sat({e})" if t != "bf16" else f"from64(sat(to64({e}, 'bf16')), 'bf16')"
   return e
@@ -187,8 +190,8 @@ def _rsqrt(cx, ins):
   m = Mods(cx, ins, {"approx", "ftz"})
   t = one_type(cx, m)
   if not m.has("approx"): cx.unsupported("rsqrt without .approx")
-  a = cx.src(ins.args[1], t)
-  cx.dst(ins.args[0], t, _post(cx, m, t, f"approx('rsqrt', {t!r}, {a})", [a]))
+  a = _ftz_in(m, t, [cx.src(ins.args[1], t)])[0]
+  cx.dst(ins.args[0], t, _post(m, t, f"approx('rsqrt', {t!r}, {a})"))
 
 @handler("ex2", "lg2", "sin", "cos", "tanh")
 def _transcendental(cx, ins):
@@ -198,8 +201,8 @@ def _transcendental(cx, ins):
   if ins.op in ("sin", "cos", "lg2") and t != "f32": cx.unsupported(f"{ins.op}.{t}")
   d, a = ins.args
   if t in ("f16x2", "bf16x2"): return _each_half(cx, ins, t, d, [a], lambda xs, h: f"approx({ins.op!r}, {h!r}, {xs[0]})")
-  x = cx.src(a, t)
-  cx.dst(d, t, _post(cx, m, t, f"approx({ins.op!r}, {t!r}, {x})", [x]))
+  x = _ftz_in(m, t, [cx.src(a, t)])[0]
+  cx.dst(d, t, _post(m, t, f"approx({ins.op!r}, {t!r}, {x})"))
 
 @handler("abs", "neg")
 def _absneg(cx, ins):

@@ -8,7 +8,7 @@ any more, at which point every workgroup's live waves are at a barrier (or done)
 from __future__ import annotations
 import functools, re, time
 import numpy as np
-from mockgpu import config
+from mockgpu import config, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
@@ -18,7 +18,7 @@ from mockgpu.emulators.rdna.runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
 ARCHS = ("rdna3",)
-MAX_CHUNK_BYTES = 64 << 20  # register, LDS and scratch memory per chunk of workgroups run together
+MAX_CHUNK_BYTES = 4 << 20  # register, LDS and scratch bytes per chunk of workgroups: small enough that each instruction's arrays stay in cache
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
 
@@ -179,5 +179,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     waves = len(ids) * wpg
     st = State(mem, d, waves, nvgpr, np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)
-    used = _run(st, prog, waves, budget, used)
-  return DispatchStats(nwg * wpg, used, time.perf_counter() - t0)
+    with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
+      used = _run(st, prog, waves, budget, used)
+  stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0)
+  if system._system is not None: system.get().record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
+  return stats

@@ -25,13 +25,16 @@ def _widen(vals:np.ndarray) -> np.ndarray:
   return vals.astype(np.int64).astype(u32) if vals.dtype.kind == "i" else vals.astype(u32, copy=False)
 
 def _spread(vals:np.ndarray, m:np.ndarray, full:bool, ndw:int) -> list[np.ndarray]:
-  """Values of the active lanes -> one [n, 32] array per dword (inactive lanes 0)."""
+  """Values of the active lanes ([lanes * ndw], lane-major, possibly a view of memory) -> one fresh contiguous
+  [n, 32] array per dword (inactive lanes 0)."""
   n = m.shape[0]
-  if full: out = vals.reshape(n, 32, ndw)
-  else:
-    out = np.zeros((n, 32, ndw), u32)
-    out[m] = vals.reshape(-1, ndw)
-  return [out[..., j] for j in range(ndw)]
+  if full:
+    if ndw == 1: return [vals.reshape(n, 32).copy()]
+    per_dword = vals.reshape(n * 32, ndw).T.copy()  # one pass de-interleaves the dwords into registers
+    return [per_dword[j].reshape(n, 32) for j in range(ndw)]
+  out = np.zeros((ndw, n, 32), u32)
+  out[:, m] = vals.reshape(-1, ndw).T
+  return list(out)
 
 def _dense(st, a:np.ndarray, nbytes:int, write:bool) -> np.ndarray|None:
   """When the lanes' accesses tile one contiguous range inside a single mapping (lane i at base + i * nbytes, the
@@ -49,9 +52,10 @@ def _span(st, a:np.ndarray, nbytes:int, write:bool) -> tuple[np.ndarray, np.ndar
   return st.mem.view(lo, hi - lo + nbytes, write), (a - np.uint64(lo)).astype(np.int64)
 
 def _load(st, a:np.ndarray, dt:np.dtype, ndw:int, pc:int, name:str) -> np.ndarray:
-  """Elements of type dt (ndw dwords when dt is u32) at each lane address a: shape [lanes * ndw]."""
+  """Elements of type dt (ndw dwords when dt is u32) at each lane address a: shape [lanes * ndw]; may be a view of
+  the memory itself, so callers copy."""
   if not len(a): return np.zeros(0, dt)
-  if (dense:=_dense(st, a, dt.itemsize * ndw, False)) is not None: return dense.view(dt).copy()
+  if (dense:=_dense(st, a, dt.itemsize * ndw, False)) is not None: return dense.view(dt)
   e = _addrs(a, ndw)
   if (span:=_span(st, e, dt.itemsize, False)) is not None: return _gather(span[0], span[1], dt)
   try: return st.mem.load(e, dt, "")
@@ -79,7 +83,7 @@ def _lanes(addr, m, full) -> np.ndarray:
 def sload(st, addr, ndw:int, pc:int, name:str) -> list[np.ndarray]:
   """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware)."""
   a = np.asarray(addr, u64).reshape(-1) & ~np.uint64(3)
-  return list(_load(st, a, np.dtype(u32), ndw, pc, name).reshape(-1, ndw).T)
+  return list(_load(st, a, np.dtype(u32), ndw, pc, name).reshape(-1, ndw).T.copy())
 
 def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
   return _spread(_widen(_load(st, _lanes(addr, m, full), np.dtype(kind), ndw, pc, name)), m, full, ndw)

@@ -16,7 +16,8 @@ value correctly rounded. The ISA promises 1 ULP for the f32 forms; ours are with
   v_sqrt_f32/f16     sqrt(x)                               <= 0.5 ulp (hardware: 1 ulp)
   v_sin_f32/f16      sin(2*pi*x)  (x in revolutions)       <= 0.5 ulp + 2**-50 absolute
   v_cos_f32/f16      cos(2*pi*x)                           <= 0.5 ulp + 2**-50 absolute
-  v_rcp_f64 etc.     1/x, 1/sqrt(x), sqrt(x) in float64    <= 0.5 ulp (numpy float64)
+  v_rcp/sqrt_f64     1/x, sqrt(x) in float64               <= 0.5 ulp (IEEE float64)
+  v_rsq_f64          1/sqrt(x) in float64                  <= 1 ulp (two float64 roundings)
   =================  ====================================  ==============================
 
 sin/cos reduce x to [-0.5, 0.5] revolutions exactly (x - rint(x) is exact in float64) before multiplying by 2*pi.
@@ -29,7 +30,6 @@ u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
 f16, f32, f64 = np.float16, np.float32, np.float64
 M32 = 0xffffffff
-np.seterr(all="ignore")  # IEEE results (inf, NaN) are the point; numpy must not warn about them
 
 # *** lane masks ***
 
