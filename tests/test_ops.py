@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 from conftest import device_configs
-from opcases import CASES
+from opcases import CASES, spec_for
 
 def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
   assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
@@ -28,4 +28,4 @@ def test_op(op_runners, dev, name):
   assert status == "ok", rest[0]
   got, want = rest
   assert len(got) == len(want)
-  for i, (g, w) in enumerate(zip(got, want)): assert_same(g, w, CASES[name], f"{name}[{i}] on {dev}")
+  for i, (g, w) in enumerate(zip(got, want)): assert_same(g, w, spec_for(name, dev), f"{name}[{i}] on {dev}")
