@@ -51,8 +51,10 @@ class System:
     if i >= 0 and (w:=self._watches[i])[0] <= addr and addr + size <= w[1]: return w[2]
     return None
 
-  def record_launch(self, isa:str, groups:int, instructions:int, seconds:float):
-    """Executors report each launch: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions."""
+  def record_launch(self, isa:str, groups:int, instructions:int, seconds:float, thread_instructions:int|None=None):
+    """Executors report each launch: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions,
+    `thread_instructions` (PTX) the instructions summed over the threads that executed them."""
+    if thread_instructions is not None: self.stats[f"{isa}.thread_instructions"] += thread_instructions
     self.stats[f"{isa}.launches"] += 1
     self.stats[f"{isa}.groups"] += groups
     self.stats[f"{isa}.instructions"] += instructions

@@ -384,11 +384,22 @@ class RenderHandle(Handle):
   def close(self):
     if self.driver.vms.get(self.gpu) != self.fd: self.driver.renders.pop(self.fd, None)  # a VM keeps its node open, as in the kernel
 
+_toolchain_checked = False
+def _open_kfd(driver:KFD, path:str, flags:int) -> KFDHandle:
+  """Opening /dev/kfd means tinygrad is bringing up an AMD device: say now, not at the first compile, if no AMD
+  compiler can be found, and what to install."""
+  global _toolchain_checked
+  if not _toolchain_checked:
+    _toolchain_checked = True
+    from mockgpu.compiler import toolchain
+    if (problem:=toolchain.amd_problem()) is not None: log.warning("DEV=MOCK+AMD cannot compile kernels here: %s", problem)
+  return KFDHandle(driver, path, flags)
+
 def install(system):
   driver = KFD(config.gpu_count())
   system.devices["amd"] = driver.gpus
   system.vfs.claim("/dev/kfd")
-  system.vfs.add_device("/dev/kfd", lambda path, flags: KFDHandle(driver, path, flags))
+  system.vfs.add_device("/dev/kfd", lambda path, flags: _open_kfd(driver, path, flags))
   for gpu in driver.gpus:
     path = f"/dev/dri/renderD{gpu.props['drm_render_minor']}"
     system.vfs.claim(path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 import numpy as np
-from mockgpu import config
+from mockgpu import config, system
 from mockgpu.compiler.cache import translated
 from mockgpu.emulators.ptx import parser as P
 from mockgpu.emulators.ptx.codegen import Layout, translate_function
@@ -130,4 +130,6 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
       count = min(per_batch, nctas - first)
       if (shape := shapes.get(count)) is None: shape = shapes[count] = BatchShape(block, count)
       k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
-  return LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st)
+  stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st)
+  if system._system is not None: system.get().record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
+  return stats

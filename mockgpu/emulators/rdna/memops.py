@@ -51,11 +51,23 @@ def _span(st, a:np.ndarray, nbytes:int, write:bool) -> tuple[np.ndarray, np.ndar
   if not st.mem.is_mapped(lo, hi - lo + nbytes): return None
   return st.mem.view(lo, hi - lo + nbytes, write), (a - np.uint64(lo)).astype(np.int64)
 
+def _dword_rows(st, a:np.ndarray, ndw:int) -> tuple[np.ndarray, np.ndarray]|None:
+  """For ndw-dword loads whose lane addresses all lie in one mapping at dword-aligned distances from the lowest:
+  a read-only [offsets, ndw] uint32 window over that checked range (row k = the ndw dwords at byte 4k) and each lane's row."""
+  lo, hi = int(a.min()), int(a.max())
+  size = hi - lo + 4 * ndw
+  rel = a - np.uint64(lo)
+  if (rel & np.uint64(3)).any() or not st.mem.is_mapped(lo, size): return None
+  words = st.mem.view(lo, size, False).view(u32)
+  window = np.lib.stride_tricks.as_strided(words, (len(words) - ndw + 1, ndw), (4, 4), writeable=False)
+  return window, (rel >> np.uint64(2)).astype(np.int64)
+
 def _load(st, a:np.ndarray, dt:np.dtype, ndw:int, pc:int, name:str) -> np.ndarray:
   """Elements of type dt (ndw dwords when dt is u32) at each lane address a: shape [lanes * ndw]; may be a view of
   the memory itself, so callers copy."""
   if not len(a): return np.zeros(0, dt)
   if (dense:=_dense(st, a, dt.itemsize * ndw, False)) is not None: return dense.view(dt)
+  if ndw > 1 and (rows:=_dword_rows(st, a, ndw)) is not None: return rows[0][rows[1]].reshape(-1)
   e = _addrs(a, ndw)
   if (span:=_span(st, e, dt.itemsize, False)) is not None: return _gather(span[0], span[1], dt)
   try: return st.mem.load(e, dt, "")

@@ -87,19 +87,24 @@ class Translator:
 
   def block(self, b:Block):
     self.out("m, full = em(S[126][w])")
+    self.pending:dict[int, str] = {}  # SGPR -> local bool lane array not yet packed into it
     for pc, inst in b.insts:
       self.pc = pc
       if isinstance(inst, Bad):
         self.out(f"raise unsupported(st, {pc}, {inst.reason!r})")
         return
+      start, self.before = len(self.lines), dict(self.pending)
       try:
         nxt = self.inst(inst)
       except Unsupported as e:
         self.out(f"raise unsupported(st, {pc}, {(op_name(inst).lower() + ': ' + str(e))!r})")
         return
+      self.lines[start:] = self.lazy_masks(self.lines[start:])
       if nxt is not None:
+        if nxt != "-1": self.flush_masks()  # s_endpgm: the wave's registers are dead
         self.out(f"return {nxt}")
         return
+    self.flush_masks()
     end = b.insts[-1][0] + b.insts[-1][1].size()
     self.out(f"return {self.index[end]}" if end in self.index else
              f"raise unsupported(st, {end}, 'execution runs past the end of the decoded code')")
@@ -196,12 +201,31 @@ class Translator:
     return expr
 
   def sgpr_mask_write(self, d:int, bool_expr:str):
-    """A VALU writing one bit per lane into an SGPR (compares, carry-outs): inactive lanes write 0."""
+    """A VALU writing one bit per lane into an SGPR (compares, carry-outs): inactive lanes write 0. The mask stays
+    a local bool [n, 32] array, packed into the SGPR only when something other than a lane-mask read needs it
+    (see lazy_masks), so a carry chain or compare-and-select never packs and unpacks."""
     if d == NULL: return
-    self.out(f"_k = pack(({bool_expr}) & m, n)")
-    self.out(f"S[{d}][w] = _k")
-    if d == EXEC: self.out("m, full = em(S[126][w])")
     if d == EXEC + 1 or d == VCC + 1: raise Unsupported("wave64 mask halves")
+    if d == EXEC:
+      self.out(f"S[{d}][w] = pack(({bool_expr}) & m, n)")
+      return self.out("m, full = em(S[126][w])")
+    self.out(f"_kb{d} = ({bool_expr}) & m")
+    self.pending[d] = f"_kb{d}"
+
+  def lazy_masks(self, lines:list[str]) -> list[str]:
+    """One instruction's lines, given the masks pending before it: its lane-mask reads of a pending SGPR use the
+    local bool array; any other mention of that SGPR first packs the mask into it."""
+    flush = []
+    for d, var in self.before.items():
+      lines = [ln.replace(f"unpack(S[{d}][w])", var) for ln in lines]
+      if any(re.search(rf"\bS\[{d}\]", ln) for ln in lines):
+        flush.append(f"    S[{d}][w] = pack({var}, n)")
+        if self.pending.get(d) == var and not any(re.search(rf"^\s*{var} = ", ln) for ln in lines): del self.pending[d]
+    return flush + lines
+
+  def flush_masks(self):
+    for d, var in self.pending.items(): self.out(f"S[{d}][w] = pack({var}, n)")
+    self.pending = {}
 
   # *** VALU ***
   def valu(self, name:str, dst:int, srcs:list[Reg], lit:int|None, neg:int=0, abs_:int=0, opsel:int=0, omod:int=0,
