@@ -51,23 +51,29 @@ def _span(st, a:np.ndarray, nbytes:int, write:bool) -> tuple[np.ndarray, np.ndar
   if not st.mem.is_mapped(lo, hi - lo + nbytes): return None
   return st.mem.view(lo, hi - lo + nbytes, write), (a - np.uint64(lo)).astype(np.int64)
 
-def _dword_rows(st, a:np.ndarray, ndw:int) -> tuple[np.ndarray, np.ndarray]|None:
-  """For ndw-dword loads whose lane addresses all lie in one mapping at dword-aligned distances from the lowest:
-  a read-only [offsets, ndw] uint32 window over that checked range (row k = the ndw dwords at byte 4k) and each lane's row."""
+_ROW = {2: np.dtype(np.uint64), 4: np.dtype((np.void, 16))}  # one element per lane's dwords, for a 1-D take
+
+def _dword_rows(st, a:np.ndarray, ndw:int) -> np.ndarray|None:
+  """ndw-dword loads whose lane addresses all lie in one mapping at dword-aligned distances from the lowest: the
+  dwords [lanes * ndw], gathered from that checked range (a fast 1-D take when the distances are multiples of the
+  access size); else None."""
   lo, hi = int(a.min()), int(a.max())
   size = hi - lo + 4 * ndw
   rel = a - np.uint64(lo)
   if (rel & np.uint64(3)).any() or not st.mem.is_mapped(lo, size): return None
   words = st.mem.view(lo, size, False).view(u32)
+  row = _ROW.get(ndw)
+  if row is not None and not (rel & np.uint64(4 * ndw - 1)).any():
+    return np.take(words.view(row), (rel // np.uint64(4 * ndw)).astype(np.int64)).view(u32)
   window = np.lib.stride_tricks.as_strided(words, (len(words) - ndw + 1, ndw), (4, 4), writeable=False)
-  return window, (rel >> np.uint64(2)).astype(np.int64)
+  return window[(rel >> np.uint64(2)).astype(np.int64)].reshape(-1)
 
 def _load(st, a:np.ndarray, dt:np.dtype, ndw:int, pc:int, name:str) -> np.ndarray:
   """Elements of type dt (ndw dwords when dt is u32) at each lane address a: shape [lanes * ndw]; may be a view of
   the memory itself, so callers copy."""
   if not len(a): return np.zeros(0, dt)
   if (dense:=_dense(st, a, dt.itemsize * ndw, False)) is not None: return dense.view(dt)
-  if ndw > 1 and (rows:=_dword_rows(st, a, ndw)) is not None: return rows[0][rows[1]].reshape(-1)
+  if ndw > 1 and (rows:=_dword_rows(st, a, ndw)) is not None: return rows
   e = _addrs(a, ndw)
   if (span:=_span(st, e, dt.itemsize, False)) is not None: return _gather(span[0], span[1], dt)
   try: return st.mem.load(e, dt, "")
@@ -101,8 +107,13 @@ def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndar
   return _spread(_widen(_load(st, _lanes(addr, m, full), np.dtype(kind), ndw, pc, name)), m, full, ndw)
 
 def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
+  a = _lanes(addr, m, full)
+  if full and len(a) and data[0].dtype == u32 and (dense:=_dense(st, a, 4 * len(data), True)) is not None:
+    lanes = dense.view(u32).reshape(m.shape + (len(data),))
+    for j, d in enumerate(data): lanes[:, :, j] = d  # interleave the dwords straight into memory
+    return
   vals = np.stack([_full(d, m.shape) for d in data], axis=-1)
-  _store(st, _lanes(addr, m, full), vals.reshape(-1) if full else vals[m].reshape(-1), len(data), pc, name)
+  _store(st, a, vals.reshape(-1) if full else vals[m].reshape(-1), len(data), pc, name)
 
 # *** arrays owned by the dispatch (scratch, LDS) ***
 

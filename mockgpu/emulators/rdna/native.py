@@ -1,65 +1,86 @@
-"""Native helpers for the translated code: small C loops, compiled once per machine by the host C compiler.
+"""Native helpers for the translated code: numpy ufuncs in C, compiled once per machine by the host C compiler.
 
-numpy has no fused multiply-add, so runtime.fma32 emulates it with about ten array passes; the C loop calls fmaf (one
-correctly rounded operation, as the hardware's FMA) in one pass. NaN results are recomputed as numpy's float64 path
-computes them (a*b then +c, x86 NaN rules), so both paths give the same bits for every input; the tests compare them.
-The library is built into the translation cache directory (write, then rename, so parallel workers never load a torn
-file). Without a compiler, or with MOCKGPU_NATIVE=0, `lib()` is None and callers use their numpy path.
+numpy has no fused multiply-add, so runtime.fma32 would emulate it in float64 with about ten array passes; the `fma_f32`
+ufunc calls fmaf (one correctly rounded operation, as the hardware's FMA) in one pass, and as a ufunc it gets numpy's
+broadcasting and strides at numpy's own call cost. NaN results are recomputed as numpy's float64 path computes them (x86
+rules for a*b then +c: the first NaN operand, quieted, else the default NaN), so both paths give the same bits for
+every input; the tests compare them. The module is built into the translation cache directory (write, then rename, so
+parallel workers never load a torn file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()`
+is None and callers use their numpy path.
 """
 from __future__ import annotations
-import ctypes, hashlib, os, subprocess, sys, tempfile
+import hashlib, importlib.machinery, importlib.util, os, subprocess, sys, sysconfig, tempfile
 import numpy as np
 from mockgpu import config
 
+NAME = "_mockgpu_rdna_native"
 SOURCE = r"""
-#include <math.h>
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <numpy/ufuncobject.h>
 #include <string.h>
+
 static float quiet_f32(float x) { unsigned u; memcpy(&u, &x, 4); u |= 0x400000u; memcpy(&x, &u, 4); return x; }
-/* NaN results as x86 float64 math gives them for (x*y)+z: the first NaN operand, quieted; else the default NaN */
 static float nan_f32(float x, float y, float z) {
   if (x != x) return quiet_f32(x);
   if (y != y) return quiet_f32(y);
   if (z != z) return quiet_f32(z);
-  volatile double p = (double)x * (double)y;
+  volatile double p = (double)x * (double)y;  /* inf * 0, inf - inf: the default NaN of float64 math */
   volatile double s = p + (double)z;
   return (float)s;
 }
-/* out[i][j] = fma(a, b, c) over a rows x cols grid; each operand has its own element strides (0 = broadcast).
-   The fma pass has no branch, so it vectorises; the rare NaN results are redone in a second pass. */
+#define AT(p, i, s) (*(const float *)((p) + (i) * (s)))
+/* The fma pass has no branch, so it vectorises; the rare NaN results are redone in a second pass. */
 #define FMA_LOOP(ATTR, NAME)                                                                                  \
-ATTR static void NAME(float *out, const float *a, const float *b, const float *c, long rows, long cols,     \
-                      long ar, long ac, long br, long bc, long cr, long cc) {                                \
+ATTR static void NAME(char **args, npy_intp const *dims, npy_intp const *steps, void *data) {                 \
+  npy_intp n = dims[0], sa = steps[0], sb = steps[1], sc = steps[2], so = steps[3];                           \
+  char *a = args[0], *b = args[1], *c = args[2], *o = args[3];                                                \
   int nan = 0;                                                                                                \
-  for (long i = 0; i < rows; i++) {                                                                           \
-    const float *pa = a + i * ar, *pb = b + i * br, *pc = c + i * cr;                                         \
-    float *po = out + i * cols;                                                                               \
-    if (ac == 1 && bc == 1 && cc == 1)                                                                        \
-      for (long j = 0; j < cols; j++) { float r = __builtin_fmaf(pa[j], pb[j], pc[j]); nan |= r != r; po[j] = r; } \
-    else                                                                                                      \
-      for (long j = 0; j < cols; j++) {                                                                       \
-        float r = __builtin_fmaf(pa[j * ac], pb[j * bc], pc[j * cc]); nan |= r != r; po[j] = r;               \
-      }                                                                                                       \
-  }                                                                                                           \
+  if (sa == 4 && sb == 4 && sc == 4 && so == 4) {                                                             \
+    const float *pa = (const float *)a, *pb = (const float *)b, *pc = (const float *)c;                       \
+    float *po = (float *)o;                                                                                   \
+    for (npy_intp i = 0; i < n; i++) { float r = __builtin_fmaf(pa[i], pb[i], pc[i]); nan |= r != r; po[i] = r; } \
+  } else                                                                                                      \
+    for (npy_intp i = 0; i < n; i++) {                                                                        \
+      float r = __builtin_fmaf(AT(a, i, sa), AT(b, i, sb), AT(c, i, sc));                                     \
+      nan |= r != r;                                                                                          \
+      *(float *)(o + i * so) = r;                                                                             \
+    }                                                                                                         \
   if (nan)                                                                                                    \
-    for (long i = 0; i < rows; i++)                                                                           \
-      for (long j = 0; j < cols; j++)                                                                         \
-        if (out[i * cols + j] != out[i * cols + j])                                                           \
-          out[i * cols + j] = nan_f32(a[i * ar + j * ac], b[i * br + j * bc], c[i * cr + j * cc]);            \
+    for (npy_intp i = 0; i < n; i++) {                                                                        \
+      float *r = (float *)(o + i * so);                                                                       \
+      if (*r != *r) *r = nan_f32(AT(a, i, sa), AT(b, i, sb), AT(c, i, sc));                                   \
+    }                                                                                                         \
 }
-FMA_LOOP(, fma_f32_generic)
+FMA_LOOP(, fma_generic)
 #if defined(__x86_64__)
-FMA_LOOP(__attribute__((target("fma"))), fma_f32_fma)  /* one vfmadd per element instead of a libm call */
+FMA_LOOP(__attribute__((target("fma"))), fma_x86)  /* one vfmadd per element instead of a libm call */
 #endif
-void fma_f32(float *out, const float *a, const float *b, const float *c, long rows, long cols,
-             long ar, long ac, long br, long bc, long cr, long cc) {
+
+static PyUFuncGenericFunction fma_funcs[1];
+static void *fma_data[1] = {NULL};
+static char fma_types[4] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_mockgpu_rdna_native", NULL, -1, NULL};
+
+PyMODINIT_FUNC PyInit__mockgpu_rdna_native(void) {
+  PyObject *m = PyModule_Create(&moddef);
+  if (m == NULL) return NULL;
+  import_array();
+  import_umath();
+  fma_funcs[0] = fma_generic;
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("fma")) { fma_f32_fma(out, a, b, c, rows, cols, ar, ac, br, bc, cr, cc); return; }
+  if (__builtin_cpu_supports("fma")) fma_funcs[0] = fma_x86;
 #endif
-  fma_f32_generic(out, a, b, c, rows, cols, ar, ac, br, bc, cr, cc);
+  PyObject *f = PyUFunc_FromFuncAndData(fma_funcs, fma_data, fma_types, 1, 3, 1, PyUFunc_None, "fma_f32",
+                                        "fma_f32(a, b, c): a*b+c on float32, rounded once", 0);
+  if (f == NULL || PyModule_AddObject(m, "fma_f32", f) < 0) { Py_XDECREF(f); Py_DECREF(m); return NULL; }
+  return m;
 }
 """
 
-_lib:ctypes.CDLL|None|bool = False  # False: not tried yet
+_module = False  # False: not tried yet; None: not available
 
 def _build(path:str) -> bool:
   cc = os.environ.get("CC", "cc")
@@ -68,39 +89,32 @@ def _build(path:str) -> bool:
     src, out = os.path.join(tmp, "native.c"), os.path.join(tmp, "native.so")
     with open(src, "w") as f: f.write(SOURCE)
     # no -ffast-math and no contraction: every operation must round exactly as written
-    p = subprocess.run([cc, "-O3", "-ffp-contract=off", "-fno-fast-math", "-shared", "-fPIC", src, "-o", out, "-lm"],
-                       capture_output=True)
-    if p.returncode != 0: return False
+    cmd = [cc, "-O3", "-ffp-contract=off", "-fno-fast-math", "-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}",
+           f"-I{np.get_include()}", src, "-o", out]
+    if subprocess.run(cmd, capture_output=True).returncode != 0: return False
     os.replace(out, path)
   return True
 
-def lib() -> ctypes.CDLL|None:
-  """The compiled helpers, or None when they cannot be built here (or MOCKGPU_NATIVE=0)."""
-  global _lib
-  if _lib is False:
-    _lib = None
-    if os.environ.get("MOCKGPU_NATIVE", "1") != "0":
-      d = config.cache_dir() or tempfile.gettempdir()
-      key = hashlib.sha256(f"{SOURCE}|{sys.platform}|{os.uname().machine}".encode()).hexdigest()[:16]
-      path = os.path.join(d, "native", f"rdna-{key}.so")
-      try:
-        if os.path.exists(path) or _build(path):
-          _lib = ctypes.CDLL(path)
-          _lib.fma_f32.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 8
-          _lib.fma_f32.restype = None
-      except (OSError, subprocess.SubprocessError): _lib = None
-  return _lib
+def _load(path:str):
+  loader = importlib.machinery.ExtensionFileLoader(NAME, path)
+  spec = importlib.util.spec_from_file_location(NAME, path, loader=loader)
+  mod = importlib.util.module_from_spec(spec)
+  loader.exec_module(mod)
+  return mod
 
-def fma_f32(a:np.ndarray, b:np.ndarray, c:np.ndarray) -> np.ndarray|None:
-  """fmaf over broadcast float32 operands of at most 2 dimensions; None if the native library is not available."""
-  if (L:=lib()) is None: return None
-  shape = a.shape if a.shape == b.shape == c.shape else np.broadcast_shapes(a.shape, b.shape, c.shape)
-  if len(shape) > 2: return None
-  rows, cols = (1,) * (2 - len(shape)) + shape
-  out = np.empty(shape, np.float32)
-  strides = []
-  for x in (a, b, c):
-    st = (0,) * (2 - x.ndim) + tuple(s // 4 if n > 1 else 0 for s, n in zip(x.strides, x.shape))
-    strides += [st[0], st[1]]
-  L.fma_f32(out.ctypes.data, a.ctypes.data, b.ctypes.data, c.ctypes.data, rows, cols, *strides)
-  return out
+def module():
+  """The compiled helper module, or None when it cannot be built here (or MOCKGPU_NATIVE=0)."""
+  global _module
+  if _module is False:
+    _module = None
+    if os.environ.get("MOCKGPU_NATIVE", "1") != "0":
+      key = hashlib.sha256(f"{SOURCE}|{sys.version}|{np.__version__}|{os.uname().machine}".encode()).hexdigest()[:16]
+      path = os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"rdna-{key}{sysconfig.get_config_var('EXT_SUFFIX')}")
+      try:
+        if os.path.exists(path) or _build(path): _module = _load(path)
+      except (OSError, ImportError, subprocess.SubprocessError): _module = None
+  return _module
+
+def fma_f32():
+  """The fma_f32 ufunc (float32 operands only: callers check, since a ufunc would cast other types), or None."""
+  return None if (m:=module()) is None else m.fma_f32

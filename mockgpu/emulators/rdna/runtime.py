@@ -31,7 +31,6 @@ u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
 f16, f32, f64 = np.float16, np.float32, np.float64
 M32 = 0xffffffff
-NATIVE_MIN = 256  # elements from which a native helper beats numpy's per-call overhead
 
 # *** lane masks ***
 
@@ -149,11 +148,9 @@ def _fma_odd(a, b, c, t) -> np.ndarray:
   return np.where(fix, (sb + step).view(f64), s).astype(t)
 
 def fma32(a, b, c) -> np.ndarray:
-  """f32 a*b+c rounded once: one native fmaf pass when the helper library is built (and the arrays are big enough
-  to repay its call overhead), else the float64 emulation."""
+  """f32 a*b+c rounded once: the native fmaf ufunc when it is built, else the float64 emulation (same bits)."""
   a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
-  if max(a.size, b.size, c.size) >= NATIVE_MIN and a.dtype == b.dtype == c.dtype == f32 and \
-     (r:=native.fma_f32(a, b, c)) is not None: return r
+  if a.dtype == b.dtype == c.dtype == f32 and (fma:=native.fma_f32()) is not None: return fma(a, b, c)
   return _fma_odd(a, b, c, f32)
 
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
