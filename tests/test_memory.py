@@ -67,3 +67,28 @@ def test_separate_host_backing():
   s = AddressSpace("nv")
   s.map(0x200000000, 16, host=ctypes.addressof(host))
   assert s.load(np.array([0x200000004, 0x20000000c], np.uint64), np.uint32).tolist() == [2, 4]
+
+from hypothesis import given, settings, strategies as st
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 300), min_size=1, max_size=4), offsets=st.lists(st.integers(-64, 1400), min_size=1, max_size=40),
+       itemsize=st.sampled_from([1, 2, 4, 8]))
+def test_page_fault_exactly_when_outside(sizes, offsets, itemsize):
+  """A random set of allocations (gaps between them) and random accesses: the load returns the bytes at every address,
+  or raises GPUPageFault naming the first address whose access leaves its allocation."""
+  arena = np.random.default_rng(len(sizes)).integers(0, 256, 2048, dtype=np.uint8)
+  s, ranges, pos = AddressSpace("prop"), [], 0
+  for n in sizes:
+    s.map(arena.ctypes.data + pos, n)
+    ranges.append((pos, pos + n))
+    pos += n + 17  # a gap that belongs to no allocation
+  inside = lambda o: any(a <= o and o + itemsize <= b for a, b in ranges)
+  addrs = np.array([arena.ctypes.data + o for o in offsets], np.uint64)
+  dt = np.dtype(f"u{itemsize}")
+  bad = [o for o in offsets if not inside(o)]
+  if bad:
+    with pytest.raises(GPUPageFault) as e: s.load(addrs, dt)
+    assert e.value.va == arena.ctypes.data + bad[0]
+  else:
+    want = [int.from_bytes(arena[o:o + itemsize].tobytes(), "little") for o in offsets]
+    assert s.load(addrs, dt).tolist() == want

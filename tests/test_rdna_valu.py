@@ -24,6 +24,8 @@ def u32s(): return rng.integers(0, 2**32, 32, dtype=np.uint64).astype(U)
 def small(): return rng.integers(0, 40, 32).astype(U)
 def f32s(): return (rng.standard_normal(32) * 10).astype(np.float32)
 A, B, C, SH = u32s(), u32s(), u32s(), small()
+def i16(x): return (x & 0xffff).astype(np.uint16).view(np.int16).astype(np.int64)
+def lo16(x): return (np.asarray(x).astype(np.int64) & 0xffff).astype(U)
 
 INT_CASES = [
   (I.v_add_nc_u32_e32(v[4], v[2], v[3]), lambda a, b, c: a + b),
@@ -50,6 +52,11 @@ INT_CASES = [
   (I.v_bfrev_b32_e32(v[4], v[2]), lambda a, b, c: np.array([int(f"{int(x):032b}"[::-1], 2) for x in a], U)),
   (I.v_bcnt_u32_b32(v[4], v[2], v[3]), lambda a, b, c: np.array([bin(int(x)).count("1") for x in a], U) + b),
   (I.v_cndmask_b32_e64(v[4], v[2], v[3], s[10]), lambda a, b, c: np.where((0x5a5a5a5a >> np.arange(32)) & 1, b, a)),
+  (I.v_max3_u16(v[4], v[2], v[3], v[5]), lambda a, b, c: np.maximum(np.maximum(a & 0xffff, b & 0xffff), c & 0xffff)),
+  (I.v_min3_i16(v[4], v[2], v[3], v[5]), lambda a, b, c: lo16(np.minimum(np.minimum(i16(a), i16(b)), i16(c)))),
+  (I.v_med3_i16(v[4], v[2], v[3], v[5]), lambda a, b, c: lo16(np.sort(np.stack([i16(a), i16(b), i16(c)]), 0)[1])),
+  (I.v_med3_u16(v[4], v[2], v[3], v[5]), lambda a, b, c: np.sort(np.stack([a & 0xffff, b & 0xffff, c & 0xffff]), 0)[1]),
+  (I.v_mad_u16(v[4], v[2], v[3], v[5]), lambda a, b, c: (a * b + c) & 0xffff),
 ]
 
 @pytest.mark.parametrize("k", range(len(INT_CASES)))

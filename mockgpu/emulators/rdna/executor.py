@@ -58,6 +58,7 @@ def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool) ->
   _programs[key] = prog = Program(code, ns)
   return prog
 
+@functools.lru_cache(maxsize=64)
 def _float_modes(rsrc1:int) -> tuple[bool, bool]:
   """(flush f32 denormals, flush f16/f64 denormals) from RSRC1.FLOAT_MODE; other modes are not modelled."""
   r32 = _field(rsrc1, kd.COMPUTE_PGM_RSRC1_FLOAT_ROUND_MODE_32_SHIFT, 2)
@@ -88,10 +89,9 @@ class State:
 def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
   """User SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, per the RSRC2 enables."""
   nuser = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH)
-  user = (list(d.user_data) + [0] * 32)[:nuser]
-  for i, v in enumerate(user): st.S[i] = v & 0xffffffff
+  if nuser: st.S[:nuser] = np.array([v & 0xffffffff for v in (list(d.user_data) + [0] * 32)[:nuser]], np.uint32)[:, None]
   gx, gy, _ = d.grid
-  ids = np.repeat(wg_ids, waves_per_wg)
+  ids = wg_ids if waves_per_wg == 1 else np.repeat(wg_ids, waves_per_wg)
   sgpr = nuser
   for shift, val in ((kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT, lambda: ids % gx),
                      (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, lambda: (ids // gx) % gy),
@@ -103,8 +103,8 @@ def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
     raise NotImplementedError("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
   v0, exec_lo = _workgroup_lanes(tuple(d.block), _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT,
                                                  kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH), waves_per_wg)
-  st.V[0] = np.tile(v0, (len(wg_ids), 1))
-  st.S[126] = np.tile(exec_lo, len(wg_ids))
+  st.V[0] = v0 if len(wg_ids) == 1 else np.tile(v0, (len(wg_ids), 1))  # read-only: registers are never written in place
+  st.S[126].reshape(len(wg_ids), waves_per_wg)[:] = exec_lo
 
 @functools.lru_cache(maxsize=256)
 def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int) -> tuple[np.ndarray, np.ndarray]:
@@ -154,7 +154,10 @@ def _run_diverged(st:State, prog:Program, blocks, waves:int, pc:np.ndarray, budg
     w = np.nonzero(runnable & (pc == b))[0]
     used += len(w) * lens[b]
     if used > budget: raise _budget_error(st, prog, b, budget)
-    pc[w] = blocks[b](w, len(w))
+    if len(w) == waves:  # reconverged: run as one group again, without indexing every register access
+      pc[:] = blocks[b](slice(None), waves)
+      w = slice(None)
+    else: pc[w] = blocks[b](w, len(w))
     if barrier[b]: waiting[w] = True
 
 def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:

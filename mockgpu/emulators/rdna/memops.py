@@ -10,6 +10,7 @@ from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.emulators.rdna.runtime import LANE, u32, u64
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
+NOT3 = ~np.uint64(3)
 
 def unsupported(st, pc:int, what:str) -> UnsupportedInstruction:
   return UnsupportedInstruction(f"{what} at PC 0x{st.pgm + pc:x}")
@@ -32,24 +33,33 @@ def _spread(vals:np.ndarray, m:np.ndarray, full:bool, ndw:int) -> list[np.ndarra
     if ndw == 1: return [vals.reshape(n, 32).copy()]
     per_dword = vals.reshape(n * 32, ndw).T.copy()  # one pass de-interleaves the dwords into registers
     return [per_dword[j].reshape(n, 32) for j in range(ndw)]
-  out = np.zeros((ndw, n, 32), u32)
-  out[:, m] = vals.reshape(-1, ndw).T
-  return list(out)
+  out = np.zeros((ndw, n * 32), u32)
+  per_dword, lanes = vals.reshape(-1, ndw).T, m.reshape(-1)
+  for j in range(ndw): out[j][lanes] = per_dword[j]  # 1-D masked writes are far cheaper than one 3-D one
+  return [o.reshape(n, 32) for o in out]
+
+_RAMPS:dict[tuple[int, int], bytes] = {}
+
+def _tiles(a:np.ndarray, k:int, nbytes:int) -> bool:
+  """Is a[i] == a[0] + i * nbytes for every lane? (A bytes compare against a cached ramp: one numpy call.)"""
+  if k > 4096: return bool(((a[1:] - a[:-1]) == nbytes).all())
+  if (ramp:=_RAMPS.get((k, nbytes))) is None: ramp = _RAMPS[(k, nbytes)] = (np.arange(k, dtype=u64) * np.uint64(nbytes)).tobytes()
+  return (a - a[0]).tobytes() == ramp
 
 def _dense(st, a:np.ndarray, nbytes:int, write:bool) -> np.ndarray|None:
   """When the lanes' accesses tile one contiguous range inside a single mapping (lane i at base + i * nbytes, the
   common case of a vectorized kernel), that range as a checked byte view; else None."""
   k = len(a)
   lo = int(a[0])
-  if k > 1 and not (int(a[-1]) - lo == (k - 1) * nbytes and (np.diff(a) == nbytes).all()): return None
+  if k > 1 and not (int(a[-1]) - lo == (k - 1) * nbytes and _tiles(a, k, nbytes)): return None
   return st.mem.view(lo, k * nbytes, write) if st.mem.is_mapped(lo, k * nbytes) else None
 
 def _span(st, a:np.ndarray, nbytes:int, write:bool) -> tuple[np.ndarray, np.ndarray]|None:
   """When all addresses fall in one mapping (one buffer per instruction), its checked byte view and each address's
   offset in it; else None, and the caller goes through AddressSpace.load/store, which names the faulting address."""
   lo, hi = int(a.min()), int(a.max())
-  if not st.mem.is_mapped(lo, hi - lo + nbytes): return None
-  return st.mem.view(lo, hi - lo + nbytes, write), (a - np.uint64(lo)).astype(np.int64)
+  if hi >> 63 or not st.mem.is_mapped(lo, hi - lo + nbytes): return None
+  return st.mem.view(lo, hi - lo + nbytes, write), a.view(np.int64) - lo  # int64 math: much cheaper than uint64
 
 _ROW = {2: np.dtype(np.uint64), 4: np.dtype((np.void, 16))}  # one element per lane's dwords, for a 1-D take
 
@@ -59,14 +69,14 @@ def _dword_rows(st, a:np.ndarray, ndw:int) -> np.ndarray|None:
   access size); else None."""
   lo, hi = int(a.min()), int(a.max())
   size = hi - lo + 4 * ndw
-  rel = a - np.uint64(lo)
-  if (rel & np.uint64(3)).any() or not st.mem.is_mapped(lo, size): return None
-  words = st.mem.view(lo, size, False).view(u32)
+  if hi >> 63 or not st.mem.is_mapped(lo, size): return None
+  rel = a.view(np.int64) - lo  # int64 math is much cheaper than uint64 in numpy; hi < 2**63 makes the view exact
   row = _ROW.get(ndw)
-  if row is not None and not (rel & np.uint64(4 * ndw - 1)).any():
-    return np.take(words.view(row), (rel // np.uint64(4 * ndw)).astype(np.int64)).view(u32)
+  words = st.mem.view(lo, size, False).view(u32)
+  if row is not None and not (rel & (4 * ndw - 1)).any(): return np.take(words.view(row), rel >> (ndw.bit_length() + 1)).view(u32)
+  if (rel & 3).any(): return None
   window = np.lib.stride_tricks.as_strided(words, (len(words) - ndw + 1, ndw), (4, 4), writeable=False)
-  return window[(rel >> np.uint64(2)).astype(np.int64)].reshape(-1)
+  return window[rel >> 2].reshape(-1)
 
 def _load(st, a:np.ndarray, dt:np.dtype, ndw:int, pc:int, name:str) -> np.ndarray:
   """Elements of type dt (ndw dwords when dt is u32) at each lane address a: shape [lanes * ndw]; may be a view of
@@ -100,7 +110,11 @@ def _lanes(addr, m, full) -> np.ndarray:
 
 def sload(st, addr, ndw:int, pc:int, name:str) -> list[np.ndarray]:
   """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware)."""
-  a = np.asarray(addr, u64).reshape(-1) & ~np.uint64(3)
+  a = np.asarray(addr, u64).reshape(-1) & NOT3
+  lo = int(a[0])
+  if (len(a) == 1 or (a == a[0]).all()) and st.mem.is_mapped(lo, 4 * ndw):  # every wave reads the same dwords
+    words = st.mem.view(lo, 4 * ndw).view(u32)
+    return list(np.repeat(words[:, None], len(a), axis=1))
   return list(_load(st, a, np.dtype(u32), ndw, pc, name).reshape(-1, ndw).T.copy())
 
 def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
@@ -120,13 +134,13 @@ def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
 def _gather(u8:np.ndarray, off:np.ndarray, dt:np.dtype) -> np.ndarray:
   n = dt.itemsize
   if n == 1: return u8[off].view(dt)
-  if u8.size % n == 0 and not (off % n).any(): return u8.view(dt)[off // n]
+  if u8.size % n == 0 and not (off & (n - 1)).any(): return u8.view(dt)[off >> (n.bit_length() - 1)]  # n: 2, 4 or 8
   return u8[off[:, None] + np.arange(n)].copy().view(dt).reshape(-1)
 
 def _scatter(u8:np.ndarray, off:np.ndarray, vals:np.ndarray):
   n = vals.dtype.itemsize
   if n == 1: u8[off] = vals.view(np.uint8)
-  elif u8.size % n == 0 and not (off % n).any(): u8.view(vals.dtype)[off // n] = vals
+  elif u8.size % n == 0 and not (off & (n - 1)).any(): u8.view(vals.dtype)[off >> (n.bit_length() - 1)] = vals
   else: u8[off[:, None] + np.arange(n)] = np.ascontiguousarray(vals).view(np.uint8).reshape(-1, n)
 
 def _check(off:np.ndarray, nbytes:int, limit:int, base:np.ndarray, write:bool, where:str, space:str):

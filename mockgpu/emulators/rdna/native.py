@@ -2,11 +2,12 @@
 
 numpy has no fused multiply-add, so runtime.fma32 would emulate it in float64 with about ten array passes; the `fma_f32`
 ufunc calls fmaf (one correctly rounded operation, as the hardware's FMA) in one pass, and as a ufunc it gets numpy's
-broadcasting and strides at numpy's own call cost. NaN results are recomputed as numpy's float64 path computes them (x86
-rules for a*b then +c: the first NaN operand, quieted, else the default NaN), so both paths give the same bits for
-every input; the tests compare them. The module is built into the translation cache directory (write, then rename, so
-parallel workers never load a torn file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()`
-is None and callers use their numpy path.
+broadcasting and strides at numpy's own call cost. NaN results are recomputed as the float64 emulation produces them
+(x86 rules for p = a*b, then p + c: a NaN of a or b, quieted; else the default NaN of inf*0; else a NaN c, quieted; else
+the default NaN of inf-inf), so both paths give the same bits for every input; the tests compare them.
+The module is built into the translation cache directory (write, then rename, so parallel workers never load a torn
+file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()` is None and callers use their numpy
+path.
 """
 from __future__ import annotations
 import hashlib, importlib.machinery, importlib.util, os, subprocess, sys, sysconfig, tempfile
@@ -26,9 +27,10 @@ static float quiet_f32(float x) { unsigned u; memcpy(&u, &x, 4); u |= 0x400000u;
 static float nan_f32(float x, float y, float z) {
   if (x != x) return quiet_f32(x);
   if (y != y) return quiet_f32(y);
+  volatile double p = (double)x * (double)y;  /* inf * 0: the default NaN, which then wins over a NaN z */
+  if (p != p) return (float)p;
   if (z != z) return quiet_f32(z);
-  volatile double p = (double)x * (double)y;  /* inf * 0, inf - inf: the default NaN of float64 math */
-  volatile double s = p + (double)z;
+  volatile double s = p + (double)z;          /* inf - inf: the default NaN */
   return (float)s;
 }
 #define AT(p, i, s) (*(const float *)((p) + (i) * (s)))

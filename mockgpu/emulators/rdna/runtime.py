@@ -45,11 +45,13 @@ def pack(b, n:int) -> np.ndarray:
   return np.packbits(b, axis=1, bitorder="little").view(u32).reshape(n)
 
 _ALL_LANES:dict[int, np.ndarray] = {}
+_FULL_EXEC:dict[int, bytes] = {}
 
 def em(exec_lo) -> tuple[np.ndarray, bool]:
   """The EXEC mask as lanes, and whether every lane of every wave is on (then writes need no masking)."""
-  if (exec_lo == M32).all():
-    n = len(exec_lo)
+  n = len(exec_lo)
+  if (ones:=_FULL_EXEC.get(n)) is None: ones = _FULL_EXEC[n] = b"\xff" * (4 * n)
+  if exec_lo.tobytes() == ones:  # cheaper than a numpy reduction for the few waves of a small dispatch
     if (m:=_ALL_LANES.get(n)) is None:
       m = _ALL_LANES[n] = np.ones((n, 32), bool)
       m.flags.writeable = False
@@ -61,7 +63,10 @@ def vw(V:list, d:int, w, val, m:np.ndarray, full:bool):
   array (or to val itself), so values may safely be shared between registers."""
   old = V[d]
   if type(w) is slice:  # the whole chunk of waves
-    if not full: V[d] = np.where(m, val, old)
+    if not full:
+      new = old.copy()
+      np.copyto(new, val, where=m)  # about twice as fast as np.where
+      V[d] = new
     elif getattr(val, "shape", None) == old.shape: V[d] = val
     else: V[d] = np.broadcast_to(val, old.shape)
     return

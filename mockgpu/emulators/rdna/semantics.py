@@ -189,6 +189,14 @@ MAX_U16 u16 u16 u16 = np.maximum(a, b)
 MIN_U16 u16 u16 u16 = np.minimum(a, b)
 MAX_I16 i16 i16 i16 = np.maximum(a, b)
 MIN_I16 i16 i16 i16 = np.minimum(a, b)
+MAX3_U16 u16 u16 u16 u16 = np.maximum(np.maximum(a, b), c)
+MIN3_U16 u16 u16 u16 u16 = np.minimum(np.minimum(a, b), c)
+MED3_U16 u16 u16 u16 u16 = med3(a, b, c)
+MAX3_I16 i16 i16 i16 i16 = np.maximum(np.maximum(a, b), c)
+MIN3_I16 i16 i16 i16 i16 = np.minimum(np.minimum(a, b), c)
+MED3_I16 i16 i16 i16 i16 = med3(a, b, c)
+MAD_U16 u16 u16 u16 u16 = a * b + c
+MAD_I16 i16 i16 i16 i16 = a * b + c
 """)
 
 # VOP ops whose last source is the destination register itself (accumulators)

@@ -28,6 +28,13 @@ NOOPS = {"S_NOP", "S_WAITCNT", "S_WAITCNT_DEPCTR", "S_DELAY_ALU", "S_CLAUSE", "S
          "S_INCPERFLEVEL", "S_DECPERFLEVEL", "S_WAITCNT_VSCNT", "S_WAITCNT_VMCNT", "S_WAITCNT_EXPCNT",
          "S_WAITCNT_LGKMCNT", "S_VERSION", "S_DCACHE_INV", "S_GL1_INV", "V_NOP", "V_PIPEFLUSH", "DS_NOP"}
 MSG_DEALLOC_VGPRS = 3
+# a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
+CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
+                   r"(?:\.view\((?:u16|u32|u64|i16|i32|i64|f16|f32|f64)\))?")
+
+def plus64(off:int) -> str:
+  """Code adding a constant byte offset to a uint64 address (wrapping), or nothing for 0."""
+  return f" + u64({off & (2**64 - 1)})" if off else ""
 
 class Unsupported(Exception):
   """Raised while translating one instruction; becomes a runtime raise of UnsupportedInstruction."""
@@ -72,13 +79,16 @@ class Translator:
             f"BLOCK_PC = {[b.start for b in self.blocks]}", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
             f"BLOCK_BARRIER = {[self._ends_in_barrier(b) for b in self.blocks]}", "def build(st):",
             "  S, V = st.S, st.V"]
+    body:list[str] = []
     for k, b in enumerate(self.blocks):
       self.lines = []
       self.block(b)
-      head.append(f"  def b{k}(w, n):")
-      head += self.lines
-    head.append(f"  return [{', '.join(f'b{k}' for k in range(len(self.blocks)))}]")
-    return "\n".join(head) + "\n"
+      body.append(f"  def b{k}(w, n):")
+      body += self.lines
+    body.append(f"  return [{', '.join(f'b{k}' for k in range(len(self.blocks)))}]")
+    consts:dict[str, str] = {}
+    body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
+    return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + head[2:] + body) + "\n"
 
   @staticmethod
   def _ends_in_barrier(b:Block) -> bool:
@@ -586,7 +596,7 @@ class Translator:
     off = inst.offset - (1 << 21) if inst.offset & (1 << 20) else inst.offset
     base = f"r64(S[{inst.sbase.offset}][w], S[{inst.sbase.offset + 1}][w])"
     soff = "" if inst.soffset.offset == NULL else f" + {self.raw(inst.soffset, 32, None, vec=False)}"
-    self.out(f"_r = sload(st, {base} + u64({off & (2**64 - 1)}){soff}, {ndw}, {self.pc}, {name.lower()!r})")
+    self.out(f"_r = sload(st, {base}{plus64(off)}{soff}, {ndw}, {self.pc}, {name.lower()!r})")
     d = inst.sdata.offset
     for j in range(ndw):
       if d + j != NULL: self.out(f"S[{d + j}][w] = _r[{j}]")
@@ -627,10 +637,10 @@ class Translator:
     off = inst.offset - (1 << 13) if inst.offset & (1 << 12) else inst.offset
     v = inst.addr.offset - 256
     if inst.saddr.offset == NULL:
-      addr = f"r64(V[{v}][w], V[{v+1}][w]) + u64({off & (2**64 - 1)})"
+      addr = f"r64(V[{v}][w], V[{v+1}][w]){plus64(off)}"
     else:
       s = inst.saddr.offset
-      addr = f"r64(S[{s}][w], S[{s+1}][w])[:, None] + V[{v}][w].astype(u64) + u64({off & (2**64 - 1)})"
+      addr = f"r64(S[{s}][w], S[{s+1}][w])[:, None] + V[{v}][w].astype(u64){plus64(off)}"
     self.vmem(inst, name, "GLOBAL", addr)
 
   def flat(self, inst, name):
@@ -638,7 +648,7 @@ class Translator:
     if inst.offset & (1 << 12): raise Unsupported("negative FLAT offset")
     if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
     v = inst.addr.offset - 256
-    self.vmem(inst, name, "FLAT", f"r64(V[{v}][w], V[{v+1}][w]) + u64({inst.offset})")
+    self.vmem(inst, name, "FLAT", f"r64(V[{v}][w], V[{v+1}][w]){plus64(inst.offset)}")
 
   def scratch(self, inst, name):
     off = inst.offset - (1 << 13) if inst.offset & (1 << 12) else inst.offset
