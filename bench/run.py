@@ -80,9 +80,7 @@ def child(workload:str) -> dict:
           "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "mem_mib": GlobalCounters.mem_used / 2**20}
 
 def _mock_stats() -> dict:
-  if "mockgpu.system" not in sys.modules: return {}
-  from mockgpu import system
-  return dict(system.get().stats) if system._system is not None else {}
+  return dict(sys.modules["mockgpu.system"].stats) if "mockgpu.system" in sys.modules else {}
 
 def run_child(dev:str, workload:str) -> dict:
   p = subprocess.run([sys.executable, __file__, "--child", workload], env={**os.environ, "DEV": dev}, capture_output=True, text=True, timeout=3600)

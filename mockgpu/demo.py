@@ -39,7 +39,7 @@ def child() -> int:
     good = g.shape == want[name].shape and err < 1e-5
     ok &= good
     print(f"  {name:12s} {str(g.shape):10s} max err vs CPU {err:.1e} of its scale  {'ok' if good else 'MISMATCH'}")
-  st = system.get().stats
+  st = system.stats
   for isa in sorted({k.split('.')[0] for k in st}):
     unit = "waves" if isa.startswith("rdna") else "threads"
     print(f"  {isa}: {st[isa+'.launches']} kernels, {st[isa+'.groups']} {unit}, {st[isa+'.instructions']} "

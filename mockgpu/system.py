@@ -30,7 +30,6 @@ class System:
     self._watches:list[tuple[int, int, Callable[[int, int], None]]] = []
     self._running = False
     self.devices:dict[str, list] = {}  # vendor -> device models, filled by drivers
-    self.stats:collections.Counter = collections.Counter()  # launches, waves/threads, instructions, seconds per ISA
     for name in DRIVERS: importlib.import_module(name).install(self)
 
   # *** doorbells and MMIO ***
@@ -51,15 +50,6 @@ class System:
     if i >= 0 and (w:=self._watches[i])[0] <= addr and addr + size <= w[1]: return w[2]
     return None
 
-  def record_launch(self, isa:str, groups:int, instructions:int, seconds:float, thread_instructions:int|None=None):
-    """Executors report each launch: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions,
-    `thread_instructions` (PTX) the instructions summed over the threads that executed them."""
-    if thread_instructions is not None: self.stats[f"{isa}.thread_instructions"] += thread_instructions
-    self.stats[f"{isa}.launches"] += 1
-    self.stats[f"{isa}.groups"] += groups
-    self.stats[f"{isa}.instructions"] += instructions
-    self.stats[f"{isa}.seconds"] += seconds
-
   # *** scheduling ***
   def add_queue(self, q:Queue): self.queues.append(q)
   def remove_queue(self, q:Queue):
@@ -75,6 +65,19 @@ class System:
         progress = False
         for q in list(self.queues): progress |= bool(q.step())
     finally: self._running = False
+
+# launches, waves/threads, instructions and seconds per ISA, for the demo and the benchmarks. Process-wide, not per
+# System: MOCK+CUDA launches kernels without the HCQ machine.
+stats:collections.Counter = collections.Counter()
+
+def record_launch(isa:str, groups:int, instructions:int, seconds:float, thread_instructions:int|None=None):
+  """Executors report each launch: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions,
+  `thread_instructions` (PTX) the instructions summed over the threads that executed them."""
+  if thread_instructions is not None: stats[f"{isa}.thread_instructions"] += thread_instructions
+  stats[f"{isa}.launches"] += 1
+  stats[f"{isa}.groups"] += groups
+  stats[f"{isa}.instructions"] += instructions
+  stats[f"{isa}.seconds"] += seconds
 
 _system:System|None = None
 def get() -> System:

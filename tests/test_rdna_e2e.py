@@ -79,9 +79,9 @@ def test_conv_indexing_random_transcendentals():
 def test_launches_are_recorded_in_machine_stats():
   run_amd("""
   from mockgpu import system
-  before = dict(system.get().stats)
+  before = dict(system.stats)
   (t(A) * 2).realize()
-  st = system.get().stats
+  st = system.stats
   assert st["rdna3.launches"] - before.get("rdna3.launches", 0) == 1
   assert st["rdna3.groups"] - before.get("rdna3.groups", 0) >= 1 and st["rdna3.instructions"] > before.get("rdna3.instructions", 0)
   """)

@@ -131,5 +131,5 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
       if (shape := shapes.get(count)) is None: shape = shapes[count] = BatchShape(block, count)
       k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st)
-  if system._system is not None: system.get().record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
+  system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
   return stats

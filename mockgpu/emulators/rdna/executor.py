@@ -185,5 +185,5 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
       used = _run(st, prog, waves, budget, used)
   stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0)
-  if system._system is not None: system.get().record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
+  system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
   return stats
