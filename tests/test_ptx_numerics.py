@@ -75,3 +75,34 @@ def test_float_to_int_saturates():
   np.testing.assert_array_equal(float_to_int(x, "s32", "rni", np.dtype(np.int32)), [0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 2, -2, 256, 2**31 - 1])
   np.testing.assert_array_equal(float_to_int(x, "u8", "rzi", np.dtype(np.uint8)), [0, 255, 0, 255, 0, 2, 0, 255, 255])
   np.testing.assert_array_equal(float_to_int(x, "u64", "rmi", np.dtype(np.uint64)), [0, 2**64 - 1, 0, 3000000000, 0, 2, 0, 255, 2**64 - 1])
+
+def _fma_ref(a, b, c):
+  a, b, c = (np.broadcast_to(np.asarray(x, np.float32), np.shape(a if np.ndim(a) else b)) for x in (a, b, c))
+  big = Fraction(2) ** 128 - Fraction(2) ** 103   # from here on, float32 round-to-nearest overflows
+  exact = [Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)) for x, y, z in zip(a, b, c)]
+  # an exact zero takes its sign from IEEE's rule, which float64 arithmetic applies exactly
+  zero = lambda x, y, z: np.float32(np.float64(x) * np.float64(y) + np.float64(z))
+  return np.array([zero(x, y, z) if v == 0 else np.float32(np.inf if v > 0 else -np.inf) if abs(v) >= big else rounded(v, np.float32, "rn")
+                   for v, x, y, z in zip(exact, a, b, c)], np.float32)
+
+@pytest.mark.parametrize("scale", [2.0, 0.5, -4.0, 2.0 ** -140])
+def test_fma32_uniform_power_of_two(scale):
+  # x*2+1 and friends take a float32-only path while every product is a normal float32; lanes that overflow or go
+  # subnormal must fall back to the exact path
+  b = np.float32(scale)
+  a = (rng.standard_normal(400) * 10.0 ** rng.integers(-30, 30, 400)).astype(np.float32)
+  c = (rng.standard_normal(400) * 10.0 ** rng.integers(-30, 30, 400)).astype(np.float32)
+  np.testing.assert_array_equal(bits(fma32(a, b, c)), bits(_fma_ref(a, b, c)))
+  np.testing.assert_array_equal(bits(fma32(b, a, np.float32(1))), bits(_fma_ref(a, b, np.float32(1))))
+  edge = np.array([3.0e38, 1.5 * 2.0 ** 127, 2.0 ** -126, 3 * 2.0 ** -149, 1.0, 0.0], np.float32)
+  cedge = np.array([-3.4e38, -3.0e38, 2.0 ** -149, -2.0 ** -149, 2.0 ** -30, -0.0], np.float32)
+  np.testing.assert_array_equal(bits(fma32(edge, b, cedge)), bits(_fma_ref(edge, b, cedge)))
+
+def test_fma32_subnormals_next_to_nan_and_zero_lanes():
+  # the fast checks reduce over all lanes: a NaN or an exact zero in one lane must not hide a subnormal lane's repair
+  x, y = (rng.standard_normal(300) * 1e-20).astype(np.float32), (rng.standard_normal(300) * 1e-20).astype(np.float32)
+  w = (rng.standard_normal(300) * 1e-41).astype(np.float32)
+  x[:3], y[:3], w[:3] = [np.nan, 0.0, 0.0], [1.0, 5.0, -0.0], [1.0, 0.0, -0.0]
+  got = fma32(x, y, w)
+  assert np.isnan(got[0]) and bits(got[1:3]).tolist() == bits(np.array([0.0, -0.0], np.float32)).tolist()
+  np.testing.assert_array_equal(bits(got[3:]), bits(_fma_ref(x[3:], y[3:], w[3:])))

@@ -26,6 +26,7 @@ def f32_bits(n:int) -> np.ndarray:
 
 def native_fma():
   if shutil.which(os.environ.get("CC", "cc")) is None: pytest.skip("no C compiler: the numpy path is the only one")
+  if os.environ.get("MOCKGPU_NATIVE") == "0": pytest.skip("MOCKGPU_NATIVE=0: the native helpers are off")
   fma = native.fma_f32()
   assert fma is not None, "a C compiler is installed, so the native helpers must build"
   return fma
@@ -73,7 +74,8 @@ def test_carry_chain_across_compare_uses_the_right_vcc():
   t = np.arange(32)
   np.testing.assert_array_equal(out, 100 + t + (t < 5))
 
-@pytest.mark.parametrize("stride", [64, 68])  # 64: whole-row gathers; 68: rows at dword (not access-size) alignment
+# 64: whole-row gathers; 68: rows at dword (not access-size) alignment; 66: not even dword-aligned (the general path)
+@pytest.mark.parametrize("stride", [64, 68, 66])
 def test_strided_wide_loads_and_dense_wide_store(stride):
   inp = aligned(32 * stride + 64, 256).view(U)
   inp[:] = rng.integers(0, 2**32, len(inp), dtype=np.uint64).astype(U)

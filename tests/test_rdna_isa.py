@@ -324,7 +324,8 @@ def test_ds_d16_halves():
 
 def test_workgroups_split_into_chunks(monkeypatch):
   from mockgpu.emulators.rdna import executor
-  monkeypatch.setattr(executor, "MAX_CHUNK_BYTES", 1 << 14)  # a few workgroups per chunk
+  monkeypatch.setattr(executor, "CACHE_CHUNK_BYTES", 1 << 14)  # a few workgroups per chunk
+  monkeypatch.setattr(executor, "MIN_CHUNK_WAVES", 1)
   out = aligned(4 * 64 * 40, 256).view(np.uint32)
   body = [I.s_lshl_b32(s[3], s[2], 8), I.v_add_nc_u32_e32(v[1], s[3], v[1]), I.v_mov_b32_e32(v[2], s[2]), store(v[2]), I.s_endpgm()]
   stats, _ = run(kernel(tid_times4(), *body), out, block=(64, 1, 1), grid=(40, 1, 1), lds=512)

@@ -165,14 +165,30 @@ def farith(op:str, t:str, mode:str, *args):
 def fma32(a, b, c):
   """Correctly rounded float32 fma. a*b is exact in float64, so only the sum rounds twice, and that matters only when
   the float64 sum lands exactly on a float32 midpoint while being inexact: then it moves toward its true side.
-  (Hot path: runs under the launch's np.errstate.)"""
-  p = a.astype(F64) * b
-  s = p + c
-  r = s.astype(np.float32)
+  (Hot path: runs under the launch's np.errstate; every pass over the lanes counts.)"""
+  if np.ndim(a) == 0: a, b = b, a
+  if np.ndim(b) == 0 and (r := _fma32_pow2(a, b, c)) is not None: return r
+  if not np.ndim(a):
+    s = F64(a) * F64(b) + F64(c)
+    r = s.astype(np.float32)
+    cand = (int(s.view(U64)) & 0x1FFFFFFF) == 0x10000000 or (abs(r) < np.float32(F32.tiny) and s != 0)
+  else:
+    # explicit casts then same-type ufuncs: cheaper than mixed-type loops; two float64 buffers in all
+    s = a.astype(F64)
+    np.multiply(s, b if np.ndim(b) == 0 else b.astype(F64), out=s)
+    c64 = np.empty(s.shape, F64)
+    c64[...] = c
+    np.add(s, c64, out=s)
+    r = s.astype(np.float32)
+    # a float32 midpoint in the normal range has float64 mantissa bits 28..0 = 1000...0; subnormal results are checked
+    # apart. An exact zero s needs nothing: a float64 sum of the exact p and c is zero only when p + c is.
+    low = np.bitwise_and(s.view(U64), U64(0x1FFFFFFF), out=c64.view(U64))
+    cand = bool(np.equal(low, U64(0x10000000)).any()) or \
+      (bool(np.fmin.reduce(np.abs(r), axis=None) < np.float32(F32.tiny)) and bool(_tiny_nonzero(s, r).any()))
+  if not cand: return r
   bits = np.asarray(s).view(U64)
-  # a float32 midpoint in the normal range has float64 mantissa bits 28..0 = 1000...0; subnormal results are checked apart
-  cand = ((bits & U64(0x1FFFFFFF)) == U64(0x10000000)) | (np.abs(r) < np.float32(F32.tiny))
-  if not cand.any(): return r
+  cand = ((bits & U64(0x1FFFFFFF)) == U64(0x10000000)) | _tiny_nonzero(s, r)
+  p = np.multiply(a, b, dtype=F64)
   if not np.shape(s):
     si, ei = two_sum(p, F64(c))
     return _fma32_fix(np.atleast_1d(si), np.atleast_1d(ei))[0]
@@ -181,6 +197,22 @@ def fma32(a, b, c):
   si, ei = two_sum(pick(p), pick(c))
   r.reshape(-1)[i] = _fma32_fix(si, ei)
   return r
+
+def _tiny_nonzero(s, r):
+  """Lanes whose float32 result is subnormal or zero while the float64 sum is not exactly zero."""
+  return (np.abs(r) < np.float32(F32.tiny)) & (s != 0)
+
+def _fma32_pow2(a, b, c):
+  """fma with a uniform power-of-two b (x*2+1, x*0.5-c): while every a*b is a normal float32, it is exact in float32
+  and the fma is one correctly rounded float32 add. None when some lane leaves that range (or is inf/nan)."""
+  fb = float(b)
+  if fb == 0 or not np.isfinite(fb) or np.frexp(fb)[0] not in (0.5, -0.5): return None
+  t = a * b
+  if not np.ndim(t) or t.dtype != np.float32 or not t.size: return None
+  at = np.abs(t)
+  if not (at.min() >= np.float32(F32.tiny) and at.max() <= np.float32(F32.max)): return None
+  np.add(t, c, out=t)
+  return t
 
 def _fma32_fix(s, e):
   """float32 rounding of s + e (e: the exact error of the float64 sum s)."""

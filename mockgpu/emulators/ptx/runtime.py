@@ -223,19 +223,20 @@ class Env(Collective):
       typed = view.view(dt)
       if (step := _stride(a, lo, hi, n)) is not None:   # lane i at lo + i*step: strided copies, no gather
         if step == 0: return [np.full(a.size, typed[i]) for i in range(nvec)]
+        if step == nvec: return _columns(typed[:nvec * a.size].reshape(a.size, nvec))
         if step <= 2 * nvec:   # dense: one contiguous copy, lanes as strided views of it
           block = typed[:step * (a.size - 1) + nvec].copy()
           return [block[i::step][:a.size] for i in range(nvec)]
         return [typed[i:i + step * (a.size - 1) + 1:step].copy() for i in range(nvec)]
-      off = (a - U64(lo)).astype(np.int64)
+      off = (a - U64(lo)).view(np.int64)   # in [0, hi - lo]: the view is exact
       align = int(np.bitwise_or.reduce(off))
-      if nvec > 1 and not align % nb and typed.size % nvec == 0:   # whole vectors: one gather of rows
-        rows = typed.reshape(-1, nvec)[off // nb]
-        return [rows[:, i] for i in range(nvec)]
+      if not align % nb:   # whole vectors: one take of nb-byte items (far cheaper than fancy-indexing rows)
+        rows = np.take(view.view(f"V{nb}"), _div(off, nb)).view(dt).reshape(a.size, nvec)
+        return _columns(rows)
       if not align % n:
-        base = off // n
-        return [typed[base + i] for i in range(nvec)]
-    off = (a - U64(lo)).astype(np.int64)
+        base = _div(off, n)
+        return [np.take(typed, base + i if i else base) for i in range(nvec)]
+    off = (a - U64(lo)).view(np.int64)
     vals = view[off[:, None] + np.arange(nb)].view(dt).reshape(a.size, nvec)
     return [vals[:, i].copy() for i in range(nvec)]
 
@@ -255,12 +256,12 @@ class Env(Collective):
           if step: typed[i:i + step * (a.size - 1) + 1:step] = c
           else: typed[i] = c if np.ndim(c) == 0 else c[-1]
         return
-      off = (a - U64(lo)).astype(np.int64)
+      off = (a - U64(lo)).view(np.int64)
       if not (np.bitwise_or.reduce(off) % n):
-        base = off // n
-        for i, c in enumerate(cols): typed[base + i] = c
+        base = _div(off, n)
+        for i, c in enumerate(cols): typed[base + i if i else base] = c
         return
-    off = (a - U64(lo)).astype(np.int64)
+    off = (a - U64(lo)).view(np.int64)
     data = np.empty((a.size, nvec), dt)
     for i, c in enumerate(cols): data[:, i] = c
     view[off[:, None] + np.arange(nb)] = data.view(np.uint8).reshape(a.size, nb)
@@ -277,6 +278,15 @@ def _stride(a:np.ndarray, lo:int, hi:int, n:int) -> int|None:
   return s // n if (np.diff(a) == U64(s)).all() else None
 
 def _align(x:int, a:int) -> int: return (x + a - 1) // a * a
+
+def _columns(rows:np.ndarray) -> list:
+  """The components of loaded vectors as contiguous arrays: every later instruction reads them at full speed (a
+  strided operand costs numpy about twice as much, and a loaded value is typically read several times)."""
+  return [rows.reshape(-1)] if rows.shape[1] == 1 else [rows[:, i].copy() for i in range(rows.shape[1])]
+
+def _div(off:np.ndarray, n:int) -> np.ndarray:
+  """off // n for non-negative offsets; a shift for the power-of-two sizes of every load and store."""
+  return off >> np.int64(n.bit_length() - 1) if n & (n - 1) == 0 else off // n
 
 def _lanes(v, m, n:int=0):
   """A value for the active lanes (all lanes when m is None)."""

@@ -18,7 +18,12 @@ from mockgpu.emulators.rdna.runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
 ARCHS = ("rdna3",)
-MAX_CHUNK_BYTES = 4 << 20  # register, LDS and scratch bytes per chunk of workgroups: small enough that each instruction's arrays stay in cache
+# register, LDS and scratch bytes per chunk of workgroups: about CACHE_CHUNK_BYTES, so that each instruction's arrays
+# stay in cache, but at least MIN_CHUNK_WAVES waves, so that numpy's per-call cost is spread over enough lanes (kernels
+# with many registers), and never over MAX_CHUNK_BYTES (kernels with large private segments)
+CACHE_CHUNK_BYTES = 1 << 20
+MIN_CHUNK_WAVES = 512
+MAX_CHUNK_BYTES = 64 << 20
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
 
@@ -127,19 +132,18 @@ def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudge
 
 def _run(st:State, prog:Program, waves:int, budget:int, used:int) -> int:
   """Run every wave to s_endpgm. While all waves share one PC they run as one group with no scheduling work."""
-  blocks, lens = prog.build(st), prog.block_len
-  everyone = slice(None)
+  (blocks, whole), lens = prog.build(st), prog.block_len
   b = 0
   while b >= 0:
     used += waves * lens[b]
     if used > budget: raise _budget_error(st, prog, b, budget)
-    nxt = blocks[b](everyone, waves)
+    nxt = whole[b](waves)
     if isinstance(nxt, int): b = nxt
     elif (nxt == nxt[0]).all(): b = int(nxt[0])
-    else: return _run_diverged(st, prog, blocks, waves, nxt, budget, used)
+    else: return _run_diverged(st, prog, blocks, whole, waves, nxt, budget, used)
   return used
 
-def _run_diverged(st:State, prog:Program, blocks, waves:int, pc:np.ndarray, budget:int, used:int) -> int:
+def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarray, budget:int, used:int) -> int:
   """Waves at different PCs: run the group at the lowest block; a wave at s_barrier waits until no wave can run."""
   lens, barrier = prog.block_len, prog.block_barrier
   pc = np.asarray(pc, np.int64).copy()
@@ -155,7 +159,7 @@ def _run_diverged(st:State, prog:Program, blocks, waves:int, pc:np.ndarray, budg
     used += len(w) * lens[b]
     if used > budget: raise _budget_error(st, prog, b, budget)
     if len(w) == waves:  # reconverged: run as one group again, without indexing every register access
-      pc[:] = blocks[b](slice(None), waves)
+      pc[:] = whole[b](waves)
       w = slice(None)
     else: pc[w] = blocks[b](w, len(w))
     if barrier[b]: waiting[w] = True
@@ -175,7 +179,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   private = _private_size(d)
   nvgpr = max(prog.nvgpr, 1)
   wave_bytes = 32 * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
-  chunk = max(1, MAX_CHUNK_BYTES // (wpg * wave_bytes + lds_size))
+  per_wg = wpg * wave_bytes + lds_size
+  chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // wpg), MAX_CHUNK_BYTES // per_wg))
   budget, used = config.instruction_budget(), 0
   for g0 in range(0, nwg, chunk):
     ids = np.arange(g0, min(nwg, g0 + chunk))

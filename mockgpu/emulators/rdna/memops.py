@@ -71,10 +71,10 @@ def _dword_rows(st, a:np.ndarray, ndw:int) -> np.ndarray|None:
   size = hi - lo + 4 * ndw
   if hi >> 63 or not st.mem.is_mapped(lo, size): return None
   rel = a.view(np.int64) - lo  # int64 math is much cheaper than uint64 in numpy; hi < 2**63 makes the view exact
+  if (rel & 3).any(): return None
   row = _ROW.get(ndw)
   words = st.mem.view(lo, size, False).view(u32)
   if row is not None and not (rel & (4 * ndw - 1)).any(): return np.take(words.view(row), rel >> (ndw.bit_length() + 1)).view(u32)
-  if (rel & 3).any(): return None
   window = np.lib.stride_tricks.as_strided(words, (len(words) - ndw + 1, ndw), (4, 4), writeable=False)
   return window[rel >> 2].reshape(-1)
 

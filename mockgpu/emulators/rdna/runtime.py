@@ -27,6 +27,7 @@ import numpy as np
 from mockgpu.emulators.rdna import native
 
 LANE = np.arange(32, dtype=np.uint32)
+EVERY = slice(None)  # the wave index of a group that is the whole chunk
 u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
 f16, f32, f64 = np.float16, np.float32, np.float64

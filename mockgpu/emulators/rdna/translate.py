@@ -1,7 +1,8 @@
 """Translate a kernel's basic blocks into Python source over numpy arrays.
 
 Each block becomes a function `b<k>(w, n)` run for a group of n waves sitting at that block (`w`: a slice or index
-array into the wave axis). It returns the next block per wave (an int, or an array for a per-wave branch), or -1 at
+array into the wave axis), and `a<k>(n)`, the same code for the whole chunk of waves (`w` is then every wave, and the
+register accesses skip the indexing). It returns the next block per wave (an int, or an array for a per-wave branch), or -1 at
 s_endpgm. Registers: `S[i][w]` uint32 [n] (SCC is S[253]), `V[i][w]` uint32 [n, 32] where V is a list of per-register
 arrays that are never modified in place (runtime.vw rebinds them), so a move or a load costs no copy; `m` is the
 EXEC mask as lanes and `full` says whether all lanes are on. Instructions this translator does not know become a `raise` at their
@@ -85,7 +86,10 @@ class Translator:
       self.block(b)
       body.append(f"  def b{k}(w, n):")
       body += self.lines
-    body.append(f"  return [{', '.join(f'b{k}' for k in range(len(self.blocks)))}]")
+      body += [f"  def a{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
+      body += [ln.replace("[w]", "") for ln in self.lines]
+    body.append(f"  return [{', '.join(f'b{k}' for k in range(len(self.blocks)))}], "
+                f"[{', '.join(f'a{k}' for k in range(len(self.blocks)))}]")
     consts:dict[str, str] = {}
     body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
     return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + head[2:] + body) + "\n"
@@ -219,7 +223,7 @@ class Translator:
     if d == EXEC:
       self.out(f"S[{d}][w] = pack(({bool_expr}) & m, n)")
       return self.out("m, full = em(S[126][w])")
-    self.out(f"_kb{d} = ({bool_expr}) & m")
+    self.out(f"_kb{d} = ({bool_expr}) if full else ({bool_expr}) & m")  # all lanes on: nothing to clear
     self.pending[d] = f"_kb{d}"
 
   def lazy_masks(self, lines:list[str]) -> list[str]:
