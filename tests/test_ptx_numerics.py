@@ -77,7 +77,8 @@ def test_float_to_int_saturates():
   np.testing.assert_array_equal(float_to_int(x, "u64", "rmi", np.dtype(np.uint64)), [0, 2**64 - 1, 0, 3000000000, 0, 2, 0, 255, 2**64 - 1])
 
 def _fma_ref(a, b, c):
-  a, b, c = (np.broadcast_to(np.asarray(x, np.float32), np.shape(a if np.ndim(a) else b)) for x in (a, b, c))
+  shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+  a, b, c = (np.broadcast_to(np.asarray(x, np.float32), shape) for x in (a, b, c))
   big = Fraction(2) ** 128 - Fraction(2) ** 103   # from here on, float32 round-to-nearest overflows
   exact = [Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)) for x, y, z in zip(a, b, c)]
   # an exact zero takes its sign from IEEE's rule, which float64 arithmetic applies exactly
@@ -106,3 +107,11 @@ def test_fma32_subnormals_next_to_nan_and_zero_lanes():
   got = fma32(x, y, w)
   assert np.isnan(got[0]) and bits(got[1:3]).tolist() == bits(np.array([0.0, -0.0], np.float32)).tolist()
   np.testing.assert_array_equal(bits(got[3:]), bits(_fma_ref(x[3:], y[3:], w[3:])))
+
+def test_fma32_uniform_and_varying_operands():
+  # any operand may be a uniform scalar; the float64 conversion of a reused array is remembered within a launch
+  a, c = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+  k, k2 = np.float32(1.3), np.float32(-0.7)
+  for args in ((k, k2, c), (a, k, c), (k, a, k2), (a, a, c), (a, c, a)):
+    np.testing.assert_array_equal(bits(fma32(*args)), bits(_fma_ref(*args)))
+  assert bits(fma32(k, k2, np.float32(0.25))) == bits(_fma_ref(np.array([k]), k2, np.float32(0.25))[0])

@@ -168,14 +168,14 @@ def fma32(a, b, c):
   (Hot path: runs under the launch's np.errstate; every pass over the lanes counts.)"""
   if np.ndim(a) == 0: a, b = b, a
   if np.ndim(b) == 0 and (r := _fma32_pow2(a, b, c)) is not None: return r
-  if not np.ndim(a):
+  if not (np.ndim(a) or np.ndim(c)):
     s = F64(a) * F64(b) + F64(c)
     r = s.astype(np.float32)
     cand = (int(s.view(U64)) & 0x1FFFFFFF) == 0x10000000 or (abs(r) < np.float32(F32.tiny) and s != 0)
   else:
     # explicit casts then same-type ufuncs: cheaper than mixed-type loops; two float64 buffers in all
-    s = a.astype(F64)
-    np.multiply(s, b if np.ndim(b) == 0 else b.astype(F64), out=s)
+    s = (as64(a) if np.ndim(a) else F64(a)) * (as64(b) if np.ndim(b) else F64(b))
+    if not np.ndim(s): s = np.full(np.shape(c), s)   # only c varies
     c64 = np.empty(s.shape, F64)
     c64[...] = c
     np.add(s, c64, out=s)
@@ -197,6 +197,23 @@ def fma32(a, b, c):
   si, ei = two_sum(pick(p), pick(c))
   r.reshape(-1)[i] = _fma32_fix(si, ei)
   return r
+
+_casts: dict[int, tuple] = {}   # id(array) -> (array, its float64 copy), for the current launch (see as64)
+
+def as64(x):
+  """x as float64, remembered for the rest of the launch: in a matmul each loaded value feeds several fmas. Safe because
+  a translated kernel never modifies a register's array in place (every write binds a new array), and the entry holds
+  the array, so its id cannot be reused while it is remembered."""
+  hit = _casts.get(id(x))
+  if hit is not None and hit[0] is x: return hit[1]
+  y = x.astype(F64)
+  if len(_casts) >= 32: del _casts[next(iter(_casts))]
+  _casts[id(x)] = (x, y)
+  return y
+
+def forget_casts():
+  """End of a launch: drop the remembered conversions (and the arrays they keep alive)."""
+  _casts.clear()
 
 def _tiny_nonzero(s, r):
   """Lanes whose float32 result is subnormal or zero while the float64 sum is not exactly zero."""

@@ -2,9 +2,9 @@
 
 The PM4 command processor collects the dispatch registers into a Dispatch and calls run_dispatch on DISPATCH_DIRECT.
 
-  decode.py     finds the kernel's code from its entry PC (tinygrad's RDNA3 tables) and splits it into basic blocks
-  translate.py  turns each block into Python source over numpy arrays (cached by mockgpu.compiler.cache)
   semantics.py  what each ALU instruction computes, as numpy expressions
+  (mockgpu/compiler/rdna/ decodes a kernel into basic blocks and translates them into Python over numpy arrays,
+   cached by mockgpu.compiler.cache; mockgpu/compiler/native.py builds the C helpers, such as the exact FMA)
   runtime.py    numeric helpers of the translated code (lane masks, exact FMA, transcendentals, WMMA, DPP)
   memops.py     scalar/global/scratch/LDS memory instructions
   executor.py   register set-up from the dispatch registers, wave scheduling, barriers, the instruction budget

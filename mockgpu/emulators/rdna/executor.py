@@ -12,8 +12,9 @@ from mockgpu import config, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import Dispatch, DispatchStats, decode
-from mockgpu.emulators.rdna.translate import Translator, VERSION
+from mockgpu.emulators.rdna import Dispatch, DispatchStats
+from mockgpu.compiler.rdna import decode
+from mockgpu.compiler.rdna.translate import Translator, VERSION
 from mockgpu.emulators.rdna.runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 

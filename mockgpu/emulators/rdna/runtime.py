@@ -24,7 +24,7 @@ sin/cos reduce x to [-0.5, 0.5] revolutions exactly (x - rint(x) is exact in flo
 """
 from __future__ import annotations
 import numpy as np
-from mockgpu.emulators.rdna import native
+from mockgpu.compiler import native
 
 LANE = np.arange(32, dtype=np.uint32)
 EVERY = slice(None)  # the wave index of a group that is the whole chunk

@@ -11,14 +11,15 @@ place, so a kernel only fails if it actually executes one.
 from __future__ import annotations
 import hashlib, os, re, struct
 from tinygrad.renderer.amd.dsl import Inst, Reg
-from mockgpu.emulators.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.runtime import dpp16_lanes
 
 # the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
-_HERE = os.path.dirname(__file__)
-VERSION = hashlib.sha256(b"".join(open(os.path.join(_HERE, f), "rb").read()
-                                  for f in ("decode.py", "translate.py", "semantics.py", "runtime.py", "memops.py", "executor.py"))).hexdigest()[:16]
+_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
+_SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/translate.py", "compiler/native.py", "emulators/rdna/semantics.py",
+            "emulators/rdna/runtime.py", "emulators/rdna/memops.py", "emulators/rdna/executor.py")
+VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
 WIDTH = {"b32": 32, "u32": 32, "i32": 32, "f32": 32, "b16": 16, "u16": 16, "i16": 16, "f16": 16, "bf16": 16,
          "b64": 64, "u64": 64, "i64": 64, "f64": 64}
 FCONST = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
