@@ -15,7 +15,6 @@ from mockgpu.compiler.cache import translated
 from mockgpu.emulators.ptx import parser as P
 from mockgpu.emulators.ptx.codegen import Layout, translate_function
 from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_WINDOW
-from mockgpu.emulators.ptx.numerics import forget_casts
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
 
@@ -126,13 +125,11 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   counters, budget = [0, 0], config.instruction_budget()
   st = time.perf_counter()
   shapes: dict[int, BatchShape] = {}
-  try:
-    with np.errstate(all="ignore"):
-      for first in range(0, nctas, per_batch):
-        count = min(per_batch, nctas - first)
-        if (shape := shapes.get(count)) is None: shape = shapes[count] = BatchShape(block, count)
-        k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
-  finally: forget_casts()
+  with np.errstate(all="ignore"):
+    for first in range(0, nctas, per_batch):
+      count = min(per_batch, nctas - first)
+      if (shape := shapes.get(count)) is None: shape = shapes[count] = BatchShape(block, count)
+      k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
   return stats

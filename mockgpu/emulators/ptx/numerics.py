@@ -174,8 +174,10 @@ def fma32(a, b, c):
     cand = (int(s.view(U64)) & 0x1FFFFFFF) == 0x10000000 or (abs(r) < np.float32(F32.tiny) and s != 0)
   else:
     # explicit casts then same-type ufuncs: cheaper than mixed-type loops; two float64 buffers in all
-    s = (as64(a) if np.ndim(a) else F64(a)) * (as64(b) if np.ndim(b) else F64(b))
-    if not np.ndim(s): s = np.full(np.shape(c), s)   # only c varies
+    if np.ndim(a):
+      s = a.astype(F64)
+      np.multiply(s, b.astype(F64) if np.ndim(b) else b, out=s)
+    else: s = np.full(np.shape(c), F64(a) * F64(b))   # only c varies
     c64 = np.empty(s.shape, F64)
     c64[...] = c
     np.add(s, c64, out=s)
@@ -197,23 +199,6 @@ def fma32(a, b, c):
   si, ei = two_sum(pick(p), pick(c))
   r.reshape(-1)[i] = _fma32_fix(si, ei)
   return r
-
-_casts: dict[int, tuple] = {}   # id(array) -> (array, its float64 copy), for the current launch (see as64)
-
-def as64(x):
-  """x as float64, remembered for the rest of the launch: in a matmul each loaded value feeds several fmas. Safe because
-  a translated kernel never modifies a register's array in place (every write binds a new array), and the entry holds
-  the array, so its id cannot be reused while it is remembered."""
-  hit = _casts.get(id(x))
-  if hit is not None and hit[0] is x: return hit[1]
-  y = x.astype(F64)
-  if len(_casts) >= 32: del _casts[next(iter(_casts))]
-  _casts[id(x)] = (x, y)
-  return y
-
-def forget_casts():
-  """End of a launch: drop the remembered conversions (and the arrays they keep alive)."""
-  _casts.clear()
 
 def _tiny_nonzero(s, r):
   """Lanes whose float32 result is subnormal or zero while the float64 sum is not exactly zero."""

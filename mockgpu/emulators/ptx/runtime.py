@@ -223,7 +223,6 @@ class Env(Collective):
       typed = view.view(dt)
       if (step := _stride(a, lo, hi, n)) is not None:   # lane i at lo + i*step: strided copies, no gather
         if step == 0: return [np.full(a.size, typed[i]) for i in range(nvec)]
-        if step == nvec: return _columns(typed[:nvec * a.size].reshape(a.size, nvec))
         if step <= 2 * nvec:   # dense: one contiguous copy, lanes as strided views of it
           block = typed[:step * (a.size - 1) + nvec].copy()
           return [block[i::step][:a.size] for i in range(nvec)]
