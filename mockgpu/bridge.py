@@ -16,17 +16,23 @@ _hcq = sys.modules["tinygrad.runtime.support.hcq"]  # usually partially initiali
 _RealFileIO, _RealMMIO = _hcq.FileIOInterface, _hcq.MMIOInterface
 
 class MockMMIOInterface(_RealMMIO):
-  """tinygrad's MMIOInterface; a write into a watched range also reaches the device model's callback."""
-  def __init__(self, addr:int, nbytes:int, fmt='B'):
-    super().__init__(addr, nbytes, fmt)
-    self._cb = system.get().watcher(addr, nbytes) if _system_ready() else None
-  def __setitem__(self, k, v):
-    super().__setitem__(k, v)
-    if self._cb is not None:
-      first = k.start or 0 if isinstance(k, slice) else k
-      self._cb(self.addr + first * self.mv.itemsize, v)
+  """tinygrad's MMIOInterface. One made over a watched range (a doorbell page, usermode MMIO) is a WatchedMMIOInterface,
+  whose writes also reach the device model; all others keep tinygrad's own __setitem__, with no extra call per write
+  (the runtime writes its rings a dword at a time)."""
+  def __new__(cls, addr:int, nbytes:int, fmt='B'):
+    if cls is MockMMIOInterface and _system_ready() and system.get().watcher(addr, nbytes) is not None: cls = WatchedMMIOInterface
+    return super().__new__(cls)
   def view(self, offset:int=0, size:int|None=None, fmt=None) -> MockMMIOInterface:
     return MockMMIOInterface(self.addr+offset, (self.nbytes - offset) if size is None else size, fmt=fmt or self.fmt)
+
+class WatchedMMIOInterface(MockMMIOInterface):
+  def __init__(self, addr:int, nbytes:int, fmt='B'):
+    super().__init__(addr, nbytes, fmt)
+    self._cb = system.get().watcher(addr, nbytes)
+  def __setitem__(self, k, v):
+    super().__setitem__(k, v)
+    first = k.start or 0 if isinstance(k, slice) else k
+    self._cb(self.addr + first * self.mv.itemsize, v)
 
 def _system_ready() -> bool: return system._system is not None
 

@@ -39,3 +39,19 @@ def test_builtins_untouched():
   p = py("import builtins; mv = builtins.memoryview; from tinygrad import Tensor\nimport tinygrad.runtime.ops_amd\n"
          "print(builtins.memoryview is mv, memoryview.__module__)", DEV="MOCK+AMD")
   assert p.stdout.split() == ["True", "builtins"], p.stderr
+
+def test_only_watched_ranges_call_back():
+  p = py("""
+import ctypes, tinygrad.runtime.support.hcq as hcq, mockgpu.bridge as b
+from mockgpu import system
+page, other = (ctypes.c_uint64 * 4)(), (ctypes.c_uint32 * 4)()
+seen = []
+system.get().watch(ctypes.addressof(page), 32, lambda addr, v: seen.append((addr - ctypes.addressof(page), v)))
+db = hcq.MMIOInterface(ctypes.addressof(page) + 8, 8, fmt='Q')
+plain = hcq.MMIOInterface(ctypes.addressof(other), 16, fmt='I')
+db[0] = 7; plain[1] = 9
+print(type(db).__name__, type(plain).__name__, isinstance(plain, hcq.MMIOInterface), seen, page[1], other[1],
+      type(plain).__setitem__ is b._RealMMIO.__setitem__)
+""", DEV="MOCK+AMD")
+  assert p.stdout.split(maxsplit=3)[:3] == ["WatchedMMIOInterface", "MockMMIOInterface", "True"], p.stdout + p.stderr
+  assert p.stdout.strip().endswith("[(8, 7)] 7 9 True"), p.stdout

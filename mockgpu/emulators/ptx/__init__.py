@@ -112,6 +112,15 @@ def _check_launch(k:PTXKernel, grid:tuple, block:tuple, dynamic_shared:int):
   if dynamic_shared < 0 or shared > MAX_SHARED:
     raise ValueError(f"kernel {k.name}: {shared} bytes of shared memory exceed the {MAX_SHARED} bytes of a CTA")
 
+_shapes: dict[tuple, BatchShape] = {}
+
+def _batch_shape(block:tuple, nctas:int) -> BatchShape:
+  """Thread-index arrays are the same for every launch of a shape (kernels only read them): build each once."""
+  if (shape := _shapes.get((block, nctas))) is None:
+    if len(_shapes) >= 16: del _shapes[next(iter(_shapes))]
+    shape = _shapes[(block, nctas)] = BatchShape(block, nctas)
+  return shape
+
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0) -> LaunchStats:
   """Run kernel k over grid x block threads. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded."""
   grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
@@ -124,11 +133,9 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   per_batch = max(1, BATCH_THREADS // tpc)
   counters, budget = [0, 0], config.instruction_budget()
   st = time.perf_counter()
-  shapes: dict[int, BatchShape] = {}
   with np.errstate(all="ignore"):
     for first in range(0, nctas, per_batch):
-      count = min(per_batch, nctas - first)
-      if (shape := shapes.get(count)) is None: shape = shapes[count] = BatchShape(block, count)
+      shape = _batch_shape(block, min(per_batch, nctas - first))
       k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
