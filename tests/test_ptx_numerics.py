@@ -87,6 +87,7 @@ def _fma_ref(a, b, c):
                    for v, x, y, z in zip(exact, a, b, c)], np.float32)
 
 @pytest.mark.parametrize("scale", [2.0, 0.5, -4.0, 2.0 ** -140])
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")   # lanes that overflow are part of the test
 def test_fma32_uniform_power_of_two(scale):
   # x*2+1 and friends take a float32-only path while every product is a normal float32; lanes that overflow or go
   # subnormal must fall back to the exact path
@@ -115,3 +116,14 @@ def test_fma32_uniform_and_varying_operands():
   for args in ((k, k2, c), (a, k, c), (k, a, k2), (a, a, c), (a, c, a)):
     np.testing.assert_array_equal(bits(fma32(*args)), bits(_fma_ref(*args)))
   assert bits(fma32(k, k2, np.float32(0.25))) == bits(_fma_ref(np.array([k]), k2, np.float32(0.25))[0])
+
+def test_fma32_ties_at_the_smallest_normal():
+  # c = the largest subnormal, a*b = 2^-150 - 2^-196: the float64 sum is the tie 2^-126 - 2^-150 (inexact, true value
+  # below), which a plain cast rounds up to the smallest normal; fma rounds down to the largest subnormal
+  a = np.full(4, 2.0 ** -75 * (1 + 2.0 ** -23), np.float32)
+  b = np.array([1, 1, -1, -1], np.float32) * np.float32(2.0 ** -75 * (1 - 2.0 ** -23))
+  big_sub = np.uint32(0x007FFFFF).view(np.float32)
+  c = np.array([big_sub, -big_sub, -big_sub, big_sub], np.float32)
+  got = fma32(a, b, c)
+  np.testing.assert_array_equal(bits(got), bits(_fma_ref(a, b, c)))
+  assert bits(got[0]) == 0x007FFFFF

@@ -171,7 +171,7 @@ def fma32(a, b, c):
   if not (np.ndim(a) or np.ndim(c)):
     s = F64(a) * F64(b) + F64(c)
     r = s.astype(np.float32)
-    cand = (int(s.view(U64)) & 0x1FFFFFFF) == 0x10000000 or (abs(r) < np.float32(F32.tiny) and s != 0)
+    cand = (int(s.view(U64)) & 0x1FFFFFFF) == 0x10000000 or (abs(r) <= np.float32(F32.tiny) and s != 0)
   else:
     # explicit casts then same-type ufuncs: cheaper than mixed-type loops; two float64 buffers in all
     if np.ndim(a):
@@ -186,7 +186,7 @@ def fma32(a, b, c):
     # apart. An exact zero s needs nothing: a float64 sum of the exact p and c is zero only when p + c is.
     low = np.bitwise_and(s.view(U64), U64(0x1FFFFFFF), out=c64.view(U64))
     cand = bool(np.equal(low, U64(0x10000000)).any()) or \
-      (bool(np.fmin.reduce(np.abs(r), axis=None) < np.float32(F32.tiny)) and bool(_tiny_nonzero(s, r).any()))
+      (bool(np.fmin.reduce(np.abs(r), axis=None) <= np.float32(F32.tiny)) and bool(_tiny_nonzero(s, r).any()))
   if not cand: return r
   bits = np.asarray(s).view(U64)
   cand = ((bits & U64(0x1FFFFFFF)) == U64(0x10000000)) | _tiny_nonzero(s, r)
@@ -201,8 +201,9 @@ def fma32(a, b, c):
   return r
 
 def _tiny_nonzero(s, r):
-  """Lanes whose float32 result is subnormal or zero while the float64 sum is not exactly zero."""
-  return (np.abs(r) < np.float32(F32.tiny)) & (s != 0)
+  """Lanes whose float32 result is at most the smallest normal (a sum just below it may round up to it) while the
+  float64 sum is not exactly zero."""
+  return (np.abs(r) <= np.float32(F32.tiny)) & (s != 0)
 
 def _fma32_pow2(a, b, c):
   """fma with a uniform power-of-two b (x*2+1, x*0.5-c): while every a*b is a normal float32, it is exact in float32
@@ -219,10 +220,12 @@ def _fma32_pow2(a, b, c):
 def _fma32_fix(s, e):
   """float32 rounding of s + e (e: the exact error of the float64 sum s)."""
   fixed = s.astype(np.float32)
-  if (inexact := np.flatnonzero(e != 0)).size:
+  # results up to the smallest normal are rounded exactly; above it, a candidate is a float64 tie on the float32 grid,
+  # which one float64 step toward the true side settles
+  small = np.abs(fixed) <= np.float32(F32.tiny)
+  if (inexact := np.flatnonzero((e != 0) & ~small)).size:
     fixed[inexact] = np.nextafter(s[inexact], np.where(e[inexact] > 0, np.inf, -np.inf)).astype(np.float32)
-  if (tiny := np.abs(fixed) < np.float32(F32.tiny)).any():
-    fixed[tiny] = round_to(s[tiny], np.sign(e[tiny]), F32, "rn").astype(np.float32)
+  if small.any(): fixed[small] = round_to(s[small], np.sign(e[small]), F32, "rn").astype(np.float32)
   return fixed
 
 def fma64(a, b, c, mode:str="rn"):

@@ -226,7 +226,9 @@ class Env(Collective):
         if step <= 2 * nvec:   # dense: one contiguous copy, lanes as strided views of it
           block = typed[:step * (a.size - 1) + nvec].copy()
           return [block[i::step][:a.size] for i in range(nvec)]
-        return [typed[i:i + step * (a.size - 1) + 1:step].copy() for i in range(nvec)]
+        if nvec == 1: return [typed[:step * (a.size - 1) + 1:step].copy()]
+        # one strided copy of whole vectors reads each lane's cache line once (a copy per component would read it nvec times)
+        return _columns(np.lib.stride_tricks.as_strided(typed, (a.size, nvec), (step * n, n), writeable=False).copy())
       off = (a - U64(lo)).view(np.int64)   # in [0, hi - lo]: the view is exact
       align = int(np.bitwise_or.reduce(off))
       if not align % nb:   # whole vectors: one take of nb-byte items (far cheaper than fancy-indexing rows)
