@@ -3,8 +3,8 @@
   mod = load_module(ptx_text); k = mod.kernel(name)
   stats = launch(mem, k, grid, block, params, dynamic_shared=0)
 
-See codegen.py for the execution model, numerics.py for floating-point exactness and the error bounds of the
-approximate instructions, runtime.py for the memory spaces.
+See mockgpu/compiler/ptx/codegen.py for the execution model and the translation, numerics.py for floating-point
+exactness and the error bounds of the approximate instructions, runtime.py for the memory spaces.
 """
 from __future__ import annotations
 import time
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from mockgpu import config, system
 from mockgpu.compiler.cache import translated
-from mockgpu.emulators.ptx import parser as P
-from mockgpu.emulators.ptx.codegen import Layout, translate_function
+from mockgpu.compiler.ptx import parser as P
+from mockgpu.compiler.ptx.codegen import Layout, translate_function
 from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_WINDOW
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
@@ -22,9 +22,10 @@ def _translator_version() -> str:
   """Changes whenever the translator's source does, so a disk cache never serves code from an older translator."""
   import hashlib, os
   h = hashlib.sha256(b"ptx-1")
-  here = os.path.dirname(os.path.abspath(__file__))
-  for name in ("parser.py", "codegen.py", "ops.py", "ops_alu.py", "types.py", "kernel_ns.py"):
-    with open(os.path.join(here, name), "rb") as f: h.update(f.read())
+  pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
+  for name in ("compiler/ptx/parser.py", "compiler/ptx/codegen.py", "compiler/ptx/ops.py", "compiler/ptx/ops_alu.py",
+               "emulators/ptx/types.py", "emulators/ptx/kernel_ns.py"):
+    with open(os.path.join(pkg, name), "rb") as f: h.update(f.read())
   return h.hexdigest()[:16]
 
 VERSION = _translator_version()

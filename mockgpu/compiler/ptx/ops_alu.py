@@ -1,7 +1,7 @@
 """Arithmetic, comparison, conversion and bit-manipulation emitters (see ops.py for the emitter contract)."""
 from __future__ import annotations
-from mockgpu.emulators.ptx import parser as P
-from mockgpu.emulators.ptx.ops import handler, Mods, one_type, npt, K
+from mockgpu.compiler.ptx import parser as P
+from mockgpu.compiler.ptx.ops import handler, Mods, one_type, npt, K
 from mockgpu.emulators.ptx.types import PTX_TYPES, bits, is_float, is_signed
 
 _FLOAT_FLAGS = {"rn", "rz", "rm", "rp", "ftz", "sat", "approx", "full", "relu"}

@@ -9,7 +9,7 @@ and makes bar.sync exact (a barrier starts a block, so every thread reaches it b
 from __future__ import annotations
 import numpy as np
 from mockgpu.errors import UnsupportedInstruction
-from mockgpu.emulators.ptx import parser as P
+from mockgpu.compiler.ptx import parser as P
 from mockgpu.emulators.ptx.types import np_dtype, is_signed
 
 _BARRIERS = ("bar", "barrier")
@@ -192,7 +192,7 @@ def _special_prologue() -> list[str]:
 
 def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str) -> tuple[list[str], int]:
   """Python source for one kernel and its count of instructions (for the stats)."""
-  from mockgpu.emulators.ptx import ops
+  from mockgpu.compiler.ptx import ops
   blocks = split_blocks(fn.body)
   cx = Ctx(fn, layout, consts)
   for b in blocks:

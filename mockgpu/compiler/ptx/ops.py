@@ -5,7 +5,7 @@ cx.dst_lanes (values for the active lanes only, as loads return them). Anything 
 UnsupportedInstruction at translation time, naming the instruction and its PTX line.
 """
 from __future__ import annotations
-from mockgpu.emulators.ptx import parser as P
+from mockgpu.compiler.ptx import parser as P
 from mockgpu.emulators.ptx.types import PTX_TYPES, np_dtype, bits, is_float
 
 # *** modifier handling ***
@@ -319,4 +319,4 @@ def _mma(cx, ins):
   for i, x in enumerate(d.items): cx.dst(x, "b32", f"{r}[{i}]")
 
 # the arithmetic, comparison, conversion and bit-manipulation emitters register themselves on import
-from mockgpu.emulators.ptx import ops_alu  # noqa: E402,F401
+from mockgpu.compiler.ptx import ops_alu  # noqa: E402,F401
