@@ -43,7 +43,6 @@ class VFS:
     self.roots:list[str] = []
     self.files:dict[str, tuple[Callable[[], bytes], Callable|None]] = {}
     self.devices:dict[str, Callable[[str, int], Handle]] = {}
-    self.links:dict[str, str] = {}
     self.dirs:dict[str, set[str]] = {}
 
   # *** registration ***
@@ -54,9 +53,6 @@ class VFS:
     self._add_parents(path)
   def add_device(self, path:str, opener:Callable[[str, int], Handle]):
     self.devices[path] = opener
-    self._add_parents(path)
-  def add_link(self, path:str, target:str):
-    self.links[path] = target
     self._add_parents(path)
   def _add_parents(self, path:str):
     parent, name = os.path.split(path)
@@ -70,7 +66,7 @@ class VFS:
     return any(p == r or p.startswith(r + "/") or (r.endswith("*") and p.startswith(r[:-1])) for r in self.roots)
   def exists(self, path:str) -> bool:
     p = os.path.normpath(path)
-    return p in self.files or p in self.devices or p in self.dirs or p in self.links
+    return p in self.files or p in self.devices or p in self.dirs
   def open(self, path:str, flags:int) -> Handle:
     p = os.path.normpath(path)
     if p in self.devices: return self.devices[p](p, flags)
@@ -82,8 +78,8 @@ class VFS:
     if p not in self.dirs: raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
     return sorted(self.dirs[p])
   def readlink(self, path:str) -> str:
-    p = os.path.normpath(path)
-    if p not in self.links: raise OSError(errno.EINVAL, os.strerror(errno.EINVAL), path)
-    return self.links[p]
+    """No mock path is a symbolic link: EINVAL for one that exists, ENOENT otherwise, as readlink(2) says."""
+    code = errno.EINVAL if self.exists(path) else errno.ENOENT
+    raise OSError(code, os.strerror(code), path)
 
 def _b(x) -> bytes: return x if isinstance(x, bytes) else str(x).encode()
