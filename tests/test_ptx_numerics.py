@@ -3,7 +3,8 @@ fma and the directed rounding modes in float32 and float64, subnormal results, c
 from fractions import Fraction
 import numpy as np
 import pytest
-from mockgpu.emulators.ptx.numerics import fma32, fma64, farith, int_to_float, float_to_float, float_to_int
+from mockgpu.compiler import native
+from mockgpu.emulators.ptx.numerics import fma32, _fma32_numpy, fma64, farith, int_to_float, float_to_float, float_to_int
 
 rng = np.random.default_rng(7)
 
@@ -127,3 +128,29 @@ def test_fma32_ties_at_the_smallest_normal():
   got = fma32(a, b, c)
   np.testing.assert_array_equal(bits(got), bits(_fma_ref(a, b, c)))
   assert bits(got[0]) == 0x007FFFFF
+
+def _fma32_specials() -> np.ndarray:
+  """Random float32s of every magnitude plus NaN payloads (quiet, signalling, both signs), infs, signed zeros,
+  subnormals, values that overflow, and products that sit on (or just off) a float32 tie."""
+  nan = np.array([0x7FC00000, 0xFFC00000, 0x7FC12345, 0xFFD00001, 0x7F800001, 0xFF812345], np.uint32).view(np.float32)
+  sub = np.array([0x00000001, 0x807FFFFF, 0x00400000, 0x00800000], np.uint32).view(np.float32)
+  other = np.array([np.inf, -np.inf, 0.0, -0.0, 3.4e38, -3.0e38, 1 + 2.0 ** -12, 1 - 2.0 ** -12, 2.0 ** -60, 1.0, -1.0],
+                   np.float32)
+  rand = (rng.standard_normal(40) * 10.0 ** rng.integers(-45, 38, 40)).astype(np.float32)
+  return np.concatenate([nan, sub, other, rand])
+
+@pytest.mark.skipif(native.fma_f32() is None, reason="native helper not built here (no compiler, or MOCKGPU_NATIVE=0)")
+def test_fma32_native_matches_numpy_path():
+  # the native fmaf ufunc and the float64 emulation must give the same bits everywhere, NaN lanes included, with any
+  # operand uniform (numpy's uniform-operand loops choose NaN payloads differently, which fma32 must not show)
+  v = _fma32_specials()
+  a, b, c = (x.reshape(-1) for x in np.meshgrid(v, v, v[::5], indexing="ij"))
+  ties = (np.float32(1 + 2.0 ** -12), np.float32(1 + 2.0 ** -12), np.array([0.0, 2.0 ** -60, -2.0 ** -60], np.float32))
+  with np.errstate(all="ignore"):
+    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+    assert bits(fma32(a[finite], b[finite], c[finite])).tolist() == bits(native.fma_f32()(a[finite], b[finite], c[finite])).tolist()
+    lanes = (v, np.roll(v, 7), np.roll(v, 19))
+    cases = [(a, b, c), ties] + [tuple(k if i == j else x for j, x in enumerate(lanes)) for k in v for i in range(3)]
+    cases += [(a[i], b[i], c[i]) for i in range(0, a.size, 97)]
+    for args in cases:
+      assert bits(fma32(*args)).tolist() == bits(_fma32_numpy(*args)).tolist(), args

@@ -24,6 +24,7 @@ exact function (well inside the hardware's documented bounds):
 from __future__ import annotations
 import numpy as np
 from mockgpu.errors import UnsupportedInstruction
+from mockgpu.compiler import native
 
 F64 = np.float64
 U64 = np.uint64
@@ -162,7 +163,20 @@ def farith(op:str, t:str, mode:str, *args):
     s, es = _exact(op, *xs)
     return from64(round_to(s, es, fmt, mode), t)
 
+_F32 = np.dtype(np.float32)
+
 def fma32(a, b, c):
+  """Correctly rounded float32 fma (fma.rn.f32): the native fmaf ufunc (mockgpu/compiler/native.py) for float32
+  operands when it is built, else _fma32_numpy. Both round once, so they agree on every non-NaN result. NaN payloads
+  differ: numpy's loops with a uniform operand pick the other operand's NaN than the ufunc's fixed x86 order does,
+  so any NaN lane sends the whole call to _fma32_numpy (NaNs are rare in real kernels; one max pass finds them)."""
+  if (fma := native.fma_f32()) is not None and \
+      getattr(a, "dtype", None) == _F32 and getattr(b, "dtype", None) == _F32 and getattr(c, "dtype", None) == _F32:
+    r = fma(a, b, c)
+    if not np.isnan(r.max() if np.ndim(r) and r.size else r).any(): return r
+  return _fma32_numpy(a, b, c)
+
+def _fma32_numpy(a, b, c):
   """Correctly rounded float32 fma. a*b is exact in float64, so only the sum rounds twice, and that matters only when
   the float64 sum lands exactly on a float32 midpoint while being inexact: then it moves toward its true side.
   (Hot path: runs under the launch's np.errstate; every pass over the lanes counts.)"""
