@@ -3,8 +3,9 @@
 Each test runs one tinygrad program in a subprocess, so DEV is set before tinygrad is imported.
 """
 from __future__ import annotations
-import os, subprocess, sys, textwrap
+import textwrap
 import pytest
+from conftest import run_tinygrad
 
 PRELUDE = """
 import numpy as np
@@ -20,10 +21,8 @@ def check(got, ref, tol=0.0):
 """
 
 def run_amd(body:str):
-  code = PRELUDE + textwrap.dedent(body) + "\nprint('DONE')\n"
-  env = {**os.environ, "DEV": "MOCK+AMD"}
-  r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600, cwd="/tmp")
-  assert r.returncode == 0 and "DONE" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+  r = run_tinygrad("MOCK+AMD", PRELUDE + textwrap.dedent(body) + "\nprint('DONE')\n", timeout=600)
+  assert "DONE" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
 
 def test_elementwise_dtypes():
   run_amd("""
