@@ -14,8 +14,8 @@ workload once cold (compiles, translates, fills caches), then times warm runs. C
 """
 from __future__ import annotations
 import argparse, json, os, resource, statistics, subprocess, sys, time
+from mockgpu.config import CONFIGURATIONS
 
-DEVICES = ["MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX"]
 
 def _elementwise(T, n=4 << 20): x = T.rand(n).realize(); return lambda: (x.exp() * 2 + 1).realize()
 def _sum(T, n=4 << 20): x = T.rand(n).realize(); return lambda: x.sum().realize()
@@ -97,7 +97,7 @@ def main():
   if args.child:
     print(json.dumps(child(args.child)))
     return 0
-  devs, loads = args.dev or DEVICES, args.only or list(WORKLOADS)
+  devs, loads = args.dev or list(CONFIGURATIONS), args.only or list(WORKLOADS)
   results = {}
   print(f"{'workload':20s} {'device':14s} {'cold s':>8s} {'wall s':>8s} {'ratio':>7s} {'Minst/s':>8s} {'emu Mi/s':>9s} {'launch/s':>9s} {'RSS MiB':>8s} {'budget':>7s}")
   for w in loads:

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Markdown tables (as in the README) from one or more `bench/run.py --json` files: python bench/table.py A.json [B.json ...]"""
 import json, sys
+from mockgpu.config import CONFIGURATIONS
 
 def main(paths:list[str]):
   rows:dict[str, dict] = {}
   for p in paths:
     for w, devs in json.load(open(p)).items():
       for d, r in devs.items(): rows.setdefault(w, {})[d] = r
-  devs = sorted({d for r in rows.values() for d in r if d != "CPU"}, key=["MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX"].index)
+  devs = sorted({d for r in rows.values() for d in r if d != "CPU"}, key=CONFIGURATIONS.index)
   print("wall seconds of a warm run (ratio to DEV=CPU):\n")
   print("| workload | CPU s | " + " | ".join(devs) + " |\n| --- | ---: | " + " | ".join("---:" for _ in devs) + " |")
   for w, r in rows.items():

@@ -1,6 +1,9 @@
 """Settings, read from the environment each time they are asked for (tests change them per process)."""
 import os
 
+# the device configurations mockgpu serves: tinygrad's DEV values (interface+device:renderer)
+CONFIGURATIONS = ("MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX")
+
 def _int(name:str, default:int) -> int: return int(os.environ.get(name, default))
 
 def gpu_count() -> int:

@@ -5,8 +5,8 @@ its MOCK interface at import), and each child runs the program twice in-process:
 """
 from __future__ import annotations
 import os, subprocess, sys, time
+from mockgpu import config
 
-DEFAULT_DEVICES = ["MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX"]
 
 def program(dev:str) -> dict:
   """A matmul, a softmax and a two-layer MLP forward and backward, from seeded inputs."""
@@ -49,7 +49,7 @@ def child() -> int:
 
 def main(devices:list[str]|None=None) -> int:
   failed = []
-  for dev in devices or DEFAULT_DEVICES:
+  for dev in devices or config.CONFIGURATIONS:
     print(f"DEV={dev}", flush=True)
     p = subprocess.run([sys.executable, "-m", "mockgpu.demo", "--child"], env={**os.environ, "DEV": dev})
     if p.returncode != 0: failed.append(dev)

@@ -2,13 +2,13 @@
 (and its device list) when it is imported; each pytest-xdist worker has its own children and so its own mock state."""
 import os, pickle, subprocess, sys, tempfile, textwrap
 import pytest
+from mockgpu.config import CONFIGURATIONS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ALL_DEVICES = ["MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX"]
 
 def device_configs() -> list[str]:
   """The configurations the suites run on (MOCKGPU_TEST_DEVICES=comma list to narrow it)."""
-  return [d for d in os.environ.get("MOCKGPU_TEST_DEVICES", ",".join(ALL_DEVICES)).split(",") if d]
+  return [d for d in os.environ.get("MOCKGPU_TEST_DEVICES", ",".join(CONFIGURATIONS)).split(",") if d]
 
 def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check:bool=True) -> subprocess.CompletedProcess:
   """Run `code` in a fresh interpreter with DEV=dev, from a directory outside any tinygrad checkout."""

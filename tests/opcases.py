@@ -266,7 +266,6 @@ case("jit_elementwise")(_jit_elementwise)
 
 # *** autograd of a small MLP ***
 def _mlp(dev):
-  from tinygrad import Tensor
   x = T(data("float32", (8, 12), seed=1, lo=-1, hi=1), dev)
   w1 = T(data("float32", (12, 16), seed=2, lo=-0.5, hi=0.5), dev)
   w2 = T(data("float32", (16, 3), seed=3, lo=-0.5, hi=0.5), dev)

@@ -1,6 +1,5 @@
 """The bridge: tinygrad's MOCK imports resolve to mockgpu with no PYTHONPATH, and nothing else in the process changes."""
 import os, subprocess, sys
-from conftest import HERE
 
 def py(code:str, **env) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/tmp", env={**os.environ, **env}, timeout=120)

@@ -4,7 +4,6 @@ Each test runs one tinygrad program in a subprocess, so DEV is set before tinygr
 """
 from __future__ import annotations
 import textwrap
-import pytest
 from conftest import run_tinygrad
 
 PRELUDE = """

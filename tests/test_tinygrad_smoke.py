@@ -3,7 +3,7 @@
 It runs from a directory outside any tinygrad checkout (only the one file is there), so the MOCK modules can only come
 from mockgpu. The only skips allowed are tinygrad's own (its test skips image tests unless DEV is CL).
 """
-import os, re, shutil, subprocess, sys, tarfile
+import os, re, subprocess, sys, tarfile
 import pytest
 from conftest import device_configs
 

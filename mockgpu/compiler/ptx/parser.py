@@ -169,7 +169,6 @@ SPECIALS = {"tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "nwarpid", "sm
 
 def _parse_vars(decl:str, space:str, line:int) -> list[Var]:
   """`.shared .align 16 .b8 name[64]` (with optional `= {...}`, several names)."""
-  init = None
   if "=" in decl: decl, init_txt = decl.split("=", 1)
   else: init_txt = None
   toks = decl.split()

@@ -415,7 +415,6 @@ class Translator:
     if inst.clmp: raise Unsupported("clamp on packed math")
     t, expr = sem.PACKED[n]
     nsrc = 3 if "FMA" in n or "MAD" in n else 2
-    halves = []
     for half, sel, ng in ((0, opsel, inst.neg), (1, opsel_hi, inst.neg_hi)):
       vals = {}
       for i in range(nsrc):

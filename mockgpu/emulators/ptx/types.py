@@ -15,5 +15,3 @@ def np_dtype(t:str) -> np.dtype:
 def bits(t:str) -> int: return 1 if t == "pred" else np_dtype(t).itemsize * 8
 def is_float(t:str) -> bool: return t in ("f16", "f32", "f64", "bf16", "f16x2", "bf16x2")
 def is_signed(t:str) -> bool: return t[0] == "s"
-def uint_of(nbits:int) -> np.dtype: return np.dtype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[nbits])
-def sint_of(nbits:int) -> np.dtype: return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[nbits])
