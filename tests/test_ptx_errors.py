@@ -72,3 +72,24 @@ def test_trap():
   from mockgpu.errors import MockGPUError
   with pytest.raises(MockGPUError, match=r"PTX line \d+: trap"):
     run(kernel("trap;", ".param .u64 out"), [np.zeros(1, np.uint32)])
+
+def test_fused_loads_fault_as_the_load_that_misses():
+  """Loads read by one prefetch (compiler/ptx/fuse.py) still fault one by one: the first that leaves the allocation."""
+  x = np.zeros(256 * 4 - 1, np.float32)   # the last lane's [%rd5+12] is one element past the end
+  body = """
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd0, %r0, 16;
+ld.param.u64 %rd1, [in0];
+add.s64 %rd5, %rd1, %rd0;
+ld.global.f32 %f0, [%rd5];
+ld.global.v2.f32 {%f1, %f2}, [%rd5+4];
+ld.global.f32 %f3, [%rd5+12];
+add.f32 %f4, %f0, %f3;
+st.global.f32 [%rd5], %f4;"""
+  src = kernel(body, ".param .u64 in0")
+  with pytest.raises(GPUPageFault, match=r"read of 4 bytes .*ld\.global\.f32 %f3, \[%rd5\+12\]") as e:
+    run(src, [x], block=(256, 1, 1))
+  assert e.value.va == x.ctypes.data + x.nbytes
+  with pytest.raises(GPUPageFault, match=r"read of 4 bytes .*ld\.global\.f32 %f0, \[%rd5\]"):
+    run(src.replace("add.s64 %rd5, %rd1, %rd0;", "add.s64 %rd5, %rd1, %rd0;\nadd.s64 %rd5, %rd5, 65536;"), [x], block=(256, 1, 1))
+  assert not x.any()

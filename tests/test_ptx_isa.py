@@ -755,3 +755,100 @@ st.u32 [%rd9], %r5;"""
   run(kernel(body, ".param .u64 out"), [out], grid=(4, 1, 1))
   c, t = np.arange(128) // 32, np.arange(128) % 32
   np.testing.assert_array_equal(out, np.where(t % 2 == 1, c * 100 + (t ^ 31), 7))
+
+# *** fused loads (compiler/ptx/fuse.py): runs of loads off one base register read by one prefetch ***
+
+LANE = "mov.u32 %r0, %tid.x;\nmov.u32 %r20, %ctaid.x;\nmov.u32 %r21, %ntid.x;\nmad.lo.s32 %r0, %r20, %r21, %r0;\n"
+# eight float32 loads at [%rd5+0..28] (scalar, v2 and a b32 of the same size, out of order, an add between), stored to out[lane]
+EIGHT = """
+ld.global.f32 %f1, [%rd5+4];
+ld.global.f32 %f0, [%rd5];
+add.f32 %f8, %f0, %f1;
+ld.global.v2.f32 {%f2, %f3}, [%rd5+8];
+ld.global.b32 %r5, [%rd5+16];
+ld.global.f32 %f5, [%rd5+20];
+ld.global.v2.f32 {%f6, %f7}, [%rd5+24];
+mul.wide.u32 %rd8, %r0, 36;
+add.s64 %rd9, %rd4, %rd8;
+st.global.f32 [%rd9], %f8;
+st.global.v4.f32 [%rd9+4], {%f0, %f1, %f2, %f3};
+st.global.b32 [%rd9+20], %r5;
+st.global.v2.f32 [%rd9+24], {%f5, %f6};
+st.global.f32 [%rd9+32], %f7;"""
+
+def _eight_want(rows:np.ndarray) -> np.ndarray:
+  return np.concatenate([(rows[:, 0] + rows[:, 1])[:, None], rows], axis=1)
+
+class TestFusedLoads:
+  def test_regular_stride(self):
+    x = f32(512 * 8)
+    out = np.zeros(512 * 9, np.float32)
+    body = LANE + "mul.wide.u32 %rd0, %r0, 32;\nld.param.u64 %rd1, [in0];\nld.param.u64 %rd4, [out];\nadd.s64 %rd5, %rd1, %rd0;" + EIGHT
+    src = kernel(body, ".param .u64 out, .param .u64 in0")
+    from mockgpu.emulators.ptx import translate_module
+    assert translate_module(src).count("ld_rows") == 2   # one cluster, in the unmasked and the masked variant
+    run(src, [out, x], grid=(4, 1, 1), block=(128, 1, 1))
+    np.testing.assert_array_equal(out.view(np.uint32), _eight_want(x.reshape(512, 8)).view(np.uint32).ravel())
+
+  def test_gathered_rows_and_masked_block(self):
+    """Lane i reads row perm[i] (no regular stride: a take of rows); lanes below 100 branch away (the masked variant)."""
+    x, perm = f32(512 * 8), rng.permutation(512).astype(np.uint32)
+    out = np.zeros(512 * 9, np.float32)
+    body = LANE + """mul.wide.u32 %rd0, %r0, 4;
+ld.param.u64 %rd1, [in0];
+ld.param.u64 %rd2, [in1];
+ld.param.u64 %rd4, [out];
+add.s64 %rd6, %rd2, %rd0;
+ld.global.u32 %r6, [%rd6];
+mul.wide.u32 %rd7, %r6, 32;
+add.s64 %rd5, %rd1, %rd7;
+setp.lt.u32 %p1, %r0, 100;
+@%p1 bra $L_end;""" + EIGHT + "\n$L_end:"
+    run(kernel(body, ".param .u64 out, .param .u64 in0, .param .u64 in1"), [out, x, perm], grid=(4, 1, 1), block=(128, 1, 1))
+    want = _eight_want(x.reshape(512, 8)[perm])
+    want[:100] = 0
+    np.testing.assert_array_equal(out.view(np.uint32), want.view(np.uint32).ravel())
+
+  def test_store_or_base_write_between_loads_ends_the_cluster(self):
+    """A load after a store to its address sees the stored value; after the base register moves, the new address."""
+    x = np.arange(512 * 4, dtype=np.uint32)
+    out = np.zeros(512 * 4, np.uint32)
+    body = LANE + """mul.wide.u32 %rd0, %r0, 16;
+ld.param.u64 %rd1, [in0];
+ld.param.u64 %rd4, [out];
+add.s64 %rd5, %rd1, %rd0;
+add.s64 %rd9, %rd4, %rd0;
+ld.global.u32 %r1, [%rd5];
+ld.global.u32 %r2, [%rd5+4];
+st.global.u32 [%rd5+8], %r1;
+ld.global.u32 %r3, [%rd5+8];
+ld.global.u32 %r4, [%rd5+12];
+add.s64 %rd5, %rd5, 4;
+ld.global.u32 %r5, [%rd5+8];
+st.global.v4.u32 [%rd9], {%r2, %r3, %r4, %r5};"""
+    run(kernel(body, ".param .u64 out, .param .u64 in0"), [out, x], grid=(4, 1, 1), block=(128, 1, 1))
+    want = np.arange(512 * 4, dtype=np.uint32).reshape(512, 4)
+    np.testing.assert_array_equal(out.reshape(512, 4), np.stack([want[:, 1], want[:, 0], want[:, 3], want[:, 3]], axis=1))
+
+  def test_generic_shared_pointer_falls_back(self):
+    """A cluster through a generic pointer into shared memory is not prefetched: the loads run one by one."""
+    out = np.zeros(256 * 2, np.uint32)
+    body = """
+.shared .align 8 .b32 buf[512];
+mov.u32 %r0, %tid.x;
+mov.u64 %rd1, buf;
+cvta.shared.u64 %rd2, %rd1;
+mul.wide.u32 %rd3, %r0, 8;
+add.s64 %rd4, %rd2, %rd3;
+add.u32 %r1, %r0, 1000;
+st.u32 [%rd4], %r0;
+st.u32 [%rd4+4], %r1;
+bar.sync 0;
+ld.u32 %r2, [%rd4+4];
+ld.u32 %r3, [%rd4];
+ld.param.u64 %rd7, [out];
+add.s64 %rd9, %rd7, %rd3;
+st.global.v2.u32 [%rd9], {%r2, %r3};"""
+    run(kernel(body, ".param .u64 out"), [out], block=(256, 1, 1))
+    t = np.arange(256, dtype=np.uint32)
+    np.testing.assert_array_equal(out.reshape(256, 2), np.stack([t + 1000, t], axis=1))

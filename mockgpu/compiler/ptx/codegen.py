@@ -72,6 +72,7 @@ class Ctx:
     self.labels:dict[str, int] = {}
     self.block:Block|None = None
     self.exit = 0                 # the block index meaning "every thread has exited"
+    self.fused:dict = {}          # id(load) -> fuse.Fused, for the loads of the current block read by one prefetch
 
   # *** output ***
   def emit(self, s:str): self.lines.append("  " * self.indent + s)
@@ -192,7 +193,7 @@ def _special_prologue() -> list[str]:
 
 def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str) -> tuple[list[str], int]:
   """Python source for one kernel and its count of instructions (for the stats)."""
-  from mockgpu.compiler.ptx import ops
+  from mockgpu.compiler.ptx import ops, fuse
   blocks = split_blocks(fn.body)
   cx = Ctx(fn, layout, consts)
   for b in blocks:
@@ -202,7 +203,7 @@ def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str) ->
   for masked in (False, True):
     cx.lines, cx.indent, cx.masked_block = [], 4, masked
     for b in blocks:
-      cx.block = b
+      cx.block, cx.fused = b, fuse.plan(b.instrs, cx.tmp)
       cx.emit(f"case {b.index}:")
       cx.indent += 1
       if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}{', _m' if masked else ''})")

@@ -231,8 +231,15 @@ def _ld(cx, ins):
   v = cx.tmp()
   if space in ("shared", "local"): cx.emit(f"{v} = _E.ld_space({space!r}, {addr}, {dt}, {n}, {mask}, {cx.where()})")
   elif space == "const": cx.emit(f"{v} = _E.ld_const({addr}, {dt}, {n}, {mask}, {cx.where()})")
+  elif (fz := cx.fused.get(id(ins))) is not None: _ld_fused(cx, fz, v, f"_E.ld_global({addr}, {dt}, {n}, {mask}, {cx.where()})", t, n)
   else: cx.emit(f"{v} = _E.ld_global({addr}, {dt}, {n}, {mask}, {cx.where()})")
   for i, x in enumerate(dsts): cx.dst_lanes(x, t, f"{v}[{i}]")
+
+def _ld_fused(cx, fz, v:str, single:str, t:str, n:int):
+  """A load of a fused cluster (see fuse.py): its rows of the cluster's prefetch, or the load alone without one."""
+  if fz.head: cx.emit(f"{fz.name} = _E.ld_rows({_address(cx, fz.base, 'global')}, {fz.count}, np.dtype({npt(fz.dtype)}), {cx.mask or 'None'})")
+  rows = f"{fz.name}[{fz.index}:{fz.index + n}]" + ("" if np_dtype(t) == np_dtype(fz.dtype) else f".view({npt(t)})")
+  cx.emit(f"{v} = {single} if {fz.name} is None else {rows}")
 
 @handler("st")
 def _st(cx, ins):

@@ -180,6 +180,21 @@ class Env(Collective):
       for o, p in zip(out, part): o[sel] = p
     return out if m is None else [o[m] for o in out]
 
+  def ld_rows(self, a, count:int, dt:np.dtype, m):
+    """The prefetch of a fused cluster of loads (compiler/ptx/fuse.py): the `count` dt elements at a of each active
+    lane, as a (count, lanes) array whose rows are contiguous, or None when the cluster cannot be read at once (a
+    uniform or small access, not global memory, not inside one allocation); the loads then run one by one."""
+    a = np.asarray(a, U64)
+    if a.ndim == 0: return None
+    if m is not None: a = a[m]
+    if a.size < 64: return None
+    span, lo, hi = count * dt.itemsize, int(a.min()), int(a.max())
+    if hi >= LOWEST_WINDOW or not self.mem.is_mapped(lo, hi - lo + span): return None
+    view = self.mem.view(lo, hi - lo + span)
+    if (step := _stride(a, lo, hi, 1)) is not None: rows = np.lib.stride_tricks.as_strided(view, (a.size, span), (step, 1))
+    else: rows = _take_rows(view, (a - U64(lo)).view(np.int64), span)
+    return _transpose(rows, count, dt)
+
   def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
     a = np.asarray(a, U64)
     if a.ndim == 0: a = np.broadcast_to(a, (self.n,))
@@ -277,6 +292,29 @@ def _stride(a:np.ndarray, lo:int, hi:int, n:int) -> int|None:
   s = span // (cnt - 1)
   if s == 0: return 0
   return s // n if (np.diff(a) == U64(s)).all() else None
+
+_CHUNK = 1 << 15   # bytes of lanes x span staged at once by _transpose: they stay in L1/L2 for the transposing copy
+
+def _transpose(rows:np.ndarray, count:int, dt:np.dtype) -> np.ndarray:
+  """(lanes, count*itemsize) bytes -> (count, lanes) dt, contiguous. Staged through a small buffer a few hundred lanes
+  at a time: one transposing copy straight from memory (each element a different cache line) is 3-4x slower."""
+  lanes = rows.shape[0]
+  out = np.empty((count, lanes), dt)
+  c = max(16, _CHUNK // rows.shape[1])
+  stage = np.empty((min(c, lanes), count), dt)
+  for s in range(0, lanes, c):
+    part = stage[:min(c, lanes - s)]
+    np.copyto(part.view(np.uint8), rows[s:s + c])
+    out[:, s:s + c] = part.T
+  return out
+
+def _take_rows(view:np.ndarray, off:np.ndarray, span:int) -> np.ndarray:
+  """view[off[i] : off[i] + span] for each lane i, as a (lanes, span) uint8 array: one take in the widest unit (up to
+  16 bytes) that divides every offset and the span."""
+  g = 16
+  while (int(np.bitwise_or.reduce(off)) | span | view.size) % g: g //= 2
+  idx = _div(off, g)[:, None] + np.arange(span // g)
+  return np.take(view.view(f"V{g}") if g > 1 else view, idx).view(np.uint8).reshape(off.size, span)
 
 def _align(x:int, a:int) -> int: return (x + a - 1) // a * a
 
