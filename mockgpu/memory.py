@@ -26,6 +26,7 @@ class AddressSpace:
   def __init__(self, name:str="gpu"):
     self.name, self._starts, self._maps = name, [], []
     self._np_starts = self._np_ends = np.zeros(0, np.uint64)
+    self.generation = 0  # counts mapping changes, so the native executor knows when to rebuild its copy of the table
 
   # *** mapping management, called by the driver models ***
 
@@ -54,7 +55,13 @@ class AddressSpace:
 
   def mappings(self) -> list[Mapping]: return list(self._maps)
 
+  def holds(self, va:int, data:bytes) -> bool:
+    """Whether [va, va+len(data)) is mapped and holds exactly data (a kernel's code still in place, say)."""
+    m = self._find(va)
+    return m is not None and va + len(data) <= m.end and m.u8()[va - m.va : va - m.va + len(data)].tobytes() == data
+
   def _reindex(self):
+    self.generation += 1
     self._np_starts = np.array([m.va for m in self._maps], np.uint64)
     self._np_ends = np.array([m.end for m in self._maps], np.uint64)
 

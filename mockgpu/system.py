@@ -69,15 +69,18 @@ class System:
 # launches, waves/threads, instructions and seconds per ISA, for the demo and the benchmarks. Process-wide, not per
 # System: MOCK+CUDA launches kernels without the HCQ machine.
 stats:collections.Counter = collections.Counter()
+_KEYS:dict[str, tuple[str, ...]] = {}
 
 def record_launch(isa:str, groups:int, instructions:int, seconds:float, thread_instructions:int|None=None):
   """Executors report each launch: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions,
   `thread_instructions` (PTX) the instructions summed over the threads that executed them."""
-  if thread_instructions is not None: stats[f"{isa}.thread_instructions"] += thread_instructions
-  stats[f"{isa}.launches"] += 1
-  stats[f"{isa}.groups"] += groups
-  stats[f"{isa}.instructions"] += instructions
-  stats[f"{isa}.seconds"] += seconds
+  if (keys:=_KEYS.get(isa)) is None:
+    keys = _KEYS[isa] = tuple(f"{isa}.{k}" for k in ("thread_instructions", "launches", "groups", "instructions", "seconds"))
+  if thread_instructions is not None: stats[keys[0]] += thread_instructions
+  stats[keys[1]] += 1
+  stats[keys[2]] += groups
+  stats[keys[3]] += instructions
+  stats[keys[4]] += seconds
 
 _system:System|None = None
 def get() -> System:

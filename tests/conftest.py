@@ -10,6 +10,13 @@ def device_configs() -> list[str]:
   """The configurations the suites run on (MOCKGPU_TEST_DEVICES=comma list to narrow it)."""
   return [d for d in os.environ.get("MOCKGPU_TEST_DEVICES", ",".join(CONFIGURATIONS)).split(",") if d]
 
+@pytest.fixture(params=["numpy", "native"])
+def rdna_path(request, monkeypatch):
+  """Runs a test on both RDNA executor paths: numpy (all waves at once) and native (the kernel's C translation from
+  its first dispatch, where it covers the kernel). Modules opt in with pytestmark = pytest.mark.usefixtures("rdna_path")."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if request.param == "numpy" else "1")
+  return request.param
+
 def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check:bool=True) -> subprocess.CompletedProcess:
   """Run `code` in a fresh interpreter with DEV=dev, from a directory outside any tinygrad checkout."""
   full_env = {**os.environ, "DEV": dev, **(env or {})}

@@ -12,6 +12,8 @@ from mockgpu.emulators.rdna import runtime as rt
 from test_rdna_harness import aligned
 from test_rdna_isa import kernel, run, tid_times4, store
 
+pytestmark = pytest.mark.usefixtures("rdna_path")  # every test on the numpy and the native path
+
 U = np.uint32
 rng = np.random.default_rng(7)
 SPECIAL = np.array([0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0xff812345, 1, 0x807fffff,

@@ -11,6 +11,8 @@ from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch
 from test_rdna_harness import aligned
 
+pytestmark = pytest.mark.usefixtures("rdna_path")  # every test on the numpy and the native path
+
 RSRC1 = 0x3 << 16 | 0x3 << 18          # f32 and f16/f64 denormals allowed, round to nearest even
 RSRC2 = 2 << 1 | 1 << 7                  # two user SGPRs (kernarg pointer), TGID_X in s2
 

@@ -7,6 +7,8 @@ from tinygrad.runtime.support.elf import elf_loader
 from tinygrad.renderer.amd import decode_inst
 from test_rdna_harness import check, compile_calls, cpu, run_mock
 
+pytestmark = pytest.mark.usefixtures("rdna_path")  # every test on the numpy and the native path
+
 rng = np.random.default_rng(0)
 F = rng.standard_normal((48, 40)).astype(np.float32)
 G = rng.standard_normal((40, 24)).astype(np.float32)

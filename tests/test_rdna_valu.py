@@ -7,6 +7,8 @@ from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from test_rdna_harness import aligned
 from test_rdna_isa import kernel, run, tid_times4, store
 
+pytestmark = pytest.mark.usefixtures("rdna_path")  # every test on the numpy and the native path
+
 rng = np.random.default_rng(3)
 U = np.uint32
 

@@ -10,7 +10,7 @@ file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()
 path.
 """
 from __future__ import annotations
-import hashlib, importlib.machinery, importlib.util, os, subprocess, sys, sysconfig, tempfile
+import ctypes, hashlib, importlib.machinery, importlib.util, os, subprocess, sys, sysconfig, tempfile
 import numpy as np
 from mockgpu import config
 
@@ -84,18 +84,30 @@ PyMODINIT_FUNC PyInit__mockgpu_rdna_native(void) {
 
 _module = False  # False: not tried yet; None: not available
 
-def _build(path:str) -> bool:
+# no -ffast-math and no contraction: every operation must round exactly as written
+EXACT_FLAGS = ["-ffp-contract=off", "-fno-fast-math", "-shared", "-fPIC"]
+
+def _build(path:str, source:str=SOURCE, flags:tuple=("-O3", f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}")) -> bool:
+  """Compile source into the shared object at path (written to a temporary name, then renamed)."""
   cc = os.environ.get("CC", "cc")
   os.makedirs(os.path.dirname(path), exist_ok=True)
   with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:
     src, out = os.path.join(tmp, "native.c"), os.path.join(tmp, "native.so")
-    with open(src, "w") as f: f.write(SOURCE)
-    # no -ffast-math and no contraction: every operation must round exactly as written
-    cmd = [cc, "-O3", "-ffp-contract=off", "-fno-fast-math", "-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}",
-           f"-I{np.get_include()}", src, "-o", out]
-    if subprocess.run(cmd, capture_output=True).returncode != 0: return False
-    os.replace(out, path)
-  return True
+    with open(src, "w") as f: f.write(source)
+    try: ok = subprocess.run([cc, *flags, *EXACT_FLAGS, src, "-o", out, "-lm"], capture_output=True).returncode == 0
+    except OSError: return False  # no C compiler
+    if ok: os.replace(out, path)
+  return ok
+
+def library(source:str, tag:str, flags:tuple=("-O1", "-fwrapv", "-fno-strict-aliasing")) -> ctypes.CDLL|None:
+  """A C source built into a shared library once per machine (kept in the cache directory under its hash) and loaded,
+  or None without a C compiler or with MOCKGPU_NATIVE=0."""
+  if os.environ.get("MOCKGPU_NATIVE", "1") == "0": return None
+  key = hashlib.sha256(f"{source}|{flags}|{os.uname().machine}".encode()).hexdigest()[:24]
+  path = os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"{tag}-{key}.so")
+  if not os.path.exists(path) and not _build(path, source, flags): return None
+  try: return ctypes.CDLL(path)
+  except OSError: return None
 
 def _load(path:str):
   loader = importlib.machinery.ExtensionFileLoader(NAME, path)

@@ -8,6 +8,7 @@ The PM4 command processor collects the dispatch registers into a Dispatch and ca
   runtime.py    numeric helpers of the translated code (lane masks, exact FMA, transcendentals, WMMA, DPP)
   memops.py     scalar/global/scratch/LDS memory instructions
   executor.py   register set-up from the dispatch registers, wave scheduling, barriers, the instruction budget
+  native.py     the same for hot kernels translated to C (mockgpu/compiler/rdna/cgen.py), one wave at a time
 """
 from __future__ import annotations
 from dataclasses import dataclass
@@ -31,7 +32,14 @@ class DispatchStats:
   waves:int
   wave_instructions:int
   seconds:float
+  native:bool = False          # run by the kernel's C translation (emulators/rdna/native.py), not the numpy path
 
-from mockgpu.emulators.rdna.executor import run_dispatch  # noqa: E402
+def __getattr__(name:str):
+  # imported on first use: the translators under mockgpu/compiler/rdna import this package's semantics and runtime,
+  # and the executor imports the translators, so an eager import here would be a cycle for whoever comes first
+  if name == "run_dispatch":
+    from mockgpu.emulators.rdna.executor import run_dispatch
+    return run_dispatch
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["Dispatch", "DispatchStats", "run_dispatch"]

@@ -12,7 +12,7 @@ from mockgpu import config, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import Dispatch, DispatchStats
+from mockgpu.emulators.rdna import Dispatch, DispatchStats, native
 from mockgpu.compiler.rdna import decode
 from mockgpu.compiler.rdna.translate import Translator, VERSION
 from mockgpu.emulators.rdna.runtime import pack, LANE
@@ -36,6 +36,16 @@ class Program:
     self.code, self.build = code, ns["build"]
     self.block_pc, self.block_len, self.block_barrier = ns["BLOCK_PC"], ns["BLOCK_LEN"], ns["BLOCK_BARRIER"]
     self.nvgpr = ns["NVGPR"]
+    self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
+
+def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool) -> native.NativeKernel|None:
+  """The kernel's C translation once it is hot (see native.py), else None."""
+  if (m:=native.mode()) == "0": return None
+  if prog.native is not False: return prog.native
+  prog.dispatches += 1
+  if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
+    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16)
+  return prog.native or None
 
 _programs:dict[tuple, Program] = {}
 
@@ -52,8 +62,7 @@ def _translate(arch:str, insts, ftz32:bool, ftz16:bool) -> str:
 def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool) -> Program:
   """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
   key = (arch, pgm, ftz32, ftz16)
-  if (prog:=_programs.get(key)) is not None and mem.is_mapped(pgm, len(prog.code)) and mem.read(pgm, len(prog.code)) == prog.code:
-    return prog
+  if (prog:=_programs.get(key)) is not None and mem.holds(pgm, prog.code): return prog
   window = _code_window(mem, pgm)
   insts = decode.walk(window, arch)
   code = window[:decode.extent(insts)]
@@ -122,10 +131,10 @@ def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int) ->
   v0.flags.writeable = False
   return v0, pack(t < bx * by * bz, waves_per_wg)
 
-def _private_size(d:Dispatch) -> int:
+def _private_size(rsrc2:int, tmpring_size:int) -> int:
   """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units) over its lanes."""
-  if not d.rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
-  return _field(d.tmpring_size, 12, 15) * 256 // 32
+  if not rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
+  return _field(tmpring_size, 12, 15) * 256 // 32
 
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
   return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{st.pgm:x} ran past MOCKGPU_BUDGET={budget} "
@@ -171,25 +180,40 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   if not d.wave32: raise NotImplementedError("RDNA executor: wave64 dispatches are not implemented (wave32 only)")
   ftz32, ftz16 = _float_modes(d.rsrc1)
   prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16)
-  bx, by, bz = d.block
-  gx, gy, gz = d.grid
+  nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1))
+  if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
+  budget = config.instruction_budget()
+  k = _native_kernel(prog, d.arch, ftz32, ftz16) if wpg <= 32 and not private else None
+  used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
+         _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
+  stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None)
+  system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
+  return stats
+
+@functools.lru_cache(maxsize=1024)
+def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int) -> tuple[int, int, int, int, int]:
+  """(workgroups, waves per workgroup, LDS bytes, private bytes per lane, workgroups per chunk) of a dispatch;
+  no workgroups when the grid or the block is empty."""
+  bx, by, bz = block
+  gx, gy, gz = grid
   threads, nwg = bx * by * bz, gx * gy * gz
-  if threads == 0 or nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
+  if threads == 0: nwg = 0
   wpg = -(-threads // 32)
-  lds_size = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
-  private = _private_size(d)
-  nvgpr = max(prog.nvgpr, 1)
+  lds_size = _field(rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
+  private = _private_size(rsrc2, tmpring_size)
   wave_bytes = 32 * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
-  per_wg = wpg * wave_bytes + lds_size
-  chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // wpg), MAX_CHUNK_BYTES // per_wg))
-  budget, used = config.instruction_budget(), 0
+  per_wg = max(1, wpg * wave_bytes + lds_size)
+  chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
+  return nwg, wpg, lds_size, private, chunk
+
+def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, nwg:int, wpg:int, lds_size:int, private:int, chunk:int, budget:int) -> int:
+  """The numpy path: the workgroups in chunks, all waves of a chunk advancing together."""
+  used = 0
   for g0 in range(0, nwg, chunk):
     ids = np.arange(g0, min(nwg, g0 + chunk))
     waves = len(ids) * wpg
-    st = State(mem, d, waves, nvgpr, np.repeat(np.arange(len(ids)), wpg), lds_size, private)
+    st = State(mem, d, waves, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
       used = _run(st, prog, waves, budget, used)
-  stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0)
-  system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
-  return stats
+  return used

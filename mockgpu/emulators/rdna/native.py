@@ -1,0 +1,122 @@
+"""Run a dispatch through the kernel's C translation (compiler/rdna/cgen.py), one wave at a time.
+
+A kernel gets a C translation when it is hot: dispatched HOT_DISPATCHES times in this process (building one costs a C
+compile, about 0.1 s, once per machine: the shared object is cached on disk under the hash of its source; most kernels
+of a test suite run once or twice and never pay it). Until then, and for kernels the C translation does not cover,
+the numpy path runs it. MOCKGPU_RDNA_NATIVE=0 never uses C, =1 uses it from the first
+dispatch (the tests run kernels both ways), unset or `auto` is the tiering above.
+"""
+from __future__ import annotations
+import collections, ctypes, os
+import numpy as np
+from mockgpu.compiler import native
+from mockgpu.compiler.rdna import cgen  # a module reference: cgen may still be importing us (import cycle)
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
+from mockgpu.memory import AddressSpace
+from tinygrad.runtime.autogen import amdgpu_kd as kd
+
+HOT_DISPATCHES = 3
+CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
+DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
+LDS_SPACE = 1
+WORKGROUP_ID_SHIFTS = (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT,
+                       kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT)
+
+declined:collections.Counter = collections.Counter()  # why kernels stayed on the numpy path, for `mockgpu info`-style reports
+
+class Ctx(ctypes.Structure):
+  _fields_ = [("s", ctypes.c_void_p), ("v", ctypes.c_void_p), ("lds", ctypes.c_void_p),
+              ("maps", ctypes.c_void_p), ("nmaps", ctypes.c_int64), ("hint", ctypes.c_int64),
+              *((f, ctypes.c_int64) for f in ("waves", "wpg", "nvgpr", "lds_size", "wg0", "gx", "gy", "gz", "bx", "by", "bz",
+                                              "nuser", "enables", "comps")),
+              ("pgm", ctypes.c_uint64), ("budget", ctypes.c_int64), ("used", ctypes.c_int64),
+              *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
+              ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p)]
+
+def mode() -> str:
+  m = os.environ.get("MOCKGPU_RDNA_NATIVE", "auto")
+  if m not in ("0", "1", "auto"): raise ValueError(f"MOCKGPU_RDNA_NATIVE={m!r}: expected 0, 1 or auto")
+  return m
+
+class NativeKernel:
+  """A kernel's C translation, loaded: its entry point and what its fault statuses need to name."""
+  def __init__(self, lib:ctypes.CDLL, t:cgen.CTranslator):
+    self.run = lib.mockgpu_run
+    self.run.argtypes, self.run.restype = [ctypes.POINTER(Ctx)], ctypes.c_int64
+    self.nvgpr, self.names, self.messages = max(t.vregs) + 1, t.names, t.messages
+    self.lib = lib  # keeps the library loaded
+    self.launches:dict[tuple, Launch] = {}
+
+def translate(blocks, ftz32:bool, ftz16:bool) -> NativeKernel|None:
+  """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here)."""
+  try:
+    t = cgen.CTranslator(blocks, ftz32, ftz16)
+    src = t.source()
+  except cgen.NoNative as e:
+    declined[str(e)] += 1
+    return None
+  lib = native.library(src, "rdna")
+  return None if lib is None else NativeKernel(lib, t)
+
+def _maps(mem:AddressSpace) -> tuple[np.ndarray, int]:
+  """The address space as the C side reads it, rebuilt only when the mappings change."""
+  cached = getattr(mem, "_native_maps", None)
+  if cached is None or cached[0] != mem.generation:
+    table = np.array([(m.va, m.size, m.host) for m in mem.mappings()] or [(0, 0, 0)], np.uint64)
+    cached = mem._native_maps = (mem.generation, table, len(mem.mappings()))
+  return cached[1], cached[2]
+
+class Launch:
+  """The C context and register buffers of one dispatch geometry, kept for the next dispatch of the same shape
+  (tinygrad launches the same kernel over and over): a launch then only updates the user SGPRs and the budget."""
+  def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int):
+    rsrc2 = d.rsrc2
+    nuser = (rsrc2 >> kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT) & ((1 << kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH) - 1)
+    enables = sum(1 << i for i, sh in enumerate(WORKGROUP_ID_SHIFTS) if rsrc2 >> sh & 1)
+    comps = (rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT) & ((1 << kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH) - 1)
+    per_wg = wpg * (256 + k.nvgpr * 32) * 4 + lds_size
+    self.chunk = max(1, min(nwg, CHUNK_BYTES // per_wg))
+    self.buffers = (np.empty(self.chunk * wpg * 256, np.uint32), np.empty(self.chunk * wpg * k.nvgpr * 32, np.uint32),
+                    np.empty(max(1, self.chunk * lds_size), np.uint8))
+    self.ctx = c = Ctx(s=self.buffers[0].ctypes.data, v=self.buffers[1].ctypes.data, lds=self.buffers[2].ctypes.data,
+                       wpg=wpg, nvgpr=k.nvgpr, lds_size=lds_size, gx=d.grid[0], gy=d.grid[1], gz=d.grid[2],
+                       bx=d.block[0], by=d.block[1], bz=d.block[2], nuser=nuser, enables=enables, comps=comps)
+    self.user = np.zeros(32, np.uint32)
+    c.user = self.user.ctypes.data
+    c.wg0, c.waves = 0, self.chunk * wpg
+    self.ref, self.nuser, self.generation, self.last_user = ctypes.byref(c), nuser, None, None
+
+def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, nwg:int, lds_size:int, budget:int, used:int) -> int:
+  """Run every workgroup of dispatch d; returns the wave-instructions used so far (raises as the numpy path does)."""
+  key = (wpg, nwg, lds_size, d.rsrc2, d.grid, d.block)
+  if (ln:=k.launches.get(key)) is None:
+    if len(k.launches) > 16: k.launches.clear()
+    ln = k.launches[key] = Launch(k, d, wpg, nwg, lds_size)
+  c = ln.ctx
+  if ln.generation != (mem, mem.generation):
+    maps, c.nmaps = _maps(mem)
+    c.maps, c.hint, ln.generation = maps.ctypes.data, 0, (mem, mem.generation)
+  if d.user_data is not ln.last_user:
+    ln.user[:] = [x & 0xffffffff for x in (list(d.user_data) + [0] * 32)[:32]]
+    ln.last_user = d.user_data
+  c.pgm, c.budget, c.used = d.pgm_addr, budget, used
+  if ln.chunk >= nwg: status = k.run(ln.ref)  # the common case: one chunk, set up once
+  else:
+    for g0 in range(0, nwg, ln.chunk):
+      c.wg0, c.waves = g0, min(ln.chunk, nwg - g0) * wpg
+      if (status:=k.run(ln.ref)) != DONE: break
+    c.wg0, c.waves = 0, ln.chunk * wpg
+  if status != DONE: raise _error(k, c, status, d.pgm_addr, budget)
+  return c.used
+
+def _error(k:NativeKernel, c:Ctx, status:int, pgm:int, budget:int) -> Exception:
+  where = f"{k.names.get(c.fault_pc, '?')} at PC 0x{pgm + c.fault_pc:x}"
+  if status == FAULT:
+    if c.fault_kind == LDS_SPACE:
+      where += f": LDS offset 0x{c.fault_va:x} is outside its {c.lds_size} byte allocation"
+    return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where)
+  if status == BUDGET:
+    return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{pgm:x} ran past MOCKGPU_BUDGET={budget} "
+                                     f"wave-instructions (waves at PC 0x{pgm + c.fault_pc:x})")
+  if status == UNSUPPORTED: return UnsupportedInstruction(f"{k.messages[c.fault_size]} at PC 0x{pgm + c.fault_pc:x}")
+  return RuntimeError(f"RDNA native kernel at PC 0x{pgm:x}: unknown status {status}")

@@ -1,0 +1,149 @@
+"""The RDNA executor's two paths, numpy (every wave at once) and native (hot kernels translated to C, one wave at a
+time), give the same bits: on real tinygrad kernels, and on single instructions over special float values. The
+hand-assembled suites (test_rdna_isa/valu/fast/kernels) also run on both paths (conftest's rdna_path fixture)."""
+from __future__ import annotations
+import numpy as np
+import pytest
+from tinygrad import dtypes
+from tinygrad.renderer.amd.dsl import v
+from tinygrad.runtime.autogen.amd.rdna3 import ins as I
+from mockgpu.compiler.rdna import cgen
+from test_rdna_harness import cpu, run_mock
+from test_rdna_valu import run_op
+
+rng = np.random.default_rng(11)
+F = lambda *shape: rng.standard_normal(shape).astype(np.float32) * 4
+N = lambda lo, hi, *shape, dt=np.int32: rng.integers(lo, hi, shape).astype(dt)
+
+KERNELS = {
+  "elementwise": lambda: (cpu(F(1000)) * cpu(F(1000)) + 1).exp2(),
+  "sqrt_recip_log": lambda: (cpu(F(300)).abs() + 0.5).sqrt().reciprocal().log2(),
+  "sum_rows": lambda: cpu(F(64, 200)).sum(axis=1),
+  "sum_all": lambda: cpu(F(5000)).sum(),
+  "max_reduce": lambda: cpu(F(37, 29)).max(axis=0),
+  "softmax": lambda: cpu(F(16, 100)).softmax(axis=-1),
+  "matmul": lambda: cpu(F(48, 40)) @ cpu(F(40, 24)),
+  "conv2d": lambda: cpu(F(1, 3, 12, 12)).conv2d(cpu(F(4, 3, 3, 3)), padding=1),
+  "int_math": lambda: (cpu(N(-1000, 1000, 500)) * 7 // 3 + cpu(N(-50, 50, 500)) % 5) << 2,
+  "uint8_where": lambda: (cpu(N(0, 255, 400, dt=np.uint8)).cast(dtypes.int32) > 100).where(cpu(F(400)), cpu(F(400)) * 2),
+  "casts": lambda: cpu(F(300) * 100).cast(dtypes.int32).cast(dtypes.float32) + cpu(N(0, 9, 300, dt=np.int8)).cast(dtypes.float32),
+  "int64": lambda: cpu(N(-2**40, 2**40, 200, dt=np.int64)) * 3 + 1,
+  "gather": lambda: cpu(F(100))[cpu(N(0, 100, 64))],
+  "cumsum": lambda: cpu(F(200)).cumsum(),
+  "argmax": lambda: cpu(F(30, 50)).argmax(axis=1),
+  "float64": lambda: (cpu(F(100).astype(np.float64)) * cpu(F(100).astype(np.float64))).maximum(cpu(F(100).astype(np.float64))),
+}
+
+def build(name:str):
+  """The kernel's tensor expression over seeded inputs, the same on every call."""
+  global rng
+  rng = np.random.default_rng(11)
+  return KERNELS[name]()
+
+def _path(monkeypatch, name:str):
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if name == "numpy" else "1")
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_kernel_same_bits_on_both_paths(name, monkeypatch):
+  _path(monkeypatch, "numpy")
+  want, want_stats = run_mock(build(name))
+  _path(monkeypatch, "native")
+  got, got_stats = run_mock(build(name))
+  assert not any(st.native for st in want_stats)
+  assert all(st.native for st in got_stats), f"{name}: a kernel stayed on the numpy path"
+  assert [st.wave_instructions for st in got_stats] == [st.wave_instructions for st in want_stats]
+  np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8), np.atleast_1d(want).view(np.uint8))
+
+def test_hot_kernels_only_in_auto_mode(monkeypatch):
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "auto")
+  from mockgpu.emulators.rdna import native
+  import test_rdna_isa as isa
+  from mockgpu.memory import AddressSpace
+  out = np.zeros(32, np.uint32)
+  body = isa.kernel(isa.tid_times4(), I.v_mov_b32_e32(v[2], 7), isa.store(v[2]), I.s_endpgm())
+  mem = AddressSpace("auto")
+  paths = [_run_same_code(isa, body, out, mem)[0].native for _ in range(native.HOT_DISPATCHES + 1)]
+  assert paths == [False] * (native.HOT_DISPATCHES - 1) + [True, True]
+  assert (out == 7).all()
+
+def _run_same_code(isa, body, out, mem, _cache={}):
+  """Dispatch the same code object (same address) again, as tinygrad relaunches a kernel."""
+  import struct
+  from mockgpu.emulators.rdna import Dispatch, run_dispatch
+  from test_rdna_harness import aligned
+  if id(mem) not in _cache:
+    code = b"".join(i.to_bytes() for i in body)
+    img, args, inp = aligned(4096), aligned(256, 256), np.zeros(4, np.uint32)
+    img[:len(code)] = np.frombuffer(code, np.uint8)
+    struct.pack_into("<QQ", args, 0, out.ctypes.data, inp.ctypes.data)
+    for a in (img, args, out, inp): mem.map(a.ctypes.data, a.nbytes)
+    _cache[id(mem)] = (img, args, inp)
+  img, args, _ = _cache[id(mem)]
+  user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
+  d = Dispatch("rdna3", img.ctypes.data, isa.RSRC1, isa.RSRC2, 0, user, 0, 0, (32, 1, 1), (1, 1, 1), True)
+  return run_dispatch(mem, d), img.ctypes.data
+
+# special float32 values: signed zeros, infinities, NaNs with payloads (quiet and signalling), denormals, extremes
+SPECIAL = np.array([0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0xff812345,
+                    0x00000001, 0x807fffff, 0x00400000, 0x7f7fffff, 0xff7fffff, 0x3f800000, 0xbf800000, 0x3effffff,
+                    0x4b000001, 0xcb7fffff, 0x3f000000, 0x40490fdb], np.uint32)
+
+def _operands(k:int) -> np.ndarray:
+  """32 lanes: the special values in rotating order (so every pair meets) and random floats."""
+  x = np.concatenate([np.roll(SPECIAL, 3 * k), (rng.standard_normal(12) * 10.0 ** rng.integers(-3, 4, 12)).astype(np.float32).view(np.uint32)])
+  return x[:32].copy()
+
+def _inst(name:str, nsrc:int):
+  """The instruction for a VOP table entry in its most general encoding (VOP3 where it exists)."""
+  for suffix in ("_e64", ""):
+    fn = getattr(I, f"v_{name.lower()}{suffix}", None)
+    if fn is not None: return fn(v[4], v[2], v[3], v[5]) if nsrc == 3 else fn(v[4], v[2], v[3]) if nsrc == 2 else fn(v[4], v[2])
+  fn = getattr(I, f"v_{name.lower()}_e32")
+  return fn(v[4], v[2], v[3]) if nsrc == 2 else fn(v[4], v[2])
+
+# 32-bit operands only: run_op moves 32-bit registers (64-bit ops are covered by the float64 and casts kernels)
+def same_bits(monkeypatch, inst, ops, what:str):
+  """inst over the operands on both paths: the native path must take the kernel and give the numpy path's bits."""
+  from mockgpu.emulators.rdna import native
+  outs = []
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    declined = sum(native.declined.values())
+    outs.append(run_op(inst, *ops))
+  assert sum(native.declined.values()) == declined, f"{what}: the native path declined the kernel: {native.declined}"
+  np.testing.assert_array_equal(outs[1], outs[0], err_msg=f"{what}: native bits differ from the numpy path")
+
+FLOAT_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if "f32" in (t, *ts) and not {"f64", "u64", "i64"} & {t, *ts}
+             and n not in cgen.LITERAL_K and n not in cgen.ACCUMULATE]
+
+@pytest.mark.parametrize("name", FLOAT_OPS)
+def test_float_instruction_same_bits_on_both_paths(name, monkeypatch):
+  same_bits(monkeypatch, _inst(name, len(cgen.VOP[name][1])), [_operands(k) for k in range(3)], name)
+
+@pytest.mark.parametrize("mods", [dict(neg=1), dict(abs=3), dict(neg=6, abs=1), dict(omod=1), dict(omod=3, clmp=1), dict(clmp=1)])
+def test_source_and_output_modifiers_same_bits(mods, monkeypatch):
+  same_bits(monkeypatch, I.v_fma_f32(v[4], v[2], v[3], v[5], **mods), [_operands(k) for k in range(3)], str(mods))
+
+def test_uncovered_instruction_keeps_the_numpy_path(monkeypatch):
+  _path(monkeypatch, "native")
+  from mockgpu.emulators.rdna import native
+  before = native.declined["VOP3P V_PK_ADD_F16"]
+  a = _operands(0)
+  got = run_op(I.v_pk_add_f16(v[4], v[2], v[3]), a, a, a)
+  assert native.declined["VOP3P V_PK_ADD_F16"] == before + 1
+  h = a.view(np.float16)
+  np.testing.assert_array_equal(got.view(np.float16)[~np.isnan(h + h)], (h + h)[~np.isnan(h + h)])
+
+INT_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if not any(x[0] == "f" or x.endswith("64") for x in (t, *ts))
+           and n not in cgen.LITERAL_K and n not in cgen.ACCUMULATE]
+
+@pytest.mark.parametrize("name", INT_OPS)
+def test_integer_instruction_same_bits_on_both_paths(name, monkeypatch):
+  nsrc = len(cgen.VOP[name][1])
+  ops = [rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32) for _ in range(3)]
+  ops[0][:8] = [0, 1, 31, 32, 0xffffffff, 0x80000000, 0xffff, 0x8000]  # shift counts, signs, 16-bit edges
+  insts = [_inst(name, nsrc)]
+  if "16" in name and hasattr(I, f"v_{name.lower()}"):  # the high halves through op_sel (VOP3 only)
+    fn = getattr(I, f"v_{name.lower()}")
+    insts.append(fn(v[4], v[2], v[3], v[5], opsel=0b1011) if nsrc == 3 else fn(v[4], v[2], v[3], opsel=0b1001) if nsrc == 2 else fn(v[4], v[2], opsel=0b1001))
+  for inst in insts: same_bits(monkeypatch, inst, ops, name)
