@@ -4,7 +4,18 @@ import os
 # the device configurations mockgpu serves: tinygrad's DEV values (interface+device:renderer)
 CONFIGURATIONS = ("MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX")
 
-def _int(name:str, default:int) -> int: return int(os.environ.get(name, default))
+# os.environ encodes the name on every lookup (about a microsecond, twice per kernel launch); on POSIX CPython its
+# bytes-keyed dict, which os.environ and pytest's monkeypatch keep current, answers in tens of nanoseconds
+_RAW = getattr(os.environ, "_data", None) if os.name == "posix" else None
+_KEYS:dict[str, bytes] = {}
+
+def env(name:str, default):
+  """The environment variable's value, or default when it is unset."""
+  if _RAW is None: return os.environ.get(name, default)
+  if (key:=_KEYS.get(name)) is None: key = _KEYS[name] = os.fsencode(name)
+  return default if (v:=_RAW.get(key)) is None else os.fsdecode(v)
+
+def _int(name:str, default:int) -> int: return default if (v:=env(name, None)) is None else int(v)
 
 def gpu_count() -> int:
   """How many GPUs of each vendor the mock exposes (MOCKGPU_COUNT, default 1)."""
@@ -16,11 +27,11 @@ def instruction_budget() -> int:
 
 def nv_model() -> str:
   """The NVIDIA board the mock models (MOCKGPU_NV_MODEL: sm_89 default, sm_86, sm_120)."""
-  return os.environ.get("MOCKGPU_NV_MODEL", "sm_89")
+  return env("MOCKGPU_NV_MODEL", "sm_89")
 
 def cache_dir() -> str|None:
   """Where translated kernels are cached on disk (MOCKGPU_CACHE_DIR; 'off' disables the disk cache)."""
-  d = os.environ.get("MOCKGPU_CACHE_DIR", os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mockgpu"))
+  d = env("MOCKGPU_CACHE_DIR", None) or os.path.join(env("XDG_CACHE_HOME", None) or os.path.expanduser("~/.cache"), "mockgpu")
   return None if d == "off" else d
 
 def trace() -> bool:

@@ -57,19 +57,16 @@ def launch(lib:bytes, bufs:list[np.ndarray], global_size, local_size, vals=(), m
   """Map the code, kernargs and buffers and run one dispatch, as AMDComputeQueue.exec programs it."""
   prg = loaded or Loaded(lib)
   mem = mem or AddressSpace("test")
-  keep = [prg.image]
-  mem.map(prg.image.ctypes.data, prg.image.nbytes)
-  for b in bufs:
+  # the code, kernarg and scratch memory belong to the Loaded program, so relaunching it on the same address space
+  # (as a device relaunches a kernel) maps nothing new
+  if not hasattr(prg, "kernargs"):
+    prg.kernargs, prg.scratch = aligned(round_up(max(prg.kernarg_size, 16) + 64, 256), 256), aligned(1 << 16)
+  kernargs, scratch = prg.kernargs, prg.scratch
+  for b in [prg.image, kernargs, scratch, *bufs]:
     if not mem.is_mapped(b.ctypes.data, max(b.nbytes, 1)): mem.map(b.ctypes.data, max(b.nbytes, 1))
-  kernargs = aligned(round_up(max(prg.kernarg_size, 16) + 64, 256), 256)
   args = [b.ctypes.data for b in bufs]
   struct.pack_into(f"<{len(args)}Q{len(vals)}i", kernargs, 0, *args, *vals)
-  mem.map(kernargs.ctypes.data, kernargs.nbytes)
-  keep.append(kernargs)
   user = []
-  scratch = aligned(1 << 16)
-  mem.map(scratch.ctypes.data, scratch.nbytes)
-  keep.append(scratch)
   if prg.private_sgpr: user += [scratch.ctypes.data & 0xffffffff, (scratch.ctypes.data >> 32) | 1 << 31, 0xffffffff, 0x20c14000]
   assert not prg.dispatch_ptr, "the harness does not build an HSA dispatch packet"
   user += [kernargs.ctypes.data & 0xffffffff, kernargs.ctypes.data >> 32]
@@ -77,9 +74,7 @@ def launch(lib:bytes, bufs:list[np.ndarray], global_size, local_size, vals=(), m
   tmpring = -(-(64 * per_thread) // 256) << 12
   d = Dispatch("rdna3", prg.prog_addr, prg.rsrc1, prg.rsrc2, prg.rsrc3, user + [0] * (16 - len(user)), tmpring,
                scratch.ctypes.data, tuple(local_size), tuple(global_size), prg.wave32)
-  stats = run_dispatch(mem, d)
-  del keep
-  return stats
+  return run_dispatch(mem, d)
 
 def compile_calls(out:Tensor):
   """The schedule of `out` on CPU buffers, each kernel compiled for gfx1100: [(call, ProgramInfo, lib)]."""

@@ -1,14 +1,20 @@
 """Run a dispatch through the kernel's C translation (compiler/rdna/cgen.py), one wave at a time.
 
+Which path runs a dispatch was chosen by measurement (bench/rdna_micro.py, 2-core machine): the C translation
+sustains 8-16 M wave-instructions/s whatever the dispatch size; the numpy path costs a few microseconds per
+instruction whatever the number of waves, so it reaches 0.04-0.1 M/s on one wave, about the C rate at 256-512 waves
+and up to 38 M/s on tens of thousands. Dispatches of up to MAX_WAVES waves take the C translation.
+
 A kernel gets a C translation when it is hot: dispatched HOT_DISPATCHES times in this process (building one costs a C
-compile, about 0.1 s, once per machine: the shared object is cached on disk under the hash of its source; most kernels
+compile, 0.2-0.4 s, once per machine: the shared object is cached on disk under the hash of its source; most kernels
 of a test suite run once or twice and never pay it). Until then, and for kernels the C translation does not cover,
-the numpy path runs it. MOCKGPU_RDNA_NATIVE=0 never uses C, =1 uses it from the first
-dispatch (the tests run kernels both ways), unset or `auto` is the tiering above.
+the numpy path runs it. MOCKGPU_RDNA_NATIVE=0 never uses C, =1 uses it from the first dispatch and at any size (the
+tests run kernels both ways), unset or `auto` is the choice above.
 """
 from __future__ import annotations
-import collections, ctypes, os
+import collections, ctypes
 import numpy as np
+from mockgpu import config
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna import cgen  # a module reference: cgen may still be importing us (import cycle)
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
@@ -16,6 +22,7 @@ from mockgpu.memory import AddressSpace
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
 HOT_DISPATCHES = 3
+MAX_WAVES = 256
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
 LDS_SPACE = 1
@@ -34,7 +41,7 @@ class Ctx(ctypes.Structure):
               ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p)]
 
 def mode() -> str:
-  m = os.environ.get("MOCKGPU_RDNA_NATIVE", "auto")
+  m = config.env("MOCKGPU_RDNA_NATIVE", "auto")
   if m not in ("0", "1", "auto"): raise ValueError(f"MOCKGPU_RDNA_NATIVE={m!r}: expected 0, 1 or auto")
   return m
 
@@ -97,7 +104,9 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, nwg:int, lds_size:int, bud
     maps, c.nmaps = _maps(mem)
     c.maps, c.hint, ln.generation = maps.ctypes.data, 0, (mem, mem.generation)
   if d.user_data is not ln.last_user:
-    ln.user[:] = [x & 0xffffffff for x in (list(d.user_data) + [0] * 32)[:32]]
+    u = d.user_data[:32]
+    try: ln.user[:len(u)] = u
+    except OverflowError: ln.user[:len(u)] = [x & 0xffffffff for x in u]  # registers hold 32 bits
     ln.last_user = d.user_data
   c.pgm, c.budget, c.used = d.pgm_addr, budget, used
   if ln.chunk >= nwg: status = k.run(ln.ref)  # the common case: one chunk, set up once
