@@ -10,7 +10,7 @@ file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()
 path.
 """
 from __future__ import annotations
-import ctypes, hashlib, importlib.machinery, importlib.util, os, subprocess, sys, sysconfig, tempfile
+import ctypes, functools, hashlib, importlib.machinery, importlib.util, os, subprocess, sys, sysconfig, tempfile
 import numpy as np
 from mockgpu import config
 
@@ -99,10 +99,20 @@ def _build(path:str, source:str=SOURCE, flags:tuple=("-O3", f"-I{sysconfig.get_p
     if ok: os.replace(out, path)
   return ok
 
-def library(source:str, tag:str, flags:tuple=("-O1", "-fwrapv", "-fno-strict-aliasing")) -> ctypes.CDLL|None:
+@functools.lru_cache(maxsize=None)
+def _cpu_flags() -> tuple[str, ...]:
+  """-mfma where the CPU has it, so fmaf is one instruction rather than a libm call (the flags are part of the cache
+  key, so a library is never loaded on a machine it was not built for)."""
+  if os.uname().machine != "x86_64": return ()
+  try:
+    with open("/proc/cpuinfo") as f: return ("-mfma",) if " fma " in f.read(1 << 16) else ()
+  except OSError: return ()
+
+def library(source:str, tag:str, flags:tuple=("-O2", "-fwrapv", "-fno-strict-aliasing")) -> ctypes.CDLL|None:
   """A C source built into a shared library once per machine (kept in the cache directory under its hash) and loaded,
   or None without a C compiler or with MOCKGPU_NATIVE=0."""
   if os.environ.get("MOCKGPU_NATIVE", "1") == "0": return None
+  flags = (*flags, *_cpu_flags())
   key = hashlib.sha256(f"{source}|{flags}|{os.uname().machine}".encode()).hexdigest()[:24]
   path = os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"{tag}-{key}.so")
   if not os.path.exists(path) and not _build(path, source, flags): return None

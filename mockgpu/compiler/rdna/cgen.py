@@ -310,12 +310,15 @@ class CTranslator:
     return code
 
   def lanes(self, body:list[str], masks:dict[int, str]|None=None):
-    """A loop over the active lanes; masks: SGPR -> bool expression gathered into it (inactive lanes write 0)."""
+    """A loop over the active lanes; masks: SGPR -> bool expression gathered into it (inactive lanes write 0). With
+    every lane on (the common case) the loop has no per-lane test, so the C compiler can vectorize it."""
     masks = masks or {}
     self.out("{ const uint32_t ex = s[126];" + "".join(f" uint32_t mk{d} = 0;" for d in masks))
-    self.out("  for (int l = 0; l < 32; l++) { if (!(ex >> l & 1)) continue;")
-    for ln in body: self.out("    " + ln)
-    for d, cond in masks.items(): self.out(f"    mk{d} |= (uint32_t)({cond} ? 1u : 0u) << l;")
+    inner = [*body, *(f"mk{d} |= (uint32_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
+    self.out("  if (ex == 0xffffffffu) for (int l = 0; l < 32; l++) {")
+    for ln in inner: self.out("    " + ln)
+    self.out("  } else for (int l = 0; l < 32; l++) { if (!(ex >> l & 1)) continue;")
+    for ln in inner: self.out("    " + ln)
     self.out("  }")
     for d in masks: self.out(f"  s[{d}] = mk{d};")
     self.out("}")

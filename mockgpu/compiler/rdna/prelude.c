@@ -148,13 +148,17 @@ static inline uint64_t mad_i64_i32(uint32_t a, uint32_t b, uint64_t c, uint32_t 
 /* *** checked memory: an element outside every mapping (global) or past the workgroup's LDS is a fault; the first
  * faulting element in lane order, then element order, is the one reported, as in the numpy path *** */
 
-static const Map *find(Ctx *c, uint64_t va) {
-  if (c->nmaps && va - c->maps[c->hint].va < c->maps[c->hint].size) return c->maps + c->hint;
+static const Map *search(Ctx *c, uint64_t va) {
   int64_t lo = 0, hi = c->nmaps;
   while (lo < hi) { int64_t mid = (lo + hi) / 2; if (c->maps[mid].va <= va) lo = mid + 1; else hi = mid; }
   if (lo == 0 || va - c->maps[lo - 1].va >= c->maps[lo - 1].size) return 0;
   c->hint = lo - 1;
   return c->maps + lo - 1;
+}
+/* the mapping holding va; the last one hit first (an empty table holds one mapping of size 0) */
+static inline const Map *find(Ctx *c, uint64_t va) {
+  const Map *m = c->maps + c->hint;
+  return va - m->va < m->size ? m : search(c, va);
 }
 static uint8_t *gptr(Ctx *c, uint64_t va, int64_t n, int write, int64_t pc) {
   const Map *m = find(c, va);
@@ -175,6 +179,11 @@ static inline void gload(Ctx *c, void *dst, uint64_t va, int64_t esize, int64_t 
   for (int64_t i = 0; i < count; i++) memcpy((uint8_t *)dst + i * esize, gptr(c, va + i * esize, esize, 0, pc), esize);
 }
 static inline void gstore(Ctx *c, uint64_t va, const void *src, int64_t esize, int64_t count) {
+  const Map *m = find(c, va);
+  if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) {
+    memcpy((void *)(uintptr_t)(m->host + (va - m->va)), src, esize * count);
+    return;
+  }
   for (int64_t i = 0; i < count; i++) memcpy(gptr(c, va + i * esize, esize, 1, 0), (const uint8_t *)src + i * esize, esize);
 }
 static inline void sload(Ctx *c, uint32_t *dst, uint64_t va, int64_t ndw, int64_t pc) { gload(c, dst, va, 4, ndw, pc); }
@@ -200,10 +209,11 @@ static void init(Ctx *c) {
     if (c->enables & 1) s[k++] = (uint32_t)(g % c->gx);
     if (c->enables & 2) s[k++] = (uint32_t)((g / c->gx) % c->gy);
     if (c->enables & 4) s[k++] = (uint32_t)(g / (c->gx * c->gy));
-    for (int l = 0; l < 32; l++) {
-      int64_t t = (w % c->wpg) * 32 + l, x = t % c->bx, y = (t / c->bx) % c->by, z = t / (c->bx * c->by);
+    int64_t t = (w % c->wpg) * 32, x = t % c->bx, y = (t / c->bx) % c->by, z = t / (c->bx * c->by);
+    for (int l = 0; l < 32; l++, t++) {  /* the work-item ID counts up x, then y, then z: no division per lane */
       v0[l] = (uint32_t)(x | (c->comps >= 1 ? y << 10 : 0) | (c->comps >= 2 ? z << 20 : 0));
       if (t < threads) ex |= 1u << l;
+      if (++x == c->bx) { x = 0; if (++y == c->by) { y = 0; z++; } }
     }
     s[126] = ex;
   }

@@ -38,10 +38,9 @@ class Program:
     self.nvgpr = ns["NVGPR"]
     self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
 
-def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, waves:int) -> native.NativeKernel|None:
-  """The kernel's C translation once it is hot, for dispatches small enough that it beats the numpy path (see
-  native.py), else None."""
-  if (m:=native.mode()) == "0" or (m == "auto" and waves > native.MAX_WAVES): return None
+def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool) -> native.NativeKernel|None:
+  """The kernel's C translation once it is hot (see native.py), else None."""
+  if (m:=native.mode()) == "0": return None
   if prog.native is not False: return prog.native
   prog.dispatches += 1
   if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
@@ -184,7 +183,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1))
   if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
   budget = config.instruction_budget()
-  k = _native_kernel(prog, d.arch, ftz32, ftz16, nwg * wpg) if wpg <= 32 and not private else None
+  k = _native_kernel(prog, d.arch, ftz32, ftz16) if wpg <= 32 and not private else None
   used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
          _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
   stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None)

@@ -1,15 +1,15 @@
 """Run a dispatch through the kernel's C translation (compiler/rdna/cgen.py), one wave at a time.
 
-Which path runs a dispatch was chosen by measurement (bench/rdna_micro.py, 2-core machine): the C translation
-sustains 8-16 M wave-instructions/s whatever the dispatch size; the numpy path costs a few microseconds per
-instruction whatever the number of waves, so it reaches 0.04-0.1 M/s on one wave, about the C rate at 256-512 waves
-and up to 38 M/s on tens of thousands. Dispatches of up to MAX_WAVES waves take the C translation.
+Which path runs a dispatch was chosen by measurement (bench/rdna_micro.py and bench/run.py, 2-core machine): the C
+translation sustains 20-35 M wave-instructions/s from a few waves up (1-2 M/s on one wave, where the launch itself
+dominates); the numpy path costs a few microseconds per instruction whatever the number of waves, so it reaches
+0.05-0.1 M/s on one wave and 10-17 M/s on thousands. Where the C translation covers a hot kernel, it runs it.
 
 A kernel gets a C translation when it is hot: dispatched HOT_DISPATCHES times in this process (building one costs a C
-compile, 0.2-0.4 s, once per machine: the shared object is cached on disk under the hash of its source; most kernels
+compile, 0.3-1 s, once per machine: the shared object is cached on disk under the hash of its source; most kernels
 of a test suite run once or twice and never pay it). Until then, and for kernels the C translation does not cover,
-the numpy path runs it. MOCKGPU_RDNA_NATIVE=0 never uses C, =1 uses it from the first dispatch and at any size (the
-tests run kernels both ways), unset or `auto` is the choice above.
+the numpy path runs it. MOCKGPU_RDNA_NATIVE=0 never uses C, =1 uses it from the first dispatch (the tests run kernels
+both ways), unset or `auto` is the choice above.
 """
 from __future__ import annotations
 import collections, ctypes
@@ -22,7 +22,6 @@ from mockgpu.memory import AddressSpace
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
 HOT_DISPATCHES = 3
-MAX_WAVES = 256
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
 LDS_SPACE = 1
