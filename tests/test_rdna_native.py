@@ -31,6 +31,7 @@ KERNELS = {
   "gather": lambda: cpu(F(100))[cpu(N(0, 100, 64))],
   "cumsum": lambda: cpu(F(200)).cumsum(),
   "argmax": lambda: cpu(F(30, 50)).argmax(axis=1),
+  "half_casts": lambda: (cpu(F(500)).cast(dtypes.half) + cpu(F(500)).cast(dtypes.half)).maximum(0).cast(dtypes.float32),
   "float64": lambda: (cpu(F(100).astype(np.float64)) * cpu(F(100).astype(np.float64))).maximum(cpu(F(100).astype(np.float64))),
 }
 
@@ -61,9 +62,12 @@ def test_hot_kernels_only_in_auto_mode(monkeypatch):
   from mockgpu.memory import AddressSpace
   out = np.zeros(32, np.uint32)
   body = isa.kernel(isa.tid_times4(), I.v_mov_b32_e32(v[2], 7), isa.store(v[2]), I.s_endpgm())
+  from mockgpu import system
   mem = AddressSpace("auto")
+  before = system.stats["rdna3.native_launches"]
   paths = [_run_same_code(isa, body, out, mem)[0].native for _ in range(native.HOT_DISPATCHES + 1)]
   assert paths == [False] * (native.HOT_DISPATCHES - 1) + [True, True]
+  assert system.stats["rdna3.native_launches"] == before + 2
   assert (out == 7).all()
 
 def _run_same_code(isa, body, out, mem, _cache={}):
@@ -102,8 +106,17 @@ def _inst(name:str, nsrc:int):
   return fn(v[4], v[2], v[3]) if nsrc == 2 else fn(v[4], v[2])
 
 # 32-bit operands only: run_op moves 32-bit registers (64-bit ops are covered by the float64 and casts kernels)
-def same_bits(monkeypatch, inst, ops, what:str):
-  """inst over the operands on both paths: the native path must take the kernel and give the numpy path's bits."""
+def _nan_halves(x:np.ndarray) -> np.ndarray:
+  """Each 32-bit result as two float16 halves, with every NaN half replaced by one canonical NaN."""
+  h = x.view(np.uint16).copy()
+  h[((h & 0x7c00) == 0x7c00) & ((h & 0x3ff) != 0)] = 0x7e00
+  return h
+
+def same_bits(monkeypatch, inst, ops, what:str, half_nans:bool=False):
+  """inst over the operands on both paths: the native path must take the kernel and give the numpy path's bits.
+  half_nans: float16 results where both operands are NaN may carry either one's payload; numpy's own float16 add and
+  multiply loops pick the second, its float32 loops the first (an operand order its C compiler chooses), and the
+  native path always takes the first, as for float32."""
   from mockgpu.emulators.rdna import native
   outs = []
   for path in ("numpy", "native"):
@@ -111,6 +124,7 @@ def same_bits(monkeypatch, inst, ops, what:str):
     declined = sum(native.declined.values())
     outs.append(run_op(inst, *ops))
   assert sum(native.declined.values()) == declined, f"{what}: the native path declined the kernel: {native.declined}"
+  if half_nans: outs = [_nan_halves(o) for o in outs]
   np.testing.assert_array_equal(outs[1], outs[0], err_msg=f"{what}: native bits differ from the numpy path")
 
 FLOAT_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if "f32" in (t, *ts) and not {"f64", "u64", "i64"} & {t, *ts}
@@ -147,3 +161,32 @@ def test_integer_instruction_same_bits_on_both_paths(name, monkeypatch):
     fn = getattr(I, f"v_{name.lower()}")
     insts.append(fn(v[4], v[2], v[3], v[5], opsel=0b1011) if nsrc == 3 else fn(v[4], v[2], v[3], opsel=0b1001) if nsrc == 2 else fn(v[4], v[2], opsel=0b1001))
   for inst in insts: same_bits(monkeypatch, inst, ops, name)
+
+# special float16 values in both halves: signed zeros, infinities, NaNs (quiet, signalling, with payloads),
+# subnormals, the largest half and values that round to it or past it when converted
+SPECIAL16 = np.array([0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe01, 0x7c01, 0xfd45, 0x0001, 0x83ff, 0x0200, 0x7bff,
+                      0xfbff, 0x3c00, 0xbc00, 0x3bff], np.uint16)
+
+def _operands16(k:int) -> np.ndarray:
+  lo = np.concatenate([np.roll(SPECIAL16, 5 * k), (rng.standard_normal(16) * 30).astype(np.float16).view(np.uint16)])
+  hi = np.roll(lo, 7 + k)
+  return (lo.astype(np.uint32) | (hi.astype(np.uint32) << 16))[:32]
+
+HALF_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if "f16" in (t, *ts)]
+
+@pytest.mark.parametrize("name", HALF_OPS)
+def test_half_instruction_same_bits_on_both_paths(name, monkeypatch):
+  nsrc = len(cgen.VOP[name][1])
+  ops = [_operands16(k) for k in range(3)]
+  if cgen.VOP[name][1][0] == "f32": ops[0] = np.concatenate([SPECIAL.view(np.float32)[:20], (rng.standard_normal(12) * 7e4).astype(np.float32)]).view(np.uint32)
+  nans = name in ("ADD_F16", "MUL_F16")
+  same_bits(monkeypatch, _inst(name, nsrc), ops, name, nans)
+  fn = getattr(I, f"v_{name.lower()}", None) or getattr(I, f"v_{name.lower()}_e64", None)
+  if fn is not None and cgen.VOP[name][0] in ("f16", "u16", "i16"):  # high halves in and out through op_sel
+    sel = 0b1000 | sum(1 << i for i, t in enumerate(cgen.VOP[name][1]) if t in ("f16", "u16", "i16") and i != 1)
+    srcs = [v[2], v[3], v[5]][:nsrc]
+    same_bits(monkeypatch, fn(v[4], *srcs, opsel=sel), ops, f"{name} op_sel", nans)
+
+@pytest.mark.parametrize("mods", [dict(neg=3), dict(abs=1), dict(omod=1), dict(omod=2, clmp=1), dict(clmp=1)])
+def test_half_modifiers_same_bits(mods, monkeypatch):
+  same_bits(monkeypatch, I.v_add_f16_e64(v[4], v[2], v[3], **mods), [_operands16(k) for k in range(3)], str(mods), True)

@@ -20,7 +20,7 @@ from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRA
 from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip
 
 PRELUDE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c")).read()
-CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
+CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "f16": "float", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
          "b64": "uint64_t", "u64": "uint64_t", "i64": "int64_t", "f64": "double"}
 
 OLD_D = re.compile(r"\bd\b")  # the destination's old value, in CMOV
@@ -44,6 +44,7 @@ NOT_B32 b32 b32 = ~a
 BFREV_B32 b32 b32 = brev32(a)
 CLZ_I32_U32 u32 u32 = clz32(a)
 CTZ_I32_B32 u32 u32 = ctz32(a)
+CLS_I32 u32 u32 = cls32(a)
 ADD_F32 f32 f32 f32 = add32(a, b)
 SUB_F32 f32 f32 f32 = sub32(a, b)
 SUBREV_F32 f32 f32 f32 = sub32(b, a)
@@ -151,6 +152,21 @@ MIN3_I16 i16 i16 i16 i16 = imin(imin(a, b), c)
 MED3_I16 i16 i16 i16 i16 = imax(imin(a, b), imin(imax(a, b), c))
 MAD_U16 u16 u16 u16 u16 = a * b + c
 MAD_I16 i16 i16 i16 i16 = a * b + c
+ADD_F16 f16 f16 f16 = add32(a, b)
+SUB_F16 f16 f16 f16 = sub32(a, b)
+SUBREV_F16 f16 f16 f16 = sub32(b, a)
+MUL_F16 f16 f16 f16 = mul32(a, b)
+MAX_F16 f16 f16 f16 = fmax32(a, b)
+MIN_F16 f16 f16 f16 = fmin32(a, b)
+MAX3_F16 f16 f16 f16 f16 = fmax32(fmax32(a, b), c)
+MIN3_F16 f16 f16 f16 f16 = fmin32(fmin32(a, b), c)
+CVT_F16_F32 f16 f32 = a
+CVT_F32_F16 f32 f16 = a
+CVT_F16_I16 f16 i16 = (float)a
+CVT_F16_U16 f16 u16 = (float)a
+CVT_I16_F16 i16 f16 = (int16_t)cvt_int(a, -32768.0, 32767.0)
+CVT_U16_F16 u16 f16 = (uint16_t)cvt_int(a, 0.0, 65535.0)
+PACK_B32_F16 b32 f16 f16 = (uint32_t)f2h(a) | ((uint32_t)f2h(b) << 16)
 CVT_I32_I16 i32 i16 = a
 CVT_U32_U16 u32 u16 = a
 LSHLREV_B64 u64 u32 u64 = b << (a & 63)
@@ -165,7 +181,7 @@ SOP = {
   "MOV_B32": ("b32", ("b32",), "a", None), "MOV_B64": ("b64", ("b64",), "a", None),
   "NOT_B32": ("u32", ("u32",), "~a", "d != 0"), "NOT_B64": ("u64", ("u64",), "~a", "d != 0"),
   "BREV_B32": ("u32", ("u32",), "brev32(a)", None), "CTZ_I32_B32": ("u32", ("u32",), "ctz32(a)", None),
-  "CLZ_I32_U32": ("u32", ("u32",), "clz32(a)", None),
+  "CLZ_I32_U32": ("u32", ("u32",), "clz32(a)", None), "CLS_I32": ("u32", ("u32",), "cls32(a)", None),
   "SEXT_I32_I8": ("u32", ("u32",), "(uint32_t)(int32_t)(int8_t)a", None),
   "SEXT_I32_I16": ("u32", ("u32",), "(uint32_t)(int32_t)(int16_t)a", None),
   "ABS_I32": ("i32", ("i32",), "a < 0 ? -a : a", "d != 0"),
@@ -209,13 +225,14 @@ FCMP = {"F": "0", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", 
         "NGT": "!(a > b)", "NLE": "!(a <= b)", "NEQ": "a != b", "NLT": "!(a < b)", "T": "1"}
 ICMP = {"F": "0", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", "NE": "a != b", "LG": "a != b",
         "GE": "a >= b", "T": "1"}
-CMP_TYPES = {"F32": "f32", "F64": "f64", "I16": "i16", "I32": "i32", "I64": "i64", "U16": "u16", "U32": "u32", "U64": "u64"}
+CMP_TYPES = {"F16": "f16", "F32": "f32", "F64": "f64", "I16": "i16", "I32": "i32", "I64": "i64", "U16": "u16", "U32": "u32", "U64": "u64"}
 MEM_KIND = {"U8": ("uint8_t", 1), "I8": ("int8_t", 1), "U16": ("uint16_t", 2), "I16": ("int16_t", 2), "B8": ("uint8_t", 1),
             "B16": ("uint16_t", 2)}
 
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """Raw register bits (uint32_t, or uint64_t for 64-bit types) as type t; 16-bit types take the low or high half."""
-  if WIDTH[t] == 16 and t[0] != "f": return f"(({CTYPE[t]})({raw}{' >> 16' if hi else ''}))"
+  if t == "f16": return f"h2f((uint16_t)({raw}{' >> 16' if hi else ''}))"
+  if WIDTH[t] == 16: return f"(({CTYPE[t]})({raw}{' >> 16' if hi else ''}))"
   if t in ("b32", "u32", "b64", "u64"): return raw
   if t in ("i32", "i64"): return f"(({CTYPE[t]})({raw}))"
   if t == "f32": return f"F32({raw})"
@@ -304,7 +321,7 @@ class CTranslator:
     code = typed(self.raw(r, WIDTH[t], lit, vec, t), t, hi)
     if t[0] == "f":
       if t == "f32" and self.ftz32: code = f"ftz32({code})"
-      if abs_: code = f"{'fabsf' if t == 'f32' else 'fabs'}({code})"
+      if abs_: code = f"{'fabs' if t == 'f64' else 'fabsf'}({code})"
       if neg: code = f"(-{code})"
     elif neg or abs_: raise NoNative(f"neg/abs on a {t} operand")
     return code
@@ -326,7 +343,7 @@ class CTranslator:
   def vstore(self, d:int, t:str, val:str, hi:bool=False) -> list[str]:
     """Lines writing a typed lane value to VGPR d (and d+1 for 64-bit types); a 16-bit value to one half of d."""
     if WIDTH[t] == 16:
-      if t[0] == "f": raise NoNative("16-bit float result")
+      if t == "f16": val = f"f2h({val})"
       self.vregs.add(d)
       if hi: return [f"V({d})[l] = (V({d})[l] & 0xffffu) | ((uint32_t)(uint16_t)({val}) << 16);"]
       return [f"V({d})[l] = (V({d})[l] & 0xffff0000u) | (uint16_t)({val});"]
@@ -337,8 +354,9 @@ class CTranslator:
     return [f"V({d})[l] = {bits(t, val)};"]
 
   def float_out(self, t:str, expr:str, omod:int, clamp:bool) -> str:
-    if omod: expr = f"({expr}) * {[1, 2.0, 4.0, 0.5][omod]}{'f' if t == 'f32' else ''}"
-    if clamp: expr = f"clamp01_{t[1:]}({expr})"
+    if t == "f16" and (omod or clamp): expr = f"r16({expr})"  # the op's own rounding, before the modifiers
+    if omod: expr = f"({expr}) * {[1, 2.0, 4.0, 0.5][omod]}{'' if t == 'f64' else 'f'}"
+    if clamp: expr = f"clamp01_{'64' if t == 'f64' else '32'}({expr})"
     if t == "f32" and self.ftz32: expr = f"ftz32({expr})"
     return expr
 

@@ -85,6 +85,25 @@ static inline double fmin64(double a, double b) {
   double r = (a <= b || b != b) ? a : b;
   return (r == 0 && a == 0 && b == 0) ? (signbit(a) ? a : b) : r;
 }
+/* float16 as numpy converts it: finite values round to nearest even; a NaN keeps its sign and the top 10 bits of its
+ * payload, quiet or not (at least one payload bit stays set). Half values are carried as floats, which hold them
+ * exactly, and every f16 operation rounds its float result once (float has more than 2*11+2 bits, so rounding a
+ * float sum or product of halves again to half is the correctly rounded result). */
+static inline uint16_t f2h(float x) {
+  uint32_t f = U32F(x), sgn = (f >> 16) & 0x8000u, a = f & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sgn | 0x7c00u | (((a >> 13) & 0x3ffu) ? ((a >> 13) & 0x3ffu) : 1u));
+  if (a >= 0x477ff000u) return (uint16_t)(sgn | 0x7c00u);      /* 65520 and up round to infinity */
+  if (a < 0x38800000u) return (uint16_t)(sgn | (uint32_t)rintf(F32(a) * 16777216.0f));  /* subnormal: units of 2^-24 */
+  return (uint16_t)(sgn | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+}
+static inline float h2f(uint16_t h) {
+  uint32_t sgn = (uint32_t)(h & 0x8000u) << 16, e = h & 0x7c00u, m = h & 0x3ffu;
+  if (e == 0x7c00u) return F32(sgn | 0x7f800000u | (m << 13));
+  if (e == 0) { float v = (float)m * 5.9604644775390625e-08f; return sgn ? -v : v; }
+  return F32(sgn | (((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13));
+}
+static inline float r16(float x) { return h2f(f2h(x)); }
+
 /* libm returns the default NaN (sign set) for log2 of a negative number, numpy a positive one; rounding functions
  * pass a signalling NaN through where numpy quiets it */
 static inline float log2_32(float a) { double r = log2((double)a); return (r != r && a == a) ? F32(0x7fc00000u) : (float)r; }
@@ -126,6 +145,7 @@ static inline uint32_t bfe(uint32_t x, uint32_t off, uint32_t width, int sign) {
 }
 static inline uint32_t clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 0xffffffffu; }
 static inline uint32_t ctz32(uint32_t x) { return x ? (uint32_t)__builtin_ctz(x) : 0xffffffffu; }
+static inline uint32_t cls32(uint32_t x) { return (x == 0 || x == 0xffffffffu) ? 0xffffffffu : clz32(x >> 31 ? ~x : x); }
 static inline uint32_t brev32(uint32_t x) {
   x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
   x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);

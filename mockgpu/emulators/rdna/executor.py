@@ -188,6 +188,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
          _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
   stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None)
   system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
+  if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
   return stats
 
 @functools.lru_cache(maxsize=1024)
