@@ -17,6 +17,7 @@ from __future__ import annotations
 import os, re
 from tinygrad.renderer.amd.dsl import Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
+from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
 from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip
 
 PRELUDE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c")).read()
@@ -30,14 +31,6 @@ class NoNative(Exception):
 
 # What each vector op computes, in C over typed operands a, b, c (the numpy table is semantics.VOP). Float results
 # that may be NaN go through helpers that pick the NaN numpy (x86) produces, so both paths give the same bits.
-def _table(text:str) -> dict[str, tuple]:
-  out = {}
-  for line in text.strip().splitlines():
-    head, expr = line.split("=", 1)
-    name, *types = head.split()
-    out[name] = (types[0], tuple(types[1:]), expr.strip())
-  return out
-
 VOP = _table("""
 MOV_B32 b32 b32 = a
 NOT_B32 b32 b32 = ~a
