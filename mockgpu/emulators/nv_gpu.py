@@ -280,15 +280,27 @@ def kernel_params(kernel, cbuf:np.ndarray, first:int, where:str) -> bytes:
     out[off:off+size] = cbuf[first+8*i:first+8*i+size].tobytes()
   return bytes(out)
 
-def run_kernel(gpu:NVGPU, q:QMD, where:str):
+_kernels:dict[tuple[int, int], tuple[bytes, object]] = {}  # (address space, program address) -> (its PTX + NUL, kernel)
+
+def program_kernel(mem:AddressSpace, addr:int, where:str):
+  """The kernel of the PTX program at addr: parsed once, and found again on a relaunch after checking that the same
+  text is still there (tinygrad relaunches a program thousands of times)."""
   from mockgpu.emulators import ptx  # the executor is imported at the first launch only
-  text = ptx_text(gpu.mem, q.program(), f"{where}: program")
+  if (hit:=_kernels.get((id(mem), addr))) is not None and mem.holds(addr, hit[0]): return hit[1]
+  text = ptx_text(mem, addr, f"{where}: program")
   names = re.findall(r"\.entry\s+([\w$]+)", text)
   if len(names) != 1: raise NotImplementedError(f"{where}: a program with {len(names)} kernels ({', '.join(names)}) is not modelled")
   kernel = ptx.load_module(text).kernel(names[0])
+  if len(_kernels) > 4096: _kernels.clear()
+  _kernels[(id(mem), addr)] = (text.encode() + b"\0", kernel)
+  return kernel
+
+def run_kernel(gpu:NVGPU, q:QMD, where:str):
+  from mockgpu.emulators import ptx
+  kernel = program_kernel(gpu.mem, q.program(), where)
   first = args_offset(q)
   cbuf = gpu.mem.view(q.cbuf(0), first + 8 * len(kernel.params), False, f"{where}: cbuf0")
   params = kernel_params(kernel, cbuf, first, where)
-  log.debug("%s: launch %s grid %s block %s", where, names[0], q.grid(), q.block())
+  log.debug("%s: launch %s grid %s block %s", where, kernel.name, q.grid(), q.block())
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
   ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0)
