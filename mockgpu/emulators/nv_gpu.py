@@ -301,6 +301,6 @@ def run_kernel(gpu:NVGPU, q:QMD, where:str):
   first = args_offset(q)
   cbuf = gpu.mem.view(q.cbuf(0), first + 8 * len(kernel.params), False, f"{where}: cbuf0")
   params = kernel_params(kernel, cbuf, first, where)
-  log.debug("%s: launch %s grid %s block %s", where, kernel.name, q.grid(), q.block())
+  log.debug("%s: launch %s grid %s block %s", where, getattr(kernel, "name", "?"), q.grid(), q.block())
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
   ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0)
