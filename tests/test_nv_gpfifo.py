@@ -238,8 +238,19 @@ def test_qmd_chain_launches_with_packed_params(monkeypatch):
   r = qmd_rig(monkeypatch, fake)
   assert fake.text == PTX_TEXT[:-1].decode()
   params = struct.pack("<QQI", 0x1111, 0x2222, 7)  # each 8-byte slot packed to the parameter's size and offset
-  assert fake.launches == ["E_3", ((5, 1, 1), (8, 1, 1), params, 0), "E_3", ((6, 1, 1), (8, 1, 1), params, 0)]
+  # the program is parsed at its first launch; the second finds it by address, its text unchanged in memory
+  assert fake.launches == ["E_3", ((5, 1, 1), (8, 1, 1), params, 0), ((6, 1, 1), (8, 1, 1), params, 0)]
   assert r.u64(DATA + 0x3000) == 55 and r.u64(DATA + 0x3008) > 0  # the second QMD's four-word release, after both launches
+
+def test_rewritten_program_is_parsed_again(monkeypatch):
+  from mockgpu.emulators.nv_gpu import program_kernel
+  fake = FakePTX()
+  r = qmd_rig(monkeypatch, fake)
+  program_kernel(r.gpu, VA + DATA, "test")
+  assert fake.launches.count("E_3") == 1
+  r.mem[DATA:DATA + len(PTX_TEXT)] = np.frombuffer(PTX_TEXT.replace(b"E_3", b"E_4"), np.uint8)
+  program_kernel(r.gpu, VA + DATA, "test")
+  assert fake.launches[-1] == "E_4" and fake.text.count("E_4") == 1
 
 def test_fault_in_a_launch_is_a_channel_error(monkeypatch):
   r = qmd_rig(monkeypatch, FakePTX(fault=GPUPageFault(0x4242_0000, 4, True, "st.global")))
@@ -249,6 +260,6 @@ def test_fault_in_a_launch_is_a_channel_error(monkeypatch):
 def test_kernel_the_executor_rejects_still_releases_its_semaphores(monkeypatch):
   fake = FakePTX(fault=UnsupportedInstruction("tex.2d at line 9"))
   with pytest.raises(UnsupportedInstruction, match="tex.2d"): qmd_rig(monkeypatch, fake)
-  assert len(fake.launches) == 4  # both QMDs of the chain were tried
+  assert len(fake.launches) == 3  # the program parsed once, both QMDs of the chain tried
   r = fake.rig
   assert r.u64(DATA + 0x3000) == 55 and r.userd[GP_GET // 4] == 1 and r.group.error is None

@@ -59,6 +59,7 @@ class NVGPU:
   def __init__(self, index:int, model_name:str):
     self.index, self.model = index, model(model_name)
     self.mem = AddressSpace(f"NV:{index}")
+    self.kernels:dict[int, tuple[bytes, object]] = {}  # program address -> (its PTX text + NUL, parsed kernel)
     self.uuid = hashlib.md5(f"mockgpu {model_name} {index}".encode()).digest()
     self.channels:dict[int, object] = {}  # work-submit token -> gpfifo.Channel
     self.faults:list[Fault] = []
@@ -280,24 +281,23 @@ def kernel_params(kernel, cbuf:np.ndarray, first:int, where:str) -> bytes:
     out[off:off+size] = cbuf[first+8*i:first+8*i+size].tobytes()
   return bytes(out)
 
-_kernels:dict[tuple[int, int], tuple[bytes, object]] = {}  # (address space, program address) -> (its PTX + NUL, kernel)
-
-def program_kernel(mem:AddressSpace, addr:int, where:str):
+def program_kernel(gpu:"NVGPU", addr:int, where:str):
   """The kernel of the PTX program at addr: parsed once, and found again on a relaunch after checking that the same
   text is still there (tinygrad relaunches a program thousands of times)."""
   from mockgpu.emulators import ptx  # the executor is imported at the first launch only
-  if (hit:=_kernels.get((id(mem), addr))) is not None and mem.holds(addr, hit[0]): return hit[1]
+  mem = gpu.mem
+  if (hit:=gpu.kernels.get(addr)) is not None and mem.holds(addr, hit[0]): return hit[1]
   text = ptx_text(mem, addr, f"{where}: program")
   names = re.findall(r"\.entry\s+([\w$]+)", text)
   if len(names) != 1: raise NotImplementedError(f"{where}: a program with {len(names)} kernels ({', '.join(names)}) is not modelled")
   kernel = ptx.load_module(text).kernel(names[0])
-  if len(_kernels) > 4096: _kernels.clear()
-  _kernels[(id(mem), addr)] = (text.encode() + b"\0", kernel)
+  if len(gpu.kernels) > 4096: gpu.kernels.clear()
+  gpu.kernels[addr] = (text.encode() + b"\0", kernel)
   return kernel
 
 def run_kernel(gpu:NVGPU, q:QMD, where:str):
   from mockgpu.emulators import ptx
-  kernel = program_kernel(gpu.mem, q.program(), where)
+  kernel = program_kernel(gpu, q.program(), where)
   first = args_offset(q)
   cbuf = gpu.mem.view(q.cbuf(0), first + 8 * len(kernel.params), False, f"{where}: cbuf0")
   params = kernel_params(kernel, cbuf, first, where)
