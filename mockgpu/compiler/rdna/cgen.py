@@ -17,6 +17,7 @@ from __future__ import annotations
 import os, re
 from tinygrad.renderer.amd.dsl import Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
+from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
 from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip
 
@@ -32,20 +33,12 @@ class NoNative(Exception):
 # What each vector op computes, in C over typed operands a, b, c (the numpy table is semantics.VOP). Float results
 # that may be NaN go through helpers that pick the NaN numpy (x86) produces, so both paths give the same bits.
 VOP = _table("""
-MOV_B32 b32 b32 = a
-NOT_B32 b32 b32 = ~a
-BFREV_B32 b32 b32 = brev32(a)
 CLZ_I32_U32 u32 u32 = clz32(a)
 CTZ_I32_B32 u32 u32 = ctz32(a)
-CLS_I32 u32 u32 = cls32(a)
 ADD_F32 f32 f32 f32 = add32(a, b)
 SUB_F32 f32 f32 f32 = sub32(a, b)
 SUBREV_F32 f32 f32 f32 = sub32(b, a)
 MUL_F32 f32 f32 f32 = mul32(a, b)
-FMA_F32 f32 f32 f32 f32 = fma32(a, b, c)
-FMAC_F32 f32 f32 f32 f32 = fma32(a, b, c)
-FMAMK_F32 f32 f32 f32 f32 = fma32(a, c, b)
-FMAAK_F32 f32 f32 f32 f32 = fma32(a, b, c)
 MAX_F32 f32 f32 f32 = fmax32(a, b)
 MIN_F32 f32 f32 f32 = fmin32(a, b)
 MAX3_F32 f32 f32 f32 f32 = fmax32(fmax32(a, b), c)
@@ -75,38 +68,15 @@ CVT_F32_UBYTE0 f32 u32 = (float)(a & 0xff)
 CVT_F32_UBYTE1 f32 u32 = (float)((a >> 8) & 0xff)
 CVT_F32_UBYTE2 f32 u32 = (float)((a >> 16) & 0xff)
 CVT_F32_UBYTE3 f32 u32 = (float)(a >> 24)
-ADD_NC_U32 u32 u32 u32 = a + b
-SUB_NC_U32 u32 u32 u32 = a - b
-SUBREV_NC_U32 u32 u32 u32 = b - a
-ADD_NC_I32 i32 i32 i32 = a + b
-SUB_NC_I32 i32 i32 i32 = a - b
-MUL_LO_U32 u32 u32 u32 = a * b
 MUL_HI_U32 u32 u32 u32 = (uint32_t)(((uint64_t)a * b) >> 32)
 MUL_HI_I32 u32 u32 u32 = (uint32_t)(((int64_t)(int32_t)a * (int32_t)b) >> 32)
-MUL_U32_U24 u32 u32 u32 = (a & 0xffffff) * (b & 0xffffff)
 MUL_HI_U32_U24 u32 u32 u32 = (uint32_t)(((uint64_t)(a & 0xffffff) * (b & 0xffffff)) >> 32)
 MUL_I32_I24 u32 u32 u32 = (uint32_t)(sext(a, 24) * sext(b, 24))
 MUL_HI_I32_I24 u32 u32 u32 = (uint32_t)((sext(a, 24) * sext(b, 24)) >> 32)
-MAD_U32_U24 u32 u32 u32 u32 = (a & 0xffffff) * (b & 0xffffff) + c
 MAD_I32_I24 u32 u32 u32 u32 = (uint32_t)(sext(a, 24) * sext(b, 24) + (int32_t)c)
-LSHLREV_B32 u32 u32 u32 = b << (a & 31)
-LSHRREV_B32 u32 u32 u32 = b >> (a & 31)
 ASHRREV_I32 i32 u32 i32 = b >> (a & 31)
-AND_B32 u32 u32 u32 = a & b
-OR_B32 u32 u32 u32 = a | b
-XOR_B32 u32 u32 u32 = a ^ b
-XNOR_B32 u32 u32 u32 = ~(a ^ b)
-AND_OR_B32 u32 u32 u32 u32 = (a & b) | c
-OR3_B32 u32 u32 u32 u32 = a | b | c
-XOR3_B32 u32 u32 u32 u32 = a ^ b ^ c
-ADD3_U32 u32 u32 u32 u32 = a + b + c
-LSHL_OR_B32 u32 u32 u32 u32 = (a << (b & 31)) | c
-LSHL_ADD_U32 u32 u32 u32 u32 = (a << (b & 31)) + c
-ADD_LSHL_U32 u32 u32 u32 u32 = (a + b) << (c & 31)
-XAD_U32 u32 u32 u32 u32 = (a ^ b) + c
 BFE_U32 u32 u32 u32 u32 = bfe(a, b, c, 0)
 BFE_I32 u32 u32 u32 u32 = bfe(a, b, c, 1)
-BFI_B32 u32 u32 u32 u32 = (a & b) | (~a & c)
 BFM_B32 u32 u32 u32 = ((1u << (a & 31)) - 1u) << (b & 31)
 ALIGNBIT_B32 u32 u32 u32 u32 = (uint32_t)((((uint64_t)a << 32) | b) >> (c & 31))
 ALIGNBYTE_B32 u32 u32 u32 u32 = (uint32_t)((((uint64_t)a << 32) | b) >> ((c & 3) * 8))
@@ -125,13 +95,6 @@ ADD_F64 f64 f64 f64 = add64(a, b)
 MUL_F64 f64 f64 f64 = mul64(a, b)
 MAX_F64 f64 f64 f64 = fmax64(a, b)
 MIN_F64 f64 f64 f64 = fmin64(a, b)
-ADD_NC_U16 u16 u16 u16 = a + b
-SUB_NC_U16 u16 u16 u16 = a - b
-ADD_NC_I16 i16 i16 i16 = a + b
-SUB_NC_I16 i16 i16 i16 = a - b
-MUL_LO_U16 u16 u16 u16 = a * b
-LSHLREV_B16 u16 u16 u16 = b << (a & 15)
-LSHRREV_B16 u16 u16 u16 = b >> (a & 15)
 ASHRREV_I16 i16 u16 i16 = b >> (a & 15)
 MAX_U16 u16 u16 u16 = imax(a, b)
 MIN_U16 u16 u16 u16 = imin(a, b)
@@ -143,8 +106,6 @@ MED3_U16 u16 u16 u16 u16 = imax(imin(a, b), imin(imax(a, b), c))
 MAX3_I16 i16 i16 i16 i16 = imax(imax(a, b), c)
 MIN3_I16 i16 i16 i16 i16 = imin(imin(a, b), c)
 MED3_I16 i16 i16 i16 i16 = imax(imin(a, b), imin(imax(a, b), c))
-MAD_U16 u16 u16 u16 u16 = a * b + c
-MAD_I16 i16 i16 i16 i16 = a * b + c
 ADD_F16 f16 f16 f16 = add32(a, b)
 SUB_F16 f16 f16 f16 = sub32(a, b)
 SUBREV_F16 f16 f16 f16 = sub32(b, a)
@@ -166,6 +127,14 @@ LSHLREV_B64 u64 u32 u64 = b << (a & 63)
 LSHRREV_B64 u64 u32 u64 = b >> (a & 63)
 ASHRREV_I64 i64 u32 i64 = b >> (a & 63)
 """)
+# ops whose numpy expression (semantics.VOP) is already C over the typed operands (the helpers it names are in prelude.c)
+SAME_IN_C = """
+MOV_B32 NOT_B32 BFREV_B32 CLS_I32 FMA_F32 FMAC_F32 FMAMK_F32 FMAAK_F32 ADD_NC_U32 SUB_NC_U32 SUBREV_NC_U32
+ADD_NC_I32 SUB_NC_I32 MUL_LO_U32 MUL_U32_U24 MAD_U32_U24 LSHLREV_B32 LSHRREV_B32 AND_B32 OR_B32 XOR_B32 XNOR_B32
+AND_OR_B32 OR3_B32 XOR3_B32 ADD3_U32 LSHL_OR_B32 LSHL_ADD_U32 ADD_LSHL_U32 XAD_U32 BFI_B32 ADD_NC_U16 SUB_NC_U16
+ADD_NC_I16 SUB_NC_I16 MUL_LO_U16 LSHLREV_B16 LSHRREV_B16 MAD_U16 MAD_I16
+"""
+VOP.update({name: sem.VOP[name] for name in SAME_IN_C.split()})
 ACCUMULATE = {"FMAC_F32"}
 LITERAL_K = {"FMAMK_F32", "FMAAK_F32"}
 

@@ -62,7 +62,10 @@ def translate(blocks, ftz32:bool, ftz16:bool) -> NativeKernel|None:
     declined[str(e)] += 1
     return None
   lib = native.library(src, "rdna")
-  return None if lib is None else NativeKernel(lib, t)
+  if lib is None:
+    declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the source did not compile)"] += 1
+    return None
+  return NativeKernel(lib, t)
 
 def _maps(mem:AddressSpace) -> tuple[np.ndarray, int]:
   """The address space as the C side reads it, rebuilt only when the mappings change."""
