@@ -146,7 +146,8 @@ def test_uncovered_instruction_keeps_the_numpy_path(monkeypatch):
   got = run_op(I.v_pk_add_f16(v[4], v[2], v[3]), a, a, a)
   assert native.declined["VOP3P V_PK_ADD_F16"] == before + 1
   h = a.view(np.float16)
-  np.testing.assert_array_equal(got.view(np.float16)[~np.isnan(h + h)], (h + h)[~np.isnan(h + h)])
+  with np.errstate(over="ignore", invalid="ignore"): want = h + h  # the specials overflow to inf, as the GPU's sum does
+  np.testing.assert_array_equal(got.view(np.float16)[~np.isnan(want)], want[~np.isnan(want)])
 
 INT_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if not any(x[0] == "f" or x.endswith("64") for x in (t, *ts))
            and n not in cgen.LITERAL_K and n not in cgen.ACCUMULATE]
