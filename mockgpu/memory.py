@@ -26,7 +26,8 @@ class AddressSpace:
   def __init__(self, name:str="gpu"):
     self.name, self._starts, self._maps = name, [], []
     self._np_starts = self._np_ends = np.zeros(0, np.uint64)
-    self.generation = 0  # counts mapping changes, so the native executor knows when to rebuild its copy of the table
+    self.generation = 0  # counts mapping changes (the native executor re-reads the table when it moves)
+    self._table:np.ndarray|None = None
 
   # *** mapping management, called by the driver models ***
 
@@ -60,8 +61,15 @@ class AddressSpace:
     m = self._find(va)
     return m is not None and va + len(data) <= m.end and m.u8()[va - m.va : va - m.va + len(data)].tobytes() == data
 
+  def table(self) -> np.ndarray:
+    """The mappings as rows of uint64 (va, size, host), sorted by va, for native code; one empty row when there are none."""
+    if self._table is None:
+      self._table = np.array([(m.va, m.size, m.host) for m in self._maps] or [(0, 0, 0)], np.uint64)
+    return self._table
+
   def _reindex(self):
     self.generation += 1
+    self._table = None
     self._np_starts = np.array([m.va for m in self._maps], np.uint64)
     self._np_ends = np.array([m.end for m in self._maps], np.uint64)
 

@@ -191,6 +191,17 @@ CMP_TYPES = {"F16": "f16", "F32": "f32", "F64": "f64", "I16": "i16", "I32": "i32
 MEM_KIND = {"U8": ("uint8_t", 1), "I8": ("int8_t", 1), "U16": ("uint16_t", 2), "I16": ("int16_t", 2), "B8": ("uint8_t", 1),
             "B16": ("uint16_t", 2)}
 
+def mem_kind(n:str) -> tuple[str, str, int, int]:
+  """(operation, C element type, element bytes, element count) of a memory op's stripped name (LOAD_U8, STORE_B128)."""
+  op, _, size = n.rpartition("_")
+  if size in MEM_KIND: return op, *MEM_KIND[size], 1
+  if size in ("B32", "B64", "B96", "B128"): return op, "uint32_t", 4, int(size[1:]) // 32
+  raise NoNative(n)
+
+def store_data(ctype:str, reg:int, count:int) -> str:
+  """A C array t_ holding a lane's store data, element j from VGPR reg + j."""
+  return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})V({reg + j})[l]' for j in range(count))}}};"
+
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """Raw register bits (uint32_t, or uint64_t for 64-bit types) as type t; 16-bit types take the low or high half."""
   if t == "f16": return f"h2f((uint16_t)({raw}{' >> 16' if hi else ''}))"
@@ -227,7 +238,7 @@ class CTranslator:
       body.append(f" B{k}: if ((c->used += {len(b.insts)}) > c->budget) return over_budget(c, {b.start});")
       body += self.lines
     cases = " ".join(f"case {k}: goto B{k};" for k in range(len(self.blocks)))
-    return "\n".join([PRELUDE, "static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t wv, int64_t b) {", "  (void)wv;",
+    return "\n".join([PRELUDE, "static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b) {",
                       f"  switch (b) {{ {cases} default: return -1; }}", *body, "}", ""])
 
   def block(self, b:Block):
@@ -547,16 +558,13 @@ class CTranslator:
     d = inst.sdata.offset
     if d + ndw > 128 and not (d <= EXEC < d + ndw): raise NoNative("s_load into special registers")
     b = inst.sbase.offset
-    self.scalar([f"uint32_t t_[{ndw}];", f"sload(c, t_, (R64(s[{b}], s[{b + 1}]) + {off & (2**64 - 1)}ull{soff}) & ~3ull, {ndw}, {self.pc});",
+    self.scalar([f"uint32_t t_[{ndw}];", f"gload(c, t_, (R64(s[{b}], s[{b + 1}]) + {off & (2**64 - 1)}ull{soff}) & ~3ull, 4, {ndw}, {self.pc});",
                  *(f"s[{d + j}] = t_[{j}];" for j in range(ndw) if d + j != NULL)])
 
   def vmem(self, inst, name:str, seg:str, addr:str):
     n = strip(name)[len(seg) + 1:]
     if "ATOMIC" in n or "LDS" in n or "ADDTID" in n or "D16" in n: raise NoNative(n)
-    op, _, size = n.rpartition("_")
-    if size in MEM_KIND: ctype, nbytes, ndw = *MEM_KIND[size], 1
-    elif size in ("B32", "B64", "B96", "B128"): ctype, nbytes, ndw = "uint32_t", 4, int(size[1:]) // 32
-    else: raise NoNative(n)
+    op, ctype, nbytes, ndw = mem_kind(n)
     if op == "LOAD":
       d = inst.vdst.offset - 256
       self.vregs |= set(range(d, d + ndw))
@@ -567,8 +575,7 @@ class CTranslator:
     self.vregs |= set(range(data, data + ndw))
     # every lane's address is checked before any lane writes, as the numpy path does
     self.lanes([f"uint64_t a_ = {addr}; gcheck(c, a_, {nbytes}, {ndw}, 1, {self.pc});"])
-    self.lanes([f"uint64_t a_ = {addr}; {ctype} t_[{ndw}] = {{{', '.join(f'({ctype})V({data + j})[l]' for j in range(ndw))}}};",
-                f"gstore(c, a_, t_, {nbytes}, {ndw});"])
+    self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, data, ndw)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
 
   def glob(self, inst, name):
     off = inst.offset - (1 << 13) if inst.offset & (1 << 12) else inst.offset
@@ -608,23 +615,17 @@ class CTranslator:
       for i, o in enumerate(offs):
         dr = (inst.data0 if i == 0 else inst.data1).offset - 256
         self.vregs |= set(range(dr, dr + ndw))
-        self.lanes([f"uint32_t t_[{ndw}] = {{{', '.join(f'V({dr + j})[l]' for j in range(ndw))}}};",
-                    f"ldsstore(lds, V({a})[l] + {o}u, t_, 4, {ndw});"])
+        self.lanes([store_data("uint32_t", dr, ndw), f"ldsstore(lds, V({a})[l] + {o}u, t_, 4, {ndw});"])
       return None
     if not n.startswith(("LOAD", "STORE")) or "ADDTID" in n or "D16" in n: raise NoNative(n)
-    op, _, size = n.rpartition("_")
-    if size in MEM_KIND: ctype, nbytes, ndw = *MEM_KIND[size], 1
-    elif size in ("B32", "B64", "B96", "B128"): ctype, nbytes, ndw = "uint32_t", 4, int(size[1:]) // 32
-    else: raise NoNative(n)
+    op, ctype, nbytes, ndw = mem_kind(n)
     addr = f"V({a})[l] + {off}u"
-    if op == "LOAD":
+    if op == "LOAD":  # checked lane by lane as it loads: the first lane out of range is still the one reported
       d = inst.vdst.offset - 256
       self.vregs |= set(range(d, d + ndw))
-      self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 0, {self.pc});"])
-      return self.lanes([f"{ctype} t_[{ndw}]; ldsload(lds, t_, {addr}, {nbytes}, {ndw});",
+      return self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 0, {self.pc});", f"{ctype} t_[{ndw}]; ldsload(lds, t_, {addr}, {nbytes}, {ndw});",
                          *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
     data = inst.data0.offset - 256
     self.vregs |= set(range(data, data + ndw))
-    self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 1, {self.pc});"])
-    self.lanes([f"{ctype} t_[{ndw}] = {{{', '.join(f'({ctype})V({data + j})[l]' for j in range(ndw))}}};",
-                f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
+    self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 1, {self.pc});"])  # every lane checked before any lane writes
+    self.lanes([store_data(ctype, data, ndw), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])

@@ -206,7 +206,6 @@ static inline void gstore(Ctx *c, uint64_t va, const void *src, int64_t esize, i
   }
   for (int64_t i = 0; i < count; i++) memcpy(gptr(c, va + i * esize, esize, 1, 0), (const uint8_t *)src + i * esize, esize);
 }
-static inline void sload(Ctx *c, uint32_t *dst, uint64_t va, int64_t ndw, int64_t pc) { gload(c, dst, va, 4, ndw, pc); }
 static inline void ldscheck(Ctx *c, uint32_t addr, int64_t esize, int64_t count, int write, int64_t pc) {
   for (int64_t i = 0; i < count; i++)
     if ((int64_t)addr + i * esize + esize > c->lds_size) fault(c, (int64_t)addr + i * esize, esize, write, pc, LDS_SPACE);
@@ -239,7 +238,7 @@ static void init(Ctx *c) {
   }
 }
 
-static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t wv, int64_t b);
+static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b);
 
 /* Each workgroup's waves run in turn, each until s_barrier or s_endpgm; once all have, the barrier releases them. */
 int64_t mockgpu_run(Ctx *c) {
@@ -254,7 +253,7 @@ int64_t mockgpu_run(Ctx *c) {
       for (int64_t i = 0; i < c->wpg; i++) {
         if (pcs[i] < 0) continue;
         int64_t w = g * c->wpg + i;
-        pcs[i] = wave(c, c->s + w * 256, c->v + w * c->nvgpr * 32, c->lds + g * c->lds_size, w, pcs[i]);
+        pcs[i] = wave(c, c->s + w * 256, c->v + w * c->nvgpr * 32, c->lds + g * c->lds_size, pcs[i]);
         live |= pcs[i] >= 0;
       }
     }

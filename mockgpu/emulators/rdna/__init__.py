@@ -34,6 +34,32 @@ class DispatchStats:
   seconds:float
   native:bool = False          # run by the kernel's C translation (emulators/rdna/native.py), not the numpy path
 
+# *** what both executor paths (numpy and native) read from the dispatch registers and say in their errors ***
+
+def field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
+
+def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
+  """What RSRC2 asks the SPI to put in a wave's registers: the user SGPR count, which workgroup-ID SGPRs (x, y, z)
+  follow them, and how many work-item ID components v0 packs. The workgroup-info SGPR is not modelled: it raises."""
+  from tinygrad.runtime.autogen import amdgpu_kd as kd
+  if rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_INFO_SHIFT & 1:
+    raise NotImplementedError("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
+  nuser = field(rsrc2, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH)
+  ids = tuple(bool(rsrc2 >> sh & 1) for sh in (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT,
+              kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT))
+  comps = field(rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH)
+  return nuser, ids, comps
+
+def at_pc(what:str, pgm:int, pc:int) -> str: return f"{what} at PC 0x{pgm + pc:x}"
+
+def outside(where:str, space:str, off:int, limit:int) -> str:
+  return f"{where}: {space} offset 0x{off:x} is outside its {limit} byte allocation"
+
+def budget_exceeded(pgm:int, budget:int, pc:int):
+  from mockgpu.errors import InstructionBudgetExceeded
+  return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{pgm:x} ran past MOCKGPU_BUDGET={budget} "
+                                   f"wave-instructions (waves at PC 0x{pgm + pc:x})")
+
 def __getattr__(name:str):
   # imported on first use: the translators under mockgpu/compiler/rdna import this package's semantics and runtime,
   # and the executor imports the translators, so an eager import here would be a cycle for whoever comes first

@@ -12,7 +12,7 @@ from mockgpu import config, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import Dispatch, DispatchStats, native
+from mockgpu.emulators.rdna import Dispatch, DispatchStats, native, field as _field, spi_setup, budget_exceeded
 from mockgpu.compiler.rdna import decode
 from mockgpu.compiler.rdna.translate import Translator, VERSION
 from mockgpu.emulators.rdna.runtime import pack, LANE
@@ -28,7 +28,6 @@ MAX_CHUNK_BYTES = 64 << 20
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
 
-def _field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
 
 class Program:
   """A translated kernel: its code bytes (to confirm a cache hit) and its block functions' builder."""
@@ -103,21 +102,16 @@ class State:
 
 def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
   """User SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, per the RSRC2 enables."""
-  nuser = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH)
+  nuser, id_sgprs, comps = spi_setup(d.rsrc2)
   if nuser: st.S[:nuser] = np.array([v & 0xffffffff for v in (list(d.user_data) + [0] * 32)[:nuser]], np.uint32)[:, None]
   gx, gy, _ = d.grid
   ids = wg_ids if waves_per_wg == 1 else np.repeat(wg_ids, waves_per_wg)
   sgpr = nuser
-  for shift, val in ((kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT, lambda: ids % gx),
-                     (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, lambda: (ids // gx) % gy),
-                     (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT, lambda: ids // (gx * gy))):
-    if d.rsrc2 >> shift & 1:
+  for on, val in zip(id_sgprs, (lambda: ids % gx, lambda: (ids // gx) % gy, lambda: ids // (gx * gy))):
+    if on:
       st.S[sgpr] = val()
       sgpr += 1
-  if d.rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_INFO_SHIFT & 1:
-    raise NotImplementedError("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
-  v0, exec_lo = _workgroup_lanes(tuple(d.block), _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT,
-                                                 kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH), waves_per_wg)
+  v0, exec_lo = _workgroup_lanes(tuple(d.block), comps, waves_per_wg)
   st.V[0] = v0 if len(wg_ids) == 1 else np.tile(v0, (len(wg_ids), 1))  # read-only: registers are never written in place
   st.S[126].reshape(len(wg_ids), waves_per_wg)[:] = exec_lo
 
@@ -137,8 +131,7 @@ def _private_size(rsrc2:int, tmpring_size:int) -> int:
   return _field(tmpring_size, 12, 15) * 256 // 32
 
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
-  return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{st.pgm:x} ran past MOCKGPU_BUDGET={budget} "
-                                   f"wave-instructions (waves at PC 0x{st.pgm + prog.block_pc[b]:x})")
+  return budget_exceeded(st.pgm, budget, prog.block_pc[b])
 
 def _run(st:State, prog:Program, waves:int, budget:int, used:int) -> int:
   """Run every wave to s_endpgm. While all waves share one PC they run as one group with no scheduling work."""

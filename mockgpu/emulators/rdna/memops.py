@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.emulators.rdna.runtime import LANE, u32, u64
+from mockgpu.emulators.rdna import at_pc, outside
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
 NOT3 = ~np.uint64(3)
 
-def unsupported(st, pc:int, what:str) -> UnsupportedInstruction:
-  return UnsupportedInstruction(f"{what} at PC 0x{st.pgm + pc:x}")
+def unsupported(st, pc:int, what:str) -> UnsupportedInstruction: return UnsupportedInstruction(at_pc(what, st.pgm, pc))
 
-def _where(st, pc:int, name:str) -> str: return f"{name} at PC 0x{st.pgm + pc:x}"
+def _where(st, pc:int, name:str) -> str: return at_pc(name, st.pgm, pc)
 
 def _addrs(addr, ndw:int) -> np.ndarray:
   a = np.asarray(addr, u64).reshape(-1)
@@ -147,8 +147,7 @@ def _check(off:np.ndarray, nbytes:int, limit:int, base:np.ndarray, write:bool, w
   bad = off.astype(np.int64) + nbytes > limit
   if bad.any():
     i = int(np.argmax(bad))
-    raise GPUPageFault(int(base[i]) + int(off[i]), nbytes, write, f"{where}: {space} offset 0x{int(off[i]):x} is outside "
-                       f"its {limit} byte allocation")
+    raise GPUPageFault(int(base[i]) + int(off[i]), nbytes, write, outside(where, space, int(off[i]), limit))
 
 def _private(st, w, off, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:str):
   """Byte indices into the dispatch's scratch array for the active lanes, checked against the private segment size."""

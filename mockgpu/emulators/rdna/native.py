@@ -17,16 +17,14 @@ import numpy as np
 from mockgpu import config
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna import cgen  # a module reference: cgen may still be importing us (import cycle)
-from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
+from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
-from tinygrad.runtime.autogen import amdgpu_kd as kd
+from mockgpu.emulators.rdna import spi_setup, at_pc, outside, budget_exceeded
 
 HOT_DISPATCHES = 3
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
 LDS_SPACE = 1
-WORKGROUP_ID_SHIFTS = (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT,
-                       kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT)
 
 declined:collections.Counter = collections.Counter()  # why kernels stayed on the numpy path, for `mockgpu info`-style reports
 
@@ -67,22 +65,12 @@ def translate(blocks, ftz32:bool, ftz16:bool) -> NativeKernel|None:
     return None
   return NativeKernel(lib, t)
 
-def _maps(mem:AddressSpace) -> tuple[np.ndarray, int]:
-  """The address space as the C side reads it, rebuilt only when the mappings change."""
-  cached = getattr(mem, "_native_maps", None)
-  if cached is None or cached[0] != mem.generation:
-    table = np.array([(m.va, m.size, m.host) for m in mem.mappings()] or [(0, 0, 0)], np.uint64)
-    cached = mem._native_maps = (mem.generation, table, len(mem.mappings()))
-  return cached[1], cached[2]
-
 class Launch:
   """The C context and register buffers of one dispatch geometry, kept for the next dispatch of the same shape
   (tinygrad launches the same kernel over and over): a launch then only updates the user SGPRs and the budget."""
   def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int):
-    rsrc2 = d.rsrc2
-    nuser = (rsrc2 >> kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT) & ((1 << kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH) - 1)
-    enables = sum(1 << i for i, sh in enumerate(WORKGROUP_ID_SHIFTS) if rsrc2 >> sh & 1)
-    comps = (rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT) & ((1 << kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH) - 1)
+    nuser, id_sgprs, comps = spi_setup(d.rsrc2)
+    enables = sum(1 << i for i, on in enumerate(id_sgprs) if on)
     per_wg = wpg * (256 + k.nvgpr * 32) * 4 + lds_size
     self.chunk = max(1, min(nwg, CHUNK_BYTES // per_wg))
     self.buffers = (np.empty(self.chunk * wpg * 256, np.uint32), np.empty(self.chunk * wpg * k.nvgpr * 32, np.uint32),
@@ -103,8 +91,8 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, nwg:int, lds_size:int, bud
     ln = k.launches[key] = Launch(k, d, wpg, nwg, lds_size)
   c = ln.ctx
   if ln.generation != (mem, mem.generation):
-    maps, c.nmaps = _maps(mem)
-    c.maps, c.hint, ln.generation = maps.ctypes.data, 0, (mem, mem.generation)
+    ln.maps = mem.table()  # kept alive while the C side points at it
+    c.maps, c.nmaps, c.hint, ln.generation = ln.maps.ctypes.data, len(mem.mappings()), 0, (mem, mem.generation)
   if d.user_data is not ln.last_user:
     u = d.user_data[:32]
     try: ln.user[:len(u)] = u
@@ -121,13 +109,10 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, nwg:int, lds_size:int, bud
   return c.used
 
 def _error(k:NativeKernel, c:Ctx, status:int, pgm:int, budget:int) -> Exception:
-  where = f"{k.names.get(c.fault_pc, '?')} at PC 0x{pgm + c.fault_pc:x}"
+  where = at_pc(k.names.get(c.fault_pc, "?"), pgm, c.fault_pc)
   if status == FAULT:
-    if c.fault_kind == LDS_SPACE:
-      where += f": LDS offset 0x{c.fault_va:x} is outside its {c.lds_size} byte allocation"
+    if c.fault_kind == LDS_SPACE: where = outside(where, "LDS", c.fault_va, c.lds_size)
     return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where)
-  if status == BUDGET:
-    return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{pgm:x} ran past MOCKGPU_BUDGET={budget} "
-                                     f"wave-instructions (waves at PC 0x{pgm + c.fault_pc:x})")
-  if status == UNSUPPORTED: return UnsupportedInstruction(f"{k.messages[c.fault_size]} at PC 0x{pgm + c.fault_pc:x}")
+  if status == BUDGET: return budget_exceeded(pgm, budget, c.fault_pc)
+  if status == UNSUPPORTED: return UnsupportedInstruction(at_pc(k.messages[c.fault_size], pgm, c.fault_pc))
   return RuntimeError(f"RDNA native kernel at PC 0x{pgm:x}: unknown status {status}")
