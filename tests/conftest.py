@@ -17,6 +17,13 @@ def rdna_path(request, monkeypatch):
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if request.param == "numpy" else "1")
   return request.param
 
+@pytest.fixture(params=["numpy", "native"])
+def ptx_path(request, monkeypatch):
+  """The same for the PTX executor: numpy (every thread at once) and native (C, from the first launch, where it
+  covers the kernel). Modules opt in with pytestmark = pytest.mark.usefixtures("ptx_path")."""
+  monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0" if request.param == "numpy" else "1")
+  return request.param
+
 def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check:bool=True) -> subprocess.CompletedProcess:
   """Run `code` in a fresh interpreter with DEV=dev, from a directory outside any tinygrad checkout."""
   full_env = {**os.environ, "DEV": dev, **(env or {})}

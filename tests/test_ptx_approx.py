@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from test_ptx_isa import kernel, run
+pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 
 def ulp_error(got:np.ndarray, exact:np.ndarray, dtype) -> np.ndarray:
   """|got - exact| in units of the target format's ulp at the exact value."""

@@ -5,6 +5,7 @@ import pytest
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded
 from mockgpu.emulators.ptx import load_module, launch
 from test_ptx_isa import kernel, run
+pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 
 def test_unsupported_instruction_named_with_its_line():
   src = kernel("mov.u32 %r0, %tid.x;\nsuld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r0}];", ".param .u64 out")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.ptx import load_module, launch
+pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 
 HEAD = ".version 8.0\n.target sm_89\n.address_size 64\n"
 

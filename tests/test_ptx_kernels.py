@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from test_ptx_harness import Tensor, run, check, fma_ref
 from tinygrad import dtypes
+pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 
 KINDS = ["ptx", "cuda"]
 rng = np.random.default_rng(0)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from mockgpu.compiler import native
 from mockgpu.emulators.ptx.numerics import fma32, _fma32_numpy, fma64, farith, int_to_float, float_to_float, float_to_int
+pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 
 rng = np.random.default_rng(7)
 

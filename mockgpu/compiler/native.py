@@ -10,7 +10,7 @@ file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()
 path.
 """
 from __future__ import annotations
-import ctypes, functools, hashlib, importlib.machinery, importlib.util, os, subprocess, sys, sysconfig, tempfile
+import ctypes, functools, hashlib, importlib.machinery, importlib.util, os, re, subprocess, sys, sysconfig, tempfile
 import numpy as np
 from mockgpu import config
 
@@ -118,6 +118,31 @@ def library(source:str, tag:str, flags:tuple=("-O2", "-fwrapv", "-fno-strict-ali
   if not os.path.exists(path) and not _build(path, source, flags): return None
   try: return ctypes.CDLL(path)
   except OSError: return None
+
+HOT_DISPATCHES = 3   # a kernel gets its C translation at its third dispatch in a process (see emulators/rdna/native.py)
+
+def tier(var:str) -> str:
+  """The setting var (MOCKGPU_RDNA_NATIVE, MOCKGPU_PTX_NATIVE): 0 never uses C, 1 uses it from the first dispatch,
+  auto (the default) from the HOT_DISPATCHES-th."""
+  m = config.env(var, "auto")
+  if m not in ("0", "1", "auto"): raise ValueError(f"{var}={m!r}: expected 0, 1 or auto")
+  return m
+
+def hot(var:str, dispatches:int) -> bool:
+  """Whether a kernel dispatched this many times (this one included) takes its C translation under setting var."""
+  m = tier(var)
+  return m == "1" or (m == "auto" and dispatches >= HOT_DISPATCHES)
+
+_INCLUDE = re.compile(r'^#include "(native_\w+\.c)"$', re.M)
+
+def prelude(path:str) -> str:
+  """The text of a C prelude with the shared parts it includes (`#include "native_*.c"`, files beside this module)
+  inlined, so the hash of the source that keys the built library covers them too."""
+  here = os.path.dirname(os.path.abspath(__file__))
+  with open(path) as f: text = f.read()
+  def inline(m):
+    with open(os.path.join(here, m.group(1))) as f: return f.read()
+  return _INCLUDE.sub(inline, text)
 
 def _load(path:str):
   loader = importlib.machinery.ExtensionFileLoader(NAME, path)

@@ -15,13 +15,14 @@ barriers and turns the status of a fault into the same GPUPageFault the numpy pa
 """
 from __future__ import annotations
 import os, re
+from mockgpu.compiler import native
 from tinygrad.renderer.amd.dsl import Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
 from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip
 
-PRELUDE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c")).read()
+PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
 CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "f16": "float", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
          "b64": "uint64_t", "u64": "uint64_t", "i64": "int64_t", "f64": "double"}
 

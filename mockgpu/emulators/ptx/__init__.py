@@ -15,6 +15,7 @@ from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.codegen import Layout, translate_function
 from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_WINDOW
+from mockgpu.emulators.ptx import native
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
 
@@ -41,6 +42,7 @@ class LaunchStats:
   warp_instructions: int
   thread_instructions: int
   seconds: float
+  native: bool = False   # run by the kernel's C translation
 
 class PTXKernel:
   """An entry function of a loaded module: its parameter layout, memory needs and translated code."""
@@ -53,11 +55,12 @@ class PTXKernel:
     self.local_size: int = meta["local"]
     self.instructions: int = meta["instructions"]
     self.max_threads: int = meta["maxntid"] or MAX_THREADS
+    self.launches, self.native = 0, False   # native: False until tried, then a native.NativeKernel or None
   def __repr__(self): return f"<PTXKernel {self.name} params={self.params} shared={self.shared_size}>"
 
 class PTXModule:
-  def __init__(self, ns:dict):
-    meta = ns["_META"]
+  def __init__(self, ns:dict, text:str):
+    meta, self.text = ns["_META"], text
     self.version, self.target = meta["version"], meta["target"]
     self.memory = ModuleMemory(*meta["globals"], *meta["consts"])
     self.kernels = {k["name"]: PTXKernel(self, k, ns[k["py"]]) for k in meta["kernels"]}
@@ -75,12 +78,11 @@ def load_module(ptx:str|bytes) -> PTXModule:
   code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
   ns: dict = {}
   exec(code, ns)
-  _modules[text] = mod = PTXModule(ns)
+  _modules[text] = mod = PTXModule(ns, text)
   return mod
 
-def translate_module(text:str) -> str:
-  """Python source for a whole module: constants, one function per entry, and _META describing them."""
-  m = P.parse(text)
+def entries(m:P.Module) -> tuple[list[tuple[P.Function, Layout]], bytes, bytes]:
+  """The entry functions of a parsed module with their layouts, and the images of its .global and .const variables."""
   offsets, ginit, cinit = {}, bytearray(), bytearray()
   for v in m.vars:
     if v.space == "shared": continue
@@ -89,11 +91,19 @@ def translate_module(text:str) -> str:
     buf.extend(bytes(off - len(buf)) + (v.init or bytes(v.size)))
     offsets[v.name] = ("global", MODULE_WINDOW + off) if v.space == "global" else ("const", off)
   shared_vars = [v for v in m.vars if v.space == "shared"]
+  out = []
+  for fn in (f for f in m.functions.values() if f.entry):
+    fn.vars = shared_vars + fn.vars
+    out.append((fn, Layout(fn, offsets)))
+  return out, bytes(ginit), bytes(cinit)
+
+def translate_module(text:str) -> str:
+  """Python source for a whole module: constants, one function per entry, and _META describing them."""
+  m = P.parse(text)
+  funcs, ginit, cinit = entries(m)
   consts: dict[str, str] = {}
   body, kernels = [], []
-  for i, fn in enumerate(f for f in m.functions.values() if f.entry):
-    fn.vars = shared_vars + fn.vars
-    layout = Layout(fn, offsets)
+  for i, (fn, layout) in enumerate(funcs):
     lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}")
     body += lines + [""]
     psize = max((p.offset + p.size for p in fn.params), default=0)
@@ -102,7 +112,7 @@ def translate_module(text:str) -> str:
                         maxntid=fn.maxntid))
   head = ["import numpy as np", "from mockgpu.emulators.ptx.kernel_ns import *"]
   head += [f"{name} = {expr}" for expr, name in consts.items()]
-  meta = dict(version=m.version, target=m.target, kernels=kernels, globals=(len(ginit), bytes(ginit)), consts=(len(cinit), bytes(cinit)))
+  meta = dict(version=m.version, target=m.target, kernels=kernels, globals=(len(ginit), ginit), consts=(len(cinit), cinit))
   return "\n".join(head + [f"_META = {meta!r}", ""] + body)
 
 def _check_launch(k:PTXKernel, grid:tuple, block:tuple, dynamic_shared:int):
@@ -136,10 +146,22 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   per_batch = max(1, BATCH_THREADS // tpc)
   counters, budget = [0, 0], config.instruction_budget()
   st = time.perf_counter()
-  with np.errstate(all="ignore"):
-    for first in range(0, nctas, per_batch):
-      shape = _batch_shape(block, min(per_batch, nctas - first))
-      k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
-  stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st)
+  if (nk:=_native_kernel(k)) is not None:
+    threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
+    counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
+  else:
+    with np.errstate(all="ignore"):
+      for first in range(0, nctas, per_batch):
+        shape = _batch_shape(block, min(per_batch, nctas - first))
+        k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+  stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st, nk is not None)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
   return stats
+
+def _native_kernel(k:PTXKernel):
+  """The kernel's C translation once it is hot (see native.py), else None."""
+  if native.off(): return None
+  if k.native is not False: return k.native
+  k.launches += 1
+  if native.hot(k.launches): k.native = native.translate(k)
+  return k.native or None

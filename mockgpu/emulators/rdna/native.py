@@ -14,14 +14,13 @@ both ways), unset or `auto` is the choice above.
 from __future__ import annotations
 import collections, ctypes
 import numpy as np
-from mockgpu import config
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna import cgen  # a module reference: cgen may still be importing us (import cycle)
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import spi_setup, at_pc, outside, budget_exceeded
 
-HOT_DISPATCHES = 3
+HOT_DISPATCHES = native.HOT_DISPATCHES
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
 LDS_SPACE = 1
@@ -37,10 +36,7 @@ class Ctx(ctypes.Structure):
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
               ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p)]
 
-def mode() -> str:
-  m = config.env("MOCKGPU_RDNA_NATIVE", "auto")
-  if m not in ("0", "1", "auto"): raise ValueError(f"MOCKGPU_RDNA_NATIVE={m!r}: expected 0, 1 or auto")
-  return m
+def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
 class NativeKernel:
   """A kernel's C translation, loaded: its entry point and what its fault statuses need to name."""

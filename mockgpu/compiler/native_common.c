@@ -1,0 +1,107 @@
+/* Shared by every native translation (RDNA and PTX): float and integer conversions and the float helpers that
+ * give the same bits as the numpy paths. Pure functions: each prelude includes this text first. */
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#include <setjmp.h>
+
+typedef struct { uint64_t va, size, host; } Map;   /* one mapping of an address space, sorted by va */
+enum { DONE = 0, FAULT = 1, BUDGET = 2, UNSUPPORTED = 3 };
+static __thread jmp_buf stop;
+
+static inline float F32(uint32_t x) { float f; memcpy(&f, &x, 4); return f; }
+static inline uint32_t U32F(float f) { uint32_t x; memcpy(&x, &f, 4); return x; }
+static inline double F64(uint64_t x) { double f; memcpy(&f, &x, 8); return f; }
+static inline uint64_t U64F(double f) { uint64_t x; memcpy(&x, &f, 8); return x; }
+
+/* *** float helpers: NaN results are the ones numpy produces on x86 (the first NaN operand, quieted; else the
+ * default NaN), whatever operand order the C compiler picks *** */
+
+static inline float quiet32(float x) { return F32(U32F(x) | 0x400000u); }
+static inline double quiet64(double x) { return F64(U64F(x) | 0x8000000000000ull); }
+static inline float nan32(float r, float a, float b) { return r == r ? r : a != a ? quiet32(a) : b != b ? quiet32(b) : r; }
+static inline double nan64(double r, double a, double b) { return r == r ? r : a != a ? quiet64(a) : b != b ? quiet64(b) : r; }
+static inline float add32(float a, float b) { return nan32(a + b, a, b); }
+static inline float sub32(float a, float b) { return nan32(a - b, a, b); }
+static inline float mul32(float a, float b) { return nan32(a * b, a, b); }
+static inline double add64(double a, double b) { return nan64(a + b, a, b); }
+static inline double mul64(double a, double b) { return nan64(a * b, a, b); }
+/* the NaN of a*b+c as the float64 emulation (runtime._fma_odd) and the native ufunc produce it */
+static float fma_nan32(float x, float y, float z) {
+  if (x != x) return quiet32(x);
+  if (y != y) return quiet32(y);
+  volatile double p = (double)x * (double)y;
+  if (p != p) return (float)p;
+  if (z != z) return quiet32(z);
+  volatile double s = p + (double)z;
+  return (float)s;
+}
+static inline float fma32(float a, float b, float c) { float r = fmaf(a, b, c); return r == r ? r : fma_nan32(a, b, c); }
+/* v_max/v_min (IEEE mode): a NaN operand yields the other one; +0 > -0 (runtime.fmax/fmin over np.fmax/np.fmin) */
+static inline float fmax32(float a, float b) {
+  float r = (a >= b || b != b) ? a : b;
+  return (r == 0 && a == 0 && b == 0) ? (signbit(a) ? b : a) : r;
+}
+static inline float fmin32(float a, float b) {
+  float r = (a <= b || b != b) ? a : b;
+  return (r == 0 && a == 0 && b == 0) ? (signbit(a) ? a : b) : r;
+}
+static inline double fmax64(double a, double b) {
+  double r = (a >= b || b != b) ? a : b;
+  return (r == 0 && a == 0 && b == 0) ? (signbit(a) ? b : a) : r;
+}
+static inline double fmin64(double a, double b) {
+  double r = (a <= b || b != b) ? a : b;
+  return (r == 0 && a == 0 && b == 0) ? (signbit(a) ? a : b) : r;
+}
+/* float16 as numpy converts it: finite values round to nearest even; a NaN keeps its sign and the top 10 bits of its
+ * payload, quiet or not (at least one payload bit stays set). Half values are carried as floats, which hold them
+ * exactly, and every f16 operation rounds its float result once (float has more than 2*11+2 bits, so rounding a
+ * float sum or product of halves again to half is the correctly rounded result). */
+static inline uint16_t f2h(float x) {
+  uint32_t f = U32F(x), sgn = (f >> 16) & 0x8000u, a = f & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sgn | 0x7c00u | (((a >> 13) & 0x3ffu) ? ((a >> 13) & 0x3ffu) : 1u));
+  if (a >= 0x477ff000u) return (uint16_t)(sgn | 0x7c00u);      /* 65520 and up round to infinity */
+  if (a < 0x38800000u) return (uint16_t)(sgn | (uint32_t)rintf(F32(a) * 16777216.0f));  /* subnormal: units of 2^-24 */
+  return (uint16_t)(sgn | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+}
+static inline float h2f(uint16_t h) {
+  uint32_t sgn = (uint32_t)(h & 0x8000u) << 16, e = h & 0x7c00u, m = h & 0x3ffu;
+  if (e == 0x7c00u) return F32(sgn | 0x7f800000u | (m << 13));
+  if (e == 0) { float v = (float)m * 5.9604644775390625e-08f; return sgn ? -v : v; }
+  return F32(sgn | (((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13));
+}
+static inline float r16(float x) { return h2f(f2h(x)); }
+
+/* libm returns the default NaN (sign set) for log2 of a negative number, numpy a positive one; rounding functions
+ * pass a signalling NaN through where numpy quiets it */
+static inline float log2_32(float a) { double r = log2((double)a); return (r != r && a == a) ? F32(0x7fc00000u) : (float)r; }
+static inline float floor32(float a) { return a != a ? quiet32(a) : floorf(a); }
+static inline float ceil32(float a) { return a != a ? quiet32(a) : ceilf(a); }
+static inline float trunc32(float a) { return a != a ? quiet32(a) : truncf(a); }
+static inline float rint32(float a) { return a != a ? quiet32(a) : rintf(a); }
+static inline float ftz32(float x) { return fabsf(x) < 1.17549435082228750797e-38f ? copysignf(0.0f, x) : x; }
+static inline float clamp01_32(float x) { return x > 0 ? (x < 1.0f ? x : 1.0f) : 0.0f; }
+static inline double clamp01_64(double x) { return x > 0 ? (x < 1.0 ? x : 1.0) : 0.0; }
+static inline float ldexp32(float a, int32_t e) { return ldexpf(a, e < -1100 ? -1100 : e > 1100 ? 1100 : e); }
+/* float -> integer: truncate toward zero, saturate, NaN -> 0 */
+static inline int64_t cvt_int(double x, double lo, double hi) {
+  if (x != x) return 0;
+  x = trunc(x);
+  return (int64_t)(x < lo ? lo : x > hi ? hi : x);
+}
+static inline uint32_t cmp_class32(float x, uint32_t mask) {
+  uint32_t b = U32F(x), e = (b >> 23) & 0xff, m = b & 0x7fffff, neg = b >> 31, cls;
+  if (e == 0xff) cls = m ? ((m >> 22) & 1 ? 1 : 0) : (neg ? 2 : 9);
+  else if (e) cls = neg ? 3 : 8;
+  else cls = m ? (neg ? 4 : 7) : (neg ? 5 : 6);
+  return (mask >> cls) & 1;
+}
+
+static inline uint32_t brev32(uint32_t x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+  return (x >> 16) | (x << 16);
+}

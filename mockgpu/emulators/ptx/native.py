@@ -1,0 +1,105 @@
+"""Run a PTX launch through the kernel's C translation (compiler/ptx/cgen.py), one thread at a time.
+
+The numpy path pays numpy's per-call cost on every instruction, and its gathers of strided rows (each lane reading a
+row of its own, as a reduction's lanes do) miss the TLB and caches lane after lane; a C thread walks its own row and
+runs a few hundred million thread-instructions per second whatever the shape. As for RDNA (emulators/rdna/native.py),
+a kernel takes the C translation when it is hot, from its HOT_DISPATCHES-th launch in a process (a C build costs
+0.3-1 s once per machine; the shared object is cached on disk under the hash of its source). MOCKGPU_PTX_NATIVE=0
+never uses it, =1 from the first launch (the tests run kernels both ways), unset or `auto` is the choice above.
+Kernels the translation does not cover stay on the numpy path; why is counted in `declined`.
+"""
+from __future__ import annotations
+import collections, ctypes
+import numpy as np
+from mockgpu.compiler import native
+from mockgpu.compiler.ptx import parser as P, cgen
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
+from mockgpu.emulators.ptx.runtime import MODULE_WINDOW, CONST_WINDOW, LOWEST_WINDOW
+
+DONE, FAULT, BUDGET = 0, 1, 2
+GLOBAL_SPACE = 0
+SHARED_SPACE, PARAM_SPACE, LOCAL_SPACE, CONST_SPACE = 1, 2, 3, 4
+WARP = 32   # thread-instructions per warp-instruction of the budget
+
+declined:collections.Counter = collections.Counter()
+
+class Ctx(ctypes.Structure):
+  _fields_ = [("maps", ctypes.c_void_p), ("nmaps", ctypes.c_int64), ("hint", ctypes.c_int64),
+              ("shared", ctypes.c_void_p), ("shared_size", ctypes.c_int64), ("local", ctypes.c_void_p), ("local_size", ctypes.c_int64), ("params", ctypes.c_char_p), ("nparams", ctypes.c_int64),
+              *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "cta0", "nctas", "budget", "used")),
+              ("save", ctypes.c_void_p), ("resume", ctypes.c_void_p),
+              *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
+              ("fault_va", ctypes.c_uint64)]
+
+class NativeKernel:
+  """A kernel's C translation, loaded, with the buffers of its last launch shape."""
+  def __init__(self, lib:ctypes.CDLL, messages:list[str], nsave:int):
+    self.run = lib.mockgpu_run
+    self.run.argtypes, self.run.restype = [ctypes.POINTER(Ctx)], ctypes.c_int64
+    self.lib, self.messages, self.nsave = lib, messages, nsave
+    self.buffers:dict[tuple, tuple] = {}
+    self.table:tuple = (None, None)   # (the address space and its generation, the mapping rows)
+
+  def maps(self, mem, module) -> np.ndarray:
+    """The address space's mappings and, at their window addresses, the module's .global and .const variables."""
+    if self.table[0] != (mem, mem.generation):
+      rows = [(m.va, m.size, m.host) for m in mem.mappings()]
+      rows += [(base, w.size, w.data.ctypes.data) for base, w in ((MODULE_WINDOW, module.memory.globals),
+               (CONST_WINDOW, module.memory.consts)) if w.size]
+      self.table = ((mem, mem.generation), np.array(sorted(rows) or [(0, 0, 0)], np.uint64).reshape(-1, 3))
+    return self.table[1]
+
+  def scratch(self, tpc:int, shared:int, local:int) -> tuple[np.ndarray, ...]:
+    """Shared and local memory, saved registers and resume points for a CTA of tpc threads (kept for the next launch)."""
+    if (b:=self.buffers.get((tpc, shared))) is None:
+      if len(self.buffers) > 8: self.buffers.clear()
+      b = self.buffers[(tpc, shared)] = (np.zeros(max(shared, 1), np.uint8), np.zeros(max(tpc * local, 1), np.uint8),
+                                         np.zeros(tpc * self.nsave, np.uint64), np.zeros(tpc, np.int64))
+    return b
+
+def off() -> bool: return native.tier("MOCKGPU_PTX_NATIVE") == "0"
+def hot(launches:int) -> bool: return native.hot("MOCKGPU_PTX_NATIVE", launches)
+
+def translate(kernel) -> NativeKernel|None:
+  """The C translation of a PTXKernel, or None when it uses something outside it (or there is no C compiler)."""
+  fn_layout = next(((fn, lay) for fn, lay in _entries(kernel.module.text) if fn.name == kernel.name), None)
+  try:
+    src, messages = cgen.kernel_source(*fn_layout)
+  except cgen.NoNative as e:
+    declined[str(e)] += 1
+    return None
+  if (lib:=native.library(src, "ptx")) is None:
+    declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the source did not compile)"] += 1
+    return None
+  nregs = len(fn_layout[0].regs)
+  return NativeKernel(lib, messages, max(nregs, 1))
+
+def _entries(text:str):
+  from mockgpu.emulators.ptx import entries
+  return entries(P.parse(text))[0]
+
+def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int) -> int:
+  """Run every CTA; returns the thread-instructions executed (raises as the numpy path does)."""
+  shared = kernel.dynamic_base + dynamic_shared if dynamic_shared else kernel.shared_size
+  tpc = block[0] * block[1] * block[2]
+  smem, lmem, save, resume = nk.scratch(tpc, shared, kernel.local_size)
+  maps = nk.maps(mem, kernel.module)
+  c = Ctx(maps=maps.ctypes.data, nmaps=len(maps) if maps[0, 1] else 0, hint=0, shared=smem.ctypes.data, shared_size=shared,
+          local=lmem.ctypes.data, local_size=kernel.local_size,
+          params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2],
+          cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * WARP, used=0, save=save.ctypes.data, resume=resume.ctypes.data)
+  status = nk.run(ctypes.byref(c))
+  if status == FAULT:
+    where, va = nk.messages[c.fault_pc], c.fault_va
+    if c.fault_kind == CONST_SPACE: where = f"{where} (.const is read-only)"
+    elif va >= LOWEST_WINDOW and c.fault_kind == GLOBAL_SPACE:
+      w = kernel.module.memory.consts if va >> 56 == CONST_WINDOW >> 56 else kernel.module.memory.globals
+      where, va = f"{where} (module .{w.name} variables, {w.size} bytes)", va & 0x00FF_FFFF_FFFF_FFFF
+    if c.fault_kind == SHARED_SPACE: where = f"{where} (shared window of {shared} bytes)"
+    elif c.fault_kind == PARAM_SPACE: where = f"{where} (param space of {len(params)} bytes)"
+    elif c.fault_kind == LOCAL_SPACE:
+      where = f"{where} (local window of {kernel.local_size} bytes)" if kernel.local_size else f"{where} (the kernel has no .local memory)"
+    raise GPUPageFault(va, c.fault_size, bool(c.fault_write), where)
+  if status == BUDGET: raise InstructionBudgetExceeded(f"PTX kernel {kernel.name} ran past {budget} warp-instructions (MOCKGPU_BUDGET)")
+  if status != DONE: raise RuntimeError(f"PTX native kernel {kernel.name}: unknown status {status}")
+  return c.used
