@@ -36,8 +36,9 @@ static inline uint8_t *wptr(Ctx *c, uint8_t *base, int64_t size, int64_t space, 
 /* a global store: the module's .const window is read-only */
 static inline void gput(Ctx *c, uint64_t va, const void *src, int64_t esize, int64_t count, int64_t pc) {
   if ((va >> 56) == (CONST_WINDOW >> 56)) fault(c, va, esize * count, 1, pc, CONST_SPACE);
-  gcheck(c, va, esize, count, 1, pc);
-  gstore(c, va, src, esize, count);
+  const Map *m = find(c, va);
+  if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) memcpy((void *)(uintptr_t)(m->host + (va - m->va)), src, esize * count);
+  else { gcheck(c, va, esize, count, 1, pc); gstore(c, va, src, esize, count); }   /* faults at the first bad element */
 }
 static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) {
   if (off + n > c->nparams) fault(c, off, n, 0, pc, PARAM_SPACE);
