@@ -63,13 +63,17 @@ class Kernel:
     self.barriers = [b.index for b in self.blocks if b.instrs and b.instrs[0].op in _BARRIERS]
     self.messages:list[str] = []   # "PTX line N: text" of each instruction that can stop the launch, by its id
     self.lines:list[str] = []
-    self.ntmp = 0
+    self.ntmp = self.nhints = 0
 
   # *** output ***
   def emit(self, s:str): self.lines.append("  " + s)
   def tmp(self) -> str:
     self.ntmp += 1
     return f"t{self.ntmp}"
+  def hint(self) -> int:
+    """A mapping hint of its own for one more global access (prelude.c findh)."""
+    self.nhints += 1
+    return self.nhints - 1
   def where(self, ins:P.Instr) -> int:
     self.messages.append(ins.where())
     return len(self.messages) - 1
@@ -144,8 +148,9 @@ class Kernel:
       body += [f"B{b.index}:;"] + self.lines
     regs = list(self.fn.regs.values())
     out = [f"#define NSAVE {len(regs) if self.barriers else 1}", f"#define BARRIERS {int(bool(self.barriers))}", PRELUDE,
+           f"int64_t mockgpu_hints = {max(self.nhints, 1)};",
            "static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, int64_t resume) {",
-           "  int64_t used = 0, left = c->budget - c->used;"]
+           "  int64_t used = 0, left = c->budget - c->used, *hints = c->hints;"]
     out += [f"  {CTYPE[r.type]} {r.name} = 0;" for r in regs]
     save = " ".join(f"memcpy(save + {i}, &{r.name}, sizeof {r.name});" for i, r in enumerate(regs))
     load = " ".join(f"memcpy(&{r.name}, save + {i}, sizeof {r.name});" for i, r in enumerate(regs))

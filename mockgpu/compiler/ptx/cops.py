@@ -143,8 +143,8 @@ def _ld(k, ins):
     off = k.symbol(a.base.name)[1] + a.base.offset + a.offset
     for i in range(n): k.emit(f"pload(c, {v} + {i}, {off + i * size}, {size}, {pc});")
   elif space in ("shared", "local"): k.emit(f"memcpy({v}, {space[0].upper()}PTR({_address(k, a)}, {size * n}, 0, {pc}), {size * n});")
-  elif space == "const": k.emit(f"gload(c, {v}, CONST_WINDOW | ({_address(k, a)} & LOW_BITS), {size}, {n}, {pc});")
-  else: k.emit(f"gload(c, {v}, {_address(k, a)}, {size}, {n}, {pc});")
+  elif space == "const": k.emit(f"gget(c, {v}, CONST_WINDOW | ({_address(k, a)} & LOW_BITS), {size}, {n}, {pc}, hints + {k.hint()});")
+  else: k.emit(f"gget(c, {v}, {_address(k, a)}, {size}, {n}, {pc}, hints + {k.hint()});")
   for i, x in enumerate(dsts):
     if x is not P.SINK: k.dst(x, t, f"{v}[{i}]")
   k.emit("}")
@@ -158,7 +158,7 @@ def _st(k, ins):
   size, v, pc = bits(t) // 8, k.tmp(), k.where(ins)
   k.emit(f"{{ {CTYPE[t]} {v}[{n}] = {{{', '.join(k.src(x, t) for x in srcs)}}}; uint64_t a_ = {_address(k, a)};")
   if space in ("shared", "local"): k.emit(f"memcpy({space[0].upper()}PTR(a_, {size * n}, 1, {pc}), {v}, {size * n});")
-  else: k.emit(f"gput(c, a_, {v}, {size}, {n}, {pc});")
+  else: k.emit(f"gput(c, a_, {v}, {size}, {n}, {pc}, hints + {k.hint()});")
   k.emit("}")
 
 # *** integer arithmetic ***

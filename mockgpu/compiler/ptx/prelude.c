@@ -14,6 +14,7 @@ typedef struct {
   int64_t cta0, nctas;                     /* the CTAs of this call */
   int64_t budget, used;                    /* thread-instructions */
   uint64_t *save; int64_t *resume;         /* per thread of a CTA: registers across a barrier, the block to resume at */
+  int64_t *hints;                          /* per global load/store of the kernel: the mapping it hit last */
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
   uint64_t fault_va;
 } Ctx;
@@ -33,12 +34,26 @@ static inline uint8_t *wptr(Ctx *c, uint8_t *base, int64_t size, int64_t space, 
 }
 #define SPTR(a, n, w, pc) wptr(c, c->shared, c->shared_size, SHARED_SPACE, a, n, w, pc)
 #define LPTR(a, n, w, pc) wptr(c, lm, c->local_size, LOCAL_SPACE, a, n, w, pc)
+/* global accesses look their mapping up from the one their instruction hit last (a kernel reading one buffer and
+ * writing another would make a single shared hint miss on every access); a miss of every mapping takes gload/gstore's
+ * path, which faults at the first bad element */
+static inline const Map *findh(Ctx *c, uint64_t va, int64_t *h) {
+  const Map *m = c->maps + *h;
+  if (va - m->va < m->size) return m;
+  if ((m = search(c, va))) *h = m - c->maps;
+  return m;
+}
+static inline void gget(Ctx *c, void *dst, uint64_t va, int64_t esize, int64_t count, int64_t pc, int64_t *h) {
+  const Map *m = findh(c, va, h);
+  if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) memcpy(dst, (const void *)(uintptr_t)(m->host + (va - m->va)), esize * count);
+  else gload(c, dst, va, esize, count, pc);
+}
 /* a global store: the module's .const window is read-only */
-static inline void gput(Ctx *c, uint64_t va, const void *src, int64_t esize, int64_t count, int64_t pc) {
+static inline void gput(Ctx *c, uint64_t va, const void *src, int64_t esize, int64_t count, int64_t pc, int64_t *h) {
   if ((va >> 56) == (CONST_WINDOW >> 56)) fault(c, va, esize * count, 1, pc, CONST_SPACE);
-  const Map *m = find(c, va);
+  const Map *m = findh(c, va, h);
   if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) memcpy((void *)(uintptr_t)(m->host + (va - m->va)), src, esize * count);
-  else { gcheck(c, va, esize, count, 1, pc); gstore(c, va, src, esize, count); }   /* faults at the first bad element */
+  else { gcheck(c, va, esize, count, 1, pc); gstore(c, va, src, esize, count); }
 }
 static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) {
   if (off + n > c->nparams) fault(c, off, n, 0, pc, PARAM_SPACE);

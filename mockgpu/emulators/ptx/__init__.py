@@ -145,8 +145,9 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   nctas = grid[0] * grid[1] * grid[2]
   per_batch = max(1, BATCH_THREADS // tpc)
   counters, budget = [0, 0], config.instruction_budget()
+  nk = _native_kernel(k)   # a first C build is not the launch's time
   st = time.perf_counter()
-  if (nk:=_native_kernel(k)) is not None:
+  if nk is not None:
     threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
     counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
   else:
@@ -156,6 +157,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
         k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st, nk is not None)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
+  if nk is not None: system.stats["ptx.native_launches"] += 1
   return stats
 
 def _native_kernel(k:PTXKernel):

@@ -27,7 +27,7 @@ class Ctx(ctypes.Structure):
   _fields_ = [("maps", ctypes.c_void_p), ("nmaps", ctypes.c_int64), ("hint", ctypes.c_int64),
               ("shared", ctypes.c_void_p), ("shared_size", ctypes.c_int64), ("local", ctypes.c_void_p), ("local_size", ctypes.c_int64), ("params", ctypes.c_char_p), ("nparams", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "cta0", "nctas", "budget", "used")),
-              ("save", ctypes.c_void_p), ("resume", ctypes.c_void_p),
+              ("save", ctypes.c_void_p), ("resume", ctypes.c_void_p), ("hints", ctypes.c_void_p),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
               ("fault_va", ctypes.c_uint64)]
 
@@ -37,6 +37,7 @@ class NativeKernel:
     self.run = lib.mockgpu_run
     self.run.argtypes, self.run.restype = [ctypes.POINTER(Ctx)], ctypes.c_int64
     self.lib, self.messages, self.nsave = lib, messages, nsave
+    self.hints = np.zeros(ctypes.c_int64.in_dll(lib, "mockgpu_hints").value, np.int64)   # indices into the mapping table
     self.buffers:dict[tuple, tuple] = {}
     self.table:tuple = (None, None)   # (the address space and its generation, the mapping rows)
 
@@ -47,6 +48,7 @@ class NativeKernel:
       rows += [(base, w.size, w.data.ctypes.data) for base, w in ((MODULE_WINDOW, module.memory.globals),
                (CONST_WINDOW, module.memory.consts)) if w.size]
       self.table = ((mem, mem.generation), np.array(sorted(rows) or [(0, 0, 0)], np.uint64).reshape(-1, 3))
+      self.hints[:] = 0   # they index the old table
     return self.table[1]
 
   def scratch(self, tpc:int, shared:int, local:int) -> tuple[np.ndarray, ...]:
@@ -87,7 +89,8 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
   c = Ctx(maps=maps.ctypes.data, nmaps=len(maps) if maps[0, 1] else 0, hint=0, shared=smem.ctypes.data, shared_size=shared,
           local=lmem.ctypes.data, local_size=kernel.local_size,
           params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2],
-          cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * WARP, used=0, save=save.ctypes.data, resume=resume.ctypes.data)
+          cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * WARP, used=0, save=save.ctypes.data, resume=resume.ctypes.data,
+          hints=nk.hints.ctypes.data)
   status = nk.run(ctypes.byref(c))
   if status == FAULT:
     where, va = nk.messages[c.fault_pc], c.fault_va
