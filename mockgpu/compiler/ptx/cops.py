@@ -2,15 +2,11 @@
 path's emitter (ops.py, ops_alu.py) computes, over one thread's scalars; anything else raises NoNative."""
 from __future__ import annotations
 from mockgpu.compiler.ptx import parser as P
+from mockgpu.compiler.ptx.ops import handler_table
 from mockgpu.compiler.ptx.cgen import NoNative, CTYPE, PTX_TYPES, _INT_RANGE, _CMP, _BOOL, _LD_HINTS, kind, utype
 from mockgpu.emulators.ptx.types import bits, is_float, is_signed
 
-HANDLERS = {}
-def handler(*names):
-  def deco(f):
-    for n in names: HANDLERS[n] = f
-    return f
-  return deco
+HANDLERS, handler = handler_table()
 
 def emit(k, ins:P.Instr):
   h = HANDLERS.get(ins.op)
@@ -122,21 +118,21 @@ def _address(k, a) -> str:
   base = k.src(a.base, "u64")
   return base if a.offset == 0 else f"({base} + {a.offset % 2**64}ull)"
 
-def _memop(k, ins):
+def _memop(k, ins, vec) -> tuple:
+  """An ld/st's type, space, the registers of its (vector) operand vec, element size, a temporary and its stop id."""
   types, flags = mods(ins, _LD_HINTS | {"global", "shared", "param", "local", "const", "shared::cta", "v2", "v4", "volatile"})
   if len(types) != 1 or types[0] in ("pred", "b128"): raise NoNative(f"{ins.op} types")
   n = next((int(f[1:]) for f in flags if f in ("v2", "v4")), 1)
   space = _space(flags)
   if space == "generic" or (space in ("param", "const") and ins.op == "st"): raise NoNative(f"{ins.op}.{space}")
-  return types[0], n, space
+  items = list(vec.items) if isinstance(vec, P.Vec) else [vec]
+  if len(items) != n: raise NoNative("vector width")
+  return types[0], n, space, items, bits(types[0]) // 8, k.tmp(), k.where(ins)
 
 @handler("ld", "ldu")
 def _ld(k, ins):
-  t, n, space = _memop(k, ins)
   d, a = ins.args
-  dsts = list(d.items) if isinstance(d, P.Vec) else [d]
-  if len(dsts) != n: raise NoNative("vector width")
-  size, v, pc = bits(t) // 8, k.tmp(), k.where(ins)
+  t, n, space, dsts, size, v, pc = _memop(k, ins, d)
   k.emit(f"{{ {CTYPE[t]} {v}[{n}];")
   if space == "param":
     if not isinstance(a, P.Addr) or not isinstance(a.base, P.Sym) or k.symbol(a.base.name)[0] != "param": raise NoNative("ld.param address")
@@ -151,11 +147,8 @@ def _ld(k, ins):
 
 @handler("st")
 def _st(k, ins):
-  t, n, space = _memop(k, ins)
   a, s = ins.args
-  srcs = list(s.items) if isinstance(s, P.Vec) else [s]
-  if len(srcs) != n: raise NoNative("vector width")
-  size, v, pc = bits(t) // 8, k.tmp(), k.where(ins)
+  t, n, space, srcs, size, v, pc = _memop(k, ins, s)
   k.emit(f"{{ {CTYPE[t]} {v}[{n}] = {{{', '.join(k.src(x, t) for x in srcs)}}}; uint64_t a_ = {_address(k, a)};")
   if space in ("shared", "local"): k.emit(f"memcpy({space[0].upper()}PTR(a_, {size * n}, 1, {pc}), {v}, {size * n});")
   else: k.emit(f"gput(c, a_, {v}, {size}, {n}, {pc}, hints + {k.hint()});")

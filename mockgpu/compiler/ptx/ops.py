@@ -39,12 +39,17 @@ def utype(t:str) -> str: return {8: "b8", 16: "b16", 32: "b32", 64: "b64"}[bits(
 
 # *** the instruction table ***
 
-HANDLERS = {}
-def handler(*names):
-  def deco(f):
-    for n in names: HANDLERS[n] = f
-    return f
-  return deco
+def handler_table():
+  """A table of instruction emitters by opcode, and the decorator that registers one under several opcodes."""
+  table = {}
+  def handler(*names):
+    def deco(f):
+      for n in names: table[n] = f
+      return f
+    return deco
+  return table, handler
+
+HANDLERS, handler = handler_table()
 
 TERMINATORS = ("bra", "ret", "exit", "trap", "brx")
 
