@@ -73,9 +73,12 @@ static inline float h2f(uint16_t h) {
 }
 static inline float r16(float x) { return h2f(f2h(x)); }
 
-/* libm returns the default NaN (sign set) for log2 of a negative number, numpy a positive one; rounding functions
- * pass a signalling NaN through where numpy quiets it */
-static inline float log2_32(float a) { double r = log2((double)a); return (r != r && a == a) ? F32(0x7fc00000u) : (float)r; }
+/* an invalid operation on a number gives the hardware's default NaN, +qNaN, where x86 gives one with the sign set;
+ * rounding functions pass a signalling NaN through where numpy quiets it */
+static inline float dnan32(float a, double r) { return (r != r && a == a) ? F32(0x7fc00000u) : (float)r; }
+static inline float log2_32(float a) { return dnan32(a, log2((double)a)); }
+static inline float sqrt32(float a) { return dnan32(a, sqrt((double)a)); }
+static inline float rsq32(float a) { return dnan32(a, 1.0 / sqrt((double)a)); }
 static inline float floor32(float a) { return a != a ? quiet32(a) : floorf(a); }
 static inline float ceil32(float a) { return a != a ? quiet32(a) : ceilf(a); }
 static inline float trunc32(float a) { return a != a ? quiet32(a) : truncf(a); }

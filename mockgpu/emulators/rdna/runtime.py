@@ -21,6 +21,8 @@ value correctly rounded. The ISA promises 1 ULP for the f32 forms; ours are with
   =================  ====================================  ==============================
 
 sin/cos reduce x to [-0.5, 0.5] revolutions exactly (x - rint(x) is exact in float64) before multiplying by 2*pi.
+An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the default NaN, +qNaN (0x7fc00000 in
+float32), on every host CPU.
 """
 from __future__ import annotations
 import numpy as np
@@ -205,11 +207,17 @@ def fmed3(a, b, c):
   nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
   return np.where(nan, fmin(fmin(a, b), c), med3(a, b, c))
 
+def default_nan(x, r):
+  """An invalid operation on a number (log2 or sqrt of a negative one) gives the hardware's default NaN, +qNaN. numpy's
+  sign there depends on the SIMD loop it dispatches to on the host CPU, so it is set here."""
+  bad = np.isnan(r) & ~np.isnan(x)
+  return np.where(bad, np.nan, r) if bad.any() else r
+
 def exp2(x, t): return np.exp2(np.asarray(x).astype(f64)).astype(t)
-def log2(x, t): return np.log2(np.asarray(x).astype(f64)).astype(t)
+def log2(x, t): return default_nan(x, np.log2(np.asarray(x).astype(f64))).astype(t)
 def rcp(x, t): return (1.0 / np.asarray(x).astype(f64)).astype(t)
-def rsq(x, t): return (1.0 / np.sqrt(np.asarray(x).astype(f64))).astype(t)
-def sqrt(x, t): return np.sqrt(np.asarray(x).astype(f64)).astype(t)
+def rsq(x, t): return default_nan(x, 1.0 / np.sqrt(np.asarray(x).astype(f64))).astype(t)
+def sqrt(x, t): return default_nan(x, np.sqrt(np.asarray(x).astype(f64))).astype(t)
 
 def sin_rev(x, t):
   x = np.asarray(x).astype(f64)
