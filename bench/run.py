@@ -4,7 +4,8 @@
   python bench/run.py [--dev MOCK+AMD ...] [--only matmul_512 ...] [--json FILE]
 
 Each (device, workload) runs in its own child interpreter, so peak RSS is the workload's own. A child runs the
-workload once cold (compiles, translates, fills caches), three more times to warm up, then times three warm runs. Columns:
+workload once cold (compiles, translates, fills caches), HOT_DISPATCHES (three) more times to warm up, then times three
+warm runs. Columns:
   wall s      warm wall seconds for one run of the workload
   ratio       mock wall / CPU wall (the CPU backend is the native side)
   Minst/s     million wave-instructions (RDNA) or thread-instructions (PTX) emulated per second of that run's wall time
@@ -15,6 +16,7 @@ workload once cold (compiles, translates, fills caches), three more times to war
 from __future__ import annotations
 import argparse, json, os, resource, statistics, subprocess, sys, time
 from mockgpu.config import CONFIGURATIONS
+from mockgpu.compiler.native import HOT_DISPATCHES
 
 
 def _elementwise(T, n=4 << 20): x = T.rand(n).realize(); return lambda: (x.exp() * 2 + 1).realize()
@@ -63,9 +65,10 @@ def child(workload:str) -> dict:
   Tensor.manual_seed(0)
   run = WORKLOADS[workload](Tensor)
   t0 = time.perf_counter(); run(); Device[Device.DEFAULT].synchronize(); cold = time.perf_counter() - t0
-  # warm-up: from its third dispatch a kernel is built to C and runs on the native path; a workload whose first run
-  # uses other kernels than its later ones (an optimizer's first step) reaches that only in its fourth run
-  for _ in range(3): run()
+  # warm-up: from its HOT_DISPATCHES-th dispatch a kernel is built to C and runs on the native path; a workload
+  # whose first run uses other kernels than its later ones (an optimizer's first step) gets there in run
+  # 1 + HOT_DISPATCHES
+  for _ in range(HOT_DISPATCHES): run()
   Device[Device.DEFAULT].synchronize()
   stats0 = _mock_stats()
   times = []

@@ -208,10 +208,11 @@ def fmed3(a, b, c):
   return np.where(nan, fmin(fmin(a, b), c), med3(a, b, c))
 
 def default_nan(x, r):
-  """An invalid operation on a number (log2 or sqrt of a negative one) gives the hardware's default NaN, +qNaN. numpy's
-  sign there depends on the SIMD loop it dispatches to on the host CPU, so it is set here."""
-  bad = np.isnan(r) & ~np.isnan(x)
-  return np.where(bad, np.nan, r) if bad.any() else r
+  """An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the hardware's default NaN, +qNaN.
+  numpy's sign there depends on the SIMD loop it dispatches to on the host CPU, so it is set here."""
+  bad = np.isnan(r)
+  if not bad.any(): return r
+  return np.where(bad & ~np.isnan(x), np.nan, r)
 
 def exp2(x, t): return np.exp2(np.asarray(x).astype(f64)).astype(t)
 def log2(x, t): return default_nan(x, np.log2(np.asarray(x).astype(f64))).astype(t)
