@@ -17,9 +17,17 @@ def env(name:str, default):
 
 def _int(name:str, default:int) -> int: return default if (v:=env(name, None)) is None else int(v)
 
+# tinygrad's in-tree mock exposes 6 GPUs of each vendor, and its suites assume it (multi-device tests shard over 4)
+DEFAULT_GPU_COUNT = 6
+
 def gpu_count() -> int:
-  """How many GPUs of each vendor the mock exposes (MOCKGPU_COUNT, default 1)."""
-  return _int("MOCKGPU_COUNT", 1)
+  """How many GPUs of each vendor the mock exposes (MOCKGPU_COUNT, default 6 as in tinygrad's in-tree mock)."""
+  return _int("MOCKGPU_COUNT", DEFAULT_GPU_COUNT)
+
+def emu_fault_addr() -> int|None:
+  """MOCKGPU_EMU_FAULTADDR (tinygrad's in-tree mock contract): the address a fault report carries when set, and the
+  report the KFD memory-exception event (NV: the MMU-fault report) gives when the runtime asks after a hang."""
+  return None if (v:=env("MOCKGPU_EMU_FAULTADDR", None)) in (None, "") else int(v, 0)
 
 def instruction_budget() -> int:
   """Wave- (or warp-) instructions one dispatch may execute before it is stopped as a hang (MOCKGPU_BUDGET)."""

@@ -24,9 +24,12 @@ NAVI31 = {
 
 KFD_TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 DRM_CLASS = "/sys/class/drm"
-GPU_ID_BASE = 0xbe51  # KFD gpu_ids are 16-bit hashes; any stable non-zero value per node does
+# KFD gpu_ids are 16-bit hashes (the doorbell mmap offset carries 16 bits of one); any stable non-zero value per node does
+GPU_ID_BASE, GPU_ID_STEP = 0x3e51, 0x0111
 
-def gpu_id(index:int) -> int: return GPU_ID_BASE + index * 0x1111
+def gpu_id(index:int) -> int:
+  if not 0 <= (gid:=GPU_ID_BASE + index * GPU_ID_STEP) <= 0xffff: raise ValueError(f"GPU index {index}: no 16-bit KFD gpu_id left")
+  return gid
 def render_minor(index:int) -> int: return 128 + index
 def pci_location(index:int) -> int: return (0x03 + index) << 8  # bus 3+i, device 0, function 0
 

@@ -281,6 +281,7 @@ class KFD:
     deadline = time.monotonic() + min(WAIT_SLICE_S, (a.timeout if a.timeout != INFINITE else 1 << 30) / 1000)
     while True:
       system_mod.get().kick()
+      self._emulated_fault(evs)
       for i, ev in enumerate(evs):
         if not activated[i] and ev.signaled: activated[i], ev.signaled = True, not ev.auto_reset  # a wait consumes an auto-reset signal
       if (all if a.wait_for_all else any)(activated) or time.monotonic() >= deadline: break
@@ -290,6 +291,20 @@ class KFD:
       if act and ev.type == kfd.KFD_IOC_EVENT_HW_EXCEPTION: d.hw_exception_data = ev.hw_exception_data
     done = (all if a.wait_for_all else any)(activated)
     a.wait_result = kfd.KFD_IOC_WAIT_RESULT_COMPLETE if done else kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
+
+  def _emulated_fault(self, evs:list[Event]):
+    """MOCKGPU_EMU_FAULTADDR set: a waited memory-exception event reports a fault at that address, as tinygrad's
+    in-tree mock does, so the runtime's hang report (on_device_hang) can be checked without a faulting kernel."""
+    if (va:=config.emu_fault_addr()) is None or not self.gpus: return
+    for ev in evs:
+      if ev.type == kfd.KFD_IOC_EVENT_MEMORY and not ev.signaled:
+        ev.memory_exception_data, ev.signaled = self._memory_exception(self.gpus[0], va), True
+
+  @staticmethod
+  def _memory_exception(gpu:AMDGPU, va:int):
+    data = kfd.struct_kfd_hsa_memory_exception_data(va=va, gpu_id=gpu.gpu_id, ErrorType=kfd.KFD_MEM_ERR_NO_RAS)
+    data.failure.NotPresent = 1
+    return data
 
   # *** interrupts and faults, from the GPU models ***
   def _interrupt(self, gpu:AMDGPU, ctxid:int, valid_bits:int):
@@ -307,8 +322,7 @@ class KFD:
     if isinstance(err, GPUPageFault):
       for q in gpu.queues.values():  # a VM fault evicts all of the process's queues on that GPU (kfd_process_vm_fault)
         if q.error is None: q.error = err
-      data = kfd.struct_kfd_hsa_memory_exception_data(va=err.va & ~(PAGE - 1), gpu_id=gpu.gpu_id, ErrorType=kfd.KFD_MEM_ERR_NO_RAS)
-      data.failure.NotPresent = 1
+      data = self._memory_exception(gpu, va if (va:=config.emu_fault_addr()) is not None else err.va & ~(PAGE - 1))
       for ev in self.events.values():
         if ev.type == kfd.KFD_IOC_EVENT_MEMORY: ev.memory_exception_data, ev.signaled = data, True
     else:
