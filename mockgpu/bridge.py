@@ -20,7 +20,9 @@ class MockMMIOInterface(_RealMMIO):
   whose writes also reach the device model; all others keep tinygrad's own __setitem__, with no extra call per write
   (the runtime writes its rings a dword at a time)."""
   def __new__(cls, addr:int, nbytes:int, fmt='B'):
-    if cls is MockMMIOInterface and _system_ready() and system.get().watcher(addr, nbytes) is not None: cls = WatchedMMIOInterface
+    if cls is MockMMIOInterface and _system_ready():
+      if system.get().watcher(addr, nbytes) is not None: cls = WatchedMMIOInterface
+      elif nbytes == 8 and fmt == 'Q': cls = SignalMMIOInterface
     return super().__new__(cls)
   def view(self, offset:int=0, size:int|None=None, fmt=None) -> MockMMIOInterface:
     return MockMMIOInterface(self.addr+offset, (self.nbytes - offset) if size is None else size, fmt=fmt or self.fmt)
@@ -33,6 +35,18 @@ class WatchedMMIOInterface(MockMMIOInterface):
     super().__setitem__(k, v)
     first = k.start or 0 if isinstance(k, slice) else k
     self._cb(self.addr + first * self.mv.itemsize, v)
+
+class SignalMMIOInterface(MockMMIOInterface):
+  """An 8-byte 'Q' view: what HCQSignal.value (and .timestamp) read and write, a signal at a time. The runtime polls
+  a signal in its wait loop and writes one from the CPU (a graph's kick signal) after it has submitted the work that
+  waits on it; a real GPU notices both by itself. Each access here lets the machine re-step its queues that are
+  blocked on memory (system.poll), and raises a GPU fault that no doorbell could report for the GPU owning the signal."""
+  def __getitem__(self, k):
+    system.get().poll(self.addr)
+    return super().__getitem__(k)
+  def __setitem__(self, k, v):
+    super().__setitem__(k, v)
+    system.get().poll(self.addr)
 
 def _system_ready() -> bool: return system._system is not None
 

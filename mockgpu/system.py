@@ -55,6 +55,16 @@ class System:
   def remove_queue(self, q:Queue):
     if q in self.queues: self.queues.remove(q)
 
+  def poll(self, addr:int|None=None):
+    """The runtime read or wrote a signal from the CPU (bridge.SignalMMIOInterface): re-step the queues blocked on
+    memory the host may have written (a queue with a true `blocked`), and let each device with a `poll_check` raise
+    what it owes the runtime (the failures of that pass, a fault of the GPU that owns `addr`)."""
+    if self._running: return
+    if any(getattr(q, "blocked", False) for q in self.queues): self.kick()
+    for devs in self.devices.values():
+      for d in devs:
+        if (check:=getattr(d, "poll_check", None)) is not None: check(addr)
+
   def kick(self):
     """Run all queues until none progresses. Re-entrant calls (a queue ringing a doorbell) fold into the running pass."""
     if self._running: return

@@ -20,7 +20,7 @@ from mockgpu import config, system
 from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
 from mockgpu.vfs import Handle
 from mockgpu.errors import PacketError, UnsupportedIoctl
-from mockgpu.emulators.nv_gpu import NVGPU, class_name, engine_for
+from mockgpu.emulators.nv_gpu import NVGPU, Fault, class_name, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup
 
 log = logging.getLogger("mockgpu")
@@ -369,11 +369,11 @@ class RM:
   def _token(self, obj, p): p.workSubmitToken = obj.channel.chid
 
   def _sm_errors(self, obj, p):
-    faults = obj.gpu.faults
+    faults = reported_faults(obj.gpu)
     p.mmuFault.valid, p.mmuFault.faultInfo = int(bool(faults)), len(faults)
 
   def _mmu_faults(self, obj, p):
-    faults = obj.gpu.faults[:len(p.mmuFaultInfoList)]
+    faults = reported_faults(obj.gpu)[:len(p.mmuFaultInfoList)]
     for entry, f in zip(p.mmuFaultInfoList, faults): entry.faultAddress, entry.faultType, entry.accessType = f.address, f.fault_type, f.access_type
     p.count = len(faults)
 
@@ -537,3 +537,14 @@ class Driver:
     gpu = self.gpus[index]
     return (f"Model: \t\t {gpu.model.name}\nIRQ:   \t\t 0\nGPU UUID: \t GPU-{gpu.uuid.hex()}\nBus Location: \t 0000:{gpu.gpu_id >> 8:02x}:00.0\n"
             f"Device Minor: \t {gpu.index}\n")
+
+def emu_fault_addr() -> int|None:
+  """MOCKGPU_EMU_FAULTADDR=0x... (tinygrad's in-tree mock contract): the address the MMU-fault report carries."""
+  return None if (v:=os.environ.get("MOCKGPU_EMU_FAULTADDR", "")) == "" else int(v, 0)
+
+def reported_faults(gpu:NVGPU) -> list[Fault]:
+  """The debugger's MMU-fault report: the GPU's faults; with MOCKGPU_EMU_FAULTADDR set, each carries that address, and a
+  hang with no fault reports one there (so the runtime's on_device_hang report can be checked without a faulting kernel)."""
+  if (va:=emu_fault_addr()) is None: return gpu.faults
+  if not gpu.faults: return [Fault(va, nv.NV_PFAULT_FAULT_TYPE_PTE, nv.NV_PFAULT_ACCESS_TYPE_VIRT_READ, "MOCKGPU_EMU_FAULTADDR")]
+  return [Fault(va, f.fault_type, f.access_type, f.where) for f in gpu.faults]

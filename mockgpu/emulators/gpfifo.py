@@ -4,7 +4,8 @@ tinygrad writes an entry (pushbuffer address and length) into the ring, bumps GP
 writes the channel's work-submit token to the usermode doorbell. Host then walks GP_GET up to GP_PUT, decodes each
 segment's method headers (incrementing, non-incrementing, increment-once, immediate) and sends methods below 0x100 to
 itself (semaphores, SET_OBJECT) and the rest to the class bound on the subchannel. A semaphore acquire that is not yet
-satisfied stops the channel on that method; the next scheduler pass retries it.
+satisfied stops the channel on that method; the next scheduler pass retries it (a doorbell, or the runtime touching a
+signal from the CPU: system.poll).
 
 Errors: a method that fails (an unknown method raises PacketError naming the class, the method and the pushbuffer
 address; a kernel the executor cannot run raises its own error) is skipped, the rest of the entry still runs (so the
@@ -14,7 +15,8 @@ the scheduler pass raises it once the pass is over (every channel has run as far
 advance its put pointer and its next submission rewrites that GPFIFO slot: `submission_failed` rewinds GP_GET to it
 and holds it until the doorbell rings again. A GPUPageFault is a channel error instead: it is recorded as an MMU
 fault, written to the error notifier, and the whole channel group stops, as RM's robust-channel recovery does;
-tinygrad sees its timeline stall and raises (with the fault address, from the debugger's MMU fault report).
+the runtime's next read of a signal this GPU writes raises (NVGPU.poll_check), so tinygrad's wait loop reaches
+on_device_hang at once and raises with the fault address, from the debugger's MMU fault report.
 """
 from __future__ import annotations
 import ctypes, logging, struct
@@ -59,6 +61,13 @@ class Channel:
     self.held, self.userd[GP_GET // 4] = slot, self.gp_get
 
   # *** system.Queue ***
+  @property
+  def blocked(self) -> bool:
+    """Work is left that the last pass could not run: a semaphore acquire waits on memory, perhaps one the CPU writes
+    after submitting (a graph's kick signal). NV queues run on doorbells only; system.poll re-steps these when the
+    runtime reads or writes a signal, as a real channel would notice the write by itself."""
+    return self.group.error is None and self.group.scheduled and self.gp_get != self.held and self.gp_get != int(self.userd[GP_PUT // 4])
+
   def step(self) -> bool:
     if self.group.error is not None or not self.group.scheduled: return False
     before = self.executed
@@ -153,6 +162,7 @@ class Channel:
     op = field(data, nv.NVC56F_SEM_EXECUTE_OPERATION)
     if op == nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE:
       write_semaphore(self.gpu.mem, addr, payload, wide, bool(field(data, nv.NVC56F_SEM_EXECUTE_RELEASE_TIMESTAMP)), f"{where}: semaphore")
+      self.gpu.released.add(addr)
       return True
     if op == nv.NVC56F_SEM_EXECUTE_OPERATION_REDUCTION: raise NotImplementedError(f"{where}: semaphore reductions are not modelled")
     value = self.gpu.mem.read_u64(addr, where) if wide else self.gpu.mem.read_u32(addr, where)

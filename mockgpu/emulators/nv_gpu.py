@@ -63,6 +63,7 @@ class NVGPU:
     self.uuid = hashlib.md5(f"mockgpu {model_name} {index}".encode()).digest()
     self.channels:dict[int, object] = {}  # work-submit token -> gpfifo.Channel
     self.faults:list[Fault] = []
+    self.released:set[int] = set()  # addresses the engines have released semaphores at: the runtime's signals for this GPU
     self.errors:list[Exception] = []  # failures of the last scheduler pass, raised by the doorbell write that started it
     self.vram_used = 0
   @property
@@ -75,6 +76,14 @@ class NVGPU:
   def fault(self, f:Fault):
     log.warning("%s: MMU fault at 0x%x (%s)", self.name, f.address, f.where)
     self.faults.append(f)
+  def poll_check(self, addr:int|None):
+    """The runtime touched the signal at `addr` from the CPU (system.poll, after re-stepping blocked channels): raise
+    the failures of that pass (no doorbell write is there to raise them), and, once a channel of this GPU stopped on an
+    MMU fault, raise for a signal this GPU writes: it will not move again. tinygrad's wait loop then reaches its
+    on_device_hang (which reads the MMU-fault report) at once instead of after HCQDEV_WAIT_TIMEOUT_MS."""
+    if self.errors: raise self.take_errors()[0]
+    if self.faults and addr in self.released:
+      raise RuntimeError(f"{self.name}: the signal at 0x{addr:x} will not be written: a channel stopped on an MMU fault ({self.faults[-1].where})")
 
 def timestamp_ns() -> int: return time.perf_counter_ns()  # tinygrad compares GPU timestamps with perf_counter_ns
 
@@ -146,6 +155,7 @@ class CopyEngine(Engine):
     addr = self.reg64(nv.NVC6B5_SET_SEMAPHORE_A, nv.NVC6B5_SET_SEMAPHORE_B, nv.NVC6B5_SET_SEMAPHORE_A_UPPER)
     four = sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE
     write_semaphore(self.gpu.mem, addr, self.regs.get(nv.NVC6B5_SET_SEMAPHORE_PAYLOAD, 0), False, four, f"{where}: copy semaphore")
+    self.gpu.released.add(addr)
 
   def _copy(self, src_layout:int, dst_layout:int, multi_line:int, where:str):
     if src_layout != nv.NVC6B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH or dst_layout != nv.NVC6B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH:
@@ -254,6 +264,7 @@ def launch_qmd(gpu:NVGPU, cls:int, addr:int, where:str):
       four = structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS
       wide = payload64 or structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS
       write_semaphore(gpu.mem, sem_addr, payload, bool(wide), four, f"{where}: QMD 0x{addr:x} release")
+      gpu.released.add(sem_addr)
     addr = q.dependent()
   if error is not None: raise error
 
