@@ -25,17 +25,17 @@ def pytest_report_header(config):
           f"NV board {mcfg.nv_model()}, cache {mcfg.cache_dir()}" + (f", {settings}" if settings else ""))
 
 def sticky_errors() -> list[str]:
-  """The devices of this process that every later operation would fail on: tinygrad HCQ devices with an error_state,
-  and mock CUDA contexts with a sticky error. Looks only at modules already imported; imports nothing."""
+  """The tinygrad devices of this process that every later operation would fail on: HCQ devices with an error_state,
+  and CUDA devices whose mock context has a sticky error. Looks only at modules already imported; imports nothing.
+  A test that faults the mock CUDA driver directly, without a tinygrad device, leaves nothing for later tests."""
   out = []
-  if (dev_mod:=sys.modules.get("tinygrad.device")) is not None:
-    registry = dev_mod.Device
-    for name in sorted(getattr(registry, "_opened_devices", ())):
-      dev = registry[name]  # already opened: a cache look-up
-      if (err:=getattr(dev, "error_state", None)) is not None: out.append(f"{name}: {type(err).__name__}: {err}")
-  if (cuda:=sys.modules.get("mockgpu.driver.cuda")) is not None:
-    for obj in list(cuda._handles.values()):
-      if isinstance(obj, cuda.Context) and obj.error: out.append(f"CUDA context of device {obj.device.index}: CUDA error {obj.error}")
+  if (dev_mod:=sys.modules.get("tinygrad.device")) is None: return out
+  cuda = sys.modules.get("mockgpu.driver.cuda")
+  for name in sorted(getattr(dev_mod.Device, "_opened_devices", ())):
+    dev = dev_mod.Device[name]  # already opened: a cache look-up
+    if (err:=getattr(dev, "error_state", None)) is not None: out.append(f"{name}: {type(err).__name__}: {err}")
+    if cuda is not None and (ctx:=getattr(dev, "context", None)) is not None:
+      if isinstance(c:=cuda._handles.get(cuda._addr(ctx)), cuda.Context) and c.error: out.append(f"{name}: CUDA error {c.error} (sticky)")
   return out
 
 class Machine:

@@ -5,6 +5,7 @@ Each test runs tinygrad in a subprocess, so DEV is set before tinygrad is import
 import json, subprocess
 import pytest
 from conftest import run_tinygrad
+from mockgpu import config
 from mockgpu.emulators.nv_gpu import MODELS
 
 def run(code:str, dev="MOCK+NV", timeout=180, **env) -> subprocess.CompletedProcess:
@@ -29,7 +30,7 @@ def test_device_topology(model):
   assert got["arch"] == model
   assert got["gr"] == [m.gpcs, m.tpc_per_gpc, m.sm_per_tpc, m.max_warps_per_sm]
   assert got["classes"] == [m.compute, m.dma, m.gpfifo[0], m.usermode[0]]
-  assert got["cards"] == 1 and got["pci"] == m.pci_device and len(got["uuid"]) == 32
+  assert got["cards"] == config.DEFAULT_GPU_COUNT and got["pci"] == m.pci_device and len(got["uuid"]) == 32
   assert "NVRM version" in got["version"] and "570." in got["version"]
 
 def test_copy_roundtrip():

@@ -34,26 +34,27 @@ def test_06_fixture(mockgpu):
   assert len(mockgpu.system.devices["amd"]) == 6
 '''
 
-def run_inner(tmp_path, *args):
+def run_inner(tmp_path, *args, workers=2):
   (tmp_path / "test_inner.py").write_text(INNER)
   env = {**os.environ, "DEV": "MOCK+AMD", "HCQDEV_WAIT_TIMEOUT_MS": "5000"}
   env.pop("MOCKGPU_COUNT", None)
-  p = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", "-rf", *args, "test_inner.py"],
+  p = subprocess.run([sys.executable, "-m", "pytest", "-n", str(workers), "-p", "no:cacheprovider", "-rf", *args, "test_inner.py"],
                      cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
   red = sorted(set(re.findall(r"^(?:FAILED|ERROR) test_inner\.py::(\w+)", p.stdout, re.M)))
   return p, red
 
-def test_a_faulting_test_is_the_only_red_one(tmp_path):
-  p, red = run_inner(tmp_path)
+@pytest.mark.parametrize("workers", [1, 2])  # one worker: every later test would run where the device faulted
+def test_a_faulting_test_is_the_only_red_one(tmp_path, workers):
+  p, red = run_inner(tmp_path, workers=workers)
   assert red == ["test_02_faults_the_device"], p.stdout[-4000:]
   assert re.search(r"\b14 passed", p.stdout), p.stdout[-2000:]
 
 def test_without_the_plugin_the_failure_spreads(tmp_path):
   # the control: with the worker kept, every later test of that worker inherits the sticky error
-  p, red = run_inner(tmp_path, "--mockgpu-keep-worker")
+  p, red = run_inner(tmp_path, "--mockgpu-keep-worker", workers=1)
   assert "test_02_faults_the_device" in red and "test_03_after" in red, p.stdout[-4000:]
 
-def test_header_names_dev_and_settings(pytester=None):
+def test_header_names_dev_and_settings():
   from mockgpu.pytest_plugin import pytest_report_header
   old = dict(os.environ)
   try:
