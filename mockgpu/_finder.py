@@ -14,9 +14,35 @@ ALIASES = {
   "test.mockgpu.usb": "mockgpu.driver.usb",
 }
 
+# tinygrad's NVRTC compiler module reads CUDA_PATH (the CUDA headers NVRTC compiles against) when it is imported; a MOCK
+# interface needs headers that match the NVRTC in use (mockgpu.compiler.toolchain.bind_cuda_headers). The module is
+# imported before the mock interface (MOCK+CUDA) or after it (MOCK+NV, from its renderer): rebound at once in the
+# first case, right after tinygrad executes it in the second.
+CUDA_COMPILER = "tinygrad.runtime.support.compiler_cuda"
+_post_import:dict = {}   # module name -> a callback run on the module right after it is executed (armed by a MOCK import)
+
+def _bind_cuda_headers(module=None):
+  from mockgpu.compiler import toolchain
+  toolchain.bind_cuda_headers(module)
+
+def _on_mock_interface():
+  if CUDA_COMPILER in sys.modules: _bind_cuda_headers(sys.modules[CUDA_COMPILER])
+  else: _post_import[CUDA_COMPILER] = _bind_cuda_headers
+
+class _PostImportLoader(importlib.abc.Loader):
+  def __init__(self, real, hook): self.real, self.hook = real, hook
+  def create_module(self, spec): return self.real.create_module(spec)
+  def exec_module(self, module):
+    self.real.exec_module(module)
+    self.hook(module)
+  def __getattr__(self, name):  # get_source, get_filename, ... for tracebacks
+    if name == "real": raise AttributeError(name)
+    return getattr(self.real, name)
+
 class _AliasLoader(importlib.abc.Loader):
   def __init__(self, target:str): self.target = target
   def create_module(self, spec):
+    _on_mock_interface()
     module = importlib.import_module(self.target)
     self.spec = module.__spec__  # the import system overwrites __spec__ with the alias's; keep the real one
     return module
@@ -29,8 +55,17 @@ class _EmptyPackageLoader(importlib.abc.Loader):
 class MockGPUFinder(importlib.abc.MetaPathFinder):
   def find_spec(self, name, path=None, target=None):
     if name in ALIASES: return importlib.machinery.ModuleSpec(name, _AliasLoader(ALIASES[name]))
+    if name in _post_import: return self._with_post_import(name, path, target)
     if name in PACKAGES or (name == "test" and not self._found_elsewhere(name, path)):
       return importlib.machinery.ModuleSpec(name, _EmptyPackageLoader(), is_package=True)
+    return None
+  def _with_post_import(self, name, path, target):
+    hook = _post_import.pop(name)
+    for f in sys.meta_path:
+      if f is self or not hasattr(f, "find_spec"): continue
+      if (spec := f.find_spec(name, path, target)) is not None and spec.loader is not None:
+        spec.loader = _PostImportLoader(spec.loader, hook)
+        return spec
     return None
   def _found_elsewhere(self, name, path) -> bool:
     for f in sys.meta_path:

@@ -2,18 +2,44 @@
 
 Every emulated access goes through an AddressSpace. It checks, for all lanes at once, that each access lies inside
 one mapped allocation, and turns a miss into a GPUPageFault (which the device model reports through its driver,
-never as a host segfault). Backing memory is host memory at `host` for the GPU range [va, va+size); for the KFD
-model host == va (the runtime maps VRAM at the GPU address), the NVIDIA model may map them apart.
+never as a host segfault). A mapping covers its allocation rounded up to the granularity at which the driver maps
+memory (a page for the CUDA model's allocations; the KFD and NVIDIA models already map whole pages), so an access a
+little past a buffer but inside its page reads or writes the page's slack, as on hardware, and does not fault.
+MOCKGPU_SANITIZE=memory reports (a warning on the "mockgpu" logger, and a SanitizerReport in
+AddressSpace.sanitizer_reports) each access that goes past an allocation's exact bounds but stays inside its mapped
+extent, without faulting. It sees the numpy paths and the command processors' scalar accesses; the C executors check
+only the mapped extent (MOCKGPU_PTX_NATIVE=0 / MOCKGPU_RDNA_NATIVE=0 to sanitize every kernel access). The driver
+knows an allocation's exact size only where the runtime does not round it itself (CUDA's cuMemAlloc; tinygrad's KFD
+and NVIDIA allocators ask for whole pages). Backing memory is host memory at `host` for the GPU range
+[va, va+size); for the KFD model host == va (the runtime maps VRAM at the GPU address), the NVIDIA model may map them apart.
 """
 from __future__ import annotations
-import bisect, ctypes
+import bisect, ctypes, logging, os
 import numpy as np
 from mockgpu.errors import GPUPageFault
 
+log = logging.getLogger("mockgpu")
+
+def sanitizing() -> bool:
+  """MOCKGPU_SANITIZE=memory (a comma-separated list; read on every check, so tests may change it)."""
+  return "memory" in os.environ.get("MOCKGPU_SANITIZE", "").split(",")
+
+class SanitizerReport:
+  """An access past an allocation's exact bounds but inside its mapped extent (no fault: hardware allows it)."""
+  __slots__ = ("va", "nbytes", "write", "where", "base", "size", "offset", "tag")
+  def __init__(self, va, nbytes, write, where, m:Mapping):
+    self.va, self.nbytes, self.write, self.where, self.base, self.size, self.offset, self.tag = \
+      va, nbytes, write, where, m.va, m.exact, va - m.va, m.tag
+  def __repr__(self):
+    return (f"{'write' if self.write else 'read'} of {self.nbytes} bytes at 0x{self.va:x}: offset 0x{self.offset:x} of the "
+            f"buffer at 0x{self.base:x} of 0x{self.size:x} bytes{' (' + self.where + ')' if self.where else ''}")
+
 class Mapping:
-  __slots__ = ("va", "size", "host", "tag", "_u8")
-  def __init__(self, va:int, size:int, host:int, tag):
+  """[va, va+size) is the mapped extent (what faults); the allocation itself is its first `exact` bytes."""
+  __slots__ = ("va", "size", "host", "tag", "_u8", "exact")
+  def __init__(self, va:int, size:int, host:int, tag, exact:int|None=None):
     self.va, self.size, self.host, self.tag, self._u8 = va, size, host, tag, None
+    self.exact = size if exact is None else exact
   @property
   def end(self) -> int: return self.va + self.size
   def u8(self) -> np.ndarray:
@@ -28,15 +54,22 @@ class AddressSpace:
     self._np_starts = self._np_ends = np.zeros(0, np.uint64)
     self.generation = 0  # counts mapping changes (the native executor re-reads the table when it moves)
     self._table:np.ndarray|None = None
+    self._np_sizes = self._np_exact = np.zeros(0, np.uint64)
+    self._slack = False  # whether any mapping extends past its allocation (only then is there anything to sanitize)
+    self.sanitizer_reports:list[SanitizerReport] = []
 
   # *** mapping management, called by the driver models ***
 
-  def map(self, va:int, size:int, host:int|None=None, tag=None) -> Mapping:
+  def map(self, va:int, size:int, host:int|None=None, tag=None, granularity:int=1) -> Mapping:
+    """Map an allocation of `size` bytes; its extent is size rounded up to `granularity` (host memory at `host` must
+    back the whole extent)."""
     if size <= 0: raise ValueError(f"{self.name}: cannot map {size} bytes at 0x{va:x}")
+    if granularity < 1: raise ValueError(f"{self.name}: mapping granularity {granularity}")
+    exact, size = size, (size + granularity - 1) // granularity * granularity
     i = bisect.bisect_right(self._starts, va)
     if (i > 0 and self._maps[i-1].end > va) or (i < len(self._maps) and self._maps[i].va < va + size):
       raise ValueError(f"{self.name}: mapping 0x{va:x}+0x{size:x} overlaps an existing one")
-    m = Mapping(va, size, va if host is None else host, tag)
+    m = Mapping(va, size, va if host is None else host, tag, exact)
     self._starts.insert(i, va)
     self._maps.insert(i, m)
     self._reindex()
@@ -72,6 +105,14 @@ class AddressSpace:
     self._table = None
     self._np_starts = np.array([m.va for m in self._maps], np.uint64)
     self._np_ends = np.array([m.end for m in self._maps], np.uint64)
+    self._np_sizes = self._np_ends - self._np_starts
+    self._np_exact = np.array([m.exact for m in self._maps], np.uint64)
+    self._slack = any(m.exact < m.size for m in self._maps)
+
+  def _report(self, va:int, nbytes:int, write:bool, where:str, m:Mapping):
+    r = SanitizerReport(va, nbytes, write, where, m)
+    self.sanitizer_reports.append(r)
+    log.warning("MOCKGPU_SANITIZE=memory: %s: %r", self.name, r)
 
   def _find(self, va:int) -> Mapping|None:
     i = bisect.bisect_right(self._starts, va) - 1
@@ -83,6 +124,7 @@ class AddressSpace:
     """A checked uint8 view of [va, va+size) inside one mapping."""
     m = self._find(va)
     if m is None or va + size > m.end: raise GPUPageFault(va, size, write, where)
+    if va + size > m.va + m.exact and self._slack and sanitizing(): self._report(va, size, write, where, m)
     return m.u8()[va - m.va : va - m.va + size]
 
   def read(self, va:int, size:int, where:str="") -> bytes: return self.view(va, size, False, where).tobytes()
@@ -101,13 +143,22 @@ class AddressSpace:
   def _locate(self, addrs:np.ndarray, nbytes:int, write:bool, where:str) -> tuple[np.ndarray, np.ndarray]:
     """For each address: the index of its mapping and its offset in it. Raises GPUPageFault on the first miss."""
     a = addrs.astype(np.uint64, copy=False)
+    if not self._maps: raise GPUPageFault(int(a[0]), nbytes, write, where)
     idx = np.searchsorted(self._np_starts, a, side="right").astype(np.int64) - 1
-    ok = idx >= 0
-    ok[ok] &= (a[ok] + np.uint64(nbytes)) <= self._np_ends[idx[ok]]
+    j = np.maximum(idx, 0)
+    off = a - self._np_starts[j]   # wraps for an address below every mapping: idx < 0 faults it below
+    room, n = self._np_sizes[j], np.uint64(nbytes)
+    # off + n may wrap past 2**64 (an address just below it), so compare with the room left in the mapping instead
+    ok = (idx >= 0) & (off < room) & (room - off >= n)
     if not ok.all():
       bad = int(a[np.argmin(ok)])
       raise GPUPageFault(bad, nbytes, write, where)
-    return idx, (a - self._np_starts[idx]).astype(np.int64)
+    if self._slack and sanitizing():
+      past = off + n > self._np_exact[idx]
+      if past.any():
+        lane = int(np.argmax(past))
+        self._report(int(a[lane]), nbytes, write, where, self._maps[int(idx[lane])])
+    return idx, off.astype(np.int64)
 
   def load(self, addrs:np.ndarray, dtype, where:str="") -> np.ndarray:
     """Gather one `dtype` element from each address (any alignment)."""

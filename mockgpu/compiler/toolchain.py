@@ -4,9 +4,13 @@ tinygrad's AMD device tries its renderers in order: HIP (comgr), then LLVM (libL
 hipcc. The first that initializes wins, so a comgr too old for gfx11 (Debian 12's libamd-comgr2 5.2.3) is picked and
 then fails to compile. NVIDIA needs NVRTC for its default CUDA C renderer (the nvidia-cuda-nvrtc-cu12 wheel; the
 import finder points NVRTC_PATH at it); `:PTX` needs nothing.
+
+NVRTC compiles CUDA C against the headers of its own release: tinygrad passes -I$CUDA_PATH/include, or, without
+CUDA_PATH, -I/usr/local/cuda/include, which may hold another CUDA (CUDA 13's cuda_fp8.hpp does not compile with
+NVRTC 12, so every fp8 kernel failed). bind_cuda_headers() points tinygrad at headers that match the NVRTC in use.
 """
 from __future__ import annotations
-import ctypes, os
+import ctypes, logging, os, re, sys
 from dataclasses import dataclass
 
 LLVM_HINT = ("install LLVM 19 with the AMDGPU target (Debian/Ubuntu: `apt-get install libllvm19`) "
@@ -54,3 +58,51 @@ def amd_problem() -> str|None:
   return None
 
 def report() -> list[Found]: return [llvm(), comgr(), nvrtc()]
+
+# *** CUDA headers that match NVRTC ***
+
+CUDA_HEADERS_HINT = "pip install nvidia-cuda-runtime-cu12 (its include/ holds the CUDA 12 headers NVRTC 12 needs, cuda_fp8.h among them)"
+log = logging.getLogger("mockgpu")
+
+def cuda_headers_version(root:str) -> tuple[int, int]|None:
+  """The CUDA release whose headers are in root/include (CUDA_VERSION in cuda.h: 12090 is 12.9), or None."""
+  try:
+    with open(os.path.join(root, "include", "cuda.h"), errors="replace") as f: m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", f.read())
+  except OSError: return None
+  return (int(m[1]) // 1000, int(m[1]) % 1000 // 10) if m else None
+
+def nvrtc_version() -> tuple[int, int]|None:
+  """The version of the NVRTC tinygrad loaded, or None without one."""
+  try:
+    from tinygrad.runtime.autogen import nvrtc as tnvrtc
+    if tnvrtc.nvrtcVersion(ctypes.byref(major:=ctypes.c_int()), ctypes.byref(minor:=ctypes.c_int())) != 0: return None
+  except Exception: return None  # no NVRTC: tinygrad's own error comes when it compiles
+  return (major.value, minor.value)
+
+def cuda_headers_for(version:tuple[int, int], search:list[str]|None=None) -> str|None:
+  """A CUDA_PATH-style root (headers under root/include) of the wheel-installed CUDA runtime headers for an NVRTC of
+  `version`: the same major.minor, else the same major's newest not past it."""
+  best = None
+  for entry in (sys.path if search is None else search):
+    root = os.path.join(entry or ".", "nvidia", "cuda_runtime")
+    if (v := cuda_headers_version(root)) is None or v[0] != version[0] or v > version: continue
+    if v == version: return root
+    if best is None or v > best[0]: best = (v, root)
+  return best[1] if best else None
+
+def bind_cuda_headers(compiler_cuda=None) -> str|None:
+  """Rebind tinygrad.runtime.support.compiler_cuda.CUDA_PATH (read by NVRTCCompiler.__init__, so from the next
+  compiler made on) to headers matching the NVRTC in use, unless it already names such headers. Called when the
+  module is imported under a MOCK interface (mockgpu._finder). Returns the CUDA_PATH now in force."""
+  if compiler_cuda is None: compiler_cuda = sys.modules.get("tinygrad.runtime.support.compiler_cuda")
+  if compiler_cuda is None or (ver := nvrtc_version()) is None: return None
+  current = getattr(compiler_cuda, "CUDA_PATH", "")
+  if current and cuda_headers_version(current) == ver: return current  # the user's CUDA_PATH already matches
+  if (root := cuda_headers_for(ver)) is None:
+    log.warning("NVRTC %d.%d has no matching CUDA headers (tinygrad uses %s): %s", *ver,
+                f"CUDA_PATH={current}" if current else "/usr/local/cuda/include", CUDA_HEADERS_HINT)
+    return current or None
+  if current: log.info("CUDA_PATH=%s holds CUDA %s headers, NVRTC is %d.%d: mockgpu compiles against %s", current,
+                       ".".join(map(str, cuda_headers_version(current) or ("?",))), *ver, root)
+  compiler_cuda.CUDA_PATH = root
+  return root

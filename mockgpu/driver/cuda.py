@@ -386,7 +386,10 @@ _PAGE = mmap.PAGESIZE
 def _round(n:int) -> int: return (n + _PAGE - 1) // _PAGE * _PAGE
 
 def _map(a:Allocation, space:AddressSpace):
-  space.map(a.ptr, a.size, tag=a)
+  # a GPU maps whole pages (the host pages backing the allocation, what _allocate rounds to): an access past the buffer
+  # but inside its last page does not fault, as on hardware; the unified address space, which checks API pointers
+  # (memcpy ranges), keeps the allocation's exact bounds
+  space.map(a.ptr, a.size, tag=a, granularity=1 if space is _drv.uva else _PAGE)
   a.spaces.append(space)
 
 def _allocate(size:int, device:Device|None, ctx:Context) -> Allocation:
