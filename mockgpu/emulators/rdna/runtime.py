@@ -38,8 +38,11 @@ M32 = 0xffffffff
 # *** lane masks ***
 
 def unpack(x) -> np.ndarray:
-  """A uint32 lane mask per wave -> bool [waves, 32]."""
-  return ((np.asarray(x, u32)[:, None] >> LANE) & 1).astype(bool)
+  """A uint32 lane mask per wave -> bool [waves, 32]. A mask computed from constants only (a literal, an inline
+  constant or a constant lane index: a SALU result of no register) is a 0-d scalar: it is the same for every wave,
+  so it gives [1, 32], which broadcasts against the [waves, 32] arrays it meets."""
+  x = np.asarray(x, u32)
+  return ((x.reshape(-1)[:, None] if x.ndim == 0 else x[:, None]) >> LANE & 1).astype(bool)
 
 def pack(b, n:int) -> np.ndarray:
   """bool [waves, 32] (or broadcastable) -> uint32 lane mask per wave."""
