@@ -415,6 +415,7 @@ _ROUND = {"rni": "rint", "rzi": "trunc", "rmi": "floor", "rpi": "ceil"}
 
 @handler("cvt")
 def _cvt(k, ins):
+  if any(m in _FP8X2 for m in ins.mods): return _cvt_fp8(k, ins)
   types, flags = mods(ins, {"rn", "rni", "rzi", "rmi", "rpi", "ftz"})
   if len(types) != 2: raise NoNative("cvt types")
   dt, st = types
@@ -447,3 +448,25 @@ def _float_to_float(dt:str, st:str, rnd:str, x:str) -> str:
   if (st, dt) == ("f16", "f32"): return f"h2f_q({x})"
   if (st, dt) == ("f32", "f16") and rnd == "rn": return f"f2h({x})"
   raise NoNative(f"cvt.{rnd}.{dt}.{st}")
+
+# the packed fp8 conversions (ops_alu._cvt_fp8, prelude.c to_fp8/fp8_to_h): significand bits, emin, largest finite value
+_FP8X2 = {"e4m3x2": (4, -6, 448.0), "e5m2x2": (3, -14, 57344.0)}
+
+def _cvt_fp8(k, ins):
+  types, flags = mods(ins, {"rn", "satfinite", "relu"})
+  if len(types) != 2 or "rn" not in flags: raise NoNative("cvt fp8 form")
+  dt, st = types
+  relu = int("relu" in flags)
+  if dt in _FP8X2 and "satfinite" in flags:
+    p, emin, mx = _FP8X2[dt]
+    if st == "f32" and len(ins.args) == 3:
+      d, a, b = ins.args
+      return k.dst(d, "b16", f"fp8x2_f32({k.src(a, 'f32')}, {k.src(b, 'f32')}, {p}, {emin}, {mx!r}, {relu})")
+    if st == "f16x2" and len(ins.args) == 2:
+      d, a = ins.args
+      return k.dst(d, "b16", f"fp8x2_h2({k.src(a, 'b32')}, {p}, {emin}, {mx!r}, {relu})")
+  elif dt == "f16x2" and st in _FP8X2 and "satfinite" not in flags and len(ins.args) == 2:
+    p, emin, _ = _FP8X2[st]
+    d, a = ins.args
+    return k.dst(d, "b32", f"h2_fp8x2({k.src(a, 'b16')}, {p}, {emin}, {int(st == 'e4m3x2')}, {relu})")
+  raise NoNative(f"cvt.{'.'.join(sorted(flags))}.{dt}.{st}")

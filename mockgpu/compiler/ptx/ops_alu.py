@@ -442,7 +442,9 @@ def _cvt(cx, ins):
   m = Mods(cx, ins, {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "satfinite", "relu", "rna", "rs"})
   if len(m.types) != 2: cx.unsupported("cvt types")
   dt_, st = m.types
+  if dt_ in FP8X2 or st in FP8X2: return _cvt_fp8(cx, ins, m, dt_, st)
   if dt_ in ("f16x2", "bf16x2"): return _cvt_pack(cx, ins, m, dt_, st)
+  if len(ins.args) != 2: cx.unsupported("cvt operands")
   d, a = ins.args
   x = cx.src(a, st)
   if st == "f32" and m.has("ftz"): x = f"ftz({x})"
@@ -469,10 +471,32 @@ def _cvt(cx, ins):
 
 def _cvt_pack(cx, ins, m:Mods, dt_:str, st:str):
   """cvt.rn.f16x2.f32 d, a, b: d = {cvt(a) (upper half), cvt(b) (lower half)}."""
-  if st != "f32": cx.unsupported("cvt source for a packed type")
+  if st != "f32" or len(ins.args) != 3: cx.unsupported("cvt source for a packed type")
   h, rnd = dt_[:-2], m.rnd("rn")
   d, a, b = ins.args
   parts = [f"float_to_float({cx.src(x, 'f32')}, 'f32', {h!r}, {rnd!r})" for x in (b, a)]
   if m.has("relu"): parts = [f"relu({p}, {h!r})" for p in parts]
   if m.has("satfinite"): parts = [f"satfinite({p}, {h!r})" for p in parts]
   cx.dst(d, "b32", f"join_halves({parts[0]}, {parts[1]}, {h!r})")
+
+FP8X2 = {"e4m3x2": "e4m3", "e5m2x2": "e5m2"}
+
+def _cvt_fp8(cx, ins, m:Mods, dt_:str, st:str):
+  """The packed fp8 conversions (numerics.fp8x2_*): cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32 d, a, b (a to the upper
+  byte of the b16 d, b to the lower), cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f16x2 d, a, and cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2
+  d, a (the lower byte of the b16 a to the lower half of d). Other forms (.rs, fp8 to bf16x2, ...) are unsupported."""
+  extra = m.set - {"rn", "satfinite", "relu"}
+  if extra or not m.has("rn"): cx.unsupported(f"cvt.{'.'.join(m.flags)}.{dt_}.{st}")
+  relu = m.has("relu")
+  if dt_ in FP8X2:
+    if not m.has("satfinite"): cx.unsupported(f"cvt to .{dt_} without .satfinite")
+    if st == "f32" and len(ins.args) == 3:
+      d, a, b = ins.args
+      return cx.dst(d, "b16", f"fp8x2_from_f32({cx.src(a, 'f32')}, {cx.src(b, 'f32')}, {FP8X2[dt_]!r}, {relu})")
+    if st == "f16x2" and len(ins.args) == 2:
+      d, a = ins.args
+      return cx.dst(d, "b16", f"fp8x2_from_f16x2({cx.src(a, 'b32')}, {FP8X2[dt_]!r}, {relu})")
+  elif dt_ == "f16x2" and not m.has("satfinite") and len(ins.args) == 2:
+    d, a = ins.args
+    return cx.dst(d, "b32", f"fp8x2_to_f16x2({cx.src(a, 'b16')}, {FP8X2[st]!r}, {relu})")
+  cx.unsupported(f"cvt.{'.'.join(m.flags)}.{dt_}.{st}")

@@ -121,6 +121,38 @@ static inline uint32_t prmt_p(uint32_t a, uint32_t b, uint32_t c) {
   }
   return out;
 }
+/* fp8 (numerics.to_fp8, fp8_to_f16): p significand bits, emin the least normal exponent, mx the largest finite value.
+ * To fp8: round to nearest even, saturate (infinities too), NaN -> 0x7f with its sign; relu: negative (-0 too) -> +0,
+ * NaN -> 0x7f. The code is linear in the rounded ulp count across a carry into the next binade. */
+static inline uint32_t to_fp8(double x, int p, int emin, double mx, int relu) {
+  uint32_t neg = signbit(x) ? 0x80u : 0u;
+  if (x != x) return relu ? 0x7fu : 0x7fu | neg;
+  if (relu && neg) return 0;
+  double a = fabs(x) < mx ? fabs(x) : mx;
+  int k = 0, e = emin;
+  if (a != 0) { frexp(a, &k); if (k - 1 > emin) e = k - 1; }
+  int64_t r = (int64_t)rint(ldexp(a, (p - 1) - e));
+  return (uint32_t)((((int64_t)(e - emin) << (p - 1)) + r) & 0x7f) | neg;
+}
+/* to float16 bits, exactly; NaN -> 0x7fff; relu: negative (-0 too) -> +0 */
+static inline uint32_t fp8_to_h(uint32_t b, int p, int emin, int e4m3, int relu) {
+  uint32_t mag = b & 0x7f, neg = (b >> 7) & 1;
+  if (e4m3 ? mag == 0x7f : mag > 0x7c) return 0x7fff;
+  if (relu && neg) return 0;
+  if (!e4m3 && mag == 0x7c) return neg ? 0xfc00u : 0x7c00u;
+  int ef = (int)(mag >> (p - 1)), m = (int)(mag & ((1u << (p - 1)) - 1));
+  double v = ldexp((double)(ef ? m + (1 << (p - 1)) : m), (ef ? ef : 1) + emin - 1 - (p - 1));
+  return (uint32_t)f2h((float)v) | (neg << 15);
+}
+static inline uint16_t fp8x2_f32(float hi, float lo, int p, int emin, double mx, int relu) {
+  return (uint16_t)((to_fp8((double)hi, p, emin, mx, relu) << 8) | to_fp8((double)lo, p, emin, mx, relu));
+}
+static inline uint16_t fp8x2_h2(uint32_t x, int p, int emin, double mx, int relu) {
+  return fp8x2_f32(h2f((uint16_t)(x >> 16)), h2f((uint16_t)x), p, emin, mx, relu);
+}
+static inline uint32_t h2_fp8x2(uint32_t x, int p, int emin, int e4m3, int relu) {
+  return fp8_to_h(x & 0xff, p, emin, e4m3, relu) | (fp8_to_h((x >> 8) & 0xff, p, emin, e4m3, relu) << 16);
+}
 static inline uint32_t clz32p(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 32u; }
 static inline uint32_t clz64p(uint64_t x) { return x ? (uint32_t)__builtin_clzll(x) : 64u; }
 
