@@ -36,6 +36,15 @@ static inline uint32_t bfe(uint32_t x, uint32_t off, uint32_t width, int sign) {
   if (sign && (r >> (width - 1)) & 1) r -= (int64_t)1 << width;
   return (uint32_t)r;
 }
+/* s_bfe_u64/s_bfe_i64 (runtime.bfe64): offset S1[5:0], width S1[22:16]; a width of 64 or more keeps every bit */
+static inline uint64_t bfe64(uint64_t x, uint32_t s1, int sign) {
+  uint32_t off = s1 & 63, w = (s1 >> 16) & 127;
+  uint64_t sh = sign ? (uint64_t)((int64_t)x >> off) : x >> off;
+  if (w >= 64) return sh;
+  uint64_t mask = (1ull << w) - 1, r = sh & mask;
+  if (sign && w && (r >> (w - 1)) & 1) r |= ~mask;
+  return r;
+}
 static inline uint32_t clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 0xffffffffu; }
 static inline uint32_t ctz32(uint32_t x) { return x ? (uint32_t)__builtin_ctz(x) : 0xffffffffu; }
 static inline uint32_t cls32(uint32_t x) { return (x == 0 || x == 0xffffffffu) ? 0xffffffffu : clz32(x >> 31 ? ~x : x); }

@@ -366,6 +366,21 @@ def bfe(x, off, width, signed:bool):
   if signed: r = np.where((width > 0) & ((r >> np.maximum(width - 1, 0)) & 1 == 1), r - (1 << width), r)
   return np.where(width == 0, 0, r).astype(np.int64).astype(u32)
 
+def bfe64(x, s1, signed:bool):
+  """s_bfe_u64/s_bfe_i64: offset S1[5:0], width S1[22:16] (7 bits); (S0 >> offset) (arithmetic for i64) masked to the
+  width and sign-extended from its top bit. A width of 64 or more keeps every bit: (1 << width) - 1 is all ones in the
+  pseudocode's 64-bit arithmetic once 1 << width leaves the register."""
+  x, s1 = np.asarray(x, u64), np.asarray(s1, u32)
+  off, w = (s1 & u32(63)).astype(u64), ((s1 >> u32(16)) & u32(127)).astype(u64)
+  sh = (x.view(i64) >> off.view(i64)).view(u64) if signed else x >> off
+  full = w >= u64(64)
+  mask = np.where(full, ~u64(0), (u64(1) << np.minimum(w, u64(63))) - u64(1))
+  r = sh & mask
+  if signed:
+    top = (r >> (np.maximum(w, u64(1)) - u64(1))) & u64(1)
+    r = np.where(~full & (w > u64(0)) & (top == u64(1)), r | ~mask, r)
+  return r.astype(u64)
+
 def perm(s0, s1, sel):
   """v_perm_b32: each result byte picks a byte of {s0, s1} or a constant per ISA BYTE_PERMUTE."""
   data = r64(s1, s0)
