@@ -1,4 +1,5 @@
-"""The `mockgpu` command: `mockgpu demo`, `mockgpu doctor` (what toolchain tinygrad will find), `mockgpu info`."""
+"""The `mockgpu` command: `mockgpu demo`, `mockgpu doctor` (what toolchain tinygrad will find), `mockgpu info`,
+`mockgpu replay FILE` (re-run the dispatch an EmulatorBug wrote, see mockgpu/replay.py)."""
 from __future__ import annotations
 import argparse, sys
 
@@ -9,7 +10,13 @@ def main(argv:list[str]|None=None) -> int:
   d.add_argument("--dev", action="append", help="device configuration, e.g. MOCK+AMD (repeatable; default: all)")
   sub.add_parser("doctor", help="which compilers tinygrad will find for the mock devices, and what to install")
   sub.add_parser("info", help="the mock's settings")
+  r = sub.add_parser("replay", help="re-run the dispatch of an EmulatorBug's replay file; exits 1 if the bug reproduces")
+  r.add_argument("file")
+  r.add_argument("--path", choices=("numpy", "native", "C"), help="run on this path instead of the recorded one")
   args = ap.parse_args(argv)
+  if args.cmd == "replay":
+    from mockgpu import replay
+    return replay.replay(args.file, {"native": "C"}.get(args.path, args.path))
   if args.cmd == "demo":
     from mockgpu import demo
     return demo.main(args.dev)
@@ -26,7 +33,8 @@ def doctor() -> int:
 def info() -> int:
   from mockgpu import config, __version__
   print(f"mockgpu {__version__}\nGPUs per vendor (MOCKGPU_COUNT): {config.gpu_count()}\nNVIDIA model (MOCKGPU_NV_MODEL): {config.nv_model()}\n"
-        f"instruction budget (MOCKGPU_BUDGET): {config.instruction_budget()}\ntranslation cache (MOCKGPU_CACHE_DIR): {config.cache_dir()}")
+        f"instruction budget (MOCKGPU_BUDGET): {config.instruction_budget()}\ntranslation cache (MOCKGPU_CACHE_DIR): {config.cache_dir()}\n"
+        f"replay files (MOCKGPU_REPLAY_DIR): {config.replay_dir()}")
   return 0
 
 if __name__ == "__main__": sys.exit(main())

@@ -42,6 +42,19 @@ def cache_dir() -> str|None:
   d = env("MOCKGPU_CACHE_DIR", None) or os.path.join(env("XDG_CACHE_HOME", None) or os.path.expanduser("~/.cache"), "mockgpu")
   return None if d == "off" else d
 
+def replay_dir() -> str|None:
+  """Where an EmulatorBug writes its replay file (MOCKGPU_REPLAY_DIR; default <tmp>/mockgpu-replay, 'off' writes none)."""
+  import tempfile
+  d = env("MOCKGPU_REPLAY_DIR", None) or os.path.join(tempfile.gettempdir(), "mockgpu-replay")
+  return None if d == "off" else d
+
+def replay_snapshot() -> str:
+  """MOCKGPU_REPLAY_SNAPSHOT: `fault` (default) records memory as it is when an EmulatorBug is raised; `start` copies
+  the device's memory at the start of every dispatch (slow), so the replay starts from exactly what the kernel saw."""
+  v = env("MOCKGPU_REPLAY_SNAPSHOT", "fault")
+  if v not in ("fault", "start"): raise ValueError(f"MOCKGPU_REPLAY_SNAPSHOT={v!r}: expected fault or start")
+  return v
+
 def trace() -> bool:
   """MOCKGPU_TRACE=1 logs every ioctl, packet and launch to stderr."""
   return bool(_int("MOCKGPU_TRACE", 0))

@@ -21,3 +21,12 @@ class GPUPageFault(MockGPUError):
     self.va, self.size, self.write, self.where = va, size, write, where
     super().__init__(f"GPU page fault: {'write' if write else 'read'} of {size} bytes at 0x{va:x} is outside every allocation"
                      + (f" ({where})" if where else ""))
+
+class EmulatorBug(MockGPUError):
+  """An exception in mockgpu's own code that is not a modelled outcome: a bug in mockgpu, not in the kernel. Its message
+  names the kernel (vendor/ISA, symbol), the instruction and its PC or PTX line, the grid and block, the path (numpy or
+  C) and the replay file that `mockgpu replay FILE` re-runs; the original exception is its __cause__."""
+  def __init__(self, message:str, replay_file:str|None=None, symbol:str="", path:str=""):
+    super().__init__(message)
+    self.replay_file, self.symbol, self.path = replay_file, symbol, path
+  def __reduce__(self): return (type(self), (str(self), self.replay_file, self.symbol, self.path))

@@ -191,11 +191,12 @@ def _special_prologue() -> list[str]:
           "s_laneid, s_warpid, s_nwarpid = _E.laneid, _E.warpid, _E.nwarpid", "s_smid, s_nsmid, s_gridid = _E.smid, _E.nsmid, _E.gridid",
           "s_dynamic_smem_size, s_total_smem_size = _E.dynamic_smem_size, _E.total_smem_size"]
 
-def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str) -> tuple[list[str], int]:
-  """Python source for one kernel and its count of instructions (for the stats)."""
+def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ctx_type:type=Ctx) -> tuple[list[str], int]:
+  """Python source for one kernel and its count of instructions (for the stats). ctx_type: a Ctx subclass that
+  annotates the lines it emits (emulators/ptx's error reports map a traceback line back to its PTX line)."""
   from mockgpu.compiler.ptx import ops, fuse
   blocks = split_blocks(fn.body)
-  cx = Ctx(fn, layout, consts)
+  cx = ctx_type(fn, layout, consts)
   for b in blocks:
     for lb in b.labels: cx.labels[lb] = b.index
   exit_ = cx.exit = len(blocks)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 import numpy as np
-from mockgpu import config, system
+from mockgpu import config, replay, system
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
-from mockgpu.compiler.ptx.codegen import Layout, translate_function
+from mockgpu.compiler.ptx.codegen import Ctx, Layout, translate_function
 from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_WINDOW
 from mockgpu.emulators.ptx import native
 
@@ -97,14 +97,14 @@ def entries(m:P.Module) -> tuple[list[tuple[P.Function, Layout]], bytes, bytes]:
     out.append((fn, Layout(fn, offsets)))
   return out, bytes(ginit), bytes(cinit)
 
-def translate_module(text:str) -> str:
+def translate_module(text:str, ctx_type:type=Ctx) -> str:
   """Python source for a whole module: constants, one function per entry, and _META describing them."""
   m = P.parse(text)
   funcs, ginit, cinit = entries(m)
   consts: dict[str, str] = {}
   body, kernels = [], []
   for i, (fn, layout) in enumerate(funcs):
-    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}")
+    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type)
     body += lines + [""]
     psize = max((p.offset + p.size for p in fn.params), default=0)
     kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,
@@ -135,7 +135,8 @@ def _batch_shape(block:tuple, nctas:int) -> BatchShape:
   return shape
 
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0) -> LaunchStats:
-  """Run kernel k over grid x block threads. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded."""
+  """Run kernel k over grid x block threads. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
+  an exception that is not a modelled outcome becomes an EmulatorBug (see mockgpu/replay.py)."""
   grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
   if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
   _check_launch(k, grid, block, dynamic_shared)
@@ -145,24 +146,54 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   nctas = grid[0] * grid[1] * grid[2]
   per_batch = max(1, BATCH_THREADS // tpc)
   counters, budget = [0, 0], config.instruction_budget()
-  nk = _native_kernel(k)   # a first C build is not the launch's time
-  st = time.perf_counter()
-  if nk is not None:
-    threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
-    counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
-  else:
-    with np.errstate(all="ignore"):
-      for first in range(0, nctas, per_batch):
-        shape = _batch_shape(block, min(per_batch, nctas - first))
-        k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+  off, start = native.off(), replay.start_snapshot(mem)  # bad settings raise here, not as a bug
+  nk = None
+  try:
+    nk = None if off else _native_kernel(k)   # a first C build is not the launch's time
+    st = time.perf_counter()
+    if nk is not None:
+      threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
+      counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
+    else:
+      with np.errstate(all="ignore"):
+        for first in range(0, nctas, per_batch):
+          shape = _batch_shape(block, min(per_batch, nctas - first))
+          k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+  except Exception as e:
+    if replay.modelled(e): raise
+    raise _bug(e, mem, k, grid, block, params, dynamic_shared, nk, start) from e
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st, nk is not None)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
   if nk is not None: system.stats["ptx.native_launches"] += 1
   return stats
 
+# *** naming an internal error (mockgpu/replay.py) ***
+
+def _bug(e:Exception, mem, k:PTXKernel, grid, block, params:bytes, dynamic_shared:int, nk, start):
+  launch = {"ptx": k.module.text, "entry": k.name, "grid": grid, "block": block, "params": params,
+            "dynamic_shared": dynamic_shared, "globals": k.module.memory.globals.data.tobytes()}
+  where = ("PTX line not known: the C path runs whole threads and stops at an instruction only on a fault or a budget "
+           "stop; the error came from its bridge") if nk is not None else _where_numpy(e, k)
+  return replay.bug(e, vendor=f"NVIDIA PTX {k.module.target}", symbol=k.name, path="C" if nk is not None else "numpy",
+                    where=where, grid=grid, block=block, launch=launch, mem=mem, start=start, code_object=k.module.text.encode())
+
+def _where_numpy(e:Exception, k:PTXKernel) -> str:
+  """The PTX line the numpy path was at: the translated code's line in the traceback, mapped back to the PTX."""
+  if (frame:=replay.generated_frame(e)) is None: return "PTX line not known: raised outside the translated code"
+  try: line = replay.tagged_line(translate_module(k.module.text, _Annotating), frame[1], "ptx")
+  except Exception: line = None  # naming the line must not hide the error itself
+  if line is None: return f"PTX line not known: raised in the translated code's {frame[0]}"
+  return f"PTX line {line}: {' '.join(k.module.text.splitlines()[line - 1].split())}"
+
+class _Annotating(Ctx):
+  """The translator's context with every line it emits tagged with its instruction's PTX line (`# @ptx N`). The lines
+  are the same as the cached translation's, so a traceback's line in it names the instruction."""
+  def emit(self, s:str):
+    if s.startswith("case "): self.instr = None  # a block's first lines (its budget tick) belong to no instruction
+    super().emit(s if self.instr is None else f"{s}  # @ptx {self.instr.line}")
+
 def _native_kernel(k:PTXKernel):
   """The kernel's C translation once it is hot (see native.py), else None."""
-  if native.off(): return None
   if k.native is not False: return k.native
   k.launches += 1
   if native.hot(k.launches): k.native = native.translate(k)

@@ -6,9 +6,9 @@ together, so diverged waves regroup when they meet again. A wave that reaches s_
 any more, at which point every workgroup's live waves are at a barrier (or done) and all are released.
 """
 from __future__ import annotations
-import functools, re, time
+import dataclasses, functools, gc, re, sys, time
 import numpy as np
-from mockgpu import config, system
+from mockgpu import config, replay, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
@@ -37,9 +37,9 @@ class Program:
     self.nvgpr = ns["NVGPR"]
     self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
 
-def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool) -> native.NativeKernel|None:
-  """The kernel's C translation once it is hot (see native.py), else None."""
-  if (m:=native.mode()) == "0": return None
+def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str) -> native.NativeKernel|None:
+  """The kernel's C translation once it is hot (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting."""
+  if m == "0": return None
   if prog.native is not False: return prog.native
   prog.dispatches += 1
   if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
@@ -168,21 +168,73 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
     if barrier[b]: waiting[w] = True
 
 def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
+  """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
   if d.arch not in ARCHS: raise NotImplementedError(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
   if not d.wave32: raise NotImplementedError("RDNA executor: wave64 dispatches are not implemented (wave32 only)")
   ftz32, ftz16 = _float_modes(d.rsrc1)
-  prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16)
-  nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1))
-  if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
-  budget = config.instruction_budget()
-  k = _native_kernel(prog, d.arch, ftz32, ftz16) if wpg <= 32 and not private else None
-  used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
-         _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
+  mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
+  prog = k = None
+  try:
+    prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16)
+    nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1))
+    if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= 32 and not private else None
+    used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
+           _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
+  except Exception as e:
+    if replay.modelled(e): raise
+    raise _bug(e, mem, d, prog, k, start) from e
   stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None)
   system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
   if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
   return stats
+
+# *** naming an internal error (replay.py) ***
+
+def _bug(e:Exception, mem:AddressSpace, d:Dispatch, prog:Program|None, k, start):
+  symbol, lib = _kernel_symbol(d.pgm_addr)
+  where = _where_c(d) if k is not None else _where_numpy(e, d, prog)
+  return replay.bug(e, vendor=f"AMD {d.arch}", symbol=symbol, path="C" if k is not None else "numpy", where=where,
+                    grid=d.grid, block=d.block, launch={"dispatch": dataclasses.asdict(d)}, mem=mem, start=start, code_object=lib)
+
+def _kernel_symbol(pgm:int) -> tuple[str, bytes|None]:
+  """The kernel's name and code object (ELF) from tinygrad's program object whose entry is pgm; the dispatch
+  registers hold only the entry PC. Searched for only after an error (it walks the garbage collector's objects)."""
+  if (hcq:=sys.modules.get("tinygrad.runtime.support.hcq")) is not None:
+    for o in gc.get_objects():
+      if isinstance(o, hcq.HCQProgram) and getattr(o, "prog_addr", None) == pgm:
+        return str(getattr(o, "name", "?")), getattr(o, "lib", None)
+  return f"kernel@0x{pgm:x}", None
+
+def _where_c(d:Dispatch) -> str:
+  return (f"PC not known: the C path runs whole waves and stops at an instruction only on a fault, a budget stop or an "
+          f"unsupported instruction; the error came from its bridge (kernel entry PC 0x{d.pgm_addr:x})")
+
+def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
+  """The instruction the numpy path was at: the translated code's line in the traceback, mapped back to its PC."""
+  if prog is None: return f"translating the kernel at PC 0x{d.pgm_addr:x}: no instruction ran"
+  if (frame:=replay.generated_frame(e)) is None:
+    return f"PC not known: raised outside the translated code (kernel entry PC 0x{d.pgm_addr:x})"
+  fn, line = frame
+  try:
+    insts = decode.walk(prog.code, d.arch)
+    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1)).source(), line, "pc")
+  except Exception: pc = None  # naming the instruction must not hide the error itself
+  if pc is not None and pc in insts:
+    return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {insts[pc]!r}"
+  if fn[:1] in "ab" and fn[1:].isdigit():
+    start = prog.block_pc[int(fn[1:])]
+    return f"the block at PC 0x{d.pgm_addr + start:x} (kernel offset 0x{start:x}); which of its instructions is not known"
+  return f"PC not known: raised in the translated code's {fn} (kernel entry PC 0x{d.pgm_addr:x})"
+
+class _Annotating(Translator):
+  """The translator with every line it emits tagged with its instruction's offset (`# @pc N`): the traceback's line
+  in the translated code then names the instruction. The lines are the same as the cached translation's."""
+  def block(self, b):
+    self.pc = b.start
+    super().block(b)
+  def out(self, line:str): super().out(f"{line}  # @pc {self.pc}")
 
 @functools.lru_cache(maxsize=1024)
 def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int) -> tuple[int, int, int, int, int]:

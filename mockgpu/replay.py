@@ -1,0 +1,194 @@
+"""Internal errors, named and replayable.
+
+An exception raised while a kernel runs that is not a modelled outcome is a bug in mockgpu. Modelled outcomes pass
+through unchanged: every MockGPUError (GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded, PacketError,
+...), NotImplementedError (a named unmodelled feature) and MemoryError. Anything else (an IndexError or TypeError out of
+translated code, a numpy error, a failure in the C bridge) is turned by the executors' entry points
+(emulators/rdna/executor.run_dispatch, emulators/ptx.launch) into one EmulatorBug whose message names the kernel, the
+instruction (RDNA: PC and instruction; PTX: line and text), the grid and block and the path (numpy or C), and which
+writes the dispatch to a replay file under MOCKGPU_REPLAY_DIR. `mockgpu replay FILE` rebuilds the address space from it
+and runs the dispatch again, without tinygrad's runtime, on the same path (or another: --path).
+
+The file (a pickled dict) holds the launch as the executor takes it (RDNA: the Dispatch registers, with the code in
+memory at pgm_addr; PTX: the module text, the entry name, grid, block, parameter bytes, the module's .global
+variables), the settings (MOCKGPU_*), the kernel's code object when the runtime's program is found (RDNA: the ELF), and
+the memory: every mapping of the device's address space (base, size, and its non-zero pages).
+
+Which memory: by default the mappings as they are when the error is raised (MOCKGPU_REPLAY_SNAPSHOT=fault). Copying
+every mapping at every dispatch would cost the hot path far more than the dispatch itself (tinygrad's AMD device maps
+about 190 MB), and there is no copy-on-write to take a cheap one. A bug that fires before the kernel's first store
+(most translation bugs, and every one in a kernel's first block) therefore replays exactly; one that fires later
+replays from memory the kernel has partly written, which the file and the message say ("memory as it was at the
+error"). MOCKGPU_REPLAY_SNAPSHOT=start copies the mappings at the start of every dispatch (slow: for a bug that only
+reproduces from the exact memory the kernel started from).
+"""
+from __future__ import annotations
+import itertools, logging, os, pickle, re, sys, tempfile, time, traceback
+import numpy as np
+from mockgpu import config
+from mockgpu.errors import EmulatorBug, MockGPUError
+from mockgpu.memory import AddressSpace
+
+log = logging.getLogger("mockgpu")
+FORMAT = 1
+PAGE = 4096
+SUFFIX = ".mgreplay"
+MEMORY_STATE = {"fault": "as it was at the error; the kernel may have written to it before",
+                "start": "as it was at the dispatch's start"}
+_numbers = itertools.count(1)
+_replaying:dict|None = None  # the record `mockgpu replay` re-runs: its errors name that file and write none
+
+def modelled(e:BaseException) -> bool:
+  """Whether e is an outcome mockgpu raises on purpose (passes through), not a bug in it."""
+  return isinstance(e, (MockGPUError, NotImplementedError, MemoryError))
+
+# *** memory ***
+
+def snapshot(mem:AddressSpace) -> list[tuple[int, int, int, list[tuple[int, bytes]]]]:
+  """Every mapping as (va, size, exact size, [(offset, bytes)] of its runs of non-zero pages)."""
+  return [(m.va, m.size, m.exact, _runs(m.u8())) for m in mem.mappings()]
+
+def start_snapshot(mem:AddressSpace):
+  """The snapshot a dispatch takes at its start: only under MOCKGPU_REPLAY_SNAPSHOT=start (it copies all memory)."""
+  return snapshot(mem) if config.replay_snapshot() == "start" else None
+
+def _runs(u8:np.ndarray) -> list[tuple[int, bytes]]:
+  n = len(u8) // PAGE
+  nz = np.flatnonzero(u8[:n * PAGE].reshape(n, PAGE).any(axis=1))
+  out = []
+  if len(nz):
+    breaks = np.flatnonzero(np.diff(nz) != 1)
+    for a, b in zip(nz[np.r_[0, breaks + 1]], nz[np.r_[breaks, len(nz) - 1]] + 1):
+      out.append((int(a) * PAGE, u8[a * PAGE:b * PAGE].tobytes()))
+  if len(u8) % PAGE and u8[n * PAGE:].any(): out.append((n * PAGE, u8[n * PAGE:].tobytes()))
+  return out
+
+def restore(snap) -> AddressSpace:
+  """An address space with the snapshot's mappings at their addresses, backed by fresh host memory."""
+  mem = AddressSpace("replay")
+  mem.buffers = []  # keeps the host memory alive as long as the address space
+  for va, size, exact, runs in snap:
+    buf = np.zeros(size, np.uint8)
+    for off, data in runs: buf[off:off + len(data)] = np.frombuffer(data, np.uint8)
+    mem.buffers.append(buf)
+    mem.map(va, exact, buf.ctypes.data, granularity=size)  # exact rounded up to one granule: the mapped extent
+  return mem
+
+# *** the error ***
+
+def origin(e:BaseException) -> str:
+  """Where e was raised: the innermost frame, as file:line in function (paths inside mockgpu relative to it)."""
+  tb = traceback.extract_tb(e.__traceback__)
+  if not tb: return "?"
+  f = tb[-1]
+  name = f.filename
+  here = os.path.dirname(os.path.abspath(__file__))
+  if name.startswith(here): name = "mockgpu" + name[len(here):]
+  return f"{name}:{f.lineno} in {f.name}"
+
+def generated_frame(e:BaseException) -> tuple[str, int]|None:
+  """(function name, line) of the innermost frame in translated code (code objects named '<mockgpu KIND KEY>')."""
+  tb, found = e.__traceback__, None
+  while tb is not None:
+    if tb.tb_frame.f_code.co_filename.startswith("<mockgpu "): found = (tb.tb_frame.f_code.co_name, tb.tb_lineno)
+    tb = tb.tb_next
+  return found
+
+def tagged_line(source:str, line:int, tag:str) -> int|None:
+  """The value of the `# @tag N` comment an annotating translator put on line `line` of its source (1-based); an
+  untagged line (a helper line the translator adds around an instruction) takes the next tagged one, else the last."""
+  lines, pat = source.splitlines(), re.compile(rf"# @{tag} (\d+)$")
+  def tag_of(i:int) -> int|None: return int(m.group(1)) if (m:=pat.search(lines[i])) else None
+  for i in range(line - 1, len(lines)):
+    if (v:=tag_of(i)) is not None: return v
+    if i > line - 1 and lines[i].lstrip().startswith(("def ", "case ")): break  # the next function or block
+  for i in range(min(line, len(lines)) - 2, -1, -1):
+    if (v:=tag_of(i)) is not None: return v
+    if lines[i].lstrip().startswith(("def ", "case ")): break
+  return None
+
+def bug(e:BaseException, *, vendor:str, symbol:str, path:str, where:str, grid, block, launch:dict, mem:AddressSpace,
+        start=None, code_object:bytes|None=None) -> EmulatorBug:
+  """The EmulatorBug for e, with its replay file written (under `mockgpu replay`: naming the file being replayed)."""
+  rec = {"format": FORMAT, "vendor": vendor, "symbol": symbol, "path": path, "where": where, "grid": tuple(grid),
+         "block": tuple(block), "launch": launch, "cause": (type(e).__name__, str(e)),
+         "memory_state": "fault" if start is None else "start", "code_object": code_object,
+         "settings": {k: v for k, v in os.environ.items() if k.startswith("MOCKGPU_")}, "pid": os.getpid(), "time": time.time()}
+  if _replaying is not None:
+    rec["symbol"], file, note = _replaying["symbol"], _replaying["file"], MEMORY_STATE[_replaying["memory_state"]]
+  else:
+    file, note = _write(rec, mem, start), MEMORY_STATE[rec["memory_state"]]
+  msg = (f"mockgpu internal error (a bug in mockgpu, not a modelled GPU outcome): {type(e).__name__}: {e}\n"
+         f"  kernel: {rec['symbol']} ({vendor}, {path} path)\n  at: {where}\n  launch: grid {tuple(grid)} x block {tuple(block)}\n"
+         f"  raised at: {origin(e)}\n" +
+         (f"  replay: mockgpu replay {file}\n  memory in the replay file: {note}" if not file.startswith("(") else f"  replay: {file}"))
+  return EmulatorBug(msg, None if file.startswith("(") else file, rec["symbol"], path)
+
+def _write(rec:dict, mem:AddressSpace, start) -> str:
+  """Write the record with its memory; returns the file, or '(why none was written)'."""
+  if (d:=config.replay_dir()) is None: return "(not written: MOCKGPU_REPLAY_DIR=off)"
+  name = re.sub(r"[^\w.-]", "_", rec["symbol"])[:80] or "kernel"
+  file = os.path.join(d, f"{name}-{os.getpid()}-{next(_numbers)}{SUFFIX}")
+  try:
+    rec["memory"] = start if start is not None else snapshot(mem)
+    os.makedirs(d, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=d, delete=False) as f: pickle.dump(rec, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(f.name, file)
+  except Exception as e:  # the bug must still be reported when its file cannot be written
+    log.error("could not write the replay file %s: %s", file, e)
+    return f"(not written: {type(e).__name__}: {e})"
+  log.error("EmulatorBug in kernel %s: replay file %s", rec["symbol"], file)
+  return file
+
+# *** `mockgpu replay FILE` ***
+
+# settings the replay takes from the environment it runs in, not from the record
+LOCAL_SETTINGS = ("MOCKGPU_REPLAY_DIR", "MOCKGPU_CACHE_DIR", "MOCKGPU_TRACE", "MOCKGPU_REPLAY_SNAPSHOT")
+NATIVE_SETTING = {"AMD": "MOCKGPU_RDNA_NATIVE", "NVIDIA": "MOCKGPU_PTX_NATIVE"}
+
+def load(file:str) -> dict:
+  with open(file, "rb") as f: rec = pickle.load(f)
+  if not isinstance(rec, dict) or rec.get("format") != FORMAT: raise ValueError(f"{file} is not a mockgpu replay file (format {FORMAT})")
+  return rec
+
+def replay(file:str, path:str|None=None, out=None) -> int:
+  """Re-run the dispatch in file on its path (or `path`: numpy or C). 1 when it raises the EmulatorBug again, 2 when
+  it raises something else, 0 when it completes."""
+  global _replaying
+  out = out or sys.stdout
+  rec = load(file)
+  path = path or rec["path"]
+  for k, v in rec["settings"].items():
+    if k not in LOCAL_SETTINGS: os.environ[k] = v
+  os.environ[NATIVE_SETTING[rec["vendor"].split()[0]]] = "1" if path == "C" else "0"
+  mem = restore(rec["memory"])
+  print(f"replaying {rec['symbol']} ({rec['vendor']}, {path} path), grid {rec['grid']} x block {rec['block']}; "
+        f"memory {MEMORY_STATE[rec['memory_state']]}", file=out)
+  _replaying = {**rec, "file": os.path.abspath(file)}
+  try: _run(rec, mem)
+  except EmulatorBug as e:
+    traceback.print_exception(e, file=out)
+    cause = (type(e.__cause__).__name__, str(e.__cause__))
+    print("reproduced: the same cause as recorded" if cause == tuple(rec["cause"]) else
+          f"an EmulatorBug with another cause than recorded ({rec['cause'][0]}: {rec['cause'][1]})", file=out)
+    return 1
+  except Exception as e:
+    traceback.print_exception(e, file=out)
+    print(f"did not reproduce the EmulatorBug: the dispatch raised {type(e).__name__}", file=out)
+    return 2
+  finally: _replaying = None
+  print("completed without error", file=out)
+  return 0
+
+def _run(rec:dict, mem:AddressSpace):
+  launch = rec["launch"]
+  if rec["vendor"].startswith("AMD"):
+    from mockgpu.emulators import rdna
+    d = dict(launch["dispatch"])
+    d["block"], d["grid"] = tuple(d["block"]), tuple(d["grid"])
+    return rdna.run_dispatch(mem, rdna.Dispatch(**d))
+  from mockgpu.emulators import ptx
+  k = ptx.load_module(launch["ptx"]).kernel(launch["entry"])
+  g = k.module.memory.globals.data
+  g[:] = np.frombuffer(launch["globals"], np.uint8)
+  return ptx.launch(mem, k, launch["grid"], launch["block"], launch["params"], launch["dynamic_shared"])
