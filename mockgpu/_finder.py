@@ -82,6 +82,12 @@ def _default_nvrtc():
       os.environ["NVRTC_PATH"] = lib
       return
 
+def _mock_in_env() -> bool:
+  """DEV names a MOCK interface (MOCK+NV, MOCKKFD+AMD, ...): tinygrad's compile workers (spawned processes, which
+  import its compiler modules but never a MOCK interface) inherit DEV, and need the same headers as their parent."""
+  return any(part.split(":")[0].split("+")[0].startswith("MOCK") for part in os.environ.get("DEV", "").split(","))
+
 def install():
   _default_nvrtc()
+  if _mock_in_env() and CUDA_COMPILER not in sys.modules: _post_import.setdefault(CUDA_COMPILER, _bind_cuda_headers)
   if not any(isinstance(f, MockGPUFinder) for f in sys.meta_path): sys.meta_path.insert(0, MockGPUFinder())

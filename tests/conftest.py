@@ -67,3 +67,11 @@ def op_runners():
   runners:dict[str, OpRunner] = {}
   yield lambda dev: runners.setdefault(dev, OpRunner(dev))
   for r in runners.values(): r.close()
+
+@pytest.fixture(scope="session")
+def diff_runners():
+  """The differential suite's workers (tests/diffcompare.py): DEV=CPU, the reference, and each configuration."""
+  from diffcompare import Runner, reference_env
+  runners = {"CPU": Runner("CPU", reference_env()), **{dev: Runner(dev) for dev in device_configs()}}
+  yield runners
+  for r in runners.values(): r.close()

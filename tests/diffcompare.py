@@ -1,0 +1,145 @@
+"""How the differential suite compares a mock device's outputs with DEV=CPU's, and runs cases on a pool of workers."""
+from __future__ import annotations
+import os, pickle, shutil, subprocess, sys, tempfile
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# (mantissa bits, smallest normal exponent) of each float type: an ulp at a magnitude is 2**(exponent - mantissa bits)
+FLOAT_FORMAT = {"float16": (10, -14), "bfloat16": (7, -126), "float32": (23, -126), "float64": (52, -1022),
+                "fp8e4m3": (3, -6), "fp8e5m2": (2, -14), "fp8e4m3fnuz": (3, -7), "fp8e5m2fnuz": (2, -15)}
+BITS = {"float16": np.uint16, "bfloat16": np.uint16, "float32": np.uint32, "float64": np.uint64}
+
+def decode(out):
+  """A worker's output: ("float", dtype name, bits, float64 values) or ("exact", dtype name, values)."""
+  if out[0] != "tensor": return out
+  _, name, fmt, shape, raw = out
+  if name in FLOAT_FORMAT:
+    bits = np.frombuffer(raw, BITS.get(name, np.uint8)).reshape(shape)
+    return ("float", name, bits, to_float64(bits, name))
+  return ("exact", name, np.frombuffer(raw, np.dtype(fmt)).reshape(shape))
+
+def to_float64(bits:np.ndarray, name:str) -> np.ndarray:
+  if name == "bfloat16": return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+  if name in ("float16", "float32", "float64"): return bits.view(name).astype(np.float64)
+  from tinygrad import dtypes
+  from tinygrad.dtype import fp8_to_float
+  table = np.array([fp8_to_float(i, getattr(dtypes, name)) for i in range(256)])
+  return table[bits]
+
+def ulp(ref:np.ndarray, name:str) -> np.ndarray:
+  mant, emin = FLOAT_FORMAT[name]
+  with np.errstate(divide="ignore"): e = np.floor(np.log2(np.abs(ref)))
+  return np.exp2(np.maximum(np.nan_to_num(e, neginf=emin), emin) - mant)
+
+def same_bits(a:tuple, b:tuple, zero_sign:bool=True) -> np.ndarray:
+  """Elementwise: the same bits, or both NaN (IEEE leaves a generated NaN's payload open; x86 and GPUs differ), or
+  both zero when the zero's sign is not defined (`zero_sign` False)."""
+  if a[2].shape != b[2].shape: return np.zeros(1, bool)
+  return (a[2] == b[2]) | (np.isnan(a[3]) & np.isnan(b[3])) | (not zero_sign and (a[3] == 0) & (b[3] == 0))
+
+def zero_sign_defined(dev:str) -> bool:
+  """tinygrad's LLVM renderer (MOCK+AMD's) marks every float operation `nsz` (no signed zeros), so LLVM may fold
+  x*0 or x-x to either zero: the sign of a zero result is not defined by the program, on hardware as here."""
+  return "AMD" not in dev.split(":")[0]
+
+def compare(got, want, ref, spec, zero_sign:bool=True) -> str|None:
+  """None when `got` (the mock's output) agrees with `want` (CPU's): exactly, or within `spec`'s bound in ulps of the
+  float64 reference `ref` (beyond CPU's own distance from it). Otherwise a description of the difference."""
+  g, w = decode(got), decode(want)
+  if g[0] == "py" or w[0] == "py": return None if g == w else f"{summary(g)} != {summary(w)}"
+  if g[1] != w[1]: return f"dtype {g[1]} != {w[1]}"
+  if g[0] == "exact":
+    if g[2].shape != w[2].shape: return f"shape {g[2].shape} != {w[2].shape}"
+    bad = g[2] != w[2]
+    return None if not bad.any() else describe(bad, g[2], w[2])
+  ok = same_bits(g, w, zero_sign)
+  if ok.all(): return None
+  if g[2].shape != w[2].shape: return f"shape {g[2].shape} != {w[2].shape}"
+  if spec is None or ref is None: return describe(~ok, g[3], w[3], "bitwise")
+  r = decode(ref)[3].astype(np.float64)
+  if r.shape != g[3].shape: return f"reference shape {r.shape} != {g[3].shape}"
+  mag = {"max": np.nanmax(np.abs(np.where(np.isfinite(r), r, 0)), initial=0), "unit": np.maximum(np.abs(r), 1), "elem": r}[spec["scale"]]
+  scale = ulp(mag, g[1])
+  with np.errstate(invalid="ignore"):
+    err_got, err_cpu = np.abs(g[3] - r) / scale, np.abs(w[3] - r) / scale
+    within = ok | (np.isfinite(r) & (err_got <= err_cpu + spec["ulps"]))
+  if within.all(): return None
+  i = tuple(np.argwhere(~within)[0])
+  return (f"{int((~within).sum())} of {within.size} elements beyond {spec['ulps']} ulps ({spec['why']}); first at {list(i)}: "
+          f"got {g[3][i]!r} want {w[3][i]!r} ref {r[i]!r} ({err_got[i]:.1f} ulps vs CPU's {err_cpu[i]:.1f})")
+
+def describe(bad, g, w, how=""):
+  i = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
+  return f"{int(bad.sum())} of {bad.size} elements differ{' ' + how if how else ''}, first at {list(i)}: {g[i]!r} != {w[i]!r}"
+
+def summary(x): return repr(x)[:200]
+
+def upcast(case:dict) -> dict:
+  """The case's float64 reference: the same input values, every float input as float64."""
+  return {**case, "id": case["id"] + "@f64", "upcast": True}
+
+# *** the worker pool ***
+def reference_env() -> dict:
+  """DEV=CPU compiles with clang; clang before 17 has no __bf16 for tinygrad's freestanding x86 target, so the
+  reference uses the newest clang installed (scripts/install.sh installs clang-19)."""
+  for cc in ("clang-19", "clang-18", "clang-17", "clang"):
+    if shutil.which(cc): return {"CC": cc}
+  return {}
+
+class Runner:
+  """One long-lived tests/diffrunner.py process for a device configuration; restarted after an error or a crash."""
+  def __init__(self, dev:str, env:dict|None=None): self.dev, self.env, self.proc, self._emulated = dev, env or {}, None, None
+  def start(self):
+    self.log = tempfile.TemporaryFile()
+    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "diffrunner.py")], env={**os.environ, "DEV": self.dev, **self.env},
+                                 cwd=HERE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+    try: hello = pickle.load(self.proc.stdout)
+    except (EOFError, pickle.UnpicklingError):
+      self.proc.wait()
+      self.log.seek(0)
+      raise RuntimeError(f"the DEV={self.dev} worker did not start:\n" + self.log.read().decode(errors="replace")[-6000:]) from None
+    self._emulated = set(hello[1])
+  @property
+  def emulated(self) -> set[str]:
+    """The dtypes this device's renderer lowers to integer code."""
+    if self._emulated is None: self.start()
+    return self._emulated
+  def submit(self, cases:list):
+    if self.proc is None or self.proc.poll() is not None: self.start()
+    pickle.dump(cases, self.proc.stdin)
+    self.proc.stdin.flush()
+  def collect(self, n:int) -> list:
+    """Up to n replies; fewer when the worker stopped (after an error reply, or crashing: then a reply says so)."""
+    replies = []
+    while len(replies) < n:
+      try: replies.append(pickle.load(self.proc.stdout))
+      except (EOFError, pickle.UnpicklingError):
+        self.proc.wait()
+        self.log.seek(0)
+        replies.append(("error", "WorkerDied", f"the DEV={self.dev} worker died (exit {self.proc.returncode}):\n" + self.log.read().decode(errors="replace")[-6000:]))
+        self.proc = None
+        return replies
+      if replies[-1][0] == "error":
+        self.proc.wait()
+        self.proc = None
+        return replies
+    return replies
+  def close(self):
+    if self.proc is not None and self.proc.poll() is None:
+      self.proc.stdin.close()
+      try: self.proc.wait(timeout=10)
+      except subprocess.TimeoutExpired: self.proc.kill()
+    self.proc = None
+
+def run_everywhere(runners:dict[str, Runner], cases:list) -> dict[str, list]:
+  """Every case on every runner: the runners work at the same time; each restarts past an error."""
+  pending = {name: list(cases) for name in runners}
+  results:dict[str, list] = {name: [] for name in runners}
+  while pending:
+    for name, cs in pending.items(): runners[name].submit(cs)
+    for name, cs in list(pending.items()):
+      got = runners[name].collect(len(cs))
+      results[name] += got
+      if len(got) < len(cs): pending[name] = cs[len(got):]
+      else: del pending[name]
+  return results

@@ -1,0 +1,30 @@
+"""Random multi-op programs (tests/diffprogram.py), drawn by hypothesis: chains of 2 to 8 ops with casts and mixed
+dtypes, each run on every mock configuration and on DEV=CPU and compared bit for bit. Derandomized: every run draws
+the same programs, and a failure shrinks to a short program."""
+from hypothesis import given, settings, strategies as st, HealthCheck
+import diffprogram as P
+from diffcases import X
+from test_diff_api import differential
+
+@st.composite
+def programs(draw):
+  n = draw(st.sampled_from((1, 5, 8)))
+  xs = [X((n, n), draw(st.sampled_from(P.DTYPES)), (-9, 9), None, salt) for salt in range(draw(st.integers(1, 3)))]
+  steps, count = [], len(xs)
+  for _ in range(draw(st.integers(2, 8))):
+    src = st.integers(0, count - 1)
+    kind = draw(st.sampled_from(("unary", "binary", "binary", "cast", "cast", "reduce", "move", "where")))
+    if kind == "unary": steps.append(("unary", draw(st.sampled_from(P.UNARY)), draw(src)))
+    elif kind == "binary": steps.append(("binary", draw(st.sampled_from(P.BINARY)), draw(src), draw(src)))
+    elif kind == "cast": steps.append(("cast", draw(st.sampled_from(P.DTYPES)), draw(src)))
+    elif kind == "reduce": steps.append(("reduce", draw(st.sampled_from(P.REDUCE)), draw(src), draw(st.integers(0, 1))))
+    elif kind == "move": steps.append(("move", draw(st.sampled_from(P.MOVE)), draw(src)))
+    else: steps.append(("where", draw(src), draw(src), draw(src)))
+    count += 1
+  return {"id": f"program{steps}", "op": "program", "x": xs, "kw": {"steps": steps}, "grad": False, "ctx": {}}
+
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(programs())
+def test_random_program(diff_runners, program):
+  failures = differential(diff_runners, [program])
+  assert not failures, "\n".join(f"{dev}: {f}" for dev, fs in failures.items() for f in fs)
