@@ -387,7 +387,8 @@ def _farith(k, ins, op:str):
   approx = bool(flags & {"approx", "full"})
   if t == "f64":
     if approx and "ftz" not in flags: raise NoNative(f"{op}.approx.f64")
-    e = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})", "div": "({} / {})", "sqrt": "sqrt({})", "rcp": "(1.0 / {})"}.get(op)
+    e = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})", "div": "({} / {})", "sqrt": "sqrt({})", "rcp": "(1.0 / {})",
+         "fma": "fma({}, {}, {})"}.get(op)   # C's fma rounds once, as numerics.fma64 does
     if e is None: raise NoNative(f"{op}.f64")
     if approx and op == "sqrt": raise NoNative("sqrt.approx.f64")
   elif approx and op in ("sqrt", "rcp"): e = _APPROX[op]

@@ -5,7 +5,7 @@ cx.dst_lanes (values for the active lanes only, as loads return them). Anything 
 UnsupportedInstruction at translation time, naming the instruction and its PTX line.
 """
 from __future__ import annotations
-from mockgpu.compiler.ptx import parser as P
+from mockgpu.compiler.ptx import parser as P, validity
 from mockgpu.emulators.ptx.types import PTX_TYPES, np_dtype, bits, is_float
 
 # *** modifier handling ***
@@ -56,8 +56,10 @@ TERMINATORS = ("bra", "ret", "exit", "trap", "brx")
 def emit_instr(cx, ins:P.Instr, nxt:int):
   cx.instr = ins
   h = HANDLERS.get(ins.op)
+  if ins.op == "call" and ins.error is not None: raise (ins.error_type or P.PTXSyntaxError)(ins.error)  # a call left by inline.py
   if h is None: cx.unsupported(f"instruction {ins.op}")
-  if ins.error is not None: raise P.PTXSyntaxError(ins.error)
+  if ins.error is not None: raise (ins.error_type or P.PTXSyntaxError)(ins.error)
+  validity.check(ins)   # forms the ISA does not define raise InvalidPTX, as ptxas rejects them
   if ins.op in TERMINATORS: return h(cx, ins, nxt)
   base = "_m" if cx.masked_block else None
   if ins.guard is None:

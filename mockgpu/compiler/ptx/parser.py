@@ -12,6 +12,10 @@ from mockgpu.errors import UnsupportedInstruction
 class PTXSyntaxError(UnsupportedInstruction):
   """PTX the parser cannot read: names the line."""
 
+class InvalidPTX(PTXSyntaxError):
+  """PTX that is not valid by the PTX ISA, which ptxas (and the driver's JIT) rejects: not a gap of the mock. Names the
+  instruction, its line and the ISA rule it breaks."""
+
 # *** operands ***
 
 @dataclass(frozen=True)
@@ -47,6 +51,13 @@ class PredPair:
   q: Reg|None
 class Sink: pass
 SINK = Sink()
+@dataclass(frozen=True)
+class Call:
+  """The operands of `call{.uni} (rets), target, (params){, prototype}`: .param variables (Sym), or registers/constants."""
+  target: str|Reg
+  rets: tuple
+  params: tuple
+  prototype: str|None = None
 
 @dataclass
 class Instr:
@@ -57,6 +68,7 @@ class Instr:
   line: int
   text: str
   error: str|None = None   # operands the parser could not read (reported if the instruction is one we model)
+  error_type: type|None = None   # the class to raise error as (default PTXSyntaxError)
   def where(self) -> str: return f"PTX line {self.line}: {self.text}"
 
 @dataclass
@@ -93,6 +105,8 @@ class Function:
   body: list = field(default_factory=list)             # Instr and Label
   line: int = 0
   maxntid: int = 0      # .maxntid/.reqntid: the most threads a CTA may have (0: no limit given)
+  rets: list[Param] = field(default_factory=list)      # a .func's return parameters
+  defined: bool = True  # False: only a prototype (an .extern function or a forward declaration) was seen
 
 @dataclass
 class Module:
@@ -265,6 +279,7 @@ class _BodyParser:
           self.fn.vars.append(v)
           self.symbols[v.name] = v
         return
+    if s.startswith(".param"): return self.param_decl(s, line)
     if s.startswith(".pragma") or s.startswith(".loc") or s.startswith(".file"): return
     if s.startswith("."): raise PTXSyntaxError(f"PTX line {line}: unsupported directive {s.split()[0]}")
     guard = None
@@ -276,9 +291,36 @@ class _BodyParser:
     m = re.match(r"^([a-z][a-zA-Z0-9_.:]*)\s*(.*)$", s)
     if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read instruction {s!r}")
     parts = m.group(1).split(".")
+    if parts[0] == "call": return self.call(parts, m.group(2), guard, line, s)
     try: args, error = [self.operand(a, line) for a in split_top(m.group(2))] if m.group(2).strip() else [], None
     except PTXSyntaxError as e: args, error = [], str(e)
     self.fn.body.append(Instr(parts[0], tuple(parts[1:]), args, guard, line, s, error))
+
+  def param_decl(self, s:str, line:int):
+    """A .param variable of a call sequence (the arguments and return values of a call). Call sequences in sibling
+    { } scopes reuse names (param0, retval0); their lifetimes do not overlap, so one variable per name (the largest)."""
+    for v in _parse_vars(s, "param", line):
+      old = self.symbols.get(v.name)
+      if isinstance(old, Var) and old.space == "param":
+        old.size, old.align = max(old.size, v.size), max(old.align, v.align)
+        continue
+      if isinstance(old, Param): raise PTXSyntaxError(f"PTX line {line}: .param variable {v.name} redeclares a parameter of {self.fn.name}")
+      self.fn.vars.append(v)
+      self.symbols[v.name] = v
+
+  _CALL = re.compile(r"^(?:\(([^()]*)\)\s*,\s*)?([%\w$.]+)\s*(?:,\s*\(([^()]*)\))?\s*(?:,\s*([\w$.]+))?$")
+
+  def call(self, parts:list[str], rest:str, guard, line:int, text:str):
+    error, args = None, []
+    try:
+      m = self._CALL.match(rest.strip())
+      if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read call operands: {text}")
+      ops = lambda t: tuple(self.operand(a, line) for a in split_top(t)) if t and t.strip() else ()
+      tgt = m.group(2)
+      target = self.reg(tgt, line) if tgt.startswith("%") else tgt
+      args = [Call(target, ops(m.group(1)), ops(m.group(3)), m.group(4))]
+    except PTXSyntaxError as e: error = str(e)
+    self.fn.body.append(Instr("call", tuple(parts[1:]), args, guard, line, text, error))
 
   def reg_decl(self, s:str, line:int):
     toks = re.sub(r"^\.reg\.", ".reg .", s).replace(",", " , ").split()
@@ -344,10 +386,13 @@ def parse(text:str) -> Module:
     version, target, address_size = locals_.get("version", version), locals_.get("target", target), locals_.get("address_size", address_size)
     if not m: break
     line = text.count("\n", 0, m.start()) + 1
-    if m.group(3): raise PTXSyntaxError(f"PTX line {line}: functions with return values ({m.group(4)}) are not supported")
+    rets = _parse_params(m.group(3).strip()[1:-1], line) if m.group(3) else []
+    if rets and m.group(2) == "entry": raise InvalidPTX(f"PTX line {line}: .entry {m.group(4)} has return parameters (only a .func may return values)")
     brace = text.find("{", m.end())
     semi = text.find(";", m.end())
     if semi != -1 and (brace == -1 or semi < brace):  # a prototype
+      if m.group(2) == "func" and m.group(4) not in functions:
+        functions[m.group(4)] = Function(m.group(4), False, _parse_params(m.group(6) or "", line), line=line, rets=rets, defined=False)
       pos = semi + 1
       continue
     perf = text[m.end():brace].strip()
@@ -357,13 +402,16 @@ def parse(text:str) -> Module:
       depth += {"{": 1, "}": -1}.get(text[i], 0)
       if depth == 0: break
       i += 1
-    fn = Function(m.group(4), m.group(2) == "entry", _parse_params(m.group(6) or "", line), line=line)
+    fn = Function(m.group(4), m.group(2) == "entry", _parse_params(m.group(6) or "", line), line=line, rets=rets)
     fn.maxntid = _check_perf_directives(perf, line)
     _BodyParser(fn, text[brace + 1:i], text.count("\n", 0, brace + 1) + 1, {v.name: v for v in module_vars}).parse()
     functions[fn.name] = fn
     pos = i + 1
   if address_size != 64: raise PTXSyntaxError(f".address_size {address_size} is not supported (only 64)")
-  return Module(version, target, address_size, module_vars, functions)
+  module = Module(version, target, address_size, module_vars, functions)
+  from mockgpu.compiler.ptx.inline import inline_calls
+  inline_calls(module)
+  return module
 
 def _check_perf_directives(perf:str, line:int) -> int:
   """Validates the directives between an entry's parameters and its body; returns the .maxntid/.reqntid thread count."""

@@ -25,6 +25,7 @@ def _translator_version() -> str:
   h = hashlib.sha256(b"ptx-1")
   pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
   for name in ("compiler/ptx/parser.py", "compiler/ptx/codegen.py", "compiler/ptx/ops.py", "compiler/ptx/ops_alu.py", "compiler/ptx/fuse.py",
+               "compiler/ptx/inline.py", "compiler/ptx/validity.py",
                "emulators/ptx/types.py", "emulators/ptx/kernel_ns.py"):
     with open(os.path.join(pkg, name), "rb") as f: h.update(f.read())
   return h.hexdigest()[:16]

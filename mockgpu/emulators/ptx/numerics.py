@@ -244,6 +244,13 @@ def _fma32_fix(s, e):
 
 def fma64(a, b, c, mode:str="rn"):
   """float64 fma: RN(uh + RO(ul + pl)) (Boldo & Melquiond), then the directed modes from the remaining error."""
+  a0, b0 = a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+  # Veltkamp's split overflows from |x| ~ 2^996: the large factor scaled down and the other up by 2^60 (exact; the
+  # product keeps its value)
+  sa = np.abs(a) >= 2.0 ** 995
+  sb = ~sa & (np.abs(b) >= 2.0 ** 995)
+  if np.any(sa | sb):
+    a, b = np.where(sa, a * 2.0 ** -60, np.where(sb, a * 2.0 ** 60, a)), np.where(sa, b * 2.0 ** 60, np.where(sb, b * 2.0 ** -60, b))
   ph, pl = two_prod(a, b)
   uh, ul = two_sum(c, ph)
   t, te = two_sum(ul, pl)
@@ -252,6 +259,17 @@ def fma64(a, b, c, mode:str="rn"):
   fix = (te != 0) & ((tb & U64(1)) == 0) & np.isfinite(t)
   t = np.where(fix, np.nextafter(t, np.where(te > 0, np.inf, -np.inf)), t)
   r, re = two_sum(uh, t)
+  # an infinite or NaN operand, or a product beyond float64: the error-free transformations make NaN (inf - inf);
+  # a*b+c in float64 is the IEEE result there (inf*0 and inf-inf are NaN, inf+finite is inf)
+  special = ~(np.isfinite(ph) & np.isfinite(c))
+  if np.any(special):
+    r = np.where(special, a0 * b0 + c, r)
+    re = np.where(special, 0.0, re)
+    if mode != "rn":   # an overflow of finite operands rounds to the largest finite value in the modes toward it
+      big = np.float64(np.finfo(np.float64).max)
+      ovf = special & np.isfinite(a0) & np.isfinite(b0) & np.isfinite(c) & np.isinf(r)
+      keep = {"rz": ovf, "rm": ovf & (r > 0), "rp": ovf & (r < 0)}[mode]
+      return np.where(keep, np.copysign(big, r), nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode))
   if mode == "rn": return r
   return nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode)
 
