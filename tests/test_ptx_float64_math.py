@@ -179,8 +179,23 @@ def test_fma_f64_infinities_and_huge_operands(ptx_path):
   out = np.zeros(32)
   run_ptx(HEAD + FMA, [out, a, b, c])
   def exact(x, y, z):
-    if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)) or abs(x * y) == inf:
-      with np.errstate(all="ignore"): return x * y + z   # IEEE: inf*0 = NaN, inf - inf = NaN, inf + finite = inf
+    with np.errstate(all="ignore"):   # IEEE: inf*0 = NaN, inf - inf = NaN, inf + finite = inf, overflow = inf
+      if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)) or abs(x * y) == inf: return x * y + z
     return float(Fraction(x) * Fraction(y) + Fraction(z))
   want = np.array([exact(x, y, z) for x, y, z in zip(a, b, c)])
   np.testing.assert_array_equal(out, want)
+
+def test_fma_f64_below_the_normal_range(ptx_path):
+  """Products below ~2^-969 (their two_prod error terms would underflow on the numpy path) and subnormal results,
+  against the exact reference; an exact cancellation is +0."""
+  from fractions import Fraction
+  r = np.random.default_rng(7)
+  a = r.uniform(1, 2, 32) * 2.0 ** r.integers(-560, -440, 32) * r.choice([-1, 1], 32)
+  b = r.uniform(-2, 2, 32) * 2.0 ** r.integers(-560, -440, 32)
+  c = r.uniform(-2, 2, 32) * 2.0 ** r.integers(-1074, -880, 32)
+  a[0], b[0], c[0] = 2.0 ** -500, 2.0 ** -500, -(2.0 ** -1000)   # exact cancellation
+  a[1], b[1], c[1] = 3.0, 5e-324, 0.0
+  out = np.zeros(32)
+  run_ptx(HEAD + FMA, [out, a, b, c])
+  want = np.array([float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)])
+  np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))

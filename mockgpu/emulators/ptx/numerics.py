@@ -270,8 +270,29 @@ def fma64(a, b, c, mode:str="rn"):
       ovf = special & np.isfinite(a0) & np.isfinite(b0) & np.isfinite(c) & np.isinf(r)
       keep = {"rz": ovf, "rm": ovf & (r > 0), "rp": ovf & (r < 0)}[mode]
       return np.where(keep, np.copysign(big, r), nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode))
+  tiny = np.isfinite(ph) & (np.abs(ph) < 2.0 ** -900) & (a0 != 0) & (b0 != 0) & np.isfinite(c)
+  if np.any(tiny): return _fma64_tiny(r if mode == "rn" else nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode),
+                                      tiny, a0, b0, c, mode)
   if mode == "rn": return r
   return nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode)
+
+def _fma64_tiny(r, tiny, a, b, c, mode:str):
+  """The lanes whose product lies below ~2^-900, where the error terms of two_prod underflow (not exact): computed
+  exactly with rationals (rare lanes), rounded in mode; an exact cancellation of a nonzero product is +0 (-0 in .rm)."""
+  from fractions import Fraction
+  r = np.array(r, np.float64, copy=True)
+  flat, idx = r.reshape(-1), np.flatnonzero(tiny)
+  A, B, C = (np.broadcast_to(x, r.shape).reshape(-1) for x in (a, b, c))
+  for i in idx:
+    v = Fraction(float(A[i])) * Fraction(float(B[i])) + Fraction(float(C[i]))
+    if v == 0: flat[i] = -0.0 if mode == "rm" else 0.0; continue
+    x = float(v)   # correctly rounded to nearest
+    fx = Fraction(x)
+    if mode == "rz" and abs(fx) > abs(v): x = float(np.nextafter(x, 0.0))
+    elif mode == "rm" and fx > v: x = float(np.nextafter(x, -np.inf))
+    elif mode == "rp" and fx < v: x = float(np.nextafter(x, np.inf))
+    flat[i] = x
+  return r if r.ndim else r[()]
 
 # *** modifiers ***
 
