@@ -6,6 +6,12 @@ Causes covered:
     was a 0-d numpy scalar, and runtime.unpack indexed it as a per-wave array (IndexError, 0-dimensional): tan,
     ceil-mode/padded pools, grouped and small convolutions forward and backward, sparse_categorical_crossentropy.
   - emulated 16-bit float dtypes (EMULATED_DTYPES=half / bfloat16: 16-bit integer code), and s_bfe_* int upcasts.
+  - s_bitset0/1_b32 dropped the destination's other bits (it wrote ~(1 << n) / 1 << n): tinygrad's fabs in SALU
+    (s_bitset0_b32 sN, 31) zeroed the value, so EMULATED_DTYPES abs, casts to/from float16/bfloat16 and copies through
+    a float32 -> bfloat16 rounding came out wrong (diff:* cases below, by their tests/diffcases.py id).
+  - the numpy translation named block 16's function b16, shadowing runtime.b16 (the 16-bit operand view) in kernels
+    of 17 blocks or more: IndexError/TypeError in cummax/cummin of 8/16-bit ints, padded any, avg_pool2d and
+    conv_transpose2d backward; a compare into VCC_HI (an ordinary SGPR in wave32) raised UnsupportedInstruction (all).
 Integer, max-pool and 16-bit cases are exact (bitwise, NaNs equal); float sums allow reassociation rounding (REDUCE).
 tan allows |got - want| <= 4 * 2**-23 * (1 + want**2): tinygrad's tan is sin/cos, polynomials on both backends, but
 the GPU kernel uses v_rcp_f32 (1 ulp on hardware) and fma where the CPU divides and rounds each step, so the two
@@ -55,9 +61,35 @@ for c in (1, 3):
   for kh in (1, 2, 3):
     for kw in (1, 2, 3):
       CASES[f"conv2d_c{c}_k{kh}x{kw}_fwd_bwd"] = (lambda c=c, kh=kh, kw=kw: conv_fb(1, c, (3, 5), (kh, kw), 10 * c + kh * 3 + kw))
+# tests/diffcases.py cases by id, run as the differential suite runs them (outputs as arrays of their raw bits' dtype)
+DIFF = {
+  "diff:abs_half_emulated": "abs[float16[7];EMULATED_DTYPES=half]",
+  "diff:abs_bf16_emulated": "abs[bfloat16[13, 17];EMULATED_DTYPES=bfloat16]",
+  "diff:contiguous_bf16_emulated": "contiguous[bfloat16[7];EMULATED_DTYPES=bfloat16]",
+  "diff:cast_int8_half_emulated": "cast[int8[29];to=float16;EMULATED_DTYPES=half]",
+  "diff:cast_f32_bf16_emulated": "cast[float32[29];to=bfloat16;EMULATED_DTYPES=bfloat16]",
+  "diff:cast_fp8_half_emulated": "cast[fp8e4m3[29];to=float16;EMULATED_DTYPES=half]",
+  "diff:cummax_int8": "cummax[int8[9, 7];axis=0]",
+  "diff:cummin_uint16": "cummin[uint16[9, 7];axis=0]",
+  "diff:any_uint8_pad": "any[uint8[5, 6, 2]/pad;axis=(0, 2),keepdim=False]",
+  "diff:all_float64_stride": "all[float64[11, 9, 2]/stride;axis=None,keepdim=True]",
+  "diff:avg_pool_k33_grad": "avg_pool2d[float32[2, 3, 9, 10];kernel_size=(3, 3),stride=2,padding=1;grad]",
+  "diff:avg_pool_k32_ceil_grad": "avg_pool2d[float32[2, 3, 9, 10];kernel_size=(3, 2),stride=3,padding=1,ceil_mode=True;grad]",
+  "diff:conv_transpose_grad": "conv_transpose2d[float32[1, 4, 5, 5],float32[4, 2, 3, 3];stride=2;grad]",
+}
+def diff_case(case_id):
+  sys.path.insert(0, ".")  # the tests directory (the cwd): diffcases, diffrunner
+  import diffcases as D
+  from diffrunner import run_case
+  case = next(c for c in D.CASES if c["id"] == case_id)
+  return [np.frombuffer(o[4], np.dtype(o[2]) if o[2] else np.uint16).reshape(o[3]).copy() if o[0] == "tensor" else np.array(o[1])
+          for o in run_case(case, Tensor([0]).device)]
 out = {}
 for name in sys.argv[2:]:
   try:
+    if name in DIFF:
+      out[name] = ("ok", diff_case(DIFF[name]))
+      continue
     r = CASES[name]()
     out[name] = ("ok", [t.numpy() for t in (r if isinstance(r, tuple) else (r,))])
   except Exception: out[name] = ("error", traceback.format_exc()[-4000:])
@@ -67,12 +99,17 @@ pickle.dump(out, open(sys.argv[1], "wb"))
 CONV = [f"conv2d_c{c}_k{kh}x{kw}_fwd_bwd" for c in (1, 3) for kh in (1, 2, 3) for kw in (1, 2, 3)]
 NAMES = ["tan_2d", "tan_0d", "max_pool_ceil_k33", "max_pool_ceil_k32", "max_pool_ceil_k4", "conv2d_groups5",
          "avg_pool3d_no_pad_count", "sparse_ce_smoothing", "emulated_half_add", "emulated_bfloat16_add", "int8_to_int32",
-         "int16_to_int32", "uint32_to_int64", "int8_to_int64"] + CONV
+         "int16_to_int32", "uint32_to_int64", "int8_to_int64"] + CONV + [
+         "diff:abs_half_emulated", "diff:abs_bf16_emulated", "diff:contiguous_bf16_emulated", "diff:cast_int8_half_emulated",
+         "diff:cast_f32_bf16_emulated", "diff:cast_fp8_half_emulated", "diff:cummax_int8", "diff:cummin_uint16",
+         "diff:any_uint8_pad", "diff:all_float64_stride", "diff:avg_pool_k33_grad", "diff:avg_pool_k32_ceil_grad",
+         "diff:conv_transpose_grad"]
 ULPS = {"tan_2d": 4, "tan_0d": 4}
 # float sums (convolutions, average pools, the loss): the GPU kernel sums in another order (and with fma) than the
 # CPU kernel, so results differ by reassociation rounding, which grows with the magnitudes summed (as tests/opcases.py's
 # REDUCE: rtol 1e-5, atol 1e-5 * (1 + the largest magnitude of the reference))
-REDUCE = {"conv2d_groups5", "avg_pool3d_no_pad_count", "sparse_ce_smoothing", *CONV}
+REDUCE = {"conv2d_groups5", "avg_pool3d_no_pad_count", "sparse_ce_smoothing", *CONV, "diff:avg_pool_k33_grad",
+          "diff:avg_pool_k32_ceil_grad", "diff:conv_transpose_grad"}
 
 _results:dict = {}
 def results(dev:str, native:str) -> dict:

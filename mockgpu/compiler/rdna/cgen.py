@@ -26,7 +26,7 @@ PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__))
 CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "f16": "float", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
          "b64": "uint64_t", "u64": "uint64_t", "i64": "int64_t", "f64": "double"}
 
-OLD_D = re.compile(r"\bd\b")  # the destination's old value, in CMOV
+OLD_D = re.compile(r"\bd\b")  # the destination's old value, in CMOV and s_bitset*
 
 class NoNative(Exception):
   """The kernel uses something this translation does not cover: it runs on the numpy path."""
@@ -151,7 +151,8 @@ SOP = {
   "BCNT1_I32_B32": ("u32", ("u32",), "(uint32_t)__builtin_popcount(a)", "d != 0"),
   "BCNT0_I32_B32": ("u32", ("u32",), "32u - (uint32_t)__builtin_popcount(a)", "d != 0"),
   "BCNT1_I32_B64": ("u32", ("u64",), "(uint32_t)__builtin_popcountll(a)", "d != 0"),
-  "BITSET0_B32": ("u32", ("u32",), "~(1u << (a & 31))", None), "BITSET1_B32": ("u32", ("u32",), "1u << (a & 31)", None),
+  "BITSET0_B32": ("u32", ("u32",), "d & ~(1u << (a & 31))", None), "BITSET1_B32": ("u32", ("u32",), "d | (1u << (a & 31))", None),
+  "BITSET0_B64": ("u64", ("u32",), "d & ~(1ull << (a & 63))", None), "BITSET1_B64": ("u64", ("u32",), "d | (1ull << (a & 63))", None),
   "ADD_U32": ("u32", ("u32", "u32"), "a + b", "d < a"), "SUB_U32": ("u32", ("u32", "u32"), "a - b", "b > a"),
   "ADD_I32": ("i32", ("i32", "i32"), "a + b", "((a < 0) == (b < 0)) && ((d < 0) != (a < 0))"),
   "SUB_I32": ("i32", ("i32", "i32"), "a - b", "((a < 0) != (b < 0)) && ((d < 0) != (a < 0))"),
@@ -337,7 +338,7 @@ class CTranslator:
 
   def mask_dst(self, d:int) -> int|None:
     if d == NULL: return None
-    if d in (EXEC + 1, VCC + 1): raise NoNative("wave64 mask halves")
+    if d == EXEC + 1: raise NoNative("a lane mask written to EXEC_HI")  # VCC_HI is an ordinary SGPR in wave32
     if d >= 128: raise NoNative(f"mask destination {d}")
     return d
 

@@ -1,9 +1,11 @@
 """Translate a kernel's basic blocks into Python source over numpy arrays.
 
-Each block becomes a function `b<k>(w, n)` run for a group of n waves sitting at that block (`w`: a slice or index
-array into the wave axis), and `a<k>(n)`, the same code for the whole chunk of waves (`w` is then every wave, and the
-register accesses skip the indexing). It returns the next block per wave (an int, or an array for a per-wave branch), or -1 at
-s_endpgm. Registers: `S[i][w]` uint32 [n] (SCC is S[253]), `V[i][w]` uint32 [n, 32] where V is a list of per-register
+Each block becomes a function `_blk<k>(w, n)` run for a group of n waves sitting at that block (`w`: a slice or index
+array into the wave axis), and `_all<k>(n)`, the same code for the whole chunk of waves (`w` is then every wave, and the
+register accesses skip the indexing); the names keep clear of the runtime helpers the code calls (block 16 was once
+`b16`, shadowing runtime.b16, the 16-bit operand view, in every kernel of 17 blocks or more). It returns the next
+block per wave (an int, or an array for a per-wave branch), or -1 at s_endpgm.
+Registers: `S[i][w]` uint32 [n] (SCC is S[253]), `V[i][w]` uint32 [n, 32] where V is a list of per-register
 arrays that are never modified in place (runtime.vw rebinds them), so a move or a load costs no copy; `m` is the
 EXEC mask as lanes and `full` says whether all lanes are on. Instructions this translator does not know become a `raise` at their
 place, so a kernel only fails if it actually executes one.
@@ -85,12 +87,12 @@ class Translator:
     for k, b in enumerate(self.blocks):
       self.lines = []
       self.block(b)
-      body.append(f"  def b{k}(w, n):")
+      body.append(f"  def _blk{k}(w, n):")
       body += self.lines
-      body += [f"  def a{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
+      body += [f"  def _all{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
       body += [ln.replace("[w]", "") for ln in self.lines]
-    body.append(f"  return [{', '.join(f'b{k}' for k in range(len(self.blocks)))}], "
-                f"[{', '.join(f'a{k}' for k in range(len(self.blocks)))}]")
+    body.append(f"  return [{', '.join(f'_blk{k}' for k in range(len(self.blocks)))}], "
+                f"[{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
     consts:dict[str, str] = {}
     body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
     return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + head[2:] + body) + "\n"
@@ -220,7 +222,8 @@ class Translator:
     a local bool [n, 32] array, packed into the SGPR only when something other than a lane-mask read needs it
     (see lazy_masks), so a carry chain or compare-and-select never packs and unpacks."""
     if d == NULL: return
-    if d == EXEC + 1 or d == VCC + 1: raise Unsupported("wave64 mask halves")
+    # wave32: VCC_HI is an ordinary SGPR (LLVM allocates it, e.g. v_cmp_eq_f64_e64 vcc_hi, ...); EXEC_HI is not
+    if d == EXEC + 1: raise Unsupported("a lane mask written to EXEC_HI (wave64 only)")
     if d == EXEC:
       self.out(f"S[{d}][w] = pack(({bool_expr}) & m, n)")
       return self.out("m, full = em(S[126][w])")
@@ -503,7 +506,9 @@ class Translator:
       t_d, t_s, expr, scc = sem.SOP_SCC_IN[n]
       self.out("scc = S[253][w]")
       if re.search(r"\bd\b", expr): self.out(f"d = {typed(self.raw(Reg(dst), WIDTH[t_d], None, False), t_d)}")
-    elif n in sem.SOP: t_d, t_s, expr, scc = sem.SOP[n]
+    elif n in sem.SOP:
+      t_d, t_s, expr, scc = sem.SOP[n]
+      if re.search(r"\bd\b", expr): self.out(f"d = {typed(self.raw(Reg(dst), WIDTH[t_d], None, False), t_d)}")  # s_bitset*
     else: raise Unsupported("not implemented")
     for i, (s, t) in enumerate(zip(srcs, t_s)):
       self.out(f"{'ab'[i]} = {typed(self.raw(s, WIDTH[t], lit, vec=False, t=t), t)}")

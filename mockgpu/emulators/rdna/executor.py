@@ -223,8 +223,8 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
   except Exception: pc = None  # naming the instruction must not hide the error itself
   if pc is not None and pc in insts:
     return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {insts[pc]!r}"
-  if fn[:1] in "ab" and fn[1:].isdigit():
-    start = prog.block_pc[int(fn[1:])]
+  if (blk:=re.fullmatch(r"_(?:blk|all)(\d+)", fn)) is not None:  # translate.py's block functions
+    start = prog.block_pc[int(blk.group(1))]
     return f"the block at PC 0x{d.pgm_addr + start:x} (kernel offset 0x{start:x}); which of its instructions is not known"
   return f"PC not known: raised in the translated code's {fn} (kernel entry PC 0x{d.pgm_addr:x})"
 

@@ -223,7 +223,8 @@ def _stable(text:str) -> dict[str, tuple]:
     out[name] = (types[0], tuple(types[1:]), expr.strip(), scc.strip() or None)
   return out
 
-# SCC expressions may use d (the result) and a, b.
+# d in an expression is the destination's old value (s_bitset*: read-modify-write); SCC expressions may use d
+# (the result) and a, b.
 SOP = _stable("""
 MOV_B32 b32 b32 = a
 MOV_B64 b64 b64 = a
@@ -239,8 +240,10 @@ ABS_I32 i32 i32 = np.abs(a) ; d != 0
 BCNT1_I32_B32 u32 u32 = popcount(a) ; d != 0
 BCNT0_I32_B32 u32 u32 = 32 - popcount(a) ; d != 0
 BCNT1_I32_B64 u32 u64 = popcount(a) ; d != 0
-BITSET0_B32 u32 u32 = ~(u32(1) << (a & 31))
-BITSET1_B32 u32 u32 = u32(1) << (a & 31)
+BITSET0_B32 u32 u32 = d & ~(u32(1) << (a & 31))
+BITSET1_B32 u32 u32 = d | (u32(1) << (a & 31))
+BITSET0_B64 u64 u32 = d & ~(u64(1) << (a & 63).astype(u64))
+BITSET1_B64 u64 u32 = d | (u64(1) << (a & 63).astype(u64))
 ADD_U32 u32 u32 u32 = a + b ; d < a
 SUB_U32 u32 u32 u32 = a - b ; b > a
 ADD_I32 i32 i32 i32 = a + b ; ((a < 0) == (b < 0)) & ((d < 0) != (a < 0))
