@@ -75,7 +75,10 @@ def test_nvrtc_float64_vs_glibc(name, fn, x, ptx_path):
   for sin (any argument), 1 for exp2/log2, 0 for sqrt; special values exactly (log2(0) = -inf, log2(inf) = inf ...).
   tinygrad's DEV=CPU polynomial is no reference for sin(1e22) (it returns 0.8646, the true value is -0.8522)."""
   pytest.importorskip("nvidia.cuda_nvrtc")
-  got = run(getattr(Tensor(x), name)(), "cuda")
+  stats:list = []
+  got = run(getattr(Tensor(x), name)(), "cuda", stats)
+  # libdevice's kernels (the inlined slowpath call, fma.rn.f64, the carry chains) are covered by the C translation
+  assert all(st.native == (ptx_path == "native") for st in stats)
   with np.errstate(all="ignore"): want = fn(x)
   err = ulps(got, want)
   assert err.max() <= {"sin": 2, "exp2": 1, "log2": 1, "sqrt": 0}[name], (x[err.argmax()], got[err.argmax()], want[err.argmax()])
@@ -199,3 +202,68 @@ def test_fma_f64_below_the_normal_range(ptx_path):
   run_ptx(HEAD + FMA, [out, a, b, c])
   want = np.array([float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)])
   np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
+
+# *** the carry chains of __internal_trig_reduction_slowpathd (its 64x64 -> 128-bit products), on both paths ***
+
+CARRY = """
+.visible .entry k(.param .u64 out, .param .u64 in0, .param .u64 in1)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<16>;
+  mov.u32 %r0, %tid.x;
+  mul.wide.u32 %rd0, %r0, 8;
+  mul.wide.u32 %rd1, %r0, 32;
+  ld.param.u64 %rd2, [in0];
+  ld.param.u64 %rd3, [in1];
+  ld.param.u64 %rd4, [out];
+  add.s64 %rd5, %rd2, %rd0;
+  add.s64 %rd6, %rd3, %rd0;
+  add.s64 %rd7, %rd4, %rd1;
+  ld.global.u64 %rd8, [%rd5];
+  ld.global.u64 %rd9, [%rd6];
+  mov.b64 {%r1, %r2}, %rd8;
+  mov.b64 {%r3, %r4}, %rd9;
+  // (r2:r1) * (r4:r3) as four 32-bit limbs r8..r11, as NVRTC's inline mul.wide.u64 emulation does
+  mul.lo.u32 %r8, %r1, %r3;
+  mul.hi.u32 %r9, %r1, %r3;
+  mad.lo.cc.u32 %r9, %r1, %r4, %r9;
+  madc.hi.u32 %r10, %r1, %r4, 0;
+  mad.lo.cc.u32 %r9, %r2, %r3, %r9;
+  madc.hi.cc.u32 %r10, %r2, %r3, %r10;
+  madc.hi.u32 %r11, %r2, %r4, 0;
+  mad.lo.cc.u32 %r10, %r2, %r4, %r10;
+  addc.u32 %r11, %r11, 0;
+  mov.b64 %rd10, {%r8, %r9};
+  mov.b64 %rd11, {%r10, %r11};
+  st.global.u64 [%rd7], %rd10;
+  st.global.u64 [%rd7+8], %rd11;
+  // 64-bit subtraction and addition out of 32-bit halves (borrow and carry), and 64-bit add.cc/addc
+  sub.cc.u32 %r12, %r1, %r3;
+  subc.u32 %r13, %r2, %r4;
+  mov.b64 %rd12, {%r12, %r13};
+  st.global.u64 [%rd7+16], %rd12;
+  add.cc.u64 %rd13, %rd8, %rd9;
+  addc.cc.u64 %rd14, %rd8, 0;
+  addc.u64 %rd15, 0, 0;
+  xor.b64 %rd13, %rd13, %rd14;
+  xor.b64 %rd13, %rd13, %rd15;
+  st.global.u64 [%rd7+24], %rd13;
+  ret;
+}
+"""
+
+def test_carry_chains(ptx_path):
+  r = np.random.default_rng(9)
+  x = r.integers(0, 2**64, 32, dtype=np.uint64)
+  y = r.integers(0, 2**64, 32, dtype=np.uint64)
+  x[:4] = [2**64 - 1, 0, 2**64 - 1, 2**32 - 1]
+  y[:4] = [2**64 - 1, 1, 1, 2**32 + 1]
+  out = np.zeros(128, np.uint64)
+  st = run_ptx(HEAD + CARRY, [out, x, y])
+  M = 2**64
+  for i, (a, b) in enumerate(zip(x.tolist(), y.tolist())):
+    p = a * b
+    s, c1 = (a + b) % M, (a + b) >= M
+    s2, c2 = (a + c1) % M, (a + c1) >= M
+    assert out[4 * i:4 * i + 4].tolist() == [p % M, p >> 64, (a - b) % M, s ^ s2 ^ int(c2)], i
+  assert st.native == (ptx_path == "native")

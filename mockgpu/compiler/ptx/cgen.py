@@ -152,6 +152,7 @@ class Kernel:
            "static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, int64_t resume) {",
            "  int64_t used = 0, left = c->budget - c->used, *hints = c->hints;"]
     out += [f"  {CTYPE[r.type]} {r.name} = 0;" for r in regs]
+    out += ["  uint32_t cc_ = 0; (void)cc_;"]   # the carry flag of add.cc/addc/mad.cc/madc (cops._carry)
     save = " ".join(f"memcpy(save + {i}, &{r.name}, sizeof {r.name});" for i, r in enumerate(regs))
     load = " ".join(f"memcpy(&{r.name}, save + {i}, sizeof {r.name});" for i, r in enumerate(regs))
     out += [f"#define SAVE() do {{ {save} }} while (0)"]

@@ -164,8 +164,32 @@ def _int3(k, ins, allowed=frozenset()):
 def _addsub(k, ins):
   t = next((x for x in ins.mods if x in PTX_TYPES), None)
   if t in FLOATS: return _farith(k, ins, ins.op)
-  t, _, d, (x, y) = _int3(k, ins)
+  t, flags, d, (x, y) = _int3(k, ins, {"cc"})
+  if "cc" in flags: return _carry(k, ins.op, t, d, x, y, False)
   k.dst(d, t, wrap(t, f"{U(t, x)} {'+' if ins.op == 'add' else '-'} {U(t, y)}"))
+
+def _carry(k, op:str, t:str, d, x:str, y:str, carry_in:bool, write_cc:bool=True):
+  """add.cc/addc/sub.cc/subc (and mad.cc/madc's sums): the carry (for sub, the borrow) flag is the C local cc_, as
+  the numpy path's _cc (ops_alu._carry) computes it."""
+  if bits(t) not in (32, 64): raise NoNative("carry width")
+  if k.barriers: raise NoNative("a carry flag in a kernel with barriers")   # cc_ is not among the saved registers
+  UT = utype(bits(t))
+  xs, ys, r1, r = k.tmp(), k.tmp(), k.tmp(), k.tmp()
+  cin = f"({UT})cc_" if carry_in else f"({UT})0"
+  k.emit(f"{{ {UT} {xs} = {U(t, x)}, {ys} = {U(t, y)};")
+  if op == "add":
+    k.emit(f"  {UT} {r1} = {xs} + {ys}, {r} = {r1} + {cin};")
+    if write_cc: k.emit(f"  cc_ = ({r1} < {xs}) | ({r} < {r1});")
+  else:
+    k.emit(f"  {UT} {r1} = {xs} - {ys}, {r} = {r1} - {cin};")
+    if write_cc: k.emit(f"  cc_ = ({xs} < {ys}) | ({r1} < {cin});")
+  k.dst(d, t, f"(({CTYPE[t]}){r})")
+  k.emit("}")
+
+@handler("addc", "subc")
+def _addc(k, ins):
+  t, flags, d, (x, y) = _int3(k, ins, {"cc"})
+  _carry(k, ins.op[:3], t, d, x, y, True, "cc" in flags)
 
 def _product(k, ins, t:str, flags:set, x:str, y:str) -> tuple[str, str]:
   """mul.lo/hi/wide of x and y: (the result's type, its expression)."""
@@ -191,10 +215,18 @@ def _mul(k, ins):
 def _mad(k, ins):
   t = next((x for x in ins.mods if x in PTX_TYPES), None)
   if t in F32_64: return _farith(k, ins, "fma")
-  t, flags = one(ins, {"lo", "hi", "wide"}, INTS)
+  t, flags = one(ins, {"lo", "hi", "wide", "cc"}, INTS)
   d, a, b, c = ins.args
   pt, p = _product(k, ins, t, flags, k.src(a, t), k.src(b, t))
+  if "cc" in flags: return _carry(k, "add", pt, d, p, k.src(c, pt), False)
   k.dst(d, pt, wrap(pt, f"{U(pt, p)} + {U(pt, k.src(c, pt))}"))
+
+@handler("madc")
+def _madc(k, ins):
+  t, flags = one(ins, {"lo", "hi", "cc"}, INTS)
+  d, a, b, c = ins.args
+  pt, p = _product(k, ins, t, flags, k.src(a, t), k.src(b, t))
+  _carry(k, "add", pt, d, p, k.src(c, pt), True, "cc" in flags)
 
 @handler("div", "rem")
 def _divrem(k, ins):
