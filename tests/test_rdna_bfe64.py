@@ -86,3 +86,58 @@ def test_reference_spot_values():
   assert ref_bfe64(0xffffffffffffffff, 5 | 0 << 16, False) == (0, 0)
   assert ref_bfe64(0xfedcba9876543210, 0 | 64 << 16, True) == (0xfedcba9876543210, 1)
   assert ref_bfe64(0xfedcba9876543210, 4 | 127 << 16, False) == (0x0fedcba987654321, 1)
+
+# *** the 32-bit forms: s_bfe_u32/i32 (width S1[22:16], 7 bits) and v_bfe_u32/i32 (width S2[4:0]) ***
+M32 = (1 << 32) - 1
+def ref_bfe32(s0:int, off:int, width:int, signed:bool) -> int:
+  """tmp = (S0 >> off) & ((1 << width) - 1) (S0.i32 >> off arithmetic for i32); D0 = signext_from_bit(tmp, width)."""
+  x = s0 - (1 << 32) if signed and s0 >> 31 else s0
+  tmp = (x >> (off & 31)) & ((1 << width) - 1)
+  if signed and 0 < width < 32 and (tmp >> (width - 1)) & 1: tmp -= 1 << width
+  return tmp & M32
+
+S0S32 = [0x80000000, 0x7fffffff, 0xffffffff, 1, 0xfedcba98, 0x01234567, 0x55555555, 0]
+WIDTHS32 = [0, 1, 2, 7, 16, 31, 32, 33, 64, 127]
+
+def run_bfe32(op, s0, s1, s2, path, monkeypatch, valu:bool) -> np.ndarray:
+  """Per workgroup g: s8 = S0, s9 = S1, s10 = S2; s11/v2 = op(...); stored to out[4g]."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
+  n = len(s0)
+  inp = aligned(16 * n, 256).view(np.uint32).reshape(n, 4)
+  inp[:, 0], inp[:, 1], inp[:, 2], inp[:, 3] = s0, s1, s2, 0
+  out = aligned(16 * n, 256).view(np.uint32).reshape(n, 4)
+  out[:] = 0xdeadbeef
+  compute = ([I.v_mov_b32_e32(v[6], s[8]), I.v_mov_b32_e32(v[7], s[9]), I.v_mov_b32_e32(v[8], s[10]), op(v[2], v[6], v[7], v[8])] if valu
+             else [op(s[11], s[8], s[9]), I.v_mov_b32_e32(v[2], s[11])])
+  body = [I.s_lshl_b32(s[16], s[2], 4),
+          I.s_add_u32(s[6], s[6], s[16]), I.s_addc_u32(s[7], s[7], 0), I.s_add_u32(s[4], s[4], s[16]), I.s_addc_u32(s[5], s[5], 0),
+          I.s_load_b128(sdata=s[8:11], sbase=s[6:7], offset=0), I.s_waitcnt(simm16=0), *compute,
+          I.v_mov_b32_e32(v[3], 0x5a), I.v_mov_b32_e32(v[4], 0), I.v_mov_b32_e32(v[5], 0),
+          I.v_mov_b32_e32(v[1], 0), I.global_store_b128(addr=v[1], data=v[2:5], saddr=s[4:5], offset=0), I.s_endpgm()]
+  stats, _ = run(kernel(*body), out, inp, grid=(n, 1, 1))
+  assert stats.native == (path == "native"), f"{path}: ran on the other path"
+  assert (out[:, 1] == 0x5a).all()
+  return out[:, 0].copy()
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u32", "i32"])
+@pytest.mark.parametrize("form", ["salu", "valu"])
+@pytest.mark.parametrize("path", ["numpy", "native"])
+def test_bfe_32(path, form, signed, monkeypatch):
+  combos = list(itertools.product(range(32), WIDTHS32 if form == "salu" else range(32), S0S32))
+  s0 = np.array([x for _, _, x in combos], np.uint32)
+  off = np.array([o for o, _, _ in combos], np.uint32)
+  w = np.array([wd for _, wd, _ in combos], np.uint32)
+  if form == "salu":
+    got = run_bfe32(I.s_bfe_i32 if signed else I.s_bfe_u32, s0, off | (w << 16), np.zeros_like(s0), path, monkeypatch, False)
+  else:
+    got = run_bfe32(I.v_bfe_i32 if signed else I.v_bfe_u32, s0, off, w, path, monkeypatch, True)
+  want = [ref_bfe32(int(x), int(o), int(wd) & (127 if form == "salu" else 31), signed) for o, wd, x in combos]
+  bad = [(hex(x), o, wd, hex(int(g)), hex(r)) for (o, wd, x), g, r in zip(combos, got, want) if int(g) != r]
+  assert not bad, bad[:10]
+
+def test_reference_spot_values_32():
+  assert ref_bfe32(0x80000000, 31, 2, True) == M32          # the arithmetic shift fills the field past bit 31
+  assert ref_bfe32(0x80000000, 31, 2, False) == 1
+  assert ref_bfe32(0xfedcba98, 0, 32, True) == 0xfedcba98    # a width of 32 keeps every bit
+  assert ref_bfe32(0xfedcba98, 4, 33, False) == 0x0fedcba9
+  assert ref_bfe32(0x000000f0, 4, 4, True) == M32            # 0xf sign-extended

@@ -29,13 +29,17 @@ static inline int32_t imin(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline uint32_t umax(uint32_t a, uint32_t b) { return a > b ? a : b; }
 static inline uint32_t umin(uint32_t a, uint32_t b) { return a < b ? a : b; }
 static inline int64_t sext(uint32_t x, int bits) { return (int64_t)((uint64_t)x << (64 - bits)) >> (64 - bits); }
-static inline uint32_t bfe(uint32_t x, uint32_t off, uint32_t width, int sign) {
-  off &= 31; width &= 31;
+/* v_bfe (width S2[4:0]) and s_bfe (width S1[22:16]: wmask 127), as runtime.bfe: the signed forms shift S0.i32 */
+static inline uint32_t bfe_w(uint32_t x, uint32_t off, uint32_t width, int sign, uint32_t wmask) {
+  off &= 31; width &= wmask;
+  if (width > 32) width = 32;
   if (!width) return 0;
-  int64_t r = ((int64_t)x >> off) & (((int64_t)1 << width) - 1);
-  if (sign && (r >> (width - 1)) & 1) r -= (int64_t)1 << width;
+  int64_t xs = sign ? (int64_t)(int32_t)x : (int64_t)x;
+  int64_t r = (xs >> off) & (((int64_t)1 << width) - 1);
+  if (sign && width < 32 && (r >> (width - 1)) & 1) r -= (int64_t)1 << width;
   return (uint32_t)r;
 }
+static inline uint32_t bfe(uint32_t x, uint32_t off, uint32_t width, int sign) { return bfe_w(x, off, width, sign, 31); }
 /* s_bfe_u64/s_bfe_i64 (runtime.bfe64): offset S1[5:0], width S1[22:16]; a width of 64 or more keeps every bit */
 static inline uint64_t bfe64(uint64_t x, uint32_t s1, int sign) {
   uint32_t off = s1 & 63, w = (s1 >> 16) & 127;

@@ -358,13 +358,17 @@ def brev32(x):
   x = ((x >> 8) & 0x00ff00ff) | ((x & 0x00ff00ff) << 8)
   return ((x >> 16) | (x << 16)).astype(u32)
 
-def bfe(x, off, width, signed:bool):
-  x = np.asarray(x, u32).astype(np.int64)
+def bfe(x, off, width, signed:bool, width_bits:int=5):
+  """v_bfe (width S2[4:0]) and s_bfe (width S1[22:16]: width_bits 7): bits [off, off+width) of S0 read through an
+  arithmetic shift for the signed forms (the pseudocode's S0.i32 >> off), sign-extended from the field's top bit; a
+  width of 32 or more keeps every bit above the offset."""
+  x = np.asarray(x, u32)
+  xs = x.view(np.int32).astype(np.int64) if signed else x.astype(np.int64)
   off = np.asarray(off).astype(np.int64) & 31
-  width = np.asarray(width).astype(np.int64) & 31
-  r = (x >> off) & ((1 << width) - 1)
-  if signed: r = np.where((width > 0) & ((r >> np.maximum(width - 1, 0)) & 1 == 1), r - (1 << width), r)
-  return np.where(width == 0, 0, r).astype(np.int64).astype(u32)
+  w = np.minimum(np.asarray(width).astype(np.int64) & ((1 << width_bits) - 1), 32)
+  r = (xs >> off) & ((np.int64(1) << w) - 1)
+  if signed: r = np.where((w > 0) & (w < 32) & (((r >> np.maximum(w - 1, 0)) & 1) == 1), r - (np.int64(1) << w), r)
+  return r.astype(u32)
 
 def bfe64(x, s1, signed:bool):
   """s_bfe_u64/s_bfe_i64: offset S1[5:0], width S1[22:16] (7 bits); (S0 >> offset) (arithmetic for i64) masked to the

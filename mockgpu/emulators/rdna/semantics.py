@@ -279,8 +279,8 @@ NOR_B64 u64 u64 u64 = ~(a | b) ; d != 0
 XNOR_B64 u64 u64 u64 = ~(a ^ b) ; d != 0
 AND_NOT1_B64 u64 u64 u64 = a & ~b ; d != 0
 OR_NOT1_B64 u64 u64 u64 = a | ~b ; d != 0
-BFE_U32 u32 u32 u32 = bfe(a, b, b >> 16, False) ; d != 0
-BFE_I32 u32 u32 u32 = bfe(a, b, b >> 16, True) ; d != 0
+BFE_U32 u32 u32 u32 = bfe(a, b, b >> 16, False, 7) ; d != 0
+BFE_I32 u32 u32 u32 = bfe(a, b, b >> 16, True, 7) ; d != 0
 BFE_U64 u64 u64 u32 = bfe64(a, b, False) ; d != 0
 BFE_I64 u64 u64 u32 = bfe64(a, b, True) ; d != 0
 BFM_B32 u32 u32 u32 = ((u32(1) << (a & 31)) - u32(1)) << (b & 31)
