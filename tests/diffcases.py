@@ -4,7 +4,7 @@ A case is plain data (it crosses a pipe to tests/diffrunner.py): `{"id", "op", "
 An input spec is `(shape, dtype, domain, seed, view)`:
   - dtype is a tinygrad dtype name; bfloat16 and fp8 inputs travel as float32 values they hold exactly, so the cast in
     is no rounding on any backend;
-  - domain is `(lo, hi)`, "special" (IEEE specials mixed in: ±0, ±inf, NaN, subnormals, the largest finite) or "full"
+  - domain is `(lo, hi)` (`(lo, hi, "float16")`: values of that narrower type), "special" (IEEE specials mixed in: ±0, ±inf, NaN, subnormals, the largest finite) or "full"
     (an integer type's whole range);
   - view is applied on the device before the op, so the kernel reads through it: "T" (axes reversed), "pad" (one
     zero each side), "stride" (every other row), "expand" (a size-1 axis broadcast to 4), "flip".
@@ -88,14 +88,18 @@ SPECIALS = {"float16": [0., -0., np.inf, -np.inf, np.nan, 6e-8, -3e-5, 65504.], 
             "bfloat16": [0., -0., np.inf, -np.inf, np.nan, 9.2e-41, -1e-39, 3.3895314e38]}
 
 def make_array(shape, dtype, domain, seed) -> np.ndarray:
+  return np.asarray(_make_array(shape, dtype, domain, seed))  # a 0-d draw is a numpy scalar, which Tensor() refuses
+
+def _make_array(shape, dtype, domain, seed):
   r = np.random.default_rng(seed)
   if dtype == "bool": return r.integers(0, 2, shape).astype(bool)
   if dtype in INTS:
     info = np.iinfo(dtype)
     lo, hi = (info.min, info.max) if domain == "full" else (domain or (-100, 100))
     return r.integers(max(lo, info.min), min(hi, info.max), shape, endpoint=True, dtype=dtype)
-  lo, hi = (-4, 4) if domain in (None, "special") else domain
+  lo, hi = (-4, 4) if domain in (None, "special") else domain[:2]
   v = r.uniform(lo, hi, shape)
+  if len(domain or ()) == 3: v = v.astype(domain[2]).astype(np.float64)  # values of a narrower float type
   if domain == "special" and v.size:
     sp = np.array(SPECIALS["float32" if dtype in FP8 else dtype])
     idx = r.integers(0, v.size, max(1, v.size // 3))

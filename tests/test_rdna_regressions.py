@@ -1,4 +1,4 @@
-"""Regressions of the RDNA3 paths (DEV=MOCK+AMD) on tinygrad programs that once failed, each result compared with
+"""Regressions of the RDNA3 paths (DEV=MOCK+AMD, MOCK+AMD:LLVM, MOCKKFD+AMD) on tinygrad programs that once failed, each result compared with
 DEV=CPU, on both executor paths (MOCKGPU_RDNA_NATIVE=0: numpy translation; =1: C from the first dispatch).
 
 Causes covered:
@@ -124,10 +124,13 @@ def results(dev:str, native:str) -> dict:
       with open(out, "rb") as f: _results[(dev, native)] = pickle.load(f)
   return _results[(dev, native)]
 
-@pytest.mark.parametrize("path", ["0", "1"], ids=["numpy", "native"])
+# the issue's programs on each AMD configuration: MOCK+AMD on both paths; the LLVM renderer named explicitly and the
+# KFD interface named explicitly on the numpy path (the C path's choice is the same there)
+RUNS = [("MOCK+AMD", "0"), ("MOCK+AMD", "1"), ("MOCK+AMD:LLVM", "0"), ("MOCKKFD+AMD", "0")]
+@pytest.mark.parametrize("dev,path", RUNS, ids=[f"{d}-{'native' if p == '1' else 'numpy'}" for d, p in RUNS])
 @pytest.mark.parametrize("name", NAMES)
-def test_regression(name, path):
-  status, got = results("MOCK+AMD", path)[name]
+def test_regression(name, dev, path):
+  status, got = results(dev, path)[name]
   assert status == "ok", got
   wstatus, want = results("CPU", "0")[name]
   assert wstatus == "ok", want
