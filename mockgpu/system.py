@@ -12,7 +12,11 @@ from mockgpu import config
 
 log = logging.getLogger("mockgpu")
 if config.trace() and not log.handlers:
-  logging.basicConfig(stream=sys.stderr, level=logging.DEBUG, format="mockgpu: %(message)s")
+  # MOCKGPU_TRACE: mockgpu's own logger gets a stderr handler; the root logger of the user's process is left alone
+  _trace = logging.StreamHandler(sys.stderr)
+  _trace.setFormatter(logging.Formatter("mockgpu: %(message)s"))
+  log.addHandler(_trace)
+  log.setLevel(logging.DEBUG)
 
 class Queue(Protocol):
   name:str

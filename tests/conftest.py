@@ -56,10 +56,8 @@ class OpRunner:
       self.proc = None
       return ("error", f"the worker for DEV={self.dev} died running {name}:\n{err}")
   def close(self):
-    if self.proc is not None and self.proc.poll() is None:
-      self.proc.stdin.close()
-      try: self.proc.wait(timeout=10)
-      except subprocess.TimeoutExpired: self.proc.kill()
+    from diffcompare import stop
+    stop(self.proc)
     self.proc = None
 
 @pytest.fixture(scope="session")

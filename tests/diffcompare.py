@@ -139,11 +139,15 @@ class Runner:
         return replies
     return replies
   def close(self):
-    if self.proc is not None and self.proc.poll() is None:
-      self.proc.stdin.close()
-      try: self.proc.wait(timeout=10)
-      except subprocess.TimeoutExpired: self.proc.kill()
+    stop(self.proc)
     self.proc = None
+
+def stop(proc):
+  """End a worker: close its stdin (it exits at EOF), and kill it if it does not within 10 s."""
+  if proc is not None and proc.poll() is None:
+    proc.stdin.close()
+    try: proc.wait(timeout=10)
+    except subprocess.TimeoutExpired: proc.kill()
 
 def run_everywhere(runners:dict[str, Runner], cases:list) -> dict[str, list]:
   """Every case on every runner: the runners work at the same time; each restarts past an error."""
