@@ -3,13 +3,17 @@
 class MockGPUError(RuntimeError):
   """Base of every error mockgpu raises on purpose."""
 
-class UnsupportedIoctl(MockGPUError, NotImplementedError):
+class Unmodelled(MockGPUError, NotImplementedError):
+  """A feature real hardware or a real driver has that the mock does not model (a mode, a packet option, a launch
+  form): names the feature. Every "unsupported" outcome is this type or one of its subclasses."""
+
+class UnsupportedIoctl(Unmodelled):
   """An ioctl (or RM class, control command, CUDA call) the driver model does not model."""
 
 class PacketError(MockGPUError):
   """A malformed or unknown command-processor packet: names the queue, the ring offset and the opcode."""
 
-class UnsupportedInstruction(MockGPUError, NotImplementedError):
+class UnsupportedInstruction(Unmodelled):
   """An instruction (or modifier) the executor does not implement: names it and its PC or PTX line."""
 
 class InstructionBudgetExceeded(MockGPUError):
