@@ -16,6 +16,11 @@ class PacketError(MockGPUError):
 class UnsupportedInstruction(Unmodelled):
   """An instruction (or modifier) the executor does not implement: names it and its PC or PTX line."""
 
+class InvalidInstruction(UnsupportedInstruction):
+  """An instruction the ISA does not define (a reserved opcode or operand encoding, a register index past the register
+  file): not a gap of the mock, hardware raises an illegal-instruction exception. Names the word, its PC and the kernel.
+  A subclass of UnsupportedInstruction, as the PTX front end's InvalidPTX is, so callers of either see it."""
+
 class InstructionBudgetExceeded(MockGPUError):
   """A kernel ran past the configured instruction budget (MOCKGPU_BUDGET): it probably never ends."""
 
