@@ -25,11 +25,12 @@ Model:
 A driver call tinygrad's ABI table declares but this model does not implement raises UnsupportedIoctl naming it.
 """
 from __future__ import annotations
-import ctypes, functools, itertools, mmap, re, threading, time, types
+import ctypes, functools, itertools, mmap, re, struct, threading, time, types
 from dataclasses import dataclass
 import tinygrad.runtime.autogen.cuda as _abi
 from mockgpu import config
-from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded
+from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded, Unmodelled
+from mockgpu.driver import uaccess
 from mockgpu.memory import AddressSpace
 from mockgpu.system import log
 
@@ -192,14 +193,24 @@ def _addr(x) -> int:
 def _target(ref):
   """The ctypes object an out-parameter (byref(x) or pointer(x)) refers to."""
   if ref is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL out-parameter")
-  if isinstance(ref, ctypes._Pointer): return ref.contents
+  if isinstance(ref, ctypes._Pointer):
+    if not ref: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL out-parameter")
+    return ref.contents
   if hasattr(ref, "_obj"): return ref._obj  # ctypes.byref
   raise _Fail(CUDA_ERROR_INVALID_VALUE, f"out-parameter {type(ref).__name__} is not a pointer")
 
+def _user(call, *args):
+  """A uaccess copy through a caller's pointer; a fault is CUDA_ERROR_INVALID_VALUE, as the driver reports a bad pointer."""
+  try: return call(*args)
+  except OSError as e: raise _Fail(CUDA_ERROR_INVALID_VALUE, str(e)) from None
+
 def _out(ref, value):
+  """Store an out-parameter. The pointer may be a ctypes pointer made from any address (pointer(T.from_address(x)),
+  cast(x, POINTER(T))), so the store goes through copy_to_user, exactly sizeof(T) bytes."""
   obj = _target(ref)
-  if isinstance(obj, ctypes._Pointer): ctypes.c_void_p.from_address(ctypes.addressof(obj)).value = value
-  else: obj.value = value
+  try: raw = bytes(ctypes.c_void_p(value) if isinstance(obj, ctypes._Pointer) else type(obj)(value))
+  except (TypeError, ValueError): raise _Fail(CUDA_ERROR_INVALID_VALUE, f"out-parameter of type {type(obj).__name__}") from None
+  _user(uaccess.copy_to_user, ctypes.addressof(obj), raw[:ctypes.sizeof(obj)], "out-parameter")
 
 def _get(h, cls, code=CUDA_ERROR_INVALID_HANDLE):
   obj = _handles.get(_addr(h))
@@ -272,7 +283,7 @@ def cuInit(Flags):
   if _addr(Flags) != 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "cuInit flags must be 0")
   if _drv is not None: return
   if (model:=MODELS.get(config.nv_model())) is None:
-    raise NotImplementedError(f"MOCKGPU_NV_MODEL={config.nv_model()!r} is not modelled by the CUDA driver (have {', '.join(MODELS)})")
+    raise Unmodelled(f"MOCKGPU_NV_MODEL={config.nv_model()!r} is not modelled by the CUDA driver (have {', '.join(MODELS)})")
   if config.gpu_count() < 1: raise _Fail(CUDA_ERROR_NO_DEVICE, "MOCKGPU_COUNT is 0")
   _drv = Driver([Device(i, model) for i in range(config.gpu_count())])
 
@@ -294,8 +305,8 @@ def cuDeviceComputeCapability(major, minor, dev):
 @_api
 def cuDeviceGetName(name, length, dev):
   if name is None or _addr(length) <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "no room for the name")
-  data = _device(dev).model.name.encode()[:_addr(length) - 1] + b"\0"
-  ctypes.memmove(name, data, len(data))
+  data = _device(dev).model.name.encode()[:_addr(length) - 1] + b"\0"  # never more than the len the caller gave
+  _user(uaccess.copy_to_user, _addr(name), data, "cuDeviceGetName name")
 
 @_api
 def cuDeviceTotalMem_v2(nbytes, dev): _out(nbytes, _device(dev).model.total_mem)
@@ -394,6 +405,7 @@ def _map(a:Allocation, space:AddressSpace):
 
 def _allocate(size:int, device:Device|None, ctx:Context) -> Allocation:
   if size <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "cannot allocate 0 bytes")
+  if size >= uaccess.USER_END: raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested")
   if device is not None and device.used + _round(size) > device.model.total_mem:
     raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested, {device.model.total_mem - device.used} free")
   ptr = _libc.mmap(None, _round(size), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
@@ -418,10 +430,17 @@ def _allocation(ptr, host:bool) -> Allocation:
   if a is None or (a.device is None) != host: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"0x{_addr(ptr):x} is not the start of a {'host' if host else 'device'} allocation")
   return a
 
+def _out_alloc(ref, a:Allocation):
+  """Return a new allocation through an out-parameter; a bad out-pointer frees it again (nothing leaks)."""
+  try: _out(ref, a.ptr)
+  except _Fail:
+    _free(a)
+    raise
+
 @_api
 def cuMemAlloc_v2(dptr, bytesize):
   ctx = _current()
-  _out(dptr, _allocate(_addr(bytesize), ctx.device, ctx).ptr)
+  _out_alloc(dptr, _allocate(_addr(bytesize), ctx.device, ctx))
 
 @_api
 def cuMemFree_v2(dptr): _free(_allocation(dptr, host=False))
@@ -430,10 +449,10 @@ def cuMemFree_v2(dptr): _free(_allocation(dptr, host=False))
 def cuMemHostAlloc(pp, bytesize, Flags):
   if _addr(Flags) & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED):
     raise _Fail(CUDA_ERROR_INVALID_VALUE, f"host allocation flags 0x{_addr(Flags):x}")
-  _out(pp, _allocate(_addr(bytesize), None, _current()).ptr)
+  _out_alloc(pp, _allocate(_addr(bytesize), None, _current()))
 
 @_api
-def cuMemAllocHost_v2(pp, bytesize): _out(pp, _allocate(_addr(bytesize), None, _current()).ptr)
+def cuMemAllocHost_v2(pp, bytesize): _out_alloc(pp, _allocate(_addr(bytesize), None, _current()))
 
 @_api
 def cuMemFreeHost(p): _free(_allocation(p, host=True))
@@ -455,9 +474,14 @@ def _copy(dst, dst_device:bool, src, src_device:bool, n, stream):
   _stream_ctx(stream)
   dst, src, n = _addr(dst), _addr(src), _addr(n)
   if n == 0: return
+  if n < 0 or n >= uaccess.USER_END: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"ByteCount {n}")
   _check_range(dst, n, dst_device)
   _check_range(src, n, src_device)
-  ctypes.memmove(dst, src, n)
+  # memory that is not one of our allocations is the caller's pageable memory: copied through uaccess, so a pointer
+  # into unmapped memory is CUDA_ERROR_INVALID_VALUE rather than a host segfault
+  if not _drv.uva.is_mapped(src, n): _user(uaccess.copy_from_user_into, dst, src, n, "memcpy source")
+  elif not _drv.uva.is_mapped(dst, n): _user(uaccess.copy_to_user_from, dst, src, n, "memcpy destination")
+  else: ctypes.memmove(dst, src, n)
 
 @_api
 def cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount): _copy(dstDevice, True, srcHost, False, ByteCount, None)
@@ -546,7 +570,7 @@ def _ptx():
 def _image_text(image) -> str:
   if isinstance(image, (bytes, bytearray)): data = bytes(image).split(b"\0", 1)[0]
   elif _addr(image) == 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL image")
-  else: data = ctypes.string_at(_addr(image))
+  else: data = _user(uaccess.user_cstring, _addr(image), "cuModuleLoadData image")
   if data[:4] == b"\x7fELF" or data[:4] == b"\x50\xed\x55\xba":
     raise UnsupportedIoctl("cuModuleLoadData: cubin/fatbin images (SASS) are not modelled; load PTX text")
   try: text = data.decode()
@@ -578,6 +602,9 @@ def cuModuleLoadData(module, image):
     if _UNSUPPORTED.search(str(e)): raise
     log.error("cuModuleLoadData: PTX JIT failed: %s", e)
     raise _Fail(CUDA_ERROR_INVALID_PTX, str(e)) from None
+  for k in ptx.kernels.values():  # ptxas refuses an entry whose static shared memory exceeds the 48 KiB window
+    if k.shared_size > STATIC_SHARED_LIMIT:
+      raise _Fail(CUDA_ERROR_INVALID_PTX, f"entry {k.name} uses too much shared data (0x{k.shared_size:x} bytes, 0x{STATIC_SHARED_LIMIT:x} max)")
   m = Module(ctx, ptx)
   ctx.modules.add(m)
   _out(module, _register(m))
@@ -598,7 +625,9 @@ def cuModuleGetFunction(hfunc, hmod, name):
   m = _get(hmod, Module)
   _usable(m.ctx)
   if name is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL name")
-  nm = (name if isinstance(name, bytes) else ctypes.string_at(_addr(name))).decode()
+  raw = name if isinstance(name, bytes) else _user(uaccess.user_cstring, _addr(name), "cuModuleGetFunction name", 4096)
+  try: nm = raw.decode()
+  except UnicodeDecodeError: raise _Fail(CUDA_ERROR_NOT_FOUND, f"no .entry {raw!r} in the module") from None
   if nm not in m.functions:
     try: kernel = m.ptx.kernel(nm)
     except KeyError: raise _Fail(CUDA_ERROR_NOT_FOUND, f"no .entry {nm} in the module") from None
@@ -624,31 +653,41 @@ def _param_bytes(f:Function, kernelParams, extra) -> bytes:
   if isinstance(extra, ctypes.Structure): data = bytes(extra)
   elif extra is not None: data = _extra_buffer(extra)
   elif kernelParams is not None:
-    ptrs = ctypes.cast(kernelParams, ctypes.POINTER(ctypes.c_void_p))
+    n = len(f.kernel.params)
+    ptrs = struct.unpack(f"<{n}Q", _user(uaccess.copy_from_user, _addr(kernelParams), 8 * n, "cuLaunchKernel kernelParams"))
     block = bytearray(f.kernel.param_size)
-    for i, (_, size, _, off) in enumerate(f.kernel.params): block[off:off+size] = ctypes.string_at(ptrs[i], size)
+    for i, (pname, size, _, off) in enumerate(f.kernel.params):
+      block[off:off+size] = _user(uaccess.copy_from_user, ptrs[i], size, f"cuLaunchKernel kernelParams[{i}] ({pname})")
     data = bytes(block)
   else: data = b""
   if len(data) < (need:=f.kernel.param_size): raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{f.name} takes {need} bytes of parameters, got {len(data)}")
   return data[:need]
 
+MAX_EXTRA_KEYS = 16  # an `extra` list has at most one entry per key: longer is garbage, not a list
+
 def _extra_buffer(extra) -> bytes:
-  words = ctypes.cast(extra, ctypes.POINTER(ctypes.c_void_p))
+  base = _addr(extra)
   buf = size = None
-  for i in itertools.count(0, 2):
-    key = words[i] or CU_LAUNCH_PARAM_END
+  for i in range(MAX_EXTRA_KEYS + 1):
+    if i == MAX_EXTRA_KEYS: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"cuLaunchKernel extra has no CU_LAUNCH_PARAM_END in {MAX_EXTRA_KEYS} entries")
+    key = struct.unpack("<Q", _user(uaccess.copy_from_user, base + 16 * i, 8, "cuLaunchKernel extra"))[0]
     if key == CU_LAUNCH_PARAM_END: break
-    if key == CU_LAUNCH_PARAM_BUFFER_POINTER: buf = words[i + 1]
-    elif key == CU_LAUNCH_PARAM_BUFFER_SIZE: size = ctypes.c_size_t.from_address(words[i + 1]).value
+    value = struct.unpack("<Q", _user(uaccess.copy_from_user, base + 16 * i + 8, 8, "cuLaunchKernel extra"))[0]
+    if key == CU_LAUNCH_PARAM_BUFFER_POINTER: buf = value
+    elif key == CU_LAUNCH_PARAM_BUFFER_SIZE: size = struct.unpack("<Q", _user(uaccess.copy_from_user, value, 8, "CU_LAUNCH_PARAM_BUFFER_SIZE"))[0]
     else: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"unknown cuLaunchKernel extra key {key}")
   if buf is None or size is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "extra needs CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE")
-  return ctypes.string_at(buf, size)
+  if size > uaccess.MAX_COPY: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"CU_LAUNCH_PARAM_BUFFER_SIZE {size}")
+  return _user(uaccess.copy_from_user, buf, size, "CU_LAUNCH_PARAM_BUFFER_POINTER")
 
 def _check_dims(grid:tuple, block:tuple, smem:int, f:Function):
-  if any(g < 1 or g > m for g, m in zip(grid, MAX_GRID)): raise _Fail(CUDA_ERROR_INVALID_VALUE, f"grid {grid}")
-  if any(b < 1 or b > m for b, m in zip(block, MAX_BLOCK)) or block[0] * block[1] * block[2] > 1024:
-    raise _Fail(CUDA_ERROR_INVALID_VALUE, f"block {block}")
-  if smem > f.max_dynamic_shared: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{smem} bytes of dynamic shared memory > {f.max_dynamic_shared}")
+  """The launch limits, as cuLaunchKernel reports them: CUDA_ERROR_INVALID_VALUE for a configuration the kernel or
+  the board cannot take (a 0 or too large dimension, a block above .maxntid, more dynamic shared memory than the
+  function's limit), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES for more shared memory than a block can have."""
+  from mockgpu.emulators.nv_gpu import launch_error
+  if smem > f.max_dynamic_shared: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{f.name}: {smem} bytes of dynamic shared memory > {f.max_dynamic_shared}")
+  if (bad:=launch_error(f.kernel, grid, block, smem)) is not None:
+    raise _Fail(CUDA_ERROR_INVALID_VALUE if bad[0] == "value" else CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, bad[1])
 
 def _fault(ctx:Context, code:int, f:Function, e:Exception):
   ctx.error = code

@@ -16,6 +16,7 @@ import ctypes, errno, functools, logging, os, time
 from tinygrad.runtime.autogen import kfd, amdgpu_drm, hsa
 from mockgpu import config, system as system_mod
 from mockgpu.driver import amd_sysfs
+from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user, user_struct
 from mockgpu.emulators.amd_gpu import AMDGPU, PAGE, Pool, SharedMemory, gpu_clock, round_page
 from mockgpu.errors import GPUPageFault, UnsupportedIoctl
 from mockgpu.vfs import Handle
@@ -146,6 +147,7 @@ class KFD:
       bo = BO(handle, gpu, a.va_addr, a.size, domain, pool, offset, pool.mem.base + offset, BO_MMAP_BASE[domain] + offset)
     elif domain == "userptr":
       if a.mmap_offset == 0: raise _err(errno.EINVAL, "ALLOC_MEMORY_OF_GPU: USERPTR without a user address (mmap_offset)")
+      check_user(a.mmap_offset, a.size, "ALLOC_MEMORY_OF_GPU USERPTR")  # the kernel pins the pages: EFAULT if they are not there
       bo = BO(handle, gpu, a.va_addr, a.size, domain, None, 0, a.mmap_offset, 0)
     elif domain == "doorbell":
       if a.size > gpu.doorbells.size: raise _err(errno.EINVAL, f"ALLOC_MEMORY_OF_GPU: doorbell BO of 0x{a.size:x} bytes")
@@ -171,7 +173,9 @@ class KFD:
 
   def _device_ids(self, a, what:str) -> list[int]:
     if a.n_devices == 0 or a.device_ids_array_ptr == 0: raise _err(errno.EINVAL, f"{what}: empty device list")
-    return list((ctypes.c_uint32 * a.n_devices).from_address(a.device_ids_array_ptr))
+    if a.n_success > a.n_devices: raise _err(errno.EINVAL, f"{what}: n_success {a.n_success} > n_devices {a.n_devices}")
+    if a.n_devices > 1 << 20: raise _err(errno.ENOMEM, f"{what}: no kernel buffer for {a.n_devices} device ids")  # kmalloc_array fails
+    return list((ctypes.c_uint32 * a.n_devices).from_buffer_copy(copy_from_user(a.device_ids_array_ptr, 4 * a.n_devices, f"{what} device_ids_array_ptr")))
 
   def _map_memory_to_gpu(self, a):
     bo, ids = self.bo(a.handle, "MAP_MEMORY_TO_GPU"), self._device_ids(a, "MAP_MEMORY_TO_GPU")
@@ -275,7 +279,7 @@ class KFD:
   def _wait_events(self, a):
     if a.num_events == 0 or a.num_events > kfd.KFD_SIGNAL_EVENT_LIMIT or a.events_ptr == 0:
       raise _err(errno.EINVAL, f"WAIT_EVENTS: {a.num_events} events at 0x{a.events_ptr:x}")
-    data = (kfd.struct_kfd_event_data * a.num_events).from_address(a.events_ptr)
+    data = user_struct(kfd.struct_kfd_event_data * a.num_events, a.events_ptr, f"WAIT_EVENTS events_ptr ({a.num_events} events)")
     evs = [self.event(d.event_id, "WAIT_EVENTS") for d in data]
     activated = [False] * len(evs)
     deadline = time.monotonic() + min(WAIT_SLICE_S, (a.timeout if a.timeout != INFINITE else 1 << 30) / 1000)
@@ -364,7 +368,7 @@ class KFD:
                              "(only AMDGPU_INFO_DEV_INFO)")
     info = self.dev_info(gpu)
     if arg.return_pointer == 0: raise _err(errno.EFAULT, "DRM_IOCTL_AMDGPU_INFO: no return pointer")
-    ctypes.memmove(arg.return_pointer, ctypes.addressof(info), min(arg.return_size, ctypes.sizeof(info)))
+    copy_to_user(arg.return_pointer, bytes(info)[:arg.return_size], "DRM_IOCTL_AMDGPU_INFO return_pointer")
     return 0
 
   @staticmethod

@@ -19,7 +19,8 @@ from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import config, system
 from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
 from mockgpu.vfs import Handle
-from mockgpu.errors import PacketError, UnsupportedIoctl
+from mockgpu.errors import PacketError, UnsupportedIoctl, Unmodelled
+from mockgpu.driver import uaccess
 from mockgpu.emulators.nv_gpu import NVGPU, Fault, class_name, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup
 
@@ -109,7 +110,7 @@ class Usermode(Object):
     system.get().watch(addr, self.size, lambda a, v, base=addr: self.write(a - base, v))
     self.watched.append(addr)
   def write(self, offset:int, value:int):
-    if offset != DOORBELL: raise NotImplementedError(f"mockgpu {self.gpu.name}: usermode register 0x{offset:x} is not modelled")
+    if offset != DOORBELL: raise Unmodelled(f"mockgpu {self.gpu.name}: usermode register 0x{offset:x} is not modelled")
     if (ch:=self.gpu.channels.get(value)) is None: raise PacketError(f"{self.gpu.name}: doorbell rung with token {value}, which no channel has")
     log.debug("%s: doorbell, token %d", self.gpu.name, value)
     ch.doorbell()
@@ -147,11 +148,17 @@ class EngineObject(Object):
 
 # *** the resource manager ***
 
+def _user(call, *args):
+  """A uaccess copy; a fault is RM's NV_ERR_INVALID_ADDRESS (what os_memcpy_from_user/to_user report)."""
+  try: return call(*args)
+  except OSError as e: raise RMError(nv.NV_ERR_INVALID_ADDRESS, str(e)) from None
+
 def _params(T, ptr:int|None, what:str, required:bool=True):
+  """The parameter struct at a user pointer, checked as RM copies it in (and out: handlers fill it in place)."""
   if not ptr:
     if required: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"{what}: no parameters")
     return None
-  return T.from_address(ptr)
+  return _user(uaccess.user_struct, T, ptr, f"{what} parameters")
 
 class RM:
   def __init__(self, gpus:list[NVGPU]):
@@ -218,6 +225,8 @@ class RM:
     client = self.client(root)
     if new in client.objects: raise RMError(nv.NV_ERR_INSERT_DUPLICATE_NAME, f"handle 0x{new:x}")
     if not addr: raise RMError(nv.NV_ERR_INVALID_ADDRESS, "an OS descriptor without memory")
+    if limit >= 1 << 40: raise RMError(nv.NV_ERR_INVALID_LIMIT, f"an OS descriptor of 0x{limit + 1:x} bytes")
+    _user(uaccess.check_user, addr, limit + 1, "OS descriptor memory")  # RM pins the pages: they must be there
     obj = Memory(new, cls, p:=self.get(root, parent, Device, "parent device"), limit + 1, host=addr)
     client.objects[new] = obj
     p.children.append(obj)
@@ -335,7 +344,7 @@ class RM:
     classes = self.classlist(obj.gpu)
     if p.numClasses and p.classList:
       n = min(p.numClasses, len(classes))
-      (ctypes.c_uint32 * n).from_address(p.classList)[:] = classes[:n]
+      _user(uaccess.copy_to_user, p.classList, bytes((ctypes.c_uint32 * n)(*classes[:n])), "GET_CLASSLIST classList")
     p.numClasses = len(classes)
 
   def classlist(self, gpu:NVGPU) -> list[int]:
@@ -354,7 +363,8 @@ class RM:
               nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: m.gpcs, nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: m.tpc_per_gpc,
               nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: m.sm_per_tpc}
     if not p.grInfoList: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, "GR_GET_INFO without a list")
-    for info in (nv.NV2080_CTRL_GR_INFO * p.grInfoListSize).from_address(p.grInfoList):
+    if p.grInfoListSize > nv.NV2080_CTRL_GR_INFO_MAX_SIZE: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GR_GET_INFO of {p.grInfoListSize} entries")
+    for info in _user(uaccess.user_struct, nv.NV2080_CTRL_GR_INFO * p.grInfoListSize, p.grInfoList, "GR_GET_INFO grInfoList"):
       if info.index not in values:
         log.warning("GR info index %d is not modelled", info.index)
         raise RMError(nv.NV_ERR_NOT_SUPPORTED, f"GR info index {info.index} is not modelled")

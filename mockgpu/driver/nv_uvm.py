@@ -19,7 +19,7 @@ PAGE = 0x1000
 class Range:
   base:int
   length:int
-  maps:list[tuple[NVGPU, int, Memory]] = field(default_factory=list)  # (gpu, va, memory)
+  maps:list[tuple[NVGPU, int, int, Memory]] = field(default_factory=list)  # (gpu, va, length, memory)
   @property
   def end(self) -> int: return self.base + self.length
 
@@ -101,12 +101,20 @@ class UVM:
     mem = self.rm.get(p.hClient, p.hMemory, Memory, "memory")
     if p.offset + p.length > mem.size: raise RMError(nv.NV_ERR_INVALID_LIMIT, f"0x{p.offset:x}+0x{p.length:x} of 0x{mem.size:x} bytes")
     if p.gpuAttributesCount > len(p.perGpuAttributes): raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"{p.gpuAttributesCount} GPU attributes")
-    for attr in p.perGpuAttributes[:p.gpuAttributesCount]:
-      gpu = self._registered(attr.gpuUuid, "MAP_EXTERNAL_ALLOCATION")
-      self._unmap(r, lambda g, va: g is gpu and p.base <= va < p.base + p.length)  # a new mapping replaces what was there
+    if (p.base | p.length | p.offset) % PAGE: raise RMError(nv.NV_ERR_INVALID_ADDRESS, f"MAP_EXTERNAL_ALLOCATION 0x{p.base:x}+0x{p.length:x} "
+                                                           f"at offset 0x{p.offset:x} is not page-aligned")
+    gpus = list(dict.fromkeys(self._registered(a.gpuUuid, "MAP_EXTERNAL_ALLOCATION") for a in p.perGpuAttributes[:p.gpuAttributesCount]))
+    end = p.base + p.length
+    for gpu in gpus:
+      # a new mapping replaces the ones it covers; one it covers only in part would have to be split, which is not modelled
+      if any(g is gpu and va < end and p.base < va + n and not p.base <= va <= va + n <= end for g, va, n, _ in r.maps):
+        raise UnsupportedIoctl(f"mockgpu: UVM_MAP_EXTERNAL_ALLOCATION 0x{p.base:x}+0x{p.length:x} on {gpu.name} overlaps part of an "
+                               "earlier mapping (splitting a mapping is not modelled)")
+    for gpu in gpus:
+      self._unmap(r, lambda g, va: g is gpu and p.base <= va < end)
       gpu.mem.map(p.base, p.length, host=mem.host + p.offset, tag=mem)
       mem.uvm_maps += 1
-      r.maps.append((gpu, p.base, mem))
+      r.maps.append((gpu, p.base, p.length, mem))
       log.debug("UVM %s maps 0x%x+0x%x", gpu.name, p.base, p.length)
 
   def _free(self, handle, p):
@@ -115,9 +123,10 @@ class UVM:
 
   def _unmap(self, r:Range, which):
     keep = []
-    for gpu, va, mem in r.maps:
+    for entry in r.maps:
+      gpu, va, _, mem = entry
       if not which(gpu, va):
-        keep.append((gpu, va, mem))
+        keep.append(entry)
         continue
       gpu.mem.unmap(va)
       mem.uvm_unmapped()

@@ -8,7 +8,7 @@ runtime maps or unmaps, and freed VRAM is returned to the host by punching holes
 from __future__ import annotations
 import ctypes, errno, functools, importlib, logging, mmap, os, time, weakref
 from mockgpu.memory import AddressSpace
-from mockgpu.errors import GPUPageFault, PacketError
+from mockgpu.errors import GPUPageFault, PacketError, Unmodelled
 from mockgpu import system
 
 log = logging.getLogger("mockgpu")
@@ -147,7 +147,7 @@ class AMDGPU:
   def mmio_read(self, addr:int) -> int|None:
     return self.mmio.get(addr, 0) if addr in (self.hdp_req, self.hdp_done) else None
 
-class UnmodelledFeature(PacketError, NotImplementedError):
+class UnmodelledFeature(PacketError, Unmodelled):
   """A valid packet asks for something the command processor does not model (performance counters, thread trace, ...)."""
 
 class Stream:
@@ -230,7 +230,7 @@ class RingQueue:
     if self.ibs: raise self.packet_error(s, header, "an indirect buffer inside an indirect buffer is not modelled", UnmodelledFeature)
     self.ibs.append(Stream(va, max(ndw, 1), 0, ndw, False))
 
-  def opname(self, header:int, s:Stream) -> str: raise NotImplementedError  # the packet kind named in traces and errors
+  def opname(self, header:int, s:Stream) -> str: raise Unmodelled(f"{type(self).__name__}.opname")  # subclasses name their packets
   def packet_error(self, s:Stream, header:int, msg:str, cls:type[PacketError]=PacketError) -> PacketError:
     return cls(f"{self.name}: {s.where(s.pos)}: {self.opname(header, s)} (header 0x{header:08x}): {msg}")
 

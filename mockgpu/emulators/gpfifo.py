@@ -22,7 +22,7 @@ from __future__ import annotations
 import ctypes, logging, struct
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
-from mockgpu.errors import PacketError, GPUPageFault
+from mockgpu.errors import PacketError, GPUPageFault, Unmodelled
 from mockgpu.emulators.nv_gpu import NVGPU, Engine, Fault, field, write_semaphore, class_name, method_name, timestamp_ns
 
 log = logging.getLogger("mockgpu")
@@ -164,7 +164,7 @@ class Channel:
       write_semaphore(self.gpu.mem, addr, payload, wide, bool(field(data, nv.NVC56F_SEM_EXECUTE_RELEASE_TIMESTAMP)), f"{where}: semaphore")
       self.gpu.released.add(addr)
       return True
-    if op == nv.NVC56F_SEM_EXECUTE_OPERATION_REDUCTION: raise NotImplementedError(f"{where}: semaphore reductions are not modelled")
+    if op == nv.NVC56F_SEM_EXECUTE_OPERATION_REDUCTION: raise Unmodelled(f"{where}: semaphore reductions are not modelled")
     value = self.gpu.mem.read_u64(addr, where) if wide else self.gpu.mem.read_u32(addr, where)
     return acquired(op, value, payload, 64 if wide else 32)
 

@@ -7,12 +7,12 @@ GPFIFO) is the channel itself, in mockgpu/emulators/gpfifo.py. Method numbers, f
 from tinygrad's autogen tables (nv_570, the ABI our RM reports), never retyped.
 """
 from __future__ import annotations
-import functools, hashlib, logging, re, time
+import functools, hashlib, logging, re, struct, time
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu.memory import AddressSpace
-from mockgpu.errors import PacketError, GPUPageFault
+from mockgpu.errors import PacketError, GPUPageFault, Unmodelled
 
 log = logging.getLogger("mockgpu")
 
@@ -44,7 +44,7 @@ MODELS = {
 }
 
 def model(name:str) -> Model:
-  if name not in MODELS: raise NotImplementedError(f"mockgpu: NVIDIA model {name!r} is not modelled (choose one of {', '.join(MODELS)})")
+  if name not in MODELS: raise Unmodelled(f"mockgpu: NVIDIA model {name!r} is not modelled (choose one of {', '.join(MODELS)})")
   return MODELS[name]
 
 @dataclass
@@ -145,13 +145,13 @@ class CopyEngine(Engine):
   def launch(self, flags:int, where:str):
     def f(name): return field(flags, getattr(nv, f"NVC6B5_LAUNCH_DMA_{name}"))
     for name in ("REMAP_ENABLE", "SRC_TYPE", "DST_TYPE", "SEMAPHORE_REDUCTION_ENABLE"):
-      if f(name): raise NotImplementedError(f"{where}: LAUNCH_DMA with {name} is not modelled")
+      if f(name): raise Unmodelled(f"{where}: LAUNCH_DMA with {name} is not modelled")
     if f("DATA_TRANSFER_TYPE") != nv.NVC6B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE: self._copy(f("SRC_MEMORY_LAYOUT"), f("DST_MEMORY_LAYOUT"),
                                                                                          f("MULTI_LINE_ENABLE"), where)
     sem = f("SEMAPHORE_TYPE")
     if sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_NONE: return
     if sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_CONDITIONAL_INTR_SEMAPHORE:
-      raise NotImplementedError(f"{where}: LAUNCH_DMA conditional-interrupt semaphores are not modelled")
+      raise Unmodelled(f"{where}: LAUNCH_DMA conditional-interrupt semaphores are not modelled")
     addr = self.reg64(nv.NVC6B5_SET_SEMAPHORE_A, nv.NVC6B5_SET_SEMAPHORE_B, nv.NVC6B5_SET_SEMAPHORE_A_UPPER)
     four = sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE
     write_semaphore(self.gpu.mem, addr, self.regs.get(nv.NVC6B5_SET_SEMAPHORE_PAYLOAD, 0), False, four, f"{where}: copy semaphore")
@@ -159,7 +159,7 @@ class CopyEngine(Engine):
 
   def _copy(self, src_layout:int, dst_layout:int, multi_line:int, where:str):
     if src_layout != nv.NVC6B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH or dst_layout != nv.NVC6B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH:
-      raise NotImplementedError(f"{where}: LAUNCH_DMA with a block-linear surface is not modelled")
+      raise Unmodelled(f"{where}: LAUNCH_DMA with a block-linear surface is not modelled")
     src = self.reg64(nv.NVC6B5_OFFSET_IN_UPPER, nv.NVC6B5_OFFSET_IN_LOWER, nv.NVC6B5_OFFSET_IN_UPPER_UPPER)
     dst = self.reg64(nv.NVC6B5_OFFSET_OUT_UPPER, nv.NVC6B5_OFFSET_OUT_LOWER, nv.NVC6B5_OFFSET_OUT_UPPER_UPPER)
     length = self.regs.get(nv.NVC6B5_LINE_LENGTH_IN, 0)
@@ -189,7 +189,7 @@ class ComputeEngine(Engine):
   def pcas(self, data:int, where:str):
     action = field(data, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION)
     if action in self.NO_SCHEDULE: return
-    if action not in self.SCHEDULE: raise NotImplementedError(f"{where}: SEND_SIGNALING_PCAS2_B action {action} (QMD queues) is not modelled")
+    if action not in self.SCHEDULE: raise Unmodelled(f"{where}: SEND_SIGNALING_PCAS2_B action {action} (QMD queues) is not modelled")
     launch_qmd(self.gpu, self.cls, self.regs.get(nv.NVC6C0_SEND_PCAS_A, 0) << 8, where)
 
 def engine_for(gpu:NVGPU, cls:int) -> Engine|None:
@@ -246,21 +246,28 @@ class QMD:
   def dependent(self) -> int|None:
     if not self["dependent_qmd0_enable"]: return None
     if self["dependent_qmd0_action"] != nv.NVC6C0_QMDV03_00_DEPENDENT_QMD0_ACTION_QMD_SCHEDULE:
-      raise NotImplementedError(f"QMD at 0x{self.addr:x}: dependent QMD action {self['dependent_qmd0_action']} is not modelled")
+      raise Unmodelled(f"QMD at 0x{self.addr:x}: dependent QMD action {self['dependent_qmd0_action']} is not modelled")
     return self["dependent_qmd0_pointer"] << 8
+
+MAX_QMD_CHAIN = 1024  # QMDs one PCAS schedule may run through DEPENDENT_QMD0 (a bound: the model reports a longer chain)
 
 def launch_qmd(gpu:NVGPU, cls:int, addr:int, where:str):
   """Run a QMD and the chain of QMDs it schedules, each followed by its release semaphores. A kernel the executor
   cannot run (not a page fault: that is a channel error) still releases its semaphores, which carry the runtime's
   timeline; the first such error is raised once the chain is done."""
-  error = None
+  error, seen, first = None, set(), addr
   while addr is not None:
+    # a chain that comes back to a QMD it ran would run forever on hardware (DEPENDENT_QMD0 pointing at itself)
+    if addr in seen or len(seen) >= MAX_QMD_CHAIN:
+      raise PacketError(f"{where}: dependent QMD chain from 0x{first:x} " + (f"loops back to QMD 0x{addr:x}" if addr in seen else
+                        f"is longer than {MAX_QMD_CHAIN} QMDs") + " (DEPENDENT_QMD0_POINTER)")
+    seen.add(addr)
     q = QMD(gpu.mem, addr, cls, where)
     try: run_kernel(gpu, q, f"{where}: QMD 0x{addr:x}")
     except GPUPageFault: raise
     except Exception as e: error = error or e
     for sem_addr, payload, structure, payload64, reduction in q.releases():
-      if reduction: raise NotImplementedError(f"{where}: QMD 0x{addr:x}: release reductions are not modelled")
+      if reduction: raise Unmodelled(f"{where}: QMD 0x{addr:x}: release reductions are not modelled")
       four = structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS
       wide = payload64 or structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS
       write_semaphore(gpu.mem, sem_addr, payload, bool(wide), four, f"{where}: QMD 0x{addr:x} release")
@@ -281,14 +288,18 @@ def ptx_text(mem:AddressSpace, addr:int, where:str) -> str:
   if text[nul] != 0: raise PacketError(f"{where}: the program at 0x{addr:x} is not NUL-terminated inside its allocation")
   return text[:nul].tobytes().decode()
 
+COUNTS = 320  # byte offset of cbuf0 words 80 and 81 (the buffer and value counts)
+
 def kernel_params(kernel, cbuf:np.ndarray, first:int, where:str) -> bytes:
   """The kernel's parameter block, packed from the 8-byte argument slots at cbuf[first:]."""
-  nbufs, nvals = (int(x) for x in cbuf[320:328].view(np.uint32))
+  if len(cbuf) < max(COUNTS + 8, first + 8 * len(kernel.params)):
+    raise PacketError(f"{where}: cbuf0 of {len(cbuf)} bytes holds no argument counts (words 80, 81) or not {len(kernel.params)} argument slots")
+  nbufs, nvals = struct.unpack_from("<II", cbuf, COUNTS)
   if nbufs + nvals != len(kernel.params):
     raise PacketError(f"{where}: cbuf0 holds {nbufs} buffers and {nvals} values, the kernel takes {len(kernel.params)} parameters")
   out = bytearray(max((off + size for _, size, _, off in kernel.params), default=0))
   for i, (name, size, _, off) in enumerate(kernel.params):
-    if size > 8: raise NotImplementedError(f"{where}: kernel parameter {name} of {size} bytes (aggregates) is not modelled")
+    if size > 8: raise Unmodelled(f"{where}: kernel parameter {name} of {size} bytes (aggregates) is not modelled")
     out[off:off+size] = cbuf[first+8*i:first+8*i+size].tobytes()
   return bytes(out)
 
@@ -300,7 +311,7 @@ def program_kernel(gpu:"NVGPU", addr:int, where:str):
   if (hit:=gpu.kernels.get(addr)) is not None and mem.holds(addr, hit[0]): return hit[1]
   text = ptx_text(mem, addr, f"{where}: program")
   names = re.findall(r"\.entry\s+([\w$]+)", text)
-  if len(names) != 1: raise NotImplementedError(f"{where}: a program with {len(names)} kernels ({', '.join(names)}) is not modelled")
+  if len(names) != 1: raise Unmodelled(f"{where}: a program with {len(names)} kernels ({', '.join(names)}) is not modelled")
   kernel = ptx.load_module(text).kernel(names[0])
   if len(gpu.kernels) > 4096: gpu.kernels.clear()
   gpu.kernels[addr] = (text.encode() + b"\0", kernel)
@@ -310,8 +321,28 @@ def run_kernel(gpu:NVGPU, q:QMD, where:str):
   from mockgpu.emulators import ptx
   kernel = program_kernel(gpu, q.program(), where)
   first = args_offset(q)
-  cbuf = gpu.mem.view(q.cbuf(0), first + 8 * len(kernel.params), False, f"{where}: cbuf0")
+  cbuf = gpu.mem.view(q.cbuf(0), max(first + 8 * len(kernel.params), COUNTS + 8), False, f"{where}: cbuf0")
   params = kernel_params(kernel, cbuf, first, where)
   log.debug("%s: launch %s grid %s block %s", where, getattr(kernel, "name", "?"), q.grid(), q.block())
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
+  if (bad:=launch_error(kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
   ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0)
+
+# what the hardware refuses to launch (the CUDA model answers them with a CUresult, the QMD path with a PacketError)
+MAX_THREADS, MAX_BLOCK, MAX_GRID, MAX_SHARED = 1024, (1024, 1024, 64), (2**31 - 1, 65535, 65535), 99 << 10
+
+def launch_error(kernel, grid:tuple, block:tuple, dynamic_shared:int) -> tuple[str, str]|None:
+  """None if a launch of `kernel` fits the hardware's limits, else (kind, why): kind "value" for an invalid launch
+  configuration (CUDA_ERROR_INVALID_VALUE), "resources" for more shared memory than a CTA has
+  (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES). Names the kernel and the dimension at fault."""
+  name, tpc = getattr(kernel, "name", "?"), block[0] * block[1] * block[2]
+  if min(grid + block) < 1: return "value", f"kernel {name}: grid {grid} block {block} has a dimension of 0"
+  if any(g > m for g, m in zip(grid, MAX_GRID)): return "value", f"kernel {name}: grid {grid} exceeds the hardware's {MAX_GRID}"
+  if any(b > m for b, m in zip(block, MAX_BLOCK)) or tpc > MAX_THREADS:
+    return "value", f"kernel {name}: block {block} ({tpc} threads) exceeds the hardware's {MAX_BLOCK} and {MAX_THREADS} threads"
+  if tpc > (limit:=getattr(kernel, "max_threads", MAX_THREADS)):
+    return "value", f"kernel {name}: block {block} ({tpc} threads) exceeds its .maxntid/.reqntid of {limit}"
+  if dynamic_shared < 0: return "value", f"kernel {name}: {dynamic_shared} bytes of dynamic shared memory"
+  shared = (getattr(kernel, "dynamic_base", 0) + dynamic_shared) if dynamic_shared else getattr(kernel, "shared_size", 0)
+  if shared > MAX_SHARED: return "resources", f"kernel {name}: {shared} bytes of shared memory exceed the {MAX_SHARED} bytes of a CTA"
+  return None
