@@ -167,9 +167,13 @@ class Stream:
       self._cache, self._cache_pos = self._fetch(mem, pos, max(n, self.end - pos)), pos
     return self._cache[pos - self._cache_pos : pos - self._cache_pos + n]
   def _fetch(self, mem:AddressSpace, pos:int, n:int) -> list[int]:
-    first = min(n, self.ndw - pos % self.ndw)
-    out = mem.view(self.va + self.offset(pos), first * 4, where=self.where(pos)).view("<u4").tolist()
-    return out + (self._fetch(mem, pos + first, n - first) if n > first else [])
+    """n dwords from pos on, a contiguous piece at a time (a ring wraps at its end)."""
+    out:list[int] = []
+    while n > 0:
+      first = min(n, self.ndw - pos % self.ndw)
+      out += mem.view(self.va + self.offset(pos), first * 4, where=self.where(pos)).view("<u4").tolist()
+      pos, n = pos + first, n - first
+    return out
 
 class RingQueue:
   """The part a PM4 compute queue and an SDMA queue share: ring and IB streams, read/write pointers, fault state.
@@ -208,7 +212,15 @@ class RingQueue:
     return self.ring if self.ring.pos < self.ring.end else None
 
   def _process(self) -> bool:
-    self.ring.end = self.gpu.mem.read_u64(self.wptr_va, where=f"{self.name} write pointer") * self.PTR_BYTES // 4
+    wptr = self.gpu.mem.read_u64(self.wptr_va, where=f"{self.name} write pointer")
+    end = wptr * self.PTR_BYTES // 4
+    # the runtime can have at most a ring's worth of dwords outstanding; a write pointer behind the read pointer or
+    # more than a ring ahead of it would make the CP re-read stale packets around the ring: name it instead
+    if not self.ring.pos <= end <= self.ring.pos + self.ring.ndw:
+      raise PacketError(f"{self.name}: {self.ring.where(self.ring.pos)}: write pointer 0x{wptr:x} is "
+                        f"{'behind the read pointer' if end < self.ring.pos else f'{end - self.ring.pos} dwords ahead of the read pointer'}"
+                        f" (read pointer 0x{self.ring.pos * 4 // self.PTR_BYTES:x}), the ring holds {self.ring.ndw} dwords")
+    self.ring.end = end
     for st in (self.ring, *self.ibs): st.forget()
     start, progress = self.ring.pos, False
     try:

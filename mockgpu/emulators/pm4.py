@@ -33,6 +33,7 @@ DISPATCH_REGS = {"COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPU
                  *(f"COMPUTE_USER_DATA_{i}" for i in range(16)), *(f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(8))}
 ZERO_ONLY_REGS = {"COMPUTE_PIPELINESTAT_ENABLE": "pipeline statistics", "COMPUTE_PERFCOUNT_ENABLE": "performance counters"}
 INITIATOR_FIELDS = ("compute_shader_en", "force_start_at_000", "cs_w32_en")  # the DISPATCH_INITIATOR fields modelled
+MAX_WORKGROUP = 1024  # work-items per workgroup on gfx11
 CLOCK_SELECTS = {9: gpu_clock, 10: lambda: time.monotonic_ns() // 10}  # COPY_DATA src_sel GPU / system clock counters
 
 def unmodelled_reason(name:str) -> str|None:
@@ -175,6 +176,12 @@ class PM4Queue(RingQueue):
     return 0
 
   # *** dispatch ***
+  def _check_workgroup(self, block:tuple[int, int, int], what:str, s, header):
+    """A gfx11 workgroup has 1 to 1024 work-items (the hardware cannot launch more)."""
+    if min(block) < 1 or block[0] * block[1] * block[2] > MAX_WORKGROUP:
+      raise self.packet_error(s, header, f"{what} = {block}: {block[0] * block[1] * block[2]} work-items per workgroup, "
+                                         f"the hardware takes 1 to {MAX_WORKGROUP}")
+
   def _dispatch_direct(self, body, s, header) -> int:
     gx, gy, gz, initiator = body
     reg = self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR
@@ -186,6 +193,7 @@ class PM4Queue(RingQueue):
       raise self.packet_error(s, header, "a dispatch that starts at a non-zero workgroup is not modelled", UnmodelledFeature)
     if gx * gy * gz == 0: return 0
     r = self.regs
+    self._check_workgroup(tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), "COMPUTE_NUM_THREAD_X/Y/Z", s, header)
     d = _rdna().Dispatch(arch="rdna3", pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8, rsrc1=r["COMPUTE_PGM_RSRC1"],
                          rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"], user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)],
                          tmpring_size=r["COMPUTE_TMPRING_SIZE"],
@@ -248,6 +256,7 @@ class AQLQueue(PM4Queue):
     pkt = hsa.hsa_kernel_dispatch_packet_t.from_buffer_copy(struct.pack("<16I", header, *body))
     if pkt.completion_signal.handle: raise self.packet_error(s, header, "completion signals are not modelled", UnmodelledFeature)
     wg, size = (pkt.workgroup_size_x, pkt.workgroup_size_y, pkt.workgroup_size_z), (pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z)
+    self._check_workgroup(wg, "workgroup_size_x/y/z", s, header)
     if any(w == 0 or g % w for g, w in zip(size, wg)):
       raise self.packet_error(s, header, f"grid {size} is not a whole number of {wg} workgroups (partial workgroups are not modelled)",
                               UnmodelledFeature)
