@@ -17,15 +17,16 @@ from __future__ import annotations
 import os, re
 from mockgpu.compiler import native
 from tinygrad.renderer.amd.dsl import Reg
-from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, describe
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
-from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip
+from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
 CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "f16": "float", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
          "b64": "uint64_t", "u64": "uint64_t", "i64": "int64_t", "f64": "double"}
 
+CVREG = re.compile(r"\bV\((-?\d+)\)")  # a VGPR the C code of an instruction touches
 OLD_D = re.compile(r"\bd\b")  # the destination's old value, in CMOV and s_bitset*
 
 class NoNative(Exception):
@@ -249,7 +250,13 @@ class CTranslator:
       self.pc = pc
       if isinstance(inst, Bad): return self.fail(inst.reason)
       self.names[pc] = op_name(inst).lower()
+      start, regs = len(self.lines), set(self.vregs)
       nxt = self.inst(inst)
+      used = (self.vregs - regs) | {int(i) for ln in self.lines[start:] for i in CVREG.findall(ln)}
+      if (bad := bad_vgprs(used)) is not None:  # the numpy path raises the same InvalidInstruction
+        del self.lines[start:]
+        self.vregs = regs
+        return self.fail(failure(inst, bad))
       if nxt is not None: return self.out(nxt)
     end = b.insts[-1][0] + b.insts[-1][1].size()
     if end in self.index: self.out(f"goto B{self.index[end]};")
@@ -290,7 +297,7 @@ class CTranslator:
       if t == "f64": return f"0x{lit << 32:x}ull"
       return f"0x{(lit - (1 << 32) if t == 'i64' and lit >> 31 else lit) & (2**64 - 1):x}ull"
     c = _const_bits(o, width)
-    if c is None: raise NoNative(f"operand {r!r}")
+    if c is None: raise NoNative(f"operand {describe(r)}")
     return f"0x{c:x}u" if width <= 32 else f"0x{c:x}ull"
 
   def src(self, r:Reg, t:str, lit, vec:bool=True, hi:bool=False, neg:bool=False, abs_:bool=False) -> str:

@@ -7,16 +7,21 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from tinygrad.renderer.amd import decode_inst
-from tinygrad.renderer.amd.dsl import Inst
+from tinygrad.renderer.amd.dsl import Inst, Reg
 
 MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
 BRANCHES = {"S_BRANCH", "S_CBRANCH_SCC0", "S_CBRANCH_SCC1", "S_CBRANCH_VCCZ", "S_CBRANCH_VCCNZ", "S_CBRANCH_EXECZ",
             "S_CBRANCH_EXECNZ"}
 ENDS = {"S_ENDPGM", "S_ENDPGM_SAVED", "S_SETPC_B64", "S_SWAPPC_B64", "S_RFE_B64", "S_CODE_END", "S_TRAP", "S_SETHALT"}
 
+# the start of the message of an instruction the ISA does not define: both paths raise InvalidInstruction for it
+INVALID = "invalid instruction: "
+# source-operand encodings gfx11 reserves (the aperture registers 235-238 and LDS_DIRECT 254 exist, unmodelled)
+RESERVED_OPERANDS = frozenset(range(209, 233)) | {239, 249}
+
 @dataclass
 class Bad:
-  """An undecodable word: executing it raises UnsupportedInstruction."""
+  """An undecodable word: executing it raises UnsupportedInstruction (InvalidInstruction when reason starts INVALID)."""
   word:int
   reason:str
 
@@ -28,6 +33,17 @@ class Block:
 def op_name(inst:Inst) -> str:
   return inst.op_name if hasattr(inst, "op") else "VOPD"
 
+def describe(x) -> str:
+  """repr of an instruction or register that never raises (tinygrad's raises for reserved operand encodings)."""
+  try: return repr(x)
+  except Exception: return f"{type(x).__name__} 0x{bytes(x.to_bytes()).hex()}" if isinstance(x, Inst) else f"operand encoding {x.offset}"
+
+def invalid_operand(r:Reg) -> str|None:
+  """Why operand r is not a valid register or constant, or None."""
+  if r.offset in RESERVED_OPERANDS: return f"{INVALID}reserved operand encoding {r.offset}"
+  if r.offset + r.sz > 512: return f"{INVALID}v[{r.offset - 256}:{r.offset - 256 + r.sz - 1}] is past v255"
+  return None
+
 def branch_target(pc:int, inst:Inst) -> int:
   simm = inst.simm16 - (1 << 16) if inst.simm16 & 0x8000 else inst.simm16
   return pc + 4 + 4 * simm
@@ -38,6 +54,15 @@ def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
   try: inst = _dpp8(decode_inst(code[pc:pc+16], arch), code[pc:pc+16])
   except (ValueError, AssertionError) as e: return Bad(word, f"undecodable instruction word 0x{word:08x} ({e})")
   if pc + inst.size() > len(code): return Bad(word, "instruction runs past the end of the code's memory")
+  return _fields_valid(inst, word)
+
+def _fields_valid(inst:Inst, word:int) -> Inst|Bad:
+  """inst, or Bad when one of its fields holds a value the ISA reserves (tinygrad decodes fields lazily: a VOPD opy
+  of 14 decodes, and reading it raises ValueError)."""
+  for name, _ in type(inst)._fields:
+    try: getattr(inst, name)
+    except (ValueError, KeyError, IndexError, AssertionError, RuntimeError, TypeError) as e:
+      return Bad(word, f"{INVALID}word 0x{word:08x}: reserved {name} value ({e})")
   return inst
 
 DPP8_MARKERS = (233, 234)  # src0 values selecting DPP8 (and DPP8 with fetch-inactive) on gfx11

@@ -13,7 +13,7 @@ place, so a kernel only fails if it actually executes one.
 from __future__ import annotations
 import hashlib, os, re, struct
 from tinygrad.renderer.amd.dsl import Inst, Reg
-from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.runtime import dpp16_lanes
 
@@ -41,7 +41,26 @@ def plus64(off:int) -> str:
   return f" + u64({off & (2**64 - 1)})" if off else ""
 
 class Unsupported(Exception):
-  """Raised while translating one instruction; becomes a runtime raise of UnsupportedInstruction."""
+  """Raised while translating one instruction; becomes a runtime raise of UnsupportedInstruction (InvalidInstruction
+  when its message starts with decode.INVALID)."""
+
+VREG = re.compile(r"\bV\[(-?\d+)\]|\bvw(?:16)?\(V, (-?\d+)|r64\(V\[-?\d+\]\[w\], V\[(-?\d+)\]")
+
+def failure(inst:Inst, why:str) -> str:
+  """The message of an instruction that cannot run: an invalid one names its bytes as well."""
+  if why.startswith(INVALID): return f"{INVALID}{op_name(inst).lower()} (bytes {inst.to_bytes().hex()}): {why[len(INVALID):]}"
+  return f"{op_name(inst).lower()}: {why}"
+
+def bad_vgprs(regs) -> str|None:
+  """Why VGPR indexes one instruction touches are not in the register file (v0..v255), or None. A negative index is
+  an SGPR or constant encoded where the instruction needs a VGPR (v_readlane_b32's src0, say)."""
+  if past := [i for i in regs if i > 255]: return f"{INVALID}v{min(past)} is past v255"
+  if below := [i for i in regs if i < 0]: return f"{INVALID}operand encoding {min(below) + 256} where a VGPR is required"
+  return None
+
+def past_v255(lines:list[str]) -> str|None:
+  """bad_vgprs of the VGPRs the translated lines of one instruction touch."""
+  return bad_vgprs([int(next(g for g in m.groups() if g)) for ln in lines for m in VREG.finditer(ln)])
 
 def _const_bits(o:int, width:int) -> int|None:
   if 128 <= o <= 208: v = o - 128 if o <= 192 else -(o - 192)
@@ -113,8 +132,11 @@ class Translator:
       start, self.before = len(self.lines), dict(self.pending)
       try:
         nxt = self.inst(inst)
+        if (bad := past_v255(self.lines[start:])) is not None: raise Unsupported(bad)
       except Unsupported as e:
-        self.out(f"raise unsupported(st, {pc}, {(op_name(inst).lower() + ': ' + str(e))!r})")
+        del self.lines[start:]
+        self.pending = self.before
+        self.out(f"raise unsupported(st, {pc}, {failure(inst, str(e))!r})")
         return
       self.lines[start:] = self.lazy_masks(self.lines[start:])
       if nxt is not None:
@@ -186,7 +208,7 @@ class Translator:
       if t == "f64": return f"u64(0x{lit << 32:x})"
       return f"u64(0x{(lit - (1 << 32) if t == 'i64' and lit >> 31 else lit) & (2**64 - 1):x})"
     bits = _const_bits(o, 16 if width == 16 else width)
-    if bits is None: raise Unsupported(f"operand {r!r}")
+    if bits is None: raise Unsupported(invalid_operand(r) or f"operand {describe(r)}")
     return f"u32(0x{bits:x})" if width <= 32 else f"u64(0x{bits:x})"
 
   def src(self, r:Reg, t:str, lit:int|None, vec:bool=True, hi:bool=False, neg:bool=False, abs_:bool=False) -> str:
@@ -491,7 +513,7 @@ class Translator:
   # *** SALU ***
   def swrite(self, d:int, t:str, expr:str):
     if d == NULL: return
-    if d >= 128 and d != SCC: raise Unsupported(f"scalar destination {Reg(d)!r}")
+    if d >= 128 and d != SCC: raise Unsupported(invalid_operand(Reg(d, 1)) or f"scalar destination {describe(Reg(d))}")
     if WIDTH[t] == 64:
       self.out(f"_t = as_u64({expr})")
       self.out(f"S[{d}][w] = lo32(_t)")

@@ -43,7 +43,8 @@ def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
   follow them, and how many work-item ID components v0 packs. The workgroup-info SGPR is not modelled: it raises."""
   from tinygrad.runtime.autogen import amdgpu_kd as kd
   if rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_INFO_SHIFT & 1:
-    raise NotImplementedError("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
+    from mockgpu.errors import Unmodelled
+    raise Unmodelled("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
   nuser = field(rsrc2, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH)
   ids = tuple(bool(rsrc2 >> sh & 1) for sh in (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT,
               kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT))
@@ -51,6 +52,13 @@ def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
   return nuser, ids, comps
 
 def at_pc(what:str, pgm:int, pc:int) -> str: return f"{what} at PC 0x{pgm + pc:x}"
+
+def instruction_error(what:str, pgm:int, pc:int):
+  """The error of an instruction that cannot run, on either path: InvalidInstruction when the ISA does not define it
+  (its message starts with decode.INVALID), else UnsupportedInstruction."""
+  from mockgpu.errors import InvalidInstruction, UnsupportedInstruction
+  from mockgpu.compiler.rdna.decode import INVALID
+  return (InvalidInstruction if what.startswith(INVALID) else UnsupportedInstruction)(at_pc(what, pgm, pc))
 
 def outside(where:str, space:str, off:int, limit:int) -> str:
   return f"{where}: {space} offset 0x{off:x} is outside its {limit} byte allocation"

@@ -10,7 +10,7 @@ import dataclasses, functools, gc, re, sys, time
 import numpy as np
 from mockgpu import config, replay, system
 from mockgpu.compiler.cache import translated
-from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, DispatchStats, native, field as _field, spi_setup, budget_exceeded
 from mockgpu.compiler.rdna import decode
@@ -77,12 +77,12 @@ def _float_modes(rsrc1:int) -> tuple[bool, bool]:
   """(flush f32 denormals, flush f16/f64 denormals) from RSRC1.FLOAT_MODE; other modes are not modelled."""
   r32 = _field(rsrc1, kd.COMPUTE_PGM_RSRC1_FLOAT_ROUND_MODE_32_SHIFT, 2)
   r16 = _field(rsrc1, kd.COMPUTE_PGM_RSRC1_FLOAT_ROUND_MODE_16_64_SHIFT, 2)
-  if r32 or r16: raise NotImplementedError(f"RDNA executor: FLOAT_ROUND_MODE {r32}/{r16} (only round-to-nearest-even is modelled)")
+  if r32 or r16: raise Unmodelled(f"RDNA executor: FLOAT_ROUND_MODE {r32}/{r16} (only round-to-nearest-even is modelled)")
   out = []
   for shift in (kd.COMPUTE_PGM_RSRC1_FLOAT_DENORM_MODE_32_SHIFT, kd.COMPUTE_PGM_RSRC1_FLOAT_DENORM_MODE_16_64_SHIFT):
     mode = _field(rsrc1, shift, 2)
     if mode not in (DENORM_FLUSH, DENORM_ALLOW):
-      raise NotImplementedError(f"RDNA executor: FLOAT_DENORM_MODE {mode} (only flush-all and allow-all are modelled)")
+      raise Unmodelled(f"RDNA executor: FLOAT_DENORM_MODE {mode} (only flush-all and allow-all are modelled)")
     out.append(mode == DENORM_FLUSH)
   return out[0], out[1]
 
@@ -170,8 +170,9 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
 def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
-  if d.arch not in ARCHS: raise NotImplementedError(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
-  if not d.wave32: raise NotImplementedError("RDNA executor: wave64 dispatches are not implemented (wave32 only)")
+  if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
+  if not d.wave32: raise Unmodelled(f"RDNA executor: wave64 dispatches (DISPATCH_INITIATOR.CS_W32_EN clear) are not modelled, "
+                                    f"wave32 only (kernel at PC 0x{d.pgm_addr:x})")
   ftz32, ftz16 = _float_modes(d.rsrc1)
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
@@ -182,6 +183,9 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= 32 and not private else None
     used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
            _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
+  except UnsupportedInstruction as e:
+    e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
+    raise
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, d, prog, k, start) from e
@@ -222,7 +226,7 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
     pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1)).source(), line, "pc")
   except Exception: pc = None  # naming the instruction must not hide the error itself
   if pc is not None and pc in insts:
-    return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {insts[pc]!r}"
+    return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {decode.describe(insts[pc])}"
   if (blk:=re.fullmatch(r"_(?:blk|all)(\d+)", fn)) is not None:  # translate.py's block functions
     start = prog.block_pc[int(blk.group(1))]
     return f"the block at PC 0x{d.pgm_addr + start:x} (kernel offset 0x{start:x}); which of its instructions is not known"

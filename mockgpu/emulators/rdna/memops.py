@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.emulators.rdna.runtime import LANE, u32, u64
-from mockgpu.emulators.rdna import at_pc, outside
+from mockgpu.emulators.rdna import at_pc, outside, instruction_error
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
 NOT3 = ~np.uint64(3)
 
-def unsupported(st, pc:int, what:str) -> UnsupportedInstruction: return UnsupportedInstruction(at_pc(what, st.pgm, pc))
+def unsupported(st, pc:int, what:str) -> UnsupportedInstruction: return instruction_error(what, st.pgm, pc)
 
 def _where(st, pc:int, name:str) -> str: return at_pc(name, st.pgm, pc)
 

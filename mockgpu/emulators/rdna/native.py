@@ -18,7 +18,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna import cgen  # a module reference: cgen may still be importing us (import cycle)
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import spi_setup, at_pc, outside, budget_exceeded
+from mockgpu.emulators.rdna import spi_setup, at_pc, outside, budget_exceeded, instruction_error
 
 HOT_DISPATCHES = native.HOT_DISPATCHES
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
@@ -110,5 +110,5 @@ def _error(k:NativeKernel, c:Ctx, status:int, pgm:int, budget:int) -> Exception:
     if c.fault_kind == LDS_SPACE: where = outside(where, "LDS", c.fault_va, c.lds_size)
     return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where)
   if status == BUDGET: return budget_exceeded(pgm, budget, c.fault_pc)
-  if status == UNSUPPORTED: return UnsupportedInstruction(at_pc(k.messages[c.fault_size], pgm, c.fault_pc))
+  if status == UNSUPPORTED: return instruction_error(k.messages[c.fault_size], pgm, c.fault_pc)
   return RuntimeError(f"RDNA native kernel at PC 0x{pgm:x}: unknown status {status}")
