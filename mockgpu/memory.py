@@ -24,6 +24,14 @@ def sanitizing() -> bool:
   """MOCKGPU_SANITIZE=memory (a comma-separated list; read on every check, so tests may change it)."""
   return "memory" in os.environ.get("MOCKGPU_SANITIZE", "").split(",")
 
+def outside(off, nbytes:int, room) -> np.ndarray:
+  """The one bounds check of every vectorized access (global memory, the PTX windows and module variables, scratch
+  and LDS): whether an access of nbytes at byte offset off does not fit in the room bytes of its space. In uint64, with
+  no sum that can wrap past 2**64 (off + nbytes would, for an address just below it); native_memory.c's gptr is the
+  same comparison in C."""
+  off, room = np.asarray(off, np.uint64), np.asarray(room, np.uint64)
+  return (off >= room) | (room - np.minimum(off, room) < np.uint64(nbytes))
+
 class SanitizerReport:
   """An access past an allocation's exact bounds but inside its mapped extent (no fault: hardware allows it)."""
   __slots__ = ("va", "nbytes", "write", "where", "base", "size", "offset", "tag")
@@ -140,21 +148,19 @@ class AddressSpace:
 
   # *** vectorized (executor) accesses: one call per instruction, all lanes at once ***
 
-  def _locate(self, addrs:np.ndarray, nbytes:int, write:bool, where:str) -> tuple[np.ndarray, np.ndarray]:
+  def locate(self, addrs:np.ndarray, nbytes:int, write:bool, where:str) -> tuple[np.ndarray, np.ndarray]:
     """For each address: the index of its mapping and its offset in it. Raises GPUPageFault on the first miss."""
     a = addrs.astype(np.uint64, copy=False)
     if not self._maps: raise GPUPageFault(int(a[0]), nbytes, write, where)
     idx = np.searchsorted(self._np_starts, a, side="right").astype(np.int64) - 1
     j = np.maximum(idx, 0)
     off = a - self._np_starts[j]   # wraps for an address below every mapping: idx < 0 faults it below
-    room, n = self._np_sizes[j], np.uint64(nbytes)
-    # off + n may wrap past 2**64 (an address just below it), so compare with the room left in the mapping instead
-    ok = (idx >= 0) & (off < room) & (room - off >= n)
+    ok = (idx >= 0) & ~outside(off, nbytes, self._np_sizes[j])
     if not ok.all():
       bad = int(a[np.argmin(ok)])
       raise GPUPageFault(bad, nbytes, write, where)
     if self._slack and sanitizing():
-      past = off + n > self._np_exact[idx]
+      past = outside(off, nbytes, self._np_exact[idx])
       if past.any():
         lane = int(np.argmax(past))
         self._report(int(a[lane]), nbytes, write, where, self._maps[int(idx[lane])])
@@ -165,7 +171,7 @@ class AddressSpace:
     dt = np.dtype(dtype)
     out = np.empty(len(addrs), dt)
     if len(addrs) == 0: return out
-    idx, off = self._locate(addrs, dt.itemsize, False, where)
+    idx, off = self.locate(addrs, dt.itemsize, False, where)
     for i in np.unique(idx) if len(self._maps) > 1 else (idx[0],):
       sel = (idx == i) if len(self._maps) > 1 else slice(None)
       out[sel] = self._gather(self._maps[int(i)].u8(), off[sel], dt)
@@ -176,7 +182,7 @@ class AddressSpace:
     values = np.asarray(values)
     dt = values.dtype
     if len(addrs) == 0: return
-    idx, off = self._locate(addrs, dt.itemsize, True, where)
+    idx, off = self.locate(addrs, dt.itemsize, True, where)
     for i in np.unique(idx) if len(self._maps) > 1 else (idx[0],):
       sel = (idx == i) if len(self._maps) > 1 else slice(None)
       self._scatter(self._maps[int(i)].u8(), off[sel], values[sel], dt)

@@ -37,20 +37,16 @@ class Collective:
     return old
 
   def _global_cells(self, a:np.ndarray, dt:np.dtype, where:str):
-    """(typed view of an allocation, lanes, element index) for each allocation the addresses touch."""
+    """(typed view of an allocation, lanes, element index) for each allocation the addresses touch; the bounds are
+    AddressSpace.locate's (an address near 2**64 faults: a + itemsize wrapped to a small sum here once)."""
     n = dt.itemsize
-    maps = self.mem.mappings()
-    starts = np.array([mp.va for mp in maps], U64)
-    ends = np.array([mp.end for mp in maps], U64)
-    which = np.searchsorted(starts, a, side="right").astype(np.int64) - 1
-    ok = (which >= 0) & (a + U64(n) <= ends[np.maximum(which, 0)]) if len(maps) else np.zeros(len(a), bool)
-    if not ok.all(): raise GPUPageFault(int(a[np.argmin(ok)]), n, True, where)
+    which, off = self.mem.locate(a, n, True, where)
     out = []
     for w in np.unique(which):
       lanes = np.flatnonzero(which == w)
-      mp = maps[int(w)]
+      mp = self.mem.mappings()[int(w)]
       if mp.va % n or mp.size % n: raise UnsupportedInstruction(f"{where}: atomic on an allocation not aligned to {n} bytes")
-      out.append((mp.u8().view(dt), lanes, ((a[lanes] - U64(mp.va)) // U64(n)).astype(np.int64)))
+      out.append((mp.u8().view(dt), lanes, off[lanes] // n))
     return out
 
   # *** warp-wide ***

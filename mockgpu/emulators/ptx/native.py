@@ -95,7 +95,7 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
   if status == FAULT:
     where, va = nk.messages[c.fault_pc], c.fault_va
     if c.fault_kind == CONST_SPACE: where = f"{where} (.const is read-only)"
-    elif va >= LOWEST_WINDOW and c.fault_kind == GLOBAL_SPACE:
+    elif va >> 56 in (MODULE_WINDOW >> 56, CONST_WINDOW >> 56) and c.fault_kind == GLOBAL_SPACE:  # other tags: global memory
       w = kernel.module.memory.consts if va >> 56 == CONST_WINDOW >> 56 else kernel.module.memory.globals
       where, va = f"{where} (module .{w.name} variables, {w.size} bytes)", va & 0x00FF_FFFF_FFFF_FFFF
     if c.fault_kind == SHARED_SPACE: where = f"{where} (shared window of {shared} bytes)"

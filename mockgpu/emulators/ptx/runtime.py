@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, MockGPUError
+from mockgpu.memory import outside
 from mockgpu.emulators.ptx.collective import Collective
 
 SHARED_WINDOW = 0xFE00_0000_0000_0000
@@ -122,7 +123,7 @@ class Env(Collective):
     if m is not None:
       a = np.broadcast_to(a, (self.n,))[m]
       owner = np.broadcast_to(owner, (self.n,))[m]
-    if a.size and (bad := a + U64(nbytes) > U64(size)).any():
+    if a.size and (bad := outside(a, nbytes, size)).any():
       raise GPUPageFault(int(np.broadcast_to(a, bad.shape)[np.argmax(bad)]), nbytes, write, f"{where} ({space} window of {size} bytes)")
     return store.reshape(-1), owner * store.shape[1] + a.astype(np.int64)
 
@@ -344,7 +345,7 @@ class _Window:
     self.data[:len(init)] = np.frombuffer(init, np.uint8)
   def _idx(self, off:np.ndarray, nbytes:int, write:bool, where:str):
     off = np.asarray(off, U64).reshape(-1)
-    if off.size and (bad := off + U64(nbytes) > U64(self.size)).any():
+    if off.size and (bad := outside(off, nbytes, self.size)).any():
       raise GPUPageFault(int(off[np.argmax(bad)]), nbytes, write, f"{where} (module .{self.name} variables, {self.size} bytes)")
     return off.astype(np.int64)[:, None] + np.arange(nbytes)
   def load(self, off, dt, nvec, where):

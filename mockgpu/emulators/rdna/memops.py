@@ -7,6 +7,7 @@ outside the kernel's private segment or its workgroup's LDS allocation is report
 from __future__ import annotations
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
+from mockgpu.memory import outside as out_of_bounds
 from mockgpu.emulators.rdna.runtime import LANE, u32, u64
 from mockgpu.emulators.rdna import at_pc, outside, instruction_error
 
@@ -144,7 +145,7 @@ def _scatter(u8:np.ndarray, off:np.ndarray, vals:np.ndarray):
   else: u8[off[:, None] + np.arange(n)] = np.ascontiguousarray(vals).view(np.uint8).reshape(-1, n)
 
 def _check(off:np.ndarray, nbytes:int, limit:int, base:np.ndarray, write:bool, where:str, space:str):
-  bad = off.astype(np.int64) + nbytes > limit
+  bad = out_of_bounds(off.astype(np.int64).view(np.uint64), nbytes, limit)  # a negative offset is huge: outside too
   if bad.any():
     i = int(np.argmax(bad))
     raise GPUPageFault(int(base[i]) + int(off[i]), nbytes, write, outside(where, space, int(off[i]), limit))
