@@ -10,9 +10,38 @@ file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()
 path.
 """
 from __future__ import annotations
-import ctypes, functools, hashlib, importlib.machinery, importlib.util, os, re, subprocess, sys, sysconfig, tempfile
+import ctypes, functools, hashlib, importlib.machinery, importlib.util, logging, os, re, signal, subprocess, sys, sysconfig, tempfile
 import numpy as np
 from mockgpu import config
+
+log = logging.getLogger("mockgpu")
+DEFAULT_BUILD_TIMEOUT = 60.0   # seconds; a kernel with 100000 declared registers kept cc busy for longer
+_failed:set[str] = set()       # sources whose build failed or timed out in this process: not tried again
+
+def build_timeout() -> float:
+  """MOCKGPU_CC_TIMEOUT: the seconds one C build may take before it is stopped (the kernel keeps its numpy path)."""
+  v = os.environ.get("MOCKGPU_CC_TIMEOUT", "")
+  try: return float(v) if v else DEFAULT_BUILD_TIMEOUT
+  except ValueError: raise ValueError(f"MOCKGPU_CC_TIMEOUT={v!r}: expected seconds") from None
+
+def _compile(cmd:list[str], what:str) -> bool:
+  """Run the compiler in its own process group, so a timeout stops cc1 too, not only the driver; says why in the
+  mockgpu logger when it fails."""
+  timeout = build_timeout()
+  try: p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+  except OSError as e:
+    log.warning("C build of %s: no C compiler (%s); the numpy path runs it", what, e)
+    return False
+  try: _, err = p.communicate(timeout=timeout)
+  except subprocess.TimeoutExpired:
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate()
+    log.warning("C build of %s: timed out after %gs (MOCKGPU_CC_TIMEOUT); the numpy path runs it", what, timeout)
+    return False
+  if p.returncode != 0:
+    log.warning("C build of %s: %s exited %d; the numpy path runs it: %s", what, cmd[0], p.returncode,
+                err.decode(errors="replace")[-2000:])
+  return p.returncode == 0
 
 NAME = "_mockgpu_rdna_native"
 SOURCE = r"""
@@ -94,8 +123,7 @@ def _build(path:str, source:str=SOURCE, flags:tuple=("-O3", f"-I{sysconfig.get_p
   with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:
     src, out = os.path.join(tmp, "native.c"), os.path.join(tmp, "native.so")
     with open(src, "w") as f: f.write(source)
-    try: ok = subprocess.run([cc, *flags, *EXACT_FLAGS, src, "-o", out, "-lm"], capture_output=True).returncode == 0
-    except OSError: return False  # no C compiler
+    ok = _compile([cc, *flags, *EXACT_FLAGS, src, "-o", out, "-lm"], os.path.basename(path))
     if ok: os.replace(out, path)
   return ok
 
@@ -115,9 +143,14 @@ def library(source:str, tag:str, flags:tuple=("-O2", "-fwrapv", "-fno-strict-ali
   flags = (*flags, *_cpu_flags())
   key = hashlib.sha256(f"{source}|{flags}|{os.uname().machine}".encode()).hexdigest()[:24]
   path = os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"{tag}-{key}.so")
-  if not os.path.exists(path) and not _build(path, source, flags): return None
+  if key in _failed: return None
+  if not os.path.exists(path) and not _build(path, source, flags):
+    _failed.add(key)
+    return None
   try: return ctypes.CDLL(path)
-  except OSError: return None
+  except OSError as e:
+    log.warning("C build of %s: cannot load it (%s); the numpy path runs it", os.path.basename(path), e)
+    return None
 
 HOT_DISPATCHES = 3   # a kernel gets its C translation at its third dispatch in a process (see emulators/rdna/native.py)
 

@@ -163,7 +163,12 @@ class Kernel:
     out += body + [f"B{len(self.blocks)}:;", "  c->used += used;", "  return -1;", "}"]
     return "\n".join(out) + "\n"
 
+# registers are C locals: past this many declared ones (ptxas takes any number of virtual registers) cc's build time
+# grows past what a hot kernel saves, so the kernel keeps its numpy path; native.library's timeout bounds the rest
+MAX_REGS = 1 << 15
+
 def kernel_source(fn:P.Function, layout:Layout) -> tuple[str, list[str]]:
   """C source of a kernel and the messages its stop statuses name (raises NoNative)."""
+  if len(fn.regs) > MAX_REGS: raise NoNative(f"{len(fn.regs)} declared registers (the C translation takes at most {MAX_REGS})")
   k = Kernel(fn, layout)
   return k.source(), k.messages

@@ -71,7 +71,7 @@ def translate(kernel) -> NativeKernel|None:
     declined[str(e)] += 1
     return None
   if (lib:=native.library(src, "ptx")) is None:
-    declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the source did not compile)"] += 1
+    declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the build failed or timed out: the mockgpu logger says which)"] += 1
     return None
   nregs = len(fn_layout[0].regs)
   return NativeKernel(lib, messages, max(nregs, 1))

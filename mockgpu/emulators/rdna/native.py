@@ -57,7 +57,7 @@ def translate(blocks, ftz32:bool, ftz16:bool) -> NativeKernel|None:
     return None
   lib = native.library(src, "rdna")
   if lib is None:
-    declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the source did not compile)"] += 1
+    declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the build failed or timed out: the mockgpu logger says which)"] += 1
     return None
   return NativeKernel(lib, t)
 
