@@ -260,6 +260,7 @@ class AQLQueue(PM4Queue):
     if any(w == 0 or g % w for g, w in zip(size, wg)):
       raise self.packet_error(s, header, f"grid {size} is not a whole number of {wg} workgroups (partial workgroups are not modelled)",
                               UnmodelledFeature)
+    if 0 in size: return  # an empty grid: nothing to run, as DISPATCH_DIRECT with a zero dimension
     kd = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t.from_buffer_copy(self.gpu.mem.read(pkt.kernel_object, 64, where=f"{self.name} kernel descriptor"))
     q = hsa.amd_queue_t.from_buffer_copy(self.gpu.mem.read(self.queue_va, ctypes.sizeof(hsa.amd_queue_t), where=f"{self.name} amd_queue_t"))
     lds = (pkt.group_segment_size + 511) // 512
@@ -283,4 +284,6 @@ class AQLQueue(PM4Queue):
     if len(out) > 16: raise self.packet_error(s, header, f"{len(out)} user SGPRs, the hardware has 16")
     return out + [0] * (16 - len(out))
 
-def _lohi(x:int) -> list[int]: return [x & 0xffffffff, x >> 32]
+def _lohi(x:int|None) -> list[int]:
+  x = x or 0  # a c_void_p field of the packet (kernarg_address) reads None when it is 0
+  return [x & 0xffffffff, x >> 32]

@@ -68,8 +68,10 @@ class SDMAQueue(RingQueue):
     width = 1 << field(header, "CONSTANT_FILL_HEADER_fillsize")  # 1, 2 or 4 bytes (3 is reserved)
     if width == 8: raise self.packet_error(s, header, "CONSTANT_FILL fillsize 3 is reserved")
     size = field(count, "CONSTANT_FILL_COUNT_count") + 1  # in bytes
-    pattern = data.to_bytes(4, "little")[:width]
-    self.gpu.mem.write((hi << 32) | lo, (pattern * (size // width + 1))[:size], where=f"{self.name} CONSTANT_FILL")
+    dst = self.gpu.mem.view((hi << 32) | lo, size, True, f"{self.name} CONSTANT_FILL")  # faults before anything is written
+    whole = size - size % width  # filled in place as elements, then the bytes of a last partial element
+    dst[:whole].view(f"<u{width}")[:] = data & ((1 << 8 * width) - 1)
+    dst[whole:] = list(data.to_bytes(4, "little")[:size - whole])
     return 0
 
   def _fence(self, header, body, s) -> int:

@@ -60,6 +60,35 @@ def _short(exc:BaseException) -> str:
   where = " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in reversed(frames))
   return f"{type(exc).__name__}: {str(exc)[:300]} [{where}]"
 
+# *** mutators, for surfaces ***
+
+INTERESTING = [0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256, 1023, 1024, 1025, 4095, 4096, 0x3fff, 0xffff, 0x10000,
+               0x7fffffff, 0x80000000, 0xffffffff, 1 << 32, 1 << 47, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
+
+def interesting(rng:random.Random, bits:int=32) -> int:
+  """An integer of `bits` bits that tends to sit on a boundary: 0, +-1 around powers of two, all ones, or random."""
+  r = rng.random()
+  if r < 0.5: return rng.choice(INTERESTING) & ((1 << bits) - 1)
+  if r < 0.8: return ((1 << rng.randrange(bits)) + rng.choice((-1, 0, 1))) & ((1 << bits) - 1)
+  return rng.getrandbits(bits)
+
+def mutate_words(rng:random.Random, words:list, n:int|None=None, bits:int=32) -> list:
+  """1 to 4 (or n) random edits of a word list: flip a bit, put an interesting value, insert, delete, duplicate a
+  slice, swap two words, truncate. Items that are not ints (symbolic addresses a surface resolves) move as they are."""
+  w = list(words)
+  for _ in range(n if n is not None else rng.randint(1, 4)):
+    op, i = rng.randrange(7), rng.randrange(len(w)) if w else 0
+    if op == 0 and w and isinstance(w[i], int): w[i] ^= 1 << rng.randrange(bits)
+    elif op == 1 and w: w[i] = interesting(rng, bits)
+    elif op == 2: w.insert(i, interesting(rng, bits))
+    elif op == 3 and w: del w[i]
+    elif op == 4 and w: w[i:i] = w[i:i + rng.randint(1, 8)]
+    elif op == 5 and len(w) > 1:
+      j = rng.randrange(len(w))
+      w[i], w[j] = w[j], w[i]
+    elif op == 6 and w: w = w[:i]
+  return w
+
 # *** the worker process ***
 
 def _send(out, msg):
