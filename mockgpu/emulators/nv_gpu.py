@@ -286,7 +286,9 @@ def ptx_text(mem:AddressSpace, addr:int, where:str) -> str:
   text = m.u8()[addr - m.va:]
   nul = int(np.argmax(text == 0))
   if text[nul] != 0: raise PacketError(f"{where}: the program at 0x{addr:x} is not NUL-terminated inside its allocation")
-  return text[:nul].tobytes().decode()
+  try: return text[:nul].tobytes().decode()
+  except UnicodeDecodeError as e:
+    raise PacketError(f"{where}: the program at 0x{addr:x} is not PTX text (byte 0x{text[e.start]:02x} at offset {e.start} is not UTF-8)") from None
 
 COUNTS = 320  # byte offset of cbuf0 words 80 and 81 (the buffer and value counts)
 
