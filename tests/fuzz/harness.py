@@ -52,7 +52,7 @@ MODELLED_ERRNOS = {errno.EINVAL, errno.EFAULT, errno.ENOMEM, errno.EBUSY, errno.
 def classify(exc:BaseException) -> str:
   from mockgpu.errors import MockGPUError
   if isinstance(exc, MockGPUError): return "named"
-  if isinstance(exc, OSError) and type(exc) in (OSError, FileNotFoundError) and exc.errno in MODELLED_ERRNOS: return "named"
+  if isinstance(exc, OSError) and exc.errno in MODELLED_ERRNOS: return "named"  # OSError(EPERM, ...) is a PermissionError
   return "generic"
 
 def _short(exc:BaseException) -> str:
