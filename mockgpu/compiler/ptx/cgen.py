@@ -12,6 +12,7 @@ rarer bit operations. The instruction budget counts thread-instructions (32 per 
 """
 from __future__ import annotations
 import os, struct
+import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.codegen import Layout, split_blocks, _BARRIERS, _ENDS_BLOCK
@@ -104,7 +105,8 @@ class Kernel:
     if t in ("f32", "f64"):
       fmt, n = ("<f", 32) if t == "f32" else ("<d", 64)
       if a.is_float and a.bits == n: raw = struct.unpack(f"<I" if n == 32 else "<Q", struct.pack(fmt, a.value))[0]
-      else: raw = struct.unpack(f"<I" if n == 32 else "<Q", struct.pack(fmt, float(a.value)))[0]
+      else:  # rounded as the numpy path's np.float32(v) does (an integer past float32's range is inf: struct raises)
+        with np.errstate(over="ignore"): raw = int(np.array([float(a.value)]).astype(f"f{n // 8}").view(f"u{n // 8}")[0])
       return f"F{n}(0x{raw:x}ull)" if n == 64 else f"F32(0x{raw:x}u)"
     if kind(t) == "f": raise NoNative(f"a .{t} immediate")
     if a.is_float:

@@ -120,7 +120,7 @@ class Ctx:
       u = {4: "uint32", 8: "uint64"}[dt.itemsize]
       raw = np.array([a.value], np.float64).astype(dt).view(u)[0]
       return self.const(f"np.{u}({int(raw)}).view(np.{dt.name})")
-    if dt.kind == "f": return self.const(f"np.{dt.name}({float(a.value)!r})")
+    if dt.kind == "f": return self.const(f"np.{dt.name}(float({str(float(a.value))!r}))")  # inf and nan have no literal
     if a.is_float:
       # a float literal in an integer/bit-typed operand stands for its bit pattern (0f: 32 bits, 0d: 64 bits)
       fdt, udt = (np.float64, np.uint64) if a.bits == 64 else (np.float32, np.uint32)

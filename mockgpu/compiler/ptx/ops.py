@@ -31,7 +31,7 @@ def npt(t:str) -> str: return f"np.{np_dtype(t).name}"
 def K(cx, t:str, v) -> str:
   """A constant of PTX type t (integer value taken modulo its width)."""
   dt = np_dtype(t)
-  if dt.kind == "f": return cx.const(f"np.{dt.name}({float(v)!r})")
+  if dt.kind == "f": return cx.const(f"np.{dt.name}(float({str(float(v))!r}))")  # inf and nan have no literal
   if dt.kind == "b": return cx.const(f"np.bool_({bool(v)})")
   return cx.const(f"np.uint{dt.itemsize*8}({int(v) % (1 << dt.itemsize*8)}).view(np.{dt.name})")
 

@@ -410,6 +410,10 @@ def parse(text:str) -> Module:
   if address_size != 64: raise PTXSyntaxError(f".address_size {address_size} is not supported (only 64)")
   module = Module(version, target, address_size, module_vars, functions)
   from mockgpu.compiler.ptx.inline import inline_calls
+  from mockgpu.compiler.ptx.validity import check_operands
+  for fn in functions.values():   # as ptxas does, before any backend sees the module (and in functions never called)
+    for ins in fn.body:
+      if isinstance(ins, Instr): check_operands(ins, fn.name)
   inline_calls(module)
   return module
 

@@ -73,7 +73,7 @@ _modules: dict[str, PTXModule] = {}
 
 def load_module(ptx:str|bytes) -> PTXModule:
   """Parse and translate a PTX module once per text (memory) and once per machine (disk cache)."""
-  text = ptx.decode() if isinstance(ptx, (bytes, bytearray, memoryview)) else ptx
+  text = _text(ptx)
   text = text.rstrip("\x00")
   if (mod := _modules.get(text)) is not None: return mod
   code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
@@ -81,6 +81,14 @@ def load_module(ptx:str|bytes) -> PTXModule:
   exec(code, ns)
   _modules[text] = mod = PTXModule(ns, text)
   return mod
+
+def _text(ptx) -> str:
+  """The module's text; bytes that are not UTF-8 are not PTX (ptxas rejects them): PTXSyntaxError naming where."""
+  if not isinstance(ptx, (bytes, bytearray, memoryview)): return ptx
+  try: return bytes(ptx).decode()
+  except UnicodeDecodeError as e:
+    line = bytes(ptx)[:e.start].count(b"\n") + 1
+    raise P.PTXSyntaxError(f"PTX line {line}: byte 0x{bytes(ptx)[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
 
 def entries(m:P.Module) -> tuple[list[tuple[P.Function, Layout]], bytes, bytes]:
   """The entry functions of a parsed module with their layouts, and the images of its .global and .const variables."""
