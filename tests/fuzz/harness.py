@@ -35,6 +35,10 @@ Use:
   assert report.clean(), report.summary()
   python tests/fuzz/harness.py surface_pm4 surface_kfd -n 10000 --seed 3 --jobs 2
 
+Mutators for surfaces: interesting(rng, bits) (boundary values), mutate_words(rng, words) (bit flips, interesting
+values, insertions, deletions, duplications, swaps, truncation; non-int items such as symbolic addresses move intact).
+Tiers: tests/fuzz/test_fuzz_*.py run each surface's CI count; MOCKGPU_FUZZ=N (scale()) multiplies it, `tox -e fuzz` uses 20.
+
 Workers are long-lived `python harness.py --worker MODULE` processes fed batches of cases over a pipe (pickles); the
 parent reads one result per case with the per-case timeout, so a crash or a hang loses only that case's worker.
 """
