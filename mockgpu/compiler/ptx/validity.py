@@ -98,6 +98,12 @@ def check_operands(ins, fn_name:str):
   if any(m in _OTHER_TYPES for m in types): return   # fp8 and tf32 forms: their emitters check them
   if ins.op in _KINDS and types and (_kind(types[-1]) not in _KINDS[ins.op] or _kind(types[-1]) != "p" and _size(types[-1]) in (1, 16)):
     _invalid(ins, f"{ins.op} does not take .{types[-1]}{where}, ptxas: \"Unexpected instruction types specified for '{ins.op}'\"")
+  if ins.op == "cvt" and any(_kind(t) not in "usf" for t in types):   # conversions are between value types only
+    _invalid(ins, f"cvt does not take .{next(t for t in types if _kind(t) not in 'usf')}{where}, "
+                  "ptxas: \"Unexpected instruction types specified for 'cvt'\"")
+  if ins.op == "cvt" and types and types[-1] in ("f16x2", "bf16x2"):   # packed sources convert only to fp8 pairs
+    _invalid(ins, f"cvt from .{types[-1]} is defined only to .e4m3x2/.e5m2x2{where}, "
+                  "ptxas: \"Unexpected instruction types specified for 'cvt'\"")
   for i, a in enumerate(ins.args):
     if isinstance(a, P.Addr) != (_ADDRESS_AT.get(ins.op) == i):
       _invalid(ins, f"operand {i + 1} {'is' if isinstance(a, P.Addr) else 'is not'} an address [...]{where}")

@@ -20,13 +20,14 @@ from tinygrad.renderer.amd.dsl import Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, describe
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
-from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs
+from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs, bad_sgprs
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
 CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "f16": "float", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
          "b64": "uint64_t", "u64": "uint64_t", "i64": "int64_t", "f64": "double"}
 
 CVREG = re.compile(r"\bV\((-?\d+)\)")  # a VGPR the C code of an instruction touches
+CSREG = re.compile(r"\bs\[(\d+)\]")     # and an SGPR
 OLD_D = re.compile(r"\bd\b")  # the destination's old value, in CMOV and s_bitset*
 
 class NoNative(Exception):
@@ -253,7 +254,8 @@ class CTranslator:
       start, regs = len(self.lines), set(self.vregs)
       nxt = self.inst(inst)
       used = (self.vregs - regs) | {int(i) for ln in self.lines[start:] for i in CVREG.findall(ln)}
-      if (bad := bad_vgprs(used)) is not None:  # the numpy path raises the same InvalidInstruction
+      sgprs = [int(i) for ln in self.lines[start:] for i in CSREG.findall(ln)]
+      if (bad := bad_vgprs(used) or bad_sgprs(sgprs)) is not None:  # the numpy path raises the same InvalidInstruction
         del self.lines[start:]
         self.vregs = regs
         return self.fail(failure(inst, bad))

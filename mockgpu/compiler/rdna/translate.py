@@ -58,9 +58,17 @@ def bad_vgprs(regs) -> str|None:
   if below := [i for i in regs if i < 0]: return f"{INVALID}operand encoding {min(below) + 256} where a VGPR is required"
   return None
 
+SREG = re.compile(r"\bS\[(\d+)\]")
+
+def bad_sgprs(regs) -> str|None:
+  """An SGPR index past the 256 scalar slots is a VGPR encoded where an SGPR or a lane mask is required."""
+  if past := [i for i in regs if i > 255]: return f"{INVALID}v{min(past) - 256} where the instruction needs an SGPR"
+  return None
+
 def past_v255(lines:list[str]) -> str|None:
-  """bad_vgprs of the VGPRs the translated lines of one instruction touch."""
-  return bad_vgprs([int(next(g for g in m.groups() if g)) for ln in lines for m in VREG.finditer(ln)])
+  """bad_vgprs (and bad_sgprs) of the registers the translated lines of one instruction touch."""
+  return bad_vgprs([int(next(g for g in m.groups() if g)) for ln in lines for m in VREG.finditer(ln)]) or \
+         bad_sgprs([int(i) for ln in lines for i in SREG.findall(ln)])
 
 def _const_bits(o:int, width:int) -> int|None:
   if 128 <= o <= 208: v = o - 128 if o <= 192 else -(o - 192)
