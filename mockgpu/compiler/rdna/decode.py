@@ -52,7 +52,7 @@ def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
   if pc + 4 > len(code): return Bad(0, "instruction fetch runs past the end of the code's memory")
   word = int.from_bytes(code[pc:pc+4], "little")
   try: inst = _dpp8(decode_inst(code[pc:pc+16], arch), code[pc:pc+16])
-  except (ValueError, AssertionError) as e: return Bad(word, f"undecodable instruction word 0x{word:08x} ({e})")
+  except (ValueError, AssertionError) as e: return Bad(word, f"{INVALID}undecodable instruction word 0x{word:08x} ({e})")
   if pc + inst.size() > len(code): return Bad(word, "instruction runs past the end of the code's memory")
   return _fields_valid(inst, word)
 
