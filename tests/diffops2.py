@@ -96,7 +96,9 @@ def movement_family():
     add("__setitem__", [X((6, 7), t), X((3, 7), t, salt=1)])
 
 def _setitem(x, y):
-  x = x.contiguous().realize()
+  # a buffer of its own, realized apart from the case's leaf: otherwise the leaf tensor shares the target's UOp and
+  # tinygrad refuses the setitem ("other uses")
+  x = x.realize().clone().realize()
   x[1:4] = y
   x[5, 2:4] = 3
   return x
@@ -153,17 +155,21 @@ def seeded(fn):
     Tensor.manual_seed(kw.pop("seed"))
     return fn(d, *xs, **kw)
   return go
+def on(d, t):
+  """tinygrad 0.14's arange, eye and linspace (mixin/op.py) take no device: they build device-free constants that
+  realize on Device.DEFAULT, which each worker sets to its configuration."""
+  return t.to(d)
 def creation_family():
   def T(): from tinygrad import Tensor; return Tensor
   from diffops import dt
   for name, fn, kws in (
-      ("arange", lambda d, **kw: T().arange(kw["n"], device=d, dtype=dt(kw["t"])), [{"n": 37, "t": t} for t in ("int32", "float32", "int8", "uint64", "float16")]),
-      ("arange.step", lambda d, **kw: T().arange(-3, 20, 2.5, device=d), [{}]),
-      ("eye", lambda d, **kw: T().eye(kw["n"], 7, device=d, dtype=dt(kw["t"])), [{"n": n, "t": t} for n in (5, 9) for t in ("float32", "bool")]),
+      ("arange", lambda d, **kw: on(d, T().arange(kw["n"], dtype=dt(kw["t"]))), [{"n": 37, "t": t} for t in ("int32", "float32", "int8", "uint64", "float16")]),
+      ("arange.step", lambda d, **kw: on(d, T().arange(-3, 20, 2.5)), [{}]),
+      ("eye", lambda d, **kw: on(d, T().eye(kw["n"], 7, dtype=dt(kw["t"]))), [{"n": n, "t": t} for n in (5, 9) for t in ("float32", "bool")]),
       ("full", lambda d, **kw: T().full((5, 3), kw["v"], device=d, dtype=dt(kw["t"])), [{"v": v, "t": t} for v, t in ((2.5, "float32"), (-3, "int8"), (True, "bool"), (7, "uint64"), (1.5, "bfloat16"))]),
       ("zeros", lambda d, **kw: T().zeros(4, 5, device=d, dtype=dt(kw["t"])), [{"t": t} for t in ("float32", "int16")]),
       ("ones", lambda d, **kw: T().ones(4, 5, device=d, dtype=dt(kw["t"])), [{"t": t} for t in ("float32", "uint8", "fp8e5m2")]),
-      ("linspace", lambda d, **kw: T().linspace(-2, 3.5, kw["n"], device=d), [{"n": 1}, {"n": 17}]),
+      ("linspace", lambda d, **kw: on(d, T().linspace(-2, 3.5, kw["n"])), [{"n": 1}, {"n": 17}]),
       ("const", lambda d, **kw: T().const(kw["v"]).to(d) * 2, [{"v": 3}, {"v": 1.5}]),
       ):
     op(name, name.split(".")[0])(fn)
@@ -179,7 +185,7 @@ def creation_family():
       ("kaiming_uniform", lambda d, **kw: T().kaiming_uniform(9, 4, device=d), [{}]),
       ("kaiming_normal", lambda d, **kw: T().kaiming_normal(9, 4, device=d), [{}]),
       ("randperm", lambda d, **kw: T().randperm(kw["n"], device=d), [{"n": 1}, {"n": 50}]),
-      ("random_bits", lambda d, **kw: T().random_bits(T()([7, 9], device=d, dtype=dt("uint32")), T().arange(5, device=d, dtype=dt("uint32")), 5), [{}]),
+      ("random_bits", lambda d, **kw: T().random_bits(T()([7, 9], device=d, dtype=dt("uint32")), on(d, T().arange(5, dtype=dt("uint32"))), 5), [{}]),
       ("dropout", lambda d, **kw: _train(lambda: T().ones(40, 40, device=d).dropout(0.3)), [{}]),
       ("manual_seed", lambda d, **kw: T().rand(6, device=d), [{}]),
       ):
@@ -195,10 +201,8 @@ def creation_family():
     for t in (("float32", "int8") if not name.startswith(("rand", "multi")) else ("float32",)):
       add(name, [X((6, 7) if not name.startswith("multi") else (3, 7), t, (0.1, 1) if name.startswith("multi") else None)], {"seed": 5} if name.startswith(("rand", "multi")) else {})
   op("threefry")(lambda d, x, s: x.threefry(s))
-  add("threefry", [X((33,), "uint32", "full"), X((2,), "uint32", "full", salt=1)])
-  op("hash")(lambda d, x: x.hash())
+  add("threefry", [X((33,), "uint64", "full"), X((33,), "uint64", "full", salt=1)])  # elementwise, and lowered for uint64 only (codegen/decomp/op.py)
   op("keccak")(lambda d, x, cfg="sha3_256": x.keccak(cfg))
-  for shape in ((4,), (300,)): add("hash", [X(shape, "uint8", "full")])
   for cfg in ("sha3_256", "sha3_512"): add("keccak", [X((3, 50), "uint8", "full")], {"cfg": cfg})
 
 def _train(fn):
@@ -238,6 +242,7 @@ def emulated_family():
     add("matmul", [X((9, 13), t, (-3, 3)), X((13, 5), t, (-3, 3), salt=1)], ctx=ctx)
 
 EXCLUDED = {
+  "hash": "tinygrad 0.14's Tensor.hash of even 4 bytes builds a graph that exhausts memory while scheduling, on DEV=CPU too (MemoryError under a 6 GB limit); keccak, which it wraps, has cases",
   "to": "a cross-device copy: tests/test_diff_multi.py", "to_": "a cross-device copy: tests/test_diff_multi.py",
   "shard": "multi-device: tests/test_diff_multi.py", "shard_": "multi-device: tests/test_diff_multi.py", "shard_like": "multi-device: tests/test_diff_multi.py",
   "backward": "every grad case calls it", "gradient": "backward is built on it; every grad case runs it", "grad": "the attribute backward fills: every grad case reads it",

@@ -12,7 +12,7 @@ rng = np.random.default_rng(7)
 def rounded(v:Fraction, dtype, mode:str):
   """The float of `dtype` that v rounds to in `mode`, found among the neighbours of float(v)."""
   f = dtype(float(v))
-  cands = [np.nextafter(f, dtype(-np.inf)), f, np.nextafter(f, dtype(np.inf))]
+  cands = [q for q in (np.nextafter(f, dtype(-np.inf)), f, np.nextafter(f, dtype(np.inf))) if np.isfinite(q)]  # |v| <= max
   exact = lambda q: Fraction(float(q))
   if mode == "rn": return min(cands, key=lambda q: (abs(exact(q) - v), int(np.array(q).view(f"u{np.dtype(dtype).itemsize}")) & 1))
   if mode == "rz": return max((q for q in cands if abs(exact(q)) <= abs(v)), key=lambda q: abs(exact(q)))
@@ -57,6 +57,32 @@ def test_fma64_round_to_odd():
   c = -a * b * (1 + rng.standard_normal(300) * 1e-12)
   want = np.array([rounded(Fraction(x) * Fraction(y) + Fraction(z), np.float64, "rn") for x, y, z in zip(a, b, c)])
   np.testing.assert_array_equal(fma64(a, b, c), want)
+
+def rounded64(x, y, z, mode:str) -> float:
+  """fma(x, y, z) in float64 and mode by IEEE 754: exact rationals, overflow past the largest finite value by the mode's
+  direction, and the signs of zero sums (-0 rounding toward -inf, or when both addends are -0)."""
+  big = float(np.finfo(np.float64).max)
+  v = Fraction(x) * Fraction(y) + Fraction(z)
+  if v == 0:
+    p_neg, z_neg = bool(np.signbit(x) ^ np.signbit(y)), bool(np.signbit(z))
+    if (x == 0 or y == 0) and p_neg == z_neg: return -0.0 if p_neg else 0.0   # both addends zeros of one sign
+    return -0.0 if mode == "rm" else 0.0
+  if abs(v) > Fraction(big):
+    up = mode == "rn" and abs(v) >= Fraction(big) + Fraction(2) ** 970 or (mode == "rp" and v > 0) or (mode == "rm" and v < 0)
+    return (np.inf if up else big) * (1.0 if v > 0 else -1.0)
+  return float(rounded(v, np.float64, mode))
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fma64_range_edges_and_zero_signs(mode):
+  """Products near or past float64's range (tinygrad's PTX renderer computes a-b as fma(b, -1, a): max - 1 was -inf),
+  sums that overflow, tiny products and signed zeros."""
+  big = float(np.finfo(np.float64).max)
+  vals = np.array([0.0, -0.0, 1.0, -1.0, big, -big, 2.0 ** 1000, 1.5e308, 2.0 ** 995, 3.0, -21.0, 7.0, 2.0 ** -1074, 1e-300, 0.75])
+  a, b, c = (g.reshape(-1) for g in np.meshgrid(vals, vals, vals, indexing="ij"))
+  with np.errstate(all="ignore"): got = fma64(a, b, c, mode)
+  want = np.array([rounded64(float(x), float(y), float(z), mode) for x, y, z in zip(a, b, c)])
+  bad = np.flatnonzero(bits(got) != bits(want))
+  assert not bad.size, [(a[i], b[i], c[i], got[i], want[i]) for i in bad[:5]]
 
 @pytest.mark.parametrize("mode", MODES)
 def test_int64_to_float_all_modes(mode):

@@ -259,40 +259,47 @@ def fma64(a, b, c, mode:str="rn"):
   fix = (te != 0) & ((tb & U64(1)) == 0) & np.isfinite(t)
   t = np.where(fix, np.nextafter(t, np.where(te > 0, np.inf, -np.inf)), t)
   r, re = two_sum(uh, t)
-  # an infinite or NaN operand, or a product beyond float64: the error-free transformations make NaN (inf - inf);
-  # a*b+c in float64 is the IEEE result there (inf*0 and inf-inf are NaN, inf+finite is inf)
-  special = ~(np.isfinite(ph) & np.isfinite(c))
-  if np.any(special):
-    r = np.where(special, a0 * b0 + c, r)
-    re = np.where(special, 0.0, re)
-    if mode != "rn":   # an overflow of finite operands rounds to the largest finite value in the modes toward it
-      big = np.float64(np.finfo(np.float64).max)
-      ovf = special & np.isfinite(a0) & np.isfinite(b0) & np.isfinite(c) & np.isinf(r)
-      keep = {"rz": ovf, "rm": ovf & (r > 0), "rp": ovf & (r < 0)}[mode]
-      return np.where(keep, np.copysign(big, r), nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode))
-  tiny = np.isfinite(ph) & (np.abs(ph) < 2.0 ** -900) & (a0 != 0) & (b0 != 0) & np.isfinite(c)
-  if np.any(tiny): return _fma64_tiny(r if mode == "rn" else nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode),
-                                      tiny, a0, b0, c, mode)
-  if mode == "rn": return r
-  return nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode)
+  # the lanes the error-free transformations cannot hold exactly: a product below ~2^-900 (its error terms underflow),
+  # or near or past float64's range (Veltkamp's split of it overflows: max*-1+1 gave -inf, 1.5*max-max gave inf), or
+  # a sum that overflows (two_sum's error of an infinite sum is NaN), with finite operands: computed exactly with rationals
+  finite = np.isfinite(a0) & np.isfinite(b0) & np.isfinite(c)
+  big = finite & ~((np.abs(ph) < 2.0 ** 1000) & np.isfinite(r))
+  tiny = finite & np.isfinite(ph) & (np.abs(ph) < 2.0 ** -900) & (a0 != 0) & (b0 != 0)
+  # an infinite or NaN operand: a*b+c in float64 is the IEEE result (inf*0 and inf-inf are NaN, inf+finite is inf)
+  r = np.where(finite, r if mode == "rn" else nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode), a0 * b0 + c)
+  # a zero product: c plus a signed zero, exact in float64 (the transformations' +0 error terms lost -0 + -0's sign)
+  zero = (a0 == 0) | (b0 == 0)
+  r = np.where(finite & zero, a0 * b0 + c, r)
+  if mode == "rm":   # an exact zero sum is -0 rounding toward -inf, unless both the product and c are +0
+    plus = zero & ~(np.signbit(a0) ^ np.signbit(b0)) & (c == 0) & ~np.signbit(c)
+    r = np.where(finite & (r == 0), np.where(plus, 0.0, -0.0), r)
+  return _fma64_exact(r, big | tiny, a0, b0, c, mode) if np.any(big | tiny) else r
 
-def _fma64_tiny(r, tiny, a, b, c, mode:str):
-  """The lanes whose product lies below ~2^-900, where the error terms of two_prod underflow (not exact): computed
-  exactly with rationals (rare lanes), rounded in mode; an exact cancellation of a nonzero product is +0 (-0 in .rm)."""
+def _fma64_exact(r, lanes, a, b, c, mode:str):
+  """fma's rare lanes (`lanes`) computed exactly with rationals and rounded in mode; an exact cancellation of a
+  nonzero product is +0 (-0 in .rm)."""
   from fractions import Fraction
   r = np.array(r, np.float64, copy=True)
-  flat, idx = r.reshape(-1), np.flatnonzero(tiny)
+  flat, idx = r.reshape(-1), np.flatnonzero(lanes)
   A, B, C = (np.broadcast_to(x, r.shape).reshape(-1) for x in (a, b, c))
-  for i in idx:
-    v = Fraction(float(A[i])) * Fraction(float(B[i])) + Fraction(float(C[i]))
-    if v == 0: flat[i] = -0.0 if mode == "rm" else 0.0; continue
-    x = float(v)   # correctly rounded to nearest
-    fx = Fraction(x)
-    if mode == "rz" and abs(fx) > abs(v): x = float(np.nextafter(x, 0.0))
-    elif mode == "rm" and fx > v: x = float(np.nextafter(x, -np.inf))
-    elif mode == "rp" and fx < v: x = float(np.nextafter(x, np.inf))
-    flat[i] = x
+  for i in idx: flat[i] = round_fraction(Fraction(float(A[i])) * Fraction(float(B[i])) + Fraction(float(C[i])), mode)
   return r if r.ndim else r[()]
+
+F64_MAX = float(np.finfo(np.float64).max)
+F64_OVERFLOW = 2 ** 1024 - 2 ** 970   # halfway from the largest finite float64 to 2^1024: from here RN gives inf
+def round_fraction(v, mode:str) -> float:
+  """The exact rational v rounded to float64 in mode (rn: to nearest even; rz, rm, rp: directed), overflow included."""
+  from fractions import Fraction
+  if v == 0: return -0.0 if mode == "rm" else 0.0
+  if abs(v) >= F64_OVERFLOW:   # float(v) would raise OverflowError
+    toward_inf = mode == "rn" or (mode == "rp" and v > 0) or (mode == "rm" and v < 0)
+    return float(np.copysign(np.inf if toward_inf else F64_MAX, float(np.sign(v))))
+  x = float(v)   # correctly rounded to nearest (finite below F64_OVERFLOW)
+  fx = Fraction(x)
+  if mode == "rz" and abs(fx) > abs(v): x = float(np.nextafter(x, 0.0))
+  elif mode == "rm" and fx > v: x = float(np.nextafter(x, -np.inf))
+  elif mode == "rp" and fx < v: x = float(np.nextafter(x, np.inf))
+  return x
 
 # *** modifiers ***
 

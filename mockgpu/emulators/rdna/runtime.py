@@ -167,22 +167,10 @@ def fma32(a, b, c) -> np.ndarray:
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
 
 def fma64(a, b, c) -> np.ndarray:
-  """f64 fma via exact splitting (Dekker product + TwoSum); exact except when intermediate over/underflows."""
-  a, b, c = (np.asarray(v, f64) for v in (a, b, c))
-  p = a * b
-  split = 134217729.0
-  def _split(x):
-    t = split * x
-    hi = t - (t - x)
-    return hi, x - hi
-  ah, al = _split(a)
-  bh, bl = _split(b)
-  pe = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # exact a*b = p + pe
-  s = p + c
-  bp = s - c
-  se = (p - bp) + (c - (s - bp))
-  r = s + (se + pe)
-  return np.where(np.isfinite(r) & np.isfinite(p), r, p + c)
+  """f64 a*b+c rounded once (to nearest even): PTX's exact float64 fma, one implementation for both ISAs (a Dekker
+  split here gave inf or NaN for products near float64's range and lost -0 + -0's sign)."""
+  from mockgpu.emulators.ptx.numerics import fma64 as fma64_rn
+  with np.errstate(over="ignore", invalid="ignore"): return fma64_rn(np.asarray(a, f64), np.asarray(b, f64), np.asarray(c, f64))
 
 def clamp01(x):
   """Output clamp to [0, 1]; NaN clamps to 0 as on hardware."""
