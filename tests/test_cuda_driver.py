@@ -6,30 +6,9 @@ import ctypes, importlib, logging
 import numpy as np
 import pytest
 from mockgpu.errors import UnsupportedIoctl
+from userpages import SCALE_PTX
 
-SCALE_PTX = """
-.version 7.8
-.target sm_89
-.address_size 64
-.visible .entry scale(.param .u64 out, .param .u64 inp, .param .u32 k)
-{
-  .reg .b32 %r<4>;
-  .reg .b64 %rd<6>;
-  .reg .f32 %f<4>;
-  ld.param.u64 %rd1, [out];
-  ld.param.u64 %rd2, [inp];
-  ld.param.u32 %r1, [k];
-  mov.u32 %r2, %tid.x;
-  mul.wide.u32 %rd3, %r2, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  cvt.rn.f32.u32 %f2, %r1;
-  mul.f32 %f3, %f1, %f2;
-  add.s64 %rd5, %rd1, %rd3;
-  st.global.f32 [%rd5], %f3;
-  ret;
-}
-"""
+
 # writes 1 GiB past its buffer
 FAULT_PTX = """
 .version 7.8

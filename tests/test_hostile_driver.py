@@ -1,28 +1,20 @@
 """Issue 13, the driver and device-model half: one regression test per class of hostile input the fuzzer found. Each
 asserts the modelled outcome (errno, CUresult, NV status, or a named mockgpu error whose message names the culprit)
 and that a known-good operation on the same device still gives the right answer afterwards."""
-import ctypes, errno, importlib, logging, mmap, os, struct, sys
+import ctypes, errno, importlib, logging, os, struct, sys
 import numpy as np
 import pytest
 from tinygrad.runtime.autogen import hsa, kfd, nv_570 as nv
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
 from mockgpu import system
 from mockgpu.errors import PacketError, Unmodelled, UnsupportedIoctl
-from mockgpu.emulators.amd_gpu import host_mmap
 from test_kfd import Client, call, lohi, pkt3
+from userpages import guarded_page
 
 @pytest.fixture(autouse=True)
 def fresh_machine(monkeypatch):
   monkeypatch.setattr(system, "_system", None)
   monkeypatch.setenv("MOCKGPU_COUNT", "2")
-
-def guarded_page() -> int:
-  """A page of user memory followed by an unmapped page: what lies past it faults instead of being some other heap."""
-  addr = host_mmap(0, 0x2000, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-  libc = ctypes.CDLL(None)
-  libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-  libc.munmap(addr + 0x1000, 0x1000)
-  return addr
 
 def release_mem(addr, value):
   event = pm4.PACKET3_RELEASE_MEM_EVENT_TYPE(pm4.CACHE_FLUSH_AND_INV_TS_EVENT) | pm4.PACKET3_RELEASE_MEM_EVENT_INDEX(5)

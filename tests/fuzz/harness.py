@@ -48,6 +48,7 @@ import threading, time, traceback
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if os.path.dirname(HERE) not in sys.path: sys.path.insert(0, os.path.dirname(HERE))  # tests/: userpages, test_kfd
 OUTCOMES = ("ok", "named", "generic", "crash", "hang", "broken_after")
 # the errnos the modelled kernel interfaces answer (a real ioctl's -1/errno); anything else from a driver model is generic
 MODELLED_ERRNOS = {errno.EINVAL, errno.EFAULT, errno.ENOMEM, errno.EBUSY, errno.EBADF, errno.ENOENT, errno.EPERM, errno.ENOSPC,

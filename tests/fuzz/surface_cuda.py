@@ -7,33 +7,12 @@ The fuzzed calls run in a context on device 0 (remade after a case leaves it sti
 known-good op runs on device 1's context: a copy in, a kernel launch and a copy out that must give k*x.
 """
 from __future__ import annotations
-import ctypes, mmap, struct
+import ctypes, struct
 from harness import interesting
+from userpages import SCALE_PTX, guarded_page
 
 NAME = "cuda"
 ENV = {"MOCKGPU_COUNT": "2", "MOCKGPU_NV_MODEL": "sm_89", "MOCKGPU_BUDGET": "100000", "MOCKGPU_PTX_NATIVE": "0"}
-SCALE_PTX = """.version 7.8
-.target sm_89
-.address_size 64
-.visible .entry scale(.param .u64 out, .param .u64 inp, .param .u32 k)
-{
-  .reg .b32 %r<4>;
-  .reg .b64 %rd<6>;
-  .reg .f32 %f<4>;
-  ld.param.u64 %rd1, [out];
-  ld.param.u64 %rd2, [inp];
-  ld.param.u32 %r1, [k];
-  mov.u32 %r2, %tid.x;
-  mul.wide.u32 %rd3, %r2, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  cvt.rn.f32.u32 %f2, %r1;
-  mul.f32 %f3, %f1, %f2;
-  add.s64 %rd5, %rd1, %rd3;
-  st.global.f32 [%rd5], %f3;
-  ret;
-}
-"""
 BUF = 0x1000
 PTRS = ("dev", "dev", "dev_end", "host", "user", "user_end", "unmapped", "small", 0, "kernel")
 OUTS = ("byref", "byref", "byref", "ptr_user", "ptr_user_end", "ptr_bad", "int_bad", None)
@@ -108,7 +87,7 @@ class State:
     global cu
     cu = importlib.import_module("mockgpu.driver.cuda")
     assert cu.cuInit(0) == 0
-    self.user = _guarded_page()
+    self.user = guarded_page()
     self.good = self.context(1)
     self.fuzz = self.context(0)
 
@@ -140,14 +119,6 @@ class State:
     """Destroy the fuzzed context (and everything in it) and make it again."""
     cu.cuCtxDestroy_v2(self.fuzz["ctx"])
     self.fuzz = self.context(0)
-
-def _guarded_page() -> int:
-  from mockgpu.emulators.amd_gpu import host_mmap
-  addr = host_mmap(0, 0x2000, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-  libc = ctypes.CDLL(None)
-  libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-  libc.munmap(addr + 0x1000, 0x1000)
-  return addr
 
 def setup():
   global st

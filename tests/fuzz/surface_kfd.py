@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes, mmap, os
 from tinygrad.runtime.autogen import kfd, amdgpu_drm
 from harness import interesting
+from userpages import guarded_page
 import surface_pm4
 
 NAME = "kfd"
@@ -65,15 +66,7 @@ def setup():
   c.bo = c.alloc(0x2000, map_gpu=False)
   c.evt = c.queue_event
   # two pages, the second unmapped: user arrays end right before it, so a count larger than the array faults
-  user = _guarded_page()
-
-def _guarded_page() -> int:
-  from mockgpu.emulators.amd_gpu import host_mmap
-  addr = host_mmap(0, 0x2000, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-  libc = ctypes.CDLL(None)
-  libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-  libc.munmap(addr + 0x1000, 0x1000)
-  return addr
+  user = guarded_page()
 
 def _resolve(v, size:int):
   c = rig.c

@@ -7,9 +7,10 @@ pointers point into a user page followed by an unmapped guard page (the paramete
 it), to an unmapped address or a small integer. Objects, clients and UVM ranges a case creates are freed after it.
 """
 from __future__ import annotations
-import ctypes, mmap, os
+import ctypes, os
 from tinygrad.runtime.autogen import nv_570 as nv
 from harness import interesting
+from userpages import guarded_page
 
 NAME = "rm"
 ENV = {"MOCKGPU_COUNT": "2", "MOCKGPU_NV_MODEL": "sm_89"}
@@ -102,7 +103,7 @@ class Worker:
     self.ctl, self.dev, self.uvmf = vfs.open("/dev/nvidiactl", os.O_RDWR), vfs.open("/dev/nvidia0", os.O_RDWR), vfs.open("/dev/nvidia-uvm", os.O_RDWR)
     self.drv = self.ctl.drv
     self.rm, self.uvm = self.drv.rm, self.drv.uvm
-    self.page = _guarded_page()
+    self.page = guarded_page(AREA)
     self.build()
     self.gpu = self.rm.gpus[0]
     self.uvm_call(nv.UVM_INITIALIZE, nv.UVM_INITIALIZE_PARAMS())
@@ -135,15 +136,6 @@ class Worker:
     return v % (1 << bits) if not issubclass(t, (ctypes.c_int, ctypes.c_long)) or v < 1 << (bits - 1) else v - (1 << bits)
 
 AREA = 0x10000  # the parameter area: larger than every parameter struct (the biggest, the SM error states, is ~36 KiB)
-
-def _guarded_page() -> int:
-  """AREA bytes of user memory followed by an unmapped page."""
-  from mockgpu.emulators.amd_gpu import host_mmap
-  addr = host_mmap(0, AREA + 0x1000, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-  libc = ctypes.CDLL(None)
-  libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-  libc.munmap(addr + AREA, 0x1000)
-  return addr
 
 def _set(obj, dotted:str, value, resolve):
   *path, leaf = dotted.split(".")

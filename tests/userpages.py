@@ -1,0 +1,36 @@
+"""Inputs the driver tests and the fuzz surfaces share: user memory that ends at an unmapped page, and a small PTX kernel."""
+import ctypes, mmap
+
+def guarded_page(size:int=0x1000) -> int:
+  """`size` bytes of user memory followed by an unmapped page: what lies past it faults instead of being other heap."""
+  from mockgpu.emulators.amd_gpu import host_mmap
+  addr = host_mmap(0, size + 0x1000, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+  libc = ctypes.CDLL(None)
+  libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+  libc.munmap(addr + size, 0x1000)
+  return addr
+
+# out[tid] = inp[tid] * k
+SCALE_PTX = """
+.version 7.8
+.target sm_89
+.address_size 64
+.visible .entry scale(.param .u64 out, .param .u64 inp, .param .u32 k)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<6>;
+  .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [inp];
+  ld.param.u32 %r1, [k];
+  mov.u32 %r2, %tid.x;
+  mul.wide.u32 %rd3, %r2, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  cvt.rn.f32.u32 %f2, %r1;
+  mul.f32 %f3, %f1, %f2;
+  add.s64 %rd5, %rd1, %rd3;
+  st.global.f32 [%rd5], %f3;
+  ret;
+}
+"""
