@@ -194,3 +194,11 @@ def test_declared_registers_bound_the_c_translation(monkeypatch):
   st = X.run(_hot_kernel(1000), [out])
   assert not st.native and out[0] == 0x3F800000
   assert any("declared registers (the C translation takes at most 64)" in k for k in native.declined)
+
+@pytest.mark.usefixtures("ptx_path")
+def test_ptx_uniform_shared_address_outside_the_window():
+  # a global pointer (the same for every thread: a 0-d value) used as a .shared address: _flat indexed the 0-d
+  # out-of-bounds mask (IndexError) instead of faulting
+  out = np.zeros(32, np.uint32)
+  with pytest.raises(GPUPageFault, match=r"PTX line 13: ld.shared.u32 %r4, \[%rd1\+96\] \(shared window of 0 bytes\)"):
+    X.run(X.kernel("ld.param.u64 %rd1, [out];\nld.shared.u32 %r4, [%rd1+96];\nst.global.u32 [%rd1], %r4;"), [out])

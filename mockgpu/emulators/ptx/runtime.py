@@ -123,7 +123,7 @@ class Env(Collective):
     if m is not None:
       a = np.broadcast_to(a, (self.n,))[m]
       owner = np.broadcast_to(owner, (self.n,))[m]
-    if a.size and (bad := outside(a, nbytes, size)).any():
+    if a.size and (bad := np.atleast_1d(outside(a, nbytes, size))).any():   # a uniform address is 0-d
       raise GPUPageFault(int(np.broadcast_to(a, bad.shape)[np.argmax(bad)]), nbytes, write, f"{where} ({space} window of {size} bytes)")
     return store.reshape(-1), owner * store.shape[1] + a.astype(np.int64)
 
