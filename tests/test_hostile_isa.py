@@ -202,3 +202,15 @@ def test_ptx_uniform_shared_address_outside_the_window():
   out = np.zeros(32, np.uint32)
   with pytest.raises(GPUPageFault, match=r"PTX line 13: ld.shared.u32 %r4, \[%rd1\+96\] \(shared window of 0 bytes\)"):
     X.run(X.kernel("ld.param.u64 %rd1, [out];\nld.shared.u32 %r4, [%rd1+96];\nst.global.u32 [%rd1], %r4;"), [out])
+
+@pytest.mark.usefixtures("ptx_path")
+def test_ptx_cvt_rn_to_the_same_float_type():
+  # cvt.rn.f16.f16 (an opcode swap of cvt.rn.f16.f32): a float rounding to the format the value has is the value
+  # (numpy path: KeyError 'rn' in round_integral; the C path declines it)
+  a = np.array([1.5, -2.25, 65504.0, 0.0] * 8, np.float16)
+  out = np.zeros(32, np.float16)
+  body = ("mov.u32 %r0, %tid.x;\nmul.wide.u32 %rd0, %r0, 2;\nld.param.u64 %rd1, [in0];\nld.param.u64 %rd4, [out];\n"
+          "add.s64 %rd5, %rd1, %rd0;\nadd.s64 %rd9, %rd4, %rd0;\nld.global.b16 %h1, [%rd5];\n"
+          "cvt.rn.f16.f16 %h2, %h1;\nst.global.b16 [%rd9], %h2;")
+  X.run(X.kernel(body), [out, a])
+  np.testing.assert_array_equal(out, a)

@@ -451,7 +451,8 @@ def _cvt(cx, ins):
   rnd = m.rnd("")
   if is_float(dt_) and is_float(st):
     if dt_ == st or (bits(dt_) >= bits(st) and rnd in ("rni", "rzi", "rmi", "rpi")):
-      e = x if not rnd else f"round_integral({x}, {st!r}, {rnd!r})"
+      # a float rounding (.rn) of a value already in the format changes nothing; only .rni etc. round it
+      e = f"round_integral({x}, {st!r}, {rnd!r})" if rnd in ("rni", "rzi", "rmi", "rpi") else x
       if dt_ != st: e = f"float_to_float({e}, {st!r}, {dt_!r}, 'rn')"
     else:
       if bits(dt_) < bits(st) or (st, dt_) == ("f16", "bf16") or (st, dt_) == ("bf16", "f16"):
