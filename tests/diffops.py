@@ -200,7 +200,8 @@ def reduce_family():
         sh, v = REDUCE_SHAPES[(n + i) % len(REDUCE_SHAPES)]
         if name in ("prod", "cumprod") and sh[0] > 100: sh = (3, 4, 5)
         axis = AXES[(n + i) % len(AXES)]
-        if name in ("softmax", "log_softmax", "softmin"): axis = axis if isinstance(axis, int) else -1
+        # softmax and friends take one axis; tinygrad 0.14's logsumexp too (a tuple raises TypeError in it, on CPU too)
+        if name in ("softmax", "log_softmax", "softmin", "logsumexp"): axis = axis if isinstance(axis, int) or axis is None and name == "logsumexp" else -1
         kw = {"axis": axis, **({"keepdim": i % 2 == 1} if keep else {})}
         if name in ("argmax", "argmin") and isinstance(axis, tuple): kw["axis"] = 1
         add(name, [X(sh, dtype, (0.5, 1.5) if name == "prod" and dtype in FLOATS else (-3, 3) if name == "prod" else None, v)], kw)

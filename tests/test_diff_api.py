@@ -92,6 +92,20 @@ def emulated_references(runners, cases, cpu) -> dict[str, dict[int, tuple]]:
     out[dev] = by_key.get(key, {})
   return out
 
+# Cases tinygrad 0.14's DEV=CPU itself cannot run, so there is no reference to compare with: (id prefix, the
+# exception DEV=CPU raises, why). Only a listed case raising the listed exception is left out; any other CPU error fails.
+CPU_CANNOT = (
+  ("max[bfloat16[257, 3, 263]", "RuntimeError", "CPU's lowering of a large bfloat16 reduction fails tinygrad's UOp verification"),
+  ("min[bfloat16[257, 3, 263]", "RuntimeError", "CPU's lowering of a large bfloat16 reduction fails tinygrad's UOp verification"),
+  ("log_softmax[bfloat16[257, 3, 263]", "RuntimeError", "CPU's lowering of a large bfloat16 reduction fails tinygrad's UOp verification"),
+  ("logsumexp[bfloat16[", "RuntimeError", "CPU's lowering of a bfloat16 reduction fails tinygrad's UOp verification"),
+  ("__getitem__.tensors[bfloat16[", "RuntimeError", "CPU's lowering of a tensor-indexed bfloat16 gather fails tinygrad's UOp verification"),
+  ("__getitem__.tensors[fp8", "RuntimeError", "CPU's lowering of a tensor-indexed fp8 gather fails tinygrad's UOp verification"),
+  ("argmin[uint32[5, 6, 2]/pad", "CalledProcessError", "clang rejects the C tinygrad's CPU renderer emits for it"),
+)
+def cpu_cannot(case:dict, reply:tuple) -> bool:
+  return reply[0] == "error" and any(case["id"].startswith(p) and reply[1] == exc for p, exc, _ in CPU_CANNOT)
+
 def differential(runners, cases) -> dict[str, list[str]]:
   """Every case on every configuration and on CPU: {configuration: [a line per disagreeing case]}."""
   res = run_everywhere(runners, cases)
@@ -99,6 +113,8 @@ def differential(runners, cases) -> dict[str, list[str]]:
   for dev in res: FLUSH[dev] = (runners["CPU"].emulated - runners[dev].emulated) & set(D.FP8)
   emulated = emulated_references(runners, cases, cpu)
   wants = {dev: [emulated.get(dev, {}).get(i, w) for i, w in enumerate(cpu)] for dev in res}
+  keep = [i for i, c in enumerate(cases) if not cpu_cannot(c, cpu[i]) and not any(cpu_cannot(c, wants[d][i]) for d in wants)]
+  cases, res, wants = [cases[i] for i in keep], {d: [o[i] for i in keep] for d, o in res.items()}, {d: [w[i] for i in keep] for d, w in wants.items()}
   bad_ref = {f"{c['id']}: the CPU reference raised {w[1]}:\n{w[2][-2000:]}" for ws in wants.values() for c, w in zip(cases, ws) if w[0] == "error"}
   assert not bad_ref, "\n".join(sorted(bad_ref))
   # the float64 reference, only for approximate cases that are not bit-identical somewhere
