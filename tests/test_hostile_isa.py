@@ -151,15 +151,18 @@ def test_ptx_forms_ptxas_accepts_still_load(body):
   # a bit-size register of any type, a wider register for ld/st/cvt data, integers of either sign
   X.run(X.kernel(X.LOAD3 + body + "\nst.global.b32 [%rd9], %r4;"), [np.zeros(32, np.uint32)] * 4)
 
+def map_body(size:int, load:str, op:str, store:str) -> str:
+  """out[tid] = op(in0[tid]) over elements of `size` bytes: `load` reads in0's element (from [%rd5]), `op` computes,
+  `store` writes out's element (at [%rd9])."""
+  return (f"mov.u32 %r0, %tid.x;\nmul.wide.u32 %rd0, %r0, {size};\nld.param.u64 %rd1, [in0];\nld.param.u64 %rd4, [out];\n"
+          f"add.s64 %rd5, %rd1, %rd0;\nadd.s64 %rd9, %rd4, %rd0;\n{load}, [%rd5];\n{op}\n{store}")
+
 @pytest.mark.usefixtures("ptx_path")
 def test_ptx_infinite_constant_of_another_width():
   # a 0f (float32) -inf in a .f64 max: the numpy path emitted the name 'inf' (NameError)
   a = np.array([1.5, -2.0, np.inf, -np.inf] * 8, np.float64)
   out = np.zeros(32, np.float64)
-  body = ("mov.u32 %r0, %tid.x;\nmul.wide.u32 %rd0, %r0, 8;\nld.param.u64 %rd1, [in0];\nld.param.u64 %rd4, [out];\n"
-          "add.s64 %rd5, %rd1, %rd0;\nadd.s64 %rd9, %rd4, %rd0;\nld.global.f64 %fd1, [%rd5];\n"
-          "max.f64 %fd2, %fd1, 0fFF800000;\nst.global.f64 [%rd9], %fd2;")
-  X.run(X.kernel(body), [out, a])
+  X.run(X.kernel(map_body(8, "ld.global.f64 %fd1", "max.f64 %fd2, %fd1, 0fFF800000;", "st.global.f64 [%rd9], %fd2;")), [out, a])
   np.testing.assert_array_equal(out, a)
 
 def test_ptx_bytes_not_utf8():
@@ -209,8 +212,5 @@ def test_ptx_cvt_rn_to_the_same_float_type():
   # (numpy path: KeyError 'rn' in round_integral; the C path declines it)
   a = np.array([1.5, -2.25, 65504.0, 0.0] * 8, np.float16)
   out = np.zeros(32, np.float16)
-  body = ("mov.u32 %r0, %tid.x;\nmul.wide.u32 %rd0, %r0, 2;\nld.param.u64 %rd1, [in0];\nld.param.u64 %rd4, [out];\n"
-          "add.s64 %rd5, %rd1, %rd0;\nadd.s64 %rd9, %rd4, %rd0;\nld.global.b16 %h1, [%rd5];\n"
-          "cvt.rn.f16.f16 %h2, %h1;\nst.global.b16 [%rd9], %h2;")
-  X.run(X.kernel(body), [out, a])
+  X.run(X.kernel(map_body(2, "ld.global.b16 %h1", "cvt.rn.f16.f16 %h2, %h1;", "st.global.b16 [%rd9], %h2;")), [out, a])
   np.testing.assert_array_equal(out, a)

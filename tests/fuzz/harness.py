@@ -43,7 +43,7 @@ Workers are long-lived `python harness.py --worker MODULE` processes fed batches
 parent reads one result per case with the per-case timeout, so a crash or a hang loses only that case's worker.
 """
 from __future__ import annotations
-import argparse, collections, errno, importlib, os, pickle, queue, random, select, signal, struct, subprocess, sys, tempfile
+import argparse, collections, errno, functools, importlib, json, os, pickle, queue, random, select, signal, struct, subprocess, sys, tempfile
 import threading, time, traceback
 from dataclasses import dataclass, field
 
@@ -69,6 +69,11 @@ def _short(exc:BaseException) -> str:
 
 INTERESTING = [0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256, 1023, 1024, 1025, 4095, 4096, 0x3fff, 0xffff, 0x10000,
                0x7fffffff, 0x80000000, 0xffffffff, 1 << 32, 1 << 47, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
+
+@functools.cache
+def corpus(name:str) -> list[dict]:
+  """A surface's seed kernels, tests/fuzz/corpus/NAME.json (written by make_corpus.py), read once per process."""
+  with open(os.path.join(HERE, "corpus", f"{name}.json")) as f: return json.load(f)
 
 def interesting(rng:random.Random, bits:int=32) -> int:
   """An integer of `bits` bits that tends to sit on a boundary: 0, +-1 around powers of two, all ones, or random."""

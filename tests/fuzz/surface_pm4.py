@@ -142,14 +142,17 @@ def wptr_mutation(rng, length:int, unit_dwords:int=1):
   if rng.random() > 0.15: return None
   return rng.choice((0, length + 1, length * 2, 1 << 32, (1 << 64) - 1, 1 << 63, RING_BYTES // 4 // unit_dwords + 1, interesting(rng, 64)))
 
-def generate(rng, n:int) -> list:
+def ring_cases(rng, n:int, seed_fn, wptr) -> list:
+  """n cases of a ring and an indirect buffer of seed_fn's packets, mostly mutated, with the write pointer wptr(ring)."""
   cases = []
   for _ in range(n):
-    ring, ib = stream(rng, seed_packet, rng.randint(1, 6)), stream(rng, seed_packet, rng.randint(0, 3))
+    ring, ib = stream(rng, seed_fn, rng.randint(1, 6)), stream(rng, seed_fn, rng.randint(0, 3))
     if rng.random() < 0.85: ring = mutate_words(rng, ring)
     if rng.random() < 0.3: ib = mutate_words(rng, ib)
-    cases.append({"ring": ring, "ib": ib, "wptr": wptr_mutation(rng, len(ring))})
+    cases.append({"ring": ring, "ib": ib, "wptr": wptr(ring)})
   return cases
+
+def generate(rng, n:int) -> list: return ring_cases(rng, n, seed_packet, lambda ring: wptr_mutation(rng, len(ring)))
 
 def setup():
   global rig

@@ -9,12 +9,12 @@ Outcomes must be ok or a named error (InvalidPTX, UnsupportedInstruction, GPUPag
 an EmulatorBug counts as generic (re-raised as its cause): it is a bug in mockgpu.
 """
 from __future__ import annotations
-import json, os, random, re
+import os, random, re
 import numpy as np
+from harness import corpus
 
 NAME = "ptx"
 ENV = {"MOCKGPU_BUDGET": "2000", "MOCKGPU_REPLAY_DIR": "off", "MOCKGPU_CACHE_DIR": "off", "MOCKGPU_CC_TIMEOUT": "30"}
-HERE = os.path.dirname(os.path.abspath(__file__))
 BLOCK = (8, 1, 1)
 BUF = 1 << 14   # bytes behind every pointer parameter: tinygrad's corpus kernels index at most a few KiB
 
@@ -28,13 +28,6 @@ TYPES = ["b8", "u8", "s8", "b16", "u16", "s16", "f16", "bf16", "b32", "u32", "s3
 MODS = ["rn", "rz", "sat", "ftz", "approx", "wide", "hi", "lo", "cc", "v2", "v4", "shared", "local", "const", "uni", "full", "relu"]
 OPERANDS = ["%r1", "%rd1", "%f1", "%fd1", "%p1", "%rs1", "%h1", "0", "1", "-1", "0fFF800000", "0f7FC00000", "0d7FF0000000000000",
             "0x80000000", "4294967296", "1.5", "[%rd1]", "[%rd1+4]", "%tid.x", "%ctaid.y", "_", "{%r1, %r2}", "%nosuch", "$L__BB0_1"]
-
-_corpus = None
-def corpus() -> list[dict]:
-  global _corpus
-  if _corpus is None:
-    with open(os.path.join(HERE, "corpus", "ptx.json")) as f: _corpus = json.load(f)
-  return _corpus
 
 # *** mutations ***
 
@@ -97,7 +90,7 @@ def mutate(case) -> str|bytes:
   """The mutated program text of a case (bytes when the mutation makes it not UTF-8)."""
   idx, seed, _ = case
   rng = random.Random(seed)
-  lines = corpus()[idx]["ptx"].split("\n")
+  lines = corpus("ptx")[idx]["ptx"].split("\n")
   for _ in range(rng.choice([1, 1, 1, 2, 3])):
     body = _body_lines(lines)
     if not body: break
@@ -111,7 +104,7 @@ def mutate(case) -> str|bytes:
   return "\n".join(lines)
 
 def generate(rng:random.Random, n:int) -> list:
-  return [(rng.randrange(len(corpus())), rng.getrandbits(32), "native" if rng.randrange(16) == 0 else "numpy") for _ in range(n)]
+  return [(rng.randrange(len(corpus("ptx"))), rng.getrandbits(32), "native" if rng.randrange(16) == 0 else "numpy") for _ in range(n)]
 
 # *** running ***
 
@@ -142,7 +135,7 @@ def _launch(text, entry:str, nparams:int, path:str) -> list[np.ndarray]:
   return bufs
 
 def execute(case):
-  c = corpus()[case[0]]
+  c = corpus("ptx")[case[0]]
   _launch(mutate(case), c["entry"], c["nparams"], case[2])
 
 GOOD = """.version 8.0

@@ -9,25 +9,18 @@ Outcomes must be ok or a named error (InvalidInstruction, UnsupportedInstruction
 InstructionBudgetExceeded, Unmodelled, ...); an EmulatorBug counts as generic (re-raised as its cause).
 """
 from __future__ import annotations
-import json, os, random, struct
+import os, random, struct
 import numpy as np
+from harness import corpus
 
 NAME = "rdna"
 ENV = {"MOCKGPU_BUDGET": "2000", "MOCKGPU_REPLAY_DIR": "off", "MOCKGPU_CACHE_DIR": "off", "MOCKGPU_CC_TIMEOUT": "30"}
-HERE = os.path.dirname(os.path.abspath(__file__))
 RSRC1 = 0x3 << 16 | 0x3 << 18   # f32 and f16/f64 denormals allowed, round to nearest even
 RSRC2 = 2 << 1 | 1 << 7         # two user SGPRs (the kernarg pointer), TGID_X
 BUF = 1 << 14
 # interesting operand encodings: VGPRs at the file's end, SGPR pairs at the edge, reserved values, literal, constants
 OPERANDS = [0, 1, 104, 105, 106, 124, 125, 126, 127, 128, 192, 193, 208, 209, 232, 233, 234, 235, 239, 240, 248, 249, 250,
             251, 252, 253, 254, 255]
-
-_corpus = None
-def corpus() -> list[dict]:
-  global _corpus
-  if _corpus is None:
-    with open(os.path.join(HERE, "corpus", "rdna.json")) as f: _corpus = json.load(f)
-  return _corpus
 
 def _prologue() -> bytes:
   from tinygrad.renderer.amd.dsl import s, v
@@ -55,7 +48,7 @@ def code(case) -> tuple[bytes, int, int]:
   rng = random.Random(seed)
   if kind == "words":
     return _prologue() + b"".join(struct.pack("<I", rng.getrandbits(32)) for _ in range(idx)) + END, RSRC1, RSRC2
-  c = corpus()[idx]
+  c = corpus("rdna")[idx]
   raw = bytes.fromhex(c["code"])
   words = _mutate_words(rng, list(struct.unpack(f"<{len(raw) // 4}I", raw)))
   return struct.pack(f"<{len(words)}I", *words) + END, c["rsrc1"], c["rsrc2"]
@@ -65,7 +58,7 @@ def generate(rng:random.Random, n:int) -> list:
   for _ in range(n):
     path = "native" if rng.randrange(32) == 0 else "numpy"   # a C build costs ~0.3 s: the numpy path is 20x cheaper
     if rng.randrange(2): out.append(("words", rng.randint(1, 4), rng.getrandbits(32), path))
-    else: out.append(("kernel", rng.randrange(len(corpus())), rng.getrandbits(32), path))
+    else: out.append(("kernel", rng.randrange(len(corpus("rdna"))), rng.getrandbits(32), path))
   return out
 
 # *** running ***

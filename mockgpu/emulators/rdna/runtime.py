@@ -27,6 +27,7 @@ float32), on every host CPU.
 from __future__ import annotations
 import numpy as np
 from mockgpu.compiler import native
+from mockgpu.emulators.ptx.numerics import fma64 as fma64_rn
 
 LANE = np.arange(32, dtype=np.uint32)
 EVERY = slice(None)  # the wave index of a group that is the whole chunk
@@ -169,7 +170,6 @@ def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
 def fma64(a, b, c) -> np.ndarray:
   """f64 a*b+c rounded once (to nearest even): PTX's exact float64 fma, one implementation for both ISAs (a Dekker
   split here gave inf or NaN for products near float64's range and lost -0 + -0's sign)."""
-  from mockgpu.emulators.ptx.numerics import fma64 as fma64_rn
   with np.errstate(over="ignore", invalid="ignore"): return fma64_rn(np.asarray(a, f64), np.asarray(b, f64), np.asarray(c, f64))
 
 def clamp01(x):
