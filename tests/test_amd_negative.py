@@ -61,7 +61,7 @@ fresh_op("AMD:1")
   assert kind == "PacketError" and "AMD:0 PM4 queue 0" in msg and "RELEASE_MEM" in msg and "truncated packet" in msg
   assert fresh == "FRESH True"
 
-def test_unimplemented_instruction():
+def test_undefined_instruction_is_invalid():
   kind, msg, fresh, out = run("""
 a = Tensor.ones(64).contiguous().realize()
 assert (a + 1).tolist()[0] == 2
@@ -70,7 +70,7 @@ ctypes.c_uint32.from_address(prg.prog_addr).value = 0xbfff0000  # a SOPP word wi
 report(lambda: (a + 1).tolist())
 fresh_op("AMD:1")
 """)
-  assert kind == "UnsupportedInstruction" and "0xbfff0000" in msg and "PC 0x" in msg
+  assert kind == "InvalidInstruction" and "0xbfff0000" in msg and "PC 0x" in msg
   assert fresh == "FRESH True"
 
 def test_kernel_reading_unmapped_memory_is_an_mmu_fault():
