@@ -37,6 +37,10 @@ def nv_model() -> str:
   """The NVIDIA board the mock models (MOCKGPU_NV_MODEL: sm_89 default, sm_86, sm_120)."""
   return env("MOCKGPU_NV_MODEL", "sm_89")
 
+def amd_board() -> str:
+  """MOCKGPU_AMD_BOARD: the AMD board (a gfx target from mockgpu.boards) when DEV has no arch field; empty = gfx1100."""
+  return env("MOCKGPU_AMD_BOARD", "")
+
 def cache_dir() -> str|None:
   """Where translated kernels are cached on disk (MOCKGPU_CACHE_DIR; 'off' disables the disk cache)."""
   d = env("MOCKGPU_CACHE_DIR", None) or os.path.join(env("XDG_CACHE_HOME", None) or os.path.expanduser("~/.cache"), "mockgpu")

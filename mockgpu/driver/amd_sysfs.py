@@ -1,26 +1,12 @@
-"""The sysfs files of an AMD Radeon RX 7900 XTX (Navi31, gfx1100) as the amdgpu/amdkfd kernel drivers publish them.
+"""The sysfs files of an AMD board (mockgpu.boards; RX 7900 XTX by default) as the amdgpu/amdkfd kernel drivers publish them.
 
-Everything is derived from one table (NAVI31) so the KFD topology, the DRM device directory, the ip_discovery tree and
-the DRM_IOCTL_AMDGPU_INFO answer agree. The numbers are those a real RX 7900 XTX reports (96 CUs in 6 shader
-engines of 2 shader arrays, 24 GiB of GDDR6, GC 11.0.0 / SDMA 6.0.0 / NBIO 4.3.0).
+Everything is derived from the board's record so the KFD topology, the DRM device directory, the ip_discovery tree and
+the DRM_IOCTL_AMDGPU_INFO answer agree.
 """
 from __future__ import annotations
 import os
 from tinygrad.runtime.autogen.am import am
-
-NAVI31 = {
-  "name": "gfx1100", "marketing_name": "AMD Radeon RX 7900 XTX",
-  "vendor_id": 0x1002, "device_id": 0x744c, "revision": 0xc8, "subsystem_vendor": 0x1002, "subsystem_device": 0x0e3b,
-  "se": 6, "sa_per_se": 2, "cu_per_sa": 8, "simd_per_cu": 2, "max_waves_per_simd": 16, "wave_front_size": 32,
-  "lds_size_in_kb": 64, "max_slots_scratch_cu": 32, "num_gws": 64, "num_xcc": 1,
-  "vram_size": 24 << 30, "vram_width": 384, "mem_clk_max": 1250, "max_engine_clk": 2482,
-  "num_sdma_engines": 2, "num_sdma_queues_per_engine": 6, "num_cp_queues": 8,
-  "fw_version": 2140, "sdma_fw_version": 21,
-  # (hardware id, instance) -> (major, minor, revision), as in the IP discovery table of a Navi31 board
-  "ip": {(am.GC_HWID, 0): (11, 0, 0), (am.SDMA0_HWID, 0): (6, 0, 0), (am.SDMA0_HWID, 1): (6, 0, 0), (am.NBIF_HWID, 0): (4, 3, 0),
-         (am.HDP_HWID, 0): (6, 0, 0), (am.MMHUB_HWID, 0): (3, 0, 0), (am.ATHUB_HWID, 0): (3, 0, 0), (am.OSSSYS_HWID, 0): (6, 0, 0),
-         (am.MP0_HWID, 0): (13, 0, 0), (am.MP1_HWID, 0): (13, 0, 0), (am.SMUIO_HWID, 0): (13, 0, 0), (am.UMC_HWID, 0): (8, 10, 0)},
-}
+from mockgpu.boards import AMDBoard, selected_amd_board
 
 KFD_TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 DRM_CLASS = "/sys/class/drm"
@@ -33,26 +19,24 @@ def gpu_id(index:int) -> int:
 def render_minor(index:int) -> int: return 128 + index
 def pci_location(index:int) -> int: return (0x03 + index) << 8  # bus 3+i, device 0, function 0
 
-def gfx_target_version(t=NAVI31) -> int:
-  major, minor, rev = t["ip"][(am.GC_HWID, 0)]
-  return major * 10000 + minor * 100 + rev
-
-def gpu_properties(index:int, t=NAVI31) -> dict[str, int]:
-  """The KFD node 'properties' file of GPU `index`, in the kernel's order."""
-  arrays = t["se"] * t["sa_per_se"]
+def gpu_properties(index:int, t:AMDBoard|None=None) -> dict[str, int]:
+  """The KFD node 'properties' file of GPU `index`, in the kernel's order (of the selected board unless `t` is given).
+  KFD counts SIMDs and shader arrays over all XCCs of the node; tinygrad divides them by num_xcc again."""
+  t = t or selected_amd_board()
+  arrays = t.se * t.sa_per_se * t.num_xcc
   return {
-    "cpu_cores_count": 0, "simd_count": arrays * t["cu_per_sa"] * t["simd_per_cu"], "mem_banks_count": 1, "caches_count": 0,
+    "cpu_cores_count": 0, "simd_count": t.cu_count * t.simd_per_cu, "mem_banks_count": 1, "caches_count": 0,
     "io_links_count": 1, "p2p_links_count": 0, "cpu_core_id_base": 0, "simd_id_base": 0x80001000 + index * 0x1000,
-    "max_waves_per_simd": t["max_waves_per_simd"], "lds_size_in_kb": t["lds_size_in_kb"], "gds_size_in_kb": 0,
-    "num_gws": t["num_gws"], "wave_front_size": t["wave_front_size"], "array_count": arrays,
-    "simd_arrays_per_engine": t["sa_per_se"], "cu_per_simd_array": t["cu_per_sa"], "simd_per_cu": t["simd_per_cu"],
-    "max_slots_scratch_cu": t["max_slots_scratch_cu"], "gfx_target_version": gfx_target_version(t), "vendor_id": t["vendor_id"],
-    "device_id": t["device_id"], "location_id": pci_location(index), "domain": 0, "drm_render_minor": render_minor(index),
-    "hive_id": 0, "num_sdma_engines": t["num_sdma_engines"], "num_sdma_xgmi_engines": 0,
-    "num_sdma_queues_per_engine": t["num_sdma_queues_per_engine"], "num_cp_queues": t["num_cp_queues"],
-    "max_engine_clk_fcompute": t["max_engine_clk"], "local_mem_size": 0, "fw_version": t["fw_version"],
-    "capability": 0x28070280, "debug_prop": 0x5d7, "sdma_fw_version": t["sdma_fw_version"],
-    "unique_id": 0x5a17c0de00000000 + index, "num_xcc": t["num_xcc"], "max_engine_clk_ccompute": 2400,
+    "max_waves_per_simd": t.max_waves_per_simd, "lds_size_in_kb": t.lds_size_in_kb, "gds_size_in_kb": 0,
+    "num_gws": t.num_gws, "wave_front_size": t.wave_front_size, "array_count": arrays,
+    "simd_arrays_per_engine": t.sa_per_se, "cu_per_simd_array": t.cu_per_sa, "simd_per_cu": t.simd_per_cu,
+    "max_slots_scratch_cu": t.max_slots_scratch_cu, "gfx_target_version": t.gfx_target_version, "vendor_id": t.vendor_id,
+    "device_id": t.device_id, "location_id": pci_location(index), "domain": 0, "drm_render_minor": render_minor(index),
+    "hive_id": 0, "num_sdma_engines": t.num_sdma_engines, "num_sdma_xgmi_engines": 0,
+    "num_sdma_queues_per_engine": t.num_sdma_queues_per_engine, "num_cp_queues": t.num_cp_queues,
+    "max_engine_clk_fcompute": t.max_engine_clk, "local_mem_size": 0, "fw_version": t.fw_version,
+    "capability": 0x28070280, "debug_prop": 0x5d7, "sdma_fw_version": t.sdma_fw_version,
+    "unique_id": 0x5a17c0de00000000 + index, "num_xcc": t.num_xcc, "max_engine_clk_ccompute": 2400,
   }
 
 def cpu_properties() -> dict[str, int]:
@@ -66,9 +50,10 @@ def cpu_properties() -> dict[str, int]:
 
 def _kv(d:dict) -> str: return "".join(f"{k} {v}\n" for k, v in d.items())
 
-def install(vfs, count:int, vram_used, t=NAVI31):
+def install(vfs, count:int, vram_used, t:AMDBoard|None=None):
   """Register the KFD topology of 1 CPU + `count` GPUs and each GPU's DRM sysfs directory.
   vram_used(index) -> bytes of VRAM in use on that GPU (for mem_info_vram_used)."""
+  t = t or selected_amd_board()
   vfs.claim(KFD_TOPOLOGY)
   vfs.add_file(f"{KFD_TOPOLOGY}/generation_id", "1\n")
   vfs.add_file(f"{KFD_TOPOLOGY}/system_properties", "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")
@@ -81,10 +66,10 @@ def install(vfs, count:int, vram_used, t=NAVI31):
   for i in range(count):
     node = f"{nodes}/{i + 1}"
     vfs.add_file(f"{node}/gpu_id", f"{gpu_id(i)}\n")
-    vfs.add_file(f"{node}/name", f"{t['name']}\n")
+    vfs.add_file(f"{node}/name", f"{t.name}\n")
     vfs.add_file(f"{node}/properties", _kv(gpu_properties(i, t)))
-    vfs.add_file(f"{node}/mem_banks/0/properties", _kv({"heap_type": 1, "size_in_bytes": t["vram_size"], "flags": 0,
-                                                      "width": t["vram_width"], "mem_clk_max": t["mem_clk_max"]}))
+    vfs.add_file(f"{node}/mem_banks/0/properties", _kv({"heap_type": 1, "size_in_bytes": t.vram_size, "flags": 0,
+                                                      "width": t.vram_width, "mem_clk_max": t.mem_clk_max}))
     vfs.add_file(f"{node}/io_links/0/properties", _kv({"type": 2, "version_major": 0, "version_minor": 0, "node_from": i + 1,
                                                      "node_to": 0, "weight": 20, "min_latency": 0, "max_latency": 0,
                                                      "min_bandwidth": 312, "max_bandwidth": 64000, "recommended_transfer_size": 0,
@@ -96,15 +81,15 @@ def _install_drm(vfs, index:int, vram_used, t):
   dev = f"{DRM_CLASS}/renderD{render_minor(index)}/device"
   for name, key in (("vendor", "vendor_id"), ("device", "device_id"), ("revision", "revision"),
                     ("subsystem_vendor", "subsystem_vendor"), ("subsystem_device", "subsystem_device")):
-    vfs.add_file(f"{dev}/{name}", f"0x{t[key]:04x}\n")
-  vfs.add_file(f"{dev}/product_name", f"{t['marketing_name']}\n")
-  vfs.add_file(f"{dev}/mem_info_vram_total", f"{t['vram_size']}\n")
+    vfs.add_file(f"{dev}/{name}", f"0x{getattr(t, key):04x}\n")
+  vfs.add_file(f"{dev}/product_name", f"{t.marketing_name}\n")
+  vfs.add_file(f"{dev}/mem_info_vram_total", f"{t.vram_size}\n")
   vfs.add_file(f"{dev}/mem_info_vram_used", lambda: f"{vram_used()}\n")
   # the mock's clocks never change, which is what the stable "profile_standard" level promises; a board reading "auto"
   # would make tinygrad's PMC/SQTT setup run `sudo tee` on this (virtual) path through the host's shell
   vfs.add_file(f"{dev}/power_dpm_force_performance_level", "profile_standard\n")
   ip = f"{dev}/ip_discovery/die/0"
-  for (hwid, inst), (major, minor, rev) in t["ip"].items():
-    count = sum(1 for (h, _) in t["ip"] if h == hwid)
+  for (hwid, inst), (major, minor, rev) in t.ip.items():
+    count = sum(1 for (h, _) in t.ip if h == hwid)
     for name, value in (("major", major), ("minor", minor), ("revision", rev), ("hw_id", hwid), ("num_instance", count), ("harvest", 0)):
       vfs.add_file(f"{ip}/{hwid}/{inst}/{name}", f"{value}\n")

@@ -16,6 +16,7 @@ import ctypes, errno, functools, logging, os, time
 from tinygrad.runtime.autogen import kfd, amdgpu_drm, hsa
 from mockgpu import config, system as system_mod
 from mockgpu.driver import amd_sysfs
+from mockgpu.boards import selected_amd_board
 from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user, user_struct
 from mockgpu.emulators.amd_gpu import AMDGPU, PAGE, Pool, SharedMemory, gpu_clock, round_page
 from mockgpu.errors import GPUPageFault, UnsupportedIoctl
@@ -70,7 +71,8 @@ class Event:
 class KFD:
   """The process's view of amdkfd: its GPUs, buffer objects, events and queues."""
   def __init__(self, count:int):
-    self.gpus = [AMDGPU(i, amd_sysfs.gpu_id(i), amd_sysfs.gpu_properties(i), amd_sysfs.NAVI31["vram_size"]) for i in range(count)]
+    self.board = selected_amd_board()  # every mock AMD GPU of the process is this board
+    self.gpus = [AMDGPU(i, amd_sysfs.gpu_id(i), amd_sysfs.gpu_properties(i, self.board), self.board) for i in range(count)]
     for gpu in self.gpus: gpu.on_interrupt, gpu.on_fault = self._interrupt, self._fault
     self.gtt = Pool("mockgpu-gtt", GTT_SIZE)
     self.bos:dict[int, BO] = {}
@@ -373,16 +375,16 @@ class KFD:
 
   @staticmethod
   def dev_info(gpu:AMDGPU) -> amdgpu_drm.struct_drm_amdgpu_info_device:
-    t, p = amd_sysfs.NAVI31, gpu.props
-    info = amdgpu_drm.struct_drm_amdgpu_info_device(device_id=t["device_id"], chip_rev=0, external_rev=0x20, pci_rev=t["revision"],
-      family=FAMILY_GC_11_0_0, num_shader_engines=t["se"], num_shader_arrays_per_engine=t["sa_per_se"], gpu_counter_freq=100_000,
-      max_engine_clock=t["max_engine_clk"] * 1000, max_memory_clock=t["mem_clk_max"] * 1000, cu_active_number=p["simd_count"] // p["simd_per_cu"],
-      cu_ao_mask=0, num_rb_pipes=24, wave_front_size=t["wave_front_size"], num_cu_per_sh=t["cu_per_sa"], vram_type=VRAM_TYPE_GDDR6,
-      vram_bit_width=t["vram_width"], num_tcc_blocks=24, num_shader_visible_vgprs=1536, virtual_address_max=1 << 47,
+    t, p = gpu.board, gpu.props
+    info = amdgpu_drm.struct_drm_amdgpu_info_device(device_id=t.device_id, chip_rev=0, external_rev=0x20, pci_rev=t.revision,
+      family=FAMILY_GC_11_0_0, num_shader_engines=t.se, num_shader_arrays_per_engine=t.sa_per_se, gpu_counter_freq=100_000,
+      max_engine_clock=t.max_engine_clk * 1000, max_memory_clock=t.mem_clk_max * 1000, cu_active_number=p["simd_count"] // p["simd_per_cu"],
+      cu_ao_mask=0, num_rb_pipes=24, wave_front_size=t.wave_front_size, num_cu_per_sh=t.cu_per_sa, vram_type=VRAM_TYPE_GDDR6,
+      vram_bit_width=t.vram_width, num_tcc_blocks=24, num_shader_visible_vgprs=1536, virtual_address_max=1 << 47,
       virtual_address_alignment=PAGE, gart_page_size=PAGE, pte_fragment_size=2 << 20)
-    cus = (1 << t["cu_per_sa"]) - 1
-    for se in range(t["se"]):  # the kernel's layout: 4 rows of shader engines, two shader-array columns per row
-      for sa in range(t["sa_per_se"]): info.cu_bitmap[se % 4][sa + (se // 4) * 2] = cus
+    cus = (1 << t.cu_per_sa) - 1
+    for se in range(t.se):  # the kernel's layout: 4 rows of shader engines, two shader-array columns per row
+      for sa in range(t.sa_per_se): info.cu_bitmap[se % 4][sa + (se // 4) * 2] = cus
     return info
 
 class KFDHandle(Handle):
@@ -422,4 +424,4 @@ def install(system):
     path = f"/dev/dri/renderD{gpu.props['drm_render_minor']}"
     system.vfs.claim(path)
     system.vfs.add_device(path, lambda p, flags, gpu=gpu: RenderHandle(driver, gpu, p, flags))
-  amd_sysfs.install(system.vfs, len(driver.gpus), lambda i: driver.gpus[i].vram.used)
+  amd_sysfs.install(system.vfs, len(driver.gpus), lambda i: driver.gpus[i].vram.used, driver.board)

@@ -76,15 +76,18 @@ class Pool:
 
 @functools.cache
 def register_block(ip:str, version:tuple[int, int, int]):
-  """tinygrad's register table of an IP block (names, fields, absolute dword addresses) on Navi3x's register bases."""
+  """tinygrad's register table of an IP block (names, fields, absolute dword addresses) on the register bases tinygrad
+  uses for that generation (vega for GC 9 / CDNA, navi otherwise). Gfx12 calls the NBIO block 'nbif', as tinygrad does."""
   from tinygrad.runtime.support.amd import AMDIP
-  offsets = importlib.import_module("tinygrad.runtime.autogen.am.navi_offsets")
-  prefix = {"gc": "GC", "nbio": "NBIO"}[ip]
+  gfx9 = (ip == "gc" and version[0] == 9) or (ip == "nbio" and version[0] == 7)
+  offsets = importlib.import_module(f"tinygrad.runtime.autogen.am.{'vega' if gfx9 else 'navi'}_offsets")
+  if ip == "nbio" and version[0] == 6: ip = "nbif"  # NBIF 6.3 (gfx12): tinygrad's AMDIP('nbif', ...)
+  prefix = {"gc": "GC", "nbio": "NBIO", "nbif": "NBIO"}[ip]
   bases = {i: tuple(getattr(offsets, f"{prefix}_BASE__INST{i}_SEG{s}", 0) for s in range(9)) for i in range(6)}
   return AMDIP(ip, version, bases=bases)
 
 @functools.cache
-def registers_by_address(version_gc=(11, 0, 0), version_nbio=(4, 3, 0)) -> dict[int, str]:
+def registers_by_address(version_gc:tuple[int, int, int], version_nbio:tuple[int, int, int]) -> dict[int, str]:
   """Absolute dword address -> register name (without the 'reg' prefix), GC and NBIO blocks."""
   out:dict[int, str] = {}
   for ip, ver in (("gc", version_gc), ("nbio", version_nbio)):
@@ -99,14 +102,15 @@ class AMDGPU:
   """One GPU as the driver model sees it."""
   DOORBELL_PAGES = 2  # the process's doorbell region on one GPU: 2 pages of 64-bit doorbells, as KFD maps it
 
-  def __init__(self, index:int, gpu_id:int, props:dict, vram_size:int):
-    self.index, self.gpu_id, self.props, self.name = index, gpu_id, props, f"AMD:{index}"
+  def __init__(self, index:int, gpu_id:int, props:dict, board):
+    self.index, self.gpu_id, self.props, self.name, self.board = index, gpu_id, props, f"AMD:{index}", board
+    vram_size = board.vram_size
     self.mem = AddressSpace(self.name)
     self.vram = Pool(f"mockgpu-{self.name}-vram", vram_size)
     self.doorbells = SharedMemory(f"mockgpu-{self.name}-doorbells", self.DOORBELL_PAGES * PAGE)
     self.doorbell_queues:dict[int, object] = {}  # doorbell byte offset -> queue
     self.queues:dict[int, object] = {}
-    self.gc, self.nbio = register_block("gc", (11, 0, 0)), register_block("nbio", (4, 3, 0))
+    self.gc, self.nbio = register_block("gc", board.gc_version), register_block("nbio", board.nbio_version)
     self.mmio:dict[int, int] = {}  # global (non-queue) registers: HDP flush request/done
     self.hdp_req, self.hdp_done = self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0], self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0]
     self.on_interrupt = lambda gpu, ctxid, valid_bits: None  # set by the driver: the interrupt handler (KFD events)

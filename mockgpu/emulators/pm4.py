@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib, collections, ctypes, logging, struct, time
 from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
+from mockgpu.errors import Unmodelled
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
 
 log = logging.getLogger("mockgpu")
@@ -69,6 +70,9 @@ class PM4Queue(RingQueue):
     return count + 2
 
   def _execute(self, header:int, body:list[int], s:Stream) -> int|None:
+    if (b:=self.gpu.board).wave64:  # CDNA: soc15 PM4 packets for wave64 kernels; neither is modelled (mockgpu.boards)
+      raise Unmodelled(f"{self.name}: {b.name} ({b.family}) runs wave64 kernels from soc15 PM4 packets, which mockgpu does not "
+                       "model (wave32 RDNA boards only)")
     if header >> 30 == 2: return 0
     op = (header >> 8) & 0xff
     if (handler:=self.handlers.get(op)) is None: raise self.packet_error(s, header, "unknown or unmodelled opcode")
@@ -88,7 +92,7 @@ class PM4Queue(RingQueue):
     return 0
 
   def _reg_name(self, addr:int, s, header) -> str:
-    if (name:=registers_by_address().get(addr)) is None: raise self.packet_error(s, header, f"no register at address 0x{addr:x}")
+    if (name:=registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version).get(addr)) is None: raise self.packet_error(s, header, f"no register at address 0x{addr:x}")
     return name
 
   def _write_reg(self, addr:int, value:int, s, header):
@@ -194,7 +198,7 @@ class PM4Queue(RingQueue):
     if gx * gy * gz == 0: return 0
     r = self.regs
     self._check_workgroup(tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), "COMPUTE_NUM_THREAD_X/Y/Z", s, header)
-    d = _rdna().Dispatch(arch="rdna3", pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8, rsrc1=r["COMPUTE_PGM_RSRC1"],
+    d = _rdna().Dispatch(arch=self.gpu.board.family, pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8, rsrc1=r["COMPUTE_PGM_RSRC1"],
                          rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"], user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)],
                          tmpring_size=r["COMPUTE_TMPRING_SIZE"],
                          scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
@@ -264,7 +268,7 @@ class AQLQueue(PM4Queue):
     kd = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t.from_buffer_copy(self.gpu.mem.read(pkt.kernel_object, 64, where=f"{self.name} kernel descriptor"))
     q = hsa.amd_queue_t.from_buffer_copy(self.gpu.mem.read(self.queue_va, ctypes.sizeof(hsa.amd_queue_t), where=f"{self.name} amd_queue_t"))
     lds = (pkt.group_segment_size + 511) // 512
-    d = _rdna().Dispatch(arch="rdna3", pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset, rsrc1=kd.compute_pgm_rsrc1,
+    d = _rdna().Dispatch(arch=self.gpu.board.family, pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset, rsrc1=kd.compute_pgm_rsrc1,
                          rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15), rsrc3=kd.compute_pgm_rsrc3,
                          user_data=self._user_sgprs(kd, pkt, q, s, header), tmpring_size=q.compute_tmpring_size,
                          scratch_base=q.scratch_backing_memory_location, block=wg, grid=tuple(g // w for g, w in zip(size, wg)),

@@ -19,6 +19,7 @@ from mockgpu.emulators.rdna.runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
 ARCHS = ("rdna3",)
+WAVE64 = ("cdna3", "cdna4")  # the CDNA boards (mockgpu.boards) execute wave64 only
 # register, LDS and scratch bytes per chunk of workgroups: about CACHE_CHUNK_BYTES, so that each instruction's arrays
 # stay in cache, but at least MIN_CHUNK_WAVES waves, so that numpy's per-call cost is spread over enough lanes (kernels
 # with many registers), and never over MAX_CHUNK_BYTES (kernels with large private segments)
@@ -170,6 +171,8 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
 def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
+  if d.arch in WAVE64: raise Unmodelled(f"RDNA executor: {d.arch} dispatches run wave64, which mockgpu does not model "
+                                        f"(wave32 families: {', '.join(ARCHS)})")
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
   if not d.wave32: raise Unmodelled(f"RDNA executor: wave64 dispatches (DISPATCH_INITIATOR.CS_W32_EN clear) are not modelled, "
                                     f"wave32 only (kernel at PC 0x{d.pgm_addr:x})")
