@@ -46,3 +46,12 @@ def test_cdna_dispatch_is_unmodelled_wave64(arch, family):
     except Exception as e: print(type(e).__name__, isinstance(e, Unmodelled) or isinstance(e.__cause__, Unmodelled), repr(str(e))[:300])""", check=False)
   out = p.stdout + p.stderr
   assert family in out and "wave64" in out, out[-3000:]
+
+def test_doctor_lists_the_boards_llvm_compiles_for():
+  import subprocess, sys
+  p = subprocess.run([sys.executable, "-m", "mockgpu", "doctor"], capture_output=True, text=True, timeout=600)
+  lines = {l.split()[1]: l for l in p.stdout.splitlines() if l.startswith("board ")}
+  assert set(lines) == set(boards.AMD_BOARDS), p.stdout
+  for arch in ("gfx1100", "gfx1201"): assert " ok " in lines[arch] and "compiles" in lines[arch]  # libllvm19 knows RDNA3/4
+  from mockgpu.compiler import toolchain
+  for arch, line in lines.items(): assert ("compiles" in line) == toolchain.llvm_compiles_for(arch)[0]

@@ -106,3 +106,18 @@ def bind_cuda_headers(compiler_cuda=None) -> str|None:
                        ".".join(map(str, cuda_headers_version(current) or ("?",))), *ver, root)
   compiler_cuda.CUDA_PATH = root
   return root
+
+_PROBE = """
+from tinygrad.runtime.support.compiler_llvm import AMDLLVMCompiler
+print(len(AMDLLVMCompiler({arch!r}).compile('define amdgpu_kernel void @k(ptr addrspace(1) %p) {{\\n store i32 1, ptr addrspace(1) %p\\n ret void\\n}}')))
+"""
+
+def llvm_compiles_for(arch:str) -> tuple[bool, str]:
+  """Whether tinygrad's LLVM compiler builds a kernel for `arch`, and why not. In a child process: an LLVM that does not
+  know the processor warns, falls back to a generic one and aborts the process in instruction selection."""
+  import subprocess, sys
+  try: p = subprocess.run([sys.executable, "-c", _PROBE.format(arch=arch)], capture_output=True, text=True, timeout=120)
+  except subprocess.TimeoutExpired: return False, "the probe compile timed out"
+  if p.returncode == 0 and "not a recognized processor" not in p.stderr: return True, "compiles"
+  why = next((l for l in p.stderr.splitlines() if "not a recognized processor" in l), f"exit status {p.returncode}")
+  return False, why.strip()
