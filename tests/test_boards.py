@@ -55,3 +55,10 @@ def test_doctor_lists_the_boards_llvm_compiles_for():
   for arch in ("gfx1100", "gfx1201"): assert " ok " in lines[arch] and "compiles" in lines[arch]  # libllvm19 knows RDNA3/4
   from mockgpu.compiler import toolchain
   for arch, line in lines.items(): assert ("compiles" in line) == toolchain.llvm_compiles_for(arch)[0]
+
+def test_rdna4_dispatch_is_a_named_error_until_modelled():
+  # gfx1201 boots (sysfs, queues, LLVM's gfx12 code object) but the RDNA executor models RDNA3 only: a named Unmodelled
+  p = run_tinygrad("MOCKKFD+AMD:LLVM:gfx1201", """
+    from tinygrad import Tensor
+    (Tensor([1.0, 2.0]) + 1).numpy()""", check=False)
+  assert p.returncode != 0 and "Unmodelled: RDNA executor: architecture 'rdna4' is not implemented (rdna3)" in p.stderr, p.stderr[-3000:]
