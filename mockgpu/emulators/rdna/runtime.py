@@ -338,6 +338,26 @@ def popcount(x):
   x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0f
   return ((x * np.uint64(0x0101010101010101)) >> 56).astype(u32)
 
+def quadmask(x, width:int):
+  """s_quadmask: bit i of D is set when quad i (bits 4i+3:4i) of S0 has any bit set."""
+  x, t = np.asarray(x).astype(u64), u32 if width == 32 else u64
+  out = np.zeros(x.shape, u64)
+  for i in range(width // 4): out |= ((x >> np.uint64(4 * i)) & np.uint64(0xf) != 0).astype(u64) << np.uint64(i)
+  return out.astype(t)
+
+def wqm(x, width:int):
+  """s_wqm: every quad (bits 4i+3:4i) of D is all ones when that quad of S0 has any bit set, else zero."""
+  x, t = np.asarray(x).astype(u64), u32 if width == 32 else u64
+  out = np.zeros(x.shape, u64)
+  for i in range(width // 4):
+    out |= np.where((x >> np.uint64(4 * i)) & np.uint64(0xf) != 0, np.uint64(0xf << (4 * i)), np.uint64(0))
+  return out.astype(t)
+
+def brev64(x):
+  x = np.asarray(x).astype(u64)
+  lo, hi = (x & np.uint64(M32)).astype(u32), (x >> np.uint64(32)).astype(u32)
+  return brev32(lo).astype(u64) << np.uint64(32) | brev32(hi).astype(u64)
+
 def brev32(x):
   x = np.asarray(x, u32)
   x = ((x >> 1) & 0x55555555) | ((x & 0x55555555) << 1)

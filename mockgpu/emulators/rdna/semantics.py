@@ -240,6 +240,13 @@ ABS_I32 i32 i32 = np.abs(a) ; d != 0
 BCNT1_I32_B32 u32 u32 = popcount(a) ; d != 0
 BCNT0_I32_B32 u32 u32 = 32 - popcount(a) ; d != 0
 BCNT1_I32_B64 u32 u64 = popcount(a) ; d != 0
+BCNT0_I32_B64 u32 u64 = 64 - popcount(a) ; d != 0
+BREV_B64 u64 u64 = brev64(a)
+QUADMASK_B32 u32 u32 = quadmask(a, 32) ; d != 0
+QUADMASK_B64 u64 u64 = quadmask(a, 64) ; d != 0
+WQM_B32 u32 u32 = wqm(a, 32) ; d != 0
+WQM_B64 u64 u64 = wqm(a, 64) ; d != 0
+BFM_B64 u64 u32 u32 = ((u64(1) << (a & 63).astype(u64)) - u64(1)) << (b & 63).astype(u64)
 BITSET0_B32 u32 u32 = d & ~(u32(1) << (a & 31))
 BITSET1_B32 u32 u32 = d | (u32(1) << (a & 31))
 BITSET0_B64 u64 u32 = d & ~(u64(1) << (a & 63).astype(u64))
