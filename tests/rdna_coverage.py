@@ -51,7 +51,17 @@ def report() -> dict:
     rows[(enc, op.name)] = (implemented(np_tr, inst, translate.Unsupported), implemented(c_tr, inst, cgen.NoNative))
   return rows
 
+BASELINE = __file__.replace("rdna_coverage.py", "rdna_coverage_baseline.txt")
+
+def write_baseline():
+  """Record what each backend implements now (python tests/rdna_coverage.py --baseline): lines 'numpy|C ENC NAME'."""
+  rows = report()
+  lines = [f"{p} {enc} {name}" for (enc, name), r in sorted(rows.items()) if r for p, ok in zip(("numpy", "C"), r) if ok]
+  with open(BASELINE, "w") as f: f.write("\n".join(lines) + "\n")
+
 if __name__ == "__main__":
+  import sys
+  if "--baseline" in sys.argv: write_baseline()
   rows = report()
   got = {k: r for k, r in rows.items() if r is not None}
   print(f"instructions total {len(rows)}, probed {len(got)}, implemented numpy {sum(a for a, _ in got.values())}, "
