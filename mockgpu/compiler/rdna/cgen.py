@@ -20,6 +20,7 @@ from tinygrad.renderer.amd.dsl import Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, describe
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
+from mockgpu.compiler.rdna import errata
 from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs, bad_sgprs
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
@@ -420,10 +421,20 @@ class CTranslator:
         return self.out(f"s[{d}] = V({v})[s[126] ? __builtin_ctz(s[126]) : 0];") if d != NULL else None
       return self.out(f"s[{d}] = {self.raw(inst.src0, 32, lit, vec=False)};") if d != NULL else None
     if n == "SWAP_B32": raise NoNative("v_swap")
-    self.valu(n, inst.vdst.offset - 256, [inst.src0], lit)
+    self.valu_e32(n, *self.e32_halves(n, inst.vdst.offset - 256, [inst.src0]), lit)
 
   def vop2(self, inst, name):
-    self.valu(strip(name), inst.vdst.offset - 256, [inst.src0, inst.vsrc1], getattr(inst, "literal", None))
+    n = strip(name)
+    self.valu_e32(n, *self.e32_halves(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1]), getattr(inst, "literal", None))
+
+  def valu_e32(self, n, dst, srcs, opsel, lit): return self.valu(n, dst, srcs, lit, 0, 0, opsel)
+
+  @staticmethod
+  def e32_halves(n:str, dst:int, srcs:list) -> tuple[int, list, int]:
+    """16-bit e32 operands v[128+n] are high halves (errata true16-e32), as translate.Translator.e32_halves."""
+    entry = VOP.get(n)
+    if entry is None or n in ACCUMULATE or n in LITERAL_K: return dst, srcs, 0
+    return errata.true16(entry, dst, srcs)
 
   def vop3(self, inst, name):
     n, lit = strip(name), getattr(inst, "literal", None)
