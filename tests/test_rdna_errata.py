@@ -20,7 +20,7 @@ def lanes(body, path:str, c_runs:bool) -> np.ndarray:
   out[:] = 0
   code = kernel(I.v_lshlrev_b32_e32(v[9], 2, v[0]), *body,
                 I.global_store_b32(addr=v[9], data=v[2], saddr=s[4:5], offset=0), I.s_endpgm())
-  stats, _ = run(code, out)
+  stats, _ = run(code, out, lds=512)
   assert stats.native == (path == "native" and c_runs), f"{path}: ran on the other path"
   return out.copy()
 
@@ -69,3 +69,16 @@ def test_table_names_its_tests():
     if e.status != "open":
       assert e.test, e.id
       if "::" not in e.test: assert e.test in here, (e.id, e.test)
+
+@pytest.mark.parametrize("path", PATHS)
+def test_ds_storexchg_rtn_returns_old(path):
+  """ds_storexchg_rtn_b32: each lane swaps v3 into LDS[4*lane] and gets the old word (here 1000+lane, written
+  first); the C backend declines the kernel, so numpy runs it on both settings (asserted). Then v2 = the old value,
+  and the reloaded LDS word is the new one (checked through v2 of a second kernel form below)."""
+  pre = [I.v_lshlrev_b32_e32(v[6], 2, v[0]), I.v_add_nc_u32_e32(v[7], 1000, v[0]),
+         I.ds_store_b32(addr=v[6], data0=v[7]), I.s_waitcnt(simm16=0),
+         I.v_add_nc_u32_e32(v[3], 5000, v[0]), I.ds_storexchg_rtn_b32(vdst=v[2], addr=v[6], data0=v[3]), I.s_waitcnt(simm16=0)]
+  old = lanes(pre, path, False)
+  assert (old == 1000 + np.arange(32)).all()
+  new = lanes(pre + [I.ds_load_b32(vdst=v[2], addr=v[6]), I.s_waitcnt(simm16=0)], path, False)
+  assert (new == 5000 + np.arange(32)).all()

@@ -645,7 +645,7 @@ class CTranslator:
         self.vregs |= set(range(dr, dr + ndw))
         self.lanes([store_data("uint32_t", dr, ndw), f"ldsstore(lds, V({a})[l] + {o}u, t_, 4, {ndw});"])
       return None
-    if not n.startswith(("LOAD", "STORE")) or "ADDTID" in n or "D16" in n: raise NoNative(n)
+    if not n.startswith(("LOAD", "STORE")) or "ADDTID" in n or "D16" in n or "XCHG" in n: raise NoNative(n)
     op, ctype, nbytes, ndw = mem_kind(n)
     addr = f"V({a})[l] + {off}u"
     if op == "LOAD":  # checked lane by lane as it loads: the first lane out of range is still the one reported

@@ -43,7 +43,7 @@ ERRATA = [
           "read-modify-write: other bits of D keep their value, SCC unchanged", "semantics.SOP / cgen.SOP",
           "tests/test_rdna_bitset.py::test_s_bitset", "fixed"),
   Erratum("ds-storexchg-rtn", "ds_storexchg_rtn_b32/b64", "returns the old value", "returns the old value",
-          "not implemented (UnsupportedInstruction)", None, "open"),
+          "memops.ldsatomic 'xchg' (the C backend declines it)", "test_ds_storexchg_rtn_returns_old", "numpy"),
   Erratum("writelane-const-lane", "v_writelane_b32 with a constant lane", "D.lane[S1] = S0", "as the manual (the "
           "0-d lane mask crashed runtime.unpack once)", "runtime.unpack; the C backend declines v_writelane",
           "test_writelane_constant_lane", "numpy"),

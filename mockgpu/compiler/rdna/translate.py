@@ -730,7 +730,7 @@ class Translator:
       fn = "bpermute" if n == "BPERMUTE_B32" else "permute"
       self.out(f"_r = {fn}(({a} + u32({off})) >> 2, V[{inst.data0.offset - 256}][w], m)")
       return self.out(f"vw(V, {inst.vdst.offset - 256}, w, _r, m, full)")
-    if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n:
+    if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n and "XCHG" not in n:
       if "_D16" in n:  # DS names put D16 last (LOAD_U8_D16_HI): reorder to the VMEM form (LOAD_D16_HI_U8)
         op, size, *d16 = n.split("_")
         n = "_".join([op, *d16, size])
@@ -742,7 +742,7 @@ class Translator:
       return self.out(f"ldsstore(st, w, {addr}, m, full, {self.store_data(inst.data0.offset - 256, kind, ndw, d16)}, {pc}, {nm!r})")
     atom = {"ADD_U32": "add", "SUB_U32": "sub", "MIN_I32": "min_i", "MAX_I32": "max_i", "MIN_U32": "min_u",
             "MAX_U32": "max_u", "AND_B32": "and", "OR_B32": "or", "XOR_B32": "xor", "ADD_F32": "add_f",
-            "MIN_F32": "min_f", "MAX_F32": "max_f"}
+            "MIN_F32": "min_f", "MAX_F32": "max_f", "STOREXCHG_B32": "xchg"}
     rtn = "_RTN_" in n
     key = n.replace("_RTN", "")
     if key in atom:
