@@ -82,3 +82,11 @@ def test_ds_storexchg_rtn_returns_old(path):
   assert (old == 1000 + np.arange(32)).all()
   new = lanes(pre + [I.ds_load_b32(vdst=v[2], addr=v[6]), I.s_waitcnt(simm16=0)], path, False)
   assert (new == 5000 + np.arange(32)).all()
+
+@pytest.mark.parametrize("path", PATHS)
+def test_mov_not_b16_true16(path):
+  """v_mov_b16 / v_not_b16 (VOP1; pseudocode D0.b16 = S0.b16, D0.u16 = ~S0.u16) with true16 halves: v2.hi = v3.lo,
+  then v2.lo = ~v3.hi; the other half of v2 keeps its value."""
+  got = lanes([I.v_mov_b32_e32(v[3], 0x1234abcd), I.v_mov_b32_e32(v[2], 0x55556666),
+               I.v_mov_b16_e32(v[130], v[3]), I.v_not_b16_e32(v[2], v[131])], path, True)
+  assert (got == (0xabcd << 16 | (~0x1234 & 0xffff))).all(), hex(int(got[0]))

@@ -19,6 +19,8 @@ def _table(text:str) -> dict[str, tuple]:
 VOP = _table("""
 MOV_B32 b32 b32 = a
 NOT_B32 b32 b32 = ~a
+MOV_B16 b16 b16 = a
+NOT_B16 u16 u16 = ~a
 BFREV_B32 b32 b32 = brev32(a)
 CLZ_I32_U32 u32 u32 = clz(a)
 CTZ_I32_B32 u32 u32 = ctz(a)
