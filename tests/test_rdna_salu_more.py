@@ -3,6 +3,7 @@ executor paths (numpy and native, asserted), against a Python reference of the I
   S_QUADMASK_B32/B64: for i in 0..7 / 0..15: D0[i] = S0[i*4+3:i*4] != 0;            SCC = D0 != 0
   S_WQM_B32/B64:      for i in 0..31 / 0..63 step 4: D0[i+3:i] = S0[i+3:i] != 0 ? 0xf : 0; SCC = D0 != 0
   S_BREV_B64: D0[63:0] = S0[0:63];   S_BCNT0_I32_B64: D0 = count of 0 bits in S0.u64; SCC = D0 != 0
+  S_CLZ_I32_U64 / S_CTZ_I32_B64: the first 1 from bit 63 down / from bit 0 up, -1 for none
   S_BFM_B64: D0.u64 = ((1ULL << S0[5:0]) - 1) << S1[5:0]
 Each workgroup is one case: S0 in s[12:13], S1 in s[14:15], loaded by s_load; D and SCC are stored."""
 from __future__ import annotations
@@ -26,6 +27,8 @@ OPS = {"quadmask_b32": (I.s_quadmask_b32, False, False, False, lambda a, b: quad
        "wqm_b64": (I.s_wqm_b64, True, True, False, lambda a, b: wqm(a, 64), True),
        "brev_b64": (I.s_brev_b64, True, True, False, lambda a, b: brev64(a), False),
        "bcnt0_i32_b64": (I.s_bcnt0_i32_b64, False, True, False, lambda a, b: 64 - bin(a).count("1"), True),
+       "clz_i32_u64": (I.s_clz_i32_u64, False, True, False, lambda a, b: 64 - a.bit_length() if a else 0xffffffff, False),
+       "ctz_i32_b64": (I.s_ctz_i32_b64, False, True, False, lambda a, b: (a & -a).bit_length() - 1 if a else 0xffffffff, False),
        "bfm_b64": (I.s_bfm_b64, True, False, True, lambda a, b: (((1 << (a & 63)) - 1) << (b & 63)) & M64, False)}
 
 def cases(n:int=256) -> tuple[list[int], list[int]]:

@@ -156,6 +156,8 @@ SOP = {
   "BCNT1_I32_B64": ("u32", ("u64",), "(uint32_t)__builtin_popcountll(a)", "d != 0"),
   "BCNT0_I32_B64": ("u32", ("u64",), "64u - (uint32_t)__builtin_popcountll(a)", "d != 0"),
   "BREV_B64": ("u64", ("u64",), "brev64(a)", None),
+  "CLZ_I32_U64": ("u32", ("u64",), "a ? (uint32_t)__builtin_clzll(a) : 0xffffffffu", None),
+  "CTZ_I32_B64": ("u32", ("u64",), "a ? (uint32_t)__builtin_ctzll(a) : 0xffffffffu", None),
   "QUADMASK_B32": ("u32", ("u32",), "(uint32_t)quadmask(a, 32)", "d != 0"), "QUADMASK_B64": ("u64", ("u64",), "quadmask(a, 64)", "d != 0"),
   "WQM_B32": ("u32", ("u32",), "(uint32_t)wqm(a, 32)", "d != 0"), "WQM_B64": ("u64", ("u64",), "wqm(a, 64)", "d != 0"),
   "BFM_B64": ("u64", ("u32", "u32"), "((1ull << (a & 63)) - 1ull) << (b & 63)", None),

@@ -353,6 +353,18 @@ def wqm(x, width:int):
     out |= np.where((x >> np.uint64(4 * i)) & np.uint64(0xf) != 0, np.uint64(0xf << (4 * i)), np.uint64(0))
   return out.astype(t)
 
+def clz64(x):
+  """s_clz_i32_u64: leading zeros of 64-bit values; -1 for 0."""
+  x = np.asarray(x).astype(u64)
+  hi, lo = (x >> np.uint64(32)).astype(u32), (x & np.uint64(M32)).astype(u32)
+  return np.where(hi != 0, clz(hi), np.where(lo != 0, clz(lo) + u32(32), u32(M32))).astype(u32)
+
+def ctz64(x):
+  """s_ctz_i32_b64: trailing zeros of 64-bit values; -1 for 0."""
+  x = np.asarray(x).astype(u64)
+  hi, lo = (x >> np.uint64(32)).astype(u32), (x & np.uint64(M32)).astype(u32)
+  return np.where(lo != 0, ctz(lo), np.where(hi != 0, ctz(hi) + u32(32), u32(M32))).astype(u32)
+
 def brev64(x):
   x = np.asarray(x).astype(u64)
   lo, hi = (x & np.uint64(M32)).astype(u32), (x >> np.uint64(32)).astype(u32)

@@ -244,6 +244,8 @@ BCNT0_I32_B32 u32 u32 = 32 - popcount(a) ; d != 0
 BCNT1_I32_B64 u32 u64 = popcount(a) ; d != 0
 BCNT0_I32_B64 u32 u64 = 64 - popcount(a) ; d != 0
 BREV_B64 u64 u64 = brev64(a)
+CLZ_I32_U64 u32 u64 = clz64(a)
+CTZ_I32_B64 u32 u64 = ctz64(a)
 QUADMASK_B32 u32 u32 = quadmask(a, 32) ; d != 0
 QUADMASK_B64 u64 u64 = quadmask(a, 64) ; d != 0
 WQM_B32 u32 u32 = wqm(a, 32) ; d != 0
