@@ -20,6 +20,7 @@ from tinygrad.renderer.amd.dsl import Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, describe
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
+from mockgpu.compiler.rdna import errata
 from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs, bad_sgprs
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
@@ -132,7 +133,7 @@ ASHRREV_I64 i64 u32 i64 = b >> (a & 63)
 """)
 # ops whose numpy expression (semantics.VOP) is already C over the typed operands (the helpers it names are in prelude.c)
 SAME_IN_C = """
-MOV_B32 NOT_B32 BFREV_B32 CLS_I32 FMA_F32 FMAC_F32 FMAMK_F32 FMAAK_F32 ADD_NC_U32 SUB_NC_U32 SUBREV_NC_U32
+MOV_B32 NOT_B32 MOV_B16 NOT_B16 BFREV_B32 CLS_I32 FMA_F32 FMAC_F32 FMAMK_F32 FMAAK_F32 ADD_NC_U32 SUB_NC_U32 SUBREV_NC_U32
 ADD_NC_I32 SUB_NC_I32 MUL_LO_U32 MUL_U32_U24 MAD_U32_U24 LSHLREV_B32 LSHRREV_B32 AND_B32 OR_B32 XOR_B32 XNOR_B32
 AND_OR_B32 OR3_B32 XOR3_B32 ADD3_U32 LSHL_OR_B32 LSHL_ADD_U32 ADD_LSHL_U32 XAD_U32 BFI_B32 ADD_NC_U16 SUB_NC_U16
 ADD_NC_I16 SUB_NC_I16 MUL_LO_U16 LSHLREV_B16 LSHRREV_B16 MAD_U16 MAD_I16
@@ -153,6 +154,13 @@ SOP = {
   "BCNT1_I32_B32": ("u32", ("u32",), "(uint32_t)__builtin_popcount(a)", "d != 0"),
   "BCNT0_I32_B32": ("u32", ("u32",), "32u - (uint32_t)__builtin_popcount(a)", "d != 0"),
   "BCNT1_I32_B64": ("u32", ("u64",), "(uint32_t)__builtin_popcountll(a)", "d != 0"),
+  "BCNT0_I32_B64": ("u32", ("u64",), "64u - (uint32_t)__builtin_popcountll(a)", "d != 0"),
+  "BREV_B64": ("u64", ("u64",), "brev64(a)", None),
+  "CLZ_I32_U64": ("u32", ("u64",), "a ? (uint32_t)__builtin_clzll(a) : 0xffffffffu", None),
+  "CTZ_I32_B64": ("u32", ("u64",), "a ? (uint32_t)__builtin_ctzll(a) : 0xffffffffu", None),
+  "QUADMASK_B32": ("u32", ("u32",), "(uint32_t)quadmask(a, 32)", "d != 0"), "QUADMASK_B64": ("u64", ("u64",), "quadmask(a, 64)", "d != 0"),
+  "WQM_B32": ("u32", ("u32",), "(uint32_t)wqm(a, 32)", "d != 0"), "WQM_B64": ("u64", ("u64",), "wqm(a, 64)", "d != 0"),
+  "BFM_B64": ("u64", ("u32", "u32"), "((1ull << (a & 63)) - 1ull) << (b & 63)", None),
   "BITSET0_B32": ("u32", ("u32",), "d & ~(1u << (a & 31))", None), "BITSET1_B32": ("u32", ("u32",), "d | (1u << (a & 31))", None),
   "BITSET0_B64": ("u64", ("u32",), "d & ~(1ull << (a & 63))", None), "BITSET1_B64": ("u64", ("u32",), "d | (1ull << (a & 63))", None),
   "ADD_U32": ("u32", ("u32", "u32"), "a + b", "d < a"), "SUB_U32": ("u32", ("u32", "u32"), "a - b", "b > a"),
@@ -415,10 +423,20 @@ class CTranslator:
         return self.out(f"s[{d}] = V({v})[s[126] ? __builtin_ctz(s[126]) : 0];") if d != NULL else None
       return self.out(f"s[{d}] = {self.raw(inst.src0, 32, lit, vec=False)};") if d != NULL else None
     if n == "SWAP_B32": raise NoNative("v_swap")
-    self.valu(n, inst.vdst.offset - 256, [inst.src0], lit)
+    self.valu_e32(n, *self.e32_halves(n, inst.vdst.offset - 256, [inst.src0]), lit)
 
   def vop2(self, inst, name):
-    self.valu(strip(name), inst.vdst.offset - 256, [inst.src0, inst.vsrc1], getattr(inst, "literal", None))
+    n = strip(name)
+    self.valu_e32(n, *self.e32_halves(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1]), getattr(inst, "literal", None))
+
+  def valu_e32(self, n, dst, srcs, opsel, lit): return self.valu(n, dst, srcs, lit, 0, 0, opsel)
+
+  @staticmethod
+  def e32_halves(n:str, dst:int, srcs:list) -> tuple[int, list, int]:
+    """16-bit e32 operands v[128+n] are high halves (errata true16-e32), as translate.Translator.e32_halves."""
+    entry = VOP.get(n)
+    if entry is None or n in ACCUMULATE or n in LITERAL_K: return dst, srcs, 0
+    return errata.true16(entry, dst, srcs)
 
   def vop3(self, inst, name):
     n, lit = strip(name), getattr(inst, "literal", None)
@@ -629,7 +647,7 @@ class CTranslator:
         self.vregs |= set(range(dr, dr + ndw))
         self.lanes([store_data("uint32_t", dr, ndw), f"ldsstore(lds, V({a})[l] + {o}u, t_, 4, {ndw});"])
       return None
-    if not n.startswith(("LOAD", "STORE")) or "ADDTID" in n or "D16" in n: raise NoNative(n)
+    if not n.startswith(("LOAD", "STORE")) or "ADDTID" in n or "D16" in n or "XCHG" in n: raise NoNative(n)
     op, ctype, nbytes, ndw = mem_kind(n)
     addr = f"V({a})[l] + {off}u"
     if op == "LOAD":  # checked lane by lane as it loads: the first lane out of range is still the one reported

@@ -49,6 +49,22 @@ static inline uint64_t bfe64(uint64_t x, uint32_t s1, int sign) {
   if (sign && w && (r >> (w - 1)) & 1) r |= ~mask;
   return r;
 }
+/* s_quadmask, s_wqm, s_brev_b64: the same as runtime.quadmask / wqm / brev64 */
+static inline uint64_t quadmask(uint64_t x, int width) {
+  uint64_t d = 0;
+  for (int i = 0; i < width / 4; i++) d |= (uint64_t)(((x >> (4 * i)) & 0xf) != 0) << i;
+  return d;
+}
+static inline uint64_t wqm(uint64_t x, int width) {
+  uint64_t d = 0;
+  for (int i = 0; i < width / 4; i++) if ((x >> (4 * i)) & 0xf) d |= 0xfull << (4 * i);
+  return d;
+}
+static inline uint64_t brev64(uint64_t x) {
+  uint64_t d = 0;
+  for (int i = 0; i < 64; i++) d |= ((x >> i) & 1) << (63 - i);
+  return d;
+}
 static inline uint32_t clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 0xffffffffu; }
 static inline uint32_t ctz32(uint32_t x) { return x ? (uint32_t)__builtin_ctz(x) : 0xffffffffu; }
 static inline uint32_t cls32(uint32_t x) { return (x == 0 || x == 0xffffffffu) ? 0xffffffffu : clz32(x >> 31 ? ~x : x); }

@@ -16,6 +16,7 @@ from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.runtime import dpp16_lanes
+from mockgpu.compiler.rdna import errata
 
 # the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
 _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
@@ -372,14 +373,23 @@ class Translator:
       self.out(f"_t = V[{s}][w]")
       self.out(f"vw(V, {s}, w, V[{d}][w], m, full)")
       return self.out(f"vw(V, {d}, w, _t, m, full)")
-    self.valu(n, inst.vdst.offset - 256, [inst.src0], lit, *(self.dpp_mods or (0, 0)))
+    d, srcs, opsel = self.e32_halves(n, inst.vdst.offset - 256, [inst.src0])
+    self.valu(n, d, srcs, lit, *(self.dpp_mods or (0, 0)), opsel=opsel)
+
+  def e32_halves(self, n:str, dst:int, srcs:list) -> tuple[int, list, int]:
+    """16-bit e32 operands v[128+n] are high halves (errata true16-e32); not under DPP (its src0 is permuted
+    separately) nor for ops whose destination is also a source or whose K literal is an operand."""
+    entry = sem.VOP.get(n)
+    if entry is None or self.dpp_mods is not None or n in sem.ACCUMULATE or n in sem.LITERAL_K: return dst, srcs, 0
+    return errata.true16(entry, dst, srcs)
 
   def vop2(self, inst, name):
     n = strip(name)
     lit = getattr(inst, "literal", None)
     if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16"):
       return self.dot2(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1, Reg(inst.vdst.offset)], lit, 0, 3, 0, 0)
-    self.valu(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1], lit, *(self.dpp_mods or (0, 0)))
+    d, srcs, opsel = self.e32_halves(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1])
+    self.valu(n, d, srcs, lit, *(self.dpp_mods or (0, 0)), opsel=opsel)
 
   def vop3(self, inst, name):
     n = strip(name)
@@ -451,7 +461,7 @@ class Translator:
     for half, sel, ng in ((0, opsel, inst.neg), (1, opsel_hi, inst.neg_hi)):
       vals = {}
       for i in range(nsrc):
-        raw = self.packed_raw(srcs[i], lit)
+        raw = self.packed_raw(srcs[i], lit, t != "f16")
         code = typed(raw, t, bool(sel >> i & 1))
         if ng >> i & 1:
           if t != "f16": raise Unsupported("neg on integer packed math")
@@ -461,10 +471,11 @@ class Translator:
       self.out(f"_h{half} = {'fbits16' if t == 'f16' else 'bits32'}({expr}) & 0xffff")
     self.vwrite(d, "b32", "_h0 | (_h1 << 16)")
 
-  def packed_raw(self, r:Reg, lit) -> str:
-    """Raw 32 bits of a packed operand; an inline constant is its 16-bit value in both halves."""
+  def packed_raw(self, r:Reg, lit, integer:bool=False) -> str:
+    """Raw 32 bits of a packed operand; an inline constant as hardware reads it (errata vop3p-inline)."""
     bits = _const_bits(r.offset, 16)
-    if bits is not None: return f"u32(0x{bits | (bits << 16):x})"
+    if bits is not None:
+      return f"u32(0x{errata.packed_inline(bits, _const_bits(r.offset, 32), r.offset > 208, integer):x})"
     return self.raw(r, 32, lit, vec=True)
 
   def fma_mix(self, n, d, srcs, lit, opsel, opsel_hi, neg, absm, clamp):
@@ -719,7 +730,7 @@ class Translator:
       fn = "bpermute" if n == "BPERMUTE_B32" else "permute"
       self.out(f"_r = {fn}(({a} + u32({off})) >> 2, V[{inst.data0.offset - 256}][w], m)")
       return self.out(f"vw(V, {inst.vdst.offset - 256}, w, _r, m, full)")
-    if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n:
+    if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n and "XCHG" not in n:
       if "_D16" in n:  # DS names put D16 last (LOAD_U8_D16_HI): reorder to the VMEM form (LOAD_D16_HI_U8)
         op, size, *d16 = n.split("_")
         n = "_".join([op, *d16, size])
@@ -731,7 +742,7 @@ class Translator:
       return self.out(f"ldsstore(st, w, {addr}, m, full, {self.store_data(inst.data0.offset - 256, kind, ndw, d16)}, {pc}, {nm!r})")
     atom = {"ADD_U32": "add", "SUB_U32": "sub", "MIN_I32": "min_i", "MAX_I32": "max_i", "MIN_U32": "min_u",
             "MAX_U32": "max_u", "AND_B32": "and", "OR_B32": "or", "XOR_B32": "xor", "ADD_F32": "add_f",
-            "MIN_F32": "min_f", "MAX_F32": "max_f"}
+            "MIN_F32": "min_f", "MAX_F32": "max_f", "STOREXCHG_B32": "xchg"}
     rtn = "_RTN_" in n
     key = n.replace("_RTN", "")
     if key in atom:

@@ -198,7 +198,8 @@ def ldsstore(st, w, addr, m, full, data:list, pc:int, name:str):
 _ATOMIC = {"add": (np.add, "u4"), "sub": (np.subtract, "u4"), "min_i": (np.minimum, "i4"), "max_i": (np.maximum, "i4"),
            "min_u": (np.minimum, "u4"), "max_u": (np.maximum, "u4"), "and": (np.bitwise_and, "u4"),
            "or": (np.bitwise_or, "u4"), "xor": (np.bitwise_xor, "u4"), "add_f": (np.add, "f4"),
-           "min_f": (np.fmin, "f4"), "max_f": (np.fmax, "f4")}
+           "min_f": (np.fmin, "f4"), "max_f": (np.fmax, "f4"),
+           "xchg": (lambda old, new: new, "u4")}  # ds_storexchg_rtn: stores data, returns the old value
 
 def ldsatomic(st, w, addr, m, full, data, op:str, pc:int, name:str) -> np.ndarray:
   """A 32-bit LDS read-modify-write. Lanes hitting the same address apply in lane order; each returns the value it saw."""

@@ -338,6 +338,38 @@ def popcount(x):
   x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0f
   return ((x * np.uint64(0x0101010101010101)) >> 56).astype(u32)
 
+def quadmask(x, width:int):
+  """s_quadmask: bit i of D is set when quad i (bits 4i+3:4i) of S0 has any bit set."""
+  x, t = np.asarray(x).astype(u64), u32 if width == 32 else u64
+  out = np.zeros(x.shape, u64)
+  for i in range(width // 4): out |= ((x >> np.uint64(4 * i)) & np.uint64(0xf) != 0).astype(u64) << np.uint64(i)
+  return out.astype(t)
+
+def wqm(x, width:int):
+  """s_wqm: every quad (bits 4i+3:4i) of D is all ones when that quad of S0 has any bit set, else zero."""
+  x, t = np.asarray(x).astype(u64), u32 if width == 32 else u64
+  out = np.zeros(x.shape, u64)
+  for i in range(width // 4):
+    out |= np.where((x >> np.uint64(4 * i)) & np.uint64(0xf) != 0, np.uint64(0xf << (4 * i)), np.uint64(0))
+  return out.astype(t)
+
+def clz64(x):
+  """s_clz_i32_u64: leading zeros of 64-bit values; -1 for 0."""
+  x = np.asarray(x).astype(u64)
+  hi, lo = (x >> np.uint64(32)).astype(u32), (x & np.uint64(M32)).astype(u32)
+  return np.where(hi != 0, clz(hi), np.where(lo != 0, clz(lo) + u32(32), u32(M32))).astype(u32)
+
+def ctz64(x):
+  """s_ctz_i32_b64: trailing zeros of 64-bit values; -1 for 0."""
+  x = np.asarray(x).astype(u64)
+  hi, lo = (x >> np.uint64(32)).astype(u32), (x & np.uint64(M32)).astype(u32)
+  return np.where(lo != 0, ctz(lo), np.where(hi != 0, ctz(hi) + u32(32), u32(M32))).astype(u32)
+
+def brev64(x):
+  x = np.asarray(x).astype(u64)
+  lo, hi = (x & np.uint64(M32)).astype(u32), (x >> np.uint64(32)).astype(u32)
+  return brev32(lo).astype(u64) << np.uint64(32) | brev32(hi).astype(u64)
+
 def brev32(x):
   x = np.asarray(x, u32)
   x = ((x >> 1) & 0x55555555) | ((x & 0x55555555) << 1)

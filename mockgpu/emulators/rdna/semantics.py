@@ -19,6 +19,8 @@ def _table(text:str) -> dict[str, tuple]:
 VOP = _table("""
 MOV_B32 b32 b32 = a
 NOT_B32 b32 b32 = ~a
+MOV_B16 b16 b16 = a
+NOT_B16 u16 u16 = ~a
 BFREV_B32 b32 b32 = brev32(a)
 CLZ_I32_U32 u32 u32 = clz(a)
 CTZ_I32_B32 u32 u32 = ctz(a)
@@ -240,6 +242,15 @@ ABS_I32 i32 i32 = np.abs(a) ; d != 0
 BCNT1_I32_B32 u32 u32 = popcount(a) ; d != 0
 BCNT0_I32_B32 u32 u32 = 32 - popcount(a) ; d != 0
 BCNT1_I32_B64 u32 u64 = popcount(a) ; d != 0
+BCNT0_I32_B64 u32 u64 = 64 - popcount(a) ; d != 0
+BREV_B64 u64 u64 = brev64(a)
+CLZ_I32_U64 u32 u64 = clz64(a)
+CTZ_I32_B64 u32 u64 = ctz64(a)
+QUADMASK_B32 u32 u32 = quadmask(a, 32) ; d != 0
+QUADMASK_B64 u64 u64 = quadmask(a, 64) ; d != 0
+WQM_B32 u32 u32 = wqm(a, 32) ; d != 0
+WQM_B64 u64 u64 = wqm(a, 64) ; d != 0
+BFM_B64 u64 u32 u32 = ((u64(1) << (a & 63).astype(u64)) - u64(1)) << (b & 63).astype(u64)
 BITSET0_B32 u32 u32 = d & ~(u32(1) << (a & 31))
 BITSET1_B32 u32 u32 = d | (u32(1) << (a & 31))
 BITSET0_B64 u64 u32 = d & ~(u64(1) << (a & 63).astype(u64))
