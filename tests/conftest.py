@@ -21,7 +21,7 @@ def _native_ran(param:str, isa:str):
   yield param
   # MOCKGPU_NATIVE_MEASURE=path: write each [native] case's C launch count instead of asserting (how the drop list was measured)
   if param == "native" and (MEASURE := os.environ.get("MOCKGPU_NATIVE_MEASURE")):
-    with open(MEASURE, "a") as f: f.write(f"{os.environ.get('PYTEST_CURRENT_TEST','').split(' ')[0]} {_native_launches(isa) - before}\n")
+    with open(MEASURE, "a") as f: f.write(f"{os.environ.get('PYTEST_CURRENT_TEST','').rsplit(' ', 1)[0]} \t{_native_launches(isa) - before}\n")
   elif param == "native":
     assert _native_launches(isa) > before, f"[native] variant ran no C launch on {isa}: the kernel stayed on numpy or nothing was dispatched"
 
