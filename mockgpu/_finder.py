@@ -26,6 +26,8 @@ def _bind_cuda_headers(module=None):
   toolchain.bind_cuda_headers(module)
 
 def _on_mock_interface():
+  from mockgpu.compiler import toolchain
+  toolchain.bind_llvm_objdump()   # DEBUG=7 disassembly: tinygrad finds llvm-objdump on PATH
   if CUDA_COMPILER in sys.modules: _bind_cuda_headers(sys.modules[CUDA_COMPILER])
   else: _post_import[CUDA_COMPILER] = _bind_cuda_headers
 

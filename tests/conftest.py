@@ -10,19 +10,34 @@ def device_configs() -> list[str]:
   """The configurations the suites run on (MOCKGPU_TEST_DEVICES=comma list to narrow it)."""
   return [d for d in os.environ.get("MOCKGPU_TEST_DEVICES", ",".join(CONFIGURATIONS)).split(",") if d]
 
+def _native_launches(isa:str) -> int:
+  from mockgpu import system
+  return sum(v for k, v in system.stats.items() if k.endswith(".native_launches") and k.startswith(isa))
+
+def _native_ran(param:str, isa:str):
+  """Our standard: a [native] variant asserts that C ran. The executors count C launches in mockgpu.system.stats
+  (rdna3.native_launches, ptx.native_launches, ...); a [native] case that ran no C launch fails here."""
+  before = _native_launches(isa)
+  yield param
+  # MOCKGPU_NATIVE_MEASURE=path: write each [native] case's C launch count instead of asserting (how the drop list was measured)
+  if param == "native" and (MEASURE := os.environ.get("MOCKGPU_NATIVE_MEASURE")):
+    with open(MEASURE, "a") as f: f.write(f"{os.environ.get('PYTEST_CURRENT_TEST','').rsplit(' ', 1)[0]} \t{_native_launches(isa) - before}\n")
+  elif param == "native":
+    assert _native_launches(isa) > before, f"[native] variant ran no C launch on {isa}: the kernel stayed on numpy or nothing was dispatched"
+
 @pytest.fixture(params=["numpy", "native"])
 def rdna_path(request, monkeypatch):
   """Runs a test on both RDNA executor paths: numpy (all waves at once) and native (the kernel's C translation from
   its first dispatch, where it covers the kernel). Modules opt in with pytestmark = pytest.mark.usefixtures("rdna_path")."""
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if request.param == "numpy" else "1")
-  return request.param
+  yield from _native_ran(request.param, "rdna")
 
 @pytest.fixture(params=["numpy", "native"])
 def ptx_path(request, monkeypatch):
   """The same for the PTX executor: numpy (every thread at once) and native (C, from the first launch, where it
   covers the kernel). Modules opt in with pytestmark = pytest.mark.usefixtures("ptx_path")."""
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0" if request.param == "numpy" else "1")
-  return request.param
+  yield from _native_ran(request.param, "ptx")
 
 def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check:bool=True) -> subprocess.CompletedProcess:
   """Run `code` in a fresh interpreter with DEV=dev, from a directory outside any tinygrad checkout."""
@@ -73,3 +88,15 @@ def diff_runners():
   runners = {"CPU": Runner("CPU", reference_env()), **{dev: Runner(dev) for dev in device_configs()}}
   yield runners
   for r in runners.values(): r.close()
+
+def _dropped_native() -> set[str]:
+  with open(os.path.join(HERE, "native_dropped.txt")) as f: return {l.strip() for l in f if l.strip() and not l.startswith("#")}
+
+def pytest_collection_modifyitems(config, items):
+  """Drops the [native] variants listed in native_dropped.txt: they run no C, so a [native] label would claim what
+  the case does not test (the rdna_path/ptx_path fixtures fail any other [native] case that runs no C)."""
+  dropped = _dropped_native()
+  gone = [it for it in items if it.nodeid in dropped or f"tests/{it.nodeid}" in dropped]
+  if gone:
+    config.hook.pytest_deselected(items=gone)
+    items[:] = [it for it in items if it not in gone]

@@ -28,3 +28,13 @@ def test_both_amd_renderers_run():
 def test_doctor_reports_ready():
   p = run_tinygrad("CPU", "from mockgpu.cli import main; raise SystemExit(main(['doctor']))", check=False)
   assert p.returncode == 0 and "DEV=MOCK+AMD: ready" in p.stdout, p.stdout + p.stderr
+
+def test_debug7_disassembles_amd_kernels():
+  """DEBUG=7 makes tinygrad run llvm-objdump on each AMD kernel; Debian's default one (LLVM 14) crashed on them.
+  mockgpu puts a newer one where tinygrad looks (toolchain.bind_llvm_objdump)."""
+  import pytest
+  from mockgpu.compiler import toolchain
+  if toolchain.newest_llvm_objdump() is None: pytest.skip("no llvm-objdump >= 15 installed (apt-get install llvm-19)")
+  from conftest import run_tinygrad
+  p = run_tinygrad("MOCK+AMD:LLVM", "from tinygrad import Tensor; print((Tensor([1.,2.])+1).tolist())", env={"DEBUG": "7"})
+  assert "v_add_f32" in p.stdout and "s_endpgm" in p.stdout and "[2.0, 3.0]" in p.stdout

@@ -121,3 +121,29 @@ def llvm_compiles_for(arch:str) -> tuple[bool, str]:
   if p.returncode == 0 and "not a recognized processor" not in p.stderr: return True, "compiles"
   why = next((l for l in p.stderr.splitlines() if "not a recognized processor" in l), f"exit status {p.returncode}")
   return False, why.strip()
+
+# *** llvm-objdump for DEBUG=7 ***
+# tinygrad (helpers._find_llvm_objdump) disassembles AMD kernels with the first of /opt/rocm/llvm/bin/llvm-objdump,
+# llvm-objdump-21, llvm-objdump-20, llvm-objdump on PATH. Debian's plain llvm-objdump is LLVM 14, which crashes (SIGSEGV)
+# on tinygrad's gfx11 objects. The seam is PATH: a directory holding `llvm-objdump-20`, a link to the newest
+# /usr/lib/llvm-N/bin/llvm-objdump (N >= 15), goes first on it; nothing is done when tinygrad would find one already.
+OBJDUMP_MIN = 15
+
+def newest_llvm_objdump(root:str="/usr/lib") -> str|None:
+  found = sorted((int(m.group(1)), os.path.join(root, d, "bin", "llvm-objdump")) for d in (os.listdir(root) if os.path.isdir(root) else [])
+                 if (m := re.fullmatch(r"llvm-(\d+)", d)) and os.path.exists(os.path.join(root, d, "bin", "llvm-objdump")))
+  return found[-1][1] if found and found[-1][0] >= OBJDUMP_MIN else None
+
+def bind_llvm_objdump() -> str|None:
+  """Puts a usable llvm-objdump where tinygrad looks (see above) when DEBUG>=7 asks for disassembly; returns its path."""
+  import shutil, tempfile
+  if int(os.environ.get("DEBUG", "0") or 0) < 7: return None
+  if any(shutil.which(p) for p in ("/opt/rocm/llvm/bin/llvm-objdump", "llvm-objdump-21", "llvm-objdump-20")): return None
+  if (real := newest_llvm_objdump()) is None:
+    log.warning("DEBUG=7: no llvm-objdump >= %d found; tinygrad's llvm-objdump may crash: install llvm-19 (apt-get install llvm-19)", OBJDUMP_MIN)
+    return None
+  shim = os.path.join(tempfile.gettempdir(), f"mockgpu-objdump-{os.getuid()}")
+  os.makedirs(shim, exist_ok=True)
+  if not os.path.lexists(link := os.path.join(shim, "llvm-objdump-20")): os.symlink(real, link)
+  os.environ["PATH"] = shim + os.pathsep + os.environ.get("PATH", "")
+  return real

@@ -161,6 +161,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
     nk = None if off else _native_kernel(k)   # a first C build is not the launch's time
     st = time.perf_counter()
     if nk is not None:
+      system.stats["ptx.native_launches"] += 1   # counted when handed to C, so a launch that faults in C counts too
       threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
       counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
     else:
@@ -173,7 +174,6 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
     raise _bug(e, mem, k, grid, block, params, dynamic_shared, nk, start) from e
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st, nk is not None)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
-  if nk is not None: system.stats["ptx.native_launches"] += 1
   return stats
 
 # *** naming an internal error (mockgpu/replay.py) ***

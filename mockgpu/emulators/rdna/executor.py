@@ -184,6 +184,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1))
     if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= 32 and not private else None
+    # counted when handed to C, so a launch that faults in C still counts as one C ran
+    if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
     used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
            _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
   except UnsupportedInstruction as e:
@@ -194,7 +196,6 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     raise _bug(e, mem, d, prog, k, start) from e
   stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None)
   system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
-  if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
   return stats
 
 # *** naming an internal error (replay.py) ***
