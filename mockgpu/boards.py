@@ -98,9 +98,9 @@ def _dev_arch() -> str:
   from tinygrad.helpers import Target
   dev = config.env("DEV", "")
   if not dev: return ""
-  try: t = Target.parse(dev)
-  except Exception: return ""  # a DEV tinygrad cannot parse is tinygrad's error to report, not the board's
-  return t.arch if t.device == "AMD" else ""
+  try: targets = [Target.parse(t) for t in dev.split(";")]  # DEV lists targets separated by ';', as tinygrad's _DEV
+  except RuntimeError: return ""  # a DEV tinygrad cannot parse is tinygrad's error to report, not the board's
+  return next((t.arch for t in targets if t.device == "AMD"), "")
 
 def selected_amd_board() -> AMDBoard:
   """The board every mock AMD GPU of the process is: DEV's arch field, else MOCKGPU_AMD_BOARD, else gfx1100."""

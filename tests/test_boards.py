@@ -11,6 +11,10 @@ def test_dev_arch_field_selects_the_board(monkeypatch):
   monkeypatch.setenv("MOCKGPU_AMD_BOARD", "gfx942")  # DEV's arch wins over the setting
   assert boards.selected_amd_board().name == "gfx1201"
 
+def test_dev_arch_field_among_several_targets(monkeypatch):
+  monkeypatch.setenv("DEV", "CPU;MOCKKFD+AMD:LLVM:gfx1201")  # tinygrad's DEV lists targets separated by ';'
+  assert boards.selected_amd_board().name == "gfx1201"
+
 def test_setting_then_default(monkeypatch):
   monkeypatch.setenv("DEV", "MOCKKFD+AMD")
   monkeypatch.setenv("MOCKGPU_AMD_BOARD", "gfx950")

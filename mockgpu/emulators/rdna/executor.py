@@ -17,9 +17,10 @@ from mockgpu.compiler.rdna import decode
 from mockgpu.compiler.rdna.translate import Translator, VERSION
 from mockgpu.emulators.rdna.runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
+from mockgpu.boards import AMD_BOARDS
 
 ARCHS = ("rdna3",)
-WAVE64 = ("cdna3", "cdna4")  # the CDNA boards (mockgpu.boards) execute wave64 only
+WAVE64 = frozenset(b.family for b in AMD_BOARDS.values() if b.wave64)  # the families of the wave64 (CDNA) boards
 # register, LDS and scratch bytes per chunk of workgroups: about CACHE_CHUNK_BYTES, so that each instruction's arrays
 # stay in cache, but at least MIN_CHUNK_WAVES waves, so that numpy's per-call cost is spread over enough lanes (kernels
 # with many registers), and never over MAX_CHUNK_BYTES (kernels with large private segments)
