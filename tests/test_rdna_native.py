@@ -7,7 +7,7 @@ import pytest
 from tinygrad import dtypes
 from tinygrad.renderer.amd.dsl import v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from mockgpu.compiler.rdna import cgen
+from mockgpu.compiler.rdna.backends import c as cgen
 from test_rdna_harness import cpu, run_mock
 from test_rdna_valu import run_op
 

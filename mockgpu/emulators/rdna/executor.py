@@ -12,10 +12,11 @@ from mockgpu import config, replay, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import Dispatch, DispatchStats, native, field as _field, spi_setup, budget_exceeded
+from mockgpu.emulators.rdna import native
+from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded
 from mockgpu.compiler.rdna import decode
-from mockgpu.compiler.rdna.translate import Translator, VERSION
-from mockgpu.emulators.rdna.runtime import pack, LANE
+from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
+from mockgpu.compiler.rdna.backends.numpy_runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 from mockgpu.boards import AMD_BOARDS
 
@@ -232,7 +233,7 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
   except Exception: pc = None  # naming the instruction must not hide the error itself
   if pc is not None and pc in insts:
     return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {decode.describe(insts[pc])}"
-  if (blk:=re.fullmatch(r"_(?:blk|all)(\d+)", fn)) is not None:  # translate.py's block functions
+  if (blk:=re.fullmatch(r"_(?:blk|all)(\d+)", fn)) is not None:  # backends/numpy.py's block functions
     start = prog.block_pc[int(blk.group(1))]
     return f"the block at PC 0x{d.pgm_addr + start:x} (kernel offset 0x{start:x}); which of its instructions is not known"
   return f"PC not known: raised in the translated code's {fn} (kernel entry PC 0x{d.pgm_addr:x})"

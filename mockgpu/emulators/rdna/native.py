@@ -1,4 +1,4 @@
-"""Run a dispatch through the kernel's C translation (compiler/rdna/cgen.py), one wave at a time.
+"""Run a dispatch through the kernel's C translation (compiler/rdna/backends/c.py), one wave at a time.
 
 Which path runs a dispatch was chosen by measurement (bench/rdna_micro.py and bench/run.py, 2-core machine): the C
 translation sustains 20-35 M wave-instructions/s from a few waves up (1-2 M/s on one wave, where the launch itself
@@ -15,10 +15,11 @@ from __future__ import annotations
 import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
-from mockgpu.compiler.rdna import cgen  # a module reference: cgen may still be importing us (import cycle)
+from mockgpu.compiler.rdna.backends import c as c_backend
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import spi_setup, at_pc, outside, budget_exceeded, instruction_error
+from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded
+from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
 
 HOT_DISPATCHES = native.HOT_DISPATCHES
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
@@ -40,7 +41,7 @@ def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
 class NativeKernel:
   """A kernel's C translation, loaded: its entry point and what its fault statuses need to name."""
-  def __init__(self, lib:ctypes.CDLL, t:cgen.CTranslator):
+  def __init__(self, lib:ctypes.CDLL, t:c_backend.CTranslator):
     self.run = lib.mockgpu_run
     self.run.argtypes, self.run.restype = [ctypes.POINTER(Ctx)], ctypes.c_int64
     self.nvgpr, self.names, self.messages = max(t.vregs) + 1, t.names, t.messages
@@ -50,9 +51,9 @@ class NativeKernel:
 def translate(blocks, ftz32:bool, ftz16:bool) -> NativeKernel|None:
   """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here)."""
   try:
-    t = cgen.CTranslator(blocks, ftz32, ftz16)
+    t = c_backend.CTranslator(blocks, ftz32, ftz16)
     src = t.source()
-  except cgen.NoNative as e:
+  except c_backend.NoNative as e:
     declined[str(e)] += 1
     return None
   lib = native.library(src, "rdna")

@@ -1,5 +1,5 @@
-/* The runtime of a kernel translated to C by cgen.py: register set-up, wave scheduling around barriers, checked
- * memory, and the float helpers that give the same bits as the numpy path (runtime.py).
+/* The runtime of a kernel translated to C by backends/c.py: register set-up, wave scheduling around barriers, checked
+ * memory, and the float helpers that give the same bits as the numpy path (backends/numpy_runtime.py).
  * Built with -fwrapv (integer ops wrap, as the hardware's) and without fast-math or contraction (each float operation
  * rounds as written). A fault, an exhausted instruction budget or an unsupported word stops the dispatch with a
  * longjmp back to mockgpu_run, which returns the status; the Python side raises the matching exception. */

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import outside as out_of_bounds
-from mockgpu.emulators.rdna.runtime import LANE, u32, u64
-from mockgpu.emulators.rdna import at_pc, outside, instruction_error
+from mockgpu.compiler.rdna.backends.numpy_runtime import LANE, u32, u64
+from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
 NOT3 = ~np.uint64(3)

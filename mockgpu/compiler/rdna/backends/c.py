@@ -1,6 +1,6 @@
 """Translate a whole RDNA3 kernel into C: one function that runs a wave from a block until s_barrier or s_endpgm.
 
-The numpy translation (translate.py) advances every wave of a dispatch together, so each instruction costs a few
+The numpy translation (backends/numpy.py) advances every wave of a dispatch together, so each instruction costs a few
 numpy calls whatever the number of waves: cheap per lane on large dispatches, but about 10 us per instruction on a
 one-wave dispatch. This translation runs one wave at a time with a C loop over its 32 lanes, which costs about the
 same per lane and nothing per instruction. It covers the integer, float32/float64 and memory instructions tinygrad's
@@ -18,12 +18,12 @@ import os, re
 from mockgpu.compiler import native
 from tinygrad.renderer.amd.dsl import Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, describe
-from mockgpu.emulators.rdna import semantics as sem
-from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
+from mockgpu.compiler.rdna.semantics import rdna3 as sem
+from mockgpu.compiler.rdna.semantics.rdna3 import _table  # the same table format as the numpy semantics
 from mockgpu.compiler.rdna import errata
-from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs, bad_sgprs
+from mockgpu.compiler.rdna.backends.numpy import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs, bad_sgprs
 
-PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
+PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "c", "prelude.c"))
 CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "f16": "float", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
          "b64": "uint64_t", "u64": "uint64_t", "i64": "int64_t", "f64": "double"}
 

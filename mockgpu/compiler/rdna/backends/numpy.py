@@ -14,14 +14,15 @@ from __future__ import annotations
 import hashlib, os, re, struct
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, INVALID, describe, invalid_operand
-from mockgpu.emulators.rdna import semantics as sem
-from mockgpu.emulators.rdna.runtime import dpp16_lanes
+from mockgpu.compiler.rdna.semantics import rdna3 as sem
+from mockgpu.compiler.rdna.backends.numpy_runtime import dpp16_lanes
 from mockgpu.compiler.rdna import errata
 
 # the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
-_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
-_SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/translate.py", "compiler/native.py", "emulators/rdna/semantics.py",
-            "emulators/rdna/runtime.py", "emulators/rdna/memops.py", "emulators/rdna/executor.py")
+_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
+_SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna/faults.py", "compiler/rdna/semantics/rdna3.py",
+            "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/numpy_runtime.py",
+            "compiler/rdna/backends/numpy_memory.py", "compiler/native.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
 WIDTH = {"b32": 32, "u32": 32, "i32": 32, "f32": 32, "b16": 16, "u16": 16, "i16": 16, "f16": 16, "bf16": 16,
          "b64": 64, "u64": 64, "i64": 64, "f64": 64}
@@ -107,7 +108,7 @@ class Translator:
   def out(self, line:str): self.lines.append("    " + line)
 
   def source(self) -> str:
-    head = ["from mockgpu.emulators.rdna.runtime import *", "from mockgpu.emulators.rdna.memops import *",
+    head = ["from mockgpu.compiler.rdna.backends.numpy_runtime import *", "from mockgpu.compiler.rdna.backends.numpy_memory import *",
             f"BLOCK_PC = {[b.start for b in self.blocks]}", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
             f"BLOCK_BARRIER = {[self._ends_in_barrier(b) for b in self.blocks]}", "def build(st):",
             "  S, V = st.S, st.V"]

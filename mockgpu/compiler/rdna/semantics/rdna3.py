@@ -1,7 +1,7 @@
 """What each RDNA3 ALU instruction computes, as numpy expressions over typed operands.
 
 Vector ops: `VOP[name] = (dst type, source types, expression)`; the expression uses a, b, c (the typed sources,
-arrays [waves, 32] or broadcastable) and the helpers of runtime.py. Names drop the V_ prefix and the _E32/_E64 suffix,
+arrays [waves, 32] or broadcastable) and the helpers of backends/numpy_runtime.py. Names drop the V_ prefix and the _E32/_E64 suffix,
 so one entry serves the VOP1/VOP2/VOP3/VOPD encodings of an op. Scalar ops: `SOP[name] = (dst type, source types,
 expression, SCC expression or None)` over [waves] arrays. Types: b32 u32 i32 f32, b16 u16 i16 f16, b64 u64 i64 f64.
 Comparisons (V_CMP*, V_CMPX*, S_CMP*) are derived from their names by compare_expr().
