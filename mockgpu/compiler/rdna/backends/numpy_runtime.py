@@ -236,10 +236,10 @@ def frexp_exp(x):
 def ldexp(x, e):
   return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -1100, 1100).astype(i32))
 
-def cvt_int(x, lo:int, hi:int, t):
-  """float -> integer, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
+def cvt_int(x, lo:int, hi:int):
+  """float -> integer in [lo, hi] as int64, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
   x = np.nan_to_num(np.asarray(x).astype(f64), nan=0.0, posinf=hi, neginf=lo)
-  return np.clip(np.trunc(x), lo, hi).astype(np.int64).astype(t)
+  return np.clip(np.trunc(x), lo, hi).astype(np.int64)
 
 def cvt_rtz_f16(x) -> np.ndarray:
   """f32 -> f16 rounding toward zero (v_cvt_pk_rtz_f16_f32)."""
@@ -419,30 +419,10 @@ def perm(s0, s1, sel):
     out |= b.astype(u32) << (8 * k)
   return out
 
-def mul_hi_u32(a, b): return ((np.asarray(a, u32).astype(u64) * np.asarray(b, u32).astype(u64)) >> 32).astype(u32)
-def mul_hi_i32(a, b):
-  p = np.asarray(a, u32).view(i32).astype(i64) * np.asarray(b, u32).view(i32).astype(i64)
-  return (p >> 32).astype(u32)
-
 def sext(x, bits:int) -> np.ndarray:
   """Sign-extend the low `bits` of each value to int64."""
   x = np.asarray(x).astype(np.int64) & ((1 << bits) - 1)
   return np.where(x >> (bits - 1) == 1, x - (1 << bits), x)
-
-def mad_u64_u32(a, b, c):
-  """(a*b + c) mod 2**64 and its carry-out bit, a, b 32-bit, c 64-bit."""
-  p = np.asarray(a, u32).astype(u64) * np.asarray(b, u32).astype(u64)
-  c = np.asarray(c, u64)
-  s = p + c
-  return s, s < p
-
-def mad_i64_i32(a, b, c):
-  """a*b + c for signed a, b (32-bit) and c (64-bit): the low 64 bits and bit 64 of the exact 65-bit result."""
-  p = np.asarray(a, u32).view(i32).astype(i64) * np.asarray(b, u32).view(i32).astype(i64)
-  c = np.asarray(c, u64).view(i64)
-  s = (p.view(u64) + c.view(u64)).view(i64)
-  overflow = ((p < 0) == (c < 0)) & ((s < 0) != (p < 0))
-  return s.view(u64), (s < 0) ^ overflow
 
 def _wmma_rows(regs, kind:str, signed:bool=True) -> np.ndarray:
   """A or B of a 16x16x16 WMMA from its VGPRs: lane l (0-15) holds row (A) or column (B) l, K packed low to high

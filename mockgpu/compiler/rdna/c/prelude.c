@@ -22,7 +22,7 @@ enum { GLOBAL_SPACE = 0, LDS_SPACE = 1 };
 #define V(r) (v + (r) * 32)
 #define R64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
 
-/* *** integer helpers *** */
+/* *** integer helpers: the C forms of the semantics language's helpers (backends/c.py C_CALLS) *** */
 
 static inline int32_t imax(int32_t a, int32_t b) { return a > b ? a : b; }
 static inline int32_t imin(int32_t a, int32_t b) { return a < b ? a : b; }
@@ -68,17 +68,16 @@ static inline uint64_t brev64(uint64_t x) {
 static inline uint32_t clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 0xffffffffu; }
 static inline uint32_t ctz32(uint32_t x) { return x ? (uint32_t)__builtin_ctz(x) : 0xffffffffu; }
 static inline uint32_t cls32(uint32_t x) { return (x == 0 || x == 0xffffffffu) ? 0xffffffffu : clz32(x >> 31 ? ~x : x); }
-static inline uint64_t mad_u64_u32(uint32_t a, uint32_t b, uint64_t c, uint32_t *cy) {
-  uint64_t p = (uint64_t)a * b, s = p + c;
-  *cy = s < p;
-  return s;
-}
-static inline uint64_t mad_i64_i32(uint32_t a, uint32_t b, uint64_t c, uint32_t *cy) {
-  int64_t p = (int64_t)(int32_t)a * (int32_t)b, cs = (int64_t)c, s = (int64_t)((uint64_t)p + c);
-  int overflow = ((p < 0) == (cs < 0)) && ((s < 0) != (p < 0));
-  *cy = (uint32_t)((s < 0) ^ overflow);
-  return (uint64_t)s;
-}
+static inline int32_t iabs32(int32_t a) { return a < 0 ? -a : a; }
+static inline int64_t imax64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline uint64_t umax64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t umin64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint32_t popcount32(uint32_t x) { return (uint32_t)__builtin_popcount(x); }
+static inline uint32_t popcount64(uint64_t x) { return (uint32_t)__builtin_popcountll(x); }
+static inline uint32_t clz64(uint64_t x) { return x ? (uint32_t)__builtin_clzll(x) : 0xffffffffu; }
+static inline uint32_t ctz64(uint64_t x) { return x ? (uint32_t)__builtin_ctzll(x) : 0xffffffffu; }
+static inline double sub64(double a, double b) { return nan64(a - b, a, b); }
 
 #include "native_memory.c"
 

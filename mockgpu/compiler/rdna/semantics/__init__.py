@@ -1,1 +1,14 @@
-"""What each RDNA instruction computes: one table per ISA family (rdna3.py), read by every backend."""
+"""What each RDNA instruction computes: one table per ISA family, in the language of lang.py, read by every backend.
+
+  lang.py    the expression language: parsing, numpy-2 typing, the typed tree the backends render
+  rdna3.py   the RDNA3 rows (vector, scalar, packed, compares), the accumulator/literal/clamp sets, DS atomics, WMMA
+"""
+from __future__ import annotations
+from mockgpu.compiler.rdna.semantics import rdna3
+
+FAMILIES = {"rdna3": rdna3}
+
+def family(arch:str):
+  """The semantics table module of an ISA family."""
+  if arch not in FAMILIES: raise KeyError(f"no RDNA semantics table for {arch!r} ({', '.join(FAMILIES)})")
+  return FAMILIES[arch]
