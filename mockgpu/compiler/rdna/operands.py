@@ -12,6 +12,7 @@ decode.INVALID when the ISA itself does not define it).
 from __future__ import annotations
 import struct
 from dataclasses import dataclass
+import numpy as np
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import op_name, branch_target, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import errata
@@ -412,6 +413,33 @@ def dpp16_valid(ctrl:int) -> bool:
   """quad_perm (0x00-0xff), row_shl/shr/ror 1-15, row_mirror, row_half_mirror, row_share, row_xmask."""
   return ctrl <= 0xff or 0x101 <= ctrl <= 0x10f or 0x111 <= ctrl <= 0x11f or 0x121 <= ctrl <= 0x12f or \
          ctrl in (0x140, 0x141) or 0x150 <= ctrl <= 0x16f
+
+def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
+  """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row of
+  16 lanes; a wave has wave // 16 rows)."""
+  lane = np.arange(wave)
+  row, i = lane & ~15, lane & 15
+  if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(wave, bool)
+  n = ctrl & 15
+  if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
+  elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
+  elif 0x121 <= ctrl <= 0x12f: src = (i - n) & 15              # row_ror
+  elif ctrl == 0x140: src = 15 - i                             # row_mirror
+  elif ctrl == 0x141: src = (i & 8) | (7 - (i & 7))            # row_half_mirror
+  elif 0x150 <= ctrl <= 0x15f: src = np.full(wave, n)          # row_share
+  elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
+  else: raise Unsupported(f"DPP16 control 0x{ctrl:x}")
+  return row | (src & 15), (src >= 0) & (src <= 15)
+
+def dpp16_enabled(row_mask:int, bank_mask:int, wave:int) -> np.ndarray:
+  """The lanes a DPP16 op may write: its row in ROW_MASK and its bank (4 lanes of a row) in BANK_MASK."""
+  lane = np.arange(wave)
+  return ((row_mask >> (lane >> 4)) & 1).astype(bool) & ((bank_mask >> ((lane >> 2) & 3)) & 1).astype(bool)
+
+def dpp8_lanes(sels, wave:int) -> np.ndarray:
+  """DPP8: lane i reads lane (i & ~7) | sels[i & 7]."""
+  lane = np.arange(wave)
+  return (lane & ~7) | np.asarray(sels)[lane & 7]
 
 # *** scalar ***
 

@@ -28,6 +28,10 @@ class DispatchStats:
 
 def field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
 
+def wave_size(d:Dispatch) -> int:
+  """Lanes per wave: DISPATCH_INITIATOR.CS_W32_EN set is wave32, clear wave64 (RDNA runs both; CDNA only wave64)."""
+  return 32 if d.wave32 else 64
+
 def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
   """What RSRC2 asks the SPI to put in a wave's registers: the user SGPR count, which workgroup-ID SGPRs (x, y, z)
   follow them, and how many work-item ID components v0 packs. The workgroup-info SGPR is not modelled: it raises."""

@@ -22,6 +22,7 @@ from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded
 from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
 
 HOT_DISPATCHES = native.HOT_DISPATCHES
+MAX_WAVES_PER_GROUP = 32  # the waves of one workgroup the C scheduler (c/prelude.c, mockgpu_run) holds
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
 LDS_SPACE = 1
@@ -44,14 +45,14 @@ class NativeKernel:
   def __init__(self, lib:ctypes.CDLL, t:c_backend.CTranslator):
     self.run = lib.mockgpu_run
     self.run.argtypes, self.run.restype = [ctypes.POINTER(Ctx)], ctypes.c_int64
-    self.nvgpr, self.names, self.messages = max(t.vregs) + 1, t.names, t.messages
+    self.nvgpr, self.names, self.messages, self.lanes = max(t.vregs) + 1, t.names, t.messages, t.wave
     self.lib = lib  # keeps the library loaded
     self.launches:dict[tuple, Launch] = {}
 
-def translate(blocks, ftz32:bool, ftz16:bool) -> NativeKernel|None:
+def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int) -> NativeKernel|None:
   """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here)."""
   try:
-    t = c_backend.CTranslator(blocks, ftz32, ftz16)
+    t = c_backend.CTranslator(blocks, ftz32, ftz16, arch, lanes)
     src = t.source()
   except c_backend.NoNative as e:
     declined[str(e)] += 1
@@ -68,9 +69,9 @@ class Launch:
   def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int):
     nuser, id_sgprs, comps = spi_setup(d.rsrc2)
     enables = sum(1 << i for i, on in enumerate(id_sgprs) if on)
-    per_wg = wpg * (256 + k.nvgpr * 32) * 4 + lds_size
+    per_wg = wpg * (256 + k.nvgpr * k.lanes) * 4 + lds_size
     self.chunk = max(1, min(nwg, CHUNK_BYTES // per_wg))
-    self.buffers = (np.empty(self.chunk * wpg * 256, np.uint32), np.empty(self.chunk * wpg * k.nvgpr * 32, np.uint32),
+    self.buffers = (np.empty(self.chunk * wpg * 256, np.uint32), np.empty(self.chunk * wpg * k.nvgpr * k.lanes, np.uint32),
                     np.empty(max(1, self.chunk * lds_size), np.uint8))
     self.ctx = c = Ctx(s=self.buffers[0].ctypes.data, v=self.buffers[1].ctypes.data, lds=self.buffers[2].ctypes.data,
                        wpg=wpg, nvgpr=k.nvgpr, lds_size=lds_size, gx=d.grid[0], gy=d.grid[1], gz=d.grid[2],

@@ -9,7 +9,8 @@ types, wrap-around and NaN choices spelled out, so both compute the same bits (t
 What C cannot express raises NoNative and the kernel keeps the numpy path: rows whose helpers have no C form
 (c_rows() lists the rest), 16-bit float flushing, packed math, WMMA, DPP, scratch, LDS atomics and permutes.
 
-Registers, per wave: `s` uint32 [256] (SCC is s[253]), `v` uint32 [nvgpr][32]. A block is a label; a branch is a goto
+Registers, per wave: `s` uint32 [256] (SCC is s[253]), `v` uint32 [nvgpr][WAVE] (32 or 64 lanes; wave64 lane masks are
+SGPR pairs, read and written through the prelude's MASK/SET_MASK). A block is a label; a branch is a goto
 (branches are scalar, so a wave never diverges across blocks: EXEC masks the lanes). The function returns the block
 to resume at after s_barrier, or -1 at s_endpgm; the runtime (c/prelude.c) schedules the waves of a workgroup around
 barriers and turns the status of a fault into the same GPUPageFault the numpy path raises.
@@ -20,9 +21,10 @@ import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name
 from mockgpu.compiler.rdna import operands as ops, program, semantics
-from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, VCC, EXEC, NULL, DPP_SRC, VCCZ, EXECZ, failure
+from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, VCC, EXEC, NULL, failure
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
+from mockgpu.compiler.rdna.backends.reads import Reads
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "c", "prelude.c"))
 CTYPE = {"bool": "int", "u8": "uint8_t", "i8": "int8_t", "u16": "uint16_t", "i16": "int16_t", "u32": "uint32_t",
@@ -30,7 +32,7 @@ CTYPE = {"bool": "int", "u8": "uint8_t", "i8": "int8_t", "u16": "uint16_t", "i16
 for _t in ("b16", "b32", "b64", "bf16"): CTYPE[_t] = CTYPE[value_type(_t)]
 
 CVREG = re.compile(r"\bV\((-?\d+)\)")  # a VGPR the C code of an instruction touches
-CSREG = re.compile(r"\bs\[(\d+)\]")     # and an SGPR
+CSREG = re.compile(r"\bs\[(\d+)\]|\bMASK\((\d+)\)")  # and an SGPR (a lane mask's first SGPR)
 
 class NoNative(Exception):
   """The kernel uses something this translation does not cover: it runs on the numpy path."""
@@ -77,7 +79,7 @@ def _f32(fn):
 
 # helper name -> (rendered args, their types, the result type) -> C code, or None where C has no such helper
 C_CALLS = {
-  "fma32": lambda a, ts, t: f"fma32({a[0]}, {a[1]}, {a[2]})" if ts == ["f32"] * 3 else None,
+  "fma": lambda a, ts, t: f"fma32({a[0]}, {a[1]}, {a[2]})" if ts == ["f32"] * 3 else None,
   "fmax": lambda a, ts, t: f"fmax{64 if t == 'f64' else 32}({a[0]}, {a[1]})",
   "fmin": lambda a, ts, t: f"fmin{64 if t == 'f64' else 32}({a[0]}, {a[1]})",
   "ldexp": _f32(lambda a: f"ldexp32({a[0]}, {a[1]})"),
@@ -217,10 +219,10 @@ def store_data(ctype:str, reg:int, count:int) -> str:
   """A C array t_ holding a lane's store data, element j from VGPR reg + j."""
   return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})V({reg + j})[l]' for j in range(count))}}};"
 
-class CTranslator:
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3"):
+class CTranslator(Reads):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
     if ftz16: raise NoNative("flushed f16/f64 denormals")
-    self.blocks, self.ftz32, self.sem = blocks, ftz32, semantics.family(arch)
+    self.blocks, self.ftz32, self.sem, self.wave = blocks, ftz32, semantics.family(arch), wave
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.vregs:set[int] = {0}
@@ -241,7 +243,7 @@ class CTranslator:
       body.append(f" B{k}: if ((c->used += {len(b.insts)}) > c->budget) return over_budget(c, {b.start});")
       body += self.lines
     cases = " ".join(f"case {k}: goto B{k};" for k in range(len(self.blocks)))
-    return "\n".join([PRELUDE, "static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b) {",
+    return "\n".join([f"#define WAVE {self.wave}", PRELUDE, "static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b) {",
                       f"  switch (b) {{ {cases} default: return -1; }}", *body, "}", ""])
 
   def block(self, b:Block):
@@ -252,7 +254,7 @@ class CTranslator:
       start, regs = len(self.lines), set(self.vregs)
       nxt = self.inst(inst)
       used = (self.vregs - regs) | {int(i) for ln in self.lines[start:] for i in CVREG.findall(ln)}
-      sgprs = [int(i) for ln in self.lines[start:] for i in CSREG.findall(ln)]
+      sgprs = [int(a or b) for ln in self.lines[start:] for a, b in CSREG.findall(ln)]
       if (bad := bad_vgprs(used) or bad_sgprs(sgprs)) is not None:  # the numpy path raises the same InvalidInstruction
         del self.lines[start:]
         self.vregs = regs
@@ -276,41 +278,34 @@ class CTranslator:
     try: return fn(op)
     except Unsupported as e: raise NoNative(f"{cls} {name}: {e}") from None
 
-  # *** operands ***
-  def raw(self, r:Src, width:int, vec:bool, t:str="b32") -> str:
-    o = r.reg
-    if o in DPP_SRC: raise NoNative("DPP")
-    if r.vgpr is not None:
-      if not vec: raise NoNative("a VGPR operand in a scalar instruction")
-      v = r.vgpr
-      self.vregs |= {v, v + 1} if width > 32 else {v}
-      return f"V({v})[l]" if width <= 32 else f"R64(V({v})[l], V({v + 1})[l])"
-    if r.sgpr is not None: return f"s[{o}]" if width <= 32 else f"R64(s[{o}], s[{o + 1}])"
-    if o == SCC: return "s[253]" if width <= 32 else "(uint64_t)s[253]"
-    if o in (VCCZ, EXECZ): return f"(uint32_t)(s[{VCC if o == VCCZ else EXEC}] == 0)"
-    bits = r.bits(width, t)
-    return f"0x{bits:x}u" if width <= 32 else f"0x{bits:x}ull"
-
-  def read(self, e:E, vec:bool) -> str:
-    r = e.val
-    if r.special == "vcc": return f"(s[{self.mask_in}] >> l & 1)" if self.mask_in != NULL else "0"
-    if r.special == "lane": return "(uint32_t)l"
-    if r.special in ("scc", "exec"): return "s[253]" if r.special == "scc" else "s[126]"
-    if r.special == "pc": return f"(c->pgm + {self.pc}ull)"
-    return typed(self.raw(r.src, WIDTH[r.isa], vec, r.isa), r.isa, r.src.hi)
+  # *** operands (the dispatch on their kind is reads.Reads) ***
+  typed = staticmethod(typed)
+  def raw_dpp(self) -> str: raise NoNative("DPP")
+  def raw_vgpr(self, v:int, width:int) -> str:
+    self.vregs |= {v, v + 1} if width > 32 else {v}
+    return f"V({v})[l]" if width <= 32 else f"R64(V({v})[l], V({v + 1})[l])"
+  def raw_sgpr(self, o:int, width:int, vec:bool) -> str: return f"s[{o}]" if width <= 32 else f"R64(s[{o}], s[{o + 1}])"
+  def raw_scc(self, width:int, vec:bool) -> str: return "s[253]" if width <= 32 else "(uint64_t)s[253]"
+  def raw_zero(self, mask:int, width:int, vec:bool) -> str: return f"(uint32_t)(MASK({mask}) == 0)"
+  def raw_const(self, bits:int, width:int) -> str: return f"0x{bits:x}u" if width <= 32 else f"0x{bits:x}ull"
+  def read_vcc(self) -> str: return f"(MASK({self.mask_in}) >> l & 1)" if self.mask_in != NULL else "0"
+  def read_lane(self) -> str: return "(uint32_t)l"
+  def read_scc(self) -> str: return "s[253]"
+  def read_exec(self) -> str: return "MASK(126)"
+  def read_pc(self) -> str: return f"(c->pgm + {self.pc}ull)"
 
   def lanes(self, body:list[str], masks:dict[int, str]|None=None):
     """A loop over the active lanes; masks: SGPR -> bool expression gathered into it (inactive lanes write 0). With
     every lane on (the common case) the loop has no per-lane test, so the C compiler can vectorize it."""
     masks = masks or {}
-    self.out("{ const uint32_t ex = s[126];" + "".join(f" uint32_t mk{d} = 0;" for d in masks))
-    inner = [*body, *(f"mk{d} |= (uint32_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
-    self.out("  if (ex == 0xffffffffu) for (int l = 0; l < 32; l++) {")
+    self.out("{ const lanes_t ex = MASK(126);" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
+    inner = [*body, *(f"mk{d} |= (lanes_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
+    self.out("  if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) {")
     for ln in inner: self.out("    " + ln)
-    self.out("  } else for (int l = 0; l < 32; l++) { if (!(ex >> l & 1)) continue;")
+    self.out("  } else for (int l = 0; l < WAVE; l++) { if (!(ex >> l & 1)) continue;")
     for ln in inner: self.out("    " + ln)
     self.out("  }")
-    for d in masks: self.out(f"  s[{d}] = mk{d};")
+    for d in masks: self.out(f"  SET_MASK({d}, mk{d});")
     self.out("}")
 
   def vstore(self, d:int, t:str, val:str, hi:bool=False) -> list[str]:
@@ -330,6 +325,7 @@ class CTranslator:
     if d is None or d == NULL: return None
     if d == EXEC + 1: raise NoNative("a lane mask written to EXEC_HI")  # VCC_HI is an ordinary SGPR in wave32
     if d >= 128 and d != EXEC: raise NoNative(f"mask destination {d}")
+    if self.wave == 64 and d & 1: raise NoNative(f"a wave64 lane mask in the odd SGPR {d}")
     return d
 
   # *** VALU ***
@@ -361,7 +357,7 @@ class CTranslator:
     d = op.dst
     if d >= 128 and d != SCC: raise NoNative("readfirstlane destination")
     self.vregs.add(op.src)
-    return self.out(f"s[{d}] = V({op.src})[s[126] ? __builtin_ctz(s[126]) : 0];") if d != NULL else None
+    return self.out(f"s[{d}] = V({op.src})[MASK(126) ? FIRST_LANE(MASK(126)) : 0];") if d != NULL else None
 
   # *** SALU ***
   def swrite(self, d:int, t:str, expr:str) -> list[str]:
@@ -372,10 +368,10 @@ class CTranslator:
     return [f"s[{d}] = {vstore_bits(t, expr)};"]
 
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, 32)
+    prog = program.salu(op, self.sem, self.wave)
     body = CBody(lambda e: self.read(e, vec=False))
     lines = body.lines(prog)
-    if "exec" in prog.out: lines.append(f"s[126] = (uint32_t)({body.var('exec')});")
+    if "exec" in prog.out: lines.append(f"SET_MASK(126, {body.var('exec')});")
     if "scc" in prog.out: lines.append(f"s[253] = ({body.var('scc')}) ? 1u : 0u;")
     if "d" in prog.out: lines += self.swrite(op.dst, prog.dst, body.var("d"))
     self.out("{ " + " ".join(lines) + " }")
@@ -386,8 +382,8 @@ class CTranslator:
   def branch(self, op:ops.Branch) -> str:
     if op.target not in self.index: raise NoNative("branch target outside the decoded code")
     if op.cond is None: return f"goto B{self.index[op.target]};"
-    cond = {"scc0": "s[253] == 0", "scc1": "s[253] != 0", "vccz": "s[106] == 0", "vccnz": "s[106] != 0",
-            "execz": "s[126] == 0", "execnz": "s[126] != 0"}[op.cond]
+    cond = {"scc0": "s[253] == 0", "scc1": "s[253] != 0", "vccz": "MASK(106) == 0", "vccnz": "MASK(106) != 0",
+            "execz": "MASK(126) == 0", "execnz": "MASK(126) != 0"}[op.cond]
     return f"if ({cond}) goto B{self.index[op.target]}; goto B{self.index[op.fallthrough]};"
 
   # *** memory ***

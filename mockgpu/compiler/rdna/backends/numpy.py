@@ -5,9 +5,10 @@ array into the wave axis), and `_all<k>(n)`, the same code for the whole chunk o
 register accesses skip the indexing); the names keep clear of the runtime helpers the code calls (block 16 was once
 `b16`, shadowing numpy_runtime.b16, the 16-bit operand view, in every kernel of 17 blocks or more). It returns the next
 block per wave (an int, or an array for a per-wave branch), or -1 at s_endpgm.
-Registers: `S[i][w]` uint32 [n] (SCC is S[253]), `V[i][w]` uint32 [n, 32] where V is a list of per-register
-arrays that are never modified in place (numpy_runtime.vw rebinds them), so a move or a load costs no copy; `m` is the
-EXEC mask as lanes and `full` says whether all lanes are on. Each instruction is lowered by the operand model
+Registers: `S[i][w]` uint32 [n] (SCC is S[253]), `V[i][w]` uint32 [n, lanes] (32, or 64 in wave64) where V is a list
+of per-register arrays that are never modified in place (numpy_runtime.vw rebinds them), so a move or a load costs no
+copy; `m` is the EXEC mask as lanes and `full` says whether all lanes are on. Lane masks are one SGPR in wave32 and an
+SGPR pair (read as uint64) in wave64. Each instruction is lowered by the operand model
 (operands.py); an ALU op's typed program (program.py: its semantics row with its modifiers) is rendered by np_expr.
 Instructions that cannot be lowered become a `raise` at their place, so a kernel only fails if it executes one.
 """
@@ -16,14 +17,16 @@ import hashlib, os, re
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import operands as ops, program, semantics
-from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, VCC, EXEC, NULL, DPP_SRC, VCCZ, EXECZ, failure
+from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS
+from mockgpu.compiler.rdna.backends.reads import Reads
 
 # the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
 _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
 _SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna/faults.py", "compiler/rdna/operands.py",
             "compiler/rdna/program.py", "compiler/rdna/semantics/__init__.py", "compiler/rdna/semantics/lang.py",
-            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/numpy_runtime.py",
+            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
+            "compiler/rdna/backends/numpy_runtime.py",
             "compiler/rdna/backends/numpy_memory.py", "compiler/native.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
@@ -101,7 +104,7 @@ def _np_call(e:E, a:list[str]) -> str:
   a = [("True" if x.val else "False") if x.op == "const" and x.t == "bool" else s for x, s in zip(e.args, a)]
   if name in NP_NAMES: return f"{NP_NAMES[name]}({', '.join(a)})"
   if name in WITH_DTYPE: return f"{name}({a[0]}, {e.t})"
-  if name == "ftz": return f"ftz{BITS[t]}({a[0]})"
+  if name in ("ftz", "fma"): return f"{name}{BITS[t]}({', '.join(a)})"
   if name in ("quadmask", "wqm"): return f"{name}({a[0]}, {BITS[t]})"
   if name == "bits16": return f"fbits16({a[0]})" if t == "f16" else f"(bits32({a[0]}) & 0xffff)"
   return f"{name}({', '.join(a)})"
@@ -110,9 +113,11 @@ def np_body(prog:program.Program, read) -> list[str]:
   """A program's statements as numpy lines."""
   return [f"{', '.join(s.targets)} = {np_expr(s.value, read)}" for s in prog.body]
 
-class Translator:
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3"):
-    self.blocks, self.ftz32, self.ftz16, self.sem = blocks, ftz32, ftz16, semantics.family(arch)
+COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
+
+class Translator(Reads):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
+    self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.dpp:ops.Dpp|None = None   # the DPP source of the instruction being translated
@@ -151,7 +156,7 @@ class Translator:
     return not isinstance(last, Bad) and op_name(last) == "S_BARRIER"
 
   def block(self, b:Block):
-    self.out("m, full = em(S[126][w])")
+    self.out(f"m, full = em({self.mask(EXEC)})")
     self.pending:dict[int, str] = {}  # SGPR -> local bool lane array not yet packed into it
     for pc, inst in b.insts:
       self.pc = pc
@@ -184,38 +189,45 @@ class Translator:
   def emit(self, op) -> str|None:
     return self.emitters[type(op)](op)
 
-  # *** operands ***
-  def raw(self, r:Src, width:int, vec:bool, t:str="b32") -> str:
-    """Code for an operand's raw bits: uint32 (uint64 when width is 64); [n, 32] or [n, 1] in vector context."""
-    o = r.reg
-    col = "[:, None]" if vec else ""
-    if o in DPP_SRC:
-      if self.dpp is None or not vec: raise Unsupported("a DPP operand outside a DPP encoding")
-      return "_dpp"
-    if r.vgpr is not None:
-      if not vec: raise Unsupported("a VGPR operand in a scalar instruction")
-      v = r.vgpr
-      return f"V[{v}][w]" if width <= 32 else f"r64(V[{v}][w], V[{v+1}][w])"
-    if r.sgpr is not None: return f"S[{o}][w]{col}" if width <= 32 else f"r64(S[{o}][w], S[{o+1}][w]){col}"
-    if o == SCC: return f"S[253][w]{col}" if width <= 32 else f"S[253][w].astype(u64){col}"
-    if o in (VCCZ, EXECZ): return f"(S[{VCC if o == VCCZ else EXEC}][w] == 0).astype({'u32' if width <= 32 else 'u64'}){col}"
-    bits = r.bits(width, t)
-    return f"u32(0x{bits:x})" if width <= 32 else f"u64(0x{bits:x})"
-
-  def read(self, e:E, vec:bool) -> str:
-    """An input node of a program: an operand as its type, or a special value."""
-    r = e.val
-    if r.special == "vcc":
-      mask = self.mask_in
-      return f"unpack(S[{mask}][w])" if mask != NULL else "np.False_"
-    if r.special == "lane": return "LANE"
-    if r.special == "scc": return "S[253][w]"
-    if r.special == "exec": return "S[126][w].copy()"  # copied: the instruction writes EXEC before D
-    if r.special == "pc": return f"u64(st.pgm + {self.pc})"
-    return typed(self.raw(r.src, WIDTH[r.isa], vec, r.isa), r.isa, r.src.hi)
+  # *** operands (the dispatch on their kind is reads.Reads) ***
+  typed = staticmethod(typed)
+  def raw_dpp(self) -> str: return "_dpp"
+  def raw_vgpr(self, v:int, width:int) -> str: return f"V[{v}][w]" if width <= 32 else f"r64(V[{v}][w], V[{v+1}][w])"
+  def raw_sgpr(self, o:int, width:int, vec:bool) -> str:
+    return f"S[{o}][w]{COL[vec]}" if width <= 32 else f"r64(S[{o}][w], S[{o+1}][w]){COL[vec]}"
+  def raw_scc(self, width:int, vec:bool) -> str: return f"S[253][w]{COL[vec]}" if width <= 32 else f"S[253][w].astype(u64){COL[vec]}"
+  def raw_zero(self, mask:int, width:int, vec:bool) -> str:
+    return f"({self.mask(mask)} == 0).astype({'u32' if width <= 32 else 'u64'}){COL[vec]}"
+  def raw_const(self, bits:int, width:int) -> str: return f"u32(0x{bits:x})" if width <= 32 else f"u64(0x{bits:x})"
+  def read_vcc(self) -> str: return f"unpack({self.mask(self.mask_in)})" if self.mask_in != NULL else "np.False_"
+  def read_lane(self) -> str: return "LANE" if self.wave == 32 else "LANE64"
+  def read_scc(self) -> str: return "S[253][w]"
+  def read_exec(self) -> str: return f"{self.mask(EXEC)}.copy()"  # copied: the instruction writes EXEC before D
+  def read_pc(self) -> str: return f"u64(st.pgm + {self.pc})"
 
   def body(self, prog:program.Program, vec:bool):
     for ln in np_body(prog, lambda e: self.read(e, vec)): self.out(ln)
+
+  # *** lane masks: an SGPR in wave32, a pair in wave64 ***
+  def mask(self, d:int) -> str:
+    """Code reading the lane mask in SGPR d (d and d + 1 in wave64)."""
+    return f"S[{d}][w]" if self.wave == 32 else f"r64(S[{d}][w], S[{d + 1}][w])"
+
+  def set_mask(self, d:int, code:str, indent:str="") -> list[str]:
+    """Lines writing the lane mask code (uint32, or uint64 in wave64) to SGPR d (and d + 1)."""
+    if self.wave == 32: return [f"{indent}S[{d}][w] = {code}"]
+    return [f"{indent}_t = {code}", f"{indent}S[{d}][w] = lo32(_t)", f"{indent}S[{d + 1}][w] = hi32(_t)"]
+
+  def pack(self, bools:str) -> str:
+    return f"pack({bools}, n)" if self.wave == 32 else f"pack({bools}, n, 64)"
+
+  def refresh_exec(self, d:int, n:int):
+    """After a write of SGPRs d .. d+n-1: EXEC as lanes again if they hold (part of) it."""
+    if d <= EXEC + (self.wave == 64) and d + n > EXEC: self.out(f"m, full = em({self.mask(EXEC)})")
+
+  def mention(self, d:int) -> re.Pattern:
+    """Any use of lane-mask SGPR d (and d + 1 in wave64) in a line."""
+    return re.compile(rf"\bS\[{d}\]" if self.wave == 32 else rf"\bS\[(?:{d}|{d + 1})\]")
 
   # *** vector writes ***
   def vwrite(self, d:int, t:str, expr:str, hi:bool=False):
@@ -236,9 +248,10 @@ class Translator:
     if d is None or d == NULL: return
     # wave32: VCC_HI is an ordinary SGPR (LLVM allocates it, e.g. v_cmp_eq_f64_e64 vcc_hi, ...); EXEC_HI is not
     if d == EXEC + 1: raise Unsupported("a lane mask written to EXEC_HI (wave64 only)")
+    if self.wave == 64 and d & 1: raise Unsupported(f"a wave64 lane mask written to the odd SGPR {d}")
     if d == EXEC:
-      self.out(f"S[{d}][w] = pack(({bool_expr}) & m, n)")
-      return self.out("m, full = em(S[126][w])")
+      for ln in self.set_mask(d, self.pack(f"({bool_expr}) & m")): self.out(ln)
+      return self.refresh_exec(d, 1)
     self.out(f"_kb{d} = ({bool_expr}) if full else ({bool_expr}) & m")  # all lanes on: nothing to clear
     self.pending[d] = f"_kb{d}"
 
@@ -247,14 +260,15 @@ class Translator:
     local bool array; any other mention of that SGPR first packs the mask into it."""
     flush = []
     for d, var in self.before.items():
-      lines = [ln.replace(f"unpack(S[{d}][w])", var) for ln in lines]
-      if any(re.search(rf"\bS\[{d}\]", ln) for ln in lines):
-        flush.append(f"    S[{d}][w] = pack({var}, n)")
+      lines = [ln.replace(f"unpack({self.mask(d)})", var) for ln in lines]
+      if any(self.mention(d).search(ln) for ln in lines):
+        flush += self.set_mask(d, self.pack(var), "    ")
         if self.pending.get(d) == var and not any(re.search(rf"^\s*{var} = ", ln) for ln in lines): del self.pending[d]
     return flush + lines
 
   def flush_masks(self):
-    for d, var in self.pending.items(): self.out(f"S[{d}][w] = pack({var}, n)")
+    for d, var in self.pending.items():
+      for ln in self.set_mask(d, self.pack(var)): self.out(ln)
     self.pending = {}
 
   # *** VALU ***
@@ -268,7 +282,7 @@ class Translator:
     finally: self.dpp = None
     if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi)
     if "vcc" in prog.out: self.sgpr_mask_write(op.mask_out, "vcc")
-    if op.dpp is not None: self.out("m, full = em(S[126][w])")
+    if op.dpp is not None: self.out(f"m, full = em({self.mask(EXEC)})")
 
   def dpp_source(self, dpp:ops.Dpp):
     if dpp.ctrl is not None:
@@ -293,6 +307,7 @@ class Translator:
     self.vwrite(op.dst, "b32", "d")
 
   def wmma(self, op:ops.Wmma):
+    if self.wave != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = ["[" + ", ".join(f"V[{r}][w]" for r in block) + "]" for block in (op.a, op.b, op.c)]
     self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp})")
     for j in range(8): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
@@ -301,10 +316,11 @@ class Translator:
     if op.lane is None:
       self.out("_l = np.where(m.any(axis=1), m.argmax(axis=1), 0)")
       return self.swrite(op.dst, "u32", f"V[{op.src}][w][np.arange(n), _l]")
-    self.swrite(op.dst, "u32", f"V[{op.src}][w][np.arange(n), {self.raw(op.lane, 32, vec=False)} & 31]")
+    self.swrite(op.dst, "u32", f"V[{op.src}][w][np.arange(n), {self.raw(op.lane, 32, vec=False)} & {self.wave - 1}]")
 
   def writelane(self, op:ops.WriteLane):
-    self.out(f"_l = unpack(u32(1) << ({self.raw(op.lane, 32, vec=False)} & 31))")
+    lane = self.raw(op.lane, 32, vec=False)
+    self.out(f"_l = unpack(u32(1) << ({lane} & 31))" if self.wave == 32 else f"_l = unpack(u64(1) << ({lane} & 63).astype(u64))")
     self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
 
   def swap(self, op:ops.Swap):
@@ -321,14 +337,14 @@ class Translator:
       self.out(f"S[{d}][w] = lo32(_t)")
       self.out(f"S[{d+1}][w] = hi32(_t)")
     else: self.out(f"S[{d}][w] = bits32({expr})")
-    if d == EXEC: self.out("m, full = em(S[126][w])")
+    self.refresh_exec(d, WIDTH[t] // 32)
 
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, 32)
+    prog = program.salu(op, self.sem, self.wave)
     self.body(prog, vec=False)
     if "exec" in prog.out:
-      self.out("S[126][w] = bits32(exec)")
-      self.out("m, full = em(S[126][w])")
+      for ln in self.set_mask(EXEC, "bits32(exec)" if self.wave == 32 else "as_u64(exec)"): self.out(ln)
+      self.refresh_exec(EXEC, 1)
     if "scc" in prog.out: self.out("S[253][w] = (scc).astype(u32)")
     if "d" in prog.out: self.swrite(op.dst, prog.dst, "d")
 
@@ -337,8 +353,9 @@ class Translator:
     t = self.index[op.target]
     if op.cond is None: return str(t)
     f = self.index[op.fallthrough]
-    cond = {"scc0": "S[253][w] == 0", "scc1": "S[253][w] != 0", "vccz": "S[106][w] == 0", "vccnz": "S[106][w] != 0",
-            "execz": "S[126][w] == 0", "execnz": "S[126][w] != 0"}[op.cond]
+    vcc, exec_ = self.mask(VCC), self.mask(EXEC)
+    cond = {"scc0": "S[253][w] == 0", "scc1": "S[253][w] != 0", "vccz": f"{vcc} == 0", "vccnz": f"{vcc} != 0",
+            "execz": f"{exec_} == 0", "execnz": f"{exec_} != 0"}[op.cond]
     self.out(f"_b = {cond}")
     return f"{t} if _b.all() else ({f} if not _b.any() else np.where(_b, {t}, {f}))"
 
@@ -349,7 +366,7 @@ class Translator:
     self.out(f"_r = sload(st, {base}{plus64(op.offset)}{soff}, {op.ndw}, {self.pc}, {op.name!r})")
     for j in range(op.ndw):
       if op.dst + j != NULL: self.out(f"S[{op.dst + j}][w] = _r[{j}]")
-    if op.dst <= EXEC < op.dst + op.ndw: self.out("m, full = em(S[126][w])")
+    self.refresh_exec(op.dst, op.ndw)
 
   def load_write(self, d:int, ndw:int, d16:str|None):
     if d16: return self.out(f"vw16(V, {d}, w, _r[0], m, full, {d16 == 'hi'})")

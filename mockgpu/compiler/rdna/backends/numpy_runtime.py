@@ -27,43 +27,49 @@ float32), on every host CPU.
 from __future__ import annotations
 import numpy as np
 from mockgpu.compiler import native
+from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.emulators.ptx.numerics import fma64 as fma64_rn
 
-LANE = np.arange(32, dtype=np.uint32)
+LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
+LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
+_SHIFTS64 = LANE64.astype(np.uint64)
 EVERY = slice(None)  # the wave index of a group that is the whole chunk
 u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
 f16, f32, f64 = np.float16, np.float32, np.float64
 M32 = 0xffffffff
 
-# *** lane masks ***
+# *** lane masks: uint32 per wave in wave32, uint64 (an SGPR pair) in wave64 ***
 
 def unpack(x) -> np.ndarray:
-  """A uint32 lane mask per wave -> bool [waves, 32]. A mask computed from constants only (a literal, an inline
-  constant or a constant lane index: a SALU result of no register) is a 0-d scalar: it is the same for every wave,
-  so it gives [1, 32], which broadcasts against the [waves, 32] arrays it meets."""
-  x = np.asarray(x, u32)
-  return ((x.reshape(-1)[:, None] if x.ndim == 0 else x[:, None]) >> LANE & 1).astype(bool)
+  """A lane mask per wave (uint32: 32 lanes, uint64: 64) -> bool [waves, lanes]. A mask computed from constants only
+  (a literal, an inline constant or a constant lane index: a SALU result of no register) is a 0-d scalar: it is the
+  same for every wave, so it gives [1, lanes], which broadcasts against the [waves, lanes] arrays it meets."""
+  x = np.asarray(x)
+  if x.dtype == u64: lanes = _SHIFTS64
+  else: x, lanes = x.astype(u32, copy=False), LANE
+  return ((x.reshape(-1)[:, None] if x.ndim == 0 else x[:, None]) >> lanes & 1).astype(bool)
 
-def pack(b, n:int) -> np.ndarray:
-  """bool [waves, 32] (or broadcastable) -> uint32 lane mask per wave."""
-  if getattr(b, "shape", None) != (n, 32): b = np.broadcast_to(b, (n, 32))
+def pack(b, n:int, lanes:int=32) -> np.ndarray:
+  """bool [waves, lanes] (or broadcastable) -> the lane mask per wave (uint32 for 32 lanes, uint64 for 64)."""
+  if getattr(b, "shape", None) != (n, lanes): b = np.broadcast_to(b, (n, lanes))
   b = np.ascontiguousarray(b, dtype=bool)
-  return np.packbits(b, axis=1, bitorder="little").view(u32).reshape(n)
+  return np.packbits(b, axis=1, bitorder="little").view(u32 if lanes == 32 else u64).reshape(n)
 
-_ALL_LANES:dict[int, np.ndarray] = {}
-_FULL_EXEC:dict[int, bytes] = {}
+_ALL_LANES:dict[tuple[int, int], np.ndarray] = {}
+_FULL_EXEC:dict[tuple[int, int], bytes] = {}
 
-def em(exec_lo) -> tuple[np.ndarray, bool]:
-  """The EXEC mask as lanes, and whether every lane of every wave is on (then writes need no masking)."""
-  n = len(exec_lo)
-  if (ones:=_FULL_EXEC.get(n)) is None: ones = _FULL_EXEC[n] = b"\xff" * (4 * n)
-  if exec_lo.tobytes() == ones:  # cheaper than a numpy reduction for the few waves of a small dispatch
-    if (m:=_ALL_LANES.get(n)) is None:
-      m = _ALL_LANES[n] = np.ones((n, 32), bool)
+def em(exec_mask) -> tuple[np.ndarray, bool]:
+  """The EXEC mask (per wave, uint32 or uint64) as lanes, and whether every lane of every wave is on (then writes
+  need no masking)."""
+  key = (len(exec_mask), exec_mask.dtype.itemsize)
+  if (ones:=_FULL_EXEC.get(key)) is None: ones = _FULL_EXEC[key] = b"\xff" * (key[0] * key[1])
+  if exec_mask.tobytes() == ones:  # cheaper than a numpy reduction for the few waves of a small dispatch
+    if (m:=_ALL_LANES.get(key)) is None:
+      m = _ALL_LANES[key] = np.ones((key[0], 8 * key[1]), bool)
       m.flags.writeable = False
     return m, True
-  return unpack(exec_lo), False
+  return unpack(exec_mask), False
 
 def vw(V:list, d:int, w, val, m:np.ndarray, full:bool):
   """Write VGPR d for the active lanes of waves w. Register arrays are immutable: the register is rebound to a new
@@ -462,37 +468,17 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
     out = (c & 0xffff) | (res << 16) if hi else (c & 0xffff0000) | res
   return [out[:, j] for j in range(8)]
 
-def dpp16_lanes(ctrl:int) -> tuple[np.ndarray, np.ndarray]:
-  """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row)."""
-  lane = np.arange(32)
-  row, i = lane & ~15, lane & 15
-  if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(32, bool)
-  n = ctrl & 15
-  if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
-  elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
-  elif 0x121 <= ctrl <= 0x12f: src = (i - n) & 15              # row_ror
-  elif ctrl == 0x140: src = 15 - i                             # row_mirror
-  elif ctrl == 0x141: src = (i & 8) | (7 - (i & 7))            # row_half_mirror
-  elif 0x150 <= ctrl <= 0x15f: src = np.full(32, n)            # row_share
-  elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
-  else: raise ValueError(f"DPP16 control 0x{ctrl:x}")
-  ok = (src >= 0) & (src <= 15)
-  return row | (src & 15), ok
-
 def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, bank_mask:int):
   """DPP16 operand: each lane's source-lane value, and which lanes the instruction writes. An invalid source (off the
   row, or an inactive lane without FI) reads 0 with BOUND_CTRL, else leaves the lane unwritten; lanes of rows/banks
   outside ROW_MASK/BANK_MASK are never written."""
-  src, exists = dpp16_lanes(ctrl)
+  src, exists = dpp16_lanes(ctrl, m.shape[1])
   vals = np.asarray(x)[:, src]
   ok = exists[None, :] & (m[:, src] | fetch_inactive)
-  lane = np.arange(32)
-  enabled = ((row_mask >> (lane >> 4)) & 1).astype(bool) & ((bank_mask >> ((lane >> 2) & 3)) & 1).astype(bool)
-  return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & enabled[None, :]
+  return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & dpp16_enabled(row_mask, bank_mask, m.shape[1])[None, :]
 
 def dpp8(x, m, sels:list[int], fetch_inactive:bool):
   """DPP8 operand: lane i reads lane (i & ~7) | sels[i & 7]; an inactive source reads 0 unless FI."""
-  lane = np.arange(32)
-  src = (lane & ~7) | np.asarray(sels)[lane & 7]
+  src = dpp8_lanes(sels, m.shape[1])
   vals = np.asarray(x)[:, src]
   return np.where(m[:, src] | fetch_inactive, vals, u32(0)), np.ones(m.shape, bool)

@@ -14,7 +14,7 @@ computes those types; the C backend renders the same row with every promotion, w
 so both compute the same bits. infer() gives each node its type; the backends walk the typed tree (E).
 """
 from __future__ import annotations
-import ast
+import ast, re
 from dataclasses import dataclass
 import numpy as np
 
@@ -62,7 +62,7 @@ def _promoted(ts:list[str]) -> str: return promote(ts[0], ts[1])
 
 HELPERS:dict[str, object] = {
   # float arithmetic that rounds once, and IEEE-mode min/max (a NaN operand yields the other)
-  "fma32": "f32", "fma16": "f16", "fma64": "f64", "fmax": _same, "fmin": _same, "fmed3": _same, "ldexp": _same,
+  "fma": _same, "fmax": _same, "fmin": _same, "fmed3": _same, "ldexp": _same,
   # transcendentals and rounding (computed exactly and rounded once, see backends/numpy_runtime.py)
   "exp2": _same, "log2": _same, "rcp": _same, "rsq": _same, "sqrt": _same, "sin_rev": _same, "cos_rev": _same,
   "floor": _same, "ceil": _same, "trunc": _same, "rint": _same, "fract": _same, "frexp_mant": _same,
@@ -246,11 +246,19 @@ def row(line:str) -> Row:
   if dst != "-": value_type(dst)
   return Row(name, None if dst == "-" else dst, tuple(named), tuple(parse(body)), body.strip())
 
+FAMILY = re.compile(r"\{([A-Z0-9,]+)\}")
+
 def table(text:str) -> dict[str, Row]:
+  """Rows, one a line. A row written once for several types names them in braces, `MAX_{F16,F32} T T T = fmax(a, b)`:
+  one row per suffix, each T its type (f16, f32)."""
   out = {}
   for line in text.strip().splitlines():
-    if line.strip() and not line.lstrip().startswith("#"):
-      r = row(line)
+    if not line.strip() or line.lstrip().startswith("#"): continue
+    head, body = line.split("=", 1)
+    m = FAMILY.search(head)
+    for suffix in (m.group(1).split(",") if m else [None]):
+      h = head if suffix is None else FAMILY.sub(suffix, head).replace(" T", " " + suffix.lower()).replace(":T", ":" + suffix.lower())
+      r = row(f"{h}={body}")
       out[r.name] = r
   return out
 

@@ -3,7 +3,8 @@ stepper) reads these rows.
 
 Row names drop the V_/S_ prefix and the _E32/_E64 suffix, so one row serves every encoding of an op (VOP1, VOP2, VOP3,
 VOPD, DPP): the operand model (operands.py) says which registers an encoding reads and writes, the row what is
-computed. A row is `NAME dst-type source-types = body` (lang.row). Vector rows (VOP) read their sources a, b, c, the
+computed. A row is `NAME dst-type source-types = body` (lang.row); a row for several types names them once
+(`MAX_{F16,F32} T T T = fmax(a, b)`, lang.table). Vector rows (VOP) read their sources a, b, c, the
 lane's bit `vcc` of the lane mask they read (VCC, or the SGPR VOP3 names) and `lane`, and write d and `vcc` (the lane's
 bit of the mask they write: a carry, a compare). Scalar rows (SOP) read a, b, d (the destination's old value), `scc`,
 `exec`, `pc` (this instruction's address) and write d, `scc`, `exec`.
@@ -20,57 +21,52 @@ BFREV_B32 b32 b32 = brev32(a)
 CLZ_I32_U32 u32 u32 = clz(a)
 CTZ_I32_B32 u32 u32 = ctz(a)
 CLS_I32 u32 u32 = cls32(a)
-CNDMASK_B32 b32 b32 b32 = b if vcc else a
-CNDMASK_B16 b16 b16 b16 = b if vcc else a
-ADD_F32 f32 f32 f32 = a + b
-SUB_F32 f32 f32 f32 = a - b
-SUBREV_F32 f32 f32 f32 = b - a
-MUL_F32 f32 f32 f32 = a * b
+CNDMASK_{B16,B32} T T T = b if vcc else a
+ADD_{F16,F32,F64} T T T = a + b
+SUB_{F16,F32} T T T = a - b
+SUBREV_{F16,F32} T T T = b - a
+MUL_{F16,F32,F64} T T T = a * b
 MUL_DX9_ZERO_F32 f32 f32 f32 = f32(0) if a == 0 or b == 0 else a * b
-FMA_F32 f32 f32 f32 f32 = fma32(a, b, c)
-FMAC_F32 f32 f32 f32 f32 = fma32(a, b, c)
-FMA_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma32(a, b, c)
-FMAC_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma32(a, b, c)
-FMAMK_F32 f32 f32 f32 f32 = fma32(a, c, b)
-FMAAK_F32 f32 f32 f32 f32 = fma32(a, b, c)
-MAX_F32 f32 f32 f32 = fmax(a, b)
-MIN_F32 f32 f32 f32 = fmin(a, b)
-MAX3_F32 f32 f32 f32 f32 = fmax(fmax(a, b), c)
-MIN3_F32 f32 f32 f32 f32 = fmin(fmin(a, b), c)
-MED3_F32 f32 f32 f32 f32 = fmed3(a, b, c)
-LDEXP_F32 f32 f32 i32 = ldexp(a, b)
-EXP_F32 f32 f32 = exp2(a)
-LOG_F32 f32 f32 = log2(a)
-RCP_F32 f32 f32 = rcp(a)
+FMA_{F16,F32,F64} T T T T = fma(a, b, c)
+FMAC_{F16,F32} T T T T = fma(a, b, c)
+FMAMK_{F16,F32} T T T T = fma(a, c, b)
+FMAAK_{F16,F32} T T T T = fma(a, b, c)
+FMA_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma(a, b, c)
+FMAC_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma(a, b, c)
+MAX_{F16,F32,F64} T T T = fmax(a, b)
+MIN_{F16,F32,F64} T T T = fmin(a, b)
+MAX3_{F16,F32} T T T T = fmax(fmax(a, b), c)
+MIN3_{F16,F32} T T T T = fmin(fmin(a, b), c)
+MED3_{F16,F32} T T T T = fmed3(a, b, c)
+LDEXP_{F32,F64} T T i32 = ldexp(a, b)
+LDEXP_F16 f16 f16 i16 = ldexp(a, b)
+EXP_{F16,F32} T T = exp2(a)
+LOG_{F16,F32} T T = log2(a)
+RCP_{F16,F32,F64} T T = rcp(a)
 RCP_IFLAG_F32 f32 f32 = rcp(a)
-RSQ_F32 f32 f32 = rsq(a)
-SQRT_F32 f32 f32 = sqrt(a)
-SIN_F32 f32 f32 = sin_rev(a)
-COS_F32 f32 f32 = cos_rev(a)
-FLOOR_F32 f32 f32 = floor(a)
-CEIL_F32 f32 f32 = ceil(a)
-TRUNC_F32 f32 f32 = trunc(a)
-RNDNE_F32 f32 f32 = rint(a)
-FRACT_F32 f32 f32 = fract(a)
-FREXP_MANT_F32 f32 f32 = frexp_mant(a)
-FREXP_EXP_I32_F32 i32 f32 = frexp_exp(a)
-DIV_FIXUP_F32 f32 f32 f32 f32 = div_fixup(a, b, c)
-DIV_SCALE_F32 f32 f32 f32 f32 = d, vcc = div_scale(a, b, c)
-DIV_FMAS_F32 f32 f32 f32 f32 = r = fma32(a, b, c); d = r * f32(2.0**32) if vcc else r
-CVT_F32_I32 f32 i32 = f32(a)
-CVT_F32_U32 f32 u32 = f32(a)
-CVT_I32_F32 i32 f32 = i32(cvt_int(a, -2**31, 2**31 - 1))
-CVT_U32_F32 u32 f32 = u32(cvt_int(a, 0, 2**32 - 1))
+RSQ_{F16,F32,F64} T T = rsq(a)
+SQRT_{F16,F32,F64} T T = sqrt(a)
+SIN_{F16,F32} T T = sin_rev(a)
+COS_{F16,F32} T T = cos_rev(a)
+FLOOR_{F16,F32,F64} T T = floor(a)
+CEIL_{F16,F32,F64} T T = ceil(a)
+TRUNC_{F16,F32,F64} T T = trunc(a)
+RNDNE_{F16,F32,F64} T T = rint(a)
+FRACT_{F16,F32,F64} T T = fract(a)
+FREXP_MANT_{F32,F64} T T = frexp_mant(a)
+FREXP_EXP_I32_{F32,F64} i32 T = frexp_exp(a)
+DIV_FIXUP_{F16,F32,F64} T T T T = div_fixup(a, b, c)
+DIV_SCALE_{F32,F64} T T T T = d, vcc = div_scale(a, b, c)
+DIV_FMAS_F32 f32 f32 f32 f32 = r = fma(a, b, c); d = r * f32(2.0**32) if vcc else r
+DIV_FMAS_F64 f64 f64 f64 f64 = r = fma(a, b, c); d = r * f64(2.0**64) if vcc else r
+CVT_F32_{I32,U32} f32 T = f32(a)
+CVT_F64_{I32,U32,F32} f64 T = f64(a)
+CVT_F16_{I16,U16,F32} f16 T = f16(a)
+CVT_F32_{F16,F64} f32 T = f32(a)
+CVT_I32_{F32,F64} i32 T = i32(cvt_int(a, -2**31, 2**31 - 1))
+CVT_U32_{F32,F64} u32 T = u32(cvt_int(a, 0, 2**32 - 1))
 CVT_FLOOR_I32_F32 i32 f32 = i32(cvt_int(floor(a), -2**31, 2**31 - 1))
 CVT_NEAREST_I32_F32 i32 f32 = i32(cvt_int(floor(a + f32(0.5)), -2**31, 2**31 - 1))
-CVT_F16_F32 f16 f32 = f16(a)
-CVT_F32_F16 f32 f16 = f32(a)
-CVT_F64_F32 f64 f32 = f64(a)
-CVT_F32_F64 f32 f64 = f32(a)
-CVT_F64_I32 f64 i32 = f64(a)
-CVT_F64_U32 f64 u32 = f64(a)
-CVT_I32_F64 i32 f64 = i32(cvt_int(a, -2**31, 2**31 - 1))
-CVT_U32_F64 u32 f64 = u32(cvt_int(a, 0, 2**32 - 1))
 CVT_F32_UBYTE0 f32 u32 = f32(a & 0xff)
 CVT_F32_UBYTE1 f32 u32 = f32((a >> 8) & 0xff)
 CVT_F32_UBYTE2 f32 u32 = f32((a >> 16) & 0xff)
@@ -78,23 +74,19 @@ CVT_F32_UBYTE3 f32 u32 = f32(a >> 24)
 CVT_PK_RTZ_F16_F32 b32 f32 f32 = fbits16(cvt_rtz_f16(a)) | (fbits16(cvt_rtz_f16(b)) << 16)
 CVT_I16_F16 i16 f16 = i16(cvt_int(a, -2**15, 2**15 - 1))
 CVT_U16_F16 u16 f16 = u16(cvt_int(a, 0, 2**16 - 1))
-CVT_F16_I16 f16 i16 = f16(a)
-CVT_F16_U16 f16 u16 = f16(a)
 CVT_I32_I16 i32 i16 = i32(a)
 CVT_U32_U16 u32 u16 = u32(a)
 PACK_B32_F16 b32 f16 f16 = fbits16(a) | (fbits16(b) << 16)
-ADD_NC_U32 u32 u32 u32 = a + b
-SUB_NC_U32 u32 u32 u32 = a - b
+ADD_NC_{U16,I16,U32,I32} T T T = a + b
+SUB_NC_{U16,I16,U32,I32} T T T = a - b
 SUBREV_NC_U32 u32 u32 u32 = b - a
-ADD_NC_I32 i32 i32 i32 = a + b
-SUB_NC_I32 i32 i32 i32 = a - b
 ADD_CO_U32 u32 u32 u32 = d = a + b; vcc = d < a
 SUB_CO_U32 u32 u32 u32 = d = a - b; vcc = b > a
 SUBREV_CO_U32 u32 u32 u32 = d = b - a; vcc = a > b
 ADD_CO_CI_U32 u32 u32 u32 = d = a + b + vcc; vcc = (d < a) or (vcc and d == a)
 SUB_CO_CI_U32 u32 u32 u32 = d = a - b - vcc; vcc = (b > a) or (vcc and b == a)
 SUBREV_CO_CI_U32 u32 u32 u32 = d = b - a - vcc; vcc = (a > b) or (vcc and a == b)
-MUL_LO_U32 u32 u32 u32 = a * b
+MUL_LO_{U16,U32} T T T = a * b
 MUL_HI_U32 u32 u32 u32 = u32((u64(a) * u64(b)) >> 32)
 MUL_HI_I32 u32 i32 i32 = u32((i64(a) * i64(b)) >> 32)
 MUL_U32_U24 u32 u32 u32 = (a & 0xffffff) * (b & 0xffffff)
@@ -103,14 +95,21 @@ MUL_I32_I24 u32 u32 u32 = u32(sext(a, 24) * sext(b, 24))
 MUL_HI_I32_I24 u32 u32 u32 = u32((sext(a, 24) * sext(b, 24)) >> 32)
 MAD_U32_U24 u32 u32 u32 u32 = (a & 0xffffff) * (b & 0xffffff) + c
 MAD_I32_I24 u32 u32 u32 u32 = u32(sext(a, 24) * sext(b, 24) + sext(c, 32))
+MAD_{U16,I16} T T T T = a * b + c
 MAD_U32_U16 u32 u16 u16 u32 = u32(a) * u32(b) + c
 MAD_U64_U32 u64 u32 u32 u64 = p = u64(a) * u64(b); d = p + c; vcc = d < p
 MAD_I64_I32 u64 i32 i32 u64 = p = i64(a) * i64(b); s = p + i64(c); d = u64(s); vcc = (s < 0) != ((p < 0) == (i64(c) < 0) and (s < 0) != (p < 0))
 MBCNT_LO_U32_B32 u32 u32 u32 = popcount(a & u32((u64(1) << u64(lane)) - 1)) + b
 MBCNT_HI_U32_B32 u32 u32 u32 = popcount(a & u32(((u64(1) << u64(lane)) - 1) >> 32)) + b
+LSHLREV_B16 u16 u16 u16 = b << (a & 15)
+LSHRREV_B16 u16 u16 u16 = b >> (a & 15)
+ASHRREV_I16 i16 u16 i16 = b >> i16(a & 15)
 LSHLREV_B32 u32 u32 u32 = b << (a & 31)
 LSHRREV_B32 u32 u32 u32 = b >> (a & 31)
 ASHRREV_I32 i32 u32 i32 = b >> i32(a & 31)
+LSHLREV_B64 u64 u32 u64 = b << u64(a & 63)
+LSHRREV_B64 u64 u32 u64 = b >> u64(a & 63)
+ASHRREV_I64 i64 u32 i64 = b >> i64(a & 63)
 AND_B32 u32 u32 u32 = a & b
 OR_B32 u32 u32 u32 = a | b
 XOR_B32 u32 u32 u32 = a ^ b
@@ -132,92 +131,15 @@ ALIGNBIT_B32 u32 u32 u32 u32 = u32(r64(b, a) >> u64(c & 31))
 ALIGNBYTE_B32 u32 u32 u32 u32 = u32(r64(b, a) >> u64((c & 3) * 8))
 PERM_B32 u32 u32 u32 u32 = perm(a, b, c)
 BCNT_U32_B32 u32 u32 u32 = popcount(a) + b
-MAX_I32 i32 i32 i32 = max(a, b)
-MIN_I32 i32 i32 i32 = min(a, b)
-MAX_U32 u32 u32 u32 = max(a, b)
-MIN_U32 u32 u32 u32 = min(a, b)
-MAX3_I32 i32 i32 i32 i32 = max(max(a, b), c)
-MIN3_I32 i32 i32 i32 i32 = min(min(a, b), c)
-MAX3_U32 u32 u32 u32 u32 = max(max(a, b), c)
-MIN3_U32 u32 u32 u32 u32 = min(min(a, b), c)
-MED3_I32 i32 i32 i32 i32 = max(min(a, b), min(max(a, b), c))
-MED3_U32 u32 u32 u32 u32 = max(min(a, b), min(max(a, b), c))
-ADD_F64 f64 f64 f64 = a + b
-MUL_F64 f64 f64 f64 = a * b
-FMA_F64 f64 f64 f64 f64 = fma64(a, b, c)
-MAX_F64 f64 f64 f64 = fmax(a, b)
-MIN_F64 f64 f64 f64 = fmin(a, b)
-LDEXP_F64 f64 f64 i32 = ldexp(a, b)
-DIV_FIXUP_F64 f64 f64 f64 f64 = div_fixup(a, b, c)
-DIV_SCALE_F64 f64 f64 f64 f64 = d, vcc = div_scale(a, b, c)
-DIV_FMAS_F64 f64 f64 f64 f64 = r = fma64(a, b, c); d = r * f64(2.0**64) if vcc else r
-RCP_F64 f64 f64 = rcp(a)
-RSQ_F64 f64 f64 = rsq(a)
-SQRT_F64 f64 f64 = sqrt(a)
-FLOOR_F64 f64 f64 = floor(a)
-CEIL_F64 f64 f64 = ceil(a)
-TRUNC_F64 f64 f64 = trunc(a)
-RNDNE_F64 f64 f64 = rint(a)
-FRACT_F64 f64 f64 = fract(a)
-FREXP_MANT_F64 f64 f64 = frexp_mant(a)
-FREXP_EXP_I32_F64 i32 f64 = frexp_exp(a)
-LSHLREV_B64 u64 u32 u64 = b << u64(a & 63)
-LSHRREV_B64 u64 u32 u64 = b >> u64(a & 63)
-ASHRREV_I64 i64 u32 i64 = b >> i64(a & 63)
-ADD_F16 f16 f16 f16 = a + b
-SUB_F16 f16 f16 f16 = a - b
-SUBREV_F16 f16 f16 f16 = b - a
-MUL_F16 f16 f16 f16 = a * b
-FMA_F16 f16 f16 f16 f16 = fma16(a, b, c)
-FMAC_F16 f16 f16 f16 f16 = fma16(a, b, c)
-FMAMK_F16 f16 f16 f16 f16 = fma16(a, c, b)
-FMAAK_F16 f16 f16 f16 f16 = fma16(a, b, c)
-MAX_F16 f16 f16 f16 = fmax(a, b)
-MIN_F16 f16 f16 f16 = fmin(a, b)
-MAX3_F16 f16 f16 f16 f16 = fmax(fmax(a, b), c)
-MIN3_F16 f16 f16 f16 f16 = fmin(fmin(a, b), c)
-MED3_F16 f16 f16 f16 f16 = fmed3(a, b, c)
-LDEXP_F16 f16 f16 i16 = ldexp(a, b)
-EXP_F16 f16 f16 = exp2(a)
-LOG_F16 f16 f16 = log2(a)
-RCP_F16 f16 f16 = rcp(a)
-RSQ_F16 f16 f16 = rsq(a)
-SQRT_F16 f16 f16 = sqrt(a)
-SIN_F16 f16 f16 = sin_rev(a)
-COS_F16 f16 f16 = cos_rev(a)
-FLOOR_F16 f16 f16 = floor(a)
-CEIL_F16 f16 f16 = ceil(a)
-TRUNC_F16 f16 f16 = trunc(a)
-RNDNE_F16 f16 f16 = rint(a)
-FRACT_F16 f16 f16 = fract(a)
-DIV_FIXUP_F16 f16 f16 f16 f16 = div_fixup(a, b, c)
-ADD_NC_U16 u16 u16 u16 = a + b
-SUB_NC_U16 u16 u16 u16 = a - b
-ADD_NC_I16 i16 i16 i16 = a + b
-SUB_NC_I16 i16 i16 i16 = a - b
-MUL_LO_U16 u16 u16 u16 = a * b
-LSHLREV_B16 u16 u16 u16 = b << (a & 15)
-LSHRREV_B16 u16 u16 u16 = b >> (a & 15)
-ASHRREV_I16 i16 u16 i16 = b >> i16(a & 15)
-MAX_U16 u16 u16 u16 = max(a, b)
-MIN_U16 u16 u16 u16 = min(a, b)
-MAX_I16 i16 i16 i16 = max(a, b)
-MIN_I16 i16 i16 i16 = min(a, b)
-MAX3_U16 u16 u16 u16 u16 = max(max(a, b), c)
-MIN3_U16 u16 u16 u16 u16 = min(min(a, b), c)
-MED3_U16 u16 u16 u16 u16 = max(min(a, b), min(max(a, b), c))
-MAX3_I16 i16 i16 i16 i16 = max(max(a, b), c)
-MIN3_I16 i16 i16 i16 i16 = min(min(a, b), c)
-MED3_I16 i16 i16 i16 i16 = max(min(a, b), min(max(a, b), c))
-MAD_U16 u16 u16 u16 u16 = a * b + c
-MAD_I16 i16 i16 i16 i16 = a * b + c
-DOT2_F32_F16 f32 a0:f16 b0:f16 a1:f16 b1:f16 c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
-DOT2_F32_BF16 f32 a0:bf16 b0:bf16 a1:bf16 b1:bf16 c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
-DOT2ACC_F32_F16 f32 a0:f16 b0:f16 a1:f16 b1:f16 c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
-DOT2ACC_F32_BF16 f32 a0:bf16 b0:bf16 a1:bf16 b1:bf16 c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
-FMA_MIX_F32 f32 f32 f32 f32 = fma32(f32(a), f32(b), f32(c))
-FMA_MIXLO_F16 f16 f32 f32 f32 = f16(fma32(f32(a), f32(b), f32(c)))
-FMA_MIXHI_F16 f16 f32 f32 f32 = f16(fma32(f32(a), f32(b), f32(c)))
+MAX_{I16,U16,I32,U32} T T T = max(a, b)
+MIN_{I16,U16,I32,U32} T T T = min(a, b)
+MAX3_{I16,U16,I32,U32} T T T T = max(max(a, b), c)
+MIN3_{I16,U16,I32,U32} T T T T = min(min(a, b), c)
+MED3_{I16,U16,I32,U32} T T T T = max(min(a, b), min(max(a, b), c))
+DOT2_F32_{F16,BF16} f32 a0:T b0:T a1:T b1:T c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
+DOT2ACC_F32_{F16,BF16} f32 a0:T b0:T a1:T b1:T c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
+FMA_MIX_F32 f32 f32 f32 f32 = fma(f32(a), f32(b), f32(c))
+FMA_MIX{LO,HI}_F16 f16 f32 f32 f32 = f16(fma(f32(a), f32(b), f32(c)))
 """)
 
 # integer ops whose clamp bit saturates instead of wrapping (computed in i64)
@@ -259,7 +181,7 @@ FLOAT_MODS = {"CNDMASK_B32"}
 PACKED = table("""
 PK_ADD_F16 f16 f16 f16 = a + b
 PK_MUL_F16 f16 f16 f16 = a * b
-PK_FMA_F16 f16 f16 f16 f16 = fma16(a, b, c)
+PK_FMA_F16 f16 f16 f16 f16 = fma(a, b, c)
 PK_MAX_F16 f16 f16 f16 = fmax(a, b)
 PK_MIN_F16 f16 f16 f16 = fmin(a, b)
 PK_ADD_U16 u16 u16 u16 = a + b
@@ -279,10 +201,8 @@ PK_MIN_U16 u16 u16 u16 = min(a, b)
 """)
 
 SOP = table("""
-MOV_B32 b32 b32 = a
-MOV_B64 b64 b64 = a
-NOT_B32 u32 u32 = d = ~a; scc = d != 0
-NOT_B64 u64 u64 = d = ~a; scc = d != 0
+MOV_{B32,B64} T T = a
+NOT_{B32,B64} T T = d = ~a; scc = d != 0
 BREV_B32 u32 u32 = brev32(a)
 BREV_B64 u64 u64 = brev64(a)
 CTZ_I32_B32 u32 u32 = ctz(a)
@@ -293,14 +213,11 @@ CLS_I32 u32 u32 = cls32(a)
 SEXT_I32_I8 u32 u32 = u32(sext(a, 8))
 SEXT_I32_I16 u32 u32 = u32(sext(a, 16))
 ABS_I32 i32 i32 = d = abs(a); scc = d != 0
-BCNT1_I32_B32 u32 u32 = d = popcount(a); scc = d != 0
+BCNT1_I32_{B32,B64} u32 T = d = popcount(a); scc = d != 0
 BCNT0_I32_B32 u32 u32 = d = 32 - popcount(a); scc = d != 0
-BCNT1_I32_B64 u32 u64 = d = popcount(a); scc = d != 0
 BCNT0_I32_B64 u32 u64 = d = 64 - popcount(a); scc = d != 0
-QUADMASK_B32 u32 u32 = d = quadmask(a); scc = d != 0
-QUADMASK_B64 u64 u64 = d = quadmask(a); scc = d != 0
-WQM_B32 u32 u32 = d = wqm(a); scc = d != 0
-WQM_B64 u64 u64 = d = wqm(a); scc = d != 0
+QUADMASK_{B32,B64} T T = d = quadmask(a); scc = d != 0
+WQM_{B32,B64} T T = d = wqm(a); scc = d != 0
 BITSET0_B32 u32 u32 = d & ~(u32(1) << (a & 31))
 BITSET1_B32 u32 u32 = d | (u32(1) << (a & 31))
 BITSET0_B64 u64 u32 = d & ~(u64(1) << u64(a & 63))
@@ -322,26 +239,16 @@ LSHL1_ADD_U32 u32 u32 u32 = d = (a << 1) + b; scc = (u64(a) << 1) + b >= 2**32
 LSHL2_ADD_U32 u32 u32 u32 = d = (a << 2) + b; scc = (u64(a) << 2) + b >= 2**32
 LSHL3_ADD_U32 u32 u32 u32 = d = (a << 3) + b; scc = (u64(a) << 3) + b >= 2**32
 LSHL4_ADD_U32 u32 u32 u32 = d = (a << 4) + b; scc = (u64(a) << 4) + b >= 2**32
-MIN_I32 i32 i32 i32 = d = min(a, b); scc = a < b
-MIN_U32 u32 u32 u32 = d = min(a, b); scc = a < b
-MAX_I32 i32 i32 i32 = d = max(a, b); scc = a >= b
-MAX_U32 u32 u32 u32 = d = max(a, b); scc = a >= b
-AND_B32 u32 u32 u32 = d = a & b; scc = d != 0
-OR_B32 u32 u32 u32 = d = a | b; scc = d != 0
-XOR_B32 u32 u32 u32 = d = a ^ b; scc = d != 0
-NAND_B32 u32 u32 u32 = d = ~(a & b); scc = d != 0
-NOR_B32 u32 u32 u32 = d = ~(a | b); scc = d != 0
-XNOR_B32 u32 u32 u32 = d = ~(a ^ b); scc = d != 0
-AND_NOT1_B32 u32 u32 u32 = d = a & ~b; scc = d != 0
-OR_NOT1_B32 u32 u32 u32 = d = a | ~b; scc = d != 0
-AND_B64 u64 u64 u64 = d = a & b; scc = d != 0
-OR_B64 u64 u64 u64 = d = a | b; scc = d != 0
-XOR_B64 u64 u64 u64 = d = a ^ b; scc = d != 0
-NAND_B64 u64 u64 u64 = d = ~(a & b); scc = d != 0
-NOR_B64 u64 u64 u64 = d = ~(a | b); scc = d != 0
-XNOR_B64 u64 u64 u64 = d = ~(a ^ b); scc = d != 0
-AND_NOT1_B64 u64 u64 u64 = d = a & ~b; scc = d != 0
-OR_NOT1_B64 u64 u64 u64 = d = a | ~b; scc = d != 0
+MIN_{I32,U32} T T T = d = min(a, b); scc = a < b
+MAX_{I32,U32} T T T = d = max(a, b); scc = a >= b
+AND_{B32,B64} T T T = d = a & b; scc = d != 0
+OR_{B32,B64} T T T = d = a | b; scc = d != 0
+XOR_{B32,B64} T T T = d = a ^ b; scc = d != 0
+NAND_{B32,B64} T T T = d = ~(a & b); scc = d != 0
+NOR_{B32,B64} T T T = d = ~(a | b); scc = d != 0
+XNOR_{B32,B64} T T T = d = ~(a ^ b); scc = d != 0
+AND_NOT1_{B32,B64} T T T = d = a & ~b; scc = d != 0
+OR_NOT1_{B32,B64} T T T = d = a | ~b; scc = d != 0
 BFE_U32 u32 u32 u32 = d = bfe(a, b, b >> 16, False, 7); scc = d != 0
 BFE_I32 u32 u32 u32 = d = bfe(a, b, b >> 16, True, 7); scc = d != 0
 BFE_U64 u64 u64 u32 = d = bfe64(a, b, False); scc = d != 0
@@ -355,10 +262,8 @@ PACK_LL_B32_B16 u32 u32 u32 = (a & 0xffff) | (b << 16)
 PACK_LH_B32_B16 u32 u32 u32 = (a & 0xffff) | (b & 0xffff0000)
 PACK_HH_B32_B16 u32 u32 u32 = (a >> 16) | (b & 0xffff0000)
 PACK_HL_B32_B16 u32 u32 u32 = (a >> 16) | (b << 16)
-CSELECT_B32 b32 b32 b32 = a if scc != 0 else b
-CSELECT_B64 b64 b64 b64 = a if scc != 0 else b
-CMOV_B32 b32 b32 = a if scc != 0 else d
-CMOV_B64 b64 b64 = a if scc != 0 else d
+CSELECT_{B32,B64} T T T = a if scc != 0 else b
+CMOV_{B32,B64} T T = a if scc != 0 else d
 BITCMP0_B32 - u32 u32 = scc = ((a >> (b & 31)) & 1) == 0
 BITCMP1_B32 - u32 u32 = scc = ((a >> (b & 31)) & 1) == 1
 BITCMP0_B64 - u64 u32 = scc = ((a >> u64(b & 63)) & 1) == 0
