@@ -8,7 +8,7 @@ from tinygrad import dtypes
 from tinygrad.renderer.amd.dsl import v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.backends.c import c_rows
-from mockgpu.compiler.rdna.program import free_names
+from mockgpu.compiler.rdna.semantics.lang import free_names
 from mockgpu.compiler.rdna.semantics import rdna3 as sem
 from test_rdna_harness import cpu, run_mock
 from test_rdna_valu import run_op

@@ -9,7 +9,7 @@ from mockgpu.compiler.rdna.semantics.lang import E, LangError, value_type
 from mockgpu.compiler.rdna.backends import numpy_runtime
 from mockgpu.compiler.rdna.backends.numpy import np_expr
 from mockgpu.compiler.rdna.backends.c import c_rows
-from mockgpu.compiler.rdna.program import free_names
+from mockgpu.compiler.rdna.semantics.lang import free_names
 
 DTYPE = {"bool": np.bool_, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "i8": np.int8,
          "i16": np.int16, "i32": np.int32, "i64": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64}

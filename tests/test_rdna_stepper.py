@@ -14,7 +14,7 @@ from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from mockgpu.compiler.rdna.backends.c import c_rows
-from mockgpu.compiler.rdna.program import free_names
+from mockgpu.compiler.rdna.semantics.lang import free_names
 from mockgpu.compiler.rdna.semantics import rdna3 as sem
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from test_rdna_harness import aligned

@@ -5,12 +5,11 @@ stepper evaluates them, so neither a row's meaning nor a modifier's is written t
 
 An `input` node's val is a Read: an operand (Src, read as its ISA type: the backend turns the register or constant
 into a typed value) or a special value (vcc: this lane's bit of the mask the instruction reads; lane; scc; exec: the
-wave's EXEC mask; pc: the instruction's address; d: a scalar destination's old value).
+wave's EXEC mask; pc: the instruction's address). A scalar row's `d`, its destination's old value, is an operand read.
 """
 from __future__ import annotations
-import ast
 from dataclasses import dataclass
-from mockgpu.compiler.rdna.semantics.lang import E, Stmt, Row, value_type, binary, call, cast, instance, targets, WIDTH, HELPERS, CASTS
+from mockgpu.compiler.rdna.semantics.lang import E, Stmt, Row, value_type, binary, call, cast, instance, free_names, WIDTH
 from mockgpu.compiler.rdna.operands import Src, Valu, Salu, Packed, Unsupported
 
 @dataclass(frozen=True)
@@ -26,16 +25,6 @@ class Program:
   dst:str|None          # the ISA type D is stored as (b32, f16, ...)
 
 OMOD = (1, 2.0, 4.0, 0.5)
-
-def free_names(row:Row) -> list[str]:
-  """The names a row reads before it assigns them: its inputs."""
-  seen, out = set(), []
-  for s in row.body:
-    for node in ast.walk(s.value):
-      if isinstance(node, ast.Name) and node.id not in seen and node.id not in out and node.id not in HELPERS \
-         and node.id not in CASTS: out.append(node.id)
-    seen |= set(targets(s))
-  return out
 
 def _var(name:str, t:str) -> E: return E("var", t, val=name)
 

@@ -16,7 +16,7 @@ import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.backends import c as c_backend
-from mockgpu.errors import GPUPageFault, UnsupportedInstruction
+from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded
 from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error

@@ -21,7 +21,7 @@ import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name
 from mockgpu.compiler.rdna import operands as ops, program, semantics
-from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, VCC, EXEC, NULL, failure
+from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, failure
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
 from mockgpu.compiler.rdna.backends.reads import Reads

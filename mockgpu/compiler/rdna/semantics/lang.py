@@ -262,6 +262,15 @@ def table(text:str) -> dict[str, Row]:
       out[r.name] = r
   return out
 
+def free_names(r:Row) -> list[str]:
+  """The names a row reads before it assigns them: its inputs."""
+  seen, out = set(), []
+  for s in r.body:
+    for node in ast.walk(s.value):
+      if isinstance(node, ast.Name) and node.id not in seen | set(out) | set(HELPERS) | set(CASTS): out.append(node.id)
+    seen |= set(targets(s))
+  return out
+
 def instance(r:Row, inputs:dict[str, E]) -> tuple[list[Stmt], dict[str, E]]:
   """The row's statements typed for these inputs (operand reads of the types this instruction has)."""
   return infer(list(r.body), inputs)
