@@ -12,6 +12,7 @@ from mockgpu.emulators import rdna
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from mockgpu.errors import PacketError, Unmodelled
 from test_kfd import Client, call, lohi, request
+from test_sdma import copy, q as dma  # the SDMA queue fixture and COPY_LINEAR (the same encoding on 4.4)
 from conftest import run_tinygrad
 
 @pytest.fixture(autouse=True, params=["gfx942", "gfx950"])
@@ -206,31 +207,22 @@ def test_executor_refuses_a_shared_dispatch_until_it_models_one():
 
 # *** SDMA 4.4 ***
 
-@pytest.fixture
-def dma():
-  c = Client().events()
-  c.buf = c.alloc(0x8000, kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
-  return c.queue(kfd.KFD_IOC_QUEUE_TYPE_SDMA)
-
-def copy(dst, src, n):
-  return [sdma.SDMA_OP_COPY | sdma.SDMA_PKT_COPY_LINEAR_HEADER_SUB_OP(sdma.SDMA_SUBOP_COPY_LINEAR), sdma.SDMA_PKT_COPY_LINEAR_COUNT_COUNT(n - 1),
-          0, *lohi(src), *lohi(dst)]
 def fence(addr, value, flags=0): return [sdma.SDMA_OP_FENCE | flags, *lohi(addr), value]  # gfx9: tinygrad sends no MTYPE
 
 def test_sdma_4_4_copy_fence_poll_trap(dma):
   c, buf = dma.c, dma.c.buf
   assert dma.hw.sdma is sdma  # tinygrad's table for SDMA 4.4.x: sdma_4_0_0
-  data = os.urandom(0x1801)
+  data = os.urandom(0xc01)
   ctypes.memmove(buf.va, data, len(data))
   mailbox = c.event_page.va + c.queue_event.event_slot_index * 8
   dma.submit([sdma.SDMA_OP_POLL_REGMEM | sdma.SDMA_PKT_POLL_REGMEM_HEADER_FUNC(3) | sdma.SDMA_PKT_POLL_REGMEM_HEADER_MEM_POLL(1),
-              *lohi(buf.va + 0x7000), 1, 0xffffffff, sdma.SDMA_PKT_POLL_REGMEM_DW5_INTERVAL(4) | sdma.SDMA_PKT_POLL_REGMEM_DW5_RETRY_COUNT(0xfff)]
-             + copy(buf.va + 0x2000, buf.va, len(data)) + fence(buf.va + 0x6000, 42) + fence(mailbox, c.queue_event.event_id)
+              *lohi(buf.va + 0x3800), 1, 0xffffffff, sdma.SDMA_PKT_POLL_REGMEM_DW5_INTERVAL(4) | sdma.SDMA_PKT_POLL_REGMEM_DW5_RETRY_COUNT(0xfff)]
+             + copy(buf.va + 0x1000, buf.va, len(data)) + fence(buf.va + 0x3000, 42) + fence(mailbox, c.queue_event.event_id)
              + [sdma.SDMA_OP_TRAP, sdma.SDMA_PKT_TRAP_INT_CONTEXT_INT_CONTEXT(c.queue_event.event_id)])
-  assert buf.u32()[0x6000 // 4] == 0 and dma.rptr == 0  # waiting for the poll
-  buf.u32()[0x7000 // 4] = 1
+  assert buf.u32()[0x3000 // 4] == 0 and dma.rptr == 0  # waiting for the poll
+  buf.u32()[0x3800 // 4] = 1
   assert c.wait(c.queue_event)[0] == kfd.KFD_IOC_WAIT_RESULT_COMPLETE
-  assert ctypes.string_at(buf.va + 0x2000, len(data)) == data and buf.u32()[0x6000 // 4] == 42 and dma.rptr == dma.put
+  assert ctypes.string_at(buf.va + 0x1000, len(data)) == data and buf.u32()[0x3000 // 4] == 42 and dma.rptr == dma.put
 
 def test_sdma_4_4_fence_has_no_mtype(dma):
   # SDMA 5+ takes FENCE MTYPE(3) (what tinygrad sends off gfx9); on 4.4 the bits are reserved

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 import numpy as np
+from mockgpu.emulators.rdna.semantics import _table  # the rows' notation: `NAME dst srcs... = expression`
 
 WAVE = 64          # CDNA runs wave64 only
 SGPRS = 102        # s0..s101 are addressable; 102..107 are FLAT_SCRATCH, XNACK_MASK, VCC
@@ -152,15 +153,6 @@ RENAMED_SOP = {"FLBIT_I32_B32": "CLZ_I32_U32", "FF1_I32_B32": "CTZ_I32_B32", "FL
 # s_*_saveexec_b64 (wave64: the whole 64-bit EXEC) -> semantics.SAVEEXEC's operation name
 SAVEEXEC = {"AND": "AND", "OR": "OR", "XOR": "XOR", "NAND": "NAND", "NOR": "NOR", "XNOR": "XNOR", "ANDN1": "AND_NOT0",
             "ANDN2": "AND_NOT1", "ORN1": "OR_NOT0", "ORN2": "OR_NOT1"}
-
-def _table(text:str) -> dict[str, tuple]:
-  """Rows in semantics.py's notation: `NAME dst srcs... = expression` (a, b, c the typed sources)."""
-  out = {}
-  for line in text.strip().splitlines():
-    head, expr = line.split("=", 1)
-    name, *types = head.split()
-    out[name] = (types[0], tuple(types[1:]), expr.strip())
-  return out
 
 # CDNA vector rows that RDNA3 lacks or defines differently. min/max: with two NaN operands CDNA's pseudocode returns S1
 # (quieted), RDNA3's S0; one NaN yields the other operand in both; +0 > -0 in both.
