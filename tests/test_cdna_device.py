@@ -254,7 +254,7 @@ import mockgpu.emulators.rdna as r
 seen = []
 def record(mem, d):
   if d.arch not in ("cdna3", "cdna4"): raise AssertionError(d)
-  seen.append({"arch": d.arch, "wave": d.wave_size, "xcc": list(d.xcc), "grid": list(d.grid), "block": list(d.block),
+  seen.append({"arch": d.arch, "wave": d.wave_size, "xcc": list(d.xcc), "grid": list(d.grid), "block": list(d.block), "pgm": d.pgm_addr,
                "scratch": d.scratch_base, "rsrc": [d.rsrc1, d.rsrc2, d.rsrc3], "ids": [int(i) for i in d.workgroup_ids()]})
   return r.DispatchStats(0, 0, 0.0)
 r.run_dispatch = record
@@ -263,8 +263,14 @@ dev = Device["AMD"]
 Tensor.empty(3000).realize()
 (Tensor.empty(3000) * 2).realize()  # one kernel
 dev.synchronize()
-print("RESULT", json.dumps({"dispatches": seen, "aql": dev.is_aql, "scratch": dev.scratch.va_addr, "xccs": dev.xccs,
-                            "size_per_xcc": dev.scratch.size // dev.xccs}))
+import gc
+from tinygrad.runtime.ops_amd import AMDProgram
+from mockgpu import system
+(prg,) = [o for o in gc.get_objects() if isinstance(o, AMDProgram)]
+(q,) = [q for q in system.get().queues if type(q).__name__ in ("PM4Queue", "AQLQueue")]
+regs = {k: v for k, v in q.xcc_regs[0].items() if v}
+print("RESULT", json.dumps({"dispatches": seen, "aql": dev.is_aql, "scratch": dev.scratch.va_addr, "xccs": dev.xccs, "regs": regs,
+                            "size_per_xcc": dev.scratch.size // dev.xccs, "prog": [prg.rsrc1, prg.rsrc2, prg.rsrc3, prg.prog_addr]}))
 """
 
 @functools.cache
@@ -284,12 +290,18 @@ def test_tinygrad_aql_dispatch_reaches_the_executor_split_over_xccs(board):
   assert [d["scratch"] for d in ds] == [out["scratch"] + x * out["size_per_xcc"] for x in range(8)]
   nwg = int(np.prod(ds[0]["grid"]))
   assert sorted(i for d in ds for i in d["ids"]) == list(range(nwg))
+  assert all(d["rsrc"] == out["prog"][:3] and d["pgm"] == out["prog"][3] for d in ds)  # from the kernel descriptor, as tinygrad reads it
 
 def test_tinygrad_pm4_queue_dispatch_runs_whole_on_xcc0(board):
   # AMD_AQL=0: tinygrad's PM4 path (per-XCC scratch bases under PRED_EXEC, wrapped in an IB); its queue targets XCC 0
   out = _recorded(board, {"MOCKGPU_AMD_BOARD": "", "AMD_AQL": "0"})
   (d,) = out["dispatches"]
   assert out["aql"] == 0 and d["xcc"] == [0, 1, 1] and d["scratch"] == out["scratch"] and len(d["ids"]) == int(np.prod(d["grid"]))
+  # the registers as tinygrad's AMDComputeQueue.exec wrote them on XCC 0 (SET_SH_REG / SET_UCONFIG_REG, GC 9.4.3 names)
+  r, (rsrc1, rsrc2, rsrc3, pgm) = out["regs"], out["prog"]
+  assert (r["COMPUTE_PGM_RSRC1"], r["COMPUTE_PGM_RSRC2"], r["COMPUTE_PGM_RSRC3"]) == (rsrc1, rsrc2, rsrc3) and d["rsrc"] == [rsrc1, rsrc2, rsrc3]
+  assert (r["COMPUTE_PGM_HI"] << 32 | r["COMPUTE_PGM_LO"]) << 8 == pgm == d["pgm"]
+  assert r["COMPUTE_NUM_THREAD_X"] == d["block"][0] and r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] == (out["scratch"] >> 8) & 0xffffffff
 
 def test_tinygrad_copies_through_sdma_and_its_kernel_raises_the_executors_unmodelled(board):
   if not compiles_for(board)[0]: pytest.skip(f"no LLVM here compiles for {board} ({compiles_for(board)[1]})")

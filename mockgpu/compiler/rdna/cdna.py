@@ -4,10 +4,11 @@ tinygrad decodes CDNA code with arch "cdna" (tinygrad.runtime.autogen.amd.cdna: 
 the CDNA knowledge, once, in the shape a semantics-table backend consumes:
 
   rows        `vop_row(name)` / `sop_row(name)`: the semantics row of a stripped CDNA name (V_/S_ and _E32/_E64 gone,
-              as semantics.py keys RDNA3). Three sources, in order: CDNA's own rows (VOP, SOPK, CARRY, PACKED_F32, MIX),
-              renamed RDNA3 rows (RENAMED: v_ffbh_u32 is v_clz_i32_u32), and RDNA3 rows of the same name whose
-              pseudocode CDNA repeats (SAME_VOP, SAME_SOP; tests/test_cdna.py checks every alias against both ISAs'
-              str_pcode). A name in none of them is not modelled.
+              as semantics.py keys RDNA3). Three sources, in order: CDNA's own rows (VOP; also CARRY, SOPK, PACKED_F32,
+              MIX), renamed RDNA3 rows (RENAMED_*: v_ffbh_u32 is v_clz_i32_u32), and RDNA3 rows of the same name whose
+              pseudocode CDNA repeats (SAME_VOP, SAME_SOP; SAME_PACKED, SAME_SOPC, CONTROL and SPECIAL for the forms
+              RDNA3 implements in code). tests/test_cdna.py checks every alias against both ISAs' str_pcode. A name in
+              none of them is not modelled; classify(encoding, name) says which source an instruction takes.
   operands    OPERANDS: the GFX9 operand encodings (M0 is 124 here, 125 reserved; SDWA 249, DPP 250, VCCZ 251 ...).
               AGPRs (accumulation VGPRs, v_accvgpr_*, MFMA C/D with acc_cd) are a second file of AGPRS registers.
   adapters    SDWA operand selection (sdwa_src, sdwa_dst), GFX9 DPP lane maps (dpp_lanes), buffer (MUBUF) and scalar
@@ -46,7 +47,7 @@ class ProgramResources:
   vgprs:int            # (GRANULATED_WORKITEM_VGPR_COUNT + 1) * 8
   sgprs:int            # (GRANULATED_WAVEFRONT_SGPR_COUNT + 1) * 16 (used by gfx9 hardware, unlike gfx10+)
   accum_offset:int     # (ACCUM_OFFSET + 1) * 4: the first AGPR's index in the unified file
-  tg_split:bool        # a workgroup's waves may run on different CUs (no LDS sharing guarantees beyond the ISA's)
+  tg_split:bool        # TG_SPLIT: a workgroup's waves may run on different CUs (the same results here: memory is coherent)
   ieee_mode:bool
   dx10_clamp:bool
   fp16_overflow:bool   # FP16_OVFL: f16 results that overflow clamp to max finite instead of inf
