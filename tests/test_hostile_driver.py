@@ -203,7 +203,7 @@ def test_shared_memory_past_a_cta_is_out_of_resources(cu, monkeypatch):
   monkeypatch.setattr(k, "dynamic_base", k.shared_size + 15)  # a window aligned past the static end
   dyn = (99 << 10) - k.shared_size
   assert cu.cuFuncSetAttribute(fn, cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn) == 0
-  kind, why = launch_error(k, (1, 1, 1), (1, 1, 1), dyn)
+  kind, why = launch_error(cu._drv.devices[0].board, k, (1, 1, 1), (1, 1, 1), dyn)
   assert kind == "resources" and "exceed the 101376 bytes of a CTA" in why
   class Args(ctypes.Structure): _fields_ = [("raw", ctypes.c_char * 20)]
   assert cu.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, dyn, None, None, Args()) == cu.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
