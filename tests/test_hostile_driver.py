@@ -320,6 +320,17 @@ def test_qmd_launch_limits_are_packet_errors(qmd, vals, message):
   assert all(not isinstance(x, tuple) for x in qmd.fake.launches)  # the executor was never handed it
   qmd_still_works(qmd)
 
+def test_qmd_launch_limits_are_the_boards(qmd):
+  """The QMD path checks the GPU's board record: a 1024-thread CTA runs on sm_89 and is a PacketError on a record (a
+  variant made here) whose CTAs hold 512 threads."""
+  import dataclasses
+  qmd.launch(qmd.DATA + 0x2000, cta_thread_dimension0=1024)
+  assert qmd.fake.launches[-1][1] == (1024, 1, 1)
+  qmd.r.gpu.board = dataclasses.replace(qmd.r.gpu.board, name="sm_89_small", max_threads_per_block=512)
+  with pytest.raises(PacketError, match=r"block \(1024, 1, 1\) \(1024 threads\) exceeds the hardware's \(1024, 1024, 64\) and 512 threads \(sm_89_small\)"):
+    qmd.launch(qmd.DATA + 0x2000, cta_thread_dimension0=1024)
+  qmd_still_works(qmd)
+
 def test_mutated_cbuf_is_a_packet_error(qmd):
   cbuf = qmd.DATA + 0x1000
   qmd.r.mem[cbuf + 320:cbuf + 328] = np.array([0xffffffff, 7], np.uint32).view(np.uint8)
