@@ -17,12 +17,15 @@ def test_dev_arch_field_among_several_targets(monkeypatch):
   monkeypatch.setenv("DEV", "CPU;MOCKKFD+AMD:LLVM:gfx1201")  # tinygrad's DEV lists targets separated by ';'
   assert boards.selected_amd_board().name == "gfx1201"
 
-def test_setting_then_default(monkeypatch):
-  monkeypatch.setenv("DEV", "MOCKKFD+AMD")
-  monkeypatch.setenv("MOCKGPU_AMD_BOARD", "gfx950")
-  assert boards.selected_amd_board().name == "gfx950"
-  monkeypatch.delenv("MOCKGPU_AMD_BOARD")
-  assert boards.selected_amd_board().name == "gfx1100"
+@pytest.mark.parametrize("dev,setting,board,select,default", [
+  ("MOCKKFD+AMD", "MOCKGPU_AMD_BOARD", "gfx950", boards.selected_amd_board, "gfx1100"),
+  ("MOCK+CUDA", "MOCKGPU_NV_MODEL", "sm_120", boards.selected_nv_board, "sm_89")])
+def test_setting_then_default(monkeypatch, dev, setting, board, select, default):
+  monkeypatch.setenv("DEV", dev)  # no arch field
+  monkeypatch.setenv(setting, board)
+  assert select().name == board
+  monkeypatch.delenv(setting)
+  assert select().name == default
 
 def test_unknown_arch_is_a_named_error(monkeypatch):
   monkeypatch.setenv("DEV", "MOCKKFD+AMD:LLVM:gfx9999")
@@ -78,13 +81,6 @@ def test_nv_dev_arch_field_selects_the_board(monkeypatch):
     assert boards.selected_nv_board().name == "sm_86", dev
   monkeypatch.setenv("DEV", "MOCKKFD+AMD:LLVM:gfx1201;MOCK+NV")  # an AMD target's arch is not an NV board
   assert (boards.selected_nv_board().name, boards.selected_amd_board().name) == ("sm_120", "gfx1201")
-
-def test_nv_setting_then_default(monkeypatch):
-  monkeypatch.setenv("DEV", "MOCK+CUDA")
-  monkeypatch.setenv("MOCKGPU_NV_MODEL", "sm_120")
-  assert boards.selected_nv_board().name == "sm_120"
-  monkeypatch.delenv("MOCKGPU_NV_MODEL")
-  assert boards.selected_nv_board().name == "sm_89"
 
 @pytest.mark.parametrize("dev,setting", [("MOCK+NV:PTX:sm_90", ""), ("MOCK+CUDA", "gfx1100")])
 def test_unknown_nv_board_is_a_named_error(monkeypatch, dev, setting):
