@@ -13,7 +13,8 @@ from mockgpu import config
 from mockgpu.errors import MockGPUError
 
 class UnknownBoard(MockGPUError, ValueError):
-  """A board name (a DEV arch field, MOCKGPU_AMD_BOARD) that no record in mockgpu.boards describes: lists the known ones."""
+  """A board name (a DEV arch field, MOCKGPU_AMD_BOARD, MOCKGPU_NV_MODEL) that no record in mockgpu.boards describes: lists
+  the known ones of its vendor."""
 
 def _ip(gc, sdma, sdma_count, nbio, hdp, mmhub, athub, osssys, mp0, mp1, smuio, umc) -> tuple:
   # (hardware id, instance) -> (major, minor, revision), as in the board's IP discovery table

@@ -251,10 +251,10 @@ class RM:
 
   # *** class handlers ***
   def _gpu_class(self, parent:Object, cls:int):
-    m = parent.gpu.board if parent.gpu is not None else None
-    if m is not None and cls in m.gpfifo: return self._channel
-    if m is not None and cls in m.usermode: return self._usermode
-    if m is not None and cls in (m.compute, m.dma): return self._engine
+    b = parent.gpu.board if parent.gpu is not None else None
+    if b is not None and cls in b.gpfifo: return self._channel
+    if b is not None and cls in b.usermode: return self._usermode
+    if b is not None and cls in (b.compute, b.dma): return self._engine
     known = class_name(cls) != "unknown class"
     log.warning("RM class %s (0x%x) is not modelled", class_name(cls), cls)
     raise RMError(nv.NV_ERR_NOT_SUPPORTED if known else nv.NV_ERR_INVALID_CLASS, f"class {class_name(cls)} (0x{cls:x}) is not modelled")
@@ -349,8 +349,8 @@ class RM:
     p.numClasses = len(classes)
 
   def classlist(self, gpu:NVGPU) -> list[int]:
-    m = gpu.board
-    return [*self.alloc_handlers, nv.NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, *m.gpfifo, *m.usermode, m.compute, m.dma]
+    b = gpu.board
+    return [*self.alloc_handlers, nv.NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, *b.gpfifo, *b.usermode, b.compute, b.dma]
 
   def _gid_info(self, obj, p):
     uuid = obj.gpu.uuid
@@ -359,10 +359,10 @@ class RM:
     p.data[:len(data)], p.length = list(data), len(data)
 
   def _gr_info(self, obj, p):
-    m = obj.gpu.board
-    values = {nv.NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: m.sm_version, nv.NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: m.max_warps_per_sm,
-              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: m.gpcs, nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: m.tpc_per_gpc,
-              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: m.sm_per_tpc}
+    b = obj.gpu.board
+    values = {nv.NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: b.sm_version, nv.NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: b.max_warps_per_sm,
+              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: b.gpcs, nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: b.tpc_per_gpc,
+              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: b.sm_per_tpc}
     if not p.grInfoList: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, "GR_GET_INFO without a list")
     if p.grInfoListSize > nv.NV2080_CTRL_GR_INFO_MAX_SIZE: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GR_GET_INFO of {p.grInfoListSize} entries")
     for info in _user(uaccess.user_struct, nv.NV2080_CTRL_GR_INFO * p.grInfoListSize, p.grInfoList, "GR_GET_INFO grInfoList"):
@@ -372,9 +372,9 @@ class RM:
       info.data = values[info.index]
 
   def _tpc_mask(self, obj, p):
-    m = obj.gpu.board
-    if p.gpcId >= m.gpcs: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GPC {p.gpcId}")
-    p.tpcMask = (1 << m.tpc_per_gpc) - 1
+    b = obj.gpu.board
+    if p.gpcId >= b.gpcs: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GPC {p.gpcId}")
+    p.tpcMask = (1 << b.tpc_per_gpc) - 1
 
   def _schedule_channel(self, obj, p): obj.channel.group.scheduled = bool(p.bEnable)
   def _token(self, obj, p): p.workSubmitToken = obj.channel.chid
