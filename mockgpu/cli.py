@@ -36,8 +36,9 @@ def doctor() -> int:
   return 1 if problem else 0
 
 def info() -> int:
-  from mockgpu import config, __version__
-  print(f"mockgpu {__version__}\nGPUs per vendor (MOCKGPU_COUNT): {config.gpu_count()}\nNVIDIA model (MOCKGPU_NV_MODEL): {config.nv_model()}\n"
+  from mockgpu import config, boards, __version__
+  print(f"mockgpu {__version__}\nGPUs per vendor (MOCKGPU_COUNT): {config.gpu_count()}\n"
+        f"boards (DEV's arch field, MOCKGPU_AMD_BOARD, MOCKGPU_NV_MODEL): {boards.selection_summary()}\n"
         f"instruction budget (MOCKGPU_BUDGET): {config.instruction_budget()}\ntranslation cache (MOCKGPU_CACHE_DIR): {config.cache_dir()}\n"
         f"replay files (MOCKGPU_REPLAY_DIR): {config.replay_dir()}")
   return 0

@@ -34,8 +34,8 @@ def instruction_budget() -> int:
   return _int("MOCKGPU_BUDGET", 2_000_000_000)
 
 def nv_model() -> str:
-  """The NVIDIA board the mock models (MOCKGPU_NV_MODEL: sm_89 default, sm_86, sm_120)."""
-  return env("MOCKGPU_NV_MODEL", "sm_89")
+  """MOCKGPU_NV_MODEL: the NVIDIA board (an SM target from mockgpu.boards) when DEV has no arch field; empty: boards.DEFAULT_NV_BOARD."""
+  return env("MOCKGPU_NV_MODEL", "")
 
 def amd_board() -> str:
   """MOCKGPU_AMD_BOARD: the AMD board (a gfx target from mockgpu.boards) when DEV has no arch field; empty = gfx1100."""

@@ -50,10 +50,11 @@ class Rig:
   def __init__(self):
     import mockgpu.emulators
     from mockgpu.emulators.nv_gpu import NVGPU
+    from mockgpu.boards import nv_board
     self.ptx = StubPTX()
     sys.modules["mockgpu.emulators.ptx"] = self.ptx
     mockgpu.emulators.ptx = self.ptx
-    self.gpu = NVGPU(0, "sm_89")
+    self.gpu = NVGPU(0, nv_board("sm_89"))
     self.mem = np.zeros(SIZE, np.uint8)
     self.gpu.mem.map(VA, SIZE, host=self.mem.ctypes.data)
     self.userd, self.notifier = np.zeros(128, np.uint32), np.zeros(16, np.uint8)
@@ -69,7 +70,7 @@ class Rig:
     self.chid += 1
     self.userd[:] = 0
     ch = Channel(self.gpu, nv.AMPERE_CHANNEL_GPFIFO_A, self.chid, group, VA + RING, ENTRIES, self.userd.ctypes.data, self.notifier.ctypes.data)
-    for cls in (self.gpu.model.compute, self.gpu.model.dma): ch.objects[cls] = engine_for(self.gpu, cls)
+    for cls in (self.gpu.board.compute, self.gpu.board.dma): ch.objects[cls] = engine_for(self.gpu, cls)
     return ch
 
   def run(self, segments:list[list[int]], entries:list|None=None, put:int|None=None):
