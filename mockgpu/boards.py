@@ -55,6 +55,7 @@ class AMDBoard:
   max_slots_scratch_cu: int = 32
   num_gws: int = 64
   num_sdma_queues_per_engine: int = 6
+  vram_type: str = "GDDR6"  # amdgpu_drm's AMDGPU_VRAM_TYPE_<name>, as AMDGPU_INFO_DEV_INFO reports it
 
   @property
   def ip(self) -> dict: return {(hwid, inst): ver for hwid, inst, ver in self.ip_table}
@@ -81,12 +82,12 @@ AMD_BOARDS: dict[str, AMDBoard] = {b.name: b for b in (
   AMDBoard("gfx942", "AMD Instinct MI300X", "cdna3", 90402, 0x74a1, 0x00, 0x74a1, cu_count=304, se=4, sa_per_se=1, cu_per_sa=10,
            simd_per_cu=4, max_waves_per_simd=8, wave_front_size=64, lds_size_in_kb=64, num_xcc=8, vram_size=192 << 30, vram_width=8192,
            mem_clk_max=1300, max_engine_clk=2100, num_sdma_engines=16, num_cp_queues=24, fw_version=157, sdma_fw_version=19, pm4="soc15",
-           ip_table=_ip((9,4,3), (4,4,2), 16, (7,9,0), (4,4,2), (1,8,0), (1,8,0), (4,4,2), (13,0,6), (13,0,6), (13,0,3), (6,7,0))),
+           ip_table=_ip((9,4,3), (4,4,2), 16, (7,9,0), (4,4,2), (1,8,0), (1,8,0), (4,4,2), (13,0,6), (13,0,6), (13,0,3), (6,7,0)), vram_type="HBM"),
   # MI350X: 256 CUs over 8 XCCs (32 each of 36: 4 SEs x 1 SA x 9), 160 KiB LDS, 288 GiB HBM3E on 8192 bits
   AMDBoard("gfx950", "AMD Instinct MI350X", "cdna4", 90500, 0x75a0, 0x00, 0x75a0, cu_count=256, se=4, sa_per_se=1, cu_per_sa=9,
            simd_per_cu=4, max_waves_per_simd=8, wave_front_size=64, lds_size_in_kb=160, num_xcc=8, vram_size=288 << 30, vram_width=8192,
            mem_clk_max=2000, max_engine_clk=2200, num_sdma_engines=16, num_cp_queues=24, fw_version=177, sdma_fw_version=19, pm4="soc15",
-           ip_table=_ip((9,5,0), (4,4,5), 16, (7,9,1), (4,4,5), (1,8,1), (1,8,1), (4,4,5), (13,0,14), (13,0,14), (13,0,3), (12,5,0))),
+           ip_table=_ip((9,5,0), (4,4,5), 16, (7,9,1), (4,4,5), (1,8,1), (1,8,1), (4,4,5), (13,0,14), (13,0,14), (13,0,3), (12,5,0)), vram_type="HBM3E"),
 )}
 DEFAULT_AMD_BOARD = "gfx1100"
 

@@ -44,6 +44,10 @@ ERRATA = [
           "tests/test_rdna_bitset.py::test_s_bitset", "fixed"),
   Erratum("ds-storexchg-rtn", "ds_storexchg_rtn_b32/b64", "returns the old value", "returns the old value",
           "memops.ldsatomic 'xchg' (the C backend declines it)", "test_ds_storexchg_rtn_returns_old", "numpy"),
+  Erratum("cdna-mad-mix-fused", "CDNA v_mad_mix_f32, v_mad_mixlo_f16, v_mad_mixhi_f16 (gfx942/gfx950)",
+          "D = in[0] * in[1] + in[2], a multiply then an add", "one fused multiply-add (rounded once to f32): LLVM's "
+          "gfx940 target names these opcodes v_fma_mix_* (FeatureFmaMixInsts) and selects them only for fma; not "
+          "checked on MI300 hardware", "cdna.mix (no backend runs CDNA yet)", "tests/test_cdna.py::test_mad_mix_is_fused", "open"),
   Erratum("writelane-const-lane", "v_writelane_b32 with a constant lane", "D.lane[S1] = S0", "as the manual (the "
           "0-d lane mask crashed runtime.unpack once)", "runtime.unpack; the C backend declines v_writelane",
           "test_writelane_constant_lane", "numpy"),

@@ -177,6 +177,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
   if not d.wave32: raise Unmodelled(f"RDNA executor: wave64 dispatches (DISPATCH_INITIATOR.CS_W32_EN clear) are not modelled, "
                                     f"wave32 only (kernel at PC 0x{d.pgm_addr:x})")
+  if d.xcc[1] > 1: raise Unmodelled(f"RDNA executor: a dispatch shared between {d.xcc[1]} XCCs (Dispatch.workgroup_ids) is not modelled")
   ftz32, ftz16 = _float_modes(d.rsrc1)
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
