@@ -28,11 +28,10 @@ def doctor() -> int:
   for f in toolchain.report(): print(f"{f.name:6s} {'ok     ' if f.usable else 'missing'} {f.detail}")
   problem = toolchain.amd_problem()
   print(f"DEV=MOCK+AMD: {problem or 'ready'}")
-  if toolchain.llvm().usable:
-    from mockgpu.boards import AMD_BOARDS
-    for b in AMD_BOARDS.values():
-      ok, why = toolchain.llvm_compiles_for(b.name)
-      print(f"board {b.name:8s} {'ok     ' if ok else 'no LLVM'} {b.marketing_name} ({b.family}): {why}")
+  from mockgpu.boards import AMD_BOARDS
+  for b in AMD_BOARDS.values():
+    choice = toolchain.llvm_for(b.name)
+    print(f"board {b.name:8s} {'ok     ' if choice.lib else 'no LLVM'} {b.marketing_name} ({b.family}): {choice.detail}")
   return 1 if problem else 0
 
 def info() -> int:
