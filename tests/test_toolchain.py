@@ -40,7 +40,7 @@ def test_debug7_disassembles_amd_kernels():
   assert "v_add_f32" in p.stdout and "s_endpgm" in p.stdout and "[2.0, 3.0]" in p.stdout
 
 # *** the libLLVM each board compiles with (toolchain.llvm_for / bind_llvm) ***
-import sys
+import logging, sys, types
 import pytest
 
 AMD_IR = "define amdgpu_kernel void @k(ptr addrspace(1) %p) {\n store i32 1, ptr addrspace(1) %p\n ret void\n}"
@@ -76,7 +76,7 @@ def test_llvm_for_keeps_tinygrads_choice_and_rebinds_only_what_it_cannot_compile
   c = toolchain.llvm_for("gfx9999")
   assert c.lib is None and f"apt-get install libllvm{toolchain.LLVM_TESTED}" in c.detail
 
-def test_bind_llvm_sets_llvm_path_only_before_tinygrad_loads_libllvm(monkeypatch):
+def test_bind_llvm_sets_llvm_path_only_before_tinygrad_loads_libllvm(monkeypatch, caplog):
   libs = {19: "/l/libLLVM-19.so", 22: "/l/libLLVM-22.so"}
   _fake_llvms(monkeypatch, libs, {19: {"gfx1100"}, 22: {"gfx1100", "gfx950"}}, own=19)
   monkeypatch.delitem(sys.modules, "tinygrad.runtime.autogen.llvm", raising=False)
@@ -85,8 +85,13 @@ def test_bind_llvm_sets_llvm_path_only_before_tinygrad_loads_libllvm(monkeypatch
   monkeypatch.setenv("LLVM_PATH", "/mine/libLLVM.so")  # the user's choice (or the parent's) stays
   assert toolchain.bind_llvm("gfx950") == "/mine/libLLVM.so"
   monkeypatch.delenv("LLVM_PATH")
-  monkeypatch.setitem(sys.modules, "tinygrad.runtime.autogen.llvm", object())  # loaded already: too late to choose
-  assert toolchain.bind_llvm("gfx950") is None and "LLVM_PATH" not in os.environ
+  loaded = types.SimpleNamespace(dll=types.SimpleNamespace(_name=libs[19]))
+  monkeypatch.setitem(sys.modules, "tinygrad.runtime.autogen.llvm", loaded)  # loaded already: too late to choose
+  with caplog.at_level(logging.WARNING, logger="mockgpu"):
+    assert toolchain.bind_llvm("gfx1100") is None and not caplog.records
+    assert toolchain.bind_llvm("gfx950") is None and "LLVM_PATH" not in os.environ
+  assert f"tinygrad loaded {libs[19]} before the MOCK interface was imported, and it cannot compile for gfx950" in caplog.text
+  assert f"LLVM 22 ({libs[22]}), which mockgpu sets as LLVM_PATH" in caplog.text
 
 def test_probe_answers_are_kept_on_disk(monkeypatch, tmp_path):
   calls = _fake_llvms(monkeypatch, {19: "/l/libLLVM-19.so"}, {19: {"gfx1100"}}, own=19)

@@ -245,8 +245,10 @@ def bind_llvm(arch:str) -> str|None:
   chose when that is not tinygrad's own choice. LLVM_PATH already set (by the user, or inherited from the process
   that bound it) is left alone, as is a libLLVM tinygrad loaded already. Returns the LLVM_PATH now in force."""
   if os.environ.get("LLVM_PATH"): return os.environ["LLVM_PATH"]
-  if "tinygrad.runtime.autogen.llvm" in sys.modules:
-    log.debug("libLLVM is loaded already: %s compiles with it", arch)
+  if (tllvm := sys.modules.get("tinygrad.runtime.autogen.llvm")) is not None:  # too late to choose: say if it cannot work
+    if (loaded := getattr(tllvm.dll, "_name", None)) and not (p := probe(arch, loaded)).ok:
+      log.warning("tinygrad loaded %s before the MOCK interface was imported, and it cannot compile for %s (%s): %s",
+                  loaded, arch, p.why, llvm_for(arch).detail)
     return None
   choice = llvm_for(arch)
   if choice.rebound and choice.lib is not None:
