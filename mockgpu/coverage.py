@@ -4,9 +4,10 @@ coverage FILE` reports (report()).
 
 The executors call one hook each: rdna_dispatch per RDNA dispatch, ptx_launch per PTX launch (and ptx_rejected when a
 PTX module does not translate). They cost one setting lookup unless MOCKGPU_COVERAGE names a file. A kernel is
-classified once per process, not per executed instruction: its instructions are decoded (RDNA) or parsed (PTX), and
-each RDNA instruction is translated on its own by the numpy and by the C translator, so every unimplemented one is
-named, not only the first of its block. One JSON line is appended per (kernel, path) the first time a process runs a
+classified once per process (RDNA: once per machine, through the translation cache), not per executed instruction: its
+instructions are decoded (RDNA) or parsed (PTX), and each RDNA instruction is translated on its own by the numpy and
+by the C translator, so every unimplemented one is named, not only the first of its block. What C refuses is the
+translator's verdict whether or not the kernel got hot enough to try it. One JSON line is appended per (kernel, path) the first time a process runs a
 kernel that way: a process ended by os._exit (a pytest-xdist worker the plugin ends) loses nothing, and any number of
 processes (xdist workers, tinygrad's workers, the op runners) append to one file, each line in one write to a file
 opened O_APPEND.
@@ -124,14 +125,14 @@ def _ptx_classify(kernel) -> dict:
   return {"ops": ops, "unsupported": {}, "invalid": {}, "numpy_only": {}, "declined": _ptx_declined(kernel)}
 
 def _ptx_declined(kernel) -> str|None:
-  """Why the C translation refused the kernel (it was tried: kernel.native is None), else None."""
-  if kernel.native is not None: return None
+  """Why the C translation refuses the kernel (cgen.NoNative), or None, whether or not it was tried yet: as for RDNA, the
+  verdict is the translator's, not the launch's (a kernel runs on numpy until it is hot)."""
   from mockgpu.compiler.ptx import cgen
   from mockgpu.emulators.ptx import native
-  fn_layout = next((fl for fl in native._entries(kernel.module.text) if fl[0].name == kernel.name), None)
-  try: cgen.kernel_source(*fn_layout)
+  fn, layout = next(fl for fl in native._entries(kernel.module.text) if fl[0].name == kernel.name)
+  try: cgen.kernel_source(fn, layout)
   except cgen.NoNative as e: return str(e)
-  return "no C build (no compiler, MOCKGPU_NATIVE=0, or the build failed)"
+  return None
 
 _PTX_LINE = re.compile(r"PTX line (\d+)")
 
