@@ -59,6 +59,10 @@ def replay_snapshot() -> str:
   if v not in ("fault", "start"): raise ValueError(f"MOCKGPU_REPLAY_SNAPSHOT={v!r}: expected fault or start")
   return v
 
+def coverage_file() -> str|None:
+  """MOCKGPU_COVERAGE=FILE: the file every process appends instruction-coverage records to (mockgpu/coverage.py)."""
+  return env("MOCKGPU_COVERAGE", None) or None
+
 def trace() -> bool:
   """MOCKGPU_TRACE=1 logs every ioctl, packet and launch to stderr."""
   return bool(_int("MOCKGPU_TRACE", 0))

@@ -62,9 +62,13 @@ def test_doctor_lists_the_boards_llvm_compiles_for():
   p = subprocess.run([sys.executable, "-m", "mockgpu", "doctor"], capture_output=True, text=True, timeout=600)
   lines = {l.split()[1]: l for l in p.stdout.splitlines() if l.startswith("board ")}
   assert set(lines) == set(boards.AMD_BOARDS), p.stdout
-  for arch in ("gfx1100", "gfx1201"): assert " ok " in lines[arch] and "compiles" in lines[arch]  # libllvm19 knows RDNA3/4
+  for arch in ("gfx1100", "gfx1201"): assert " ok " in lines[arch] and "own choice" in lines[arch]  # libllvm19 knows RDNA3/4
   from mockgpu.compiler import toolchain
-  for arch, line in lines.items(): assert ("compiles" in line) == toolchain.llvm_compiles_for(arch)[0]
+  for arch, line in lines.items():
+    choice = toolchain.llvm_for(arch)
+    assert (" ok " in line) == (choice.lib is not None) and choice.detail in line, line
+    if choice.rebound: assert f"LLVM {toolchain.llvm_major(choice.lib)} ({choice.lib}), which mockgpu sets as LLVM_PATH" in line
+    if choice.lib is None: assert f"apt-get install libllvm{toolchain.LLVM_TESTED}" in line
 
 def test_rdna4_dispatch_is_a_named_error_until_modelled():
   # gfx1201 boots (sysfs, queues, LLVM's gfx12 code object) but the RDNA executor models RDNA3 only: a named Unmodelled

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 import numpy as np
-from mockgpu import config, replay, system
+from mockgpu import config, coverage, replay, system
+from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.codegen import Ctx, Layout, translate_function
@@ -76,7 +77,10 @@ def load_module(ptx:str|bytes) -> PTXModule:
   text = _text(ptx)
   text = text.rstrip("\x00")
   if (mod := _modules.get(text)) is not None: return mod
-  code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
+  try: code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
+  except UnsupportedInstruction as e:
+    coverage.ptx_rejected(text, e)  # MOCKGPU_COVERAGE
+    raise
   ns: dict = {}
   exec(code, ns)
   _modules[text] = mod = PTXModule(ns, text)
@@ -159,6 +163,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   nk = None
   try:
     nk = None if off else _native_kernel(k)   # a first C build is not the launch's time
+    coverage.ptx_launch(k, nk is not None)   # MOCKGPU_COVERAGE
     st = time.perf_counter()
     if nk is not None:
       system.stats["ptx.native_launches"] += 1   # counted when handed to C, so a launch that faults in C counts too

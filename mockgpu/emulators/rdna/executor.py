@@ -8,7 +8,7 @@ any more, at which point every workgroup's live waves are at a barrier (or done)
 from __future__ import annotations
 import dataclasses, functools, gc, re, sys, time
 import numpy as np
-from mockgpu import config, replay, system
+from mockgpu import config, coverage, replay, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
@@ -186,6 +186,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1))
     if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= 32 and not private else None
+    coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
     used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
