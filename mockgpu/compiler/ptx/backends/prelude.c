@@ -1,4 +1,4 @@
-/* The runtime of a PTX kernel translated to C by cgen.py: one thread at a time, CTA by CTA, with the checked memory
+/* The runtime of a PTX kernel translated to C by backends/c.py: one thread at a time, CTA by CTA, with the checked memory
  * and float helpers shared with the RDNA translation (native_common.c, native_memory.c).
  * The translation defines NSAVE (registers kept across a barrier), BARRIERS (whether the kernel has any) and the
  * thread function before this text's scheduler. Built with -fwrapv and without fast-math or contraction. A fault or an
