@@ -5,6 +5,7 @@ PTX layer's ground floor imports none of its backends."""
 import ast, json, os, subprocess, sys
 import pytest
 import mockgpu
+from test_ptx_isa import kernel, LOAD3
 
 PKG = os.path.dirname(os.path.abspath(mockgpu.__file__))
 
@@ -93,25 +94,6 @@ def test_the_checks_see_a_circle_and_a_late_import():
 def test_no_known_edge_leaves_the_ptx_layer(edge):
   assert not edge[0].startswith(("mockgpu.compiler.ptx", "mockgpu.emulators.ptx")), edge
 
-PROBE = """.version 8.0
-.target sm_89
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-.reg .b32 %r<4>;
-.reg .f32 %f<4>;
-.reg .b64 %rd<4>;
-mov.u32 %r0, %tid.x;
-ld.param.u64 %rd1, [out];
-mul.wide.u32 %rd2, %r0, 4;
-add.s64 %rd3, %rd1, %rd2;
-cvt.rn.f32.u32 %f1, %r0;
-fma.rn.f32 %f2, %f1, %f1, %f1;
-st.global.f32 [%rd3], %f2;
-ret;
-}
-"""
-
 def test_the_ptx_translation_cache_key_covers_the_translator(tmp_path):
   """The disk cache keys a PTX translation by the text of the files that decide it (emulators.ptx.translator_files):
   every module of the PTX layer a translation loads, and the names the translated code runs with."""
@@ -119,7 +101,7 @@ def test_the_ptx_translation_cache_key_covers_the_translator(tmp_path):
           "ptx.translate_module(open(sys.argv[1]).read())\n"
           "print(json.dumps([sorted(m.__file__ for n, m in sys.modules.items() if n.startswith('mockgpu.compiler.ptx')),"
           " ptx.translator_files()]))")
-  (tmp_path / "k.ptx").write_text(PROBE)
+  (tmp_path / "k.ptx").write_text(kernel(LOAD3 + "mov.b32 %f1, %r1;\nfma.rn.f32 %f2, %f1, %f1, %f1;\nst.global.f32 [%rd9], %f2;"))
   p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "k.ptx")], capture_output=True, text=True, timeout=120)
   assert p.returncode == 0, p.stderr
   loaded, keyed = json.loads(p.stdout)

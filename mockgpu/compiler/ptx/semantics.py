@@ -14,12 +14,21 @@ reason is counted in emulators/ptx/native.declined.
 """
 from __future__ import annotations
 from dataclasses import dataclass
+import functools
 from functools import reduce
 from typing import Callable
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler.ptx import syntax as P, validity
 from mockgpu.compiler.ptx.types import PTX_TYPES, PACKED, FP8X2, bits, is_float, is_signed, bit_type, uint_type, wide
 from mockgpu.compiler.ptx.layout import LOW_BITS
+
+def primitive(f):
+  """A method of the vocabulary: its docstring is what every backend's rendering computes. A backend that does not
+  render it declines (the C backend: NoNative, so the kernel stays on numpy)."""
+  @functools.wraps(f)
+  def declined(self, *args): return self.decline(f"{f.__name__} in {self.ins.op}")
+  declined.primitive = True
+  return declined
 
 class Backend:
   """The vocabulary rows speak. Values are expressions (strings) in the backend's language; a type argument is the PTX
@@ -40,185 +49,172 @@ class Backend:
     return self.layout.symbols[name]
 
   # *** operands and statements ***
-  def src(self, a, t:str) -> str:
-    """Operand a (register, immediate, special register, symbol address) read as type t."""
-    return self.decline("src")
+  @primitive
+  def src(self, a, t:str) -> str: """Operand a (register, immediate, special register, symbol address) read as type t."""
+  @primitive
   def dst(self, d, t:str, e:str):
     """Register d = e (a value of type t; resized as the register's type needs), for the active threads."""
-    return self.decline("dst")
-  def dst_lanes(self, d, t:str, e:str):
-    """dst of a value computed only for the active threads (a load's, an atomic's)."""
-    return self.decline("dst_lanes")
-  def let(self, t:str, e:str) -> str:
-    """e held in a temporary (for a value used more than once)."""
-    return self.decline("let")
-  def const(self, t:str, v) -> str:
-    """The constant v of type t (an integer taken modulo the type's width)."""
-    return self.decline("const")
-  def nop(self):
-    """Nothing to do (the instruction orders nothing in this model)."""
-    return self.decline("nop")
+  @primitive
+  def dst_lanes(self, d, t:str, e:str): """dst of a value computed only for the active threads (a load's, an atomic's)."""
+  @primitive
+  def let(self, t:str, e:str) -> str: """e held in a temporary (for a value used more than once)."""
+  @primitive
+  def const(self, t:str, v) -> str: """The constant v of type t (an integer taken modulo the type's width)."""
+  @primitive
+  def nop(self): """Nothing to do (the instruction orders nothing in this model)."""
+  @primitive
   def join_fields(self, u:str, parts:list[str]) -> str:
     """One value of bit type u from the equal fields parts (bit types), the first in the lowest bits."""
-    return self.decline("join_fields")
-  def field(self, u:str, v:str, i:int, w:int) -> str:
-    """Field i of v (bit type u) of w bits, as b{w}."""
-    return self.decline("field")
-  def window(self, space:str, t:str) -> str:
-    """The window tag of .shared/.local/.const addresses (layout.WINDOWS), as t."""
-    return self.decline("window")
+  @primitive
+  def field(self, u:str, v:str, i:int, w:int) -> str: """Field i of v (bit type u) of w bits, as b{w}."""
+  @primitive
+  def window(self, space:str, t:str) -> str: """The window tag of .shared/.local/.const addresses (layout.WINDOWS), as t."""
 
   # *** control flow ***
-  def branch(self, block:int):
-    """Go to block (the exit block: the thread ends); a guard makes it conditional."""
-    return self.decline("branch")
-  def trap(self): self.decline("trap")
-  def barrier(self, ident, with_count:bool, arrive:bool):
-    """bar.sync: the block boundary before it did the waiting."""
-    return self.decline("barrier")
-  def cta_reduce(self, p:str, op:str) -> str: self.decline("bar.red")
+  @primitive
+  def branch(self, block:int): """Go to block (the exit block: the thread ends); a guard makes it conditional."""
+  @primitive
+  def trap(self): """The launch stops (KernelTrap naming the instruction)."""
+  @primitive
+  def barrier(self, ident, with_count:bool, arrive:bool): """bar.sync: the block boundary before it did the waiting."""
+  @primitive
+  def cta_reduce(self, p:str, op:str) -> str: """bar.red: popc (u32), and, or (.pred) of p over the CTA, to each thread."""
 
   # *** memory ***
+  @primitive
   def load(self, space:str, t:str, n:int, addr:str, ordered:bool) -> list[str]:
     """n elements of type t at addr (u64) in space (global, shared, local, const, generic). ordered: an .acquire/.release
     or .mmio access, which orders this thread's accesses against other threads'."""
-    return self.decline("load")
-  def load_param(self, t:str, n:int, offset:int) -> list[str]:
-    """n elements of type t at offset in the parameter block."""
-    return self.decline("load_param")
-  def store(self, space:str, t:str, addr:str, vals:list[str], ordered:bool):
-    """The values at addr (see load)."""
-    return self.decline("store")
-  def atomic(self, space:str, op:str, t:str, addr:str, vals:list[str]) -> str: self.decline("atomics")
+  @primitive
+  def load_param(self, t:str, n:int, offset:int) -> list[str]: """n elements of type t at offset in the parameter block."""
+  @primitive
+  def store(self, space:str, t:str, addr:str, vals:list[str], ordered:bool): """The values at addr (see load)."""
+  @primitive
+  def atomic(self, space:str, op:str, t:str, addr:str, vals:list[str]) -> str:
+    """op on the value at addr for each thread, in thread order where addresses collide; each thread's old value."""
 
   # *** warp-wide ***
-  def shfl(self, mode:str, a:str, b:str, c:str) -> tuple[str, str]: self.decline("shfl")
-  def vote(self, mode:str, p:str) -> str: self.decline("vote")
-  def redux(self, op:str, t:str, a:str) -> str: self.decline("redux")
-  def mma(self, shape:str, types:list[str], a:list[str], b:list[str], c:list[str], n:int) -> list[str]: self.decline("mma")
+  @primitive
+  def shfl(self, mode:str, a:str, b:str, c:str) -> tuple[str, str]:
+    """shfl.sync: (a from the lane that mode, b and c select, whether that lane was in range)."""
+  @primitive
+  def vote(self, mode:str, p:str) -> str: """all/any/uni (.pred) or ballot (b32) of p over the warp's active threads."""
+  @primitive
+  def redux(self, op:str, t:str, a:str) -> str: """op of a over the warp's active threads."""
+  @primitive
+  def mma(self, shape:str, types:list[str], a:list[str], b:list[str], c:list[str], n:int) -> list[str]:
+    """mma.sync of the warp's fragments a, b, c (types: d, a, b, c): the n registers of d."""
 
   # *** integers and bits ***
-  def binop(self, op:str, t:str, x:str, y:str) -> str:
-    """x op y for op in + - * (wrapping) and & | ^ (also on .pred)."""
-    return self.decline("binop")
-  def bitnot(self, t:str, x:str) -> str:
-    """~x (.pred: logical not)."""
-    return self.decline("bitnot")
-  def bitcast(self, x:str, t:str, to:str) -> str:
-    """The bits of x (type t) as type `to` of the same width."""
-    return self.decline("bitcast")
-  def negate(self, t:str, x:str) -> str:
-    """-x: integers wrap, floats flip the sign bit (NaN included)."""
-    return self.decline("negate")
-  def absolute(self, t:str, x:str) -> str:
-    """|x|: integers wrap (|MIN| = MIN), floats clear the sign bit."""
-    return self.decline("absolute")
-  def add_sat(self, op:str, x:str, y:str) -> str: self.decline(".sat")   # x op y (+ or -) of s32, clamped to s32
-  def mul_wide(self, t:str, x:str, y:str) -> str:
-    """The whole product of two 16/32-bit integers, in wide(t)."""
-    return self.decline("mul_wide")
-  def mul_hi(self, t:str, x:str, y:str) -> str:
-    """The high half of the whole product."""
-    return self.decline("mul_hi")
-  def mul24(self, hi:bool, t:str, x:str, y:str) -> str: self.decline("mul24")
-  def idiv(self, t:str, x:str, y:str) -> str:
-    """Truncating x / y; x/0 is all ones, -MIN/-1 wraps."""
-    return self.decline("idiv")
-  def irem(self, t:str, x:str, y:str) -> str:
-    """x - (x/y)*y, the dividend's sign; x%0 is x."""
-    return self.decline("irem")
-  def minmax(self, op:str, t:str, x:str, y:str) -> str:
-    """Integer min or max."""
-    return self.decline("minmax")
+  @primitive
+  def binop(self, op:str, t:str, x:str, y:str) -> str: """x op y for op in + - * (wrapping) and & | ^ (also on .pred)."""
+  @primitive
+  def bitnot(self, t:str, x:str) -> str: """~x (.pred: logical not)."""
+  @primitive
+  def bitcast(self, x:str, t:str, to:str) -> str: """The bits of x (type t) as type `to` of the same width."""
+  @primitive
+  def negate(self, t:str, x:str) -> str: """-x: integers wrap, floats flip the sign bit (NaN included)."""
+  @primitive
+  def absolute(self, t:str, x:str) -> str: """|x|: integers wrap (|MIN| = MIN), floats clear the sign bit."""
+  @primitive
+  def add_sat(self, op:str, x:str, y:str) -> str: """x op y (+ or -) of s32, clamped to s32."""
+  @primitive
+  def mul_wide(self, t:str, x:str, y:str) -> str: """The whole product of two 16/32-bit integers, in wide(t)."""
+  @primitive
+  def mul_hi(self, t:str, x:str, y:str) -> str: """The high half of the whole product."""
+  @primitive
+  def mul24(self, hi:bool, t:str, x:str, y:str) -> str:
+    """The product of the low 24 bits of x and y: its low 32 bits (hi: bits 16 to 47)."""
+  @primitive
+  def idiv(self, t:str, x:str, y:str) -> str: """Truncating x / y; x/0 is all ones, -MIN/-1 wraps."""
+  @primitive
+  def irem(self, t:str, x:str, y:str) -> str: """x - (x/y)*y, the dividend's sign; x%0 is x."""
+  @primitive
+  def minmax(self, op:str, t:str, x:str, y:str) -> str: """Integer min or max."""
+  @primitive
   def shift(self, op:str, t:str, x:str, s:str) -> str:
     """shl/shr by s (u32): amounts >= the width give 0 (a signed shr: the sign)."""
-    return self.decline("shift")
+  @primitive
   def funnel_shift(self, left:bool, wrap:bool, signed:bool, lo:str, hi:str, n:str) -> str:
     """shf: the 64 bits hi:lo shifted by n (wrap: n mod 32, else clamped to 32), the middle (left) or low 32 bits (u32)."""
-    return self.decline("funnel_shift")
-  def carry_in(self, t:str) -> str:
-    """The carry flag CC.CF as 0/1 of type t."""
-    return self.decline("carry_in")
-  def set_carry(self, flag:str):
-    """CC.CF = flag (a .pred)."""
-    return self.decline("set_carry")
-  def popc(self, t:str, x:str) -> str:
-    """Set bits of x (its unsigned type), as u32."""
-    return self.decline("popc")
-  def clz(self, t:str, x:str) -> str:
-    """Leading zero bits of x (its unsigned type), as u32."""
-    return self.decline("clz")
-  def bfind(self, t:str, x:str, shiftamt:bool) -> str: self.decline("bfind")
-  def brev(self, t:str, x:str) -> str:
-    """x with its bits reversed."""
-    return self.decline("brev")
+  @primitive
+  def carry_in(self, t:str) -> str: """The carry flag CC.CF as 0/1 of type t."""
+  @primitive
+  def set_carry(self, flag:str): """CC.CF = flag (a .pred)."""
+  @primitive
+  def popc(self, t:str, x:str) -> str: """Set bits of x (its unsigned type), as u32."""
+  @primitive
+  def clz(self, t:str, x:str) -> str: """Leading zero bits of x (its unsigned type), as u32."""
+  @primitive
+  def bfind(self, t:str, x:str, shiftamt:bool) -> str:
+    """The position of x's most significant non-sign bit (shiftamt: as a left shift amount); 0xffffffff for none."""
+  @primitive
+  def brev(self, t:str, x:str) -> str: """x with its bits reversed."""
+  @primitive
   def bfe(self, t:str, a:str, pos:str, length:str) -> str:
     """length bits of a from pos (both u32, taken mod 256 and clamped to the width), sign-extended for .s types."""
-    return self.decline("bfe")
-  def bfi(self, t:str, f:str, b:str, pos:str, length:str) -> str:
-    """b with length bits at pos replaced by f's low bits."""
-    return self.decline("bfi")
-  def prmt(self, a:str, b:str, c:str, mode:str|None) -> str:
-    """The four bytes of {b, a} that selector c picks (b32)."""
-    return self.decline("prmt")
+  @primitive
+  def bfi(self, t:str, f:str, b:str, pos:str, length:str) -> str: """b with length bits at pos replaced by f's low bits."""
+  @primitive
+  def prmt(self, a:str, b:str, c:str, mode:str|None) -> str: """The four bytes of {b, a} that selector c picks (b32)."""
 
   # *** comparisons ***
+  @primitive
   def compare(self, cmp:str, t:str, x:str, y:str) -> str:
     """x cmp y as .pred: eq ne lt le gt ge (ordered: false with a NaN), the unordered equ neu ltu leu gtu geu (true with
     a NaN), num, nan; lo ls hi hs (and any comparison of .b types) unsigned."""
-    return self.decline("compare")
-  def select(self, c:str, t:str, a:str, b:str) -> str:
-    """c ? a : b."""
-    return self.decline("select")
-  def testp(self, kind:str, t:str, x:str) -> str: self.decline("testp")
-  def copysign(self, t:str, sign:str, mag:str) -> str: self.decline("copysign")
+  @primitive
+  def select(self, c:str, t:str, a:str, b:str) -> str: """c ? a : b."""
+  @primitive
+  def testp(self, kind:str, t:str, x:str) -> str: """Whether x is finite, infinite, number, notanumber, normal, subnormal."""
+  @primitive
+  def copysign(self, t:str, sign:str, mag:str) -> str: """mag with the sign of `sign`."""
 
   # *** floats ***
+  @primitive
   def farith(self, op:str, t:str, rnd:str, args:list[str]) -> str:
     """add sub mul fma div sqrt rcp, exact in format t, rounded once in mode rnd (rn rz rm rp)."""
-    return self.decline("farith")
+  @primitive
   def approx(self, fn:str, t:str, x:str) -> str:
     """The .approx functions (ex2 lg2 sin cos tanh rcp sqrt rsqrt): float64 evaluation rounded to t (numerics.py's table
     of bounds)."""
-    return self.decline("approx")
-  def ftz(self, x:str) -> str:
-    """A float32 subnormal flushed to zero of its sign."""
-    return self.decline("ftz")
-  def relu(self, t:str, x:str) -> str: self.decline(".relu")   # negative (and NaN) -> +0
-  def sat(self, t:str, x:str) -> str: self.decline(".sat")     # clamped to [0, 1], NaN -> 0
-  def satfinite(self, t:str, x:str) -> str: self.decline(".satfinite")   # infinities -> the largest finite value
+  @primitive
+  def ftz(self, x:str) -> str: """A float32 subnormal flushed to zero of its sign."""
+  @primitive
+  def relu(self, t:str, x:str) -> str: """Negative (and NaN) -> +0."""
+  @primitive
+  def sat(self, t:str, x:str) -> str: """Clamped to [0, 1], NaN -> 0."""
+  @primitive
+  def satfinite(self, t:str, x:str) -> str: """Infinities -> the largest finite value."""
+  @primitive
   def fminmax(self, op:str, t:str, x:str, y:str, nan:bool) -> str:
     """min/max: a NaN operand gives the other (nan: any NaN gives the default NaN); -0 < +0."""
-    return self.decline("fminmax")
-  def half(self, x:str, i:int, h:str) -> str: self.decline("f16x2/bf16x2 halves")   # half i (0 low) of b32 x as h
-  def join_halves(self, lo:str, hi:str, h:str) -> str: self.decline("f16x2/bf16x2 halves")
+  @primitive
+  def half(self, x:str, i:int, h:str) -> str: """Half i (0: bits 0-15) of b32 x as h (f16, or bf16 bits)."""
+  @primitive
+  def join_halves(self, lo:str, hi:str, h:str) -> str: """Two halves h into a b32, lo in bits 0-15."""
 
   # *** conversions ***
-  def float_to_float(self, x:str, st:str, dt:str, rnd:str) -> str:
-    """Widening is exact; narrowing rounds in rnd."""
-    return self.decline("float_to_float")
-  def round_integral(self, x:str, t:str, rnd:str) -> str:
-    """x rounded to an integral value of its format (rni rzi rmi rpi)."""
-    return self.decline("round_integral")
-  def int_to_float(self, x:str, st:str, dt:str, rnd:str) -> str:
-    """An integer rounded to float format dt in rnd."""
-    return self.decline("int_to_float")
+  @primitive
+  def float_to_float(self, x:str, st:str, dt:str, rnd:str) -> str: """Widening is exact; narrowing rounds in rnd."""
+  @primitive
+  def round_integral(self, x:str, t:str, rnd:str) -> str: """x rounded to an integral value of its format (rni rzi rmi rpi)."""
+  @primitive
+  def int_to_float(self, x:str, st:str, dt:str, rnd:str) -> str: """An integer rounded to float format dt in rnd."""
+  @primitive
   def float_to_int(self, x:str, st:str, dt:str, rnd:str) -> str:
     """x rounded to an integer (rni rzi rmi rpi), saturated to dt's range; NaN -> 0."""
-    return self.decline("float_to_int")
-  def int_to_int(self, x:str, st:str, dt:str, sat:bool) -> str:
-    """Truncated or extended to dt (sat: clamped to its range)."""
-    return self.decline("int_to_int")
+  @primitive
+  def int_to_int(self, x:str, st:str, dt:str, sat:bool) -> str: """Truncated or extended to dt (sat: clamped to its range)."""
+  @primitive
   def fp8x2_from_f32(self, hi:str, lo:str, fmt:str, relu:bool) -> str:
     """Two f32 to fp8 codes (types.FP8): hi to the upper byte of the b16, lo to the lower; round to nearest even,
     saturate to the largest finite value (infinities too), NaN -> 0x7f with its sign; relu: negatives (-0 too) -> +0."""
-    return self.decline("fp8x2_from_f32")
-  def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str:
-    """Each half of b32 x to the byte of the b16 in its place."""
-    return self.decline("fp8x2_from_f16x2")
+  @primitive
+  def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str: """Each half of b32 x to the byte of the b16 in its place."""
+  @primitive
   def fp8x2_to_f16x2(self, x:str, fmt:str, relu:bool) -> str:
     """The bytes of b16 x to the halves of a b32 (lower byte -> lower half), exactly; NaN -> 0x7fff; relu: negatives -> +0."""
-    return self.decline("fp8x2_to_f16x2")
 
 # *** the table ***
 

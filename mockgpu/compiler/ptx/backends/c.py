@@ -9,9 +9,10 @@ same bits; tests/test_ptx_native.py compares them. Module-scope .global and .con
 the address space at their window addresses (layout.py), so global loads reach them as the numpy path's do.
 
 What the translation does not cover raises NoNative at translation time and the kernel stays on the numpy path: the
-rows the table marks (semantics.Row.no_c: warp-wide instructions, atomics, the rarer opcodes), .local variables of
-other spaces, generic-space and ordered (.acquire/.release) memory, and the primitives below that decline (directed
-rounding, .sat and .relu, float16 fma and transcendentals, the f16x2/bf16x2 halves). The instruction budget counts
+rows the table marks (semantics.Row.no_c: warp-wide instructions, atomics, the rarer opcodes), function variables
+outside .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend
+declines or leaves to semantics.Backend (directed rounding, .sat and .relu, float16 fma and transcendentals, the
+f16x2/bf16x2 halves). The instruction budget counts
 thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
 """
 from __future__ import annotations
