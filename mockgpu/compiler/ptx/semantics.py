@@ -665,17 +665,19 @@ def _compare(b, cmp:str, t:str, x:str, y:str) -> str:
   if cmp not in (FLOAT_CMPS if is_float(t) else INT_CMPS): b.unsupported(f"comparison .{cmp}")
   return b.compare(cmp, t, x, y)
 
-def _cmp_flags(b, m:Mods) -> tuple[str, str|None]:
+def _cmp_flags(b, ins, m:Mods) -> tuple[str, str|None]:
   """The comparison and the boolean combining operation (or None) of setp/set."""
   cmp = next((f for f in m.flags if f not in BOOL_OPS and f != "ftz"), None)
+  comb = next((f for f in m.flags if f in BOOL_OPS), None)
   if cmp is None: b.unsupported("comparison")
-  return cmp, next((f for f in m.flags if f in BOOL_OPS), None)
+  if len(ins.args) != (4 if comb else 3): b.unsupported("operand count")   # the fourth: the predicate comb takes
+  return cmp, comb
 
 @row("setp")
 def _setp(b, ins):
   m = Mods(b, ins, CMP_FLAGS)
   t = one_type(b, m)
-  cmp, comb = _cmp_flags(b, m)
+  cmp, comb = _cmp_flags(b, ins, m)
   d, a, c = ins.args[:3]
   combine = lambda e: b.binop(BOOL_OPS[comb], "pred", e, b.src(ins.args[3], "pred")) if comb else e
   if t in PACKED:
@@ -695,7 +697,7 @@ def _set(b, ins):
   m = Mods(b, ins, CMP_FLAGS)
   if len(m.types) != 2: b.unsupported("set types")
   dt, st = m.types
-  cmp, comb = _cmp_flags(b, m)
+  cmp, comb = _cmp_flags(b, ins, m)
   e = _compare(b, cmp, st, b.src(ins.args[1], st), b.src(ins.args[2], st))
   if comb: e = b.binop(BOOL_OPS[comb], "pred", e, b.src(ins.args[3], "pred"))
   b.dst(ins.args[0], dt, b.select(e, dt, b.const(dt, 1.0 if is_float(dt) else -1), b.const(dt, 0)))

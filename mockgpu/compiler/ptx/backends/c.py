@@ -21,7 +21,7 @@ import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx import syntax as P, semantics
-from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, np_dtype, bits, is_float, is_signed, wide
+from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, np_dtype, bits, is_signed, wide
 from mockgpu.compiler.ptx.blocks import split_blocks, BARRIERS
 from mockgpu.compiler.ptx.layout import Layout, CONST_WINDOW
 
