@@ -38,3 +38,14 @@ def test_a_row_once_serves_both_paths(path, monkeypatch):
   x = np.arange(32, dtype=np.uint32)
   with pytest.raises(semantics.UnsupportedInstruction, match=r"max of three operands not supported: max.s32 %r4, %r1, %r2, %r3"):
     run(kernel(LOAD3 + "max.s32 %r4, %r1, %r2, %r3;\nst.global.b32 [%rd9], %r4;"), [np.zeros(32, np.uint32), x, x, x])
+
+@pytest.mark.parametrize("path", ["numpy", "native"])
+def test_a_cache_policy_operand_is_a_hint(path, monkeypatch):
+  """ld/st .L2::cache_hint take one more operand, the cache policy (createpolicy's): read past, as the model has no
+  cache (was a ValueError out of the translation)."""
+  monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0" if path == "numpy" else "1")
+  x, out = np.arange(32, dtype=np.uint32) * 7, np.zeros(32, np.uint32)
+  body = "mov.b64 %rd1, 0;\nld.global.L2::cache_hint.b32 %r4, [%rd5], %rd1;\nadd.u32 %r4, %r4, 1;\nst.global.L2::cache_hint.b32 [%rd9], %r4, %rd1;"
+  st = run(kernel(LOAD3 + body), [out, x, x, x])
+  assert st.native == (path == "native")
+  np.testing.assert_array_equal(out, x + 1)
