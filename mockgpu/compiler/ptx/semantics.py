@@ -20,7 +20,7 @@ from typing import Callable
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler.ptx import syntax as P, validity
 from mockgpu.compiler.ptx.types import PTX_TYPES, PACKED, FP8X2, bits, is_float, is_signed, bit_type, uint_type, wide
-from mockgpu.compiler.ptx.layout import LOW_BITS
+from mockgpu.compiler.ptx.layout import Layout, LOW_BITS
 
 def primitive(f):
   """A method of the vocabulary: its docstring is what every backend's rendering computes. A backend that does not
@@ -36,6 +36,7 @@ class Backend:
   block index) and `exit_block`. A primitive a backend does not render calls decline(what)."""
   ins: P.Instr
   fn: P.Function
+  layout: Layout
   labels: dict[str, int]
   exit_block: int
 

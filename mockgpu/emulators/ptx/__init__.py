@@ -8,7 +8,7 @@ execution model and the translation, numerics.py for floating-point exactness an
 instructions, runtime.py for the memory spaces.
 """
 from __future__ import annotations
-import time
+import hashlib, os, time
 from dataclasses import dataclass
 import numpy as np
 from mockgpu import config, replay, system
@@ -24,7 +24,6 @@ __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
 def translator_files() -> list[str]:
   """The files whose text decides a numpy translation: the PTX layer (parsing, the table, both backends; compiler/ptx
   and below) and the names the translated code runs with."""
-  import os
   pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
   ptx = os.path.join(pkg, "compiler", "ptx")
   files = [os.path.join(d, f) for d, _, fs in os.walk(ptx) for f in fs if f.endswith(".py")]
@@ -32,7 +31,6 @@ def translator_files() -> list[str]:
 
 def _translator_version() -> str:
   """Changes whenever the translator's source does, so a disk cache never serves code from an older translator."""
-  import hashlib, os
   h = hashlib.sha256(b"ptx-2")
   for path in translator_files():
     h.update(os.path.basename(path).encode())
