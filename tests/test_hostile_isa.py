@@ -8,7 +8,7 @@ from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.errors import GPUPageFault, InvalidInstruction, Unmodelled, MockGPUError
 from mockgpu.memory import outside
-from mockgpu.compiler.ptx.parser import InvalidPTX, PTXSyntaxError
+from mockgpu.compiler.ptx.syntax import InvalidPTX, PTXSyntaxError
 import test_rdna_isa as R
 import test_ptx_isa as X
 from test_rdna_harness import aligned
@@ -189,7 +189,7 @@ def test_c_build_timeout_keeps_the_numpy_path(monkeypatch, tmp_path, caplog):
   assert any("timed out after 0.001s (MOCKGPU_CC_TIMEOUT); the numpy path runs it" in r.getMessage() for r in caplog.records)
 
 def test_declared_registers_bound_the_c_translation(monkeypatch):
-  from mockgpu.compiler.ptx import cgen
+  from mockgpu.compiler.ptx.backends import c as cgen
   from mockgpu.emulators.ptx import native
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "1")
   monkeypatch.setattr(cgen, "MAX_REGS", 64)

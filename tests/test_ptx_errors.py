@@ -75,7 +75,7 @@ def test_trap():
     run(kernel("trap;", ".param .u64 out"), [np.zeros(1, np.uint32)])
 
 def test_fused_loads_fault_as_the_load_that_misses():
-  """Loads read by one prefetch (compiler/ptx/fuse.py) still fault one by one: the first that leaves the allocation."""
+  """Loads read by one prefetch (compiler/ptx/backends/numpy_fuse.py) still fault one by one: the first that leaves the allocation."""
   x = np.zeros(256 * 4 - 1, np.float32)   # the last lane's [%rd5+12] is one element past the end
   body = """
 mov.u32 %r0, %tid.x;

@@ -587,7 +587,7 @@ def cuModuleLoadData(module, image):
   ctx = _current()
   text = _image_text(image)
   _check_ptx_header(text, ctx.device)
-  from mockgpu.compiler.ptx.parser import PTXSyntaxError
+  from mockgpu.compiler.ptx.syntax import PTXSyntaxError
   try: ptx = _ptx().load_module(text)
   except PTXSyntaxError as e:
     # the parser raises one type for malformed PTX and for valid PTX it does not implement; only the first is the

@@ -3,32 +3,39 @@
   mod = load_module(ptx_text); k = mod.kernel(name)
   stats = launch(mem, k, grid, block, params, dynamic_shared=0)
 
-See mockgpu/compiler/ptx/codegen.py for the execution model and the translation, numerics.py for floating-point
-exactness and the error bounds of the approximate instructions, runtime.py for the memory spaces.
+See mockgpu/compiler/ptx/semantics.py for what each instruction computes, compiler/ptx/backends/numpy.py for the
+execution model and the translation, numerics.py for floating-point exactness and the error bounds of the approximate
+instructions, runtime.py for the memory spaces.
 """
 from __future__ import annotations
-import time
+import hashlib, os, time
 from dataclasses import dataclass
 import numpy as np
 from mockgpu import config, coverage, replay, system
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
-from mockgpu.compiler.ptx.codegen import Ctx, Layout, translate_function
-from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_WINDOW
+from mockgpu.compiler.ptx.syntax import PTXSyntaxError
+from mockgpu.compiler.ptx.backends import numpy as numpy_backend
+from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory
 from mockgpu.emulators.ptx import native
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
 
+def translator_files() -> list[str]:
+  """The files whose text decides a numpy translation: the PTX layer (parsing, the table, both backends; compiler/ptx
+  and below) and the names the translated code runs with."""
+  pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
+  ptx = os.path.join(pkg, "compiler", "ptx")
+  files = [os.path.join(d, f) for d, _, fs in os.walk(ptx) for f in fs if f.endswith(".py")]
+  return sorted(files) + [os.path.join(pkg, "emulators", "ptx", "kernel_ns.py")]
+
 def _translator_version() -> str:
   """Changes whenever the translator's source does, so a disk cache never serves code from an older translator."""
-  import hashlib, os
-  h = hashlib.sha256(b"ptx-1")
-  pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
-  for name in ("compiler/ptx/parser.py", "compiler/ptx/codegen.py", "compiler/ptx/ops.py", "compiler/ptx/ops_alu.py", "compiler/ptx/fuse.py",
-               "compiler/ptx/inline.py", "compiler/ptx/validity.py",
-               "emulators/ptx/types.py", "emulators/ptx/kernel_ns.py"):
-    with open(os.path.join(pkg, name), "rb") as f: h.update(f.read())
+  h = hashlib.sha256(b"ptx-2")
+  for path in translator_files():
+    h.update(os.path.basename(path).encode())
+    with open(path, "rb") as f: h.update(f.read())
   return h.hexdigest()[:16]
 
 VERSION = _translator_version()
@@ -92,41 +99,11 @@ def _text(ptx) -> str:
   try: return bytes(ptx).decode()
   except UnicodeDecodeError as e:
     line = bytes(ptx)[:e.start].count(b"\n") + 1
-    raise P.PTXSyntaxError(f"PTX line {line}: byte 0x{bytes(ptx)[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
+    raise PTXSyntaxError(f"PTX line {line}: byte 0x{bytes(ptx)[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
 
-def entries(m:P.Module) -> tuple[list[tuple[P.Function, Layout]], bytes, bytes]:
-  """The entry functions of a parsed module with their layouts, and the images of its .global and .const variables."""
-  offsets, ginit, cinit = {}, bytearray(), bytearray()
-  for v in m.vars:
-    if v.space == "shared": continue
-    buf = ginit if v.space == "global" else cinit
-    off = (len(buf) + v.align - 1) // v.align * v.align
-    buf.extend(bytes(off - len(buf)) + (v.init or bytes(v.size)))
-    offsets[v.name] = ("global", MODULE_WINDOW + off) if v.space == "global" else ("const", off)
-  shared_vars = [v for v in m.vars if v.space == "shared"]
-  out = []
-  for fn in (f for f in m.functions.values() if f.entry):
-    fn.vars = shared_vars + fn.vars
-    out.append((fn, Layout(fn, offsets)))
-  return out, bytes(ginit), bytes(cinit)
-
-def translate_module(text:str, ctx_type:type=Ctx) -> str:
-  """Python source for a whole module: constants, one function per entry, and _META describing them."""
-  m = P.parse(text)
-  funcs, ginit, cinit = entries(m)
-  consts: dict[str, str] = {}
-  body, kernels = [], []
-  for i, (fn, layout) in enumerate(funcs):
-    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type)
-    body += lines + [""]
-    psize = max((p.offset + p.size for p in fn.params), default=0)
-    kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,
-                        shared=layout.shared_size, dynamic_base=layout.dynamic_base, local=layout.local_size, instructions=ninstr,
-                        maxntid=fn.maxntid))
-  head = ["import numpy as np", "from mockgpu.emulators.ptx.kernel_ns import *"]
-  head += [f"{name} = {expr}" for expr, name in consts.items()]
-  meta = dict(version=m.version, target=m.target, kernels=kernels, globals=(len(ginit), ginit), consts=(len(cinit), cinit))
-  return "\n".join(head + [f"_META = {meta!r}", ""] + body)
+def translate_module(text:str, ctx_type:type=numpy_backend.Ctx) -> str:
+  """Python source for a whole module (the numpy backend's translation of the parsed text)."""
+  return numpy_backend.translate_module(P.parse(text), ctx_type)
 
 def _check_launch(k:PTXKernel, grid:tuple, block:tuple, dynamic_shared:int):
   """What the hardware refuses to launch (CUDA_ERROR_INVALID_VALUE / LAUNCH_OUT_OF_RESOURCES on a real GPU)."""
@@ -199,12 +176,12 @@ def _where_numpy(e:Exception, k:PTXKernel) -> str:
   if line is None: return f"PTX line not known: raised in the translated code's {frame[0]}"
   return f"PTX line {line}: {' '.join(k.module.text.splitlines()[line - 1].split())}"
 
-class _Annotating(Ctx):
+class _Annotating(numpy_backend.Ctx):
   """The translator's context with every line it emits tagged with its instruction's PTX line (`# @ptx N`). The lines
   are the same as the cached translation's, so a traceback's line in it names the instruction."""
   def emit(self, s:str):
-    if s.startswith("case "): self.instr = None  # a block's first lines (its budget tick) belong to no instruction
-    super().emit(s if self.instr is None else f"{s}  # @ptx {self.instr.line}")
+    if s.startswith("case "): self.ins = None  # a block's first lines (its budget tick) belong to no instruction
+    super().emit(s if self.ins is None else f"{s}  # @ptx {self.ins.line}")
 
 def _native_kernel(k:PTXKernel):
   """The kernel's C translation once it is hot (see native.py), else None."""

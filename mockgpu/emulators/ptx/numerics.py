@@ -25,17 +25,10 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
+from mockgpu.compiler.ptx.types import Fmt, F32, FMTS, FP8, INT_RANGE
 
 F64 = np.float64
 U64 = np.uint64
-
-class Fmt:
-  def __init__(self, name:str, p:int, emin:int, emax:int):
-    self.name, self.p, self.emin = name, p, emin
-    self.max = float((2 - 2.0 ** (1 - p)) * 2.0 ** emax)
-    self.tiny = 2.0 ** emin
-F32, F16, BF16 = Fmt("f32", 24, -126, 127), Fmt("f16", 11, -14, 15), Fmt("bf16", 8, -126, 127)
-FMTS = {"f32": F32, "f16": F16, "bf16": BF16}
 
 # *** conversions between storage and float64 ***
 
@@ -340,14 +333,11 @@ def approx(fn:str, t:str, x):
 
 # *** conversions ***
 
-_INT_RANGE = {"u8": (0, 255), "s8": (-128, 127), "u16": (0, 65535), "s16": (-32768, 32767), "u32": (0, 2**32 - 1),
-              "s32": (-2**31, 2**31 - 1), "u64": (0, 2**64 - 1), "s64": (-2**63, 2**63 - 1)}
-
 def float_to_int(x64, t:str, mode:str, dt:np.dtype):
   """cvt.rni/rzi/rmi/rpi.int.float: round to an integer, saturate to the type's range, NaN -> 0."""
   r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil, "rn": np.rint, "rz": np.trunc, "rm": np.floor,
        "rp": np.ceil}[mode](x64)
-  lo, hi = _INT_RANGE[t]
+  lo, hi = INT_RANGE[t]
   nan = np.isnan(r)
   r = np.where(nan, 0.0, r)
   big = r >= float(hi)   # float(hi) rounds up to 2^n for 32/64-bit types
@@ -389,9 +379,7 @@ def round_integral(x, t:str, mode:str):
   return from64(np.asarray(np.copysign(r, x64)), t) if t != "f64" else np.copysign(r, x64)
 
 # *** fp8 (cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32/.f16x2, cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2) ***
-# (significand bits with the implicit one, minimum normal exponent, largest finite value). e4m3 has no infinity: S.1111.111
-# is its NaN; e5m2 is IEEE-like (S.11111.00 infinity). prelude.c's to_fp8/fp8_to_h compute the same, one value at a time.
-FP8 = {"e4m3": (4, -6, 448.0), "e5m2": (3, -14, 57344.0)}
+# the formats are types.FP8; the C prelude's to_fp8/fp8_to_h compute the same, one value at a time
 
 def to_fp8(x64, t:str, relu:bool=False):
   """Float64 values (exact f32 or f16) to fp8 codes (uint8): round to nearest even, saturate to the largest finite value
