@@ -169,6 +169,25 @@ class NVBoard:
   @property
   def usermode(self) -> tuple[int, ...]: return tuple(map(_nv_class, self.usermode_classes))
 
+  def launch_error(self, kernel, grid:tuple, block:tuple, dynamic_shared:int) -> tuple[str, str]|None:
+    """None if a launch of `kernel` fits this board's limits, else (kind, why): kind "value" for an invalid launch
+    configuration (CUDA_ERROR_INVALID_VALUE), "resources" for more shared memory than a CTA has
+    (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES); the CUDA model answers with the CUresult, the QMD path with a PacketError, the
+    PTX executor with LaunchRefused. Names the kernel, the board and the dimension at fault."""
+    name, tpc, on = getattr(kernel, "name", "?"), block[0] * block[1] * block[2], f"({self.name})"
+    if min(grid + block) < 1: return "value", f"kernel {name}: grid {grid} block {block} has a dimension of 0"
+    if any(g > m for g, m in zip(grid, self.max_grid)): return "value", f"kernel {name}: grid {grid} exceeds the hardware's {self.max_grid} {on}"
+    if any(x > m for x, m in zip(block, self.max_block)) or tpc > self.max_threads_per_block:
+      return "value", (f"kernel {name}: block {block} ({tpc} threads) exceeds the hardware's {self.max_block} and "
+                       f"{self.max_threads_per_block} threads {on}")
+    if tpc > (limit:=getattr(kernel, "max_threads", None) or self.max_threads_per_block):
+      return "value", f"kernel {name}: block {block} ({tpc} threads) exceeds its .maxntid/.reqntid of {limit}"
+    if dynamic_shared < 0: return "value", f"kernel {name}: {dynamic_shared} bytes of dynamic shared memory"
+    shared = (getattr(kernel, "dynamic_base", 0) + dynamic_shared) if dynamic_shared else getattr(kernel, "shared_size", 0)
+    if shared > self.shared_per_block_optin:
+      return "resources", f"kernel {name}: {shared} bytes of shared memory exceed the {self.shared_per_block_optin} bytes of a CTA {on}"
+    return None
+
 # SM counts, memory, bus width, data rate and boost clock: NVIDIA's product specifications; L2: the GA102, AD102 and
 # GB202 whitepapers; PCI device ids: the PCI ID repository. Compute capability 9.0 (H100/H200) is not here: tinygrad
 # 0.14.0's ops_nv picks its compute class from BLACKWELL_COMPUTE_B, ADA_COMPUTE_A and AMPERE_COMPUTE_B and builds QMD

@@ -231,7 +231,6 @@ def test_launch_limits_follow_the_record(cuda_on):
   attr = ctypes.c_int()
   assert cu.cuDeviceGetAttribute(ctypes.byref(attr), cu.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0) == 0 and attr.value == 64 << 10
   k = cu._handles[cu._addr(fn)].kernel
-  from mockgpu.emulators.nv_gpu import launch_error
-  assert launch_error(boards.nv_board("sm_89"), k, (1, 1, 1), (1024, 1, 1), dynamic) is None
-  kind, why = launch_error(small, k, (1, 1, 1), (256, 1, 1), dynamic)
+  assert boards.nv_board("sm_89").launch_error(k, (1, 1, 1), (1024, 1, 1), dynamic) is None
+  kind, why = small.launch_error(k, (1, 1, 1), (256, 1, 1), dynamic)
   assert kind == "resources" and why == f"kernel tid: {k.dynamic_base + dynamic} bytes of shared memory exceed the 65536 bytes of a CTA (sm_89_small)"

@@ -197,13 +197,12 @@ def test_launch_limits_are_curesults(cu, caplog):
 def test_shared_memory_past_a_cta_is_out_of_resources(cu, monkeypatch):
   """Static shared memory, the alignment gap before the dynamic window and the dynamic bytes together past a CTA's
   99 KiB: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (the per-function limit counts the static bytes only)."""
-  from mockgpu.emulators.nv_gpu import launch_error
   fn = function(cu, "", "\n  .shared .align 4 .b8 s[40001];")
   k = cu._handles[cu._addr(fn)].kernel
   monkeypatch.setattr(k, "dynamic_base", k.shared_size + 15)  # a window aligned past the static end
   dyn = (99 << 10) - k.shared_size
   assert cu.cuFuncSetAttribute(fn, cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn) == 0
-  kind, why = launch_error(cu._drv.devices[0].board, k, (1, 1, 1), (1, 1, 1), dyn)
+  kind, why = cu._drv.devices[0].board.launch_error(k, (1, 1, 1), (1, 1, 1), dyn)
   assert kind == "resources" and "exceed the 101376 bytes of a CTA" in why
   class Args(ctypes.Structure): _fields_ = [("raw", ctypes.c_char * 20)]
   assert cu.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, dyn, None, None, Args()) == cu.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES

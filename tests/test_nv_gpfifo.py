@@ -201,7 +201,7 @@ class FakePTX:
   def load_module(self, text):
     self.text = text
     return types.SimpleNamespace(kernel=lambda name: (self.launches.append(name), FakeKernel)[1])
-  def launch(self, mem, kernel, grid, block, params, dynamic_shared=0):
+  def launch(self, mem, kernel, grid, block, params, dynamic_shared=0, board=None):
     self.launches.append((grid, block, params, dynamic_shared))
     if self.fault: raise self.fault
 

@@ -678,9 +678,8 @@ def _check_dims(grid:tuple, block:tuple, smem:int, f:Function):
   """The launch limits, as cuLaunchKernel reports them: CUDA_ERROR_INVALID_VALUE for a configuration the kernel or
   the board cannot take (a 0 or too large dimension, a block above .maxntid, more dynamic shared memory than the
   function's limit), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES for more shared memory than a block can have."""
-  from mockgpu.emulators.nv_gpu import launch_error
   if smem > f.max_dynamic_shared: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{f.name}: {smem} bytes of dynamic shared memory > {f.max_dynamic_shared}")
-  if (bad:=launch_error(f.module.ctx.device.board, f.kernel, grid, block, smem)) is not None:
+  if (bad:=f.module.ctx.device.board.launch_error(f.kernel, grid, block, smem)) is not None:
     raise _Fail(CUDA_ERROR_INVALID_VALUE if bad[0] == "value" else CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, bad[1])
 
 def _fault(ctx:Context, code:int, f:Function, e:Exception):

@@ -300,24 +300,6 @@ def run_kernel(gpu:NVGPU, q:QMD, where:str):
   params = kernel_params(kernel, cbuf, first, where)
   log.debug("%s: launch %s grid %s block %s", where, getattr(kernel, "name", "?"), q.grid(), q.block())
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
-  if (bad:=launch_error(gpu.board, kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
-  ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0)
+  if (bad:=gpu.board.launch_error(kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
+  ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
 
-def launch_error(board:NVBoard, kernel, grid:tuple, block:tuple, dynamic_shared:int) -> tuple[str, str]|None:
-  """None if a launch of `kernel` fits the board's limits, else (kind, why): kind "value" for an invalid launch
-  configuration (CUDA_ERROR_INVALID_VALUE), "resources" for more shared memory than a CTA has
-  (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES); the CUDA model answers with the CUresult, the QMD path with a PacketError.
-  Names the kernel, the board and the dimension at fault."""
-  name, tpc, on = getattr(kernel, "name", "?"), block[0] * block[1] * block[2], f"({board.name})"
-  if min(grid + block) < 1: return "value", f"kernel {name}: grid {grid} block {block} has a dimension of 0"
-  if any(g > m for g, m in zip(grid, board.max_grid)): return "value", f"kernel {name}: grid {grid} exceeds the hardware's {board.max_grid} {on}"
-  if any(x > m for x, m in zip(block, board.max_block)) or tpc > board.max_threads_per_block:
-    return "value", (f"kernel {name}: block {block} ({tpc} threads) exceeds the hardware's {board.max_block} and "
-                     f"{board.max_threads_per_block} threads {on}")
-  if tpc > (limit:=getattr(kernel, "max_threads", board.max_threads_per_block)):
-    return "value", f"kernel {name}: block {block} ({tpc} threads) exceeds its .maxntid/.reqntid of {limit}"
-  if dynamic_shared < 0: return "value", f"kernel {name}: {dynamic_shared} bytes of dynamic shared memory"
-  shared = (getattr(kernel, "dynamic_base", 0) + dynamic_shared) if dynamic_shared else getattr(kernel, "shared_size", 0)
-  if shared > board.shared_per_block_optin:
-    return "resources", f"kernel {name}: {shared} bytes of shared memory exceed the {board.shared_per_block_optin} bytes of a CTA {on}"
-  return None

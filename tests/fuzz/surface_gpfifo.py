@@ -39,7 +39,7 @@ class StubPTX:
     k = types.SimpleNamespace(name=name, params=PARAMS.get(name, []), max_threads=int(maxntid[1]) if maxntid else 1024,
                               shared_size=int(shared[1]) if shared else 0, dynamic_base=0)
     return types.SimpleNamespace(kernel=lambda n: k)
-  def launch(self, mem, k, grid, block, params, dynamic_shared=0):
+  def launch(self, mem, k, grid, block, params, dynamic_shared=0, board=None):
     tpc = block[0] * block[1] * block[2]
     if min(grid + block) < 1 or tpc > min(1024, k.max_threads) or k.shared_size > 99 << 10 or grid[0] >= 2**31 or max(grid[1:]) > 65535:
       raise ValueError(f"the executor was handed kernel {k.name} grid {grid} block {block}")

@@ -12,7 +12,8 @@ import hashlib, os, time
 from dataclasses import dataclass
 import numpy as np
 from mockgpu import config, coverage, replay, system
-from mockgpu.errors import UnsupportedInstruction
+from mockgpu.boards import NVBoard, selected_nv_board
+from mockgpu.errors import UnsupportedInstruction, LaunchRefused
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.syntax import PTXSyntaxError
@@ -39,8 +40,6 @@ def _translator_version() -> str:
   return h.hexdigest()[:16]
 
 VERSION = _translator_version()
-# sm_89 limits a launch is checked against (CUDA programming guide, compute capability 8.9)
-MAX_THREADS, MAX_BLOCK, MAX_GRID, MAX_SHARED = 1024, (1024, 1024, 64), (2**31 - 1, 65535, 65535), 101376
 # threads run together per batch of CTAs: enough to amortise Python per instruction, few enough that a kernel's live
 # registers (64 KiB each at 16K lanes) stay in a 4 MiB L2 (measured: matmul_1024 20% faster than at 128K, the rest even)
 BATCH_THREADS = 1 << 14
@@ -63,7 +62,7 @@ class PTXKernel:
     self.dynamic_base: int = meta["dynamic_base"]
     self.local_size: int = meta["local"]
     self.instructions: int = meta["instructions"]
-    self.max_threads: int = meta["maxntid"] or MAX_THREADS
+    self.max_threads: int|None = meta["maxntid"] or None  # .maxntid/.reqntid; None: the board's limit
     self.launches, self.native = 0, False   # native: False until tried, then a native.NativeKernel or None
   def __repr__(self): return f"<PTXKernel {self.name} params={self.params} shared={self.shared_size}>"
 
@@ -105,16 +104,6 @@ def translate_module(text:str, ctx_type:type=numpy_backend.Ctx) -> str:
   """Python source for a whole module (the numpy backend's translation of the parsed text)."""
   return numpy_backend.translate_module(P.parse(text), ctx_type)
 
-def _check_launch(k:PTXKernel, grid:tuple, block:tuple, dynamic_shared:int):
-  """What the hardware refuses to launch (CUDA_ERROR_INVALID_VALUE / LAUNCH_OUT_OF_RESOURCES on a real GPU)."""
-  tpc = block[0] * block[1] * block[2]
-  if any(b > m for b, m in zip(block, MAX_BLOCK)) or tpc > k.max_threads:
-    raise ValueError(f"kernel {k.name}: block {block} ({tpc} threads) exceeds its limit of {k.max_threads} threads (or {MAX_BLOCK})")
-  if any(g > m for g, m in zip(grid, MAX_GRID)): raise ValueError(f"kernel {k.name}: grid {grid} exceeds {MAX_GRID}")
-  shared = (k.dynamic_base + dynamic_shared) if dynamic_shared else k.shared_size
-  if dynamic_shared < 0 or shared > MAX_SHARED:
-    raise ValueError(f"kernel {k.name}: {shared} bytes of shared memory exceed the {MAX_SHARED} bytes of a CTA")
-
 _shapes: dict[tuple, BatchShape] = {}
 
 def _batch_shape(block:tuple, nctas:int) -> BatchShape:
@@ -124,12 +113,14 @@ def _batch_shape(block:tuple, nctas:int) -> BatchShape:
     shape = _shapes[(block, nctas)] = BatchShape(block, nctas)
   return shape
 
-def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0) -> LaunchStats:
-  """Run kernel k over grid x block threads. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
+def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0,
+           board:NVBoard|None=None) -> LaunchStats:
+  """Run kernel k over grid x block threads of `board` (default: the process's selected NV board), whose limits
+  refuse a launch with LaunchRefused. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
   an exception that is not a modelled outcome becomes an EmulatorBug (see mockgpu/replay.py)."""
   grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
   if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
-  _check_launch(k, grid, block, dynamic_shared)
+  if (bad:=(board or selected_nv_board()).launch_error(k, grid, block, dynamic_shared)) is not None: raise LaunchRefused(bad[1])
   params = bytes(params)
   if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")
   tpc = block[0] * block[1] * block[2]
