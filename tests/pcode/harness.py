@@ -1,0 +1,791 @@
+"""Conformance runs: RDNA3 instructions assembled with tinygrad's DSL into batched kernels, run on the executor's
+numpy and native (C) paths, and compared bit for bit with the pseudocode evaluator (interp.py).
+
+A kernel loads every operand once: each lane's record (an image of v0..v255) fills the source registers (one per
+value class and source position, v4..v34) and the destinations (v36..v255) with their old values; each wave's
+record fills the scalar sources (one per class and position), VCC, EXEC and SCC (s12..s43). Then every case of the
+batch is one instruction writing its own destination (plus, for an instruction that writes VCC, EXEC or SCC, the
+few SALU moves that capture and restore them), under the wave's EXEC pattern (all lanes, some, none). At the end
+EXEC is set to all lanes, the captured SGPRs are moved into VGPRs and the destinations stored. One kernel holds a
+few hundred instructions, so the C path's compile is paid per batch, not per instruction.
+
+Lanes are evaluated one by one with the instruction's pseudocode; cross-lane instructions (v_readlane, v_permlane16,
+...) once per wave with the wave's registers. Results compare bit for bit, except: NaNs the manual leaves unspecified
+(numbers.py: any quiet NaN matches) and the approximate instructions of readings.TOLERANCE (within their ulps).
+"""
+from __future__ import annotations
+import dataclasses, enum, os, re, struct
+import numpy as np
+from tinygrad.renderer.amd.dsl import s, v, VCC_LO, VCC_HI, EXEC_LO, INV_2PI, Reg
+from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
+from tinygrad.runtime.autogen.amd.rdna3.str_pcode import PCODE
+from tinygrad.runtime.autogen.amd.rdna3.operands import OPERANDS
+from tinygrad.runtime.autogen.amd.common import OpType
+from pcode import interp, numbers as N, operands as O, readings
+from pcode.parse import PcodeSyntaxError
+
+FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P"]
+SALU = ("SOP1", "SOP2", "SOPC", "SOPK")
+CALLS = interp.calls_for(PCODE)
+WAVE = 32
+RSRC1 = 0x3 << 16 | 0x3 << 18 | 1 << 23   # f32 and f16/f64 denormals kept, round to nearest even, IEEE_MODE
+RSRC2 = 2 << 1 | 1 << 7                    # two user SGPRs (the kernarg pointer), workgroup id x in s2
+
+# *** register layout ***
+CLASSES32 = ["f16", "bf16", "b16", "f32", "b32"]
+SRC_VREG:dict[tuple[str, int], int] = {}
+_r = 4
+for _p in range(3):
+  for _c in CLASSES32: SRC_VREG[(_c, _p)], _r = _r, _r + 1
+for _p in range(3):
+  for _c in ("f64", "b64"): SRC_VREG[(_c, _p)], _r = _r, _r + 2
+SRC_VREG[("b128", 2)], _r = _r, _r + 4   # v_mqsad_u32_u8's S2
+DEST_V0 = 36
+assert _r <= DEST_V0
+SREC = 12                                 # the wave record's first SGPR
+SRC_SREG:dict[tuple[str, int], int] = {}
+for _p in range(3):
+  SRC_SREG[("f64", _p)], SRC_SREG[("b64", _p)] = SREC + 4 * _p, SREC + 4 * _p + 2
+DOLD_S = SREC + 12                        # s24:25, the old value of scalar destinations
+for _p in range(3):
+  for _i, _c in enumerate(CLASSES32): SRC_SREG[(_c, _p)] = SREC + 14 + 5 * _p + _i
+VCC_IN, EXEC_IN, SCC_IN = SREC + 29, SREC + 30, SREC + 31  # s41, s42, s43
+CAPTURE_S0, CAPTURE_S1 = 44, 106          # s44..s105 hold captured scalar results
+
+class Untestable(Exception):
+  """The harness cannot run or evaluate this instruction (the message says why)."""
+
+# *** instructions ***
+
+@dataclasses.dataclass
+class Src:
+  pos: int
+  field: str
+  cls: str
+  bits: int
+  kinds: tuple[str, ...]   # allowed operand kinds: v (VGPR), s (SGPR), c (inline constant), l (literal), m (lane mask)
+
+@dataclasses.dataclass
+class OpInfo:
+  """What the harness needs to know of one opcode: its pseudocode and operands, and how its results are seen."""
+  family: str
+  op: enum.Enum
+  name: str
+  text: str
+  prog: interp.Program|None
+  why: str|None                     # untestable: the reason
+  srcs: list[Src]
+  dst: str|None                     # 'v' (VGPR), 's' (SGPR), 'exec' (v_cmpx e64), None
+  dst_bits: int
+  dst_cls: str
+  writes: set[str]
+  reads: set[str]
+  wave_level: bool
+  sdst: bool                        # VOP3SD's second (mask) destination
+  literal_k: bool                   # FMAAK/FMAMK: the literal K is SIMM32
+
+def canonical(op) -> str:
+  """The opcode's name as the expected-mismatch list and the report name it: V_ADD_F32_E32 / V_ADD_F32_E64."""
+  return op.name
+
+def names_in(ast) -> tuple[set[str], set[str]]:
+  """(names assigned, names read) of a pseudocode AST."""
+  writes, reads = set(), set()
+  def root(e):
+    while e[0] in ("field", "index", "slice", "part"): e = e[1]
+    return e[1] if e[0] == "name" else None
+  def expr(e):
+    if not isinstance(e, tuple): return
+    if e[0] == "name": reads.add(e[1])
+    for x in e[1:]:
+      if isinstance(x, tuple): expr(x)
+      elif isinstance(x, list):
+        for y in x:
+          if isinstance(y, tuple): expr(y)
+  for st in interp.walk_statements(ast):
+    if st[0] == "assign":
+      targets = st[2][1] if st[2][0] == "concat" else [st[2]]
+      for t in targets:
+        if (r:=root(t)) is not None: writes.add(r)
+        if st[1] != "=": expr(t)
+        elif t[0] != "name": expr_sub(t, expr)
+      expr(st[3])
+    elif st[0] in ("expr", "return"): expr(st[1])
+    elif st[0] == "if":
+      for c, _ in st[1]: expr(c)
+    elif st[0] == "for": expr(st[2]), expr(st[3])
+  return writes, reads
+
+def expr_sub(t, expr):
+  """The index expressions inside an assignment target (D0.u64[laneId] reads laneId)."""
+  while t[0] in ("field", "index", "slice", "part"):
+    for x in t[2:]:
+      if isinstance(x, tuple): expr(x)
+    t = t[1]
+
+def src_kinds(family:str, name:str, field:str, optype, bits:int) -> tuple[str, ...]:
+  if optype in (OpType.OPR_SREG,) and bits == 64 and field.startswith("src"): return ("m",)
+  if optype == OpType.OPR_SRC_VGPR: return ("v",)
+  if optype in (OpType.OPR_SSRC, OpType.OPR_SSRC_LANESEL, OpType.OPR_SREG): return ("s", "c", "l")
+  if field == "vsrc1" or field == "vsrc0": return ("v",)
+  if family in SALU: return ("s", "c", "l")
+  if name in ("V_READLANE_B32", "V_READFIRSTLANE_B32_E32") and field == "src0": return ("v",)
+  return ("v", "s", "c", "l")
+
+def op_info(family:str, op) -> OpInfo:
+  name = op.name
+  text, why = readings.pcode_for(family, name, PCODE.get(op))
+  prog = None
+  if why is None:
+    try: prog = interp.Program(text, CALLS)
+    except PcodeSyntaxError as e: why = f"the pseudocode does not parse: {e}"
+    except interp.EvalError as e: why = f"the evaluator cannot compile it: {e}"
+  ops = OPERANDS.get(op, {})
+  srcs = []
+  for pos, fields in enumerate((("src0", "ssrc0", "vsrc0"), ("src1", "ssrc1", "vsrc1"), ("src2",))):
+    for f in fields:
+      if f in ops:
+        fmt, bits, optype = ops[f]
+        cls = O.operand_class(fmt, bits)
+        if family in ("VOP3", "VOP3SD", "VOP3P") and f.startswith("vsrc"):  # VOP1/VOP2 operands in the VOP3 encoding
+          f, optype = f[1:], OpType.OPR_SRC
+        if family == "VOP3P" and "MIX" in name: cls = "f16"  # op_sel_hi (default 1) reads f16 halves
+        srcs.append(Src(pos, f, cls, bits, src_kinds(family, name, f, optype, bits)))
+  if family == "SOPK" and "sdst" in ops: srcs = []  # S0 is the destination register itself (readings)
+  dst, dst_bits, dst_cls = None, 0, "b32"
+  for f in ("vdst", "sdst"):
+    if f in ops and not (family == "VOP3SD" and f == "sdst"):
+      fmt, bits, optype = ops[f]
+      dst_bits, dst_cls = bits, O.operand_class(fmt, bits)
+      dst = "exec" if optype == OpType.OPR_EXEC else "s" if (f == "sdst" or optype == OpType.OPR_SREG) else "v"
+      break
+  if dst == "s" and dst_cls == "b64" and ops.get("vdst", ops.get("sdst"))[0].name == "FMT_NUM_M64": dst_bits = 32
+  writes, reads = names_in(prog.ast) if prog else (set(), set())
+  wave_level = "VGPR" in reads or "VGPR" in writes
+  return OpInfo(family, op, name, text or "", prog, why, srcs, dst, dst_bits, dst_cls, writes, reads, wave_level,
+                family == "VOP3SD" and "sdst" in ops, "FMAAK" in name or "FMAMK" in name)
+
+def opcodes(family:str) -> list:
+  return list(getattr(E, f"{family}Op"))
+
+# *** cases: one instruction encoding with its operand kinds ***
+
+@dataclasses.dataclass
+class Case:
+  info: OpInfo
+  kinds: dict[int, str]
+  consts: dict[int, object]
+  simm: int = 0                       # SOPK's 16-bit immediate, FMAAK's K
+  label: str = ""
+
+def variants(info:OpInfo, rng, full:bool, index:int) -> list[Case]:
+  """The operand-kind variants to run: all sources in registers, then the other kinds one source at a time (CI:
+  one of them, rotating over the opcodes; full: every kind at every source)."""
+  base = {s.pos: ("v" if "v" in s.kinds else s.kinds[0]) for s in info.srcs}
+  out = [Case(info, dict(base), {}, label="regs")]
+  others = [(s.pos, k) for s in info.srcs for k in s.kinds if k not in (base[s.pos], "m", "v")]
+  if not full: others = [others[index % len(others)]] if others else []
+  for pos, k in others:
+    src = next(x for x in info.srcs if x.pos == pos)
+    c = Case(info, {**base, pos: k}, {}, label=f"src{pos}={'sgpr' if k == 's' else 'const' if k == 'c' else 'literal'}")
+    if k == "c": c.consts[pos] = pick_constant(rng, src.cls)
+    if k == "l":
+      if info.literal_k or (info.family == "VOP3P"): continue  # one literal slot (K); packed literals: readings
+      c.consts[pos] = O.pick_literal(rng, src.cls)
+    out.append(c)
+  return out
+
+def pick_constant(rng, cls:str):
+  if cls in ("f16", "f32", "f64") and rng.random() < 0.7: return O.FLOAT_CONSTANTS[rng.integers(len(O.FLOAT_CONSTANTS))]
+  return O.INT_CONSTANTS[rng.integers(len(O.INT_CONSTANTS))]
+
+# *** kernels ***
+
+class Alloc:
+  """Destination registers of one kernel: VGPRs v36..v255 (16-bit e32 destinations below v128, where v[128+n] would
+  name a high half) and capture SGPRs s44..s105."""
+  def __init__(self): self.lo, self.hi, self.s, self.flush = DEST_V0, 128, CAPTURE_S0, []
+  def vgpr(self, n:int, low:bool=False) -> int|None:
+    if low or self.hi + n > 256:
+      if self.lo + n > 128: return None
+      r, self.lo = self.lo, self.lo + n
+      return r
+    r, self.hi = self.hi, self.hi + n
+    return r
+  def sgpr(self, n:int=1) -> int|None:
+    r = self.s + (self.s & 1 if n == 2 else 0)
+    if r + n > CAPTURE_S1: return None
+    self.s = r + n
+    return r
+
+@dataclasses.dataclass
+class Placed:
+  """A case placed in a kernel: its code and where its results are."""
+  case: Case
+  code: list
+  inst_index: int                    # which of `code` is the instruction under test
+  operands: dict                     # pos -> (kind, register or constant)
+  outputs: dict                      # output name -> ('v', reg, nregs) or ('s', sgpr) (captured, flushed to a VGPR)
+  priv: int|None = None              # v_swap: the private copy of the source register
+
+class Kernel:
+  def __init__(self): self.placed, self.alloc = [], Alloc()
+  @staticmethod
+  def copy(k:"Kernel") -> "Kernel":
+    """A kernel to run (and drop failing cases from) without changing the packed one the other path runs."""
+    out = Kernel()
+    out.placed = list(k.placed)
+    out.alloc.lo, out.alloc.hi, out.alloc.s = k.alloc.lo, k.alloc.hi, k.alloc.s
+    return out
+
+def operand(case:Case, src:Src):
+  """The DSL operand for a source and what it holds: (dsl value, (kind, register or bits))."""
+  k = case.kinds[src.pos]
+  nregs = max(1, src.bits // 32)
+  if k == "v":
+    r = SRC_VREG.get((src.cls, src.pos)) or SRC_VREG[(src.cls, 2)]
+    return (v[r] if nregs == 1 else v[r:r + nregs - 1]), ("v", r)
+  if k == "s":
+    r = SRC_SREG[(src.cls if src.cls != "b128" else "b64", src.pos)]
+    return (s[r] if nregs == 1 else s[r:r + nregs - 1]), ("s", r)
+  if k == "m": return s[VCC_IN], ("s", VCC_IN)
+  c = case.consts[src.pos]
+  if k == "c":
+    dsl = Reg(INV_2PI.offset, nregs) if c == "INV_2PI" else c  # sized, so the DSL's register-count check passes
+    return dsl, ("c", c)
+  return c, ("l", c)
+
+def place(kernel:Kernel, case:Case) -> bool:
+  """Add a case to the kernel; False when its registers do not fit (the caller starts a new kernel)."""
+  info, a = case.info, kernel.alloc
+  saved = (a.lo, a.hi, a.s)
+  try: p = _place(info, case, a)
+  except _Full:
+    a.lo, a.hi, a.s = saved
+    return False
+  kernel.placed.append(p)
+  return True
+
+class _Full(Exception): pass
+
+def _need(r):
+  if r is None: raise _Full()
+  return r
+
+def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
+  fam = info.family
+  kw, operands, outputs, pre, post = {}, {}, {}, [], []
+  e32_16 = fam in ("VOP1", "VOP2", "VOPC") and (info.dst_bits == 16 or any(x.bits == 16 for x in info.srcs))
+  for src in info.srcs:
+    dsl, what = operand(case, src)
+    kw[src.field] = dsl
+    operands[src.pos] = what
+  priv = None
+  if "S0" in info.writes and fam not in SALU:  # v_swap writes its source register: give it a private copy
+    priv = _need(a.vgpr(1, low=e32_16))
+    pre.append(I.v_mov_b32_e32(v[priv], kw["src0"]))
+    kw["src0"] = v[priv]
+    outputs["S0"] = ("v", priv, 1)
+  if fam in SALU:
+    if info.dst == "s":
+      n = max(1, info.dst_bits // 32)
+      d = _need(a.sgpr(n))
+      kw["sdst"] = s[d] if n == 1 else s[d:d + 1]
+      pre.append(I.s_mov_b32(s[d], s[DOLD_S]) if n == 1 else I.s_mov_b64(s[d:d + 1], s[DOLD_S:DOLD_S + 1]))
+      outputs["D0"] = ("s", d, n)
+    if "SCC" in info.reads: pre.append(I.s_cmp_lg_u32(s[SCC_IN], 0))
+    if fam == "SOPK": kw["simm16"] = case.simm
+    if info.literal_k: kw["literal"] = case.simm
+  else:
+    if info.dst == "v":
+      n = max(1, info.dst_bits // 32)
+      d = _need(a.vgpr(n, low=e32_16))
+      kw["vdst"] = v[d] if n == 1 else v[d:d + n - 1]
+      outputs["D0"] = ("v", d, n)
+    elif info.dst == "s":
+      d = _need(a.sgpr(1))
+      kw["vdst"] = s[d]
+      outputs["D0"] = ("s", d, 1)
+    elif info.dst == "exec": kw["vdst"] = EXEC_LO
+    if info.sdst:
+      d = _need(a.sgpr(1))
+      kw["sdst"] = s[d]
+      outputs["SDST"] = ("s", d, 1)
+    if info.literal_k: kw["literal"] = case.simm
+  if fam == "VOPC" and "D0" in info.writes:  # the e32 compare result goes to VCC
+    outputs["VCC"] = ("s", _need(a.sgpr(1)), 1)
+  elif "VCC" in info.writes and not info.sdst:
+    outputs["VCC"] = ("s", _need(a.sgpr(1)), 1)
+  if "EXEC" in info.writes: outputs["EXEC"] = ("s", _need(a.sgpr(1)), 1)
+  if "SCC" in info.writes and fam in SALU: outputs["SCC"] = ("s", _need(a.sgpr(1)), 1)
+  if "VCC" in outputs: post += [I.s_mov_b32(s[outputs["VCC"][1]], VCC_LO), I.s_mov_b32(VCC_LO, s[VCC_IN])]
+  if "EXEC" in outputs: post += [I.s_mov_b32(s[outputs["EXEC"][1]], EXEC_LO), I.s_mov_b32(EXEC_LO, s[EXEC_IN])]
+  if "SCC" in outputs: post.append(I.s_cselect_b32(s[outputs["SCC"][1]], 1, 0))
+  for k, (kind, r, n) in list(outputs.items()):  # captured SGPRs get a VGPR to be stored from
+    if kind == "s": outputs[k] = ("s", r, n, _need(a.vgpr(n)))
+  try: inst = getattr(I, info.name.lower())(**kw)
+  except Exception as e: raise Untestable(f"the DSL cannot build it: {e}") from e
+  return Placed(case, pre + [inst] + post, len(pre), operands, outputs, priv)
+
+def assemble(kernel:Kernel, n_lanes:int) -> tuple[bytes, dict[int, int]]:
+  """The kernel's code and a map from each case instruction's byte offset to its index in kernel.placed."""
+  code = [I.s_load_b256(sdata=s[4:11], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0),
+          I.s_lshl_b32(s[3], s[2], 7),
+          I.s_load_b512(sdata=s[12:27], sbase=s[8:9], offset=0, soffset=s[3]),
+          I.s_load_b512(sdata=s[28:43], sbase=s[8:9], offset=64, soffset=s[3]),
+          I.v_mad_u32_u24(v[1], s[2], WAVE, v[0]), I.v_lshlrev_b32_e32(v[1], 10, v[1])]
+  regs = _ranges(kernel)
+  for lo, hi in [(4, DEST_V0)] + regs:
+    for r in range(lo, hi, 4): code.append(I.global_load_b128(vdst=v[r:r + 3], addr=v[1], saddr=s[6:7], offset=4 * r))
+  code += [I.s_waitcnt(simm16=0), I.s_mov_b32(VCC_LO, s[VCC_IN]), I.s_mov_b32(VCC_HI, 0), I.s_mov_b32(EXEC_LO, s[EXEC_IN])]
+  where = {}
+  size = sum(len(i.to_bytes()) for i in code)
+  for idx, p in enumerate(kernel.placed):
+    for j, inst in enumerate(p.code):
+      if j == p.inst_index: where[size] = idx
+      size += len(inst.to_bytes())
+    code += p.code
+  code.append(I.s_mov_b32(EXEC_LO, -1))
+  for p in kernel.placed:
+    for out in p.outputs.values():
+      if out[0] == "s":
+        for i in range(out[2]): code.append(I.v_mov_b32_e32(v[out[3] + i], s[out[1] + i]))
+  for lo, hi in regs:
+    for r in range(lo, hi, 4): code.append(I.global_store_b128(addr=v[1], data=v[r:r + 3], saddr=s[4:5], offset=4 * r))
+  code.append(I.s_endpgm())
+  return b"".join(i.to_bytes() for i in code), where
+
+def _ranges(kernel:Kernel) -> list[tuple[int, int]]:
+  """The destination VGPR ranges in use, rounded to whole b128 loads."""
+  out = []
+  if kernel.alloc.lo > DEST_V0: out.append((DEST_V0, (kernel.alloc.lo + 3) & ~3))
+  if kernel.alloc.hi > 128: out.append((128, (kernel.alloc.hi + 3) & ~3))
+  return out
+
+# *** inputs ***
+
+@dataclasses.dataclass
+class Inputs:
+  lanes: np.ndarray    # uint32 [n_lanes, 256]: each lane's VGPR image
+  waves: np.ndarray    # uint32 [n_waves, 32]: each wave's s12..s43
+  def __post_init__(self): self.L, self.W = self.lanes.tolist(), self.waves.tolist()  # Python ints, fast to index
+
+def special_rows(cls:str, pos:int, n:int) -> list[int]:
+  """n register values of a class where every special value meets every other across the three source positions:
+  position p takes special (i * (2p + 1) + p) mod k; 16-bit classes pair two specials per register."""
+  spec = O.SPECIAL.get(cls, O.SPECIAL["b32"] if cls != "b128" else O.SPECIAL["b64"])
+  k = len(spec)
+  pick = lambda i, p: spec[(i * (2 * p + 1) + p) % k]
+  if cls in ("f16", "bf16", "b16"): return [pick(i + 7, pos) << 16 | pick(i, pos) for i in range(n)]
+  if cls == "b128": return [pick(i, pos) << 64 | pick(i + 3, pos) for i in range(n)]
+  return [pick(i, pos) for i in range(n)]
+
+def make_inputs(seed:int, n_waves:int, salu:bool) -> Inputs:
+  """The same inputs for every kernel of a run (so a case's operands do not depend on which kernel it landed in):
+  the first wave of lanes (VALU) or the first waves (SALU) hold the special values in a fixed arrangement, the rest
+  specials and random values mixed. EXEC: all lanes, then random, then none (VALU), random per wave (SALU)."""
+  rng = np.random.default_rng([seed, n_waves, salu])
+  n = n_waves * WAVE
+  lanes = rng.integers(0, 2**32, (n, 256), dtype=np.uint64).astype(np.uint32)
+  put = lambda arr, col, vals, words: [arr.__setitem__((slice(None), col + w), [(x >> (32 * w)) & 0xffffffff for x in vals]) for w in range(words)]
+  for (cls, pos), r in SRC_VREG.items():
+    vals = special_rows(cls, pos, WAVE) + O.values(rng, cls, n - WAVE)
+    if pos > 0 and cls != "b128":  # some random lanes repeat S0, so equal operands meet
+      first = lanes[:, SRC_VREG[(cls, 0)]].astype(object)
+      if O.CLASS_BITS[cls] == 64: first = first | lanes[:, SRC_VREG[(cls, 0)] + 1].astype(object) << 32
+      same = rng.random(n) < 0.12
+      vals = [int(f) if sm and g >= WAVE else x for g, (x, f, sm) in enumerate(zip(vals, first, same))]
+    put(lanes, r, vals, max(1, O.CLASS_BITS[cls] // 32))
+  waves = rng.integers(0, 2**32, (n_waves, 32), dtype=np.uint64).astype(np.uint32)
+  n_spec = n_waves // 2 if salu else 0
+  for (cls, pos), r in SRC_SREG.items():
+    vals = special_rows(cls, pos, n_spec) + O.values(rng, cls, n_waves - n_spec)
+    put(waves, r - SREC, vals, max(1, O.CLASS_BITS[cls] // 32))
+  put(waves, DOLD_S - SREC, O.values(rng, "b64", n_waves), 2)
+  for w in range(n_waves):
+    m = None if salu else [0xffffffff, None, 0][w] if w < 3 else None
+    waves[w, EXEC_IN - SREC] = int(rng.integers(1, 2**32 - 1)) if m is None else m
+    waves[w, SCC_IN - SREC] = int(rng.integers(0, 2))
+  return Inputs(lanes, waves)
+
+# *** running ***
+
+def aligned(nbytes:int, align:int=4096) -> np.ndarray:
+  raw = np.zeros(nbytes + align, np.uint8)
+  off = (-raw.ctypes.data) % align
+  return raw[off:off + nbytes]
+
+@dataclasses.dataclass
+class Ran:
+  out: np.ndarray|None       # uint32 [n_lanes, 256]
+  native: bool
+  error: Exception|None
+  base: int                  # the code's address (error messages name absolute PCs)
+  def __post_init__(self): self.rows = self.out.tolist() if self.out is not None else None
+
+def dispatch(code:bytes, inputs:Inputs, path:str) -> Ran:
+  """One dispatch of the kernel on a path ('numpy' or 'native'), one workgroup of one wave per wave record."""
+  from mockgpu import system
+  from mockgpu.memory import AddressSpace
+  from mockgpu.emulators.rdna import Dispatch, run_dispatch
+  n_waves = len(inputs.waves)
+  img = aligned(len(code) + 256)
+  img[:len(code)] = np.frombuffer(code, np.uint8)
+  lane_in = aligned(inputs.lanes.nbytes)
+  lane_in.view(np.uint32)[:] = inputs.lanes.reshape(-1)
+  wave_in = aligned(max(inputs.waves.nbytes, 4096))
+  wave_in.view(np.uint32)[:inputs.waves.size] = inputs.waves.reshape(-1)
+  out = aligned(inputs.lanes.nbytes)
+  args = aligned(256, 256)
+  struct.pack_into("<QQQ", args, 0, out.ctypes.data, lane_in.ctypes.data, wave_in.ctypes.data)
+  mem = AddressSpace("conformance")
+  for b in (img, lane_in, wave_in, out, args): mem.map(b.ctypes.data, b.nbytes)
+  user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
+  d = Dispatch("rdna3", img.ctypes.data, RSRC1, RSRC2, 0, user, 0, 0, (WAVE, 1, 1), (n_waves, 1, 1), True)
+  old = os.environ.get("MOCKGPU_RDNA_NATIVE")
+  os.environ["MOCKGPU_RDNA_NATIVE"] = "0" if path == "numpy" else "1"
+  before = system.stats["rdna3.native_launches"]
+  try: st = run_dispatch(mem, d)
+  except Exception as e: return Ran(None, False, e, img.ctypes.data)
+  finally:
+    if old is None: os.environ.pop("MOCKGPU_RDNA_NATIVE", None)
+    else: os.environ["MOCKGPU_RDNA_NATIVE"] = old
+  ran_c = system.stats["rdna3.native_launches"] > before
+  assert ran_c == bool(st.native)
+  return Ran(out.view(np.uint32).reshape(inputs.lanes.shape).copy(), ran_c, None, img.ctypes.data)
+
+# *** expected values ***
+
+def src_bits(p:Placed, src:Src, inputs:Inputs, g:int, w:int) -> int:
+  """The bits source `src` supplies to lane g of wave w."""
+  kind, x = p.operands[src.pos]
+  words = max(1, src.bits // 32)
+  if kind in ("v", "s"):
+    row = inputs.L[g] if kind == "v" else inputs.W[w]
+    r = x if kind == "v" else x - SREC
+    if words == 1: return row[r]
+    return sum(row[r + i] << (32 * i) for i in range(words))
+  width = 64 if src.bits == 64 else 32
+  if kind == "c":
+    if p.case.info.family == "VOP3P": return readings.packed_constant_bits(x, src.cls, p.case.info.name)
+    return O.constant_bits(x, src.cls if src.cls in ("f16", "f32", "f64") else "b32", width)
+  return O.literal_bits(x, src.cls)
+
+class WaveRegs:
+  """VGPR[lane][reg] for cross-lane instructions: the source and destination registers of one wave."""
+  def __init__(self, regs:dict[int, list[int]]): self.regs = regs
+  def read(self, lane, reg):
+    if reg not in self.regs: raise interp.EvalError(f"VGPR[{lane}][{reg}] is not a register this case set up")
+    if not 0 <= lane < WAVE: raise interp.EvalError(f"lane {lane} of a wave32")
+    return self.regs[reg][lane]
+  def write(self, lane, reg, value):
+    if reg not in self.regs or not 0 <= lane < WAVE: raise interp.EvalError(f"VGPR[{lane}][{reg}] written")
+    self.regs[reg][lane] = value
+
+def base_vars(p:Placed, inputs:Inputs, w:int) -> dict:
+  info, wave = p.case.info, inputs.W[w]
+  vars = {"VCC": wave[VCC_IN - SREC], "EXEC": wave[EXEC_IN - SREC], "SCC": wave[SCC_IN - SREC] & 1,
+          "WAVE_MODE_IEEE": 1, "ROUND_MODE": 0, "M0": 0, "OPSEL": 0, "OPSEL_HI": 7, "NEG": 0, "NEG_HI": 0,
+          "SIMM16": p.case.simm & 0xffff, "SIMM32": p.case.simm & 0xffffffff, "D1": 0}
+  if info.family in SALU:
+    dold = wave[DOLD_S - SREC] | wave[DOLD_S - SREC + 1] << 32
+    vars["D0"] = dold & ((1 << max(32, info.dst_bits)) - 1)
+    if info.family == "SOPK": vars["S0"] = dold & 0xffffffff
+  return vars
+
+def lane_value(inputs:Inputs, g:int, reg:int, n:int) -> int:
+  row = inputs.L[g]
+  return row[reg] if n == 1 else sum(row[reg + i] << (32 * i) for i in range(n))
+
+def run_prog(info:OpInfo, env:interp.Env):
+  info.prog.run(env)
+
+def expect(p:Placed, inputs:Inputs) -> dict:
+  """Expected outputs: name -> list per lane ('v' outputs) or per wave ('s' outputs) of (bits, loose fields)."""
+  info = p.case.info
+  n_waves = len(inputs.waves)
+  out = {k: [] for k in p.outputs}
+  for w in range(n_waves):
+    if info.family in SALU: _expect_salu(p, inputs, w, out)
+    elif info.wave_level: _expect_wave(p, inputs, w, out)
+    else: _expect_lanes(p, inputs, w, out)
+  return out
+
+def _expect_salu(p:Placed, inputs:Inputs, w:int, out:dict):
+  info = p.case.info
+  vars = base_vars(p, inputs, w)
+  for src in info.srcs: vars[f"S{src.pos}"] = src_bits(p, src, inputs, w * WAVE, w)
+  env = interp.Env(vars)
+  run_prog(info, env)
+  for name, o in p.outputs.items():
+    if name == "D0": out[name].append(_bits(env.vars["D0"], 32 * o[2]))
+    elif name == "SCC": out[name].append((int(interp.truthy(env.vars["SCC"])), ()))
+    elif name == "EXEC": out[name].append((int(env.vars["EXEC"]) & 0xffffffff, ()))
+
+def _bits(v, width:int):
+  bits = interp.as_bits(v)
+  return int(bits) & ((1 << width) - 1), tuple(f for f in interp.loose_fields(bits) if f[0] + f[1] <= width)
+
+def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
+  info = p.case.info
+  vars0 = base_vars(p, inputs, w)
+  exec_mask = vars0["EXEC"]
+  masks = {k: 0 for k in ("D0", "VCC", "EXEC", "SDST") if k in p.outputs and p.outputs[k][0] == "s"}
+  whole_vcc = ("name", "VCC") in _assigned_targets(info)
+  for l in range(WAVE):
+    g = w * WAVE + l
+    old = {k: lane_value(inputs, g, o[1], o[2]) for k, o in p.outputs.items() if o[0] == "v"}
+    if not exec_mask >> l & 1:
+      for k, o in p.outputs.items():
+        if o[0] == "v": out[k].append((old[k], ()))
+      continue
+    vars = dict(vars0, laneId=l, D0=old.get("D0", 0))
+    for src in info.srcs: vars[f"S{src.pos}"] = src_bits(p, src, inputs, g, w)
+    env = interp.Env(vars)
+    run_prog(info, env)
+    for k, o in p.outputs.items():
+      if o[0] == "v": out[k].append(_bits(env.vars["D0" if k == "D0" else k], 32 * o[2]))
+    bit = lambda name: int(env.vars[name]) >> l & 1
+    if "D0" in masks: masks["D0"] |= bit("D0") << l
+    if "VCC" in masks:  # VOPC's e32 compare result (D0) is VCC
+      masks["VCC"] |= (bit("D0") if info.family == "VOPC" else int(interp.truthy(env.vars["VCC"])) if whole_vcc else bit("VCC")) << l
+    if "EXEC" in masks: masks["EXEC"] |= bit("EXEC") << l
+    if "SDST" in masks:
+      sd = int(env.vars["D1"]) & 1 if "D1" in info.writes else int(interp.truthy(env.vars["VCC"])) if whole_vcc else bit("VCC")
+      masks["SDST"] |= sd << l
+  for k, m in masks.items(): out[k].append((m, ()))
+
+def _assigned_targets(info:OpInfo) -> list:
+  return [st[2] for st in interp.walk_statements(info.prog.ast) if st[0] == "assign"]
+
+def _expect_wave(p:Placed, inputs:Inputs, w:int, out:dict):
+  info = p.case.info
+  vars = base_vars(p, inputs, w)
+  regs = {}
+  for src in info.srcs:
+    kind, x = p.operands[src.pos]
+    if kind == "v": regs[x] = [int(inputs.lanes[w * WAVE + l, x]) for l in range(WAVE)]
+    vars[f"S{src.pos}"] = src_bits(p, src, inputs, w * WAVE, w)
+    if src.pos == 0: vars["SRC0"] = x if kind == "v" else 0
+  if "D0" in p.outputs and p.outputs["D0"][0] == "v":
+    d = p.outputs["D0"][1]
+    regs[d] = [int(inputs.lanes[w * WAVE + l, d]) for l in range(WAVE)]
+    vars["VDST"] = d
+  vars["D0"] = 0
+  env = interp.Env(vars, vgpr=WaveRegs(regs))
+  run_prog(info, env)
+  for k, o in p.outputs.items():
+    if o[0] == "v": out[k].extend((regs[o[1]][l], ()) for l in range(WAVE))
+    else: out[k].append(_bits(env.vars["D0"], 32))
+
+# *** comparing ***
+
+def got_value(p:Placed, name:str, ran:Ran, i:int) -> int:
+  """The result `name` of lane i ('v' outputs) or wave i ('s' outputs, read from the wave's first lane)."""
+  o = p.outputs[name]
+  row, r = (ran.rows[i], o[1]) if o[0] == "v" else (ran.rows[i * WAVE], o[3])
+  return row[r] if o[2] == 1 else sum(row[r + j] << (32 * j) for j in range(o[2]))
+
+def matches(got:int, want:int, loose:tuple, width:int, tol) -> bool:
+  """got equals want bit for bit, except: an unspecified NaN field matches any quiet NaN of its format; a toleranced
+  float result matches within its ulps."""
+  mask = (1 << width) - 1
+  for lo, w, fmt in loose:
+    field = (got >> lo) & ((1 << w) - 1)
+    if not (N.decode(field, fmt).is_nan() and N.is_quiet(field, fmt)): return False
+    mask &= ~(((1 << w) - 1) << lo)
+  if (got & mask) == (want & mask): return True
+  if tol is None: return False
+  ulps, fmt = tol
+  w = N.WIDTH[fmt]
+  rest = mask & ~((1 << w) - 1)
+  if (got & rest) != (want & rest): return False
+  return ulp_distance(got & ((1 << w) - 1), want & ((1 << w) - 1), fmt) <= ulps
+
+def ulp_distance(a:int, b:int, fmt:str) -> int|float:
+  """The number of representable values between two bit patterns of a float format (inf for NaN vs number)."""
+  x, y = N.decode(a, fmt), N.decode(b, fmt)
+  if x.is_nan() or y.is_nan(): return 0 if x.is_nan() and y.is_nan() else float("inf")
+  top = 1 << (N.WIDTH[fmt] - 1)
+  order = lambda bits: -(bits & (top - 1)) if bits & top else bits
+  return abs(order(a) - order(b))
+
+@dataclasses.dataclass
+class CaseResult:
+  placed: Placed
+  status: str            # pass, mismatch, untestable
+  detail: str = ""
+
+def describe(p:Placed, inputs:Inputs, name:str, i:int, got:int, want:int) -> str:
+  info = p.case.info
+  o = p.outputs[name]
+  where = f"lane {i}" if o[0] == "v" else f"wave {i}"
+  w = i // WAVE if o[0] == "v" else i
+  g = i if o[0] == "v" else i * WAVE
+  ins = ", ".join(f"S{s_.pos}=0x{src_bits(p, s_, inputs, g, w):x}" for s_ in info.srcs)
+  return (f"{info.name} [{p.case.label}] {name} {where} (EXEC 0x{int(inputs.waves[w, EXEC_IN - SREC]):08x}): "
+          f"got 0x{got:x}, pseudocode 0x{want:x} ({ins})")
+
+def check(p:Placed, ran:Ran, inputs:Inputs, memo:dict) -> CaseResult:
+  info = p.case.info
+  key = (id(p.case), id(inputs), repr(p.outputs), repr(p.operands))
+  try:
+    if (want:=memo.get(key)) is None: want = memo[key] = expect(p, inputs)
+  except interp.EvalError as e: return CaseResult(p, "untestable", f"the evaluator cannot run it: {e}")
+  tol = readings.tolerance(info.name)
+  bad = []
+  for name, vals in want.items():
+    width = 32 * p.outputs[name][2]
+    for i, (bits, loose) in enumerate(vals):
+      got = got_value(p, name, ran, i)
+      if not matches(got, bits, loose, width, tol if name == "D0" else None):
+        bad.append(describe(p, inputs, name, i, got, bits))
+  if bad: return CaseResult(p, "mismatch", f"{len(bad)} results differ; first: " + "; ".join(bad[:3]))
+  return CaseResult(p, "pass")
+
+# *** a family's run on one path ***
+
+@dataclasses.dataclass
+class OpResult:
+  family: str
+  name: str
+  status: str      # pass, mismatch, error, untestable, unimplemented, numpy-only
+  detail: str = ""
+  cases: int = 0
+
+_infos:dict[str, list[OpInfo]] = {}
+
+def infos(family:str) -> list[OpInfo]:
+  if family not in _infos: _infos[family] = [op_info(family, op) for op in opcodes(family)]
+  return _infos[family]
+
+_probe:dict|None = None
+
+def implemented(family:str, name:str) -> tuple[bool, bool]:
+  """(numpy, C) implement the opcode, per tests/rdna_coverage.py's probe of the two translators."""
+  global _probe
+  if _probe is None:
+    import rdna_coverage
+    _probe = {(enc, n): r for (enc, n), r in rdna_coverage.report().items() if r is not None}
+  return _probe.get((family, name), (False, False))
+
+def cases_for(family:str, rng, full:bool) -> tuple[list[tuple[Case, bool]], dict[str, OpResult]]:
+  """The cases to run, each with whether the C backend translates it, and the results already known (untestable,
+  unimplemented: the same on both paths)."""
+  out, known = [], {}
+  for i, info in enumerate(infos(family)):
+    np_ok, c_ok = implemented(family, info.name)
+    if info.why is not None: known[info.name] = OpResult(family, info.name, "untestable", info.why)
+    elif not np_ok: known[info.name] = OpResult(family, info.name, "unimplemented", "the numpy backend does not implement it")
+    else:
+      vs = variants(info, rng, full, i)
+      for c in vs: c.simm = pick_simm(rng, info)
+      if family == "SOPK" or info.literal_k:  # the immediate is the operand: a few of them
+        vs += [dataclasses.replace(vs[0], simm=pick_simm(rng, info), label=f"imm{j}") for j in range(3 if full else 2)]
+      try:
+        for c in vs: _place(info, c, Alloc())
+      except Untestable as e:
+        known[info.name] = OpResult(family, info.name, "untestable", str(e))
+        continue
+      out += [(c, c_ok) for c in vs]
+  return out, known
+
+def pick_simm(rng, info:OpInfo) -> int:
+  if info.literal_k: return O.values(rng, "f16" if info.name.endswith(("F16", "F16_E32")) else "f32", 1)[0] & 0xffffffff
+  return [0, 1, 0x7fff, 0x8000, 0xffff, int(rng.integers(0, 1 << 16))][int(rng.integers(0, 6))]
+
+def pack(cases:list[Case]) -> list[Kernel]:
+  kernels, k = [], Kernel()
+  for c in cases:
+    if not place(k, c):
+      kernels.append(k)
+      k = Kernel()
+      if not place(k, c): raise Untestable(f"{c.info.name}: does not fit an empty kernel")
+  if k.placed: kernels.append(k)
+  return kernels
+
+def spans(kernel:Kernel, code_start:int) -> list[tuple[int, int, int]]:
+  out, off = [], code_start
+  for i, p in enumerate(kernel.placed):
+    n = sum(len(x.to_bytes()) for x in p.code)
+    out.append((off, off + n, i))
+    off += n
+  return out
+
+def culprit(err:Exception, base:int, kernel:Kernel, where:dict) -> int|None:
+  """The index of the case whose instruction raised err (from the PC its message names)."""
+  text = str(err)
+  m = re.search(r"kernel offset 0x([0-9a-f]+)", text)
+  off = int(m.group(1), 16) if m else None
+  if off is None and (m:=re.search(r"PC 0x([0-9a-f]+)", text)): off = int(m.group(1), 16) - base
+  if off is None: return None
+  start = min(where) if where else 0
+  first = start - sum(len(x.to_bytes()) for x in kernel.placed[where[start]].code[:kernel.placed[where[start]].inst_index]) if where else 0
+  for lo, hi, i in spans(kernel, first):
+    if lo <= off < hi: return i
+  return None
+
+def run_kernel(kernel:Kernel, path:str, inputs:Inputs, results:list[CaseResult], memo:dict):
+  """Run a kernel, dropping the cases that raise (or that the C backend declines) until it runs; check the rest."""
+  from mockgpu.emulators.rdna import native
+  kernel = Kernel.copy(kernel)
+  while kernel.placed:
+    code, where = assemble(kernel, len(inputs.waves) * WAVE)
+    declined = dict(native.declined)
+    ran = dispatch(code, inputs, path)
+    if ran.error is not None:
+      i = culprit(ran.error, ran.base, kernel, where)
+      if i is None: raise ran.error
+      p = kernel.placed.pop(i)
+      results.append(CaseResult(p, "error", f"{type(ran.error).__name__}: {ran.error}"))
+      _rebuild(kernel)
+      continue
+    if path == "native" and not ran.native:
+      why = [k for k, n in native.declined.items() if n > declined.get(k, 0)]
+      hit = [i for i, p in enumerate(kernel.placed) if any(p.case.info.name in w or base_name(p.case.info.name) in w for w in why)]
+      if not hit: hit = list(range(len(kernel.placed)))
+      for i in reversed(hit):
+        results.append(CaseResult(kernel.placed.pop(i), "numpy-only", f"the C backend declines it: {'; '.join(why)}"))
+      _rebuild(kernel)
+      continue
+    for p in kernel.placed: results.append(check(p, ran, inputs, memo))
+    return
+
+def base_name(name:str) -> str: return re.sub(r"_E(32|64)$", "", name)
+
+def _rebuild(kernel:Kernel):
+  cases = [p.case for p in kernel.placed]
+  kernel.placed, kernel.alloc = [], Alloc()
+  for c in cases: assert place(kernel, c)
+
+PATHS = ("numpy", "native")
+
+def run_family(family:str, full:bool=False, seed:int=0, paths=PATHS) -> dict[str, dict[str, OpResult]]:
+  """Every opcode of a family on each path: {path: {name: OpResult}}. The kernels of C-translated cases run on both
+  paths with the same inputs (evaluated once); the others run on numpy and are numpy-only on the native path."""
+  rng = np.random.default_rng([seed, FAMILIES.index(family)])
+  cases, known = cases_for(family, rng, full)
+  n_waves = (128 if full else 48) if family in SALU else (16 if full else 3)
+  both, numpy_only = pack([c for c, c_ok in cases if c_ok]), pack([c for c, c_ok in cases if not c_ok])
+  results:dict[str, list[CaseResult]] = {p: [] for p in paths}
+  memo:dict = {}
+  inputs = make_inputs(seed, n_waves, family in SALU)
+  for i, k in enumerate(both + numpy_only):
+    for path in paths:
+      if path == "native" and i >= len(both):
+        results[path] += [CaseResult(p, "numpy-only", "the C backend does not translate it") for p in k.placed]
+      else: run_kernel(k, path, inputs, results[path], memo)
+  return {path: summarize(family, known, rs) for path, rs in results.items()}
+
+def summarize(family:str, known:dict[str, OpResult], results:list[CaseResult]) -> dict[str, OpResult]:
+  """One result per opcode: the worst of its cases (error, mismatch, untestable, numpy-only, pass)."""
+  out = {k: dataclasses.replace(v) for k, v in known.items()}
+  order = {"error": 0, "mismatch": 1, "untestable": 2, "numpy-only": 3, "pass": 4}
+  for r in results:
+    name = r.placed.case.info.name
+    cur = out.get(name)
+    if cur is None: out[name] = OpResult(family, name, r.status, r.detail, 1)
+    else:
+      cur.cases += 1
+      if order[r.status] < order[cur.status]: cur.status, cur.detail = r.status, r.detail
+  return out
