@@ -866,7 +866,9 @@ def fsqrt(env, x):
 
 def ldexp(env, x, n):
   x, n = fl(x), check_int(n)
-  if x.is_nan() or math.isinf(x.v) or x.v == 0: return x
+  if x.is_nan(): return Float(x.fmt, N.NAN)  # an arithmetic result: any quiet NaN
+  if math.isinf(x.v) or x.v == 0: return x
+  if abs(n) > POWER_LIMIT: n = POWER_LIMIT if n > 0 else -POWER_LIMIT
   return N.rounded(x.fmt, Fraction(N.exact(x)) * Fraction(2) ** n, env.rtz)
 
 def fpow(env, a, b):

@@ -40,7 +40,8 @@ TRIG_WHY = ("the pseudocode rounds S0 * 2*pi to the operand's format before sin/
             "|S0| beyond a few revolutions (and overflows f16); the instruction takes its input in revolutions, so "
             "the reading removes S0's integer part exactly first (then 1 ulp, TOLERANCE)")
 
-# instruction name -> (replacement pseudocode, class, reason)
+# instruction name -> (replacement pseudocode ({NAME} stands for the manual's text) or a function of the manual's text,
+# class, reason)
 OVERRIDES = {
   **{f"V_RNDNE_{t.upper()}": (_rndne(t), "b", RNDNE_WHY) for t in ("f16", "f32", "f64")},
   "V_FRACT_F16": (_fract("f16", "16'F(0x3bff)"), "b", FRACT_WHY),
@@ -54,13 +55,19 @@ OVERRIDES = {
   "V_LDEXP_F16": ("D0.f16 = S0.f16 * 2.0F ** 32'I(S1.i16)", "c",
                   "the pseudocode rounds the scale 2**S1 to f16 first (16'F(...)), which is 0 or inf for most "
                   "S1 and makes ldexp(inf, -20) NaN; the instruction scales exactly (reading power-of-two)"),
+  "V_DIV_FIXUP_F32": (lambda text: text.replace(
+      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif",
+      "elsif isNAN(64'F(S0.f32)) then\nD0.f32 = sign_out ? -INF.f32 : +INF.f32\n"
+      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif"), "b",
+      "errata div-fixup-nan: where the pseudocode returns the estimate S0 with the quotient's sign, a NaN estimate "
+      "gives +-inf on hardware"),
   "V_FMAC_DX9_ZERO_F32": ("S2 = D0;\n{V_FMAC_DX9_ZERO_F32}", "c",
                           "the pseudocode (copied from V_FMA_DX9_ZERO) returns S2 for a zero product; the FMAC form "
                           "has no S2: its addend is D0"),
   "V_DIV_SCALE_F32": ("D0.f32 = S0.f32;\n" + "{V_DIV_SCALE_F32}", "c",
                       "the pseudocode only assigns D0 in its special cases; elsewhere the instruction passes S0 "
                       "through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first"),
-  "V_DIV_SCALE_F64": ("D0.f64 = S0.f64;\n" + "{V_DIV_SCALE_F64}", "c", "as V_DIV_SCALE_F32"),
+  "V_DIV_SCALE_F64": ("D0.f64 = S0.f64;\n" + "{V_DIV_SCALE_F64}", "c", "as V_DIV_SCALE_F32: D0 = S0 outside the special cases"),
 }
 
 CHOICES = [
@@ -127,7 +134,10 @@ def pcode_for(family:str, name:str, text:str|None) -> tuple[str|None, str|None]:
   if (why:=untestable(name)) is not None: return None, why
   if text is None: return None, "tinygrad's table has no pseudocode for it"
   o = OVERRIDES.get(base_name(name))
-  if o is not None: text = o[0].replace("{" + base_name(name) + "}", text)
+  if o is not None:
+    new = o[0](text) if callable(o[0]) else o[0].replace("{" + base_name(name) + "}", text)
+    if new == text: raise ValueError(f"readings.OVERRIDES[{base_name(name)}] no longer applies to the pseudocode")
+    text = new
   return text, None
 
 def tolerance(name:str) -> tuple[int, str]|None:

@@ -44,6 +44,19 @@ ERRATA = [
           "tests/test_rdna_bitset.py::test_s_bitset", "fixed"),
   Erratum("ds-storexchg-rtn", "ds_storexchg_rtn_b32/b64", "returns the old value", "returns the old value",
           "memops.ldsatomic 'xchg' (the C backend declines it)", "test_ds_storexchg_rtn_returns_old", "numpy"),
+  Erratum("rndne-ieee", "v_rndne_f16/f32/f64", "D0 = floor(S0 + 0.5), then 1 subtracted at an odd tie: +0 for "
+          "-0.5 < S0 < 0, and for f16 S0 + 0.5 is rounded first (1601 gives 1602)", "IEEE roundToIntegralTiesToEven: "
+          "-0.3 gives -0, 1601 stays 1601 (LLVM lowers llvm.rint/roundeven to it unchanged)",
+          "semantics RNDNE_* (np.rint), cgen RNDNE_F32 (rint32)", "tests/test_conformance.py::"
+          "test_family_conforms_on_both_paths (readings.OVERRIDES)", "fixed"),
+  Erratum("fract-below-one", "v_fract_f16/f32/f64", "D0 = S0 + -floor(S0): 1.0 for a tiny negative S0",
+          "the largest value below 1.0 (0x3f7fffff for f32; LLVM folds llvm.amdgcn.fract as min(x - floor(x), "
+          "0x1.fffffep-1))", "runtime.fract", "tests/test_conformance.py::test_family_conforms_on_both_paths "
+          "(readings.OVERRIDES)", "fixed"),
+  Erratum("frexp-exponent", "v_frexp_exp_i32_f32/f64, v_frexp_exp_i16_f16", "exponent(S0) - bias + 1: 1 - bias for "
+          "zero and subnormals", "frexp's exponent: 0 for zero, the true exponent of a subnormal (LLVM lowers "
+          "llvm.frexp to it with denormals enabled)", "runtime.frexp_exp", "tests/test_conformance.py::"
+          "test_family_conforms_on_both_paths (readings.OVERRIDES)", "fixed"),
   Erratum("writelane-const-lane", "v_writelane_b32 with a constant lane", "D.lane[S1] = S0", "as the manual (the "
           "0-d lane mask crashed runtime.unpack once)", "runtime.unpack; the C backend declines v_writelane",
           "test_writelane_constant_lane", "numpy"),
