@@ -50,3 +50,29 @@ def test_untestable_instructions_say_why():
     for i in H.infos(f):
       if i.why is not None: assert len(i.why) > 10, i.name
   assert isinstance(interp.EvalError("x"), Exception)
+
+def test_ldexp_f64_by_an_exponent_beyond_the_range(monkeypatch):
+  """v_ldexp_f64 with |S1| past 2**11: 2**52 * 2**-(2**31) is 0 and 2**-1000 * 2**2100 is inf (the exponent was
+  clipped at +-1100, so a large negative one left a finite number). The C path does not translate it: numpy."""
+  import math, numpy as np
+  from tinygrad.renderer.amd.dsl import s, v
+  from tinygrad.runtime.autogen.amd.rdna3 import ins as I
+  from test_rdna_harness import aligned
+  from test_rdna_isa import kernel, run as run_kernel
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  xs = [2.0**52 + 1, 1e300, -1e-300, 2.0**-1000, -3.0, 5e-324, 1.5, -2.0**1023]
+  es = [-2**31, -1_500_000_000, 2**31 - 1, 2100, 1030, 2000, -1074, -2200]
+  inp = aligned(32 * 8 + 32 * 4, 256)
+  inp[:256].view(np.float64)[:] = np.resize(np.array(xs), 32)
+  inp[256:].view(np.int32)[:] = np.resize(np.array(es, np.int32), 32)
+  out = aligned(32 * 8, 256)
+  body = [I.v_lshlrev_b32_e32(v[1], 3, v[0]), I.v_lshlrev_b32_e32(v[5], 2, v[0]),
+          I.global_load_b64(vdst=v[2:3], addr=v[1], saddr=s[6:7], offset=0),
+          I.global_load_b32(vdst=v[4], addr=v[5], saddr=s[6:7], offset=256), I.s_waitcnt(simm16=0),
+          I.v_ldexp_f64(v[8:9], v[2:3], v[4]), I.global_store_b64(addr=v[1], data=v[8:9], saddr=s[4:5], offset=0), I.s_endpgm()]
+  run_kernel(kernel(*body), out.view(np.uint32), inp.view(np.uint32))
+  def ldexp(x, e):
+    try: return math.ldexp(x, e)
+    except OverflowError: return math.copysign(math.inf, x)
+  want = np.array([ldexp(float(x), int(e)) for x, e in zip(np.resize(np.array(xs), 32), np.resize(np.array(es), 32))])
+  np.testing.assert_array_equal(out.view(np.float64).view(np.uint64), want.view(np.uint64))

@@ -674,12 +674,24 @@ def infos(family:str) -> list[OpInfo]:
 _probe:dict|None = None
 
 def implemented(family:str, name:str) -> tuple[bool, bool]:
-  """(numpy, C) implement the opcode, per tests/rdna_coverage.py's probe of the two translators."""
+  """(numpy, C) implement the opcode, per tests/rdna_coverage.py's probe of the two translators (given this
+  harness's own encoding of the opcode where the probe's placeholder operands do not build)."""
   global _probe
-  if _probe is None:
-    import rdna_coverage
-    _probe = {(enc, n): r for (enc, n), r in rdna_coverage.report().items() if r is not None}
-  return _probe.get((family, name), (False, False))
+  import rdna_coverage
+  if _probe is None: _probe = rdna_coverage.report()
+  r = _probe.get((family, name))
+  if r is None:
+    info = next(i for i in infos(family) if i.name == name)
+    try: inst = _place(info, Case(info, {s_.pos: ("v" if "v" in s_.kinds else s_.kinds[0]) for s_ in info.srcs}, {}), Alloc())
+    except (Untestable, _Full): return False, False
+    r = _probe[(family, name)] = probe_translators(rdna_coverage, inst.code[inst.inst_index])
+  return r
+
+def probe_translators(rdna_coverage, inst) -> tuple[bool, bool]:
+  from mockgpu.compiler.rdna import translate, cgen
+  np_tr, c_tr = translate.Translator([], False, False), cgen.CTranslator([], False, False)
+  c_tr.names, c_tr.vregs = {}, {0}
+  return (rdna_coverage.implemented(np_tr, inst, translate.Unsupported), rdna_coverage.implemented(c_tr, inst, cgen.NoNative))
 
 def cases_for(family:str, rng, full:bool, only:set[str]|None=None) -> tuple[list[tuple[Case, bool]], dict[str, OpResult]]:
   """The cases to run, each with whether it runs on the C path too, and the results already known (untestable,
