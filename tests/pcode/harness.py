@@ -24,7 +24,7 @@ from tinygrad.runtime.autogen.amd.common import OpType
 from pcode import interp, numbers as N, operands as O, readings
 from pcode.parse import PcodeSyntaxError
 
-FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P"]
+FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "DS"]
 SALU = ("SOP1", "SOP2", "SOPC", "SOPK")
 CALLS = interp.calls_for(PCODE)
 WAVE = 32
@@ -52,6 +52,9 @@ for _p in range(3):
   for _i, _c in enumerate(CLASSES32): SRC_SREG[(_c, _p)] = SREC + 14 + 5 * _p + _i
 VCC_IN, EXEC_IN, SCC_IN = SREC + 29, SREC + 30, SREC + 31  # s41, s42, s43
 CAPTURE_S0, CAPTURE_S1 = 44, 106          # s44..s105 hold captured scalar results
+LANE16, LANE_WIDE = 2, 3                  # DS: v2 = lane * 16, v3 = lane * WIDE_SLOT (the lane's LDS slot offsets)
+WIDE_SLOT = 528                           # a lane's slot for the STRIDE64 forms (offset1 * 256 or * 512, 16 bytes each)
+LDS_GRANULE, LDS_SIZE_SHIFT, LDS_BYTES = 512, 15, 65536
 
 class Untestable(Exception):
   """The harness cannot run or evaluate this instruction (the message says why)."""
@@ -153,6 +156,9 @@ def op_info(family:str, op) -> OpInfo:
         if family == "VOP3P" and "MIX" in name: cls = "f16"  # op_sel_hi (default 1) reads f16 halves
         srcs.append(Src(pos, f, cls, bits, src_kinds(family, name, f, optype, bits)))
   if family == "SOPK" and "sdst" in ops: srcs = []  # S0 is the destination register itself (readings)
+  if family == "DS":  # DATA, DATA2: VGPRs only (the address register is the harness's)
+    srcs = [Src(pos, f, "b128" if ops[f][1] > 64 else O.operand_class(*ops[f][:2]), ops[f][1], ("v",))
+            for pos, f in enumerate(("data0", "data1")) if f in ops]
   dst, dst_bits, dst_cls = None, 0, "b32"
   for f in ("vdst", "sdst"):
     if f in ops and not (family == "VOP3SD" and f == "sdst"):
@@ -205,7 +211,7 @@ def pick_constant(rng, cls:str):
 class Alloc:
   """Registers of one kernel: destination VGPRs v36..v255 (16-bit e32 destinations below v128, where v[128+n] would
   name a high half), capture SGPRs s44..s105, and at the end one VGPR per capture SGPR (flush) to store it from."""
-  def __init__(self): self.lo, self.hi, self.s = DEST_V0, 128, CAPTURE_S0
+  def __init__(self): self.lo, self.hi, self.s, self.lds = DEST_V0, 128, CAPTURE_S0, 0
   def vgpr(self, n:int, low:bool=False) -> int|None:
     if low or self.hi + n + self.flush_regs() > 256:
       if self.lo + n > 128: return None
@@ -235,6 +241,9 @@ class Placed:
   outputs: dict                      # output name -> ('v', reg, nregs) or ('s', sgpr, nregs) (flushed to VGPRs)
   priv: int|None = None              # v_swap: the private copy of the source register
   flush: int = 0                     # the VGPR that holds s44 after the flush (assemble sets it)
+  before: list = dataclasses.field(default_factory=list)  # run with every lane before the cases (LDS set-up)
+  after: list = dataclasses.field(default_factory=list)   # and after them (LDS read-back)
+  lds: tuple = ()                    # DS: (region base, lane slot bytes, chunk offsets, address offset, offset0, offset1)
 
 class Kernel:
   def __init__(self): self.placed, self.alloc = [], Alloc()
@@ -243,7 +252,7 @@ class Kernel:
     """A kernel to run (and drop failing cases from) without changing the packed one the other path runs."""
     out = Kernel()
     out.placed = list(k.placed)
-    out.alloc.lo, out.alloc.hi, out.alloc.s = k.alloc.lo, k.alloc.hi, k.alloc.s
+    out.alloc.lo, out.alloc.hi, out.alloc.s, out.alloc.lds = k.alloc.lo, k.alloc.hi, k.alloc.s, k.alloc.lds
     return out
 
 def operand(case:Case, src:Src):
@@ -266,10 +275,10 @@ def operand(case:Case, src:Src):
 def place(kernel:Kernel, case:Case) -> bool:
   """Add a case to the kernel; False when its registers do not fit (the caller starts a new kernel)."""
   info, a = case.info, kernel.alloc
-  saved = (a.lo, a.hi, a.s)
+  saved = (a.lo, a.hi, a.s, a.lds)
   try: p = _place(info, case, a)
   except _Full:
-    a.lo, a.hi, a.s = saved
+    a.lo, a.hi, a.s, a.lds = saved
     return False
   kernel.placed.append(p)
   return True
@@ -282,6 +291,7 @@ def _need(r):
 
 def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
   fam = info.family
+  if fam == "DS": return _place_ds(info, case, a)
   kw, operands, outputs, pre, post = {}, {}, {}, [], []
   e32_16 = fam in ("VOP1", "VOP2", "VOPC") and (info.dst_bits == 16 or any(x.bits == 16 for x in info.srcs))
   for src in info.srcs:
@@ -333,6 +343,105 @@ def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
   except Exception as e: raise Untestable(f"the DSL cannot build it: {e}") from e
   return Placed(case, pre + [inst] + post, len(pre), operands, outputs, priv)
 
+# *** DS: each lane owns a slot of the case's LDS region, set from its lane record before the cases and read back ***
+
+def ds_shape(info:OpInfo) -> tuple[int, list[int], bool]:
+  """(lane slot bytes, offsets of the 16-byte chunks the case may touch, whether offset0/offset1 address separately)."""
+  n = info.name
+  if "STRIDE64" in n: return WIDE_SLOT, [0, 512 if n.endswith("B64") else 256], True
+  return 16, [0], "2ADDR" in n
+
+def ds_offsets(info:OpInfo, simm:int) -> tuple[int, int]:
+  """The case's offset0/offset1 (2ADDR: each scaled by the access size, staying inside the chunks), or the small
+  byte offset of a single-address access (aligned to its size, inside the 16-byte slot)."""
+  slot, chunks, two = ds_shape(info)
+  if "STRIDE64" in info.name: return simm & 1, 1
+  if two: return (simm & 1, (simm >> 1) & 1) if info.name.endswith("B64") else (simm & 3, (simm >> 2) & 3)
+  size = max(1, max([s_.bits for s_ in info.srcs] + [info.dst_bits]) // 8)
+  size = 16 if size > 8 else size
+  return (simm % (16 // size)) * size, 0
+
+def _place_ds(info:OpInfo, case:Case, a:Alloc) -> Placed:
+  kw, operands, outputs, pre = {}, {}, {}, []
+  slot, chunks, two = ds_shape(info)
+  base = a.lds
+  if base + WAVE * slot > LDS_BYTES: raise _Full()
+  a.lds = base + WAVE * slot
+  lane_reg = LANE_WIDE if slot != 16 else LANE16
+  mem = _need(a.vgpr(4 * len(chunks)))
+  outputs["MEM"] = ("v", mem, 4 * len(chunks))
+  off = lambda x: {"offset0": x & 0xff, "offset1": x >> 8}
+  before = [I.ds_store_b128(addr=v[lane_reg], data0=v[mem + 4 * i:mem + 4 * i + 3], **off(base + c)) for i, c in enumerate(chunks)]
+  after = [I.ds_load_b128(vdst=v[mem + 4 * i:mem + 4 * i + 3], addr=v[lane_reg], **off(base + c)) for i, c in enumerate(chunks)]
+  o0, o1 = ds_offsets(info, case.simm)
+  if two:  # 8-bit offsets each: the region's base goes into the address
+    addr = _need(a.vgpr(1))
+    pre.append(I.v_add_nc_u32_e32(v[addr], base, v[lane_reg]))
+    kw.update(addr=v[addr], offset0=o0, offset1=o1)
+  else: kw.update(addr=v[lane_reg], **off(base + o0))
+  for src in info.srcs:
+    dsl, what = operand(case, src)
+    kw[src.field] = dsl
+    operands[src.pos] = what
+  if info.dst == "v":
+    n = max(1, info.dst_bits // 32)
+    d = _need(a.vgpr(n))
+    kw["vdst"] = v[d] if n == 1 else v[d:d + n - 1]
+    outputs["D0"] = ("v", d, n)
+  try: inst = getattr(I, info.name.lower())(**kw)
+  except Exception as e: raise Untestable(f"the DSL cannot build it: {e}") from e
+  lds = (base, slot, chunks, base if two else base + o0, o0, o1)
+  return Placed(case, pre + [inst], len(pre), operands, outputs, before=before, after=after, lds=lds)
+
+class LaneMemory:
+  """One lane's LDS bytes (its chunks), for MEM[...] in the pseudocode; anything else is outside the model. Stored
+  unspecified NaNs are remembered by their byte range (addr -> (bytes, format))."""
+  def __init__(self, chunks:dict[int, int]):
+    self.bytes = {a + i: (v >> (8 * i)) & 0xff for a, v in chunks.items() for i in range(16)}
+    self.loose:dict[int, tuple[int, str]] = {}
+  def read(self, addr:int, n:int) -> int:
+    try: bits = sum(self.bytes[addr + i] << (8 * i) for i in range(n))
+    except KeyError: raise interp.EvalError(f"MEM[0x{addr:x}] outside this lane's LDS slot") from None
+    fields = []
+    for a, (m, fmt) in self.loose.items():
+      if addr <= a and a + m <= addr + n: fields.append((8 * (a - addr), 8 * m, fmt))
+      elif a < addr + n and a + m > addr: raise interp.EvalError("reads part of an unspecified NaN in memory")
+    return interp.with_fields(bits, tuple(fields))
+  def write(self, addr:int, n:int, bits:int, fields:tuple=()):
+    for i in range(n):
+      if addr + i not in self.bytes: raise interp.EvalError(f"MEM[0x{addr + i:x}] written outside this lane's LDS slot")
+      self.bytes[addr + i] = (bits >> (8 * i)) & 0xff
+    self.loose = {a: v for a, v in self.loose.items() if a + v[0] <= addr or a >= addr + n}
+    for lo, w, fmt in fields: self.loose[addr + lo // 8] = (w // 8, fmt)
+
+NAMES_OFFSET = re.compile(r"\bOFFSET[01]?\b")
+
+def _expect_ds(p:Placed, inputs:Inputs, w:int, out:dict):
+  """Each active lane runs the pseudocode on its own slot. ADDR is the address register when the pseudocode adds the
+  offset itself (MEM[ADDR + OFFSET]), else the address the instruction accesses (readings.CHOICES ds-addr)."""
+  info = p.case.info
+  base, slot, chunks, addr_off, o0, o1 = p.lds
+  exec_mask = inputs.W[w][EXEC_IN - SREC]
+  names_offset = bool(NAMES_OFFSET.search(info.text))
+  for l in range(WAVE):
+    g = w * WAVE + l
+    old = {k: lane_value(inputs, g, o[1], o[2]) for k, o in p.outputs.items()}
+    if not exec_mask >> l & 1:
+      for k in p.outputs: out[k].append((old[k], ()))
+      continue
+    lane_addr = l * slot
+    vaddr = lane_addr + (base if "2ADDR" in info.name else 0)
+    mem = LaneMemory({lane_addr + base + c: (old["MEM"] >> (128 * i)) & ((1 << 128) - 1) for i, c in enumerate(chunks)})
+    vars = {"ADDR": vaddr if names_offset else lane_addr + addr_off, "ADDR_BASE": vaddr, "OFFSET": (o1 << 8 | o0) if "2ADDR" in info.name else addr_off,
+            "OFFSET0": o0, "OFFSET1": o1, "RETURN_DATA": old.get("D0", 0), "laneId": l, "M0": 0, "WAVE_MODE_IEEE": 1}
+    for src in info.srcs: vars["DATA" if src.pos == 0 else "DATA2"] = src_bits(p, src, inputs, g, w)
+    env = interp.Env(vars, mem=mem)
+    run_prog(info, env)
+    if "D0" in out: out["D0"].append(_bits(env.vars["RETURN_DATA"], 32 * p.outputs["D0"][2]))
+    got = [mem.read(lane_addr + base + c, 16) for c in chunks]
+    loose = tuple((lo + 128 * i, w, fmt) for i, x in enumerate(got) for lo, w, fmt in interp.loose_fields(x))
+    out["MEM"].append((sum(int(x) << (128 * i) for i, x in enumerate(got)), loose))
+
 def assemble(kernel:Kernel, n_lanes:int) -> tuple[bytes, dict[int, int]]:
   """The kernel's code and a map from each case instruction's byte offset to its index in kernel.placed."""
   code = [I.s_load_b256(sdata=s[4:11], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0),
@@ -343,7 +452,11 @@ def assemble(kernel:Kernel, n_lanes:int) -> tuple[bytes, dict[int, int]]:
   regs = _ranges(kernel)
   for lo, hi in [(4, DEST_V0)] + regs:
     for r in range(lo, hi, 4): code.append(I.global_load_b128(vdst=v[r:r + 3], addr=v[1], saddr=s[6:7], offset=4 * r))
-  code += [I.s_waitcnt(simm16=0), I.s_mov_b32(VCC_LO, s[VCC_IN]), I.s_mov_b32(VCC_HI, 0), I.s_mov_b32(EXEC_LO, s[EXEC_IN])]
+  code.append(I.s_waitcnt(simm16=0))
+  if kernel.alloc.lds:  # v2, v3: this lane's LDS slot offset (16-byte and stride-64 slots)
+    code += [I.v_lshlrev_b32_e32(v[LANE16], 4, v[0]), I.v_mul_u32_u24_e32(v[LANE_WIDE], WIDE_SLOT, v[0])]
+  code += [x for p in kernel.placed for x in p.before] + [I.s_waitcnt(simm16=0)]
+  code += [I.s_mov_b32(VCC_LO, s[VCC_IN]), I.s_mov_b32(VCC_HI, 0), I.s_mov_b32(EXEC_LO, s[EXEC_IN])]
   where = {}
   size = sum(len(i.to_bytes()) for i in code)
   for idx, p in enumerate(kernel.placed):
@@ -352,6 +465,7 @@ def assemble(kernel:Kernel, n_lanes:int) -> tuple[bytes, dict[int, int]]:
       size += len(inst.to_bytes())
     code += p.code
   code.append(I.s_mov_b32(EXEC_LO, -1))
+  code += [x for p in kernel.placed for x in p.after] + [I.s_waitcnt(simm16=0)]
   base = kernel.alloc.flush_base()
   for k in range(0, kernel.alloc.flush_regs(), 2):  # two captured SGPRs per VALU move
     code.append(I.v_lshlrev_b64(v[base + k:base + k + 1], 0, s[CAPTURE_S0 + k:CAPTURE_S0 + k + 1]))
@@ -392,6 +506,16 @@ def special_rows(cls:str, pos:int, n:int) -> list[int]:
   if cls == "b128": return [pick(i, pos) << 64 | pick(i + 3, pos) for i in range(n)]
   return [pick(i, pos) for i in range(n)]
 
+def old_specials(lanes:np.ndarray):
+  """The first wave's destination registers (the old values partial writes keep, and DS memory) get float32 and
+  float64 special values in a fixed pattern; the other waves keep random bits."""
+  f32, f64 = O.SPECIAL["f32"], O.SPECIAL["f64"]
+  for l in range(WAVE):
+    for r in range(DEST_V0, 256, 2):
+      k = (r // 2 + l) % 3
+      if k == 0: lanes[l, r], lanes[l, r + 1] = f64[(r + l) % len(f64)] & 0xffffffff, f64[(r + l) % len(f64)] >> 32
+      elif k == 1: lanes[l, r], lanes[l, r + 1] = f32[(r + l) % len(f32)], f32[(r + 3 * l + 1) % len(f32)]
+
 def make_inputs(seed:int, n_waves:int, salu:bool) -> Inputs:
   """The same inputs for every kernel of a run (so a case's operands do not depend on which kernel it landed in):
   the first wave of lanes (VALU) or the first waves (SALU) hold the special values in a fixed arrangement, the rest
@@ -408,6 +532,7 @@ def make_inputs(seed:int, n_waves:int, salu:bool) -> Inputs:
       same = rng.random(n) < 0.12
       vals = [int(f) if sm and g >= WAVE else x for g, (x, f, sm) in enumerate(zip(vals, first, same))]
     put(lanes, r, vals, max(1, O.CLASS_BITS[cls] // 32))
+  old_specials(lanes)
   waves = rng.integers(0, 2**32, (n_waves, 32), dtype=np.uint64).astype(np.uint32)
   n_spec = n_waves // 2 if salu else 0
   for (cls, pos), r in SRC_SREG.items():
@@ -435,7 +560,7 @@ class Ran:
   base: int                  # the code's address (error messages name absolute PCs)
   def __post_init__(self): self.rows = self.out.tolist() if self.out is not None else None
 
-def dispatch(code:bytes, inputs:Inputs, path:str) -> Ran:
+def dispatch(code:bytes, inputs:Inputs, path:str, lds:int=0) -> Ran:
   """One dispatch of the kernel on a path ('numpy' or 'native'), one workgroup of one wave per wave record."""
   from mockgpu import system
   from mockgpu.memory import AddressSpace
@@ -453,7 +578,8 @@ def dispatch(code:bytes, inputs:Inputs, path:str) -> Ran:
   mem = AddressSpace("conformance")
   for b in (img, lane_in, wave_in, out, args): mem.map(b.ctypes.data, b.nbytes)
   user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
-  d = Dispatch("rdna3", img.ctypes.data, RSRC1, RSRC2, 0, user, 0, 0, (WAVE, 1, 1), (n_waves, 1, 1), True)
+  rsrc2 = RSRC2 | -(-lds // LDS_GRANULE) << LDS_SIZE_SHIFT
+  d = Dispatch("rdna3", img.ctypes.data, RSRC1, rsrc2, 0, user, 0, 0, (WAVE, 1, 1), (n_waves, 1, 1), True)
   old = os.environ.get("MOCKGPU_RDNA_NATIVE")
   os.environ["MOCKGPU_RDNA_NATIVE"] = "0" if path == "numpy" else "1"
   before = system.stats["rdna3.native_launches"]
@@ -519,6 +645,7 @@ def expect(p:Placed, inputs:Inputs) -> dict:
   out = {k: [] for k in p.outputs}
   for w in range(n_waves):
     if info.family in SALU: _expect_salu(p, inputs, w, out)
+    elif info.family == "DS": _expect_ds(p, inputs, w, out)
     elif info.wave_level: _expect_wave(p, inputs, w, out)
     else: _expect_lanes(p, inputs, w, out)
   return out
@@ -705,7 +832,7 @@ def cases_for(family:str, rng, full:bool, only:set[str]|None=None) -> tuple[list
     else:
       vs = variants(info, rng, full, i)
       for c in vs: c.simm = pick_simm(rng, info)
-      if family == "SOPK" or info.literal_k:  # the immediate is the operand: a few of them
+      if family in ("SOPK", "DS") or info.literal_k:  # the immediate is the operand: a few of them
         vs += [dataclasses.replace(vs[0], simm=pick_simm(rng, info), label=f"imm{j}") for j in range(3 if full else 2)]
       try:
         for c in vs: _place(info, c, Alloc())
@@ -718,6 +845,7 @@ def cases_for(family:str, rng, full:bool, only:set[str]|None=None) -> tuple[list
   return out, known
 
 def pick_simm(rng, info:OpInfo) -> int:
+  if info.family == "DS": return int(rng.integers(0, 256))  # the offsets (ds_offsets)
   if info.literal_k: return O.values(rng, "f16" if info.name.endswith(("F16", "F16_E32")) else "f32", 1)[0] & 0xffffffff
   return [0, 1, 0x7fff, 0x8000, 0xffff, int(rng.integers(0, 1 << 16))][int(rng.integers(0, 6))]
 
@@ -760,7 +888,7 @@ def run_kernel(kernel:Kernel, path:str, inputs:Inputs, results:list[CaseResult],
   while kernel.placed:
     code, where = assemble(kernel, len(inputs.waves) * WAVE)
     declined = dict(native.declined)
-    ran = dispatch(code, inputs, path)
+    ran = dispatch(code, inputs, path, kernel.alloc.lds)
     if ran.error is not None:
       i = culprit(ran.error, ran.base, kernel, where)
       if i is None: raise ran.error

@@ -212,8 +212,7 @@ class MemTyped:
   def write(self, env, value):
     if env.mem is None: raise EvalError("MEM[...] (no memory model here)")
     bits, fields = to_bits(value, self.width, self.typ, env)
-    if fields: raise EvalError("an unspecified NaN stored to memory")
-    env.mem.write(self.addr, self.width // 8, bits)
+    env.mem.write(self.addr, self.width // 8, bits, fields)
 
 def retype(p, typ:str):
   """place.typ: a typed view of a place."""

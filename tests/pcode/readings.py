@@ -21,6 +21,12 @@ UNTESTABLE = [
   (r"S_MOVREL.*|V_MOVREL.*|V_SWAPREL_B32.*", "M0-relative register addressing: this harness does not model a whole "
                                               "register file as relative moves need"),
   (r"V_WMMA_.*", "the pseudocode is prose (D = A x B + C); the matrix layouts are not in it"),
+  (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
+   "GDS counters: state outside the LDS this harness models"),
+  (r"DS_NOP", "no operands and no result"),
+  (r"DS_(PERMUTE|BPERMUTE|SWIZZLE)_B32|DS_BVH_STACK_RTN_B32", "cross-lane data movement through the LDS unit (and "
+   "for BVH a traversal stack): the per-lane memory model of this harness does not cover it"),
+  (r"DS_(LOAD|STORE)_ADDTID_B32", "the address comes from M0 and the lane id, not from a register"),
 ]
 
 def _rndne(t): return f"D0.{t} = rint(S0.{t})"
@@ -106,6 +112,10 @@ CHOICES = [
    "op_sel 0 and op_sel_hi 1 (the encodings' defaults): lane i of a packed operand reads half i, as the pseudocode's "
    "S0[31 : 16] / S0[15 : 0] do; v_fma_mix* read f16 low halves (OPSEL_HI = 7)",
    "op_sel is an encoding field the pseudocode does not mention"),
+  ("ds-addr", "DS", "ADDR is the address register plus the instruction's offset, except where the pseudocode adds "
+   "OFFSET (or OFFSET0/OFFSET1) itself; each lane accesses its own 16-byte slot (528 for STRIDE64), set before the "
+   "instruction and read back after it", "the pseudocode uses ADDR both ways (MEM[ADDR + OFFSET] for loads and "
+   "stores, MEM[ADDR] for atomics)"),
   ("sopk-s0", "SOPK", "S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32)",
    "SOPK has one register field"),
   ("literal-64", "64-bit operands with a literal",
