@@ -184,6 +184,8 @@ class Case:
   consts: dict[int, object]
   simm: int = 0                       # SOPK's 16-bit immediate, FMAAK's K
   label: str = ""
+  halves: int = 0                     # 16-bit operands in high halves: bit i source i, bit 3 the destination (VOP3
+                                      # op_sel; in e32 encodings v[128 + n], the true16 name of v[n]'s high half)
 
 def variants(info:OpInfo, rng, full:bool, index:int) -> list[Case]:
   """The operand-kind variants to run: all sources in registers, then the other kinds one source at a time (CI:
@@ -200,7 +202,17 @@ def variants(info:OpInfo, rng, full:bool, index:int) -> list[Case]:
       if info.literal_k or (info.family == "VOP3P"): continue  # one literal slot (K); packed literals: readings
       c.consts[pos] = O.pick_literal(rng, src.cls)
     out.append(c)
+  if (h:=high_halves(info)):  # the high halves of 16-bit operands: op_sel (VOP3), v[128 + n] (e32)
+    out.append(Case(info, dict(base), {}, label="op_sel" if info.family == "VOP3" else "true16", halves=h))
   return out
+
+def high_halves(info:OpInfo) -> int:
+  """The halves bits a 16-bit instruction can select: its 16-bit VGPR sources and a 16-bit VGPR destination."""
+  if info.family not in ("VOP1", "VOP2", "VOPC", "VOP3") or info.wave_level or "S0" in info.writes: return 0
+  if info.family == "VOP3" and "D0" in info.reads: return 0  # which op_sel bit selects an accumulator's half is open
+  bits = sum(1 << s_.pos for s_ in info.srcs if s_.bits == 16 and "v" in s_.kinds)
+  if info.dst == "v" and info.dst_bits == 16: bits |= 8
+  return bits
 
 def pick_constant(rng, cls:str):
   if cls in ("f16", "f32", "f64") and rng.random() < 0.7: return O.FLOAT_CONSTANTS[rng.integers(len(O.FLOAT_CONSTANTS))]
@@ -296,8 +308,10 @@ def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
   e32_16 = fam in ("VOP1", "VOP2", "VOPC") and (info.dst_bits == 16 or any(x.bits == 16 for x in info.srcs))
   for src in info.srcs:
     dsl, what = operand(case, src)
+    if case.halves >> src.pos & 1 and fam != "VOP3": dsl = v[what[1] + 128]  # true16: v[128 + n] is v[n].h
     kw[src.field] = dsl
     operands[src.pos] = what
+  if case.halves and fam == "VOP3": kw["opsel"] = case.halves
   priv = None
   if "S0" in info.writes and fam not in SALU:  # v_swap writes its source register: give it a private copy
     priv = _need(a.vgpr(1, low=e32_16))
@@ -318,7 +332,7 @@ def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
     if info.dst == "v":
       n = max(1, info.dst_bits // 32)
       d = _need(a.vgpr(n, low=e32_16))
-      kw["vdst"] = v[d] if n == 1 else v[d:d + n - 1]
+      kw["vdst"] = v[d + 128] if case.halves & 8 and fam != "VOP3" else v[d] if n == 1 else v[d:d + n - 1]
       outputs["D0"] = ("v", d, n)
     elif info.dst == "s":
       d = _need(a.sgpr(1))
@@ -678,12 +692,18 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
       for k, o in p.outputs.items():
         if o[0] == "v": out[k].append((old[k], ()))
       continue
-    vars = dict(vars0, laneId=l, D0=old.get("D0", 0))
-    for src in info.srcs: vars[f"S{src.pos}"] = src_bits(p, src, inputs, g, w)
+    halves = readings.halves_read(info.name, info.family, p.case.halves)
+    vars = dict(vars0, laneId=l, D0=swap16(old.get("D0", 0)) if halves & 8 else old.get("D0", 0))
+    for src in info.srcs:
+      x = src_bits(p, src, inputs, g, w)
+      vars[f"S{src.pos}"] = swap16(x) if halves >> src.pos & 1 else x
     env = interp.Env(vars)
     run_prog(info, env)
     for k, o in p.outputs.items():
-      if o[0] == "v": out[k].append(_bits(env.vars["D0" if k == "D0" else k], 32 * o[2]))
+      if o[0] != "v": continue
+      bits, loose = _bits(env.vars["D0" if k == "D0" else k], 32 * o[2])
+      if k == "D0" and halves & 8: bits, loose = swap16(bits), tuple(((lo + 16) % 32, w_, f) for lo, w_, f in loose)
+      out[k].append((bits, loose))
     bit = lambda name: int(env.vars[name]) >> l & 1
     if "D0" in masks: masks["D0"] |= bit("D0") << l
     if "VCC" in masks:  # VOPC's e32 compare result (D0) is VCC
@@ -693,6 +713,10 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
       sd = int(env.vars["D1"]) & 1 if "D1" in info.writes else int(interp.truthy(env.vars["VCC"])) if whole_vcc else bit("VCC")
       masks["SDST"] |= sd << l
   for k, m in masks.items(): out[k].append((m, ()))
+
+def swap16(x:int) -> int:
+  """A 32-bit register with its halves exchanged: the pseudocode's S0.f16 (bits 15:0) then reads the high half."""
+  return (x >> 16 & 0xffff) | (x & 0xffff) << 16 | (x & ~0xffffffff)
 
 def _assigned_targets(info:OpInfo) -> list:
   return [st[2] for st in interp.walk_statements(info.prog.ast) if st[0] == "assign"]
@@ -735,11 +759,11 @@ def matches(got:int, want:int, loose:tuple, width:int, tol) -> bool:
     mask &= ~(((1 << w) - 1) << lo)
   if (got & mask) == (want & mask): return True
   if tol is None: return False
-  ulps, fmt = tol
-  w = N.WIDTH[fmt]
-  rest = mask & ~((1 << w) - 1)
+  ulps, fmt, at = tol
+  field = ((1 << N.WIDTH[fmt]) - 1) << at
+  rest = mask & ~field
   if (got & rest) != (want & rest): return False
-  return ulp_distance(got & ((1 << w) - 1), want & ((1 << w) - 1), fmt) <= ulps
+  return ulp_distance((got & field) >> at, (want & field) >> at, fmt) <= ulps
 
 def ulp_distance(a:int, b:int, fmt:str) -> int|float:
   """The number of representable values between two bit patterns of a float format (inf for NaN vs number)."""
@@ -772,6 +796,8 @@ def check(p:Placed, ran:Ran, inputs:Inputs, memo:dict) -> CaseResult:
     if (want:=memo.get(key)) is None: want = memo[key] = expect(p, inputs)
   except interp.EvalError as e: return CaseResult(p, "untestable", f"the evaluator cannot run it: {e}")
   tol = readings.tolerance(info.name)
+  if tol is not None:  # the toleranced result: bits 15:0, or 31:16 where the case writes the high half
+    tol = (*tol, 16 if readings.halves_read(info.name, info.family, p.case.halves) & 8 else 0)
   bad = []
   for name, vals in want.items():
     width = 32 * p.outputs[name][2]

@@ -108,6 +108,12 @@ CHOICES = [
   ("norm-u8", "f16/f32_to_snorm/unorm, f32_to_u8",
    "clamp to [-1, 1] ([0, 1]) or [0, 255], scale, round to nearest even; NaN gives 0",
    "named without a definition in the pseudocode"),
+  ("high-halves", "VOP3 and e32 16-bit instructions",
+   "op_sel bit i (VOP3) or the operand v[128 + n] (e32) hands source i's high half to the pseudocode's S<i>[15 : 0], "
+   "and op_sel bit 3 / vdst v[128 + n] writes the result's 16 bits to the high half, keeping the low one",
+   "op_sel and true16 register names are encoding fields the pseudocode does not mention; errata vop3-cmp16-opsel "
+   "(compares ignore op_sel) and true16-e32/true16-vopc apply. Not run with op_sel: VOP3 instructions that read "
+   "their destination (v_fmac_f16), where the manual does not say which op_sel bit picks the accumulator's half"),
   ("packed-sources", "VOP3P",
    "op_sel 0 and op_sel_hi 1 (the encodings' defaults): lane i of a packed operand reads half i, as the pseudocode's "
    "S0[31 : 16] / S0[15 : 0] do; v_fma_mix* read f16 low halves (OPSEL_HI = 7)",
@@ -133,6 +139,13 @@ TOLERANCE = [
 ]
 
 def base_name(name:str) -> str: return re.sub(r"_E(32|64)$", "", name)
+
+def halves_read(name:str, family:str, halves:int) -> int:
+  """The high-half selections hardware applies (harness.Case.halves: bit i source i, bit 3 the destination).
+  Errata vop3-cmp16-opsel: 16-bit compares in the VOP3 encoding ignore op_sel. Errata true16-e32 and true16-vopc:
+  in e32 encodings v[128 + n] names the high half of v[n] (so the e32 variant reads and writes high halves)."""
+  if family == "VOP3" and re.match(r"V_CMPX?_", name): return 0
+  return halves
 
 def untestable(name:str) -> str|None:
   for pat, why in UNTESTABLE:

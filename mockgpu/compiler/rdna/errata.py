@@ -30,7 +30,9 @@ ERRATA = [
           "a float constant's f32 bit pattern (v_pk_add_u16 v1, v0=0x00030005, 2.0, op_sel_hi=3 gives 0x40030005)",
           "errata.packed_inline (translate.packed_raw; the C backend has no VOP3P)", "test_vop3p_inline_constant", "numpy"),
   Erratum("vop3-cmp16-opsel", "16-bit V_CMP/V_CMPX in VOP3 encoding", "op_sel selects operand halves",
-          "op_sel is ignored", "not modelled", None, "open"),
+          "op_sel is ignored", "translate.vcmp / cgen vcmp read the low halves whatever op_sel says",
+          "tests/test_conformance.py::test_family_conforms_on_both_paths (the op_sel cases, readings.halves_read)",
+          "fixed"),
   Erratum("div-fmas-scale", "v_div_fmas_f32/f64", "scale by 2^32 / 2^64 when VCC", "2^+-64 (f32), 2^+-128 (f64), "
           "the sign chosen by S2's exponent", "not modelled (runtime keeps the pseudocode's scale)", None, "open"),
   Erratum("div-scale-vcc", "v_div_scale_f32/f64", "VCC per the pseudocode's range checks", "VCC also for a zero, "
