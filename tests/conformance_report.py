@@ -99,6 +99,8 @@ def main(argv:list[str]):
   for name, (_, cls, why) in sorted(readings.OVERRIDES.items()): print(f"  {name:24} class {cls}: {why}")
   for cid, what, choice, why in readings.CHOICES: print(f"  {cid:24} ({what}): {choice}. Why: {why}")
   for pat, ulps, fmt, why in readings.TOLERANCE: print(f"  {pat:24} within {ulps} ulp ({fmt}): {why}")
+  print("\nErrata not compared (mockgpu/compiler/rdna/errata.py):")
+  for eid, why in readings.NOT_COMPARED: print(f"  {eid:24} {why}")
   print("\nNot implemented on either path (tinygrad's RDNA3 tables, all encodings):")
   print("\n".join(unimplemented_lines()))
   print("\nPseudocode parse check (the evaluator's language over each family's table):")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import pytest
 from mockgpu import system
-from pcode import harness as H, expected, readings, interp
+from pcode import harness as H, expected, readings
 
 FULL = os.environ.get("MOCKGPU_CONFORMANCE", "") == "full"
 
@@ -46,10 +46,13 @@ def test_the_harness_reports_a_wrong_result(monkeypatch):
   assert run.results["numpy"]["S_SUB_U32"].status == "pass"
 
 def test_untestable_instructions_say_why():
+  """Every opcode the suite cannot compare names its reason, and none of the reasons is a parse failure of an
+  instruction whose pseudocode is code (those must be fixed in the evaluator, not listed)."""
   for f in H.FAMILIES:
     for i in H.infos(f):
-      if i.why is not None: assert len(i.why) > 10, i.name
-  assert isinstance(interp.EvalError("x"), Exception)
+      if i.why is not None:
+        assert len(i.why) > 10, i.name
+        assert "does not parse" not in i.why or i.name.startswith("V_WMMA"), (i.name, i.why)
 
 def test_ldexp_f64_by_an_exponent_beyond_the_range(monkeypatch):
   """v_ldexp_f64 with |S1| past 2**11: 2**52 * 2**-(2**31) is 0 and 2**-1000 * 2**2100 is inf (the exponent was

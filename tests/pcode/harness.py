@@ -14,7 +14,7 @@ Lanes are evaluated one by one with the instruction's pseudocode; cross-lane ins
 (numbers.py: any quiet NaN matches) and the approximate instructions of readings.TOLERANCE (within their ulps).
 """
 from __future__ import annotations
-import dataclasses, enum, os, re, struct
+import dataclasses, enum, os, re, struct, zlib
 import numpy as np
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO, VCC_HI, EXEC_LO, INV_2PI, Reg
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
@@ -87,10 +87,6 @@ class OpInfo:
   wave_level: bool
   sdst: bool                        # VOP3SD's second (mask) destination
   literal_k: bool                   # FMAAK/FMAMK: the literal K is SIMM32
-
-def canonical(op) -> str:
-  """The opcode's name as the expected-mismatch list and the report name it: V_ADD_F32_E32 / V_ADD_F32_E64."""
-  return op.name
 
 def names_in(ast) -> tuple[set[str], set[str]]:
   """(names assigned, names read) of a pseudocode AST."""
@@ -194,10 +190,12 @@ def variants(info:OpInfo, rng, full:bool, index:int) -> list[Case]:
   out = [Case(info, dict(base), {}, label="regs")]
   others = [(s.pos, k) for s in info.srcs for k in s.kinds if k not in (base[s.pos], "m", "v")]
   if not full: others = [others[index % len(others)]] if others else []
+  if full: others += [(pos, "c0") for pos, k in others if k == "c"]  # the full tier also gives every source the constant 0
   for pos, k in others:
     src = next(x for x in info.srcs if x.pos == pos)
-    c = Case(info, {**base, pos: k}, {}, label=f"src{pos}={'sgpr' if k == 's' else 'const' if k == 'c' else 'literal'}")
-    if k == "c": c.consts[pos] = pick_constant(rng, src.cls)
+    c = Case(info, {**base, pos: k[0]}, {}, label=f"src{pos}={'sgpr' if k == 's' else 'const' if k[0] == 'c' else 'literal'}")
+    if k == "c0": c.consts[pos] = 0
+    elif k == "c": c.consts[pos] = pick_constant(rng, src.cls, info.name if pos == 1 else "")
     if k == "l":
       if info.literal_k or (info.family == "VOP3P"): continue  # one literal slot (K); packed literals: readings
       c.consts[pos] = O.pick_literal(rng, src.cls)
@@ -214,7 +212,8 @@ def high_halves(info:OpInfo) -> int:
   if info.dst == "v" and info.dst_bits == 16: bits |= 8
   return bits
 
-def pick_constant(rng, cls:str):
+def pick_constant(rng, cls:str, name:str=""):
+  if "CLASS" in name: cls = "b32"  # the class mask is bits (readings.CHOICES class-mask)
   if cls in ("f16", "f32", "f64") and rng.random() < 0.7: return O.FLOAT_CONSTANTS[rng.integers(len(O.FLOAT_CONSTANTS))]
   return O.INT_CONSTANTS[rng.integers(len(O.INT_CONSTANTS))]
 
@@ -304,7 +303,7 @@ def _need(r):
 def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
   fam = info.family
   if fam == "DS": return _place_ds(info, case, a)
-  kw, operands, outputs, pre, post = {}, {}, {}, [], []
+  kw, operands, outputs, pre = {}, {}, {}, []
   e32_16 = fam in ("VOP1", "VOP2", "VOPC") and (info.dst_bits == 16 or any(x.bits == 16 for x in info.srcs))
   for src in info.srcs:
     dsl, what = operand(case, src)
@@ -318,44 +317,54 @@ def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
     pre.append(I.v_mov_b32_e32(v[priv], kw["src0"]))
     kw["src0"] = v[priv]
     outputs["S0"] = ("v", priv, 1)
-  if fam in SALU:
-    if info.dst == "s":
-      n = max(1, info.dst_bits // 32)
-      d = _need(a.sgpr(n))
-      kw["sdst"] = s[d] if n == 1 else s[d:d + 1]
-      pre.append(I.s_mov_b32(s[d], s[DOLD_S]) if n == 1 else I.s_mov_b64(s[d:d + 1], s[DOLD_S:DOLD_S + 1]))
-      outputs["D0"] = ("s", d, n)
-    if "SCC" in info.reads: pre.append(I.s_cmp_lg_u32(s[SCC_IN], 0))
-    if fam == "SOPK": kw["simm16"] = case.simm
-    if info.literal_k: kw["literal"] = case.simm
-  else:
-    if info.dst == "v":
-      n = max(1, info.dst_bits // 32)
-      d = _need(a.vgpr(n, low=e32_16))
-      kw["vdst"] = v[d + 128] if case.halves & 8 and fam != "VOP3" else v[d] if n == 1 else v[d:d + n - 1]
-      outputs["D0"] = ("v", d, n)
-    elif info.dst == "s":
-      d = _need(a.sgpr(1))
-      kw["vdst"] = s[d]
-      outputs["D0"] = ("s", d, 1)
-    elif info.dst == "exec": kw["vdst"] = EXEC_LO
-    if info.sdst:
-      d = _need(a.sgpr(1))
-      kw["sdst"] = s[d]
-      outputs["SDST"] = ("s", d, 1)
-    if info.literal_k: kw["literal"] = case.simm
-  if fam == "VOPC" and "D0" in info.writes:  # the e32 compare result goes to VCC
-    outputs["VCC"] = ("s", _need(a.sgpr(1)), 1)
-  elif "VCC" in info.writes and not info.sdst:
-    outputs["VCC"] = ("s", _need(a.sgpr(1)), 1)
-  if "EXEC" in info.writes: outputs["EXEC"] = ("s", _need(a.sgpr(1)), 1)
-  if "SCC" in info.writes and fam in SALU: outputs["SCC"] = ("s", _need(a.sgpr(1)), 1)
-  if "VCC" in outputs: post += [I.s_mov_b32(s[outputs["VCC"][1]], VCC_LO), I.s_mov_b32(VCC_LO, s[VCC_IN])]
-  if "EXEC" in outputs: post += [I.s_mov_b32(s[outputs["EXEC"][1]], EXEC_LO), I.s_mov_b32(EXEC_LO, s[EXEC_IN])]
-  if "SCC" in outputs: post.append(I.s_cselect_b32(s[outputs["SCC"][1]], 1, 0))
+  (_salu_destination if fam in SALU else _valu_destination)(info, case, a, kw, outputs, pre, e32_16)
+  if info.literal_k: kw["literal"] = case.simm
+  post = _captures(info, a, outputs)
   try: inst = getattr(I, info.name.lower())(**kw)
   except Exception as e: raise Untestable(f"the DSL cannot build it: {e}") from e
   return Placed(case, pre + [inst] + post, len(pre), operands, outputs, priv)
+
+def _salu_destination(info:OpInfo, case:Case, a:Alloc, kw:dict, outputs:dict, pre:list, _):
+  """SDST (initialised with the wave's old value, for the instructions that read or partly write it), SCC in."""
+  if info.dst == "s":
+    n = max(1, info.dst_bits // 32)
+    d = _need(a.sgpr(n))
+    kw["sdst"] = s[d] if n == 1 else s[d:d + 1]
+    pre.append(I.s_mov_b32(s[d], s[DOLD_S]) if n == 1 else I.s_mov_b64(s[d:d + 1], s[DOLD_S:DOLD_S + 1]))
+    outputs["D0"] = ("s", d, n)
+  if "SCC" in info.reads: pre.append(I.s_cmp_lg_u32(s[SCC_IN], 0))
+  if info.family == "SOPK": kw["simm16"] = case.simm
+
+def _valu_destination(info:OpInfo, case:Case, a:Alloc, kw:dict, outputs:dict, pre:list, e32_16:bool):
+  """VDST (a VGPR, an SGPR for compares/readlane, EXEC for v_cmpx e64) and VOP3SD's SDST."""
+  if info.dst == "v":
+    n = max(1, info.dst_bits // 32)
+    d = _need(a.vgpr(n, low=e32_16))
+    kw["vdst"] = v[d + 128] if case.halves & 8 and info.family != "VOP3" else v[d] if n == 1 else v[d:d + n - 1]
+    outputs["D0"] = ("v", d, n)
+  elif info.dst == "s":
+    d = _need(a.sgpr(1))
+    kw["vdst"] = s[d]
+    outputs["D0"] = ("s", d, 1)
+  elif info.dst == "exec": kw["vdst"] = EXEC_LO
+  if info.sdst:
+    d = _need(a.sgpr(1))
+    kw["sdst"] = s[d]
+    outputs["SDST"] = ("s", d, 1)
+
+def _captures(info:OpInfo, a:Alloc, outputs:dict) -> list:
+  """The SALU moves after the instruction that capture the VCC, EXEC or SCC it writes (and restore VCC and EXEC)."""
+  fam, post = info.family, []
+  if (fam == "VOPC" and "D0" in info.writes) or ("VCC" in info.writes and not info.sdst):  # e32 compares write VCC
+    outputs["VCC"] = ("s", _need(a.sgpr(1)), 1)
+    post += [I.s_mov_b32(s[outputs["VCC"][1]], VCC_LO), I.s_mov_b32(VCC_LO, s[VCC_IN])]
+  if "EXEC" in info.writes:
+    outputs["EXEC"] = ("s", _need(a.sgpr(1)), 1)
+    post += [I.s_mov_b32(s[outputs["EXEC"][1]], EXEC_LO), I.s_mov_b32(EXEC_LO, s[EXEC_IN])]
+  if "SCC" in info.writes and fam in SALU:
+    outputs["SCC"] = ("s", _need(a.sgpr(1)), 1)
+    post.append(I.s_cselect_b32(s[outputs["SCC"][1]], 1, 0))
+  return post
 
 # *** DS: each lane owns a slot of the case's LDS region, set from its lane record before the cases and read back ***
 
@@ -450,7 +459,7 @@ def _expect_ds(p:Placed, inputs:Inputs, w:int, out:dict):
             "OFFSET0": o0, "OFFSET1": o1, "RETURN_DATA": old.get("D0", 0), "laneId": l, "M0": 0, "WAVE_MODE_IEEE": 1}
     for src in info.srcs: vars["DATA" if src.pos == 0 else "DATA2"] = src_bits(p, src, inputs, g, w)
     env = interp.Env(vars, mem=mem)
-    run_prog(info, env)
+    info.prog.run(env)
     if "D0" in out: out["D0"].append(_bits(env.vars["RETURN_DATA"], 32 * p.outputs["D0"][2]))
     got = [mem.read(lane_addr + base + c, 16) for c in chunks]
     loose = tuple((lo + 128 * i, w, fmt) for i, x in enumerate(got) for lo, w, fmt in interp.loose_fields(x))
@@ -649,9 +658,6 @@ def lane_value(inputs:Inputs, g:int, reg:int, n:int) -> int:
   row = inputs.L[g]
   return row[reg] if n == 1 else sum(row[reg + i] << (32 * i) for i in range(n))
 
-def run_prog(info:OpInfo, env:interp.Env):
-  info.prog.run(env)
-
 def expect(p:Placed, inputs:Inputs) -> dict:
   """Expected outputs: name -> list per lane ('v' outputs) or per wave ('s' outputs) of (bits, loose fields)."""
   info = p.case.info
@@ -669,7 +675,7 @@ def _expect_salu(p:Placed, inputs:Inputs, w:int, out:dict):
   vars = base_vars(p, inputs, w)
   for src in info.srcs: vars[f"S{src.pos}"] = src_bits(p, src, inputs, w * WAVE, w)
   env = interp.Env(vars)
-  run_prog(info, env)
+  info.prog.run(env)
   for name, o in p.outputs.items():
     if name == "D0": out[name].append(_bits(env.vars["D0"], 32 * o[2]))
     elif name == "SCC": out[name].append((int(interp.truthy(env.vars["SCC"])), ()))
@@ -698,7 +704,7 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
       x = src_bits(p, src, inputs, g, w)
       vars[f"S{src.pos}"] = swap16(x) if halves >> src.pos & 1 else x
     env = interp.Env(vars)
-    run_prog(info, env)
+    info.prog.run(env)
     for k, o in p.outputs.items():
       if o[0] != "v": continue
       bits, loose = _bits(env.vars["D0" if k == "D0" else k], 32 * o[2])
@@ -736,7 +742,7 @@ def _expect_wave(p:Placed, inputs:Inputs, w:int, out:dict):
     vars["VDST"] = d
   vars["D0"] = 0
   env = interp.Env(vars, vgpr=WaveRegs(regs))
-  run_prog(info, env)
+  info.prog.run(env)
   for k, o in p.outputs.items():
     if o[0] == "v": out[k].extend((regs[o[1]][l], ()) for l in range(WAVE))
     else: out[k].append(_bits(env.vars["D0"], 32))
@@ -846,7 +852,7 @@ def probe_translators(rdna_coverage, inst) -> tuple[bool, bool]:
   c_tr.names, c_tr.vregs = {}, {0}
   return (rdna_coverage.implemented(np_tr, inst, translate.Unsupported), rdna_coverage.implemented(c_tr, inst, cgen.NoNative))
 
-def cases_for(family:str, rng, full:bool, only:set[str]|None=None) -> tuple[list[tuple[Case, bool]], dict[str, OpResult]]:
+def cases_for(family:str, seed:int, full:bool, only:set[str]|None=None) -> tuple[list[tuple[Case, bool]], dict[str, OpResult]]:
   """The cases to run, each with whether it runs on the C path too, and the results already known (untestable,
   unimplemented: the same on both paths)."""
   out, known = [], {}
@@ -856,6 +862,7 @@ def cases_for(family:str, rng, full:bool, only:set[str]|None=None) -> tuple[list
     if info.why is not None: known[info.name] = OpResult(family, info.name, "untestable", info.why)
     elif not np_ok: known[info.name] = OpResult(family, info.name, "unimplemented", "the numpy backend does not implement it")
     else:
+      rng = np.random.default_rng([seed, zlib.crc32(info.name.encode())])  # per opcode: stable as the tables grow
       vs = variants(info, rng, full, i)
       for c in vs: c.simm = pick_simm(rng, info)
       if family in ("SOPK", "DS") or info.literal_k:  # the immediate is the operand: a few of them
@@ -924,7 +931,7 @@ def run_kernel(kernel:Kernel, path:str, inputs:Inputs, results:list[CaseResult],
       continue
     if path == "native" and not ran.native:
       why = [k for k, n in native.declined.items() if n > declined.get(k, 0)]
-      hit = [i for i, p in enumerate(kernel.placed) if any(p.case.info.name in w or base_name(p.case.info.name) in w for w in why)]
+      hit = [i for i, p in enumerate(kernel.placed) if any(p.case.info.name in w or readings.base_name(p.case.info.name) in w for w in why)]
       if not hit: hit = list(range(len(kernel.placed)))
       for i in reversed(hit):
         results.append(CaseResult(kernel.placed.pop(i), "numpy-only", f"the C backend declines it: {'; '.join(why)}"))
@@ -933,8 +940,6 @@ def run_kernel(kernel:Kernel, path:str, inputs:Inputs, results:list[CaseResult],
     for p in kernel.placed: results.append(check(p, ran, inputs, memo))
     return ran.native
   return False
-
-def base_name(name:str) -> str: return re.sub(r"_E(32|64)$", "", name)
 
 def _rebuild(kernel:Kernel):
   cases = [p.case for p in kernel.placed]
@@ -951,8 +956,7 @@ class FamilyRun:
 def run_family(family:str, full:bool=False, seed:int=0, paths=PATHS, only:set[str]|None=None) -> FamilyRun:
   """Every opcode of a family (or the `only` ones) on each path. The kernels of C-translated cases run on both paths
   with the same inputs (evaluated once); the others run on numpy and are numpy-only on the native path."""
-  rng = np.random.default_rng([seed, FAMILIES.index(family)])
-  cases, known = cases_for(family, rng, full, only)
+  cases, known = cases_for(family, seed, full, only)
   n_waves = (128 if full else 48) if family in SALU else (16 if full else 3)
   both, numpy_only = pack([c for c, c_ok in cases if c_ok]), pack([c for c, c_ok in cases if not c_ok])
   c_names = {c.info.name for c, c_ok in cases if c_ok}
