@@ -58,17 +58,21 @@ def unimplemented_lines() -> list[str]:
   checked-in baseline (tests/rdna_coverage_baseline.txt)."""
   rows = rdna_coverage.report()
   with open(rdna_coverage.BASELINE) as f: base = {tuple(l.split()) for l in f if l.strip()}
-  out, by_enc = [], collections.defaultdict(list)
+  out, by_enc, unbuilt = [], collections.defaultdict(list), set()
   for (enc, name), r in sorted(rows.items()):
-    if r is None and enc in H.FAMILIES: r = rows[(enc, name)] = H.implemented(enc, name)  # the harness's encoding
+    if r is None and enc in H.FAMILIES:  # probed with the harness's encoding: the coverage probe cannot build it
+      r = rows[(enc, name)] = H.implemented(enc, name)
+      unbuilt.add((enc, name))
     if r is None: by_enc[enc].append(f"{name} (the probe cannot build it)")
     elif not r[0] and not r[1]: by_enc[enc].append(name)
   for enc in rdna_coverage.ENCODINGS:
     if by_enc.get(enc): out.append(f"  {enc} ({len(by_enc[enc])}): {', '.join(by_enc[enc])}")
   now = {(p, enc, name) for (enc, name), r in rows.items() if r for p, ok in zip(("numpy", "C"), r) if ok}
   gained, lost = sorted(now - base), sorted(base - now)
-  out.append(f"  against the baseline: {len(gained)} newly implemented, {len(lost)} no longer implemented")
-  out += [f"    + {' '.join(x)}" for x in gained] + [f"    - {' '.join(x)}" for x in lost]
+  hidden = [x for x in gained if x[1:] in unbuilt]
+  out.append(f"  against the baseline: {len(gained) - len(hidden)} newly implemented, {len(lost)} no longer implemented, "
+             f"{len(hidden)} implemented but missing from it (rdna_coverage.py's probe cannot build them)")
+  out += [f"    + {' '.join(x)}" for x in gained if x not in hidden] + [f"    - {' '.join(x)}" for x in lost]
   return out
 
 def parse_lines() -> list[str]:
