@@ -9,5 +9,6 @@ evaluator is the reference the executors are compared with.
                 ambiguous or incomplete: replacement pseudocode per instruction, each with its reason
   operands.py   operand values (special and random) and the ISA's operand encodings (inline constants, literals)
   harness.py    assembling instructions into batched kernels, running them on both executor paths, comparing
-  expected_mismatches.txt  the triaged mismatches: the suite fails on a new one and on a listed one that passes
+  expected.py   expected_mismatches.txt (the triaged mismatches, classes a/b/c) and the strict check: the suite fails
+                on a new mismatch and on a listed one that passes
 """
