@@ -234,7 +234,8 @@ def frexp_exp(x):
   return np.where(np.isfinite(x), e, 0).astype(i32)
 
 def ldexp(x, e):
-  return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -1100, 1100).astype(i32))
+  # beyond +-2200 every float64 (2**-1074 .. 2**1024) scales past the range, so clipping there keeps the result
+  return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -2200, 2200).astype(i32))
 
 def cvt_int(x, lo:int, hi:int, t):
   """float -> integer, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
