@@ -27,6 +27,9 @@ def _bind_cuda_headers(module=None):
 
 def _on_mock_interface():
   from mockgpu.compiler import toolchain
+  if "AMD" in os.environ.get("DEV", "").upper():  # a libLLVM that knows the AMD board (gfx950: LLVM 22), before tinygrad loads one
+    from mockgpu.boards import selected_amd_board
+    toolchain.bind_llvm(selected_amd_board().name)
   toolchain.bind_llvm_objdump()   # DEBUG=7 disassembly: tinygrad finds llvm-objdump on PATH
   if CUDA_COMPILER in sys.modules: _bind_cuda_headers(sys.modules[CUDA_COMPILER])
   else: _post_import[CUDA_COMPILER] = _bind_cuda_headers

@@ -34,8 +34,8 @@ def instruction_budget() -> int:
   return _int("MOCKGPU_BUDGET", 2_000_000_000)
 
 def nv_model() -> str:
-  """The NVIDIA board the mock models (MOCKGPU_NV_MODEL: sm_89 default, sm_86, sm_120)."""
-  return env("MOCKGPU_NV_MODEL", "sm_89")
+  """MOCKGPU_NV_MODEL: the NVIDIA board (an SM target from mockgpu.boards) when DEV has no arch field; empty: boards.DEFAULT_NV_BOARD."""
+  return env("MOCKGPU_NV_MODEL", "")
 
 def amd_board() -> str:
   """MOCKGPU_AMD_BOARD: the AMD board (a gfx target from mockgpu.boards) when DEV has no arch field; empty = gfx1100."""
@@ -58,6 +58,10 @@ def replay_snapshot() -> str:
   v = env("MOCKGPU_REPLAY_SNAPSHOT", "fault")
   if v not in ("fault", "start"): raise ValueError(f"MOCKGPU_REPLAY_SNAPSHOT={v!r}: expected fault or start")
   return v
+
+def coverage_file() -> str|None:
+  """MOCKGPU_COVERAGE=FILE: the file every process appends instruction-coverage records to (mockgpu/coverage.py)."""
+  return env("MOCKGPU_COVERAGE", None) or None
 
 def trace() -> bool:
   """MOCKGPU_TRACE=1 logs every ioctl, packet and launch to stderr."""

@@ -31,6 +31,9 @@ class GPUPageFault(MockGPUError):
     super().__init__(f"GPU page fault: {'write' if write else 'read'} of {size} bytes at 0x{va:x} is outside every allocation"
                      + (f" ({where})" if where else ""))
 
+class LaunchRefused(MockGPUError, ValueError):
+  """A launch the board's limits refuse (block, grid, shared memory), as the hardware would: names the kernel and board."""
+
 class EmulatorBug(MockGPUError):
   """An exception in mockgpu's own code that is not a modelled outcome: a bug in mockgpu, not in the kernel. Its message
   names the kernel (vendor/ISA, symbol), the instruction and its PC or PTX line, the grid and block, the path (numpy or

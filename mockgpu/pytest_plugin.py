@@ -1,6 +1,6 @@
 """pytest plugin (entry point `mockgpu`) for suites that run tinygrad on mock devices.
 
-- The header names DEV, the GPUs per vendor, the NV board and the settings that are set.
+- The header names DEV, the GPUs per vendor, the AMD and NV boards and the settings that are set.
 - A test that leaves a tinygrad device in a sticky error state (an HCQ device's `error_state`, a CUDA context after
   error 700) would fail every later test of its process. Under pytest-xdist (`--dist load`, the default of `-n`, or
   `worksteal`) the plugin ends that worker once the test's reports are sent, so xdist starts a fresh one and reports
@@ -19,10 +19,10 @@ def pytest_addoption(parser):
                    help="mockgpu: keep a pytest-xdist worker whose test left a tinygrad device in a sticky error state")
 
 def pytest_report_header(config):
-  from mockgpu import config as mcfg, __version__
+  from mockgpu import config as mcfg, boards, __version__
   settings = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("MOCKGPU_"))
   return (f"mockgpu {__version__}: DEV={os.environ.get('DEV', '(unset)')}, {mcfg.gpu_count()} GPU(s) per vendor, "
-          f"NV board {mcfg.nv_model()}, cache {mcfg.cache_dir()}" + (f", {settings}" if settings else ""))
+          f"boards {boards.selection_summary()}, cache {mcfg.cache_dir()}" + (f", {settings}" if settings else ""))
 
 def sticky_errors() -> list[str]:
   """The tinygrad devices of this process that every later operation would fail on: HCQ devices with an error_state,

@@ -1,6 +1,6 @@
 """Shared fixtures: tinygrad on a mock device runs in a child process, because tinygrad binds its MOCK interface
 (and its device list) when it is imported; each pytest-xdist worker has its own children and so its own mock state."""
-import os, pickle, subprocess, sys, tempfile, textwrap
+import os, pickle, shutil, subprocess, sys, tempfile, textwrap
 import pytest
 from mockgpu.config import CONFIGURATIONS
 
@@ -47,13 +47,26 @@ def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check
   return p
 
 class OpRunner:
-  """One long-lived tests/oprunner.py process per device configuration."""
-  def __init__(self, dev:str): self.dev, self.proc = dev, None
+  """One long-lived tests/oprunner.py process per device configuration. It records instruction coverage
+  (mockgpu/coverage.py) to MOCKGPU_COVERAGE when the run sets it, else to a file of its own: new_coverage() gives the
+  records its workers appended since the last call."""
+  def __init__(self, dev:str):
+    self.dev, self.proc, self.pids = dev, None, set()
+    self.own_dir = None if os.environ.get("MOCKGPU_COVERAGE") else tempfile.mkdtemp(prefix="mockgpu-coverage-")
+    self.coverage_file = os.environ.get("MOCKGPU_COVERAGE") or os.path.join(self.own_dir, "coverage.jsonl")
+    self.coverage_offset = 0
   def _start(self):
     # stderr goes to a file: a pipe nobody drains would block a chatty worker
     self.log = tempfile.TemporaryFile()
-    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "oprunner.py")], env={**os.environ, "DEV": self.dev}, cwd=HERE,
+    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "oprunner.py")], cwd=HERE,
+                                 env={**os.environ, "DEV": self.dev, "MOCKGPU_COVERAGE": self.coverage_file},
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+    self.pids.add(self.proc.pid)
+  def new_coverage(self) -> list[dict]:
+    from mockgpu import coverage
+    if not os.path.exists(self.coverage_file): return []
+    records, self.coverage_offset = coverage.read(self.coverage_file, self.coverage_offset)
+    return [r for r in records if r.get("pid") in self.pids]  # a run-wide file holds every process's records
   def run(self, name:str):
     if self.proc is None or self.proc.poll() is not None: self._start()
     try:
@@ -74,12 +87,15 @@ class OpRunner:
     from diffcompare import stop
     stop(self.proc)
     self.proc = None
+  def remove(self):
+    self.close()
+    if self.own_dir is not None: shutil.rmtree(self.own_dir, ignore_errors=True)
 
 @pytest.fixture(scope="session")
 def op_runners():
   runners:dict[str, OpRunner] = {}
   yield lambda dev: runners.setdefault(dev, OpRunner(dev))
-  for r in runners.values(): r.close()
+  for r in runners.values(): r.remove()
 
 @pytest.fixture(scope="session")
 def diff_runners():

@@ -114,8 +114,9 @@ def test_device_queries(cu, monkeypatch, model, cc, name, gib):
     cu.cuDeviceGetAttribute(ctypes.byref(attr), cu.CU_DEVICE_ATTRIBUTE_ECC_ENABLED, 0)
 
 def test_unknown_model_is_named(cu, monkeypatch):
+  from mockgpu.boards import UnknownBoard
   monkeypatch.setenv("MOCKGPU_NV_MODEL", "sm_75")
-  with pytest.raises(NotImplementedError, match="sm_75"): cu.cuInit(0)
+  with pytest.raises(UnknownBoard, match=r"unknown NVIDIA board 'sm_75': mockgpu models sm_86, sm_89, sm_120"): cu.cuInit(0)
 
 # *** contexts ***
 

@@ -197,13 +197,12 @@ def test_launch_limits_are_curesults(cu, caplog):
 def test_shared_memory_past_a_cta_is_out_of_resources(cu, monkeypatch):
   """Static shared memory, the alignment gap before the dynamic window and the dynamic bytes together past a CTA's
   99 KiB: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (the per-function limit counts the static bytes only)."""
-  from mockgpu.emulators.nv_gpu import launch_error
   fn = function(cu, "", "\n  .shared .align 4 .b8 s[40001];")
   k = cu._handles[cu._addr(fn)].kernel
   monkeypatch.setattr(k, "dynamic_base", k.shared_size + 15)  # a window aligned past the static end
   dyn = (99 << 10) - k.shared_size
   assert cu.cuFuncSetAttribute(fn, cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn) == 0
-  kind, why = launch_error(k, (1, 1, 1), (1, 1, 1), dyn)
+  kind, why = cu._drv.devices[0].board.launch_error(k, (1, 1, 1), (1, 1, 1), dyn)
   assert kind == "resources" and "exceed the 101376 bytes of a CTA" in why
   class Args(ctypes.Structure): _fields_ = [("raw", ctypes.c_char * 20)]
   assert cu.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, dyn, None, None, Args()) == cu.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
@@ -318,6 +317,17 @@ def test_qmd_depending_on_itself_is_bounded(qmd):
 def test_qmd_launch_limits_are_packet_errors(qmd, vals, message):
   with pytest.raises(PacketError, match=rf"QMD 0x[0-9a-f]+: kernel .*{message}"): qmd.launch(qmd.DATA + 0x2000, **vals)
   assert all(not isinstance(x, tuple) for x in qmd.fake.launches)  # the executor was never handed it
+  qmd_still_works(qmd)
+
+def test_qmd_launch_limits_are_the_boards(qmd):
+  """The QMD path checks the GPU's board record: a 1024-thread CTA runs on sm_89 and is a PacketError on a record (a
+  variant made here) whose CTAs hold 512 threads."""
+  import dataclasses
+  qmd.launch(qmd.DATA + 0x2000, cta_thread_dimension0=1024)
+  assert qmd.fake.launches[-1][1] == (1024, 1, 1)
+  qmd.r.gpu.board = dataclasses.replace(qmd.r.gpu.board, name="sm_89_small", max_threads_per_block=512)
+  with pytest.raises(PacketError, match=r"block \(1024, 1, 1\) \(1024 threads\) exceeds the hardware's \(1024, 1024, 64\) and 512 threads \(sm_89_small\)"):
+    qmd.launch(qmd.DATA + 0x2000, cta_thread_dimension0=1024)
   qmd_still_works(qmd)
 
 def test_mutated_cbuf_is_a_packet_error(qmd):

@@ -8,7 +8,7 @@ from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.errors import GPUPageFault, InvalidInstruction, Unmodelled, MockGPUError
 from mockgpu.memory import outside
-from mockgpu.compiler.ptx.parser import InvalidPTX, PTXSyntaxError
+from mockgpu.compiler.ptx.syntax import InvalidPTX, PTXSyntaxError
 import test_rdna_isa as R
 import test_ptx_isa as X
 from test_rdna_harness import aligned
@@ -110,7 +110,7 @@ def test_cdna_dispatch_is_unmodelled():
   from mockgpu.emulators.rdna import Dispatch, run_dispatch
   from mockgpu.memory import AddressSpace
   d = Dispatch("cdna3", 0x1000, R.RSRC1, R.RSRC2, 0, [0] * 16, 0, 0, (64, 1, 1), (1, 1, 1), False)
-  with pytest.raises(Unmodelled, match=r"cdna3 \(a wave64 CDNA family"): run_dispatch(AddressSpace("w64"), d)
+  with pytest.raises(Unmodelled, match=r"cdna3 dispatches run wave64 on the GFX9 instruction set"): run_dispatch(AddressSpace("w64"), d)
 
 # *** PTX the front end rejects, as ptxas does ***
 
@@ -190,7 +190,7 @@ def test_c_build_timeout_keeps_the_numpy_path(monkeypatch, tmp_path, caplog):
   assert any("timed out after 0.001s (MOCKGPU_CC_TIMEOUT); the numpy path runs it" in r.getMessage() for r in caplog.records)
 
 def test_declared_registers_bound_the_c_translation(monkeypatch):
-  from mockgpu.compiler.ptx import cgen
+  from mockgpu.compiler.ptx.backends import c as cgen
   from mockgpu.emulators.ptx import native
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "1")
   monkeypatch.setattr(cgen, "MAX_REGS", 64)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu.errors import PacketError, GPUPageFault, UnsupportedInstruction
+from mockgpu import boards
 from mockgpu.emulators.nv_gpu import NVGPU, QMD, qmd_fields, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup, acquired, GP_GET, GP_PUT
 
@@ -15,15 +16,15 @@ def hdr(op, count, subch, mthd): return (op << 29) | (count << 16) | (subch << 1
 def nvm(subch, mthd, *args): return [hdr(INC, len(args), subch, mthd), *args]
 
 class Rig:
-  def __init__(self, model="sm_89"):
-    self.gpu = NVGPU(0, model)
+  def __init__(self, model=boards.DEFAULT_NV_BOARD):
+    self.gpu = NVGPU(0, boards.nv_board(model))
     self.mem = np.zeros(SIZE, np.uint8)
     self.gpu.mem.map(VA, SIZE, host=self.mem.ctypes.data)
     self.userd, self.notifier = np.zeros(128, np.uint32), np.zeros(16, np.uint8)
     self.group = ChannelGroup()
     self.group.scheduled = True
     self.ch = Channel(self.gpu, nv.AMPERE_CHANNEL_GPFIFO_A, 3, self.group, VA, ENTRIES, self.userd.ctypes.data, self.notifier.ctypes.data)
-    for cls in (self.gpu.model.compute, self.gpu.model.dma): self.ch.objects[cls] = engine_for(self.gpu, cls)
+    for cls in (self.gpu.board.compute, self.gpu.board.dma): self.ch.objects[cls] = engine_for(self.gpu, cls)
     self.put, self.pb = 0, PB
   def u32(self, off): return int(self.mem[off:off+4].view(np.uint32)[0])
   def u64(self, off): return int(self.mem[off:off+8].view(np.uint64)[0])
@@ -182,13 +183,13 @@ def test_qmd_decoding(model):
     bits |= v << lo
   r = Rig(model)
   r.mem[DATA:DATA + 0x180] = np.frombuffer(bits.to_bytes(0x180, "little"), np.uint8)
-  q = QMD(r.gpu.mem, VA + DATA, cls, "test")
+  q = QMD(r.gpu.mem, VA + DATA, r.gpu.board, "test")
   assert (q.program(), q.cbuf(0), q.grid(), q.block()) == (prog, cbuf, (100, 3, 1), (32, 4, 2))
   assert list(q.releases()) == [(0x10_0000_5000, 77, 0, 1, 0)] and q.dependent() is None
 
 def test_qmd_version_mismatch():
   r = Rig()
-  with pytest.raises(PacketError, match="major version 0"): QMD(r.gpu.mem, VA + DATA, nv.ADA_COMPUTE_A, "test")
+  with pytest.raises(PacketError, match="major version 0, class ADA_COMPUTE_A takes 3"): QMD(r.gpu.mem, VA + DATA, r.gpu.board, "test")
 
 # *** QMD launches, with a stand-in executor that records what it was given ***
 
@@ -200,7 +201,7 @@ class FakePTX:
   def load_module(self, text):
     self.text = text
     return types.SimpleNamespace(kernel=lambda name: (self.launches.append(name), FakeKernel)[1])
-  def launch(self, mem, kernel, grid, block, params, dynamic_shared=0):
+  def launch(self, mem, kernel, grid, block, params, dynamic_shared=0, board=None):
     self.launches.append((grid, block, params, dynamic_shared))
     if self.fault: raise self.fault
 

@@ -6,7 +6,6 @@ import json, subprocess
 import pytest
 from conftest import run_tinygrad
 from mockgpu import config
-from mockgpu.emulators.nv_gpu import MODELS
 
 def run(code:str, dev="MOCK+NV", timeout=180, **env) -> subprocess.CompletedProcess:
   # faults are reported when tinygrad's wait times out: keep that short (work runs inside the doorbell write, not the wait)
@@ -14,23 +13,17 @@ def run(code:str, dev="MOCK+NV", timeout=180, **env) -> subprocess.CompletedProc
 
 def result(r:subprocess.CompletedProcess): return json.loads(next(l for l in r.stdout.splitlines() if l.startswith("{")))
 
-@pytest.mark.parametrize("model", ["sm_89", "sm_86", "sm_120"])
-def test_device_topology(model):
+def test_device_topology():
+  """The cards, UUIDs and driver version tinygrad's NV interface reads (what each board reports: test_boards.py)."""
   r = run("""
     import json
     from tinygrad import Device
     from tinygrad.runtime.support.hcq import FileIOInterface
-    d = Device["NV"]
-    i = d.iface
-    print(json.dumps({"arch": d.arch, "gr": [d.num_gpcs, d.num_tpc_per_gpc, d.num_sm_per_tpc, d.max_warps_per_sm],
-      "classes": [i.compute_class, i.dma_class, i.gpfifo_class, i.usermode_class], "uuid": bytes(i.gpu_uuid.uuid).hex(),
-      "cards": len(i.gpus_info), "pci": i.gpus_info[0].pci_info.device_id, "version": FileIOInterface("/proc/driver/nvidia/version").read()}))
-  """, MOCKGPU_NV_MODEL=model)
-  m, got = MODELS[model], result(r)
-  assert got["arch"] == model
-  assert got["gr"] == [m.gpcs, m.tpc_per_gpc, m.sm_per_tpc, m.max_warps_per_sm]
-  assert got["classes"] == [m.compute, m.dma, m.gpfifo[0], m.usermode[0]]
-  assert got["cards"] == config.DEFAULT_GPU_COUNT and got["pci"] == m.pci_device and len(got["uuid"]) == 32
+    i = Device["NV"].iface
+    print(json.dumps({"uuid": bytes(i.gpu_uuid.uuid).hex(), "cards": len(i.gpus_info), "version": FileIOInterface("/proc/driver/nvidia/version").read()}))
+  """)
+  got = result(r)
+  assert got["cards"] == config.DEFAULT_GPU_COUNT and len(got["uuid"]) == 32
   assert "NVRM version" in got["version"] and "570." in got["version"]
 
 def test_copy_roundtrip():
@@ -169,7 +162,7 @@ def test_kernel_writing_outside_its_buffer_faults():
 
 def test_unknown_model_is_a_clear_error():
   r = run_tinygrad("MOCK+NV", "from tinygrad import Tensor; Tensor([1.]).tolist()", 120, {"MOCKGPU_NV_MODEL": "sm_99"}, check=False)
-  assert r.returncode != 0 and "NVIDIA model 'sm_99' is not modelled (choose one of sm_86, sm_89, sm_120)" in r.stderr
+  assert r.returncode != 0 and "UnknownBoard: unknown NVIDIA board 'sm_99': mockgpu models sm_86, sm_89, sm_120" in r.stderr, r.stderr[-3000:]
 
 def test_jit_with_symbolic_shapes():
   r = run("""

@@ -1,8 +1,10 @@
-"""The op suite (tests/opcases.py) on every mock device configuration, each result compared with DEV=CPU."""
+"""The op suite (tests/opcases.py) on every mock device configuration, each result compared with DEV=CPU, and every
+instruction of its kernels (RDNA, PTX) implemented, executed or not (instruction coverage, mockgpu/coverage.py)."""
 import numpy as np
 import pytest
 from conftest import device_configs
 from opcases import CASES, spec_for
+from mockgpu import coverage
 
 def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
   assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
@@ -24,8 +26,12 @@ def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
 @pytest.mark.parametrize("dev", device_configs())
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op(op_runners, dev, name):
-  status, *rest = op_runners(dev).run(name)
+  runner = op_runners(dev)
+  status, *rest = runner.run(name)
+  records = runner.new_coverage()  # of the kernels this case ran first in its worker
   assert status == "ok", rest[0]
+  missing = coverage.unimplemented(records)
+  assert not missing, f"{name} on {dev}: the compiler emitted instructions mockgpu does not implement: {missing}"
   got, want = rest
   assert len(got) == len(want)
   for i, (g, w) in enumerate(zip(got, want)): assert_same(g, w, spec_for(name, dev), f"{name}[{i}] on {dev}")

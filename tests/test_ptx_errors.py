@@ -52,7 +52,10 @@ def test_budget_stops_an_endless_loop(monkeypatch):
   with pytest.raises(InstructionBudgetExceeded, match=r"ran past 5000 warp-instructions"):
     run(src, [np.zeros(1, np.uint32)])
 
-def test_bad_launches():
+def test_bad_launches(monkeypatch):
+  from mockgpu.errors import LaunchRefused
+  monkeypatch.setenv("MOCKGPU_NV_MODEL", "sm_89")
+  monkeypatch.delenv("DEV", raising=False)
   src = kernel("mov.u32 %r0, %tid.x;", ".param .u64 out, .param .u32 n")
   k = load_module(src).kernel("k")
   with pytest.raises(ValueError, match=r"takes 12 bytes of parameters, got 4"):
@@ -61,12 +64,12 @@ def test_bad_launches():
     launch(None, k, (0, 1, 1), (1, 1, 1), b"\0" * 12)
   with pytest.raises(KeyError, match=r"no entry 'nope' \(entries: k\)"):
     load_module(src).kernel("nope")
-  with pytest.raises(ValueError, match=r"exceeds its limit of 1024 threads"):
+  with pytest.raises(LaunchRefused, match=r"\(1056 threads\) exceeds the hardware's \(1024, 1024, 64\) and 1024 threads \(sm_89\)"):
     launch(None, k, (1, 1, 1), (32, 33, 1), b"\0" * 12)
   limited = load_module(src.replace(".visible .entry k(.param .u64 out, .param .u32 n)\n", ".visible .entry k(.param .u64 out, .param .u32 n)\n.maxntid 64, 1, 1\n")).kernel("k")
-  with pytest.raises(ValueError, match=r"exceeds its limit of 64 threads"):
+  with pytest.raises(LaunchRefused, match=r"\(128 threads\) exceeds its .maxntid/.reqntid of 64"):
     launch(None, limited, (1, 1, 1), (128, 1, 1), b"\0" * 12)
-  with pytest.raises(ValueError, match=r"shared memory exceed"):
+  with pytest.raises(LaunchRefused, match=r"shared memory exceed the \d+ bytes of a CTA \(sm_89\)"):
     launch(None, k, (1, 1, 1), (32, 1, 1), b"\0" * 12, dynamic_shared=200000)
 
 def test_trap():
@@ -75,7 +78,7 @@ def test_trap():
     run(kernel("trap;", ".param .u64 out"), [np.zeros(1, np.uint32)])
 
 def test_fused_loads_fault_as_the_load_that_misses():
-  """Loads read by one prefetch (compiler/ptx/fuse.py) still fault one by one: the first that leaves the allocation."""
+  """Loads read by one prefetch (compiler/ptx/backends/numpy_fuse.py) still fault one by one: the first that leaves the allocation."""
   x = np.zeros(256 * 4 - 1, np.float32)   # the last lane's [%rd5+12] is one element past the end
   body = """
 mov.u32 %r0, %tid.x;

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_ptx_harness import Tensor, run
 from test_ptx_isa import HEAD, run as run_ptx
-from mockgpu.compiler.ptx.parser import InvalidPTX
+from mockgpu.compiler.ptx.syntax import InvalidPTX
 from mockgpu.errors import UnsupportedInstruction
 
 def ulps(got, want, scale=np.abs):

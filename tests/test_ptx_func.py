@@ -4,7 +4,7 @@ calls the mock does not model (recursion, indirect, .extern) or that are invalid
 import numpy as np
 import pytest
 from mockgpu.errors import UnsupportedInstruction
-from mockgpu.compiler.ptx.parser import InvalidPTX
+from mockgpu.compiler.ptx.syntax import InvalidPTX
 from test_ptx_isa import HEAD, run
 pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 

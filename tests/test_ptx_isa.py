@@ -757,7 +757,7 @@ st.u32 [%rd9], %r5;"""
   c, t = np.arange(128) // 32, np.arange(128) % 32
   np.testing.assert_array_equal(out, np.where(t % 2 == 1, c * 100 + (t ^ 31), 7))
 
-# *** fused loads (compiler/ptx/fuse.py): runs of loads off one base register read by one prefetch ***
+# *** fused loads (compiler/ptx/backends/numpy_fuse.py): runs of loads off one base register read by one prefetch ***
 
 LANE = "mov.u32 %r0, %tid.x;\nmov.u32 %r20, %ctaid.x;\nmov.u32 %r21, %ntid.x;\nmad.lo.s32 %r0, %r20, %r21, %r0;\n"
 # eight float32 loads at [%rd5+0..28] (scalar, v2 and a b32 of the same size, out of order, an add between), stored to out[lane]

@@ -153,7 +153,7 @@ def test_more_ops_match_cpu(kind, name):
   fn, inputs, tol = MORE[name]
   if name == "float64" and kind == "ptx":
     # tinygrad's PTX renderer writes ex2.approx.f64 and sqrt.approx.f64, which ptxas rejects (test_ptx_float64_math.py)
-    from mockgpu.compiler.ptx.parser import InvalidPTX
+    from mockgpu.compiler.ptx.syntax import InvalidPTX
     with pytest.raises(InvalidPTX, match="not valid PTX, ptxas rejects it"): check(fn, inputs, kind, **tol)
     return
   check(fn, inputs, kind, **tol)

@@ -17,12 +17,12 @@ def inst(self, i):
 translate.Translator.inst = inst
 """
 BREAK_PTX_TRANSLATION = """
-from mockgpu.compiler.ptx import ops
-_add = ops.HANDLERS["add"]
-def add(cx, ins):
-  cx.emit("_bug = [][1]")  # an IndexError out of generated code
-  return _add(cx, ins)
-ops.HANDLERS["add"] = add
+from mockgpu.compiler.ptx import semantics
+_add = semantics.ROWS["add"]
+def add(b, ins):
+  b.emit("_bug = [][1]")  # an IndexError out of generated code (the numpy backend's)
+  return _add.fn(b, ins)
+semantics.ROWS["add"] = semantics.Row(add, _add.no_c)
 """
 BREAK_C_BRIDGE = """
 from mockgpu.emulators.{vendor} import native
@@ -113,12 +113,12 @@ ret;
 @pytest.fixture
 def broken_xor(monkeypatch, tmp_path):
   """PTX `xor` translated into an IndexError, after the kernel's first store; replay files under tmp_path."""
-  from mockgpu.compiler.ptx import ops
-  xor = ops.HANDLERS["xor"]
-  def broken(cx, ins):
-    cx.emit("_bug = [][1]")
-    return xor(cx, ins)
-  monkeypatch.setitem(ops.HANDLERS, "xor", broken)
+  from mockgpu.compiler.ptx import semantics
+  xor = semantics.ROWS["xor"]
+  def broken(b, ins):
+    b.emit("_bug = [][1]")
+    return xor.fn(b, ins)
+  monkeypatch.setitem(semantics.ROWS, "xor", semantics.Row(broken, xor.no_c))
   for k, v in {"MOCKGPU_CACHE_DIR": "off", "MOCKGPU_PTX_NATIVE": "0", "MOCKGPU_REPLAY_DIR": str(tmp_path)}.items(): monkeypatch.setenv(k, v)
   return tmp_path
 

@@ -107,26 +107,163 @@ def bind_cuda_headers(compiler_cuda=None) -> str|None:
   compiler_cuda.CUDA_PATH = root
   return root
 
+# *** which libLLVM compiles for a board ***
+# tinygrad loads libLLVM once per process, when tinygrad.runtime.autogen.llvm is first imported (by the first LLVM
+# renderer or compiler it makes): from LLVM_PATH when that names a file, else the first of libLLVM.so.N, libLLVM-21,
+# -20, ..., -14 in the system library directories (runtime/support/c.py, DLL.findlib). Its list ends at 21, so Debian's
+# libllvm22 (libLLVM-22.so) is never found by itself, and LLVM 19 does not know gfx950: it warns "'gfx950' is not a
+# recognized processor", falls back to a generic one and aborts in instruction selection. The seam is LLVM_PATH: when a
+# MOCK interface is imported (before tinygrad loads libLLVM), bind_llvm sets it, unless it is set already, to another
+# installed libLLVM, the oldest newer one that compiles for the process's board, and only when tinygrad's own choice
+# does not. tinygrad's compile workers inherit it. Which LLVM compiles for which processor is asked of LLVM itself
+# (probe: a one-store kernel compiled by tinygrad's AMDLLVMCompiler in a child process), remembered in the cache dir.
+LLVM_TESTED = 22  # the newest LLVM mockgpu is tested with: the release the advice names when none installed compiles
+LLVM_NEWER_HINT = (f"install a newer LLVM (Debian/Ubuntu: `apt-get install libllvm{LLVM_TESTED}`) or point LLVM_PATH "
+                   "at a libLLVM.so that knows the processor")
+_LIBLLVM = re.compile(r"libLLVM-(\d+)\.so|libLLVM\.so\.(\d+)(?:\.\d+)*")
+
+def library_dirs() -> list[str]:
+  """The directories tinygrad searches for libLLVM, in its order (LD_LIBRARY_PATH first)."""
+  import sysconfig
+  multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+  return [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d] + \
+         ["/usr/lib64", "/usr/lib", "/usr/local/lib", "/lib", "/lib64", f"/lib/{multiarch}", f"/usr/lib/{multiarch}"]
+
+def llvm_major(path:str) -> int|None:
+  """The LLVM release of a libLLVM file, from its name (libLLVM-22.so, libLLVM.so.19.1), or None."""
+  m = _LIBLLVM.fullmatch(os.path.basename(path))
+  return int(m[1] or m[2]) if m else None
+
+def installed_llvms() -> dict[int, str]:
+  """Every installed libLLVM by release, oldest first: the first file of each release in library_dirs()."""
+  found:dict[int, str] = {}
+  for d in library_dirs():
+    try: names = sorted(os.listdir(d))
+    except OSError: continue
+    for n in names:
+      if (major := llvm_major(n)) is not None and os.path.isfile(p := os.path.join(d, n)): found.setdefault(major, p)
+  return dict(sorted(found.items()))
+
+@dataclass(frozen=True)
+class Probe:
+  ok: bool
+  why: str
+  lib: str|None   # the libLLVM the probe loaded
+
 _PROBE = """
+from tinygrad.runtime.autogen import llvm
+print(getattr(llvm.dll, "_name", None) or "", flush=True)
 from tinygrad.runtime.support.compiler_llvm import AMDLLVMCompiler
-print(len(AMDLLVMCompiler({arch!r}).compile('define amdgpu_kernel void @k(ptr addrspace(1) %p) {{\\n store i32 1, ptr addrspace(1) %p\\n ret void\\n}}')))
+AMDLLVMCompiler({arch!r}).compile('define amdgpu_kernel void @k(ptr addrspace(1) %p) {{\\n store i32 1, ptr addrspace(1) %p\\n ret void\\n}}')
 """
 
+def _run_probe(arch:str, lib:str|None) -> Probe:
+  """A child process compiles a kernel for `arch` with tinygrad's LLVM compiler (lib as LLVM_PATH, or tinygrad's own
+  choice): an LLVM that does not know the processor warns, falls back to a generic one and aborts the process."""
+  import subprocess
+  env = {k: v for k, v in os.environ.items() if k not in ("LLVM_PATH", "DEV", "DEBUG")}
+  if lib is not None: env["LLVM_PATH"] = lib
+  try: p = subprocess.run([sys.executable, "-c", _PROBE.format(arch=arch)], capture_output=True, text=True, timeout=120, env=env)
+  except subprocess.TimeoutExpired: return Probe(False, "the probe compile timed out", lib)
+  loaded = p.stdout.splitlines()[0].strip() if p.stdout.strip() else None
+  if loaded is None: return Probe(False, f"libLLVM not found: {LLVM_HINT}", None)
+  unknown = next((l.strip() for l in p.stderr.splitlines() if "not a recognized processor" in l), None)
+  if p.returncode == 0 and unknown is None: return Probe(True, "compiles", loaded)
+  last = p.stderr.strip().splitlines()[-1:] or [""]
+  return Probe(False, unknown or f"exit status {p.returncode}: {last[0][:200]}", loaded)
+
+_probes:dict[str, Probe] = {}
+
+def _probe_key(arch:str, lib:str|None) -> str:
+  """What a probe's answer depends on: the processor, the library asked for and every installed libLLVM file."""
+  import hashlib
+  files = sorted(installed_llvms().values()) + ([lib] if lib else [])
+  stamp = [(f, *_stamp(f)) for f in files]
+  return hashlib.sha256(repr((arch, lib, os.environ.get("LD_LIBRARY_PATH", ""), stamp)).encode()).hexdigest()[:24]
+
+def _stamp(path:str) -> tuple[int, int]:
+  try: st = os.stat(path)
+  except OSError: return (-1, -1)  # a missing LLVM_PATH file: tinygrad then searches as if it were unset
+  return (st.st_size, st.st_mtime_ns)
+
+def _probe_cache_file() -> str|None:
+  from mockgpu import config
+  return None if (d := config.cache_dir()) is None else os.path.join(d, "llvm-probes.json")
+
+def probe(arch:str, lib:str|None=None) -> Probe:
+  """Whether tinygrad's LLVM compiler builds a kernel for `arch` with libLLVM `lib` (None: tinygrad's own choice).
+  Remembered per process and on disk (MOCKGPU_CACHE_DIR), keyed by the installed libLLVM files."""
+  import json, tempfile
+  key = _probe_key(arch, lib)
+  if (hit := _probes.get(key)) is not None: return hit
+  path, disk = _probe_cache_file(), {}
+  if path is not None:
+    try:
+      with open(path) as f: disk = json.load(f)
+    except (OSError, ValueError): disk = {}  # none yet, or torn: probe again
+  if isinstance(disk.get(key), dict): _probes[key] = Probe(**disk[key])
+  else:
+    _probes[key] = _run_probe(arch, lib)
+    if path is not None:
+      try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False) as f: json.dump({**disk, key: vars(_probes[key])}, f)
+        os.replace(f.name, path)
+      except OSError: pass  # a read-only cache only means probing again
+  return _probes[key]
+
 def llvm_compiles_for(arch:str) -> tuple[bool, str]:
-  """Whether tinygrad's LLVM compiler builds a kernel for `arch`, and why not. In a child process: an LLVM that does not
-  know the processor warns, falls back to a generic one and aborts the process in instruction selection."""
-  import subprocess, sys
-  try: p = subprocess.run([sys.executable, "-c", _PROBE.format(arch=arch)], capture_output=True, text=True, timeout=120)
-  except subprocess.TimeoutExpired: return False, "the probe compile timed out"
-  if p.returncode == 0 and "not a recognized processor" not in p.stderr: return True, "compiles"
-  why = next((l for l in p.stderr.splitlines() if "not a recognized processor" in l), f"exit status {p.returncode}")
-  return False, why.strip()
+  """Whether tinygrad's own libLLVM choice compiles for `arch`, and why not."""
+  p = probe(arch)
+  return p.ok, p.why
+
+@dataclass(frozen=True)
+class LLVMChoice:
+  arch: str
+  lib: str|None    # the libLLVM that compiles for arch, None when no installed one does
+  rebound: bool    # True: not tinygrad's own choice, so bind_llvm points LLVM_PATH at it
+  detail: str
+
+def llvm_for(arch:str) -> LLVMChoice:
+  """The libLLVM a process compiling for `arch` should load: tinygrad's own choice when it compiles for arch, else the
+  oldest installed newer one that does (then older ones), else none, with what to install."""
+  if user := os.environ.get("LLVM_PATH"):  # the user's (or the parent process's) choice is what tinygrad loads
+    p = probe(arch, user)
+    return LLVMChoice(arch, user if p.ok else None, False, f"LLVM {llvm_major(user) or '?'} ({user}), from LLVM_PATH" if p.ok else
+                      f"LLVM_PATH={user}: {p.why}: {LLVM_NEWER_HINT}")
+  own = probe(arch)
+  if own.ok: return LLVMChoice(arch, own.lib, False, f"LLVM {llvm_major(own.lib or '') or '?'} ({own.lib}), tinygrad's own choice")
+  own_major = llvm_major(own.lib or "") or 0
+  others = sorted(((m, lib) for m, lib in installed_llvms().items() if m != own_major), key=lambda ml: (ml[0] < own_major, ml[0]))
+  for major, lib in others:
+    if probe(arch, lib).ok:
+      return LLVMChoice(arch, lib, True, f"LLVM {major} ({lib}), which mockgpu sets as LLVM_PATH (tinygrad's own LLVM {own_major or '?'}: {own.why})")
+  return LLVMChoice(arch, None, False, f"no installed LLVM compiles for it ({own.why}): {LLVM_NEWER_HINT}")
+
+def bind_llvm(arch:str) -> str|None:
+  """Before tinygrad loads libLLVM in a process that compiles for `arch`: sets LLVM_PATH to the libLLVM llvm_for
+  chose when that is not tinygrad's own choice. LLVM_PATH already set (by the user, or inherited from the process
+  that bound it) is left alone, as is a libLLVM tinygrad loaded already. Returns the LLVM_PATH now in force."""
+  if os.environ.get("LLVM_PATH"): return os.environ["LLVM_PATH"]
+  if (tllvm := sys.modules.get("tinygrad.runtime.autogen.llvm")) is not None:  # too late to choose: say if it cannot work
+    if (loaded := getattr(tllvm.dll, "_name", None)) and not (p := probe(arch, loaded)).ok:
+      log.warning("tinygrad loaded %s before the MOCK interface was imported, and it cannot compile for %s (%s): %s",
+                  loaded, arch, p.why, llvm_for(arch).detail)
+    return None
+  choice = llvm_for(arch)
+  if choice.rebound and choice.lib is not None:
+    log.info("%s: %s", arch, choice.detail)
+    os.environ["LLVM_PATH"] = choice.lib
+  elif choice.lib is None: log.warning("DEV=MOCK+AMD cannot compile for %s: %s", arch, choice.detail)
+  return os.environ.get("LLVM_PATH")
 
 # *** llvm-objdump for DEBUG=7 ***
 # tinygrad (helpers._find_llvm_objdump) disassembles AMD kernels with the first of /opt/rocm/llvm/bin/llvm-objdump,
 # llvm-objdump-21, llvm-objdump-20, llvm-objdump on PATH. Debian's plain llvm-objdump is LLVM 14, which crashes (SIGSEGV)
-# on tinygrad's gfx11 objects. The seam is PATH: a directory holding `llvm-objdump-20`, a link to the newest
-# /usr/lib/llvm-N/bin/llvm-objdump (N >= 15), goes first on it; nothing is done when tinygrad would find one already.
+# on tinygrad's gfx11 objects, and gfx950 objects need LLVM 20 or newer (Debian 12: llvm-19 and llvm-22). The seam is
+# PATH: a directory holding `llvm-objdump-20`, a link to the newest /usr/lib/llvm-N/bin/llvm-objdump (N >= 15), goes
+# first on it; nothing is done when tinygrad would find one of its own. The link is re-pointed when a newer LLVM was
+# installed since it was made (the directory is shared by every process of the user).
 OBJDUMP_MIN = 15
 
 def newest_llvm_objdump(root:str="/usr/lib") -> str|None:
@@ -134,16 +271,25 @@ def newest_llvm_objdump(root:str="/usr/lib") -> str|None:
                  if (m := re.fullmatch(r"llvm-(\d+)", d)) and os.path.exists(os.path.join(root, d, "bin", "llvm-objdump")))
   return found[-1][1] if found and found[-1][0] >= OBJDUMP_MIN else None
 
+def objdump_shim_dir() -> str:
+  import tempfile
+  return os.path.join(tempfile.gettempdir(), f"mockgpu-objdump-{os.getuid()}")
+
 def bind_llvm_objdump() -> str|None:
   """Puts a usable llvm-objdump where tinygrad looks (see above) when DEBUG>=7 asks for disassembly; returns its path."""
-  import shutil, tempfile
+  import shutil
   if int(os.environ.get("DEBUG", "0") or 0) < 7: return None
-  if any(shutil.which(p) for p in ("/opt/rocm/llvm/bin/llvm-objdump", "llvm-objdump-21", "llvm-objdump-20")): return None
+  shim, path = objdump_shim_dir(), os.environ.get("PATH", "").split(os.pathsep)
+  others = os.pathsep.join(p for p in path if p != shim)
+  if any(shutil.which(p, path=others) for p in ("/opt/rocm/llvm/bin/llvm-objdump", "llvm-objdump-21", "llvm-objdump-20")): return None
   if (real := newest_llvm_objdump()) is None:
-    log.warning("DEBUG=7: no llvm-objdump >= %d found; tinygrad's llvm-objdump may crash: install llvm-19 (apt-get install llvm-19)", OBJDUMP_MIN)
+    log.warning("DEBUG=7: no llvm-objdump >= %d found; tinygrad's llvm-objdump may crash: install llvm-%d (apt-get install llvm-%d)",
+                OBJDUMP_MIN, LLVM_TESTED, LLVM_TESTED)
     return None
-  shim = os.path.join(tempfile.gettempdir(), f"mockgpu-objdump-{os.getuid()}")
   os.makedirs(shim, exist_ok=True)
-  if not os.path.lexists(link := os.path.join(shim, "llvm-objdump-20")): os.symlink(real, link)
-  os.environ["PATH"] = shim + os.pathsep + os.environ.get("PATH", "")
+  link = os.path.join(shim, "llvm-objdump-20")
+  if os.path.realpath(link) != os.path.realpath(real):  # missing, or made before a newer LLVM was installed
+    os.symlink(real, tmp := f"{link}.{os.getpid()}")
+    os.replace(tmp, link)  # atomic: another process may be running the old link
+  if shim not in path: os.environ["PATH"] = shim + os.pathsep + os.environ.get("PATH", "")
   return real

@@ -5,7 +5,8 @@ defines the driver calls with the same conventions (ctypes byref out-params, CUd
 codes). Kernels are PTX text run by the PTX executor (mockgpu.emulators.ptx).
 
 Model:
-- Devices: MOCKGPU_COUNT GPUs of the board MOCKGPU_NV_MODEL names; unified addressing, as on every 64-bit CUDA system.
+- Devices: MOCKGPU_COUNT GPUs of the selected board (mockgpu.boards.selected_nv_board: DEV's arch field, else
+  MOCKGPU_NV_MODEL): its attributes and launch limits; unified addressing, as on every 64-bit CUDA system.
 - Memory: device and pinned host allocations are anonymous host mmaps, so a CUdeviceptr is a host address (host == va).
   A device allocation is mapped into its device's AddressSpace (and into the spaces of devices that enabled peer access
   to it); a cuMemHostAlloc allocation into every device's space. The board's memory size is enforced.
@@ -26,10 +27,10 @@ A driver call tinygrad's ABI table declares but this model does not implement ra
 """
 from __future__ import annotations
 import ctypes, functools, itertools, mmap, re, struct, threading, time, types
-from dataclasses import dataclass
 import tinygrad.runtime.autogen.cuda as _abi
 from mockgpu import config
-from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded, Unmodelled
+from mockgpu.boards import NVBoard, selected_nv_board
+from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded
 from mockgpu.driver import uaccess
 from mockgpu.memory import AddressSpace
 from mockgpu.system import log
@@ -37,26 +38,10 @@ from mockgpu.system import log
 # tinygrad's ABI table: its types, structs, enums and constants (not its functions, which would call a real libcuda)
 globals().update({k: v for k, v in vars(_abi).items() if not k.startswith("_") and (isinstance(v, type) or type(v) in (int, dict))})
 
-# *** the board ***
+# *** the driver ***
 
-@dataclass(frozen=True)
-class Model:
-  name:str
-  cc:tuple[int, int]
-  total_mem:int
-  sm_count:int
-  max_threads_per_sm:int
-
-MODELS = {
-  "sm_86": Model("NVIDIA GeForce RTX 3090", (8, 6), 24 << 30, 82, 1536),
-  "sm_89": Model("NVIDIA GeForce RTX 4090", (8, 9), 24 << 30, 128, 1536),
-  "sm_120": Model("NVIDIA GeForce RTX 5090", (12, 0), 32 << 30, 170, 1536),
-}
 DRIVER_VERSION = 12090        # CUDA 12.9: JIT-compiles PTX ISA up to 8.8 (what the NVRTC 12.9 wheel emits)
 MAX_PTX_VERSION = (8, 8)
-STATIC_SHARED_LIMIT = 48 << 10   # dynamic shared memory a kernel may use without cuFuncSetAttribute
-SHARED_OPTIN_LIMIT = 99 << 10    # per-block opt-in maximum on compute capability 8.6, 8.9 and 12.0
-MAX_BLOCK, MAX_GRID = (1024, 1024, 64), (2**31 - 1, 65535, 65535)
 
 # #defines of cuda.h, so not in the ABI table: cuLaunchKernel `extra` markers, cuMemHostAlloc flags
 CU_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE = 0, 1, 2
@@ -127,8 +112,8 @@ class _Fail(Exception):
     self.code, self.why = code, why
 
 class Device:
-  def __init__(self, ordinal:int, model:Model):
-    self.ordinal, self.model, self.used = ordinal, model, 0
+  def __init__(self, ordinal:int, board:NVBoard):
+    self.ordinal, self.board, self.used = ordinal, board, 0
     self.mem = AddressSpace(f"CUDA:{ordinal}")
     self.peers_of:set[Device] = set()   # devices whose kernels may reach this device's memory (peer access)
 
@@ -152,8 +137,8 @@ class Module:
 class Function:
   def __init__(self, module:Module, name:str, kernel):
     self.module, self.name, self.kernel, self.handle = module, name, kernel, 0
-    # without cuFuncSetAttribute a block's static and dynamic shared memory together stay within 48 KiB
-    self.max_dynamic_shared = max(STATIC_SHARED_LIMIT - kernel.shared_size, 0)
+    # without cuFuncSetAttribute a block's static and dynamic shared memory together stay within the board's default
+    self.max_dynamic_shared = max(module.ctx.device.board.shared_per_block - kernel.shared_size, 0)
 
 class Stream:
   def __init__(self, ctx:Context, flags:int): self.ctx, self.flags, self.handle = ctx, flags, 0
@@ -282,10 +267,9 @@ def cuInit(Flags):
   global _drv
   if _addr(Flags) != 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "cuInit flags must be 0")
   if _drv is not None: return
-  if (model:=MODELS.get(config.nv_model())) is None:
-    raise Unmodelled(f"MOCKGPU_NV_MODEL={config.nv_model()!r} is not modelled by the CUDA driver (have {', '.join(MODELS)})")
+  board = selected_nv_board()  # an unknown board raises UnknownBoard, naming the boards mockgpu models
   if config.gpu_count() < 1: raise _Fail(CUDA_ERROR_NO_DEVICE, "MOCKGPU_COUNT is 0")
-  _drv = Driver([Device(i, model) for i in range(config.gpu_count())])
+  _drv = Driver([Device(i, board) for i in range(config.gpu_count())])
 
 @_api
 def cuDriverGetVersion(driverVersion): _out(driverVersion, DRIVER_VERSION)
@@ -298,31 +282,40 @@ def cuDeviceGet(device, ordinal): _out(device, _device(ordinal).ordinal)
 
 @_api
 def cuDeviceComputeCapability(major, minor, dev):
-  cc = _device(dev).model.cc
+  cc = _device(dev).board.compute_capability
   _out(major, cc[0])
   _out(minor, cc[1])
 
 @_api
 def cuDeviceGetName(name, length, dev):
   if name is None or _addr(length) <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "no room for the name")
-  data = _device(dev).model.name.encode()[:_addr(length) - 1] + b"\0"  # never more than the len the caller gave
+  data = _device(dev).board.marketing_name.encode()[:_addr(length) - 1] + b"\0"  # never more than the len the caller gave
   _user(uaccess.copy_to_user, _addr(name), data, "cuDeviceGetName name")
 
 @_api
-def cuDeviceTotalMem_v2(nbytes, dev): _out(nbytes, _device(dev).model.total_mem)
+def cuDeviceTotalMem_v2(nbytes, dev): _out(nbytes, _device(dev).board.memory_size)
 
 def _attributes(d:Device) -> dict[int, int]:
-  m = d.model
+  """cuDeviceGetAttribute's answers: the board's record, and what is the same on every modelled system."""
+  b = d.board
   return {
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1024, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: MAX_BLOCK[0],
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: MAX_BLOCK[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: MAX_BLOCK[2],
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: MAX_GRID[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: MAX_GRID[1],
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: MAX_GRID[2], CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: STATIC_SHARED_LIMIT,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: SHARED_OPTIN_LIMIT, CU_DEVICE_ATTRIBUTE_WARP_SIZE: 32,
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: m.sm_count, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: m.cc[0],
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: m.cc[1], CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: m.max_threads_per_sm,
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: b.max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: b.max_block[0],
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: b.max_block[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: b.max_block[2],
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: b.max_grid[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: b.max_grid[1],
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: b.max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: b.shared_per_block,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: b.shared_per_block_optin,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: b.shared_per_sm,
+    CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: b.reserved_shared_per_block, CU_DEVICE_ATTRIBUTE_WARP_SIZE: b.warp_size,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: b.sm_count, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: b.compute_capability[0],
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: b.compute_capability[1],
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: b.max_threads_per_sm,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: b.max_blocks_per_sm, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: b.regs_per_block,
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: b.regs_per_sm, CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: b.constant_memory,
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE: b.clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: b.memory_clock_khz,
+    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: b.memory_bus_width, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: b.l2_size,
+    # the PCI location (domain, bus, device/slot), where the RM model puts the same GPU (NVGPU.gpu_id: bus ordinal+1)
+    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: 0, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: d.ordinal + 1, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: 0,
     CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: 1, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: 1,
-    CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: 64 << 10, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: 65536,
     CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: 1, CU_DEVICE_ATTRIBUTE_INTEGRATED: 0,
   }
 
@@ -406,8 +399,8 @@ def _map(a:Allocation, space:AddressSpace):
 def _allocate(size:int, device:Device|None, ctx:Context) -> Allocation:
   if size <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "cannot allocate 0 bytes")
   if size >= uaccess.USER_END: raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested")
-  if device is not None and device.used + _round(size) > device.model.total_mem:
-    raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested, {device.model.total_mem - device.used} free")
+  if device is not None and device.used + _round(size) > device.board.memory_size:
+    raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested, {device.board.memory_size - device.used} free")
   ptr = _libc.mmap(None, _round(size), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
   if ptr in (None, 2**64 - 1): raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"host mmap of {size} bytes failed")
   a = Allocation(ptr, size, device, ctx)
@@ -460,8 +453,8 @@ def cuMemFreeHost(p): _free(_allocation(p, host=True))
 @_api
 def cuMemGetInfo_v2(free, total):
   d = _current().device
-  _out(free, d.model.total_mem - d.used)
-  _out(total, d.model.total_mem)
+  _out(free, d.board.memory_size - d.used)
+  _out(total, d.board.memory_size)
 
 def _check_range(ptr:int, n:int, device:bool):
   """A device-side pointer must lie in one allocation; a host one is checked only when it is one of ours."""
@@ -583,7 +576,7 @@ def _check_ptx_header(text:str, device:Device):
   if (int(v[1]), int(v[2])) > MAX_PTX_VERSION:
     raise _Fail(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, f"PTX ISA {v[1]}.{v[2]} is newer than this driver's {MAX_PTX_VERSION[0]}.{MAX_PTX_VERSION[1]}")
   if (t:=re.search(r"^\s*\.target\s+sm_(\d+)([af]?)", text, re.M)) is None: raise _Fail(CUDA_ERROR_INVALID_PTX, "no .target sm_XX directive")
-  have = device.model.cc[0] * 10 + device.model.cc[1]
+  have = device.board.compute_capability[0] * 10 + device.board.compute_capability[1]
   if int(t[1]) > have or (t[2] and int(t[1]) != have):
     raise _Fail(CUDA_ERROR_INVALID_PTX, f"PTX .target sm_{t[1]}{t[2]} does not run on the device (sm_{have})")
 
@@ -594,7 +587,7 @@ def cuModuleLoadData(module, image):
   ctx = _current()
   text = _image_text(image)
   _check_ptx_header(text, ctx.device)
-  from mockgpu.compiler.ptx.parser import PTXSyntaxError
+  from mockgpu.compiler.ptx.syntax import PTXSyntaxError
   try: ptx = _ptx().load_module(text)
   except PTXSyntaxError as e:
     # the parser raises one type for malformed PTX and for valid PTX it does not implement; only the first is the
@@ -602,9 +595,10 @@ def cuModuleLoadData(module, image):
     if _UNSUPPORTED.search(str(e)): raise
     log.error("cuModuleLoadData: PTX JIT failed: %s", e)
     raise _Fail(CUDA_ERROR_INVALID_PTX, str(e)) from None
+  limit = ctx.device.board.shared_per_block
   for k in ptx.kernels.values():  # ptxas refuses an entry whose static shared memory exceeds the 48 KiB window
-    if k.shared_size > STATIC_SHARED_LIMIT:
-      raise _Fail(CUDA_ERROR_INVALID_PTX, f"entry {k.name} uses too much shared data (0x{k.shared_size:x} bytes, 0x{STATIC_SHARED_LIMIT:x} max)")
+    if k.shared_size > limit:
+      raise _Fail(CUDA_ERROR_INVALID_PTX, f"entry {k.name} uses too much shared data (0x{k.shared_size:x} bytes, 0x{limit:x} max)")
   m = Module(ctx, ptx)
   ctx.modules.add(m)
   _out(module, _register(m))
@@ -639,8 +633,8 @@ def cuModuleGetFunction(hfunc, hmod, name):
 def cuFuncSetAttribute(hfunc, attrib, value):
   f, a, v = _get(hfunc, Function), _addr(attrib), _addr(value)
   if a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-    if not 0 <= v <= SHARED_OPTIN_LIMIT - f.kernel.shared_size:
-      raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{v} bytes of dynamic shared memory + {f.kernel.shared_size} static > {SHARED_OPTIN_LIMIT}")
+    if not 0 <= v <= (optin:=f.module.ctx.device.board.shared_per_block_optin) - f.kernel.shared_size:
+      raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{v} bytes of dynamic shared memory + {f.kernel.shared_size} static > {optin}")
     f.max_dynamic_shared = v
   elif a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
     if not -1 <= v <= 100: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"carveout {v}%")  # a cache hint: no effect here
@@ -684,9 +678,8 @@ def _check_dims(grid:tuple, block:tuple, smem:int, f:Function):
   """The launch limits, as cuLaunchKernel reports them: CUDA_ERROR_INVALID_VALUE for a configuration the kernel or
   the board cannot take (a 0 or too large dimension, a block above .maxntid, more dynamic shared memory than the
   function's limit), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES for more shared memory than a block can have."""
-  from mockgpu.emulators.nv_gpu import launch_error
   if smem > f.max_dynamic_shared: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{f.name}: {smem} bytes of dynamic shared memory > {f.max_dynamic_shared}")
-  if (bad:=launch_error(f.kernel, grid, block, smem)) is not None:
+  if (bad:=f.module.ctx.device.board.launch_error(f.kernel, grid, block, smem)) is not None:
     raise _Fail(CUDA_ERROR_INVALID_VALUE if bad[0] == "value" else CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, bad[1])
 
 def _fault(ctx:Context, code:int, f:Function, e:Exception):

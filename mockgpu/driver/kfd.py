@@ -43,7 +43,9 @@ INFINITE = 0xffffffff
 WAIT_SLICE_S = 0.02  # nothing can progress while the only thread waits in WAIT_EVENTS: give up after this, not the full timeout
 DOMAINS = {kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM: "vram", kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT: "gtt", kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR: "userptr",
            kfd.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL: "doorbell", kfd.KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP: "mmio_remap"}
-FAMILY_GC_11_0_0, VRAM_TYPE_GDDR6 = 145, 9
+# AMDGPU_INFO_DEV_INFO's family, which the kernel derives from the GC IP major version (AMDGPU_FAMILY_AI for gfx9,
+# GC_11_0_0 for gfx11, GC_12_0_0 = 152 for gfx12: amdgpu_drm.h, newer than tinygrad's autogen)
+DRM_FAMILY = {9: amdgpu_drm.AMDGPU_FAMILY_AI, 11: amdgpu_drm.AMDGPU_FAMILY_GC_11_0_0, 12: 152}
 
 def _err(code:int, msg:str) -> OSError: return OSError(code, f"{os.strerror(code)}: {msg}")
 
@@ -221,11 +223,22 @@ class KFD:
     if sum(isinstance(q, cls) for q in gpu.queues.values()) >= limit: raise _err(errno.ENOMEM, f"CREATE_QUEUE: {gpu.name} has no free queue")
     queue_id = next(i for i in range(len(self.queues) + 1) if i not in self.queues)
     slot = next(i for i in range(gpu.doorbells.size // 8) if i not in self.doorbell_slots[gpu])
-    queue = cls(gpu, queue_id, a.ring_base_address, a.ring_size, a.read_pointer_address, a.write_pointer_address)
+    queue = cls(gpu, queue_id, a.ring_base_address, a.ring_size, a.read_pointer_address, a.write_pointer_address, **self._xccs(gpu, cls, a))
     self.doorbell_slots[gpu].add(slot)
     self.queues[queue_id] = (gpu, queue)
     gpu.add_queue(queue, slot * 8)
     a.queue_id, a.doorbell_offset = queue_id, MMAP_TYPE_DOORBELL | (gpu.gpu_id << MMAP_GPU_ID_SHIFT) | (slot * 8)
+
+  @staticmethod
+  def _xccs(gpu:AMDGPU, cls, a) -> dict:
+    """The XCCs a compute queue runs on. KFD loads its MQD on every XCC of the partition (one partition, SPX): an AQL
+    queue runs on all of them; a PM4 queue on the target XCC that bits 15:8 of queue_percentage name (pm4_target_xcc)."""
+    from mockgpu.emulators.pm4 import AQLQueue, PM4Queue
+    if not issubclass(cls, PM4Queue): return {}
+    if cls is AQLQueue: return {"xccs": tuple(range(gpu.board.num_xcc))}
+    if (target:=(a.queue_percentage >> 8) & 0xff) >= gpu.board.num_xcc:
+      raise _err(errno.EINVAL, f"CREATE_QUEUE: pm4_target_xcc {target} (queue_percentage bits 15:8), {gpu.name} has {gpu.board.num_xcc} XCCs")
+    return {"xccs": (target,)}
 
   def _destroy_queue(self, a):
     if (entry:=self.queues.pop(a.queue_id, None)) is None: raise _err(errno.EINVAL, f"DESTROY_QUEUE: no queue {a.queue_id}")
@@ -377,9 +390,9 @@ class KFD:
   def dev_info(gpu:AMDGPU) -> amdgpu_drm.struct_drm_amdgpu_info_device:
     t, p = gpu.board, gpu.props
     info = amdgpu_drm.struct_drm_amdgpu_info_device(device_id=t.device_id, chip_rev=0, external_rev=0x20, pci_rev=t.revision,
-      family=FAMILY_GC_11_0_0, num_shader_engines=t.se, num_shader_arrays_per_engine=t.sa_per_se, gpu_counter_freq=100_000,
+      family=DRM_FAMILY[t.gc_version[0]], num_shader_engines=t.se, num_shader_arrays_per_engine=t.sa_per_se, gpu_counter_freq=100_000,
       max_engine_clock=t.max_engine_clk * 1000, max_memory_clock=t.mem_clk_max * 1000, cu_active_number=p["simd_count"] // p["simd_per_cu"],
-      cu_ao_mask=0, num_rb_pipes=24, wave_front_size=t.wave_front_size, num_cu_per_sh=t.cu_per_sa, vram_type=VRAM_TYPE_GDDR6,
+      cu_ao_mask=0, num_rb_pipes=24, wave_front_size=t.wave_front_size, num_cu_per_sh=t.cu_per_sa, vram_type=getattr(amdgpu_drm, f"AMDGPU_VRAM_TYPE_{t.vram_type}"),
       vram_bit_width=t.vram_width, num_tcc_blocks=24, num_shader_visible_vgprs=1536, virtual_address_max=1 << 47,
       virtual_address_alignment=PAGE, gart_page_size=PAGE, pte_fragment_size=2 << 20)
     cus = (1 << t.cu_per_sa) - 1

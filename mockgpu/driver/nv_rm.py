@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes, errno, functools, itertools, logging, mmap, os
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import config, system
+from mockgpu.boards import selected_nv_board
 from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
 from mockgpu.vfs import Handle
 from mockgpu.errors import PacketError, UnsupportedIoctl, Unmodelled
@@ -84,7 +85,7 @@ class Memory(Object):
     super().__init__(handle, cls, parent)
     self.size, self.owned = size, host is None
     self.vidmem = cls == nv.NV1_MEMORY_USER
-    if self.vidmem and self.gpu.vram_used + size > self.gpu.model.vram:
+    if self.vidmem and self.gpu.vram_used + size > self.gpu.board.memory_size:
       raise RMError(nv.NV_ERR_NO_MEMORY, f"{self.gpu.name}: 0x{size:x} bytes of video memory (0x{self.gpu.vram_used:x} in use)")
     self.host = host_alloc(size) if host is None else host
     if self.vidmem: self.gpu.vram_used += size
@@ -250,10 +251,10 @@ class RM:
 
   # *** class handlers ***
   def _gpu_class(self, parent:Object, cls:int):
-    m = parent.gpu.model if parent.gpu is not None else None
-    if m is not None and cls in m.gpfifo: return self._channel
-    if m is not None and cls in m.usermode: return self._usermode
-    if m is not None and cls in (m.compute, m.dma): return self._engine
+    b = parent.gpu.board if parent.gpu is not None else None
+    if b is not None and cls in b.gpfifo: return self._channel
+    if b is not None and cls in b.usermode: return self._usermode
+    if b is not None and cls in (b.compute, b.dma): return self._engine
     known = class_name(cls) != "unknown class"
     log.warning("RM class %s (0x%x) is not modelled", class_name(cls), cls)
     raise RMError(nv.NV_ERR_NOT_SUPPORTED if known else nv.NV_ERR_INVALID_CLASS, f"class {class_name(cls)} (0x{cls:x}) is not modelled")
@@ -348,8 +349,8 @@ class RM:
     p.numClasses = len(classes)
 
   def classlist(self, gpu:NVGPU) -> list[int]:
-    m = gpu.model
-    return [*self.alloc_handlers, nv.NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, *m.gpfifo, *m.usermode, m.compute, m.dma]
+    b = gpu.board
+    return [*self.alloc_handlers, nv.NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, *b.gpfifo, *b.usermode, b.compute, b.dma]
 
   def _gid_info(self, obj, p):
     uuid = obj.gpu.uuid
@@ -358,10 +359,10 @@ class RM:
     p.data[:len(data)], p.length = list(data), len(data)
 
   def _gr_info(self, obj, p):
-    m = obj.gpu.model
-    values = {nv.NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: m.sm_version, nv.NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: m.max_warps_per_sm,
-              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: m.gpcs, nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: m.tpc_per_gpc,
-              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: m.sm_per_tpc}
+    b = obj.gpu.board
+    values = {nv.NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: b.sm_version, nv.NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: b.max_warps_per_sm,
+              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: b.gpcs, nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: b.tpc_per_gpc,
+              nv.NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: b.sm_per_tpc}
     if not p.grInfoList: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, "GR_GET_INFO without a list")
     if p.grInfoListSize > nv.NV2080_CTRL_GR_INFO_MAX_SIZE: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GR_GET_INFO of {p.grInfoListSize} entries")
     for info in _user(uaccess.user_struct, nv.NV2080_CTRL_GR_INFO * p.grInfoListSize, p.grInfoList, "GR_GET_INFO grInfoList"):
@@ -371,9 +372,9 @@ class RM:
       info.data = values[info.index]
 
   def _tpc_mask(self, obj, p):
-    m = obj.gpu.model
-    if p.gpcId >= m.gpcs: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GPC {p.gpcId}")
-    p.tpcMask = (1 << m.tpc_per_gpc) - 1
+    b = obj.gpu.board
+    if p.gpcId >= b.gpcs: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"GPC {p.gpcId}")
+    p.tpcMask = (1 << b.tpc_per_gpc) - 1
 
   def _schedule_channel(self, obj, p): obj.channel.group.scheduled = bool(p.bEnable)
   def _token(self, obj, p): p.workSubmitToken = obj.channel.chid
@@ -453,9 +454,10 @@ class Driver:
 
   @property
   def rm(self) -> RM:
-    """The GPUs are built on first use, so a bad MOCKGPU_NV_MODEL fails NVIDIA opens only, never the AMD mock."""
+    """The GPUs are built on first use, so an unknown NVIDIA board fails NVIDIA opens only, never the AMD mock."""
     if self._rm is None:
-      self._rm = RM([NVGPU(i, config.nv_model()) for i in range(config.gpu_count())])
+      board = selected_nv_board()
+      self._rm = RM([NVGPU(i, board) for i in range(config.gpu_count())])
       from mockgpu.driver.nv_uvm import UVM  # nv_uvm builds on this module
       self.uvm = UVM(self._rm, self.files.get)
       self.system.devices["nv"] = self._rm.gpus
@@ -464,7 +466,7 @@ class Driver:
   def gpus(self) -> list[NVGPU]: return self.rm.gpus
 
   def open(self, kind:str, path:str, flags:int) -> Handle:
-    _ = self.rm  # build the GPUs first, so a bad MOCKGPU_NV_MODEL fails right at the open
+    _ = self.rm  # build the GPUs first, so an unknown board (UnknownBoard) fails right at the open
     return UVMFile(self, path, flags) if kind == "uvm" else NVFile(self, path, flags, kind)
 
   # *** escapes ***
@@ -492,9 +494,9 @@ class Driver:
   def _card_info(self, f, cards):
     for i, gpu in enumerate(self.gpus[:len(cards)]):
       c = cards[i]
-      c.valid, c.gpu_id, c.minor_number, c.fb_size, c.reg_size = 1, gpu.gpu_id, i, gpu.model.vram, 16 << 20
+      c.valid, c.gpu_id, c.minor_number, c.fb_size, c.reg_size = 1, gpu.gpu_id, i, gpu.board.memory_size, 16 << 20
       c.pci_info.domain, c.pci_info.bus, c.pci_info.slot, c.pci_info.function = 0, gpu.gpu_id >> 8, 0, 0
-      c.pci_info.vendor_id, c.pci_info.device_id = 0x10de, gpu.model.pci_device
+      c.pci_info.vendor_id, c.pci_info.device_id = gpu.board.pci_vendor_id, gpu.board.pci_device_id
     log.debug("NV_ESC_CARD_INFO: %d GPUs", len(self.gpus))
     return 0
 
@@ -545,7 +547,7 @@ class Driver:
   # *** /proc/driver/nvidia ***
   def proc_information(self, index:int) -> str:
     gpu = self.gpus[index]
-    return (f"Model: \t\t {gpu.model.name}\nIRQ:   \t\t 0\nGPU UUID: \t GPU-{gpu.uuid.hex()}\nBus Location: \t 0000:{gpu.gpu_id >> 8:02x}:00.0\n"
+    return (f"Model: \t\t {gpu.board.marketing_name}\nIRQ:   \t\t 0\nGPU UUID: \t GPU-{gpu.uuid.hex()}\nBus Location: \t 0000:{gpu.gpu_id >> 8:02x}:00.0\n"
             f"Device Minor: \t {gpu.index}\n")
 
 def emu_fault_addr() -> int|None:

@@ -158,10 +158,12 @@ class Stream:
   """Where a command processor reads: the ring (positions wrap modulo its size) or an indirect buffer. In dwords.
 
   The dwords between the read position and the end are fetched in one go and kept until the next step (the runtime
-  cannot change them while a step runs; it may while the queue is blocked, so each step starts afresh)."""
-  __slots__ = ("va", "ndw", "pos", "end", "is_ring", "_cache", "_cache_pos")
+  cannot change them while a step runs; it may while the queue is blocked, so each step starts afresh). `pred` is the
+  PM4 PRED_EXEC block the stream is in: (end position, XCC mask), or None."""
+  __slots__ = ("va", "ndw", "pos", "end", "is_ring", "pred", "_cache", "_cache_pos")
   def __init__(self, va:int, ndw:int, pos:int, end:int, is_ring:bool):
     self.va, self.ndw, self.pos, self.end, self.is_ring = va, ndw, pos, end, is_ring
+    self.pred:tuple[int, int]|None = None
     self._cache, self._cache_pos = [], 0
   def offset(self, pos:int) -> int: return (pos % self.ndw) * 4
   def where(self, pos:int) -> str: return f"ring offset 0x{self.offset(pos):x}" if self.is_ring else f"IB 0x{self.va:x} offset 0x{pos*4:x}"

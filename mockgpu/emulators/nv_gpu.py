@@ -1,4 +1,5 @@
-"""An NVIDIA GPU: its board data, its address space, its channels and the engine classes bound on them.
+"""An NVIDIA GPU: its board (a mockgpu.boards.NVBoard record), its address space, its channels and the engine classes
+bound on them.
 
 The GPU side of the RM model: `NVGPU` holds what the hardware holds (the VA space the channels see, the channels by
 work-submit token, the MMU faults the engines raised). The engines are the class objects the RM allocates on a
@@ -11,41 +12,11 @@ import functools, hashlib, logging, re, struct, time
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
+from mockgpu.boards import NVBoard
 from mockgpu.memory import AddressSpace
 from mockgpu.errors import PacketError, GPUPageFault, Unmodelled
 
 log = logging.getLogger("mockgpu")
-
-@dataclass(frozen=True)
-class Model:
-  """One board. GR counts are the LITTER values RM reports (max TPCs per GPC), as tinygrad sizes local memory with them."""
-  name:str
-  pci_device:int
-  sm_version:int      # NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: (major << 8) | minor, 0xa04 for GB20x
-  gpcs:int
-  tpc_per_gpc:int
-  sm_per_tpc:int
-  max_warps_per_sm:int
-  vram:int
-  gpfifo:tuple[int, ...]   # channel classes, newest first
-  compute:int
-  dma:int
-  usermode:tuple[int, ...]
-
-# The boards the mock can be (mockgpu.config.nv_model()).
-MODELS = {
-  "sm_86": Model("NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 24 << 30, (nv.AMPERE_CHANNEL_GPFIFO_A,), nv.AMPERE_COMPUTE_B,
-                 nv.AMPERE_DMA_COPY_B, (nv.TURING_USERMODE_A, nv.AMPERE_USERMODE_A)),
-  "sm_89": Model("NVIDIA GeForce RTX 4090", 0x2684, 0x809, 11, 6, 2, 48, 24 << 30, (nv.AMPERE_CHANNEL_GPFIFO_A,), nv.ADA_COMPUTE_A,
-                 nv.AMPERE_DMA_COPY_B, (nv.TURING_USERMODE_A, nv.AMPERE_USERMODE_A)),
-  "sm_120": Model("NVIDIA GeForce RTX 5090", 0x2b85, 0xa04, 11, 8, 2, 48, 32 << 30,
-                  (nv.BLACKWELL_CHANNEL_GPFIFO_A, nv.BLACKWELL_CHANNEL_GPFIFO_B), nv.BLACKWELL_COMPUTE_B, nv.BLACKWELL_DMA_COPY_B,
-                  (nv.HOPPER_USERMODE_A, nv.BLACKWELL_USERMODE_A)),
-}
-
-def model(name:str) -> Model:
-  if name not in MODELS: raise Unmodelled(f"mockgpu: NVIDIA model {name!r} is not modelled (choose one of {', '.join(MODELS)})")
-  return MODELS[name]
 
 @dataclass
 class Fault:
@@ -56,11 +27,11 @@ class Fault:
   where:str
 
 class NVGPU:
-  def __init__(self, index:int, model_name:str):
-    self.index, self.model = index, model(model_name)
+  def __init__(self, index:int, board:NVBoard):
+    self.index, self.board = index, board
     self.mem = AddressSpace(f"NV:{index}")
     self.kernels:dict[int, tuple[bytes, object]] = {}  # program address -> (its PTX text + NUL, parsed kernel)
-    self.uuid = hashlib.md5(f"mockgpu {model_name} {index}".encode()).digest()
+    self.uuid = hashlib.md5(f"mockgpu {board.name} {index}".encode()).digest()
     self.channels:dict[int, object] = {}  # work-submit token -> gpfifo.Channel
     self.faults:list[Fault] = []
     self.released:set[int] = set()  # addresses the engines have released semaphores at: the runtime's signals for this GPU
@@ -190,11 +161,11 @@ class ComputeEngine(Engine):
     action = field(data, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION)
     if action in self.NO_SCHEDULE: return
     if action not in self.SCHEDULE: raise Unmodelled(f"{where}: SEND_SIGNALING_PCAS2_B action {action} (QMD queues) is not modelled")
-    launch_qmd(self.gpu, self.cls, self.regs.get(nv.NVC6C0_SEND_PCAS_A, 0) << 8, where)
+    launch_qmd(self.gpu, self.regs.get(nv.NVC6C0_SEND_PCAS_A, 0) << 8, where)
 
 def engine_for(gpu:NVGPU, cls:int) -> Engine|None:
-  if cls == gpu.model.compute: return ComputeEngine(gpu, cls)
-  if cls == gpu.model.dma: return CopyEngine(gpu, cls)
+  if cls == gpu.board.compute: return ComputeEngine(gpu, cls)
+  if cls == gpu.board.dma: return CopyEngine(gpu, cls)
   return None
 
 def method_name(prefix:str, mthd:int) -> str: return method_names(prefix).get(mthd, f"0x{mthd:x}")
@@ -213,13 +184,15 @@ def qmd_fields(prefix:str) -> dict[str, tuple[int, int]]:
   return out
 
 class QMD:
-  """A queue-meta-data block read from GPU memory: V03 (Ampere, Ada) or V05 (Blackwell)."""
-  def __init__(self, mem:AddressSpace, addr:int, cls:int, where:str):
-    self.addr, self.v5 = addr, cls >= nv.BLACKWELL_COMPUTE_A
+  """A queue-meta-data block read from GPU memory, of the version the board's compute class reads (NVBoard.qmd_version):
+  V03 (Ampere, Ada) or V05 (Blackwell)."""
+  def __init__(self, mem:AddressSpace, addr:int, board:NVBoard, where:str):
+    if board.qmd_version not in (3, 5): raise Unmodelled(f"{where}: QMD version {board.qmd_version} ({board.name}) is not modelled")
+    self.addr, self.v5 = addr, board.qmd_version == 5
     self.fields = qmd_fields("NVCEC0_QMDV05_00" if self.v5 else "NVC6C0_QMDV03_00")
     self.bits = int.from_bytes(mem.read(addr, 0x180 if self.v5 else 0x100, f"{where}: QMD"), "little")
-    if (ver:=self["qmd_major_version"]) != (5 if self.v5 else 3):
-      raise PacketError(f"{where}: QMD at 0x{addr:x} has major version {ver}, class {class_name(cls)} takes {5 if self.v5 else 3}")
+    if (ver:=self["qmd_major_version"]) != board.qmd_version:
+      raise PacketError(f"{where}: QMD at 0x{addr:x} has major version {ver}, class {board.compute_class} takes {board.qmd_version}")
   def __getitem__(self, name:str) -> int: return field(self.bits, self.fields[name.upper()])
   def wide(self, hi:str, lo:str) -> int: return (self[hi] << 32) | self[lo]
 
@@ -251,7 +224,7 @@ class QMD:
 
 MAX_QMD_CHAIN = 1024  # QMDs one PCAS schedule may run through DEPENDENT_QMD0 (a bound: the model reports a longer chain)
 
-def launch_qmd(gpu:NVGPU, cls:int, addr:int, where:str):
+def launch_qmd(gpu:NVGPU, addr:int, where:str):
   """Run a QMD and the chain of QMDs it schedules, each followed by its release semaphores. A kernel the executor
   cannot run (not a page fault: that is a channel error) still releases its semaphores, which carry the runtime's
   timeline; the first such error is raised once the chain is done."""
@@ -262,7 +235,7 @@ def launch_qmd(gpu:NVGPU, cls:int, addr:int, where:str):
       raise PacketError(f"{where}: dependent QMD chain from 0x{first:x} " + (f"loops back to QMD 0x{addr:x}" if addr in seen else
                         f"is longer than {MAX_QMD_CHAIN} QMDs") + " (DEPENDENT_QMD0_POINTER)")
     seen.add(addr)
-    q = QMD(gpu.mem, addr, cls, where)
+    q = QMD(gpu.mem, addr, gpu.board, where)
     try: run_kernel(gpu, q, f"{where}: QMD 0x{addr:x}")
     except GPUPageFault: raise
     except Exception as e: error = error or e
@@ -327,24 +300,6 @@ def run_kernel(gpu:NVGPU, q:QMD, where:str):
   params = kernel_params(kernel, cbuf, first, where)
   log.debug("%s: launch %s grid %s block %s", where, getattr(kernel, "name", "?"), q.grid(), q.block())
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
-  if (bad:=launch_error(kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
-  ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0)
+  if (bad:=gpu.board.launch_error(kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
+  ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
 
-# what the hardware refuses to launch (the CUDA model answers them with a CUresult, the QMD path with a PacketError)
-MAX_THREADS, MAX_BLOCK, MAX_GRID, MAX_SHARED = 1024, (1024, 1024, 64), (2**31 - 1, 65535, 65535), 99 << 10
-
-def launch_error(kernel, grid:tuple, block:tuple, dynamic_shared:int) -> tuple[str, str]|None:
-  """None if a launch of `kernel` fits the hardware's limits, else (kind, why): kind "value" for an invalid launch
-  configuration (CUDA_ERROR_INVALID_VALUE), "resources" for more shared memory than a CTA has
-  (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES). Names the kernel and the dimension at fault."""
-  name, tpc = getattr(kernel, "name", "?"), block[0] * block[1] * block[2]
-  if min(grid + block) < 1: return "value", f"kernel {name}: grid {grid} block {block} has a dimension of 0"
-  if any(g > m for g, m in zip(grid, MAX_GRID)): return "value", f"kernel {name}: grid {grid} exceeds the hardware's {MAX_GRID}"
-  if any(b > m for b, m in zip(block, MAX_BLOCK)) or tpc > MAX_THREADS:
-    return "value", f"kernel {name}: block {block} ({tpc} threads) exceeds the hardware's {MAX_BLOCK} and {MAX_THREADS} threads"
-  if tpc > (limit:=getattr(kernel, "max_threads", MAX_THREADS)):
-    return "value", f"kernel {name}: block {block} ({tpc} threads) exceeds its .maxntid/.reqntid of {limit}"
-  if dynamic_shared < 0: return "value", f"kernel {name}: {dynamic_shared} bytes of dynamic shared memory"
-  shared = (getattr(kernel, "dynamic_base", 0) + dynamic_shared) if dynamic_shared else getattr(kernel, "shared_size", 0)
-  if shared > MAX_SHARED: return "resources", f"kernel {name}: {shared} bytes of shared memory exceed the {MAX_SHARED} bytes of a CTA"
-  return None

@@ -1,4 +1,4 @@
-"""The compute command processor (MEC) of a gfx11 GPU, for one KFD compute queue: PM4 rings and AQL rings.
+"""The compute command processor (MEC) of an AMD GPU, for one KFD compute queue: PM4 rings and AQL rings.
 
 It executes type-3 packets from the ring between its read pointer and the write pointer the runtime publishes (the
 64-bit dword count at write_pointer_address), and reports how far it has read at read_pointer_address, as the MEC
@@ -6,36 +6,62 @@ does (at the end of each step, and before a failing packet raises). Dispatches r
 executor, so a dispatch is complete when DISPATCH_DIRECT returns: CS_PARTIAL_FLUSH, ACQUIRE_MEM and the cache-control
 fields of RELEASE_MEM have nothing left to wait for and are accepted as no-ops (host memory is coherent). A
 WAIT_REG_MEM that is not yet satisfied stops the queue at that packet until the next kick. Registers are known by
-name from tinygrad's GC 11.0.0 / NBIO 4.3.0 tables; performance-counter and thread-trace registers raise
+name from tinygrad's tables of the board's GC / NBIO versions; performance-counter and thread-trace registers raise
 UnmodelledFeature (a PacketError and NotImplementedError), any other register the dispatch does not use raises too.
+
+Packet generations (the board's `pm4`): gfx11/gfx12 take tinygrad's pm4_nv encodings, gfx9 (CDNA) pm4_soc15, whose
+ACQUIRE_MEM is one dword shorter (CP_COHER_CNTL, size, base, poll interval: no GCR_CNTL) and whose DISPATCH_INITIATOR
+has no CS_W32_EN (wave64 is the only mode).
+
+Several XCCs (MI300X, MI350X): KFD loads a queue's MQD on every XCC of the partition (SPX: all of them). An AQL
+queue runs on every XCC, each MEC with its own registers: a packet runs on each XCC in turn, PRED_EXEC limits the next
+EXEC_COUNT dwords to the XCCs of its VIRTUAL_XCC_ID_SELECT mask, and a dispatch runs on each XCC with its share of the
+workgroups (xcc_share); the read pointer is reported once (KFD sets NO_UPDATE_RPTR on all but the first XCC). A PM4
+queue's MQD names one target XCC (pm4_target_xcc, from CREATE_QUEUE's queue_percentage bits 15:8) with no workgroup
+split (COMPUTE_TG_CHUNK_SIZE 0, logical XCC 0): it runs on that XCC alone, whole dispatches included.
 """
 from __future__ import annotations
 import importlib, collections, ctypes, logging, struct, time
 from tinygrad.runtime.autogen import amdgpu_kd, hsa
-from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
+from tinygrad.runtime.autogen.am import pm4_nv
+from tinygrad.runtime.support.amd import import_soc
 from mockgpu.errors import Unmodelled
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
 
 log = logging.getLogger("mockgpu")
-OPCODES = {}
-for _k, _v in vars(pm4).items():
+PM4 = {gen: importlib.import_module(f"tinygrad.runtime.autogen.am.pm4_{gen}") for gen in ("nv", "soc15")}
+OPCODES = {}  # the opcode numbers are the same in both generations
+for _k, _v in vars(pm4_nv).items():
   if _k.startswith("PACKET3_") and isinstance(_v, int) and 0 <= _v < 0x100: OPCODES.setdefault(_v, _k.removeprefix("PACKET3_"))
-EVENTS = soc.enum_VGT_EVENT_TYPE
-# events with nothing to do here: every dispatch has finished and memory is coherent when the packet is reached
-NOOP_EVENTS = {soc.CS_PARTIAL_FLUSH, soc.CACHE_FLUSH, soc.CACHE_FLUSH_AND_INV_EVENT}
-EOP_EVENTS = {soc.CACHE_FLUSH_TS, soc.CACHE_FLUSH_AND_INV_TS_EVENT, soc.BOTTOM_OF_PIPE_TS, soc.CS_DONE}
-SH_RANGE = (pm4.PACKET3_SET_SH_REG_START, pm4.PACKET3_SET_SH_REG_END)
-UCONFIG_RANGE = (pm4.PACKET3_SET_UCONFIG_REG_START, pm4.PACKET3_SET_UCONFIG_REG_START + 0x10000)
+# the exact body length of each fixed-size packet, as tinygrad encodes them for each generation
+LENGTHS = {gen: {m.PACKET3_ACQUIRE_MEM: 7 if gen == "nv" else 6, m.PACKET3_RELEASE_MEM: 7, m.PACKET3_WAIT_REG_MEM: 6, m.PACKET3_COPY_DATA: 5,
+                 m.PACKET3_DISPATCH_DIRECT: 4, m.PACKET3_INDIRECT_BUFFER: 3, m.PACKET3_EVENT_WRITE: 1, m.PACKET3_PRED_EXEC: 1}
+           for gen, m in PM4.items()}
+# packets that steer the stream (run once, for every XCC together) rather than act on one XCC's pipe
+FLOW = {pm4_nv.PACKET3_INDIRECT_BUFFER, pm4_nv.PACKET3_PRED_EXEC}
+SH_RANGE = (pm4_nv.PACKET3_SET_SH_REG_START, pm4_nv.PACKET3_SET_SH_REG_END)
+UCONFIG_RANGE = (pm4_nv.PACKET3_SET_UCONFIG_REG_START, pm4_nv.PACKET3_SET_UCONFIG_REG_START + 0x10000)
 # compute-pipe registers the dispatch reads (or that only steer work between CUs, which are all alike here)
 DISPATCH_REGS = {"COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPUTE_PGM_RSRC2", "COMPUTE_PGM_RSRC3",
                  "COMPUTE_TMPRING_SIZE", "COMPUTE_DISPATCH_SCRATCH_BASE_LO", "COMPUTE_DISPATCH_SCRATCH_BASE_HI", "COMPUTE_RESTART_X",
                  "COMPUTE_RESTART_Y", "COMPUTE_RESTART_Z", "COMPUTE_RESOURCE_LIMITS", "COMPUTE_START_X", "COMPUTE_START_Y",
                  "COMPUTE_START_Z", "COMPUTE_NUM_THREAD_X", "COMPUTE_NUM_THREAD_Y", "COMPUTE_NUM_THREAD_Z", "GRBM_GFX_INDEX",
-                 *(f"COMPUTE_USER_DATA_{i}" for i in range(16)), *(f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(8))}
+                 "COMPUTE_TG_CHUNK_SIZE", *(f"COMPUTE_USER_DATA_{i}" for i in range(16)),
+                 *(f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(8))}
 ZERO_ONLY_REGS = {"COMPUTE_PIPELINESTAT_ENABLE": "pipeline statistics", "COMPUTE_PERFCOUNT_ENABLE": "performance counters"}
-INITIATOR_FIELDS = ("compute_shader_en", "force_start_at_000", "cs_w32_en")  # the DISPATCH_INITIATOR fields modelled
-MAX_WORKGROUP = 1024  # work-items per workgroup on gfx11
+INITIATOR_FIELDS = ("compute_shader_en", "force_start_at_000", "cs_w32_en")  # the DISPATCH_INITIATOR fields modelled (gfx9 has no cs_w32_en)
+MAX_WORKGROUP = 1024  # work-items per workgroup (gfx9 and gfx11 alike)
 CLOCK_SELECTS = {9: gpu_clock, 10: lambda: time.monotonic_ns() // 10}  # COPY_DATA src_sel GPU / system clock counters
+
+def xcc_share(xcc:int, num_xcc:int, chunk:int) -> tuple[int, int, int]:
+  """Which workgroups the `xcc`-th of the `num_xcc` XCCs running a queue runs of a dispatch, as Dispatch.xcc carries
+  it: (xcc, num_xcc, chunk). In SPX mode the dispatcher deals the workgroups out round robin in chunks of
+  COMPUTE_TG_CHUNK_SIZE consecutive workgroup indices (x fastest, then y, then z): chunk k goes to XCC k mod num_xcc;
+  KFD's MQD sets the chunk to 1 for AQL queues (MI300's round robin by workgroup id). One XCC runs the whole grid.
+  A chunk of 0 over several XCCs (only a SET_SH_REG can make one) names no split: that raises."""
+  if num_xcc == 1: return (0, 1, max(chunk, 1))
+  if chunk == 0: raise Unmodelled(f"a dispatch over {num_xcc} XCCs with COMPUTE_TG_CHUNK_SIZE 0: the split is not defined")
+  return (xcc, num_xcc, chunk)
 
 def unmodelled_reason(name:str) -> str|None:
   if "THREAD_TRACE" in name or name == "SPI_CONFIG_CNTL": return "thread trace (SQTT) is not modelled"  # SPI_CONFIG_CNTL: SQ event tokens
@@ -44,18 +70,29 @@ def unmodelled_reason(name:str) -> str|None:
 
 class PM4Queue(RingQueue):
   KIND, PTR_BYTES = "PM4", 4
+  TG_CHUNK = 0  # COMPUTE_TG_CHUNK_SIZE as KFD's MQD sets it for this kind of queue (0 for PM4 queues)
 
-  def __init__(self, *args, **kwargs):
+  def __init__(self, *args, xccs:tuple[int, ...]=(0,), **kwargs):
+    """xccs: the XCCs that run the queue (KFD: every XCC of the partition for AQL, the target XCC for PM4)."""
     super().__init__(*args, **kwargs)
-    self.regs:collections.defaultdict[str, int] = collections.defaultdict(int)  # by name; unwritten registers read 0
-    self.handlers = {pm4.PACKET3_NOP: self._nop, pm4.PACKET3_SET_SH_REG: self._set_sh_reg, pm4.PACKET3_SET_UCONFIG_REG: self._set_uconfig_reg,
-                     pm4.PACKET3_ACQUIRE_MEM: self._acquire_mem, pm4.PACKET3_RELEASE_MEM: self._release_mem,
-                     pm4.PACKET3_WAIT_REG_MEM: self._wait_reg_mem, pm4.PACKET3_COPY_DATA: self._copy_data,
-                     pm4.PACKET3_DISPATCH_DIRECT: self._dispatch_direct, pm4.PACKET3_INDIRECT_BUFFER: self._indirect_buffer,
-                     pm4.PACKET3_EVENT_WRITE: self._event_write, pm4.PACKET3_PRED_EXEC: self._pred_exec}
-    # the exact body length of each fixed-size packet (tinygrad's gfx11 encodings)
-    self.lengths = {pm4.PACKET3_ACQUIRE_MEM: 7, pm4.PACKET3_RELEASE_MEM: 7, pm4.PACKET3_WAIT_REG_MEM: 6, pm4.PACKET3_COPY_DATA: 5,
-                    pm4.PACKET3_DISPATCH_DIRECT: 4, pm4.PACKET3_INDIRECT_BUFFER: 3, pm4.PACKET3_EVENT_WRITE: 1, pm4.PACKET3_PRED_EXEC: 1}
+    board = self.gpu.board
+    self.pm4, self.soc = PM4[board.pm4], import_soc(board.gc_version)
+    self.lengths = LENGTHS[board.pm4]
+    self.xccs = xccs
+    # each running XCC's registers, by name; unwritten registers read 0 but the chunk size the MQD loads
+    self.xcc_regs = [collections.defaultdict(int, COMPUTE_TG_CHUNK_SIZE=self.TG_CHUNK) for _ in xccs]
+    self.xcc = 0  # which of self.xccs runs the current packet
+    self.handlers = {pm4_nv.PACKET3_NOP: self._nop, pm4_nv.PACKET3_SET_SH_REG: self._set_sh_reg,
+                     pm4_nv.PACKET3_SET_UCONFIG_REG: self._set_uconfig_reg, pm4_nv.PACKET3_ACQUIRE_MEM: self._acquire_mem,
+                     pm4_nv.PACKET3_RELEASE_MEM: self._release_mem, pm4_nv.PACKET3_WAIT_REG_MEM: self._wait_reg_mem,
+                     pm4_nv.PACKET3_COPY_DATA: self._copy_data, pm4_nv.PACKET3_DISPATCH_DIRECT: self._dispatch_direct,
+                     pm4_nv.PACKET3_INDIRECT_BUFFER: self._indirect_buffer, pm4_nv.PACKET3_EVENT_WRITE: self._event_write,
+                     pm4_nv.PACKET3_PRED_EXEC: self._pred_exec}
+
+  @property
+  def regs(self) -> collections.defaultdict[str, int]: return self.xcc_regs[self.xcc]
+  @property
+  def num_xcc(self) -> int: return len(self.xccs)
 
   def opname(self, header:int, s:Stream) -> str:
     if header >> 30 != 3: return f"type-{header >> 30} packet"
@@ -66,19 +103,25 @@ class PM4Queue(RingQueue):
     if kind == 2: return 1  # type-2 filler
     if kind != 3: raise self.packet_error(s, header, "only type-3 packets (and type-2 fillers) are executed on a compute queue")
     op, count = (header >> 8) & 0xff, (header >> 16) & 0x3fff
-    if op == pm4.PACKET3_NOP and count == 0x3fff: return 1  # the one-dword NOP
+    if op == pm4_nv.PACKET3_NOP and count == 0x3fff: return 1  # the one-dword NOP
     return count + 2
 
   def _execute(self, header:int, body:list[int], s:Stream) -> int|None:
-    if (b:=self.gpu.board).wave64:  # CDNA: soc15 PM4 packets for wave64 kernels; neither is modelled (mockgpu.boards)
-      raise Unmodelled(f"{self.name}: {b.name} ({b.family}) runs wave64 kernels from soc15 PM4 packets, which mockgpu does not "
-                       "model (wave32 RDNA boards only)")
     if header >> 30 == 2: return 0
     op = (header >> 8) & 0xff
     if (handler:=self.handlers.get(op)) is None: raise self.packet_error(s, header, "unknown or unmodelled opcode")
     if (want:=self.lengths.get(op)) is not None and len(body) != want:
       raise self.packet_error(s, header, f"wrong packet length: {len(body)} body dwords, expected {want}")
-    return handler(body, s, header)
+    if op in FLOW: return handler(body, s, header)
+    for self.xcc in self._active_xccs(s, header, len(body) + 1):
+      if handler(body, s, header) is None: return None  # blocked: every XCC waits at this packet until the next kick
+    return 0
+
+  def _active_xccs(self, s:Stream, header:int, n:int) -> list[int]:
+    """The XCCs that run the packet at s.pos (n dwords): those of the enclosing PRED_EXEC's mask, else all."""
+    if s.pred is None or s.pos >= s.pred[0]: return list(range(self.num_xcc))
+    if s.pos + n > s.pred[0]: raise self.packet_error(s, header, f"the packet runs past the end of its PRED_EXEC block (dword {s.pred[0]})")
+    return [i for i, x in enumerate(self.xccs) if s.pred[1] >> x & 1]
 
   # *** registers ***
   def _set_sh_reg(self, body, s, header): return self._set_regs(body, s, header, SH_RANGE)
@@ -118,13 +161,21 @@ class PM4Queue(RingQueue):
 
   def _event_write(self, body, s, header) -> int:
     event = body[0] & 0x3f
-    if event in NOOP_EVENTS: return 0
-    name = EVENTS.get(event, f"event 0x{event:x}")
+    if event in (self.soc.CS_PARTIAL_FLUSH, self.soc.CACHE_FLUSH, self.soc.CACHE_FLUSH_AND_INV_EVENT): return 0  # every dispatch has finished
+    name = self.soc.enum_VGT_EVENT_TYPE.get(event, f"event 0x{event:x}")
     raise self.packet_error(s, header, f"EVENT_WRITE {name}: {unmodelled_reason(name) or 'this event is not modelled'}", UnmodelledFeature)
 
   def _pred_exec(self, body, s, header) -> int:
-    # execute the next N dwords only on the XCCs selected in bits 31:24; this GPU has one XCC (number 0)
-    return 0 if (body[0] >> 24) & 1 else body[0] & 0x3fff
+    """Run the next EXEC_COUNT dwords only on the XCCs in bits 31:24 (VIRTUAL_XCC_ID_SELECT); skip them when none of
+    this GPU's XCCs is selected."""
+    count, mask = body[0] & 0x3fff, body[0] >> 24
+    if s.pred is not None and s.pos < s.pred[0]: raise self.packet_error(s, header, "PRED_EXEC inside a PRED_EXEC block", UnmodelledFeature)
+    if s.is_ring and self.gpu.board.num_xcc > 1:  # tinygrad: "PACKET3_PRED_EXEC doesn't work in rings, only in IBs" (MI300)
+      raise self.packet_error(s, header, "PRED_EXEC in the ring of a multi-XCC GPU (it works in indirect buffers only)", UnmodelledFeature)
+    if s.pos + 2 + count > s.end: raise self.packet_error(s, header, f"predicated block of {count} dwords runs past the end")
+    if not any(mask >> x & 1 for x in self.xccs): return count
+    s.pred = (s.pos + 2 + count, mask)
+    return 0
 
   def _wait_reg_mem(self, body, s, header) -> int|None:
     ctl, a_lo, a_hi, ref, mask = body[:5]
@@ -161,7 +212,8 @@ class PM4Queue(RingQueue):
   def _release_mem(self, body, s, header) -> int:
     event_dw, sel, a_lo, a_hi, d_lo, d_hi, ctxid = body
     event, dst_sel, int_sel, data_sel = event_dw & 0x3f, (sel >> 16) & 3, (sel >> 24) & 7, (sel >> 29) & 7
-    if event not in EOP_EVENTS: raise self.packet_error(s, header, f"RELEASE_MEM event {EVENTS.get(event, hex(event))} is not an end-of-pipe event")
+    if event not in (self.soc.CACHE_FLUSH_TS, self.soc.CACHE_FLUSH_AND_INV_TS_EVENT, self.soc.BOTTOM_OF_PIPE_TS, self.soc.CS_DONE):
+      raise self.packet_error(s, header, f"RELEASE_MEM event {self.soc.enum_VGT_EVENT_TYPE.get(event, hex(event))} is not an end-of-pipe event")
     if dst_sel > 1: raise self.packet_error(s, header, f"RELEASE_MEM dst_sel {dst_sel} (queue write pointer) is not modelled", UnmodelledFeature)
     va = (a_hi << 32) | a_lo
     if data_sel == 1: self.gpu.mem.write_u32(va & ~3, d_lo, self.name)
@@ -174,35 +226,51 @@ class PM4Queue(RingQueue):
 
   def _indirect_buffer(self, body, s, header) -> int:
     lo, hi, ctl = body
-    if not ctl & pm4.INDIRECT_BUFFER_VALID: raise self.packet_error(s, header, "INDIRECT_BUFFER without the VALID bit")
+    if not ctl & self.pm4.INDIRECT_BUFFER_VALID: raise self.packet_error(s, header, "INDIRECT_BUFFER without the VALID bit")
     if ctl & (1 << 20): raise self.packet_error(s, header, "chained indirect buffers are not modelled", UnmodelledFeature)
+    if s.pred is not None and s.pos < s.pred[0]:
+      raise self.packet_error(s, header, "an INDIRECT_BUFFER inside a PRED_EXEC block is not modelled", UnmodelledFeature)
     self.push_ib(s, header, (hi << 32) | (lo & ~3), ctl & 0xfffff)
     return 0
 
   # *** dispatch ***
   def _check_workgroup(self, block:tuple[int, int, int], what:str, s, header):
-    """A gfx11 workgroup has 1 to 1024 work-items (the hardware cannot launch more)."""
+    """A workgroup has 1 to 1024 work-items (the hardware cannot launch more)."""
     if min(block) < 1 or block[0] * block[1] * block[2] > MAX_WORKGROUP:
       raise self.packet_error(s, header, f"{what} = {block}: {block[0] * block[1] * block[2]} work-items per workgroup, "
                                          f"the hardware takes 1 to {MAX_WORKGROUP}")
+
+  def _share(self, s, header) -> tuple[int, int, int]:
+    """This XCC's share of the dispatch's workgroups (xcc_share), from its COMPUTE_TG_CHUNK_SIZE."""
+    try: return xcc_share(self.xcc, self.num_xcc, self.regs["COMPUTE_TG_CHUNK_SIZE"])
+    except Unmodelled as e: raise self.packet_error(s, header, str(e), UnmodelledFeature) from None
+
+  def _check_program(self, rsrc1:int, rsrc3:int, s, header):
+    """The program resource words of a gfx9 (CDNA) board must decode as the gfx9 kernel descriptor defines them."""
+    if self.gpu.board.gc_version[0] != 9: return
+    from mockgpu.compiler.rdna import cdna
+    try: cdna.ProgramResources.decode(rsrc1, rsrc3, self.gpu.board.wave_front_size)
+    except ValueError as e: raise self.packet_error(s, header, str(e)) from None
 
   def _dispatch_direct(self, body, s, header) -> int:
     gx, gy, gz, initiator = body
     reg = self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR
     init = reg.decode(initiator)
     if not init["compute_shader_en"]: raise self.packet_error(s, header, "DISPATCH_DIRECT without COMPUTE_SHADER_EN")
-    if (extra:=initiator & ~reg.fields_mask(*INITIATOR_FIELDS)):
+    if (extra:=initiator & ~reg.fields_mask(*(f for f in INITIATOR_FIELDS if f in reg.fields))):
       raise self.packet_error(s, header, f"DISPATCH_INITIATOR bits 0x{extra:x} are not modelled", UnmodelledFeature)
     if not init["force_start_at_000"] and any(self.regs[f"COMPUTE_START_{a}"] for a in "XYZ"):
       raise self.packet_error(s, header, "a dispatch that starts at a non-zero workgroup is not modelled", UnmodelledFeature)
     if gx * gy * gz == 0: return 0
     r = self.regs
     self._check_workgroup(tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), "COMPUTE_NUM_THREAD_X/Y/Z", s, header)
+    self._check_program(r["COMPUTE_PGM_RSRC1"], r["COMPUTE_PGM_RSRC3"], s, header)
     d = _rdna().Dispatch(arch=self.gpu.board.family, pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8, rsrc1=r["COMPUTE_PGM_RSRC1"],
                          rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"], user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)],
                          tmpring_size=r["COMPUTE_TMPRING_SIZE"],
                          scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
-                         block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz), wave32=bool(init["cs_w32_en"]))
+                         block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
+                         wave32=bool(init.get("cs_w32_en", 0)), xcc=self._share(s, header))
     if log.isEnabledFor(logging.DEBUG): log.debug("%s: dispatch %s", self.name, d)
     _rdna().run_dispatch(self.gpu.mem, d)
     return 0
@@ -225,10 +293,12 @@ class AQLQueue(PM4Queue):
 
   The read/write pointers are packet indices (read_dispatch_id / write_dispatch_id of the runtime's amd_queue_t). A
   kernel dispatch takes its program, resources and user SGPRs from the kernel descriptor and the amd_queue_t (scratch),
-  as the packet processor does. Barrier bits and fences have nothing to wait for: every packet has completed when the
-  next one is read. A packet whose header still reads INVALID has not been published yet: the queue waits for it.
+  as the packet processor does, and runs on every XCC with its share of the workgroups (xcc_share). Barrier bits and
+  fences have nothing to wait for: every packet has completed when the next one is read. A packet whose header still
+  reads INVALID has not been published yet: the queue waits for it.
   """
   KIND, PTR_BYTES = "AQL", 64
+  TG_CHUNK = 1  # KFD's MQD for AQL queues (init_mqd_v9_4_3: compute_tg_chunk_size = 1)
 
   def __init__(self, *args, **kwargs):
     super().__init__(*args, **kwargs)
@@ -253,7 +323,7 @@ class AQLQueue(PM4Queue):
 
   def _vendor(self, header, body, s):
     if header >> 16 != AMD_AQL_FORMAT_PM4_IB: raise self.packet_error(s, header, f"vendor format {header >> 16} is not modelled", UnmodelledFeature)
-    if body[0] != pm4.PACKET3(pm4.PACKET3_INDIRECT_BUFFER, 2): raise self.packet_error(s, header, f"PM4_IB packet holds 0x{body[0]:08x}")
+    if body[0] != self.pm4.PACKET3(self.pm4.PACKET3_INDIRECT_BUFFER, 2): raise self.packet_error(s, header, f"PM4_IB packet holds 0x{body[0]:08x}")
     self._indirect_buffer(body[1:4], s, header)
 
   def _kernel_dispatch(self, header, body, s):
@@ -267,14 +337,26 @@ class AQLQueue(PM4Queue):
     if 0 in size: return  # an empty grid: nothing to run, as DISPATCH_DIRECT with a zero dimension
     kd = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t.from_buffer_copy(self.gpu.mem.read(pkt.kernel_object, 64, where=f"{self.name} kernel descriptor"))
     q = hsa.amd_queue_t.from_buffer_copy(self.gpu.mem.read(self.queue_va, ctypes.sizeof(hsa.amd_queue_t), where=f"{self.name} amd_queue_t"))
+    wave32 = bool(kd.kernel_code_properties & hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_WAVEFRONT_SIZE32)
+    if wave32 and self.gpu.board.wave64:
+      raise self.packet_error(s, header, f"the kernel descriptor at 0x{pkt.kernel_object:x} sets ENABLE_WAVEFRONT_SIZE32, which "
+                                         f"{self.gpu.board.name} does not have (wave64 is its only mode)")
+    self._check_program(kd.compute_pgm_rsrc1, kd.compute_pgm_rsrc3, s, header)
     lds = (pkt.group_segment_size + 511) // 512
-    d = _rdna().Dispatch(arch=self.gpu.board.family, pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset, rsrc1=kd.compute_pgm_rsrc1,
-                         rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15), rsrc3=kd.compute_pgm_rsrc3,
-                         user_data=self._user_sgprs(kd, pkt, q, s, header), tmpring_size=q.compute_tmpring_size,
-                         scratch_base=q.scratch_backing_memory_location, block=wg, grid=tuple(g // w for g, w in zip(size, wg)),
-                         wave32=bool(kd.kernel_code_properties & hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_WAVEFRONT_SIZE32))
-    if log.isEnabledFor(logging.DEBUG): log.debug("%s: dispatch %s", self.name, d)
-    _rdna().run_dispatch(self.gpu.mem, d)
+    user = self._user_sgprs(kd, pkt, q, s, header)
+    for self.xcc in range(self.num_xcc):
+      d = _rdna().Dispatch(arch=self.gpu.board.family, pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset, rsrc1=kd.compute_pgm_rsrc1,
+                           rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15), rsrc3=kd.compute_pgm_rsrc3, user_data=user,
+                           tmpring_size=q.compute_tmpring_size, scratch_base=self._xcc_scratch(q), block=wg,
+                           grid=tuple(g // w for g, w in zip(size, wg)), wave32=wave32, xcc=self._share(s, header))
+      if log.isEnabledFor(logging.DEBUG): log.debug("%s: dispatch %s", self.name, d)
+      _rdna().run_dispatch(self.gpu.mem, d)
+
+  def _xcc_scratch(self, q) -> int:
+    """This XCC's scratch: the queue's scratch backing memory holds one slice per XCC, of the size the runtime puts in
+    the scratch buffer descriptor's NUM_RECORDS (tinygrad: size_per_xcc); XCC x takes the x-th slice, as tinygrad's
+    PM4 path programs COMPUTE_DISPATCH_SCRATCH_BASE per XCC."""
+    return q.scratch_backing_memory_location + self.xccs[self.xcc] * q.scratch_resource_descriptor[2]
 
   def _user_sgprs(self, kd, pkt, q, s, header) -> list[int]:
     values = {"PRIVATE_SEGMENT_BUFFER": list(q.scratch_resource_descriptor), "DISPATCH_PTR": _lohi(self.ring.va + s.offset(s.pos)),

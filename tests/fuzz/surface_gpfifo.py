@@ -39,7 +39,7 @@ class StubPTX:
     k = types.SimpleNamespace(name=name, params=PARAMS.get(name, []), max_threads=int(maxntid[1]) if maxntid else 1024,
                               shared_size=int(shared[1]) if shared else 0, dynamic_base=0)
     return types.SimpleNamespace(kernel=lambda n: k)
-  def launch(self, mem, k, grid, block, params, dynamic_shared=0):
+  def launch(self, mem, k, grid, block, params, dynamic_shared=0, board=None):
     tpc = block[0] * block[1] * block[2]
     if min(grid + block) < 1 or tpc > min(1024, k.max_threads) or k.shared_size > 99 << 10 or grid[0] >= 2**31 or max(grid[1:]) > 65535:
       raise ValueError(f"the executor was handed kernel {k.name} grid {grid} block {block}")
@@ -50,10 +50,11 @@ class Rig:
   def __init__(self):
     import mockgpu.emulators
     from mockgpu.emulators.nv_gpu import NVGPU
+    from mockgpu.boards import nv_board
     self.ptx = StubPTX()
     sys.modules["mockgpu.emulators.ptx"] = self.ptx
     mockgpu.emulators.ptx = self.ptx
-    self.gpu = NVGPU(0, "sm_89")
+    self.gpu = NVGPU(0, nv_board("sm_89"))
     self.mem = np.zeros(SIZE, np.uint8)
     self.gpu.mem.map(VA, SIZE, host=self.mem.ctypes.data)
     self.userd, self.notifier = np.zeros(128, np.uint32), np.zeros(16, np.uint8)
@@ -69,7 +70,7 @@ class Rig:
     self.chid += 1
     self.userd[:] = 0
     ch = Channel(self.gpu, nv.AMPERE_CHANNEL_GPFIFO_A, self.chid, group, VA + RING, ENTRIES, self.userd.ctypes.data, self.notifier.ctypes.data)
-    for cls in (self.gpu.model.compute, self.gpu.model.dma): ch.objects[cls] = engine_for(self.gpu, cls)
+    for cls in (self.gpu.board.compute, self.gpu.board.dma): ch.objects[cls] = engine_for(self.gpu, cls)
     return ch
 
   def run(self, segments:list[list[int]], entries:list|None=None, put:int|None=None):

@@ -224,7 +224,7 @@ def known_good() -> bool:
     info = nv.NV2080_CTRL_GR_INFO(index=nv.NV2080_CTRL_GR_INFO_INDEX_SM_VERSION)
     q = nv.NV2080_CTRL_GR_GET_INFO_PARAMS(grInfoListSize=1, grInfoList=ctypes.addressof(info))
     w.rm.control(w.client, w.h["subdevice"], nv.NV2080_CTRL_CMD_GR_GET_INFO, ctypes.addressof(q), ctypes.sizeof(q))
-    return ok and info.data == w.gpu.model.sm_version
+    return ok and info.data == w.gpu.board.sm_version
   finally:
     if base in w.uvm.ranges: w.uvm_call(nv.UVM_FREE, nv.UVM_FREE_PARAMS(base=base))
     w.rm.free(w.client, w.h["device"], h)

@@ -25,7 +25,7 @@ or return count differs from the callee's declaration is invalid PTX (InvalidPTX
 from __future__ import annotations
 from dataclasses import replace
 from mockgpu.errors import UnsupportedInstruction
-from mockgpu.compiler.ptx import parser as P
+from mockgpu.compiler.ptx import syntax as P
 
 def inline_calls(m:P.Module):
   for fn in [f for f in m.functions.values() if f.entry and f.defined]: _Inliner(m, fn).run()

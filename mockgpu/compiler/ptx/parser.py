@@ -6,120 +6,14 @@ getting a unique Python-safe name.
 """
 from __future__ import annotations
 import re, struct
-from dataclasses import dataclass, field
-from mockgpu.errors import UnsupportedInstruction
-
-class PTXSyntaxError(UnsupportedInstruction):
-  """PTX the parser cannot read: names the line."""
-
-class InvalidPTX(PTXSyntaxError):
-  """PTX that is not valid by the PTX ISA, which ptxas (and the driver's JIT) rejects: not a gap of the mock. Names the
-  instruction, its line and the ISA rule it breaks."""
-
-# *** operands ***
-
-@dataclass(frozen=True)
-class Reg:
-  name: str          # python name
-  type: str          # declared PTX type (b32, f32, pred, ...)
-  ptx: str           # name in the PTX text
-@dataclass(frozen=True)
-class Special:
-  name: str          # tid.x, laneid, clock64, ...
-@dataclass(frozen=True)
-class Imm:
-  value: int|float
-  is_float: bool
-  bits: int = 0      # 32 or 64 for 0f/0d literals (exact bit patterns), 0 otherwise
-@dataclass(frozen=True)
-class Sym:
-  name: str          # a variable (its address) or a label
-  offset: int = 0
-@dataclass(frozen=True)
-class Addr:
-  base: Reg|Sym|None
-  offset: int
-@dataclass(frozen=True)
-class Vec:
-  items: tuple
-@dataclass(frozen=True)
-class Not:
-  reg: Reg
-@dataclass(frozen=True)
-class PredPair:
-  p: Reg
-  q: Reg|None
-class Sink: pass
-SINK = Sink()
-@dataclass(frozen=True)
-class Call:
-  """The operands of `call{.uni} (rets), target, (params){, prototype}`: .param variables (Sym), or registers/constants."""
-  target: str|Reg
-  rets: tuple
-  params: tuple
-  prototype: str|None = None
-
-@dataclass
-class Instr:
-  op: str                # opcode without modifiers (add, ld, setp, ...)
-  mods: tuple[str, ...]  # modifiers in order (".rn", ".f32" -> "rn", "f32")
-  args: list
-  guard: tuple[Reg, bool]|None   # (predicate, negated)
-  line: int
-  text: str
-  error: str|None = None   # operands the parser could not read (reported if the instruction is one we model)
-  error_type: type|None = None   # the class to raise error as (default PTXSyntaxError)
-  def where(self) -> str: return f"PTX line {self.line}: {self.text}"
-
-@dataclass
-class Label:
-  name: str
-  line: int
-
-@dataclass
-class Var:
-  """A .shared/.local/.global/.const variable (module or kernel scope)."""
-  name: str
-  space: str
-  type: str
-  size: int              # bytes; 0 for an unsized extern .shared array
-  align: int
-  init: bytes|None = None
-  extern: bool = False
-
-@dataclass
-class Param:
-  name: str
-  type: str
-  size: int
-  align: int
-  offset: int
-
-@dataclass
-class Function:
-  name: str
-  entry: bool
-  params: list[Param]
-  regs: dict[str, Reg] = field(default_factory=dict)   # python name -> Reg
-  vars: list[Var] = field(default_factory=list)
-  body: list = field(default_factory=list)             # Instr and Label
-  line: int = 0
-  maxntid: int = 0      # .maxntid/.reqntid: the most threads a CTA may have (0: no limit given)
-  rets: list[Param] = field(default_factory=list)      # a .func's return parameters
-  defined: bool = True  # False: only a prototype (an .extern function or a forward declaration) was seen
-
-@dataclass
-class Module:
-  version: str
-  target: str
-  address_size: int
-  vars: list[Var]
-  functions: dict[str, Function]
+import numpy as np
+from mockgpu.compiler.ptx.syntax import (PTXSyntaxError, InvalidPTX, Reg, Special, Imm, Sym, Addr, Vec, Not,
+                                         PredPair, SINK, Call, Instr, Label, Var, Param, Function, Module)
+from mockgpu.compiler.ptx.types import TYPE_BYTES, np_dtype
+from mockgpu.compiler.ptx.inline import inline_calls
+from mockgpu.compiler.ptx.validity import check_operands
 
 # *** lexical helpers ***
-
-TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4, "s32": 4,
-              "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16, "pred": 1}
 
 def _strip_comments(text:str) -> str:
   """Remove // and /* */ comments, keeping newlines so line numbers stay right."""
@@ -215,8 +109,6 @@ def _parse_vars(decl:str, space:str, line:int) -> list[Var]:
   return out
 
 def _pack_init(vals:list[Imm], typ:str, size:int, line:int) -> bytes:
-  import numpy as np
-  from mockgpu.emulators.ptx.types import np_dtype
   dt = np_dtype(typ)
   arr = np.array([v.value for v in vals], dtype=np.float64 if dt.kind == "f" else object)
   raw = arr.astype(dt).tobytes() if dt.kind == "f" else b"".join(int(v.value % (1 << 8*dt.itemsize)).to_bytes(dt.itemsize, "little") for v in vals)
@@ -409,8 +301,6 @@ def parse(text:str) -> Module:
     pos = i + 1
   if address_size != 64: raise PTXSyntaxError(f".address_size {address_size} is not supported (only 64)")
   module = Module(version, target, address_size, module_vars, functions)
-  from mockgpu.compiler.ptx.inline import inline_calls
-  from mockgpu.compiler.ptx.validity import check_operands
   for fn in functions.values():   # as ptxas does, before any backend sees the module (and in functions never called)
     for ins in fn.body:
       if isinstance(ins, Instr): check_operands(ins, fn.name)

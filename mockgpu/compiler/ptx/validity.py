@@ -12,7 +12,9 @@ Floating Point Instructions"):
   rsqrt.approx{.ftz}.f32, rsqrt.approx{.ftz}.f64
 """
 from __future__ import annotations
-from mockgpu.compiler.ptx.parser import InvalidPTX, Instr
+from mockgpu.compiler.ptx import syntax as P
+from mockgpu.compiler.ptx.syntax import InvalidPTX, Instr
+from mockgpu.compiler.ptx.types import TYPE_BYTES
 
 _TYPES = {"sin": ("f32",), "cos": ("f32",), "lg2": ("f32",), "ex2": ("f32", "f16", "f16x2", "bf16", "bf16x2"),
           "tanh": ("f32", "f16", "f16x2", "bf16", "bf16x2")}
@@ -72,9 +74,7 @@ _OTHER_TYPES = frozenset(["e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2"
 
 def _kind(t:str) -> str: return "p" if t == "pred" else "f" if t in _FLOAT_TYPES else t[0] if t[0] in "bus" else "?"
 
-def _size(t:str) -> int:
-  from mockgpu.compiler.ptx.parser import TYPE_BYTES
-  return TYPE_BYTES.get(t, 0)
+def _size(t:str) -> int: return TYPE_BYTES.get(t, 0)
 
 def agrees(reg:str, t:str, relaxed:bool=False) -> bool:
   """Whether a register declared .reg may be an operand of instruction type t (relaxed: ld/st/cvt data, which may be
@@ -87,7 +87,6 @@ def agrees(reg:str, t:str, relaxed:bool=False) -> bool:
 
 def check_operands(ins, fn_name:str):
   """Raise InvalidPTX when ins has an operand count, an operand kind or a register ptxas rejects."""
-  from mockgpu.compiler.ptx import parser as P
   if ins.error is not None or ins.op not in _COUNTS: return
   where = f" (in {fn_name})"
   counts = tuple(n + ("L2::cache_hint" in ins.mods) for n in _COUNTS[ins.op])
@@ -110,7 +109,7 @@ def check_operands(ins, fn_name:str):
   d = ins.args[0]
   if ins.op not in ("st", "red") and isinstance(d, (P.Imm, P.Special, P.Sym, P.Not)):
     _invalid(ins, f"the destination of {ins.op} must be a register{where}")
-  for i, (a, want, relaxed) in enumerate(_typed_operands(ins, types, P)):
+  for i, (a, want, relaxed) in enumerate(_typed_operands(ins, types)):
     if isinstance(a, P.Reg) and not agrees(a.type, want, relaxed):
       _invalid(ins, f"{a.ptx} is a .{a.type} register where the instruction needs .{want}{where}, "
                     f"ptxas: \"Arguments mismatch for instruction '{ins.op}'\"")
@@ -121,14 +120,14 @@ _SAME_TYPE = frozenset(["add", "sub", "mul", "div", "rem", "min", "max", "and", 
                         "copysign", "addc", "subc", "mad", "madc", "fma", "sqrt", "rcp", "rsqrt", "ex2", "lg2", "sin", "cos",
                         "tanh", "prmt", "shf", "mul24", "mad24", "cvta"])
 
-def _typed_operands(ins, types:list[str], P) -> list[tuple]:
+def _typed_operands(ins, types:list[str]) -> list[tuple]:
   """(operand, the type it must agree with, relaxed) for the operands whose type the instruction fixes."""
   op, a = ins.op, ins.args
   if not types: return []
   t = types[-1]
   if op == "cvt": return [(a[0], types[0], True), (a[1], types[-1], True)] if len(types) == 2 and len(a) == 2 else []
-  if op in ("ld", "ldu"): return [(x, t, True) for x in _items(a[0], P)]
-  if op == "st": return [(x, t, True) for x in _items(a[1], P)]
+  if op in ("ld", "ldu"): return [(x, t, True) for x in _items(a[0])]
+  if op == "st": return [(x, t, True) for x in _items(a[1])]
   if op == "atom": return [(a[0], t, False), (a[2], t, False)]
   if op in ("setp", "set"):
     out = [(a[1], t, False), (a[2], t, False), (a[3] if len(a) == 4 else None, "pred", False)]
@@ -146,4 +145,4 @@ def _typed_operands(ins, types:list[str], P) -> list[tuple]:
   if op in _SAME_TYPE or (op == "mov" and not any(isinstance(x, P.Vec) for x in a)): return [(x, t, False) for x in a]
   return []
 
-def _items(a, P) -> list: return list(a.items) if isinstance(a, P.Vec) else [a]
+def _items(a) -> list: return list(a.items) if isinstance(a, P.Vec) else [a]

@@ -30,7 +30,9 @@ ERRATA = [
           "a float constant's f32 bit pattern (v_pk_add_u16 v1, v0=0x00030005, 2.0, op_sel_hi=3 gives 0x40030005)",
           "errata.packed_inline (operands._packed; the C backend has no VOP3P)", "test_vop3p_inline_constant", "numpy"),
   Erratum("vop3-cmp16-opsel", "16-bit V_CMP/V_CMPX in VOP3 encoding", "op_sel selects operand halves",
-          "op_sel is ignored", "not modelled", None, "open"),
+          "op_sel is ignored", "operands._vcmp reads the low halves whatever op_sel says (every backend)",
+          "tests/test_conformance.py::test_family_conforms_on_both_paths (the op_sel cases, readings.halves_read)",
+          "fixed"),
   Erratum("div-fmas-scale", "v_div_fmas_f32/f64", "scale by 2^32 / 2^64 when VCC", "2^+-64 (f32), 2^+-128 (f64), "
           "the sign chosen by S2's exponent", "not modelled (runtime keeps the pseudocode's scale)", None, "open"),
   Erratum("div-scale-vcc", "v_div_scale_f32/f64", "VCC per the pseudocode's range checks", "VCC also for a zero, "
@@ -44,6 +46,23 @@ ERRATA = [
           "tests/test_rdna_bitset.py::test_s_bitset", "fixed"),
   Erratum("ds-storexchg-rtn", "ds_storexchg_rtn_b32/b64", "returns the old value", "returns the old value",
           "numpy_memory.ldsatomic 'xchg' (the C backend declines it)", "test_ds_storexchg_rtn_returns_old", "numpy"),
+  Erratum("cdna-mad-mix-fused", "CDNA v_mad_mix_f32, v_mad_mixlo_f16, v_mad_mixhi_f16 (gfx942/gfx950)",
+          "D = in[0] * in[1] + in[2], a multiply then an add", "one fused multiply-add (rounded once to f32): LLVM's "
+          "gfx940 target names these opcodes v_fma_mix_* (FeatureFmaMixInsts) and selects them only for fma; not "
+          "checked on MI300 hardware", "cdna.mix (no backend runs CDNA yet)", "tests/test_cdna.py::test_mad_mix_is_fused", "open"),
+  Erratum("rndne-ieee", "v_rndne_f16/f32/f64", "D0 = floor(S0 + 0.5), then 1 subtracted at an odd tie: +0 for "
+          "-0.5 < S0 < 0, and for f16 S0 + 0.5 is rounded first (1601 gives 1602)", "IEEE roundToIntegralTiesToEven: "
+          "-0.3 gives -0, 1601 stays 1601 (LLVM lowers llvm.rint/roundeven to it unchanged)",
+          "semantics/rdna3.py RNDNE_* (rint: numpy np.rint, C rint32)", "tests/test_conformance.py::"
+          "test_family_conforms_on_both_paths (readings.OVERRIDES)", "fixed"),
+  Erratum("fract-below-one", "v_fract_f16/f32/f64", "D0 = S0 + -floor(S0): 1.0 for a tiny negative S0",
+          "the largest value below 1.0 (0x3f7fffff for f32; LLVM folds llvm.amdgcn.fract as min(x - floor(x), "
+          "0x1.fffffep-1))", "numpy_runtime.fract", "tests/test_conformance.py::test_family_conforms_on_both_paths "
+          "(readings.OVERRIDES)", "fixed"),
+  Erratum("frexp-exponent", "v_frexp_exp_i32_f32/f64, v_frexp_exp_i16_f16", "exponent(S0) - bias + 1: 1 - bias for "
+          "zero and subnormals", "frexp's exponent: 0 for zero, the true exponent of a subnormal (LLVM lowers "
+          "llvm.frexp to it with denormals enabled)", "numpy_runtime.frexp_exp", "tests/test_conformance.py::"
+          "test_family_conforms_on_both_paths (readings.OVERRIDES)", "fixed"),
   Erratum("writelane-const-lane", "v_writelane_b32 with a constant lane", "D.lane[S1] = S0", "as the manual (the "
           "0-d lane mask crashed runtime.unpack once)", "numpy_runtime.unpack; the C backend declines v_writelane",
           "test_writelane_constant_lane", "numpy"),

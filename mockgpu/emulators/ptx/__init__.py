@@ -3,36 +3,43 @@
   mod = load_module(ptx_text); k = mod.kernel(name)
   stats = launch(mem, k, grid, block, params, dynamic_shared=0)
 
-See mockgpu/compiler/ptx/codegen.py for the execution model and the translation, numerics.py for floating-point
-exactness and the error bounds of the approximate instructions, runtime.py for the memory spaces.
+See mockgpu/compiler/ptx/semantics.py for what each instruction computes, compiler/ptx/backends/numpy.py for the
+execution model and the translation, numerics.py for floating-point exactness and the error bounds of the approximate
+instructions, runtime.py for the memory spaces.
 """
 from __future__ import annotations
-import time
+import hashlib, os, time
 from dataclasses import dataclass
 import numpy as np
-from mockgpu import config, replay, system
+from mockgpu import config, coverage, replay, system
+from mockgpu.boards import NVBoard, selected_nv_board
+from mockgpu.errors import UnsupportedInstruction, LaunchRefused
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
-from mockgpu.compiler.ptx.codegen import Ctx, Layout, translate_function
-from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory, MODULE_WINDOW
+from mockgpu.compiler.ptx.syntax import PTXSyntaxError
+from mockgpu.compiler.ptx.backends import numpy as numpy_backend
+from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory
 from mockgpu.emulators.ptx import native
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
 
+def translator_files() -> list[str]:
+  """The files whose text decides a numpy translation: the PTX layer (parsing, the table, both backends; compiler/ptx
+  and below) and the names the translated code runs with."""
+  pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
+  ptx = os.path.join(pkg, "compiler", "ptx")
+  files = [os.path.join(d, f) for d, _, fs in os.walk(ptx) for f in fs if f.endswith(".py")]
+  return sorted(files) + [os.path.join(pkg, "emulators", "ptx", "kernel_ns.py")]
+
 def _translator_version() -> str:
   """Changes whenever the translator's source does, so a disk cache never serves code from an older translator."""
-  import hashlib, os
-  h = hashlib.sha256(b"ptx-1")
-  pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
-  for name in ("compiler/ptx/parser.py", "compiler/ptx/codegen.py", "compiler/ptx/ops.py", "compiler/ptx/ops_alu.py", "compiler/ptx/fuse.py",
-               "compiler/ptx/inline.py", "compiler/ptx/validity.py",
-               "emulators/ptx/types.py", "emulators/ptx/kernel_ns.py"):
-    with open(os.path.join(pkg, name), "rb") as f: h.update(f.read())
+  h = hashlib.sha256(b"ptx-2")
+  for path in translator_files():
+    h.update(os.path.basename(path).encode())
+    with open(path, "rb") as f: h.update(f.read())
   return h.hexdigest()[:16]
 
 VERSION = _translator_version()
-# sm_89 limits a launch is checked against (CUDA programming guide, compute capability 8.9)
-MAX_THREADS, MAX_BLOCK, MAX_GRID, MAX_SHARED = 1024, (1024, 1024, 64), (2**31 - 1, 65535, 65535), 101376
 # threads run together per batch of CTAs: enough to amortise Python per instruction, few enough that a kernel's live
 # registers (64 KiB each at 16K lanes) stay in a 4 MiB L2 (measured: matmul_1024 20% faster than at 128K, the rest even)
 BATCH_THREADS = 1 << 14
@@ -55,7 +62,7 @@ class PTXKernel:
     self.dynamic_base: int = meta["dynamic_base"]
     self.local_size: int = meta["local"]
     self.instructions: int = meta["instructions"]
-    self.max_threads: int = meta["maxntid"] or MAX_THREADS
+    self.max_threads: int|None = meta["maxntid"] or None  # .maxntid/.reqntid; None: the board's limit
     self.launches, self.native = 0, False   # native: False until tried, then a native.NativeKernel or None
   def __repr__(self): return f"<PTXKernel {self.name} params={self.params} shared={self.shared_size}>"
 
@@ -76,7 +83,10 @@ def load_module(ptx:str|bytes) -> PTXModule:
   text = _text(ptx)
   text = text.rstrip("\x00")
   if (mod := _modules.get(text)) is not None: return mod
-  code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
+  try: code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
+  except UnsupportedInstruction as e:
+    coverage.ptx_rejected(text, e)  # MOCKGPU_COVERAGE
+    raise
   ns: dict = {}
   exec(code, ns)
   _modules[text] = mod = PTXModule(ns, text)
@@ -88,51 +98,11 @@ def _text(ptx) -> str:
   try: return bytes(ptx).decode()
   except UnicodeDecodeError as e:
     line = bytes(ptx)[:e.start].count(b"\n") + 1
-    raise P.PTXSyntaxError(f"PTX line {line}: byte 0x{bytes(ptx)[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
+    raise PTXSyntaxError(f"PTX line {line}: byte 0x{bytes(ptx)[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
 
-def entries(m:P.Module) -> tuple[list[tuple[P.Function, Layout]], bytes, bytes]:
-  """The entry functions of a parsed module with their layouts, and the images of its .global and .const variables."""
-  offsets, ginit, cinit = {}, bytearray(), bytearray()
-  for v in m.vars:
-    if v.space == "shared": continue
-    buf = ginit if v.space == "global" else cinit
-    off = (len(buf) + v.align - 1) // v.align * v.align
-    buf.extend(bytes(off - len(buf)) + (v.init or bytes(v.size)))
-    offsets[v.name] = ("global", MODULE_WINDOW + off) if v.space == "global" else ("const", off)
-  shared_vars = [v for v in m.vars if v.space == "shared"]
-  out = []
-  for fn in (f for f in m.functions.values() if f.entry):
-    fn.vars = shared_vars + fn.vars
-    out.append((fn, Layout(fn, offsets)))
-  return out, bytes(ginit), bytes(cinit)
-
-def translate_module(text:str, ctx_type:type=Ctx) -> str:
-  """Python source for a whole module: constants, one function per entry, and _META describing them."""
-  m = P.parse(text)
-  funcs, ginit, cinit = entries(m)
-  consts: dict[str, str] = {}
-  body, kernels = [], []
-  for i, (fn, layout) in enumerate(funcs):
-    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type)
-    body += lines + [""]
-    psize = max((p.offset + p.size for p in fn.params), default=0)
-    kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,
-                        shared=layout.shared_size, dynamic_base=layout.dynamic_base, local=layout.local_size, instructions=ninstr,
-                        maxntid=fn.maxntid))
-  head = ["import numpy as np", "from mockgpu.emulators.ptx.kernel_ns import *"]
-  head += [f"{name} = {expr}" for expr, name in consts.items()]
-  meta = dict(version=m.version, target=m.target, kernels=kernels, globals=(len(ginit), ginit), consts=(len(cinit), cinit))
-  return "\n".join(head + [f"_META = {meta!r}", ""] + body)
-
-def _check_launch(k:PTXKernel, grid:tuple, block:tuple, dynamic_shared:int):
-  """What the hardware refuses to launch (CUDA_ERROR_INVALID_VALUE / LAUNCH_OUT_OF_RESOURCES on a real GPU)."""
-  tpc = block[0] * block[1] * block[2]
-  if any(b > m for b, m in zip(block, MAX_BLOCK)) or tpc > k.max_threads:
-    raise ValueError(f"kernel {k.name}: block {block} ({tpc} threads) exceeds its limit of {k.max_threads} threads (or {MAX_BLOCK})")
-  if any(g > m for g, m in zip(grid, MAX_GRID)): raise ValueError(f"kernel {k.name}: grid {grid} exceeds {MAX_GRID}")
-  shared = (k.dynamic_base + dynamic_shared) if dynamic_shared else k.shared_size
-  if dynamic_shared < 0 or shared > MAX_SHARED:
-    raise ValueError(f"kernel {k.name}: {shared} bytes of shared memory exceed the {MAX_SHARED} bytes of a CTA")
+def translate_module(text:str, ctx_type:type=numpy_backend.Ctx) -> str:
+  """Python source for a whole module (the numpy backend's translation of the parsed text)."""
+  return numpy_backend.translate_module(P.parse(text), ctx_type)
 
 _shapes: dict[tuple, BatchShape] = {}
 
@@ -143,12 +113,14 @@ def _batch_shape(block:tuple, nctas:int) -> BatchShape:
     shape = _shapes[(block, nctas)] = BatchShape(block, nctas)
   return shape
 
-def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0) -> LaunchStats:
-  """Run kernel k over grid x block threads. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
+def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0,
+           board:NVBoard|None=None) -> LaunchStats:
+  """Run kernel k over grid x block threads of `board` (default: the process's selected NV board), whose limits
+  refuse a launch with LaunchRefused. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
   an exception that is not a modelled outcome becomes an EmulatorBug (see mockgpu/replay.py)."""
   grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
   if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
-  _check_launch(k, grid, block, dynamic_shared)
+  if (bad:=(board or selected_nv_board()).launch_error(k, grid, block, dynamic_shared)) is not None: raise LaunchRefused(bad[1])
   params = bytes(params)
   if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")
   tpc = block[0] * block[1] * block[2]
@@ -159,6 +131,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   nk = None
   try:
     nk = None if off else _native_kernel(k)   # a first C build is not the launch's time
+    coverage.ptx_launch(k, nk is not None)   # MOCKGPU_COVERAGE
     st = time.perf_counter()
     if nk is not None:
       system.stats["ptx.native_launches"] += 1   # counted when handed to C, so a launch that faults in C counts too
@@ -194,12 +167,12 @@ def _where_numpy(e:Exception, k:PTXKernel) -> str:
   if line is None: return f"PTX line not known: raised in the translated code's {frame[0]}"
   return f"PTX line {line}: {' '.join(k.module.text.splitlines()[line - 1].split())}"
 
-class _Annotating(Ctx):
+class _Annotating(numpy_backend.Ctx):
   """The translator's context with every line it emits tagged with its instruction's PTX line (`# @ptx N`). The lines
   are the same as the cached translation's, so a traceback's line in it names the instruction."""
   def emit(self, s:str):
-    if s.startswith("case "): self.instr = None  # a block's first lines (its budget tick) belong to no instruction
-    super().emit(s if self.instr is None else f"{s}  # @ptx {self.instr.line}")
+    if s.startswith("case "): self.ins = None  # a block's first lines (its budget tick) belong to no instruction
+    super().emit(s if self.ins is None else f"{s}  # @ptx {self.ins.line}")
 
 def _native_kernel(k:PTXKernel):
   """The kernel's C translation once it is hot (see native.py), else None."""

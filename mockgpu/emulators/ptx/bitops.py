@@ -1,7 +1,8 @@
 """Integer and bit-level helpers for translated kernels (vectorized; each also works on numpy scalars)."""
 from __future__ import annotations
 import numpy as np
-from mockgpu.emulators.ptx.numerics import bf16_to_f32, from64, F16, BF16
+from mockgpu.compiler.ptx.types import F16, BF16, np_dtype
+from mockgpu.emulators.ptx.numerics import bf16_to_f32, from64
 
 U32, U64 = np.uint32, np.uint64
 
@@ -51,7 +52,6 @@ def sext24(x):
   return np.where(v >= 0x800000, v - 0x1000000, v)
 
 def int_to_int(x, t:str, saturate:bool):
-  from mockgpu.emulators.ptx.types import np_dtype
   dt = np_dtype(t)
   if saturate:
     info = np.iinfo(dt)

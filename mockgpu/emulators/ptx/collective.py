@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
-from mockgpu.emulators.ptx.types import np_dtype
+from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.emulators.ptx.numerics import bf16_to_f32
 
 U64 = np.uint64

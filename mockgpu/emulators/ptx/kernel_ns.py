@@ -1,5 +1,6 @@
 """The names translated kernels see (their module does `from mockgpu.emulators.ptx.kernel_ns import *`)."""
-from mockgpu.emulators.ptx.runtime import put, resize, uniformity, KernelTrap, SHARED_WINDOW, LOCAL_WINDOW, CONST_WINDOW  # noqa: F401
+from mockgpu.compiler.ptx.layout import SHARED_WINDOW, LOCAL_WINDOW, CONST_WINDOW  # noqa: F401
+from mockgpu.emulators.ptx.runtime import put, resize, uniformity, KernelTrap  # noqa: F401
 from mockgpu.emulators.ptx.numerics import (farith, fma32, approx, ftz, sat, fmin, fmax, to64, from64, float_to_int,  # noqa: F401
                                             int_to_float, float_to_float, round_integral,
                                             fp8x2_from_f32, fp8x2_from_f16x2, fp8x2_to_f16x2)

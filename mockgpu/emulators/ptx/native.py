@@ -1,4 +1,4 @@
-"""Run a PTX launch through the kernel's C translation (compiler/ptx/cgen.py), one thread at a time.
+"""Run a PTX launch through the kernel's C translation (compiler/ptx/backends/c.py), one thread at a time.
 
 The numpy path pays numpy's per-call cost on every instruction, and its gathers of strided rows (each lane reading a
 row of its own, as a reduction's lanes do) miss the TLB and caches lane after lane; a C thread walks its own row and
@@ -12,9 +12,10 @@ from __future__ import annotations
 import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
-from mockgpu.compiler.ptx import parser as P, cgen
+from mockgpu.compiler.ptx import parser as P
+from mockgpu.compiler.ptx.backends import c as cgen
+from mockgpu.compiler.ptx.layout import entries, MODULE_WINDOW, CONST_WINDOW
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
-from mockgpu.emulators.ptx.runtime import MODULE_WINDOW, CONST_WINDOW, LOWEST_WINDOW
 
 DONE, FAULT, BUDGET = 0, 1, 2
 GLOBAL_SPACE = 0
@@ -64,7 +65,7 @@ def hot(launches:int) -> bool: return native.hot("MOCKGPU_PTX_NATIVE", launches)
 
 def translate(kernel) -> NativeKernel|None:
   """The C translation of a PTXKernel, or None when it uses something outside it (or there is no C compiler)."""
-  fn_layout = next(((fn, lay) for fn, lay in _entries(kernel.module.text) if fn.name == kernel.name), None)
+  fn_layout = next(((fn, lay) for fn, lay in entries(P.parse(kernel.module.text))[0] if fn.name == kernel.name), None)
   try:
     src, messages = cgen.kernel_source(*fn_layout)
   except cgen.NoNative as e:
@@ -75,10 +76,6 @@ def translate(kernel) -> NativeKernel|None:
     return None
   nregs = len(fn_layout[0].regs)
   return NativeKernel(lib, messages, max(nregs, 1))
-
-def _entries(text:str):
-  from mockgpu.emulators.ptx import entries
-  return entries(P.parse(text))[0]
 
 def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int) -> int:
   """Run every CTA; returns the thread-instructions executed (raises as the numpy path does)."""

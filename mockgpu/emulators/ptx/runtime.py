@@ -11,15 +11,10 @@ import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, MockGPUError
 from mockgpu.memory import outside
+from mockgpu.compiler.ptx.layout import SHARED_WINDOW, LOCAL_WINDOW, MODULE_WINDOW, CONST_WINDOW, WINDOW_MASK, LOW_BITS, LOWEST_WINDOW
 from mockgpu.emulators.ptx.collective import Collective
 
-SHARED_WINDOW = 0xFE00_0000_0000_0000
-LOCAL_WINDOW = 0xFD00_0000_0000_0000
-MODULE_WINDOW = 0xFC00_0000_0000_0000   # module-scope .global variables
-CONST_WINDOW = 0xFB00_0000_0000_0000    # module-scope .const variables
-WINDOW_MASK = 0xFF00_0000_0000_0000
-LOWEST_WINDOW = CONST_WINDOW   # any address below it is a global one
-_LOW = np.uint64(0x00FF_FFFF_FFFF_FFFF)
+_LOW = np.uint64(LOW_BITS)
 U64 = np.uint64
 
 class KernelTrap(MockGPUError):
@@ -182,7 +177,7 @@ class Env(Collective):
     return out if m is None else [o[m] for o in out]
 
   def ld_rows(self, a, count:int, dt:np.dtype, m):
-    """The prefetch of a fused cluster of loads (compiler/ptx/fuse.py): the `count` dt elements at a of each active
+    """The prefetch of a fused cluster of loads (compiler/ptx/backends/numpy_fuse.py): the `count` dt elements at a of each active
     lane, as a (count, lanes) array whose rows are contiguous, or None when the cluster cannot be read at once (a
     uniform or small access, not global memory, not inside one allocation); the loads then run one by one."""
     a = np.asarray(a, U64)

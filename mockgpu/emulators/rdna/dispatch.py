@@ -17,7 +17,22 @@ class Dispatch:
   scratch_base:int             # byte address (COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI << 8)
   block:tuple[int, int, int]   # COMPUTE_NUM_THREAD_X/Y/Z
   grid:tuple[int, int, int]    # DISPATCH_DIRECT dimensions, in workgroups
-  wave32:bool                  # DISPATCH_INITIATOR.CS_W32_EN
+  wave32:bool                  # DISPATCH_INITIATOR.CS_W32_EN (gfx9 has no such bit: wave64 only)
+  # the workgroups this dispatch runs: (XCC, XCCs sharing the dispatch, COMPUTE_TG_CHUNK_SIZE); chunk k of `chunk`
+  # consecutive workgroup indices (x fastest) runs on XCC k mod XCCs. One XCC runs them all.
+  xcc:tuple[int, int, int] = (0, 1, 1)
+
+  @property
+  def wave_size(self) -> int:
+    """Lanes per wave: CS_W32_EN set is wave32, clear wave64 (RDNA runs both; CDNA only wave64)."""
+    return 32 if self.wave32 else 64
+
+  def workgroup_ids(self):
+    """The linear workgroup indices (x + gx * (y + gy * z)) this dispatch runs, in order: its XCC's chunks."""
+    import numpy as np
+    x, n, chunk = self.xcc
+    ids = np.arange(self.grid[0] * self.grid[1] * self.grid[2])
+    return ids if n == 1 else ids[(ids // chunk) % n == x]
 
 @dataclass
 class DispatchStats:
@@ -28,9 +43,6 @@ class DispatchStats:
 
 def field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
 
-def wave_size(d:Dispatch) -> int:
-  """Lanes per wave: DISPATCH_INITIATOR.CS_W32_EN set is wave32, clear wave64 (RDNA runs both; CDNA only wave64)."""
-  return 32 if d.wave32 else 64
 
 def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
   """What RSRC2 asks the SPI to put in a wave's registers: the user SGPR count, which workgroup-ID SGPRs (x, y, z)

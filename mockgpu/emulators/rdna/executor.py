@@ -9,12 +9,12 @@ any more, at which point every workgroup's live waves are at a barrier (or done)
 from __future__ import annotations
 import dataclasses, functools, gc, re, sys, time
 import numpy as np
-from mockgpu import config, replay, system
+from mockgpu import config, coverage, replay, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
-from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, wave_size
+from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded
 from mockgpu.compiler.rdna import decode
 from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
@@ -178,10 +178,11 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
 def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
-  if d.arch in WAVE64: raise Unmodelled(f"RDNA executor: {d.arch} (a wave64 CDNA family, the GFX9 instruction set) is not "
-                                        f"modelled (families: {', '.join(ARCHS)})")
+  if d.arch in WAVE64: raise Unmodelled(f"RDNA executor: {d.arch} dispatches run wave64 on the GFX9 instruction set, which "
+                                        f"mockgpu does not model (families: {', '.join(ARCHS)})")
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
-  lanes = wave_size(d)
+  if d.xcc[1] > 1: raise Unmodelled(f"RDNA executor: a dispatch shared between {d.xcc[1]} XCCs (Dispatch.workgroup_ids) is not modelled")
+  lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
@@ -190,6 +191,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes)
     if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
+    coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
     used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
@@ -269,7 +271,7 @@ def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, l
 def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int=256) -> Stepper:
   """The reference stepper (compiler/rdna/backends/stepper.py) for one wave of dispatch d, its registers set up as the
   SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same)."""
-  lanes = wave_size(d)
+  lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, nvgpr, lanes)
   st = State(mem, d, wpg, lanes, nvgpr, np.zeros(wpg, np.int64), lds_size, private)

@@ -353,7 +353,7 @@ class CTranslator(Reads):
     self.lanes(lines + writes)
 
   def readlane(self, op:ops.ReadLane):
-    if op.lane is not None: raise NoNative("v_readlane")
+    if op.lane is not None: raise NoNative("READLANE_B32")
     d = op.dst
     if d >= 128 and d != SCC: raise NoNative("readfirstlane destination")
     self.vregs.add(op.src)

@@ -18,6 +18,8 @@ from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import operands as ops, program, semantics
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
+import numpy as np
+from mockgpu.compiler.rdna.semantics import lang
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS
 from mockgpu.compiler.rdna.backends.reads import Reads
 
@@ -27,7 +29,7 @@ _SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna
             "compiler/rdna/program.py", "compiler/rdna/semantics/__init__.py", "compiler/rdna/semantics/lang.py",
             "compiler/rdna/semantics/rdna3.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
             "compiler/rdna/backends/numpy_runtime.py",
-            "compiler/rdna/backends/numpy_memory.py", "compiler/native.py", "emulators/rdna/executor.py")
+            "compiler/rdna/backends/numpy_memory.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
 CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
@@ -108,6 +110,20 @@ def _np_call(e:E, a:list[str]) -> str:
   if name in ("quadmask", "wqm"): return f"{name}({a[0]}, {BITS[t]})"
   if name == "bits16": return f"fbits16({a[0]})" if t == "f16" else f"(bits32({a[0]}) & 0xffff)"
   return f"{name}({', '.join(a)})"
+
+NP_TYPES = {"bool": "bool", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8", "int16": "i16",
+            "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64"}
+
+def eval_row(row, values:dict, namespace:dict|None=None) -> dict:
+  """A row run over numpy values given by name (a, b, c, d, vcc, scc, ...; a Python int is a weak literal): the
+  final value of every name it assigns. For tests of a table's rows outside any kernel."""
+  from mockgpu.compiler.rdna.backends import numpy_runtime
+  env = {n: E("var", "int" if type(x) is int else NP_TYPES[np.asarray(x).dtype.name], val=n) for n, x in values.items()}
+  stmts, _ = lang.instance(row, env)
+  ns = {**vars(numpy_runtime), **(namespace or {}), **values}
+  with np.errstate(all="ignore"):
+    for s in stmts: exec(f"{', '.join(s.targets)} = {np_expr(s.value, None)}", ns)
+  return {n: ns[n] for n in row.assigns()}
 
 def np_body(prog:program.Program, read) -> list[str]:
   """A program's statements as numpy lines."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
-from mockgpu.emulators.ptx.numerics import fma64 as fma64_rn
+from mockgpu.compiler.exact import fma64 as fma64_rn
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -174,7 +174,7 @@ def fma32(a, b, c) -> np.ndarray:
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
 
 def fma64(a, b, c) -> np.ndarray:
-  """f64 a*b+c rounded once (to nearest even): PTX's exact float64 fma, one implementation for both ISAs (a Dekker
+  """f64 a*b+c rounded once (to nearest even): compiler/exact.py's float64 fma, one implementation for both ISAs (a Dekker
   split here gave inf or NaN for products near float64's range and lost -0 + -0's sign)."""
   with np.errstate(over="ignore", invalid="ignore"): return fma64_rn(np.asarray(a, f64), np.asarray(b, f64), np.asarray(c, f64))
 
@@ -240,7 +240,8 @@ def frexp_exp(x):
   return np.where(np.isfinite(x), e, 0).astype(i32)
 
 def ldexp(x, e):
-  return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -1100, 1100).astype(i32))
+  # beyond +-2200 every float64 (2**-1074 .. 2**1024) scales past the range, so clipping there keeps the result
+  return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -2200, 2200).astype(i32))
 
 def cvt_int(x, lo:int, hi:int):
   """float -> integer in [lo, hi] as int64, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""

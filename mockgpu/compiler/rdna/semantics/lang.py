@@ -74,6 +74,9 @@ HELPERS:dict[str, object] = {
   "brev32": "u32", "brev64": "u64", "clz": "u32", "ctz": "u32", "cls32": "u32", "clz64": "u32", "ctz64": "u32",
   "popcount": "u32", "sext": "i64", "bfe": "u32", "bfe64": "u64", "perm": "u32", "quadmask": _same, "wqm": _same,
   "r64": "u64", "max": _promoted, "min": _promoted,
+  # CDNA's (semantics/cdna.py; their numpy forms are compiler/rdna/cdna.py's ROW_HELPERS): GFX9's IEEE-mode min/max,
+  # v_bitop3 over the instruction's truth table
+  "fmax_gfx9": _same, "fmin_gfx9": _same, "bitop3": _same,
 }
 
 # *** the typed tree ***
@@ -246,7 +249,7 @@ def row(line:str) -> Row:
   if dst != "-": value_type(dst)
   return Row(name, None if dst == "-" else dst, tuple(named), tuple(parse(body)), body.strip())
 
-FAMILY = re.compile(r"\{([A-Z0-9,]+)\}")
+FAMILY = re.compile(r"\{([A-Z0-9_,]+)\}")
 
 def table(text:str) -> dict[str, Row]:
   """Rows, one a line. A row written once for several types names them in braces, `MAX_{F16,F32} T T T = fmax(a, b)`:

@@ -1,4 +1,4 @@
-/* The runtime of a PTX kernel translated to C by cgen.py: one thread at a time, CTA by CTA, with the checked memory
+/* The runtime of a PTX kernel translated to C by backends/c.py: one thread at a time, CTA by CTA, with the checked memory
  * and float helpers shared with the RDNA translation (native_common.c, native_memory.c).
  * The translation defines NSAVE (registers kept across a barrier), BARRIERS (whether the kernel has any) and the
  * thread function before this text's scheduler. Built with -fwrapv and without fast-math or contraction. A fault or an
@@ -64,22 +64,17 @@ static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) 
 
 static inline float ftz_f32(float x) { return fabsf(x) < 1.17549435082228750797e-38f ? x * 0.0f : x; }
 /* min/max: a NaN operand yields the other; a zero result is -0 when (min) either or (max) both operands are negative */
-static inline float pmax32(float a, float b) {
-  float r = a != a ? b : b != b ? a : (a >= b ? a : b);
-  return r == 0 ? ((signbit(a) && signbit(b)) ? -0.0f : 0.0f) : r;
-}
-static inline float pmin32(float a, float b) {
-  float r = a != a ? b : b != b ? a : (a <= b ? a : b);
-  return r == 0 ? ((signbit(a) || signbit(b)) ? -0.0f : 0.0f) : r;
-}
-static inline double pmax64(double a, double b) {
-  double r = a != a ? b : b != b ? a : (a >= b ? a : b);
-  return r == 0 ? ((signbit(a) && signbit(b)) ? -0.0 : 0.0) : r;
-}
-static inline double pmin64(double a, double b) {
-  double r = a != a ? b : b != b ? a : (a <= b ? a : b);
-  return r == 0 ? ((signbit(a) || signbit(b)) ? -0.0 : 0.0) : r;
-}
+#define MINMAX(T, N, Z) \
+  static inline T pmax##N(T a, T b) { \
+    T r = a != a ? b : b != b ? a : (a >= b ? a : b); \
+    return r == 0 ? ((signbit(a) && signbit(b)) ? -Z : Z) : r; \
+  } \
+  static inline T pmin##N(T a, T b) { \
+    T r = a != a ? b : b != b ? a : (a <= b ? a : b); \
+    return r == 0 ? ((signbit(a) || signbit(b)) ? -Z : Z) : r; \
+  }
+MINMAX(float, 32, 0.0f)
+MINMAX(double, 64, 0.0)
 /* .NaN: a NaN operand gives the default NaN */
 static inline float pmax32n(float a, float b) { return (a != a || b != b) ? F32(0x7fc00000u) : pmax32(a, b); }
 static inline float pmin32n(float a, float b) { return (a != a || b != b) ? F32(0x7fc00000u) : pmin32(a, b); }

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 from mockgpu.errors import UnsupportedInstruction
-from mockgpu.compiler.ptx import parser as P
-from mockgpu.emulators.ptx.types import PTX_TYPES, np_dtype
+from mockgpu.compiler.ptx import syntax as P
+from mockgpu.compiler.ptx.types import PTX_TYPES, np_dtype
 
 MAX_SPAN = 512   # bytes of one lane's range: wider clusters read more unused bytes and stage fewer lanes per transpose step
 MAX_GAP = 32     # unread bytes allowed between two loads of a cluster

@@ -1,0 +1,411 @@
+"""The C backend: a parsed PTX kernel into one C function that runs one thread, compiled by the host C compiler, each
+instruction rendered from its row of the semantics table.
+
+Registers are C locals of their declared type (float16 and bfloat16 as their bits); each basic block (blocks.py) is a
+label and each branch a goto. A barrier starts a block: with barriers, the thread saves its registers there and returns
+the block to resume at, and the prelude's scheduler (prelude.c) runs every thread of the CTA up to it before any goes
+on. Every primitive computes what the numpy backend's does (the executor's numerics.py and bitops.py), so both give the
+same bits; tests/test_ptx_native.py compares them. Module-scope .global and .const variables are two more mappings of
+the address space at their window addresses (layout.py), so global loads reach them as the numpy path's do.
+
+What the translation does not cover raises NoNative at translation time and the kernel stays on the numpy path: the
+rows the table marks (semantics.Row.no_c: warp-wide instructions, atomics, the rarer opcodes), function variables
+outside .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend
+declines or leaves to semantics.Backend (directed rounding, .sat and .relu, float16 fma and transcendentals, the
+f16x2/bf16x2 halves). The instruction budget counts
+thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
+"""
+from __future__ import annotations
+import os, struct
+import numpy as np
+from mockgpu.errors import UnsupportedInstruction
+from mockgpu.compiler import native
+from mockgpu.compiler.ptx import syntax as P, semantics
+from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, np_dtype, bits, is_signed, wide
+from mockgpu.compiler.ptx.blocks import split_blocks, BARRIERS
+from mockgpu.compiler.ptx.layout import Layout, CONST_WINDOW
+
+PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
+
+class NoNative(Exception):
+  """The kernel uses something the C translation does not cover (the message says what)."""
+
+SPECIAL = {"tid.x": 0, "tid.y": 1, "tid.z": 2, "ntid.x": 3, "ntid.y": 4, "ntid.z": 5, "ctaid.x": 6, "ctaid.y": 7, "ctaid.z": 8,
+           "nctaid.x": 9, "nctaid.y": 10, "nctaid.z": 11, "laneid": 12, "warpid": 13, "nwarpid": 14}
+INTS = ("b8", "u8", "s8", "b16", "u16", "s16", "b32", "u32", "s32", "b64", "u64", "s64")
+F32_64 = ("f32", "f64")
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+_ROUND = {"rni": "rint", "rzi": "trunc", "rmi": "floor", "rpi": "ceil"}
+_APPROX = {"ex2": "(float)exp2((double){})", "lg2": "log2_32({})", "sin": "(float)sin((double){})", "cos": "(float)cos((double){})",
+           "tanh": "tanh_32({})", "rcp": "(float)(1.0 / (double){})", "sqrt": "(float)sqrt((double){})",
+           "rsqrt": "(float)(1.0 / sqrt((double){}))"}
+# C's own operators round once to nearest (built without contraction or fast-math); float32 division and square root
+# go through double, which is innocuous for them (53 >= 2*24+2), as numpy's float64 evaluation is
+_F64 = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})", "div": "({} / {})", "sqrt": "sqrt({})", "rcp": "(1.0 / {})",
+        "fma": "fma({}, {}, {})"}   # C's fma rounds once, as numerics.fma64 does
+_F32 = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})", "fma": "fma32({}, {}, {})", "div": "(float)((double){} / (double){})",
+        "sqrt": "(float)sqrt((double){})", "rcp": "(float)(1.0 / (double){})"}
+
+def kind(t:str) -> str: return np_dtype(t).kind   # the numpy path's kind (float16 is "f", bfloat16 bits are "u")
+def utype(n:int) -> str: return f"uint{max(n, 32) if n < 32 else n}_t"   # integer arithmetic at least 32 bits wide, unsigned
+def wrap(t:str, e:str) -> str:
+  """An integer expression computed in unsigned arithmetic of at least 32 bits, back to t."""
+  return f"(({CTYPE[t]})({e}))"
+def U(t:str, e:str) -> str: return f"(({utype(bits(t))})({e}))"
+def _bits64(t:str, e:str) -> str: return f"(uint64_t)(uint{bits(t)}_t)({e})"
+
+def bitcast(e:str, src:str, dst:str) -> str:
+  """e (a C value of PTX type src) as dst of the same size."""
+  if CTYPE[src] == CTYPE[dst]: return e
+  if dst == "f32": return f"F32((uint32_t)({e}))"
+  if dst == "f64": return f"F64((uint64_t)({e}))"
+  if src == "f32": return f"(({CTYPE[dst]})U32F({e}))"
+  if src == "f64": return f"(({CTYPE[dst]})U64F({e}))"
+  return f"(({CTYPE[dst]})({e}))"
+
+def resize(e:str, src:str, dst:str, signed:bool) -> str:
+  """runtime.resize: a relaxed-type register access truncates, or zero/sign-extends (by the instruction's type)."""
+  if "b" in (kind(src), kind(dst)) or kind(src) == "f": raise NoNative(f"a .{src} value used as .{dst}")
+  n, m = bits(src), bits(dst)
+  if m < n: return bitcast(f"(uint{m}_t)({e})", f"u{m}", dst)
+  ext = f"(int{m}_t)(int{n}_t)({e})" if signed else f"(uint{m}_t)(uint{n}_t)({e})"
+  return bitcast(ext, f"s{m}" if signed else f"u{m}", dst)
+
+def _float_bits(v:float, n:int, exact:bool) -> int:
+  """The bits of float v as float32/64 (exact: v is already of that format), rounded as numpy's cast rounds (an integer
+  past float32's range is inf: struct raises)."""
+  if exact: return struct.unpack("<I" if n == 32 else "<Q", struct.pack("<f" if n == 32 else "<d", v))[0]
+  with np.errstate(over="ignore"): return int(np.array([float(v)]).astype(f"f{n // 8}").view(f"u{n // 8}")[0])
+
+class Kernel(semantics.Backend):
+  """The C translation of one entry of a PTX module (raises NoNative when it is outside what C covers)."""
+  def __init__(self, fn:P.Function, layout:Layout):
+    self.fn, self.layout = fn, layout
+    self.blocks = split_blocks(fn.body)
+    self.labels = {lb: b.index for b in self.blocks for lb in b.labels}
+    self.exit_block = len(self.blocks)
+    self.barriers = [b.index for b in self.blocks if b.instrs and b.instrs[0].op in BARRIERS]
+    self.messages:list[str] = []   # "PTX line N: text" of each instruction that can stop the launch, by its id
+    self.lines:list[str] = []
+    self.ntmp = self.nhints = 0
+
+  # *** output ***
+  def emit(self, s:str): self.lines.append("  " + s)
+  def tmp(self) -> str:
+    self.ntmp += 1
+    return f"t{self.ntmp}"
+  def hint(self) -> int:
+    """A mapping hint of its own for one more global access (prelude.c findh)."""
+    self.nhints += 1
+    return self.nhints - 1
+  def where(self) -> int:
+    self.messages.append(self.ins.where())
+    return len(self.messages) - 1
+  def unsupported(self, what:str|None=None): raise NoNative(what or f"instruction {self.ins.op}")
+  def decline(self, what:str): raise NoNative(what)
+
+  # *** operands ***
+  def src(self, a, t:str) -> str:
+    if isinstance(a, P.Reg):
+      if a.type == "pred" or t == "pred":
+        if a.type != t: raise NoNative(f"a .{a.type} register read as .{t}")
+        return a.name
+      if np_dtype(a.type) == np_dtype(t): return a.name
+      if bits(a.type) == bits(t) and "b" not in (kind(a.type), kind(t)): return bitcast(a.name, a.type, t)
+      return resize(a.name, a.type, t, is_signed(t))
+    if isinstance(a, P.Imm): return self.imm(a, t)
+    if isinstance(a, P.Not) and t == "pred": return f"(!{a.reg.name})"
+    if isinstance(a, P.Special):
+      if a.name not in SPECIAL: raise NoNative(f"special register %{a.name}")
+      e = f"sp[{SPECIAL[a.name]}]"
+      return bitcast(e, "u32", t) if bits(t) == 32 else resize(e, "u32", t, False)
+    if isinstance(a, P.Sym):
+      space, off = self.symbol(a.name)
+      if space == "param": raise NoNative("the address of a kernel parameter")
+      return self.const(t, off + a.offset)
+    raise NoNative(f"operand {a!r}")
+
+  def imm(self, a:P.Imm, t:str) -> str:
+    if t == "pred": return "1" if a.value else "0"
+    if t in F32_64 or kind(t) == "f": return self._float_const(t, a.value, a.is_float and a.bits == bits(t))
+    if a.is_float:   # a float literal in an integer/bit-typed operand stands for its bit pattern (0f: 32 bits, 0d: 64 bits)
+      return self.const(t, _float_bits(a.value, 64 if a.bits == 64 else 32, True))
+    return self.const(t, a.value)
+
+  def _float_const(self, t:str, v, exact:bool=False) -> str:
+    if t not in F32_64: raise NoNative(f"a .{t} immediate")
+    n = bits(t)
+    raw = _float_bits(v, n, exact)
+    return f"F{n}(0x{raw:x}ull)" if n == 64 else f"F32(0x{raw:x}u)"
+
+  def dst(self, a, t:str, e:str):
+    """Assign e (a value of PTX type t) to register a, converted as the numpy path's conv_to_reg does."""
+    if a is P.SINK: return
+    if isinstance(a, P.PredPair): a = a.p
+    if not isinstance(a, P.Reg): raise NoNative(f"destination {a!r}")
+    if a.type == "pred" or t == "pred":
+      if a.type != t: raise NoNative(f"a .{t} value written to a .{a.type} register")
+      return self.emit(f"{a.name} = {e};")
+    if np_dtype(a.type) == np_dtype(t): v = e
+    elif bits(a.type) == bits(t) and "b" not in (kind(a.type), kind(t)): v = bitcast(e, t, a.type)
+    else: v = resize(e, t, a.type, is_signed(t))
+    self.emit(f"{a.name} = {v};")
+  def dst_lanes(self, a, t:str, e:str): self.dst(a, t, e)
+
+  # *** statements ***
+  def let(self, t:str, e:str) -> str:
+    v = self.tmp()
+    self.emit(f"{CTYPE[t]} {v} = {e};")
+    return v
+  def const(self, t:str, v) -> str:
+    if t == "pred": return "1" if v else "0"
+    if kind(t) == "f": return self._float_const(t, v)
+    return f"(({CTYPE[t]})0x{int(v) % (1 << bits(t)):x}ull)"
+  def nop(self): pass
+  def join_fields(self, u:str, parts:list[str]) -> str:
+    w, n = bits(u) // len(parts), bits(u)
+    return f"(({CTYPE[u]})({' | '.join(f'((uint{n}_t){p} << {i * w})' for i, p in enumerate(parts))}))"
+  def field(self, u:str, v:str, i:int, w:int) -> str: return f"((uint{w}_t)({v} >> {i * w}))"
+  def window(self, space:str, t:str) -> str:
+    if space != "const": self.decline("cvta to a generic shared/local address")   # generic memory stays on numpy
+    return self.const(t, CONST_WINDOW)
+
+  # *** control flow ***
+  def branch(self, block:int): self.emit(f"goto B{block};")
+  def barrier(self, ident, with_count:bool, arrive:bool):
+    # the barrier is the block boundary before it (Kernel.source)
+    if arrive or with_count: self.decline("barrier form")
+    if ident is not None and not (isinstance(ident, P.Imm) and ident.value == 0): self.decline("named barriers")
+
+  # *** memory ***
+  def _memory(self, space:str, t:str, ordered:bool) -> tuple[int, str, int]:
+    """An access's element size, a temporary and its stop id (declines what C does not cover)."""
+    if space == "generic": self.decline(f"{self.ins.op}.generic")
+    if ordered: self.decline(f"{self.ins.op} ordered against other threads (.acquire/.release/.mmio)")
+    if t in ("pred", "b128"): self.decline(f"{self.ins.op}.{t}")
+    return bits(t) // 8, self.tmp(), self.where()
+
+  def load(self, space:str, t:str, n:int, addr:str, ordered:bool) -> list[str]:
+    size, v, pc = self._memory(space, t, ordered)
+    self.emit(f"{CTYPE[t]} {v}[{n}];")
+    if space in ("shared", "local"): self.emit(f"memcpy({v}, {space[0].upper()}PTR({addr}, {size * n}, 0, {pc}), {size * n});")
+    elif space == "const": self.emit(f"gget(c, {v}, CONST_WINDOW | ({addr} & LOW_BITS), {size}, {n}, {pc}, hints + {self.hint()});")
+    else: self.emit(f"gget(c, {v}, {addr}, {size}, {n}, {pc}, hints + {self.hint()});")
+    return [f"{v}[{i}]" for i in range(n)]
+
+  def load_param(self, t:str, n:int, offset:int) -> list[str]:
+    size, v, pc = self._memory("param", t, False)
+    self.emit(f"{CTYPE[t]} {v}[{n}];")
+    for i in range(n): self.emit(f"pload(c, {v} + {i}, {offset + i * size}, {size}, {pc});")
+    return [f"{v}[{i}]" for i in range(n)]
+
+  def store(self, space:str, t:str, addr:str, vals:list[str], ordered:bool):
+    size, v, pc = self._memory(space, t, ordered)
+    n = len(vals)
+    self.emit(f"{CTYPE[t]} {v}[{n}] = {{{', '.join(vals)}}}; uint64_t a_ = {addr};")
+    if space in ("shared", "local"): self.emit(f"memcpy({space[0].upper()}PTR(a_, {size * n}, 1, {pc}), {v}, {size * n});")
+    else: self.emit(f"gput(c, a_, {v}, {size}, {n}, {pc}, hints + {self.hint()});")
+
+  # *** integers and bits ***
+  def _int(self, t:str):
+    if t not in INTS: self.decline(f"{self.ins.op}.{t}")
+  def binop(self, op:str, t:str, x:str, y:str) -> str:
+    if t != "pred" or op in "+-*": self._int(t)
+    if op in "+-*": return wrap(t, f"{U(t, x)} {op} {U(t, y)}")
+    return f"(({CTYPE[t]})({x} {op} {y}))"
+  def bitnot(self, t:str, x:str) -> str: return f"(!{x})" if t == "pred" else f"(({CTYPE[t]})~{x})"
+  def bitcast(self, x:str, t:str, to:str) -> str: return bitcast(x, t, to)
+  def negate(self, t:str, x:str) -> str:
+    if t == "f16": return f"((uint16_t)({x} ^ 0x8000u))"
+    if t in F32_64: return f"(-{x})"
+    self._int(t)
+    return wrap(t, f"0u - {U(t, x)}")
+  def absolute(self, t:str, x:str) -> str:
+    if t == "f16": return f"((uint16_t)({x} & 0x7fffu))"
+    if t in F32_64: return f"fabs{'f' if t == 'f32' else ''}({x})"
+    return f"(({x}) < 0 ? {self.negate(t, x)} : ({x}))"
+  def mul_wide(self, t:str, x:str, y:str) -> str:
+    w = CTYPE[wide(t)]
+    return f"(({w}){x} * ({w}){y})"
+  def mul_hi(self, t:str, x:str, y:str) -> str:
+    self._int(t)
+    n = bits(t)
+    m = ("__int128" if is_signed(t) else "unsigned __int128") if n == 64 else ("int64_t" if is_signed(t) else "uint64_t")
+    return f"(({CTYPE[t]})((({m}){x} * ({m}){y}) >> {n}))"
+  def _operands(self, t:str, x:str, y:str) -> tuple[str, str]:
+    self._int(t)
+    return self.let(t, x), self.let(t, y)
+  def idiv(self, t:str, x:str, y:str) -> str:   # x/0: all ones; the signed overflow -MIN/-1 wraps
+    a, b = self._operands(t, x, y)
+    T = CTYPE[t]
+    if is_signed(t): return f"({b} == 0 ? ({T})-1 : {b} == -1 ? {self.negate(t, a)} : ({T})({a} / {b}))"
+    return f"({b} == 0 ? ({T})0x{(1 << bits(t)) - 1:x}ull : ({T})({a} / {b}))"
+  def irem(self, t:str, x:str, y:str) -> str:   # x%0: x
+    a, b = self._operands(t, x, y)
+    T = CTYPE[t]
+    if is_signed(t): return f"({b} == 0 ? {a} : {b} == -1 ? ({T})0 : ({T})({a} % {b}))"
+    return f"({b} == 0 ? {a} : ({T})({a} % {b}))"
+  def minmax(self, op:str, t:str, x:str, y:str) -> str:
+    self._int(t)
+    return f"(({x}) {'<' if op == 'min' else '>'} ({y}) ? ({x}) : ({y}))"
+  def shift(self, op:str, t:str, x:str, s:str) -> str:
+    self._int(t)
+    n, T, v = bits(t), CTYPE[t], self.let("u32", s)
+    if op == "shl": return f"({v} >= {n} ? ({T})0 : {wrap(t, f'{U(t, x)} << {v}')})"
+    if is_signed(t): return f"(({T})(({x}) >> ({v} >= {n} ? {n - 1} : {v})))"
+    return f"({v} >= {n} ? ({T})0 : ({T})(({x}) >> {v}))"
+  def funnel_shift(self, left:bool, wrap:bool, signed:bool, lo:str, hi:str, n:str) -> str:
+    k = self.let("u64", f"{n} & 31u" if wrap else f"{n} < 32u ? {n} : 32u")
+    x = self.let("u64", f"((uint64_t){hi} << 32) | (uint64_t){lo}")
+    if left: return f"((uint32_t)(({x} << {k}) >> 32))"
+    return f"((uint32_t)((int64_t){x} >> {k}))" if signed else f"((uint32_t)({x} >> {k}))"
+  def _no_barriers(self):
+    if self.barriers: self.decline("a carry flag in a kernel with barriers")   # cc_ is not among the saved registers
+  def carry_in(self, t:str) -> str:
+    self._no_barriers()
+    return f"(({CTYPE[t]})cc_)"
+  def set_carry(self, flag:str):
+    self._no_barriers()
+    self.emit(f"cc_ = {flag};")
+  def _wide_only(self, t:str):
+    if bits(t) not in (32, 64): self.decline(f"{self.ins.op}.{t}")
+  def popc(self, t:str, x:str) -> str:
+    self._wide_only(t)
+    return f"((uint32_t)__builtin_popcount{'ll' if bits(t) == 64 else ''}({x}))"
+  def clz(self, t:str, x:str) -> str:
+    self._wide_only(t)
+    return f"clz{bits(t)}p({x})"
+  def brev(self, t:str, x:str) -> str:
+    self._wide_only(t)
+    return f"brev{bits(t)}({x})"
+  def bfe(self, t:str, a:str, pos:str, length:str) -> str:
+    self._wide_only(t)
+    return f"(({CTYPE[t]})bfe_p({_bits64(t, a)}, {pos}, {length}, {bits(t)}, {int(is_signed(t))}))"
+  def bfi(self, t:str, f:str, b:str, pos:str, length:str) -> str:
+    self._wide_only(t)
+    return f"(({CTYPE[t]})bfi_p({_bits64(t, f)}, {_bits64(t, b)}, {pos}, {length}, {bits(t)}))"
+  def prmt(self, a:str, b:str, c:str, mode:str|None) -> str:
+    if mode is not None: self.decline(f"prmt mode .{mode}")
+    return f"prmt_p({a}, {b}, {c})"
+
+  # *** comparisons ***
+  def compare(self, cmp:str, t:str, x:str, y:str) -> str:
+    if t == "f16": t, x, y = "f32", f"h2f({x})", f"h2f({y})"   # exact
+    if t in F32_64:
+      if cmp in ("eq", "lt", "le", "gt", "ge"): return f"({x} {_CMP[cmp]} {y})"
+      if cmp == "ne": return f"({x} != {y} && {x} == {x} && {y} == {y})"
+      if cmp == "neu": return f"({x} != {y})"
+      if cmp == "num": return f"({x} == {x} && {y} == {y})"
+      if cmp == "nan": return f"({x} != {x} || {y} != {y})"
+      return f"({x} {_CMP[cmp[:2]]} {y} || {x} != {x} || {y} != {y})"   # equ ltu leu gtu geu
+    self._int(t)
+    if cmp in ("lo", "ls", "hi", "hs") or t[0] == "b": x, y = f"(uint{bits(t)}_t){x}", f"(uint{bits(t)}_t){y}"
+    return f"({x} {_CMP[cmp]} {y})"
+  def select(self, c:str, t:str, a:str, b:str) -> str: return f"({c} ? {a} : {b})"
+
+  # *** floats ***
+  def farith(self, op:str, t:str, rnd:str, args:list[str]) -> str:
+    if rnd != "rn": self.decline(f"{op}.{rnd}: directed rounding")
+    if t == "f16":   # exact in float, rounded once (prelude.c h_add, ...)
+      if op not in ("add", "sub", "mul"): self.decline(f"{op}.f16")
+      return f"h_{op}({args[0]}, {args[1]})"
+    if t not in F32_64: self.decline(f"{op}.{t}")
+    return (_F64 if t == "f64" else _F32)[op].format(*args)
+  def approx(self, fn:str, t:str, x:str) -> str:
+    if t == "f32": return _APPROX[fn].format(x)
+    if t == "f64" and fn == "rcp": return f"(1.0 / {x})"   # rcp.approx.ftz.f64: correctly rounded here
+    self.decline(f"{fn}.approx.{t}")
+  def ftz(self, x:str) -> str: return f"ftz_f32({x})"
+  def fminmax(self, op:str, t:str, x:str, y:str, nan:bool) -> str:
+    if nan and t != "f32": self.decline(f"{op}.NaN.{t}")
+    if t == "f16": return f"h_{op}({x}, {y})"
+    if t not in F32_64: self.decline(f"{op}.{t}")
+    return f"p{op}{t[1:]}{'n' if nan else ''}({x}, {y})"
+
+  # *** conversions ***
+  def float_to_float(self, x:str, st:str, dt:str, rnd:str) -> str:
+    pairs = {("f32", "f64"): "((double){})", ("f64", "f32"): "((float){})", ("f16", "f32"): "h2f_q({})", ("f32", "f16"): "f2h({})"}
+    if rnd != "rn" or (st, dt) not in pairs: self.decline(f"cvt.{rnd}.{dt}.{st}")
+    return pairs[(st, dt)].format(x)
+  def round_integral(self, x:str, t:str, rnd:str) -> str:
+    if t not in F32_64: self.decline(f"cvt.{rnd}.{t}.{t}")
+    return f"(({CTYPE[t]})copysign({_ROUND[rnd]}((double){x}), (double){x}))"
+  def int_to_float(self, x:str, st:str, dt:str, rnd:str) -> str:
+    if rnd != "rn" or dt not in F32_64: self.decline(f"cvt.{rnd}.{dt}.{st}")
+    return f"(({CTYPE[dt]}){x})"
+  def float_to_int(self, x:str, st:str, dt:str, rnd:str) -> str:
+    """Rounded in double, then saturated (prelude.c f2s/f2u: NaN -> 0)."""
+    if st not in F32_64: self.decline(f"cvt.{rnd}.{dt}.{st}")
+    self._int(dt)
+    lo, hi = INT_RANGE[dt]
+    r = f"{_ROUND[rnd]}((double){x})"
+    if is_signed(dt): return f"(({CTYPE[dt]})f2s({r}, {float(lo)!r}, {float(hi)!r}, {lo}ll, {hi}ll))"
+    return f"(({CTYPE[dt]})f2u({r}, {float(hi)!r}, {hi}ull))"
+  def int_to_int(self, x:str, st:str, dt:str, sat:bool) -> str:
+    if sat: self.decline("cvt.sat")
+    return f"(({CTYPE[dt]}){x})"
+  def fp8x2_from_f32(self, hi:str, lo:str, fmt:str, relu:bool) -> str:
+    return f"fp8x2_f32({hi}, {lo}, {_fp8(fmt)}, {int(relu)})"
+  def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_h2({x}, {_fp8(fmt)}, {int(relu)})"
+  def fp8x2_to_f16x2(self, x:str, fmt:str, relu:bool) -> str:
+    p, emin, _ = FP8[fmt]
+    return f"h2_fp8x2({x}, {p}, {emin}, {int(fmt == 'e4m3')}, {int(relu)})"
+
+  # *** the function ***
+  def source(self) -> str:
+    for v in self.fn.vars:
+      if v.space not in ("shared", "local"): raise NoNative(f".{v.space} variable {v.name}")
+    body = []
+    for b in self.blocks:
+      self.lines = []
+      if b.index in self.barriers:   # save, return to the scheduler, resume here once the CTA has arrived
+        self.emit("SAVE(); c->used += used; return %d;" % (b.index + 1))
+        self.lines.append(f"R{b.index}:;")
+      if b.instrs:
+        self.ins = b.instrs[0]
+        self.emit(f"if ((used += {len(b.instrs)}) > left) over_budget(c, {self.where()});")
+      for ins in b.instrs: emit_instr(self, ins)
+      body += [f"B{b.index}:;"] + self.lines
+    regs = list(self.fn.regs.values())
+    out = [f"#define NSAVE {len(regs) if self.barriers else 1}", f"#define BARRIERS {int(bool(self.barriers))}", PRELUDE,
+           f"int64_t mockgpu_hints = {max(self.nhints, 1)};",
+           "static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, int64_t resume) {",
+           "  int64_t used = 0, left = c->budget - c->used, *hints = c->hints;"]
+    out += [f"  {CTYPE[r.type]} {r.name} = 0;" for r in regs]
+    out += ["  uint32_t cc_ = 0; (void)cc_;"]   # the carry flag of add.cc/addc/mad.cc/madc (semantics._carry)
+    save = " ".join(f"memcpy(save + {i}, &{r.name}, sizeof {r.name});" for i, r in enumerate(regs))
+    load = " ".join(f"memcpy(&{r.name}, save + {i}, sizeof {r.name});" for i, r in enumerate(regs))
+    out += [f"#define SAVE() do {{ {save} }} while (0)"]
+    if self.barriers:
+      out += [f"  if (resume) {{ {load}", "    switch (resume) {"]
+      out += [f"      case {i + 1}: goto R{i};" for i in self.barriers]
+      out += ["    }", "  }"]
+    out += body + [f"B{len(self.blocks)}:;", "  c->used += used;", "  return -1;", "}"]
+    return "\n".join(out) + "\n"
+
+def _fp8(fmt:str) -> str:
+  p, emin, mx = FP8[fmt]
+  return f"{p}, {emin}, {mx!r}"
+
+def emit_instr(k:Kernel, ins:P.Instr):
+  """One instruction from its row, inside braces (its temporaries) and under its guard."""
+  k.ins = ins
+  r = semantics.ROWS.get(ins.op)
+  if r is None or r.no_c: raise NoNative(f"instruction {ins.op}")
+  if ins.error is not None: raise NoNative(ins.error)
+  try: semantics.row_of(k, ins)
+  except UnsupportedInstruction as e: raise NoNative(str(e)) from None   # InvalidPTX: the numpy path rejected it at load
+  p = ins.guard
+  k.emit(f"if ({'!' if p[1] else ''}{p[0].name}) {{" if p is not None else "{")
+  r.fn(k, ins)
+  k.emit("}")
+
+# registers are C locals: past this many declared ones (ptxas takes any number of virtual registers) cc's build time
+# grows past what a hot kernel saves, so the kernel keeps its numpy path; native.library's timeout bounds the rest
+MAX_REGS = 1 << 15
+
+def kernel_source(fn:P.Function, layout:Layout) -> tuple[str, list[str]]:
+  """C source of a kernel and the messages its stop statuses name (raises NoNative)."""
+  if len(fn.regs) > MAX_REGS: raise NoNative(f"{len(fn.regs)} declared registers (the C translation takes at most {MAX_REGS})")
+  k = Kernel(fn, layout)
+  return k.source(), k.messages

@@ -1,0 +1,192 @@
+"""What the conformance suite compares with where the manual's pseudocode is not enough: each entry says what it
+changes and why. Three kinds:
+
+  UNTESTABLE  instructions this suite cannot compare (no data result, control flow, hardware state), with the reason
+  OVERRIDES   replacement pseudocode, in the manual's own language, for an instruction whose pseudocode is incomplete
+              or ambiguous (class c: the choice and why) or which hardware does differently (class b: the erratum of
+              mockgpu/compiler/rdna/errata.py it follows, by id; written here independently of mockgpu's code)
+  CHOICES     readings built into the evaluator or the harness (operand rules, NaN rule, inactive lanes, ...)
+
+TOLERANCE lists the instructions the ISA documents as approximations, compared within ulps instead of bit for bit.
+"""
+from __future__ import annotations
+import re
+
+UNTESTABLE = [
+  (r"V_NOP|V_PIPEFLUSH", "no operands and no result"),
+  (r"S_(GETPC|SETPC|SWAPPC|RFE|CALL)_B64", "control flow: the result is a program counter or a jump"),
+  (r"S_SENDMSG_RTN_B(32|64)", "returns a message-bus value (no modelled source)"),
+  (r"S_(GETREG|SETREG|SETREG_IMM32)_B32", "reads or writes hardware registers (HW_REGISTERS)"),
+  (r"S_WAITCNT_.*|S_VERSION|S_SUBVECTOR_LOOP_.*", "no data result (a wait, a version tag, a loop marker)"),
+  (r"S_MOVREL.*|V_MOVREL.*|V_SWAPREL_B32.*", "M0-relative register addressing: this harness does not model a whole "
+                                              "register file as relative moves need"),
+  (r"V_WMMA_.*", "the pseudocode is prose (D = A x B + C); the matrix layouts are not in it"),
+  (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
+   "GDS counters: state outside the LDS this harness models"),
+  (r"DS_NOP", "no operands and no result"),
+  (r"DS_(PERMUTE|BPERMUTE|SWIZZLE)_B32|DS_BVH_STACK_RTN_B32", "cross-lane data movement through the LDS unit (and "
+   "for BVH a traversal stack): the per-lane memory model of this harness does not cover it"),
+  (r"DS_(LOAD|STORE)_ADDTID_B32", "the address comes from M0 and the lane id, not from a register"),
+]
+
+def _rndne(t): return f"D0.{t} = rint(S0.{t})"
+def _fract(t, below_one):
+  return f"tmp = S0.{t} + -floor(S0.{t});\nD0.{t} = tmp >= 1.0 ? {below_one} : tmp"
+def _frexp_exp(t, d):
+  return (f"if ((64'F(S0.{t}) == +INF) || (64'F(S0.{t}) == -INF) || isNAN(64'F(S0.{t}))) then\nD0.{d} = 0\nelse\n"
+          f"D0.{d} = frexpExponent(S0.{t})\nendif")
+RNDNE_WHY = ("errata rndne-ieee: the pseudocode (floor(S0 + 0.5), then a tie fix-up) gives +0 for -0.5 < S0 < 0 and, "
+             "for f16, rounds S0 + 0.5 first (1601 -> 1602); hardware rounds to the nearest even integer as IEEE's "
+             "roundToIntegralTiesToEven, -0 kept")
+FRACT_WHY = ("errata fract-below-one: S0 + -floor(S0) rounds to 1.0 for tiny negative S0; hardware returns the "
+             "largest value below 1.0")
+FREXP_WHY = ("errata frexp-exponent: the pseudocode's exponent(S0) - bias + 1 gives 1 - bias for zero and subnormals; "
+             "hardware returns frexp's exponent (0 for zero, the true exponent of a subnormal)")
+TRIG_WHY = ("the pseudocode rounds S0 * 2*pi to the operand's format before sin/cos, which loses the argument for "
+            "|S0| beyond a few revolutions (and overflows f16); the instruction takes its input in revolutions, so "
+            "the reading removes S0's integer part exactly first (then 1 ulp, TOLERANCE)")
+
+# instruction name -> (replacement pseudocode ({NAME} stands for the manual's text) or a function of the manual's text,
+# class, reason)
+OVERRIDES = {
+  **{f"V_RNDNE_{t.upper()}": (_rndne(t), "b", RNDNE_WHY) for t in ("f16", "f32", "f64")},
+  "V_FRACT_F16": (_fract("f16", "16'F(0x3bff)"), "b", FRACT_WHY),
+  "V_FRACT_F32": (_fract("f32", "32'F(0x3f7fffff)"), "b", FRACT_WHY),
+  "V_FRACT_F64": (_fract("f64", "64'F(0x3fefffffffffffffLL)"), "b", FRACT_WHY),
+  "V_FREXP_EXP_I32_F32": (_frexp_exp("f32", "i32"), "b", FREXP_WHY),
+  "V_FREXP_EXP_I32_F64": (_frexp_exp("f64", "i32"), "b", FREXP_WHY),
+  "V_FREXP_EXP_I16_F16": (_frexp_exp("f16", "i16"), "b", FREXP_WHY),
+  **{f"V_{fn.upper()}_{t.upper()}": (f"D0.{t} = {fn}Revolutions(S0.{t})", "c", TRIG_WHY)
+     for fn in ("sin", "cos") for t in ("f16", "f32")},
+  "V_LDEXP_F16": ("D0.f16 = S0.f16 * 2.0F ** 32'I(S1.i16)", "c",
+                  "the pseudocode rounds the scale 2**S1 to f16 first (16'F(...)), which is 0 or inf for most "
+                  "S1 and makes ldexp(inf, -20) NaN; the instruction scales exactly (reading power-of-two)"),
+  "V_DIV_FIXUP_F32": (lambda text: text.replace(
+      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif",
+      "elsif isNAN(64'F(S0.f32)) then\nD0.f32 = sign_out ? -INF.f32 : +INF.f32\n"
+      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif"), "b",
+      "errata div-fixup-nan: where the pseudocode returns the estimate S0 with the quotient's sign, a NaN estimate "
+      "gives +-inf on hardware"),
+  "V_FMAC_DX9_ZERO_F32": ("S2 = D0;\n{V_FMAC_DX9_ZERO_F32}", "c",
+                          "the pseudocode (copied from V_FMA_DX9_ZERO) returns S2 for a zero product; the FMAC form "
+                          "has no S2: its addend is D0"),
+  "V_DIV_SCALE_F32": ("D0.f32 = S0.f32;\n" + "{V_DIV_SCALE_F32}", "c",
+                      "the pseudocode only assigns D0 in its special cases; elsewhere the instruction passes S0 "
+                      "through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first"),
+  "V_DIV_SCALE_F64": ("D0.f64 = S0.f64;\n" + "{V_DIV_SCALE_F64}", "c", "as V_DIV_SCALE_F32: D0 = S0 outside the special cases"),
+}
+
+CHOICES = [
+  ("nan-payload", "every float instruction",
+   "a NaN made by arithmetic or by a conversion function matches any quiet NaN of its format; a NaN that is moved, "
+   "selected, negated, sized-cast (64'F(x)) or quieted (cvtToQuietNAN) must keep its exact bits",
+   "the manual does not say which NaN an arithmetic operation returns; moves and the min/max/class rules do specify "
+   "their NaN"),
+  ("inactive-lanes", "VOPC, VOP2/VOP3SD carry-outs, v_cmpx",
+   "a lane with EXEC clear writes 0 into an SGPR lane mask (VCC, SDST); its VGPR destination keeps its value",
+   "the pseudocode only describes active lanes; the ISA's VOPC section: results of inactive lanes are zero"),
+  ("whole-vcc", "V_DIV_SCALE_F32/F64",
+   "VCC = 0x1LL in a per-lane instruction sets that lane's bit of the carry-out",
+   "the pseudocode assigns the whole register, which only means something per lane"),
+  ("sized-casts", "every instruction",
+   "N'F(x) of a float re-encodes the number (rounded once when narrowing) and keeps a NaN's sign and payload; "
+   "N'F(integer) reinterprets the integer's bits (32'F(0xffc00000))",
+   "the manual classifies operands through 64'F(S0.f32) and builds NaNs through 32'F(0x...)"),
+  ("power-of-two", "V_LDEXP_F32/F64/F16, V_DIV_FMAS_F32/F64",
+   "x ** n is exact: S0.f32 * 2.0F ** S1.i32 is rounded once, after the multiply",
+   "rounding 2.0F ** 200 to f32 first would make ldexp overflow for results the instruction returns"),
+  ("div-fixup-limits", "V_DIV_FIXUP_F32/F64",
+   "UNDERFLOW_F32/F64 = +0 and OVERFLOW_F32/F64 = +inf (signed by sign_out)",
+   "the manual names these constants without values; a quotient below the smallest subnormal rounds to zero, one "
+   "above the largest finite to infinity"),
+  ("cvt-off-table", "V_CVT_OFF_F32_I4",
+   "CVT_OFF_TABLE[i] = signed 4-bit i / 16 (0, 0.0625, ..., 0.4375, -0.5, ..., -0.0625)",
+   "the pseudocode declares the table without contents; the manual's text describes the 4-bit signed offset"),
+  ("conversions", "f32_to_i32 and the other float-to-integer functions",
+   "round toward zero, saturate at the integer type's range, NaN gives 0",
+   "the manual's conversion rules for V_CVT_*; the pseudocode only names the functions"),
+  ("norm-u8", "f16/f32_to_snorm/unorm, f32_to_u8",
+   "clamp to [-1, 1] ([0, 1]) or [0, 255], scale, round to nearest even; NaN gives 0",
+   "named without a definition in the pseudocode"),
+  ("high-halves", "VOP3 and e32 16-bit instructions",
+   "op_sel bit i (VOP3) or the operand v[128 + n] (e32) hands source i's high half to the pseudocode's S<i>[15 : 0], "
+   "and op_sel bit 3 / vdst v[128 + n] writes the result's 16 bits to the high half, keeping the low one",
+   "op_sel and true16 register names are encoding fields the pseudocode does not mention; errata vop3-cmp16-opsel "
+   "(compares ignore op_sel) and true16-e32/true16-vopc apply. Not run with op_sel: VOP3 instructions that read "
+   "their destination (v_fmac_f16), where the manual does not say which op_sel bit picks the accumulator's half"),
+  ("packed-sources", "VOP3P",
+   "op_sel 0 and op_sel_hi 1 (the encodings' defaults): lane i of a packed operand reads half i, as the pseudocode's "
+   "S0[31 : 16] / S0[15 : 0] do; v_fma_mix* read f16 low halves (OPSEL_HI = 7)",
+   "op_sel is an encoding field the pseudocode does not mention"),
+  ("ds-addr", "DS", "ADDR is the address register plus the instruction's offset, except where the pseudocode adds "
+   "OFFSET (or OFFSET0/OFFSET1) itself; each lane accesses its own 16-byte slot (528 for STRIDE64), set before the "
+   "instruction and read back after it", "the pseudocode uses ADDR both ways (MEM[ADDR + OFFSET] for loads and "
+   "stores, MEM[ADDR] for atomics)"),
+  ("class-mask", "V_CMP_CLASS_F16/F32/F64, V_CMPX_CLASS_*", "the class mask S1 gets integer inline constants only",
+   "it is a bit mask (S1.u32[i]); tinygrad's operand table gives V_CMP_CLASS_F16's S1 the F16 format, which would make "
+   "a float constant's encoding (f16 or f32 bits) a guess"),
+  ("sopk-s0", "SOPK", "S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32)",
+   "SOPK has one register field"),
+  ("literal-64", "64-bit operands with a literal",
+   "a float64 operand takes a 32-bit literal as its high half; 64-bit integer operands are only given literals "
+   "below 2**31, where zero and sign extension agree",
+   "the manual leaves the extension of a literal for 64-bit integer operands open"),
+]
+
+# errata of mockgpu/compiler/rdna/errata.py the suite does not compare against, and why (so they stay visible)
+NOT_COMPARED = [
+  ("div-fmas-scale", "the record gives hardware's scale as 2**+-64 (2**+-128) 'chosen by S2's exponent' without the "
+   "rule for the sign; the suite compares with the pseudocode's 2**32 (2**64), which mockgpu keeps"),
+  ("div-scale-vcc", "the record names the extra VCC cases (zero, tiny or denormal denominator, huge numerator) without "
+   "their thresholds; the suite compares with the pseudocode (with D0 = S0 as the default, OVERRIDES)"),
+  ("omod-ieee", "the harness does not set output modifiers (omod, clamp) or input modifiers (neg, abs)"),
+]
+
+# instruction regex -> (ulps, format, reason)
+TOLERANCE = [
+  (r"V_(RCP|RCP_IFLAG|RSQ|SQRT|EXP|LOG|SIN|COS)_F32", 1, "f32",
+   "the ISA documents these as approximations accurate to 1 ULP"),
+  (r"V_(RCP|RSQ|SQRT|EXP|LOG|SIN|COS)_F16", 1, "f16", "the ISA documents these as approximations accurate to 1 ULP"),
+  (r"V_(RCP|RSQ|SQRT)_F64", 1, "f64", "the ISA documents these as approximations accurate to 1 ULP"),
+]
+
+def base_name(name:str) -> str: return re.sub(r"_E(32|64)$", "", name)
+
+def halves_read(name:str, family:str, halves:int) -> int:
+  """The high-half selections hardware applies (harness.Case.halves: bit i source i, bit 3 the destination).
+  Errata vop3-cmp16-opsel: 16-bit compares in the VOP3 encoding ignore op_sel. Errata true16-e32 and true16-vopc:
+  in e32 encodings v[128 + n] names the high half of v[n] (so the e32 variant reads and writes high halves)."""
+  if family == "VOP3" and re.match(r"V_CMPX?_", name): return 0
+  return halves
+
+def untestable(name:str) -> str|None:
+  for pat, why in UNTESTABLE:
+    if re.fullmatch(pat, name) or re.fullmatch(pat, base_name(name)): return why
+  return None
+
+def pcode_for(family:str, name:str, text:str|None) -> tuple[str|None, str|None]:
+  """(the pseudocode the suite evaluates for an instruction, or None with the reason it cannot)."""
+  if (why:=untestable(name)) is not None: return None, why
+  if text is None: return None, "tinygrad's table has no pseudocode for it"
+  o = OVERRIDES.get(base_name(name))
+  if o is not None:
+    new = o[0](text) if callable(o[0]) else o[0].replace("{" + base_name(name) + "}", text)
+    if new == text: raise ValueError(f"readings.OVERRIDES[{base_name(name)}] no longer applies to the pseudocode")
+    text = new
+  return text, None
+
+def tolerance(name:str) -> tuple[int, str]|None:
+  for pat, ulps, fmt, _ in TOLERANCE:
+    if re.fullmatch(pat, base_name(name)): return ulps, fmt
+  return None
+
+def packed_constant_bits(c, cls:str, name:str) -> int:
+  """Errata vop3p-inline (mockgpu/compiler/rdna/errata.py): in a packed (VOP3P) instruction an inline constant fills
+  bits 15:0 only, the high half is 0; integer packed instructions take a float constant's f32 bit pattern. 32-bit
+  sources of VOP3P (the dot products) take the constant as any 32-bit operand does."""
+  from pcode import operands as O
+  if cls in ("f16", "bf16", "b16"):
+    if isinstance(c, int): return c & 0xffff
+    if cls == "b16": return O.float_constant_bits(c, "f32")
+    return O.float_constant_bits(c, "f16")
+  return O.constant_bits(c, cls if cls in ("f32", "f64") else "b32", 32)
