@@ -11,6 +11,7 @@ typedef struct {
   int64_t waves, wpg, nvgpr, lds_size;
   int64_t wg0, gx, gy, gz, bx, by, bz;     /* first workgroup of this chunk, grid and block dimensions */
   int64_t nuser, enables, comps;           /* user SGPRs; RSRC2 workgroup-ID enables (bits 0-2); TIDIG_COMP_CNT */
+  int64_t ttmp_x, ttmp_yz;                 /* gfx12: the ttmp registers of the workgroup ID x and y | z << 16, or -1 */
   uint64_t pgm;
   int64_t budget, used;                    /* wave-instructions */
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
@@ -80,6 +81,34 @@ static inline uint64_t mad_i64_i32(uint32_t a, uint32_t b, uint64_t c, uint32_t 
   return (uint64_t)s;
 }
 
+/* IEEE 754-2019 minimum/maximum (RDNA4 v_minimum_f32, s_maximum_f16, ...; runtime.minimum754): the first signalling
+ * NaN operand quieted, else the first quiet NaN; -0 < +0. Half values are carried as floats (their quiet bit is the
+ * float's). */
+static inline int snan32(float x) { return x != x && !(U32F(x) & 0x400000u); }
+static inline int snan64(double x) { return x != x && !(U64F(x) & 0x8000000000000ull); }
+static inline float minimum754_32(float a, float b) {
+  if (a != a && (snan32(a) || !snan32(b))) return quiet32(a);
+  if (b != b) return quiet32(b);
+  return (a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b))) ? a : b;
+}
+static inline float maximum754_32(float a, float b) {
+  if (a != a && (snan32(a) || !snan32(b))) return quiet32(a);
+  if (b != b) return quiet32(b);
+  return (a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))) ? a : b;
+}
+static inline double minimum754_64(double a, double b) {
+  if (a != a && (snan64(a) || !snan64(b))) return quiet64(a);
+  if (b != b) return quiet64(b);
+  return (a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b))) ? a : b;
+}
+static inline double maximum754_64(double a, double b) {
+  if (a != a && (snan64(a) || !snan64(b))) return quiet64(a);
+  if (b != b) return quiet64(b);
+  return (a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))) ? a : b;
+}
+#define minimum754(a, b) _Generic((a), double: minimum754_64, default: minimum754_32)(a, b)
+#define maximum754(a, b) _Generic((a), double: maximum754_64, default: maximum754_32)(a, b)
+
 #include "native_memory.c"
 
 /* *** LDS: an element past the workgroup's LDS is a fault *** */
@@ -106,6 +135,10 @@ static void init(Ctx *c) {
     if (c->enables & 1) s[k++] = (uint32_t)(g % c->gx);
     if (c->enables & 2) s[k++] = (uint32_t)((g / c->gx) % c->gy);
     if (c->enables & 4) s[k++] = (uint32_t)(g / (c->gx * c->gy));
+    if (c->ttmp_x >= 0) {  /* as rdna4.ttmp_workgroup_ids */
+      s[c->ttmp_x] = (uint32_t)(g % c->gx);
+      s[c->ttmp_yz] = (uint32_t)(((g / c->gx) % c->gy) & 0xffff) | (uint32_t)(g / (c->gx * c->gy)) << 16;
+    }
     int64_t t = (w % c->wpg) * 32, x = t % c->bx, y = (t / c->bx) % c->by, z = t / (c->bx * c->by);
     for (int l = 0; l < 32; l++, t++) {  /* the work-item ID counts up x, then y, then z: no division per lane */
       v0[l] = (uint32_t)(x | (c->comps >= 1 ? y << 10 : 0) | (c->comps >= 2 ? z << 20 : 0));

@@ -109,8 +109,13 @@ def _lanes(addr, m, full) -> np.ndarray:
   addr = _full(np.asarray(addr, u64), m.shape)
   return addr.reshape(-1) if full else addr[m]
 
-def sload(st, addr, ndw:int, pc:int, name:str) -> list[np.ndarray]:
-  """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware)."""
+def sload(st, addr, ndw:int, pc:int, name:str, kind=u32) -> list[np.ndarray]:
+  """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware); RDNA4's s_load_u8/i8/
+  u16/i16 (kind): one element, zero- or sign-extended, from its naturally aligned address (the low bit of a 16-bit
+  load's address is ignored as a dword load's two are)."""
+  if kind is not u32:
+    a = np.asarray(addr, u64).reshape(-1) & ~u64(np.dtype(kind).itemsize - 1)
+    return [_widen(_load(st, a, np.dtype(kind), 1, pc, name)).copy()]
   a = np.asarray(addr, u64).reshape(-1) & NOT3
   lo = int(a[0])
   if (len(a) == 1 or (a == a[0]).all()) and st.mem.is_mapped(lo, 4 * ndw):  # every wave reads the same dwords
