@@ -517,7 +517,7 @@ class CTranslator:
     if OLD_D.search(expr): lines.append(f"{CTYPE[t_d]} d0 = {self.src(Reg(dst), t_d, None, vec=False)};")
     for i, (s, t) in enumerate(zip(srcs, t_s)):
       t, hi = split_hi(t)
-      lines.append(f"{CTYPE[t]} {'ab'[i]} = {self.src(s, t, lit, vec=False, hi=hi)};")
+      lines.append(f"{CTYPE[t]} {'abc'[i]} = {self.src(s, t, lit, vec=False, hi=hi)};")
     expr = OLD_D.sub('d0', expr)
     lines.append(f"{CTYPE[t_d]} d = {self.float_out(t_d, expr, 0, False) if t_d[0] == 'f' else expr};")
     lines.append("(void)scc;")
@@ -536,7 +536,9 @@ class CTranslator:
     self.sop_common(n, d, [inst.ssrc0], lit)
 
   def sop2(self, inst, name):
-    self.sop_common(strip(name), inst.sdst.offset, [inst.ssrc0, inst.ssrc1], getattr(inst, "literal", None))
+    n = strip(name)
+    k = [Reg(255)] if n in LITERAL_K else []  # s_fmaak/s_fmamk: the literal K is a third source
+    self.sop_common(n, inst.sdst.offset, [inst.ssrc0, inst.ssrc1, *k], getattr(inst, "literal", None))
 
   def sopc(self, inst, name):
     n, lit = strip(name), getattr(inst, "literal", None)

@@ -77,7 +77,8 @@ TMPRING_WAVESIZE_BITS = 18
 # *** new rows ***
 
 # float SALU op (stripped name) -> the VALU row (semantics.VOP / cgen.VOP) computing the same value from scalars
-SALU_FROM_VALU = {**{op: op for op in ("ADD_F32", "SUB_F32", "MUL_F32", "FMAC_F32", "ADD_F16", "SUB_F16", "MUL_F16", "FMAC_F16",
+SALU_FROM_VALU = {**{op: op for op in ("ADD_F32", "SUB_F32", "MUL_F32", "FMAC_F32", "FMAAK_F32", "FMAMK_F32", "ADD_F16",
+                                        "SUB_F16", "MUL_F16", "FMAC_F16",
                                         "CVT_PK_RTZ_F16_F32", "CEIL_F32", "FLOOR_F32", "TRUNC_F32", "RNDNE_F32", "CEIL_F16",
                                         "FLOOR_F16", "TRUNC_F16", "RNDNE_F16", "CVT_F32_I32", "CVT_F32_U32", "CVT_I32_F32",
                                         "CVT_U32_F32", "CVT_F16_F32", "CVT_F32_F16", "MINIMUM_F32", "MAXIMUM_F32",
@@ -90,7 +91,7 @@ HIGH_HALF = {"CVT_HI_F32_F16": "CVT_F32_F16"}  # s_cvt_hi_f32_f16 converts S0[31
 def salu_rows(vop:dict) -> dict[str, tuple]:
   """The float SALU rows (dst type, source types, expression, SCC: None) from a backend's VALU table `vop` (the
   numpy table or the C one: both have the same row format). An accumulating op's third source is its destination,
-  which the SALU expression reads as d."""
+  which the SALU expression reads as d; s_fmaak/s_fmamk's is the literal K, as for their VALU forms (LITERAL_K)."""
   rows = {}
   for s, v in SALU_FROM_VALU.items():
     if v not in vop: continue

@@ -569,7 +569,7 @@ class Translator:
     else: raise Unsupported("not implemented")
     for i, (s, t) in enumerate(zip(srcs, t_s)):
       t, hi = split_hi(t)
-      self.out(f"{'ab'[i]} = {self.src(s, t, lit, vec=False, hi=hi)}")
+      self.out(f"{'abc'[i]} = {self.src(s, t, lit, vec=False, hi=hi)}")
     self.out(f"d = {self.float_out(t_d, expr, 0, False) if t_d[0] == 'f' else expr}")
     if scc: self.scc(scc)
     self.swrite(dst, t_d, "d")
@@ -593,7 +593,9 @@ class Translator:
     self.sop_common(n, d, [inst.ssrc0], lit)
 
   def sop2(self, inst, name):
-    self.sop_common(strip(name), inst.sdst.offset, [inst.ssrc0, inst.ssrc1], getattr(inst, "literal", None))
+    n = strip(name)
+    k = [Reg(255)] if n in sem.LITERAL_K else []  # s_fmaak/s_fmamk: the literal K is a third source
+    self.sop_common(n, inst.sdst.offset, [inst.ssrc0, inst.ssrc1, *k], getattr(inst, "literal", None))
 
   def sopc(self, inst, name):
     n = strip(name)
