@@ -201,7 +201,7 @@ FCMP = {"F": "0", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", 
 ICMP = {"F": "0", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", "NE": "a != b", "LG": "a != b",
         "GE": "a >= b", "T": "1"}
 CMP_TYPES = {"F16": "f16", "F32": "f32", "F64": "f64", "I16": "i16", "I32": "i32", "I64": "i64", "U16": "u16", "U32": "u32", "U64": "u64"}
-VOP4, SOP4 = rdna4.tables(VOP, SOP)  # RDNA4: RDNA3's rows plus its new ones (their helpers are in prelude.c)
+VOP4, SOP4 = rdna4.tables(VOP, SOP, numpy=False)  # RDNA4: RDNA3's rows plus its new ones (their helpers are in prelude.c)
 MEM_KIND = {"U8": ("uint8_t", 1), "I8": ("int8_t", 1), "U16": ("uint16_t", 2), "I16": ("int16_t", 2), "B8": ("uint8_t", 1),
             "B16": ("uint16_t", 2)}
 

@@ -106,6 +106,14 @@ static inline double maximum754_64(double a, double b) {
   if (b != b) return quiet64(b);
   return (a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))) ? a : b;
 }
+/* RDNA4 v_min_num/v_max_num (IEEE 754-2019 minimumNumber/maximumNumber; runtime.min_num/max_num): fmin/fmax, but
+ * two NaN operands give the first one quieted */
+static inline float min_num32(float a, float b) { return (a != a && b != b) ? quiet32(a) : fmin32(a, b); }
+static inline float max_num32(float a, float b) { return (a != a && b != b) ? quiet32(a) : fmax32(a, b); }
+static inline double min_num64(double a, double b) { return (a != a && b != b) ? quiet64(a) : fmin64(a, b); }
+static inline double max_num64(double a, double b) { return (a != a && b != b) ? quiet64(a) : fmax64(a, b); }
+#define min_num(a, b) _Generic((a), double: min_num64, default: min_num32)(a, b)
+#define max_num(a, b) _Generic((a), double: max_num64, default: max_num32)(a, b)
 #define minimum754(a, b) _Generic((a), double: minimum754_64, default: minimum754_32)(a, b)
 #define maximum754(a, b) _Generic((a), double: maximum754_64, default: maximum754_32)(a, b)
 

@@ -24,14 +24,9 @@ FAMILY = "rdna4"
 
 # *** renames: RDNA4 name -> the RDNA3 name of the same operation ***
 
-_NUM = ["V_MAX_NUM_F32", "V_MIN_NUM_F32", "V_MAX_NUM_F16", "V_MIN_NUM_F16", "V_MAX_NUM_F64", "V_MIN_NUM_F64",
-        "V_MAX3_NUM_F32", "V_MIN3_NUM_F32", "V_MED3_NUM_F32", "V_MAX3_NUM_F16", "V_MIN3_NUM_F16", "V_MED3_NUM_F16",
-        "V_PK_MAX_NUM_F16", "V_PK_MIN_NUM_F16", "V_DUAL_MAX_NUM_F32", "V_DUAL_MIN_NUM_F32",
-        "DS_MAX_NUM_F32", "DS_MIN_NUM_F32", "DS_MAX_NUM_RTN_F32", "DS_MIN_NUM_RTN_F32"]
-# v_max_num/v_min_num (IEEE 754-2019 maximumNumber: a NaN operand gives the other one) are what mockgpu's RDNA3
-# v_max/v_min compute (runtime.fmax/fmin), so they share the rows
-ALIASES = {**{n + sfx: n.replace("_NUM", "") + sfx for n in _NUM for sfx in ("", "_E32", "_E64")},
-           "S_ADD_CO_U32": "S_ADD_U32", "S_SUB_CO_U32": "S_SUB_U32", "S_ADD_CO_I32": "S_ADD_I32", "S_SUB_CO_I32": "S_SUB_I32",
+# (v_max_num_f32 & co. are not renames of v_max_f32: RDNA3's IEEE mode quiets a signalling NaN operand where RDNA4's
+# maximumNumber returns the other operand, so they have rows of their own below)
+ALIASES = {"S_ADD_CO_U32": "S_ADD_U32", "S_SUB_CO_U32": "S_SUB_U32", "S_ADD_CO_I32": "S_ADD_I32", "S_SUB_CO_I32": "S_SUB_I32",
            "S_ADD_CO_CI_U32": "S_ADDC_U32", "S_SUB_CO_CI_U32": "S_SUBB_U32", "S_ADDK_CO_I32": "S_ADDK_I32",
            "V_MAD_CO_U64_U32": "V_MAD_U64_U32", "V_MAD_CO_I64_I32": "V_MAD_I64_I32"}
 
@@ -82,8 +77,7 @@ SALU_FROM_VALU = {**{op: op for op in ("ADD_F32", "SUB_F32", "MUL_F32", "FMAC_F3
                                         "CVT_PK_RTZ_F16_F32", "CEIL_F32", "FLOOR_F32", "TRUNC_F32", "RNDNE_F32", "CEIL_F16",
                                         "FLOOR_F16", "TRUNC_F16", "RNDNE_F16", "CVT_F32_I32", "CVT_F32_U32", "CVT_I32_F32",
                                         "CVT_U32_F32", "CVT_F16_F32", "CVT_F32_F16", "MINIMUM_F32", "MAXIMUM_F32",
-                                        "MINIMUM_F16", "MAXIMUM_F16")},
-                  "MIN_NUM_F32": "MIN_F32", "MAX_NUM_F32": "MAX_F32", "MIN_NUM_F16": "MIN_F16", "MAX_NUM_F16": "MAX_F16",
+                                        "MINIMUM_F16", "MAXIMUM_F16", "MIN_NUM_F32", "MAX_NUM_F32", "MIN_NUM_F16", "MAX_NUM_F16")},
                   # v_s_exp_f32 s0, s1 (VOP3, an SGPR result): strip() keeps their S_ prefix, which no SALU name has
                   **{f"S_{op}_{t}": f"{op}_{t}" for op in ("EXP", "LOG", "RCP", "RSQ", "SQRT") for t in ("F32", "F16")}}
 HIGH_HALF = {"CVT_HI_F32_F16": "CVT_F32_F16"}  # s_cvt_hi_f32_f16 converts S0[31:16]: source type "f16hi"
@@ -106,17 +100,29 @@ def salu_rows(vop:dict) -> dict[str, tuple]:
 SOP64 = {"ADD_NC_U64": ("u64", ("u64", "u64"), "a + b", None), "SUB_NC_U64": ("u64", ("u64", "u64"), "a - b", None),
          "MUL_U64": ("u64", ("u64", "u64"), "a * b", None)}
 
-# VALU ops RDNA3 lacks: IEEE 754-2019 minimum/maximum (a NaN operand propagates, quieted; -0 < +0)
-VOP = {"MINIMUM_F32": ("f32", ("f32", "f32"), "minimum754(a, b)"), "MAXIMUM_F32": ("f32", ("f32", "f32"), "maximum754(a, b)"),
-       "MINIMUM_F16": ("f16", ("f16", "f16"), "minimum754(a, b)"), "MAXIMUM_F16": ("f16", ("f16", "f16"), "maximum754(a, b)"),
-       "MINIMUM_F64": ("f64", ("f64", "f64"), "minimum754(a, b)"), "MAXIMUM_F64": ("f64", ("f64", "f64"), "maximum754(a, b)")}
+def _rows(ops:dict[str, str], types=("F32", "F16", "F64"), n:int=2) -> dict[str, tuple]:
+  return {f"{op}_{t}": (t.lower(), (t.lower(),) * n, expr) for op, expr in ops.items() for t in types}
 
-def tables(vop:dict, sop:dict) -> tuple[dict, dict]:
+# VALU ops RDNA3 lacks, in text that is numpy (runtime.py) and C (prelude.c) alike: IEEE 754-2019 maximumNumber/
+# minimumNumber (a NaN operand gives the other one, two NaNs S0 quieted; -0 < +0) and minimum/maximum (the first
+# signalling NaN operand quieted, else the first quiet one)
+VOP = {**_rows({"MIN_NUM": "min_num(a, b)", "MAX_NUM": "max_num(a, b)", "MINIMUM": "minimum754(a, b)", "MAXIMUM": "maximum754(a, b)"}),
+       **_rows({"MIN3_NUM": "min_num(min_num(a, b), c)", "MAX3_NUM": "max_num(max_num(a, b), c)",
+                "MINIMUM3": "minimum754(minimum754(a, b), c)", "MAXIMUM3": "maximum754(maximum754(a, b), c)"}, ("F32", "F16"), 3)}
+# and numpy-only (the C translation declines them): v_med3_num (its pseudocode's NaN and zero cases follow numpy's
+# min/max, which C does not reproduce)
+NUMPY_ONLY_VOP = _rows({"MED3_NUM": "med3_num(a, b, c)"}, ("F32", "F16"), 3)
+PACKED = {"PK_MIN_NUM_F16": ("f16", "min_num(a, b)"), "PK_MAX_NUM_F16": ("f16", "max_num(a, b)"),
+          "PK_MINIMUM_F16": ("f16", "minimum754(a, b)"), "PK_MAXIMUM_F16": ("f16", "maximum754(a, b)")}
+DS_ATOMICS = {"MIN_NUM_F32": "min_num_f", "MAX_NUM_F32": "max_num_f"}  # memops.ldsatomic's ops
+
+def tables(vop:dict, sop:dict, numpy:bool) -> tuple[dict, dict]:
   """A backend's RDNA4 (VALU, SALU) tables from its RDNA3 ones: RDNA3's rows plus RDNA4's new ones."""
-  vop4 = {**vop, **VOP}
+  vop4 = {**vop, **VOP, **(NUMPY_ONLY_VOP if numpy else {})}
   return vop4, {**sop, **salu_rows(vop4), **SOP64}
 
-NUMPY_VOP, NUMPY_SOP = tables(sem.VOP, sem.SOP)
+NUMPY_VOP, NUMPY_SOP = tables(sem.VOP, sem.SOP, numpy=True)
+NUMPY_PACKED = {**sem.PACKED, **PACKED}
 
 # *** WMMA: wave32 layouts without RDNA3's replicated halves (runtime.wmma, layout "rdna4") ***
 

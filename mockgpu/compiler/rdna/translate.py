@@ -107,7 +107,8 @@ class Translator:
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3"):
     self.blocks, self.ftz32, self.ftz16, self.arch = blocks, ftz32, ftz16, arch
     # the family's rows: RDNA4 adds to RDNA3's (rdna4.py)
-    self.vop, self.sop = (rdna4.NUMPY_VOP, rdna4.NUMPY_SOP) if arch == rdna4.FAMILY else (sem.VOP, sem.SOP)
+    self.vop, self.sop, self.packed = (rdna4.NUMPY_VOP, rdna4.NUMPY_SOP, rdna4.NUMPY_PACKED) if arch == rdna4.FAMILY else \
+                                      (sem.VOP, sem.SOP, sem.PACKED)
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.dpp_mods:tuple[int, int]|None = None  # (neg, abs) bits of a DPP16 encoding being translated
@@ -466,9 +467,9 @@ class Translator:
       if inst.clmp: raise Unsupported("clamp")
       return self.dot2(n, d, srcs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
     if n.startswith("FMA_MIX"): return self.fma_mix(n, d, srcs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi, bool(inst.clmp))
-    if n not in sem.PACKED: raise Unsupported("not implemented")
+    if n not in self.packed: raise Unsupported("not implemented")
     if inst.clmp: raise Unsupported("clamp on packed math")
-    t, expr = sem.PACKED[n]
+    t, expr = self.packed[n]
     nsrc = 3 if "FMA" in n or "MAD" in n else 2
     for half, sel, ng in ((0, opsel, inst.neg), (1, opsel_hi, inst.neg_hi)):
       vals = {}
@@ -770,6 +771,7 @@ class Translator:
             "MIN_F32": "min_f", "MAX_F32": "max_f", "STOREXCHG_B32": "xchg"}
     rtn = "_RTN_" in n
     key = n.replace("_RTN", "")
+    atom |= rdna4.DS_ATOMICS if self.arch == rdna4.FAMILY else {}
     if key in atom:
       self.out(f"_r = ldsatomic(st, w, {a} + u32({off}), m, full, V[{inst.data0.offset - 256}][w], {atom[key]!r}, {pc}, {nm!r})")
       if rtn: self.out(f"vw(V, {inst.vdst.offset - 256}, w, _r, m, full)")

@@ -209,6 +209,23 @@ def _ieee754_2019(a, b, pick_a) -> np.ndarray:
   r = np.where(np.isnan(b), qb, r)
   return np.where(np.isnan(a) & (sa | ~sb), qa, r)
 
+def max_num(a, b) -> np.ndarray:
+  """RDNA4 v_max_num (IEEE 754-2019 maximumNumber): fmax, but two NaN operands give the first one quieted."""
+  r = fmax(a, b)
+  both = np.isnan(a) & np.isnan(b)
+  return np.where(both, _quiet(np.asarray(a))[0], r) if both.any() else r
+
+def min_num(a, b) -> np.ndarray:
+  """RDNA4 v_min_num (IEEE 754-2019 minimumNumber): fmin, but two NaN operands give the first one quieted."""
+  r = fmin(a, b)
+  both = np.isnan(a) & np.isnan(b)
+  return np.where(both, _quiet(np.asarray(a))[0], r) if both.any() else r
+
+def med3_num(a, b, c) -> np.ndarray:
+  """RDNA4 v_med3_num: a NaN operand makes it min3_num, else the median."""
+  nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+  return np.where(nan, min_num(min_num(a, b), c), med3(a, b, c))
+
 def minimum754(a, b) -> np.ndarray:
   return _ieee754_2019(a, b, (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b)))
 
