@@ -2,13 +2,14 @@
 RDNA3 does not already say. tinygrad decodes RDNA4 words with its own tables (arch "rdna4"); this module maps them
 onto the RDNA3 paths, so translate.py (numpy) and cgen.py (C) stay one code path per encoding.
 
-  renames     RDNA4 renamed ops whose meaning did not change (s_add_co_u32 was s_add_u32, v_max_num_f32 v_max_f32):
-              ALIASES maps the RDNA4 name to the RDNA3 row. Every key is a name RDNA3 does not have, so the mapping
-              cannot change what an RDNA3 kernel means.
-  new rows    instructions RDNA3 lacks (gfx1100 has no float SALU; tinygrad's RDNA3 table lists RDNA3.5's, which
-              gfx1100 must reject): the float SALU, 64-bit scalar add/sub/mul, the V_S_* scalar-result
-              transcendentals, s_load_u8/i8/u16/i16. SALU_FROM_VALU derives each float SALU op from the VALU row
-              that computes the same thing, so no op's meaning is written twice.
+  renames     RDNA4 renamed ops whose pseudocode did not change (s_add_co_u32 was s_add_u32, v_mad_co_u64_u32
+              v_mad_u64_u32): ALIASES maps the RDNA4 name to the RDNA3 row. Every key is a name RDNA3 does not
+              have, so the mapping cannot change what an RDNA3 kernel means.
+  new rows    instructions RDNA3 lacks, in family tables the translators pick by the dispatch's family (gfx1100 has
+              no float SALU; tinygrad's RDNA3 table lists RDNA3.5's, which gfx1100 must reject): the float SALU,
+              64-bit scalar add/sub/mul, the V_S_* scalar-result transcendentals, v_min_num/v_max_num and
+              v_minimum/v_maximum, s_load_u8/i8/u16/i16, the WMMA layouts. SALU_FROM_VALU derives each float SALU
+              op from the VALU row that computes the same thing, so no op's meaning is written twice.
   encodings   the VGLOBAL/VSCRATCH/VFLAT encodings name their fields vaddr/vsrc/ioffset (RDNA3: addr/data/offset):
               adapt() gives the translators a view with RDNA3's names. SMEM's 24-bit ioffset is read through
               decode.imm_offset, which sign-extends either family's offset field by its width.
