@@ -81,37 +81,23 @@ static inline uint64_t mad_i64_i32(uint32_t a, uint32_t b, uint64_t c, uint32_t 
   return (uint64_t)s;
 }
 
-/* IEEE 754-2019 minimum/maximum (RDNA4 v_minimum_f32, s_maximum_f16, ...; runtime.minimum754): the first signalling
- * NaN operand quieted, else the first quiet NaN; -0 < +0. Half values are carried as floats (their quiet bit is the
- * float's). */
+/* RDNA4's IEEE 754-2019 min/max (runtime.py has the numpy side): minimumNumber/maximumNumber (v_min_num, v_max_num:
+ * fmin/fmax, but two NaN operands give the first one quieted) and minimum/maximum (v_minimum, s_maximum_f16, ...: the
+ * first signalling NaN operand quieted, else the first quiet NaN; -0 < +0). Half values are carried as floats, whose
+ * quiet bit is the half's. */
 static inline int snan32(float x) { return x != x && !(U32F(x) & 0x400000u); }
 static inline int snan64(double x) { return x != x && !(U64F(x) & 0x8000000000000ull); }
-static inline float minimum754_32(float a, float b) {
-  if (a != a && (snan32(a) || !snan32(b))) return quiet32(a);
-  if (b != b) return quiet32(b);
-  return (a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b))) ? a : b;
-}
-static inline float maximum754_32(float a, float b) {
-  if (a != a && (snan32(a) || !snan32(b))) return quiet32(a);
-  if (b != b) return quiet32(b);
-  return (a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))) ? a : b;
-}
-static inline double minimum754_64(double a, double b) {
-  if (a != a && (snan64(a) || !snan64(b))) return quiet64(a);
-  if (b != b) return quiet64(b);
-  return (a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b))) ? a : b;
-}
-static inline double maximum754_64(double a, double b) {
-  if (a != a && (snan64(a) || !snan64(b))) return quiet64(a);
-  if (b != b) return quiet64(b);
-  return (a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))) ? a : b;
-}
-/* RDNA4 v_min_num/v_max_num (IEEE 754-2019 minimumNumber/maximumNumber; runtime.min_num/max_num): fmin/fmax, but
- * two NaN operands give the first one quieted */
-static inline float min_num32(float a, float b) { return (a != a && b != b) ? quiet32(a) : fmin32(a, b); }
-static inline float max_num32(float a, float b) { return (a != a && b != b) ? quiet32(a) : fmax32(a, b); }
-static inline double min_num64(double a, double b) { return (a != a && b != b) ? quiet64(a) : fmin64(a, b); }
-static inline double max_num64(double a, double b) { return (a != a && b != b) ? quiet64(a) : fmax64(a, b); }
+#define IEEE754_2019(W, T) \
+  static inline T min_num##W(T a, T b) { return (a != a && b != b) ? quiet##W(a) : fmin##W(a, b); } \
+  static inline T max_num##W(T a, T b) { return (a != a && b != b) ? quiet##W(a) : fmax##W(a, b); } \
+  static inline T pick754_##W(T a, T b, int pick_a) { \
+    if (a != a && (snan##W(a) || !snan##W(b))) return quiet##W(a); \
+    return b != b ? quiet##W(b) : pick_a ? a : b; \
+  } \
+  static inline T minimum754_##W(T a, T b) { return pick754_##W(a, b, a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b))); } \
+  static inline T maximum754_##W(T a, T b) { return pick754_##W(a, b, a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))); }
+IEEE754_2019(32, float)
+IEEE754_2019(64, double)
 #define min_num(a, b) _Generic((a), double: min_num64, default: min_num32)(a, b)
 #define max_num(a, b) _Generic((a), double: max_num64, default: max_num32)(a, b)
 #define minimum754(a, b) _Generic((a), double: minimum754_64, default: minimum754_32)(a, b)
