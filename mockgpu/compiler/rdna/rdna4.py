@@ -16,6 +16,14 @@ onto the RDNA3 paths, so translate.py (numpy) and cgen.py (C) stay one code path
   waves       s_wait_* counters (no-ops: memory is synchronous here), the split barrier (s_barrier_signal -1 then
               s_barrier_wait -1), and gfx12's architected workgroup IDs: x in ttmp9, y and z in ttmp7's halves,
               instead of the SGPRs after the user SGPRs (LLVM's gfx12 ABI; RSRC2 still enables them).
+
+Where the manual leaves the behaviour open, mockgpu chooses (tests/test_rdna4.py checks each):
+  - a 16-bit float SALU result (s_add_f16, s_cvt_f16_f32, v_s_exp_f16) is zero-extended in its SGPR (the pseudocode
+    writes D0.f16 only);
+  - s_load_u16/i16 ignore the address's low bit, as dword loads ignore two (the pseudocode's CalcGlobalAddr is silent);
+  - ttmp9/ttmp7 hold the workgroup ID whatever RSRC2 enables, and no SGPR after the user SGPRs does;
+  - a wave waits at s_barrier_wait -1 until every live wave of its workgroup is at one (not from the last
+    s_barrier_signal -1 on): the same for any code between the two that does not wait on another wave.
 """
 from __future__ import annotations
 import re
