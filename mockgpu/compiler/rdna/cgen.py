@@ -17,11 +17,11 @@ from __future__ import annotations
 import os, re
 from mockgpu.compiler import native
 from tinygrad.renderer.amd.dsl import Reg
-from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, describe
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, imm_offset, BRANCHES, BARRIERS, describe
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.semantics import _table  # the same table format as the numpy semantics
-from mockgpu.compiler.rdna import errata
-from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, failure, bad_vgprs, bad_sgprs
+from mockgpu.compiler.rdna import errata, rdna4
+from mockgpu.compiler.rdna.translate import NOOPS, MSG_DEALLOC_VGPRS, SCC, VCC, EXEC, NULL, WIDTH, _const_bits, strip, split_hi, failure, bad_vgprs, bad_sgprs
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
 CTYPE = {"b16": "uint16_t", "u16": "uint16_t", "i16": "int16_t", "f16": "float", "b32": "uint32_t", "u32": "uint32_t", "i32": "int32_t", "f32": "float",
@@ -201,6 +201,7 @@ FCMP = {"F": "0", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", 
 ICMP = {"F": "0", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", "NE": "a != b", "LG": "a != b",
         "GE": "a >= b", "T": "1"}
 CMP_TYPES = {"F16": "f16", "F32": "f32", "F64": "f64", "I16": "i16", "I32": "i32", "I64": "i64", "U16": "u16", "U32": "u32", "U64": "u64"}
+VOP4, SOP4 = rdna4.tables(VOP, SOP, numpy=False)  # RDNA4: RDNA3's rows plus its new ones (their helpers are in prelude.c)
 MEM_KIND = {"U8": ("uint8_t", 1), "I8": ("int8_t", 1), "U16": ("uint16_t", 2), "I16": ("int16_t", 2), "B8": ("uint8_t", 1),
             "B16": ("uint16_t", 2)}
 
@@ -229,12 +230,14 @@ def bits(t:str, expr:str) -> str:
   """A value of type t as the raw bits it is stored as (uint32_t, or uint64_t for 64-bit types)."""
   if t == "f32": return f"U32F({expr})"
   if t == "f64": return f"U64F({expr})"
+  if t == "f16": return f"(uint32_t)f2h({expr})"  # in a scalar register: zero-extended
   return f"(uint64_t)({expr})" if WIDTH[t] == 64 else f"(uint32_t)({expr})"
 
 class CTranslator:
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3"):
     if ftz16: raise NoNative("flushed f16/f64 denormals")
     self.blocks, self.ftz32 = blocks, ftz32
+    self.vop, self.sop = (VOP4, SOP4) if arch == rdna4.FAMILY else (VOP, SOP)
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.vregs:set[int] = {0}
@@ -370,7 +373,7 @@ class CTranslator:
       return self.lanes([f"{CTYPE[t]} a = {a}, b = {b};", *self.vstore(dst, t, f"{sel} ? b : a")])
     if name in ("ADD_CO_U32", "SUB_CO_U32", "SUBREV_CO_U32", "ADD_CO_CI_U32", "SUB_CO_CI_U32", "SUBREV_CO_CI_U32"):
       return self.carry_op(name, dst, srcs, lit, sdst if sdst is not None else VCC, mask_reg, clamp)
-    if opsel and name not in VOP: raise NoNative("op_sel")
+    if opsel and name not in self.vop: raise NoNative("op_sel")
     if name in ("MAD_U64_U32", "MAD_I64_I32"):
       if clamp: raise NoNative("clamp on mad64")
       a, b = (self.src(s, "u32", lit) for s in srcs[:2])
@@ -382,7 +385,7 @@ class CTranslator:
       a, b = self.src(srcs[0], "u32", lit), self.src(srcs[1], "u32", lit)
       expr = f"(uint32_t)__builtin_popcount({a} & ((1u << l) - 1u)) + {b}" if "LO" in name else b
       return self.lanes(self.vstore(dst, "u32", expr))
-    entry = VOP.get(name)
+    entry = self.vop.get(name)
     if entry is None: raise NoNative(name)
     t_d, t_s, expr = entry
     if name in ACCUMULATE: srcs = srcs[:len(t_s) - 1] + [Reg(256 + dst)]
@@ -431,10 +434,9 @@ class CTranslator:
 
   def valu_e32(self, n, dst, srcs, opsel, lit): return self.valu(n, dst, srcs, lit, 0, 0, opsel)
 
-  @staticmethod
-  def e32_halves(n:str, dst:int, srcs:list) -> tuple[int, list, int]:
+  def e32_halves(self, n:str, dst:int, srcs:list) -> tuple[int, list, int]:
     """16-bit e32 operands v[128+n] are high halves (errata true16-e32), as translate.Translator.e32_halves."""
-    entry = VOP.get(n)
+    entry = self.vop.get(n)
     if entry is None or n in ACCUMULATE or n in LITERAL_K: return dst, srcs, 0
     return errata.true16(entry, dst, srcs)
 
@@ -442,6 +444,9 @@ class CTranslator:
     n, lit = strip(name), getattr(inst, "literal", None)
     srcs = [inst.src0, inst.src1, inst.src2]
     if n.startswith("CMP"): return self.vcmp(n, srcs, lit, inst.vdst.offset, inst.neg, inst.abs)
+    if n.startswith("S_"):  # RDNA4's v_s_exp_f32 etc.: a VALU op on one scalar, its result in an SGPR
+      if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel: raise NoNative("modifiers on a scalar-result VALU op")
+      return self.sop_common(n, inst.vdst.offset, [inst.src0], lit)
     if n in ("READLANE_B32", "WRITELANE_B32", "PERMLANE16_B32", "PERMLANEX16_B32"): raise NoNative(n)
     mask = inst.src2.offset if n in ("CNDMASK_B32", "ADD_CO_CI_U32", "SUB_CO_CI_U32", "SUBREV_CO_CI_U32") else VCC
     self.valu(n, inst.vdst.offset - 256, srcs, lit, inst.neg, inst.abs, inst.opsel, inst.omod, bool(inst.clmp), mask)
@@ -475,14 +480,14 @@ class CTranslator:
     lit = getattr(inst, "literal", None)
     body, writes = [], []
     for tag, op, s0, s1, vd in (("x", inst.opx, inst.srcx0, inst.vsrcx1, inst.vdstx), ("y", inst.opy, inst.srcy0, inst.vsrcy1, inst.vdsty)):
-      n, d = op.name[len("V_DUAL_"):], vd.offset - 256
+      n, d = rdna4.rdna3_name(op.name)[len("V_DUAL_"):], vd.offset - 256
       srcs = [s0] if n == "MOV_B32" else [s0, s1]
       if n == "CNDMASK_B32":
         body.append(f"uint32_t r{tag} = (s[{VCC}] >> l & 1) ? {self.src(s1, 'b32', lit)} : {self.src(s0, 'b32', lit)};")
         writes.append(f"V({d})[l] = r{tag};")
         self.vregs.add(d)
         continue
-      entry = VOP.get(n)
+      entry = self.vop.get(n)
       if entry is None: raise NoNative(f"{n} in VOPD")
       t_d, t_s, expr = entry
       if n in ACCUMULATE: srcs = srcs + [Reg(256 + d)]
@@ -506,13 +511,15 @@ class CTranslator:
   def scalar(self, lines:list[str]): self.out("{ " + " ".join(lines) + " }")
 
   def sop_common(self, n:str, dst:int, srcs:list, lit):
-    if n not in SOP: raise NoNative(n)
-    t_d, t_s, expr, scc = SOP[n]
+    if n not in self.sop: raise NoNative(n)
+    t_d, t_s, expr, scc = self.sop[n]
     lines = ["uint32_t scc = s[253];"]
-    if OLD_D.search(expr): lines.append(f"{CTYPE[t_d]} d0 = {typed(self.raw(Reg(dst), WIDTH[t_d], None, False), t_d)};")
+    if OLD_D.search(expr): lines.append(f"{CTYPE[t_d]} d0 = {self.src(Reg(dst), t_d, None, vec=False)};")
     for i, (s, t) in enumerate(zip(srcs, t_s)):
-      lines.append(f"{CTYPE[t]} {'ab'[i]} = {typed(self.raw(s, WIDTH[t], lit, vec=False, t=t), t)};")
-    lines.append(f"{CTYPE[t_d]} d = {OLD_D.sub('d0', expr)};")
+      t, hi = split_hi(t)
+      lines.append(f"{CTYPE[t]} {'abc'[i]} = {self.src(s, t, lit, vec=False, hi=hi)};")
+    expr = OLD_D.sub('d0', expr)
+    lines.append(f"{CTYPE[t_d]} d = {self.float_out(t_d, expr, 0, False) if t_d[0] == 'f' else expr};")
     lines.append("(void)scc;")
     if scc: lines.append(f"s[253] = ({scc}) ? 1u : 0u;")
     self.scalar(lines + self.swrite(dst, t_d, "d"))
@@ -525,10 +532,13 @@ class CTranslator:
       return self.scalar([f"uint32_t a = {self.raw(inst.ssrc0, 32, lit, vec=False)}, e = s[126];",
                           f"s[126] = {SAVEEXEC[op]}; s[253] = s[126] != 0;", *self.swrite(d, "u32", "e")])
     if n == "GETPC_B64": return self.scalar(self.swrite(d, "u64", f"c->pgm + {self.pc + 4}ull"))
+    if name == rdna4.BARRIER_SIGNAL: return self.barrier(inst)
     self.sop_common(n, d, [inst.ssrc0], lit)
 
   def sop2(self, inst, name):
-    self.sop_common(strip(name), inst.sdst.offset, [inst.ssrc0, inst.ssrc1], getattr(inst, "literal", None))
+    n = strip(name)
+    k = [Reg(255)] if n in LITERAL_K else []  # s_fmaak/s_fmamk: the literal K is a third source
+    self.sop_common(n, inst.sdst.offset, [inst.ssrc0, inst.ssrc1, *k], getattr(inst, "literal", None))
 
   def sopc(self, inst, name):
     n, lit = strip(name), getattr(inst, "literal", None)
@@ -563,9 +573,16 @@ class CTranslator:
     if n == "MULK_I32": return self.scalar([f"s[{d}] = (uint32_t)((int32_t)s[{d}] * {sk});"])
     raise NoNative(n)
 
+  def barrier(self, inst):
+    """The wave returns to the scheduler (prelude.c) at the end of its block; it resumes once its workgroup's live
+    waves are all at a barrier."""
+    if op_name(inst) != "S_BARRIER" and (why:=rdna4.barrier_problem(inst)): raise NoNative(why)
+    if op_name(inst) not in BARRIERS: return None  # s_barrier_signal -1: the wait does it
+    return f"return {self.index[self.pc + 4]};" if self.pc + 4 in self.index else None
+
   def sopp(self, inst, name):
     if name == "S_ENDPGM": return "return -1;"
-    if name == "S_BARRIER": return f"return {self.index[self.pc + 4]};" if self.pc + 4 in self.index else None
+    if name in BARRIERS: return self.barrier(inst)
     if name == "S_SENDMSG":
       if inst.simm16 & 0xff == MSG_DEALLOC_VGPRS: return None
       raise NoNative(f"message {inst.simm16:#x}")
@@ -581,15 +598,17 @@ class CTranslator:
   # *** memory ***
   def smem(self, inst, name):
     n = strip(name)
-    if not n.startswith("LOAD_B"): raise NoNative(n)
-    ndw = int(n[len("LOAD_B"):]) // 32
-    off = inst.offset - (1 << 21) if inst.offset & (1 << 20) else inst.offset
+    if not n.startswith("LOAD_B") and n not in rdna4.SMEM_KINDS: raise NoNative(n)
+    # dwords from a dword-aligned address; RDNA4's s_load_u8/i8/u16/i16: one element from its aligned address
+    ctype, nbytes, ndw = (*MEM_KIND[n[5:]], 1) if n in rdna4.SMEM_KINDS else ("uint32_t", 4, int(n[len("LOAD_B"):]) // 32)
+    off = imm_offset(inst)
     soff = "" if inst.soffset.offset == NULL else f" + {self.raw(inst.soffset, 32, None, vec=False)}"
     d = inst.sdata.offset
     if d + ndw > 128 and not (d <= EXEC < d + ndw): raise NoNative("s_load into special registers")
     b = inst.sbase.offset
-    self.scalar([f"uint32_t t_[{ndw}];", f"gload(c, t_, (R64(s[{b}], s[{b + 1}]) + {off & (2**64 - 1)}ull{soff}) & ~3ull, 4, {ndw}, {self.pc});",
-                 *(f"s[{d + j}] = t_[{j}];" for j in range(ndw) if d + j != NULL)])
+    addr = f"(R64(s[{b}], s[{b + 1}]) + {off & (2**64 - 1)}ull{soff}) & ~{nbytes - 1}ull"
+    self.scalar([f"{ctype} t_[{ndw}];", f"gload(c, t_, {addr}, {nbytes}, {ndw}, {self.pc});",
+                 *(f"s[{d + j}] = (uint32_t)t_[{j}];" for j in range(ndw) if d + j != NULL)])
 
   def vmem(self, inst, name:str, seg:str, addr:str):
     n = strip(name)[len(seg) + 1:]
@@ -608,7 +627,7 @@ class CTranslator:
     self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, data, ndw)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
 
   def glob(self, inst, name):
-    off = inst.offset - (1 << 13) if inst.offset & (1 << 12) else inst.offset
+    off = imm_offset(inst)
     v = inst.addr.offset - 256
     if inst.saddr.offset == NULL:
       self.vregs |= {v, v + 1}
@@ -620,10 +639,10 @@ class CTranslator:
     self.vmem(inst, name, "GLOBAL", addr)
 
   def flat(self, inst, name):
-    if inst.offset & (1 << 12) or inst.saddr.offset != NULL: raise NoNative("FLAT offset/saddr form")
+    if (off:=imm_offset(inst)) < 0 or inst.saddr.offset != NULL: raise NoNative("FLAT offset/saddr form")
     v = inst.addr.offset - 256
     self.vregs |= {v, v + 1}
-    self.vmem(inst, name, "FLAT", f"R64(V({v})[l], V({v + 1})[l]) + {inst.offset}ull")
+    self.vmem(inst, name, "FLAT", f"R64(V({v})[l], V({v + 1})[l]) + {off}ull")
 
   def ds(self, inst, name):
     n = strip(name)[3:] if name.startswith("DS_") else strip(name)

@@ -13,25 +13,26 @@ place, so a kernel only fails if it actually executes one.
 from __future__ import annotations
 import hashlib, os, re, struct
 from tinygrad.renderer.amd.dsl import Inst, Reg
-from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, BRANCHES, INVALID, describe, invalid_operand
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name, branch_target, imm_offset, BRANCHES, BARRIERS, INVALID, describe, invalid_operand
 from mockgpu.emulators.rdna import semantics as sem
 from mockgpu.emulators.rdna.runtime import dpp16_lanes
-from mockgpu.compiler.rdna import errata
+from mockgpu.compiler.rdna import errata, rdna4
 
 # the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
 _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
-_SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/translate.py", "compiler/native.py", "emulators/rdna/semantics.py",
+_SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/translate.py", "compiler/rdna/rdna4.py", "compiler/native.py", "emulators/rdna/semantics.py",
             "emulators/rdna/runtime.py", "emulators/rdna/memops.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
 WIDTH = {"b32": 32, "u32": 32, "i32": 32, "f32": 32, "b16": 16, "u16": 16, "i16": 16, "f16": 16, "bf16": 16,
          "b64": 64, "u64": 64, "i64": 64, "f64": 64}
 FCONST = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
+FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 INV_2PI = {16: 0x3118, 32: 0x3e22f983, 64: 0x3fc45f306dc9c882}
 SCC, VCC, EXEC, NULL = 253, 106, 126, 124
 NOOPS = {"S_NOP", "S_WAITCNT", "S_WAITCNT_DEPCTR", "S_DELAY_ALU", "S_CLAUSE", "S_SET_INST_PREFETCH_DISTANCE",
          "S_SLEEP", "S_WAIT_IDLE", "S_SETPRIO", "S_ICACHE_INV", "S_TTRACEDATA", "S_TTRACEDATA_IMM", "S_WAKEUP",
          "S_INCPERFLEVEL", "S_DECPERFLEVEL", "S_WAITCNT_VSCNT", "S_WAITCNT_VMCNT", "S_WAITCNT_EXPCNT",
-         "S_WAITCNT_LGKMCNT", "S_VERSION", "S_DCACHE_INV", "S_GL1_INV", "V_NOP", "V_PIPEFLUSH", "DS_NOP"}
+         "S_WAITCNT_LGKMCNT", "S_VERSION", "S_DCACHE_INV", "S_GL1_INV", "V_NOP", "V_PIPEFLUSH", "DS_NOP"} | rdna4.NOOPS
 MSG_DEALLOC_VGPRS = 3
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
 CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
@@ -91,14 +92,23 @@ def typed(raw:str, t:str, hi:bool=False) -> str:
   raise Unsupported(f"operand type {t}")
 
 def strip(name:str) -> str:
+  """An op's row name: its RDNA3 name (see rdna4.ALIASES) without the V_/S_ prefix and the _E32/_E64 suffix."""
+  name = rdna4.rdna3_name(name)
   name = name[2:] if name.startswith(("V_", "S_")) else name
   for suffix in ("_E32", "_E64"):
     if name.endswith(suffix): return name[:-len(suffix)]
   return name
 
+def split_hi(t:str) -> tuple[str, bool]:
+  """A source type with an "hi" suffix (f16hi) names the high half of its operand."""
+  return (t[:-2], True) if t.endswith("hi") else (t, False)
+
 class Translator:
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool):
-    self.blocks, self.ftz32, self.ftz16 = blocks, ftz32, ftz16
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3"):
+    self.blocks, self.ftz32, self.ftz16, self.arch = blocks, ftz32, ftz16, arch
+    # the family's rows: RDNA4 adds to RDNA3's (rdna4.py)
+    self.vop, self.sop, self.packed = (rdna4.NUMPY_VOP, rdna4.NUMPY_SOP, rdna4.NUMPY_PACKED) if arch == rdna4.FAMILY else \
+                                      (sem.VOP, sem.SOP, sem.PACKED)
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.dpp_mods:tuple[int, int]|None = None  # (neg, abs) bits of a DPP16 encoding being translated
@@ -128,7 +138,7 @@ class Translator:
   @staticmethod
   def _ends_in_barrier(b:Block) -> bool:
     last = b.insts[-1][1]
-    return not isinstance(last, Bad) and op_name(last) == "S_BARRIER"
+    return not isinstance(last, Bad) and op_name(last) in BARRIERS
 
   def block(self, b:Block):
     self.out("m, full = em(S[126][w])")
@@ -314,7 +324,7 @@ class Translator:
     if name == "MAD_U32_U16":
       a, b = (self.src(s, "u16", lit, hi=bool(opsel >> i & 1)) for i, s in enumerate(srcs[:2]))
       return self.vwrite(dst, "u32", f"{a}.astype(u32) * {b}.astype(u32) + {self.src(srcs[2], 'u32', lit)}")
-    entry = sem.VOP.get(name)
+    entry = self.vop.get(name)
     if entry is None: raise Unsupported("not implemented")
     t_d, t_s, expr = entry
     if name in sem.ACCUMULATE: srcs = srcs[:len(t_s) - 1] + [Reg(256 + dst)]
@@ -379,7 +389,7 @@ class Translator:
   def e32_halves(self, n:str, dst:int, srcs:list) -> tuple[int, list, int]:
     """16-bit e32 operands v[128+n] are high halves (errata true16-e32); not under DPP (its src0 is permuted
     separately) nor for ops whose destination is also a source or whose K literal is an operand."""
-    entry = sem.VOP.get(n)
+    entry = self.vop.get(n)
     if entry is None or self.dpp_mods is not None or n in sem.ACCUMULATE or n in sem.LITERAL_K: return dst, srcs, 0
     return errata.true16(entry, dst, srcs)
 
@@ -396,6 +406,9 @@ class Translator:
     lit = getattr(inst, "literal", None)
     srcs = [inst.src0, inst.src1, inst.src2]
     if n.startswith("CMP"): return self.vcmp(n, srcs, lit, inst.vdst.offset, inst.neg, inst.abs)
+    if n.startswith("S_"):  # RDNA4's v_s_exp_f32 etc.: a VALU op on one scalar, its result in an SGPR
+      if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel: raise Unsupported("modifiers on a scalar-result VALU op")
+      return self.sop_common(n, inst.vdst.offset, [inst.src0], lit)
     if n == "READLANE_B32":
       return self.swrite(inst.vdst.offset, "u32",
                          f"V[{inst.src0.offset - 256}][w][np.arange(n), {self.raw(inst.src1, 32, lit, vec=False)} & 31]")
@@ -454,9 +467,9 @@ class Translator:
       if inst.clmp: raise Unsupported("clamp")
       return self.dot2(n, d, srcs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
     if n.startswith("FMA_MIX"): return self.fma_mix(n, d, srcs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi, bool(inst.clmp))
-    if n not in sem.PACKED: raise Unsupported("not implemented")
+    if n not in self.packed: raise Unsupported("not implemented")
     if inst.clmp: raise Unsupported("clamp on packed math")
-    t, expr = sem.PACKED[n]
+    t, expr = self.packed[n]
     nsrc = 3 if "FMA" in n or "MAD" in n else 2
     for half, sel, ng in ((0, opsel, inst.neg), (1, opsel_hi, inst.neg_hi)):
       vals = {}
@@ -488,36 +501,39 @@ class Translator:
     if n == "FMA_MIX_F32": return self.vwrite(d, "f32", self.float_out("f32", r, 0, clamp))
     self.vwrite(d, "f16", self.float_out("f16", f"{r}.astype(f16)", 0, clamp), hi=n == "FMA_MIXHI_F16")
 
-  WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8),
-          "WMMA_F16_16X16X16_F16": ("f16", "f16", 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4)}
+  # name -> (A/B element kind, C/D kind, VGPRs of A and B, VGPRs of C and D); RDNA4's are rdna4.WMMA
+  WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8, 8),
+          "WMMA_F16_16X16X16_F16": ("f16", "f16", 8, 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4, 8)}
 
   def wmma(self, n, d, srcs, inst):
-    """Matrix multiply-accumulate over the wave: A, B (8 VGPRs of f16/bf16, 4 of iu8) and C/D (8 VGPRs)."""
-    if n not in self.WMMA: raise Unsupported("not implemented")
-    kind_in, kind_out, nab = self.WMMA[n]
+    """Matrix multiply-accumulate over the wave: A, B and C/D in the VGPR counts of the family's layout."""
+    if n not in (table:=rdna4.WMMA if self.arch == rdna4.FAMILY else self.WMMA): raise Unsupported("not implemented")
+    kind_in, kind_out, nab, ncd = table[n]
     if kind_in != "iu8" and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
     if kind_in != "iu8" and inst.clmp: raise Unsupported("clamp on a float WMMA")
+    if self.arch == rdna4.FAMILY and inst.opsel: raise Unsupported("op_sel on an RDNA4 WMMA")
     regs = []
-    for s, cnt in zip(srcs, (nab, nab, 8)):
+    for s, cnt in zip(srcs, (nab, nab, ncd)):
       if not 256 <= s.offset < 512: raise Unsupported("WMMA operands must be VGPRs")
       regs.append("[" + ", ".join(f"V[{s.offset - 256 + j}][w]" for j in range(cnt)) + "]")
     signed = (bool(inst.neg & 1), bool(inst.neg & 2))  # iu8: NEG_LO bits mark A and B as signed
-    self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {kind_in!r}, {kind_out!r}, {bool(inst.opsel & 4)}, {signed}, {bool(inst.clmp)})")
-    for j in range(8): self.out(f"vw(V, {d + j}, w, _d[{j}], m, full)")
+    self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {kind_in!r}, {kind_out!r}, {bool(inst.opsel & 4)}, {signed}, "
+             f"{bool(inst.clmp)}, {self.arch!r})")
+    for j in range(ncd): self.out(f"vw(V, {d + j}, w, _d[{j}], m, full)")
 
   def vopd(self, inst, name):
     lit = getattr(inst, "literal", None)
     dx, dy = inst.vdstx.offset - 256, inst.vdsty.offset - 256
     results = []
     for tag, op, s0, s1, d in (("x", inst.opx, inst.srcx0, inst.vsrcx1, dx), ("y", inst.opy, inst.srcy0, inst.vsrcy1, dy)):
-      n = op.name[len("V_DUAL_"):]
+      n = rdna4.rdna3_name(op.name)[len("V_DUAL_"):]
       srcs = [s0] if n == "MOV_B32" else [s0, s1]
       if n == "CNDMASK_B32":
         self.out(f"_{tag} = np.where(unpack(S[106][w]), {self.src(s1, 'b32', lit)}, {self.src(s0, 'b32', lit)}).astype(u32)")
         results.append((d, f"_{tag}"))
         continue
       if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16"): raise Unsupported(f"{n.lower()} in VOPD")
-      entry = sem.VOP.get(n)
+      entry = self.vop.get(n)
       if entry is None: raise Unsupported(f"{n.lower()} in VOPD")
       t_d, t_s, expr = entry
       if n in sem.ACCUMULATE: srcs = srcs + [Reg(256 + d)]
@@ -537,7 +553,7 @@ class Translator:
       self.out(f"_t = as_u64({expr})")
       self.out(f"S[{d}][w] = lo32(_t)")
       self.out(f"S[{d+1}][w] = hi32(_t)")
-    else: self.out(f"S[{d}][w] = bits32({expr})")
+    else: self.out(f"S[{d}][w] = {FBITS.get(t, 'bits32')}({expr})")  # a 16-bit float: zero-extended
     if d == EXEC: self.out("m, full = em(S[126][w])")
 
   def scc(self, expr:str): self.out(f"S[253][w] = ({expr}).astype(u32)")
@@ -547,13 +563,15 @@ class Translator:
       t_d, t_s, expr, scc = sem.SOP_SCC_IN[n]
       self.out("scc = S[253][w]")
       if re.search(r"\bd\b", expr): self.out(f"d = {typed(self.raw(Reg(dst), WIDTH[t_d], None, False), t_d)}")
-    elif n in sem.SOP:
-      t_d, t_s, expr, scc = sem.SOP[n]
-      if re.search(r"\bd\b", expr): self.out(f"d = {typed(self.raw(Reg(dst), WIDTH[t_d], None, False), t_d)}")  # s_bitset*
+    elif n in self.sop:
+      t_d, t_s, expr, scc = self.sop[n]
+      # s_bitset*, s_fmac (the destination's old value)
+      if re.search(r"\bd\b", expr): self.out(f"d = {self.src(Reg(dst), t_d, None, vec=False)}")
     else: raise Unsupported("not implemented")
     for i, (s, t) in enumerate(zip(srcs, t_s)):
-      self.out(f"{'ab'[i]} = {typed(self.raw(s, WIDTH[t], lit, vec=False, t=t), t)}")
-    self.out(f"d = {expr}")
+      t, hi = split_hi(t)
+      self.out(f"{'abc'[i]} = {self.src(s, t, lit, vec=False, hi=hi)}")
+    self.out(f"d = {self.float_out(t_d, expr, 0, False) if t_d[0] == 'f' else expr}")
     if scc: self.scc(scc)
     self.swrite(dst, t_d, "d")
 
@@ -571,11 +589,14 @@ class Translator:
       self.swrite(d, "u32", "e")
       return self.out("m, full = em(S[126][w])")
     if n == "GETPC_B64": return self.swrite(d, "u64", f"np.full(n, st.pgm + {self.pc + 4}, u64)")
+    if name == rdna4.BARRIER_SIGNAL: return self.barrier(inst)
     if n in ("SETPC_B64", "SWAPPC_B64", "RFE_B64"): raise Unsupported("indirect branches are not implemented")
     self.sop_common(n, d, [inst.ssrc0], lit)
 
   def sop2(self, inst, name):
-    self.sop_common(strip(name), inst.sdst.offset, [inst.ssrc0, inst.ssrc1], getattr(inst, "literal", None))
+    n = strip(name)
+    k = [Reg(255)] if n in sem.LITERAL_K else []  # s_fmaak/s_fmamk: the literal K is a third source
+    self.sop_common(n, inst.sdst.offset, [inst.ssrc0, inst.ssrc1, *k], getattr(inst, "literal", None))
 
   def sopc(self, inst, name):
     n = strip(name)
@@ -619,9 +640,14 @@ class Translator:
     if n == "MULK_I32": return self.swrite(d, "i32", f"{cur}.view(i32) * i32({sk})")
     raise Unsupported("not implemented")
 
+  def barrier(self, inst):
+    """A wave at a barrier waits (block_barrier) until its workgroup's live waves are all at one."""
+    if op_name(inst) != "S_BARRIER" and (why:=rdna4.barrier_problem(inst)): raise Unsupported(why)
+    return None
+
   def sopp(self, inst, name):
     if name == "S_ENDPGM": return "-1"
-    if name == "S_BARRIER": return None
+    if name in BARRIERS: return self.barrier(inst)
     if name == "S_SENDMSG":
       if inst.simm16 & 0xff == MSG_DEALLOC_VGPRS: return None
       raise Unsupported(f"message {inst.simm16:#x}")
@@ -641,12 +667,12 @@ class Translator:
   # *** memory ***
   def smem(self, inst, name):
     n = strip(name)
-    if not n.startswith("LOAD_B"): raise Unsupported("not implemented")
-    ndw = int(n[len("LOAD_B"):]) // 32
-    off = inst.offset - (1 << 21) if inst.offset & (1 << 20) else inst.offset
+    kind = rdna4.SMEM_KINDS.get(n)  # RDNA4's sub-dword loads (RDNA3 has no such SMEM op)
+    if not n.startswith("LOAD_B") and kind is None: raise Unsupported("not implemented")
+    ndw = 1 if kind else int(n[len("LOAD_B"):]) // 32
     base = f"r64(S[{inst.sbase.offset}][w], S[{inst.sbase.offset + 1}][w])"
     soff = "" if inst.soffset.offset == NULL else f" + {self.raw(inst.soffset, 32, None, vec=False)}"
-    self.out(f"_r = sload(st, {base}{plus64(off)}{soff}, {ndw}, {self.pc}, {name.lower()!r})")
+    self.out(f"_r = sload(st, {base}{plus64(imm_offset(inst))}{soff}, {ndw}, {self.pc}, {name.lower()!r}, {kind or 'u32'})")
     d = inst.sdata.offset
     for j in range(ndw):
       if d + j != NULL: self.out(f"S[{d + j}][w] = _r[{j}]")
@@ -684,7 +710,7 @@ class Translator:
     self.out(f"{'scstore' if seg == 'SCRATCH' else 'gstore'}(st, w, {addr}, m, full, {data}, {self.pc}, {name.lower()!r})")
 
   def glob(self, inst, name):
-    off = inst.offset - (1 << 13) if inst.offset & (1 << 12) else inst.offset
+    off = imm_offset(inst)
     v = inst.addr.offset - 256
     if inst.saddr.offset == NULL:
       addr = f"r64(V[{v}][w], V[{v+1}][w]){plus64(off)}"
@@ -695,13 +721,13 @@ class Translator:
 
   def flat(self, inst, name):
     """FLAT addresses are treated as global ones: the LDS and private apertures are not modelled."""
-    if inst.offset & (1 << 12): raise Unsupported("negative FLAT offset")
+    if (off:=imm_offset(inst)) < 0: raise Unsupported("negative FLAT offset")
     if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
     v = inst.addr.offset - 256
-    self.vmem(inst, name, "FLAT", f"r64(V[{v}][w], V[{v+1}][w]){plus64(inst.offset)}")
+    self.vmem(inst, name, "FLAT", f"r64(V[{v}][w], V[{v+1}][w]){plus64(off)}")
 
   def scratch(self, inst, name):
-    off = inst.offset - (1 << 13) if inst.offset & (1 << 12) else inst.offset
+    off = imm_offset(inst)
     parts = [f"V[{inst.addr.offset - 256}][w]"] if inst.sve else []
     if inst.saddr.offset != NULL: parts.append(f"{self.raw(inst.saddr, 32, None, vec=False)}[:, None]")
     parts.append(f"u32({off & 0xffffffff})")
@@ -745,6 +771,7 @@ class Translator:
             "MIN_F32": "min_f", "MAX_F32": "max_f", "STOREXCHG_B32": "xchg"}
     rtn = "_RTN_" in n
     key = n.replace("_RTN", "")
+    atom |= rdna4.DS_ATOMICS if self.arch == rdna4.FAMILY else {}
     if key in atom:
       self.out(f"_r = ldsatomic(st, w, {a} + u32({off}), m, full, V[{inst.data0.offset - 256}][w], {atom[key]!r}, {pc}, {nm!r})")
       if rtn: self.out(f"vw(V, {inst.vdst.offset - 256}, w, _r, m, full)")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 @dataclass
 class Dispatch:
-  arch:str                     # "rdna3" (rdna4/cdna later)
+  arch:str                     # the board's ISA family: "rdna3", "rdna4" (cdna: raises Unmodelled)
   pgm_addr:int                 # byte address of the first instruction (COMPUTE_PGM_LO/HI << 8)
   rsrc1:int                    # COMPUTE_PGM_RSRC1
   rsrc2:int                    # COMPUTE_PGM_RSRC2
@@ -51,9 +51,10 @@ class DispatchStats:
 
 def field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
 
-def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
+def spi_setup(rsrc2:int, arch:str="rdna3") -> tuple[int, tuple[bool, bool, bool], int]:
   """What RSRC2 asks the SPI to put in a wave's registers: the user SGPR count, which workgroup-ID SGPRs (x, y, z)
-  follow them, and how many work-item ID components v0 packs. The workgroup-info SGPR is not modelled: it raises."""
+  follow them, and how many work-item ID components v0 packs. The workgroup-info SGPR is not modelled: it raises.
+  gfx12 (rdna4) puts the workgroup IDs in ttmp registers instead (compiler/rdna/rdna4.py), so no SGPR follows."""
   from tinygrad.runtime.autogen import amdgpu_kd as kd
   if rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_INFO_SHIFT & 1:
     from mockgpu.errors import Unmodelled
@@ -62,7 +63,8 @@ def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
   ids = tuple(bool(rsrc2 >> sh & 1) for sh in (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT,
               kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT))
   comps = field(rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH)
-  return nuser, ids, comps
+  from mockgpu.compiler.rdna import rdna4
+  return nuser, (False, False, False) if arch == rdna4.FAMILY else ids, comps
 
 def at_pc(what:str, pgm:int, pc:int) -> str: return f"{what} at PC 0x{pgm + pc:x}"
 

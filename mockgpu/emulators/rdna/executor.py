@@ -13,13 +13,13 @@ from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, DispatchStats, native, field as _field, spi_setup, budget_exceeded
-from mockgpu.compiler.rdna import decode
+from mockgpu.compiler.rdna import decode, rdna4
 from mockgpu.compiler.rdna.translate import Translator, VERSION
 from mockgpu.emulators.rdna.runtime import pack, LANE
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 from mockgpu.boards import AMD_BOARDS
 
-ARCHS = ("rdna3",)
+ARCHS = ("rdna3", "rdna4")
 WAVE64 = frozenset(b.family for b in AMD_BOARDS.values() if b.wave64)  # the families of the wave64 (CDNA) boards
 # register, LDS and scratch bytes per chunk of workgroups: about CACHE_CHUNK_BYTES, so that each instruction's arrays
 # stay in cache, but at least MIN_CHUNK_WAVES waves, so that numpy's per-call cost is spread over enough lanes (kernels
@@ -45,7 +45,7 @@ def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str) -> nat
   if prog.native is not False: return prog.native
   prog.dispatches += 1
   if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
-    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16)
+    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch)
   return prog.native or None
 
 _programs:dict[tuple, Program] = {}
@@ -56,7 +56,7 @@ def _code_window(mem:AddressSpace, pgm:int) -> bytes:
   raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
 
 def _translate(arch:str, insts, ftz32:bool, ftz16:bool) -> str:
-  src = Translator(decode.blocks(insts), ftz32, ftz16).source()
+  src = Translator(decode.blocks(insts), ftz32, ftz16, arch).source()
   used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
   return src + f"NVGPR = {max(used, default=0) + 1}\n"
 
@@ -103,16 +103,20 @@ class State:
     return self._scratch
 
 def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
-  """User SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, per the RSRC2 enables."""
-  nuser, id_sgprs, comps = spi_setup(d.rsrc2)
+  """User SGPRs, workgroup-ID SGPRs (gfx12: ttmp registers), packed work-item IDs in v0 and the live-lane EXEC, per
+  the RSRC2 enables."""
+  nuser, id_sgprs, comps = spi_setup(d.rsrc2, d.arch)
   if nuser: st.S[:nuser] = np.array([v & 0xffffffff for v in (list(d.user_data) + [0] * 32)[:nuser]], np.uint32)[:, None]
   gx, gy, _ = d.grid
   ids = wg_ids if waves_per_wg == 1 else np.repeat(wg_ids, waves_per_wg)
+  xyz = (lambda: ids % gx, lambda: (ids // gx) % gy, lambda: ids // (gx * gy))
   sgpr = nuser
-  for on, val in zip(id_sgprs, (lambda: ids % gx, lambda: (ids // gx) % gy, lambda: ids // (gx * gy))):
+  for on, val in zip(id_sgprs, xyz):
     if on:
       st.S[sgpr] = val()
       sgpr += 1
+  if d.arch == rdna4.FAMILY:
+    for reg, val in rdna4.ttmp_workgroup_ids(*(f() for f in xyz)).items(): st.S[reg] = val
   v0, exec_lo = _workgroup_lanes(tuple(d.block), comps, waves_per_wg)
   st.V[0] = v0 if len(wg_ids) == 1 else np.tile(v0, (len(wg_ids), 1))  # read-only: registers are never written in place
   st.S[126].reshape(len(wg_ids), waves_per_wg)[:] = exec_lo
@@ -127,10 +131,10 @@ def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int) ->
   v0.flags.writeable = False
   return v0, pack(t < bx * by * bz, waves_per_wg)
 
-def _private_size(rsrc2:int, tmpring_size:int) -> int:
+def _private_size(rsrc2:int, tmpring_size:int, arch:str) -> int:
   """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units) over its lanes."""
   if not rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
-  return _field(tmpring_size, 12, 15) * 256 // 32
+  return _field(tmpring_size, 12, rdna4.TMPRING_WAVESIZE_BITS if arch == rdna4.FAMILY else 15) * 256 // 32
 
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
   return budget_exceeded(st.pgm, budget, prog.block_pc[b])
@@ -183,7 +187,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   prog = k = None
   try:
     prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16)
-    nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1))
+    nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), d.arch)
     if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= 32 and not private else None
     coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16)  # MOCKGPU_COVERAGE
@@ -230,7 +234,7 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
   fn, line = frame
   try:
     insts = decode.walk(prog.code, d.arch)
-    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1)).source(), line, "pc")
+    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1), d.arch).source(), line, "pc")
   except Exception: pc = None  # naming the instruction must not hide the error itself
   if pc is not None and pc in insts:
     return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {decode.describe(insts[pc])}"
@@ -248,7 +252,7 @@ class _Annotating(Translator):
   def out(self, line:str): super().out(f"{line}  # @pc {self.pc}")
 
 @functools.lru_cache(maxsize=1024)
-def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int) -> tuple[int, int, int, int, int]:
+def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, arch:str) -> tuple[int, int, int, int, int]:
   """(workgroups, waves per workgroup, LDS bytes, private bytes per lane, workgroups per chunk) of a dispatch;
   no workgroups when the grid or the block is empty."""
   bx, by, bz = block
@@ -257,7 +261,7 @@ def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int) -
   if threads == 0: nwg = 0
   wpg = -(-threads // 32)
   lds_size = _field(rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
-  private = _private_size(rsrc2, tmpring_size)
+  private = _private_size(rsrc2, tmpring_size, arch)
   wave_bytes = 32 * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
   per_wg = max(1, wpg * wave_bytes + lds_size)
   chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
