@@ -21,6 +21,7 @@ KNOWN = {
   ("mockgpu.compiler.rdna.translate", "mockgpu.emulators.rdna.semantics"): "the RDNA semantics table still sits in emulators/",
   ("mockgpu.compiler.rdna.translate", "mockgpu.emulators.rdna.runtime"): "the RDNA runtime helpers still sit in emulators/",
   ("mockgpu.compiler.rdna.cdna", "mockgpu.emulators.rdna.semantics"): "the RDNA semantics table still sits in emulators/",
+  ("mockgpu.compiler.rdna.rdna4", "mockgpu.emulators.rdna.semantics"): "the RDNA semantics table still sits in emulators/",
   ("mockgpu.compiler.rdna.cdna", "mockgpu.emulators.rdna.runtime"): "the RDNA runtime helpers still sit in emulators/",
 }
 # what the compiler may import outside itself: the ground under every part
