@@ -80,17 +80,17 @@ def _rdna_classify(family:str, code:bytes, ftz32:bool, ftz16:bool) -> dict:
   names = {pc: rdna_names(i) for pc, i in insts.items()}
   # one block per instruction: the translators stop a block at its first unsupported instruction, which would hide the rest
   singles = [decode.Block(pc, [(pc, inst)]) for pc, inst in sorted(insts.items())]
-  refused = {int(pc): ast.literal_eval(why) for pc, why in _RAISE.findall(translate.Translator(singles, ftz32, ftz16).source())}
+  refused = {int(pc): ast.literal_eval(why) for pc, why in _RAISE.findall(translate.Translator(singles, ftz32, ftz16, family).source())}
   refused.update({pc: i.reason for pc, i in insts.items() if isinstance(i, decode.Bad)})
   refused = {pc: why for pc, why in refused.items() if pc in names}  # not "execution runs past the end", which is no instruction
-  no_c, declined = _rdna_c_refusals(singles, ftz32, ftz16)
+  no_c, declined = _rdna_c_refusals(singles, ftz32, ftz16, family)
   def marked(whys:dict[int, str]) -> dict[str, str]: return {n: why for pc, why in whys.items() for n in names[pc]}
   return {"ops": sorted({n for ns in names.values() for n in ns}),
           "unsupported": marked({pc: why for pc, why in refused.items() if not why.startswith(decode.INVALID)}),
           "invalid": marked({pc: why for pc, why in refused.items() if why.startswith(decode.INVALID)}),
           "numpy_only": marked({pc: why for pc, why in no_c.items() if pc not in refused}), "declined": declined}
 
-def _rdna_c_refusals(singles:list, ftz32:bool, ftz16:bool) -> tuple[dict[int, str], str|None]:
+def _rdna_c_refusals(singles:list, ftz32:bool, ftz16:bool, family:str) -> tuple[dict[int, str], str|None]:
   """The instructions the C translator refuses (NoNative), by PC, and its refusal of the kernel as a whole. Each refused
   instruction is replaced by an undecodable word (which C translates to a raise) and the kernel translated again."""
   from mockgpu.compiler.rdna import cgen, decode
@@ -98,7 +98,7 @@ def _rdna_c_refusals(singles:list, ftz32:bool, ftz16:bool) -> tuple[dict[int, st
   while True:
     t = None
     try:
-      t = cgen.CTranslator(blocks, ftz32, ftz16)
+      t = cgen.CTranslator(blocks, ftz32, ftz16, family)
       t.source()
       return refused, None
     except cgen.NoNative as e:
@@ -127,12 +127,8 @@ def _ptx_classify(kernel) -> dict:
 def _ptx_declined(kernel) -> str|None:
   """Why the C translation refuses the kernel (cgen.NoNative), or None, whether or not it was tried yet: as for RDNA, the
   verdict is the translator's, not the launch's (a kernel runs on numpy until it is hot)."""
-  from mockgpu.compiler.ptx import cgen
   from mockgpu.emulators.ptx import native
-  fn, layout = next(fl for fl in native._entries(kernel.module.text) if fl[0].name == kernel.name)
-  try: cgen.kernel_source(fn, layout)
-  except cgen.NoNative as e: return str(e)
-  return None
+  return native.refusal(kernel)
 
 _PTX_LINE = re.compile(r"PTX line (\d+)")
 
