@@ -132,13 +132,8 @@ def _ptx_classify(kernel) -> dict:
 def _ptx_declined(kernel) -> str|None:
   """Why the C translation refuses the kernel (cgen.NoNative), or None, whether or not it was tried yet: as for RDNA, the
   verdict is the translator's, not the launch's (a kernel runs on numpy until it is hot)."""
-  from mockgpu.compiler.ptx import parser as P
-  from mockgpu.compiler.ptx.backends import c as cgen
-  from mockgpu.compiler.ptx.layout import entries
-  fn, layout = next(fl for fl in entries(P.parse(kernel.module.text))[0] if fl[0].name == kernel.name)
-  try: cgen.kernel_source(fn, layout)
-  except cgen.NoNative as e: return str(e)
-  return None
+  from mockgpu.emulators.ptx import native
+  return native.refusal(kernel)
 
 _PTX_LINE = re.compile(r"PTX line (\d+)")
 

@@ -70,12 +70,13 @@ def test_doctor_lists_the_boards_llvm_compiles_for():
     if choice.rebound: assert f"LLVM {toolchain.llvm_major(choice.lib)} ({choice.lib}), which mockgpu sets as LLVM_PATH" in line
     if choice.lib is None: assert f"apt-get install libllvm{toolchain.LLVM_TESTED}" in line
 
-def test_rdna4_dispatch_is_a_named_error_until_modelled():
-  # gfx1201 boots (sysfs, queues, LLVM's gfx12 code object) but the RDNA executor models RDNA3 only: a named Unmodelled
+def test_rdna4_dispatch_runs_on_the_rdna4_executor():
+  # gfx1201 boots (sysfs, queues, LLVM's gfx12 code object) and its kernels run as RDNA4 (compiler/rdna/semantics/rdna4.py)
   p = run_tinygrad("MOCKKFD+AMD:LLVM:gfx1201", """
     from tinygrad import Tensor
-    (Tensor([1.0, 2.0]) + 1).numpy()""", check=False)
-  assert p.returncode != 0 and "Unmodelled: RDNA executor: architecture 'rdna4' is not implemented (rdna3)" in p.stderr, p.stderr[-3000:]
+    from mockgpu import system
+    print((Tensor([1.0, 2.0]) + 1).tolist(), system.stats["rdna4.launches"] > 0, system.stats["rdna3.launches"])""")
+  assert p.stdout.split("\n")[-2] == "[2.0, 3.0] True 0", p.stdout[-2000:]
 
 # *** NVIDIA ***
 

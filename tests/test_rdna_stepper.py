@@ -2,20 +2,23 @@
 visible between instructions; and the oracle of the fast backends. Seeded random straight-line programs over the
 implemented VALU and SALU rows (every operand kind: VGPRs, SGPRs, inline constants, literals, 16-bit halves through
 op_sel, 64-bit pairs, neg/abs/omod/clamp; EXEC and VCC patterns; special float and integer values) run on the stepper,
-the numpy backend and the C backend, and must leave the same registers. MOCKGPU_FUZZ multiplies the programs."""
+the numpy backend and the C backend, and must leave the same registers; RDNA4 programs (its table: renamed ops, the float
+SALU, v_s_*, the IEEE 754-2019 min/max rows) as well. MOCKGPU_FUZZ multiplies the programs."""
 from __future__ import annotations
 import os, struct
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC, VCC_LO, VCC_HI, EXEC_LO, EXEC_HI
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
+from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
 from mockgpu import system
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from mockgpu.compiler.rdna.backends.c import c_rows
 from mockgpu.compiler.rdna.semantics.lang import free_names
-from mockgpu.compiler.rdna.semantics import rdna3 as sem
+from mockgpu.compiler.rdna.semantics import rdna3 as sem, rdna4 as sem4
+from mockgpu.compiler.rdna.operands import strip
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from test_rdna_harness import aligned
 from test_rdna_isa import RSRC1, RSRC2
@@ -71,23 +74,40 @@ SPECIAL = [0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f80
 INLINE = [0, 1, -1, 7, -16, 64, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0]
 EXEC_PATTERNS = [None, 0x5a5a5a5a, 0x0000ffff, 0x80000001, 0x00000000]
 
-def _enc(row:str):
+class Isa:
+  """A family's DSL and table, and the few encodings the kernel around a random program spells differently."""
+  def __init__(self, family:str):
+    self.family, self.I, self.sem = family, (I if family == "rdna3" else I4), (sem if family == "rdna3" else sem4)
+    self.off = "offset" if family == "rdna3" else "ioffset"
+  def s_load(self, sdata, sbase): return [self.I.s_load_b128(sdata=sdata, sbase=sbase, **{self.off: 0}), self.wait()]
+  def wait(self): return I.s_waitcnt(simm16=0) if self.family == "rdna3" else I4.s_wait_kmcnt(simm16=0)
+  def wait_loads(self): return I.s_waitcnt(simm16=0) if self.family == "rdna3" else I4.s_wait_loadcnt(simm16=0)
+  def gload(self, vdst, addr, saddr):
+    if self.family == "rdna3": return I.global_load_b32(vdst=vdst, addr=addr, saddr=saddr, offset=0)
+    return I4.global_load_b32(vdst=vdst, vaddr=v[addr.offset - 256:addr.offset - 255], saddr=saddr, ioffset=0)  # the DSL wants a pair
+  def gstore(self, addr, data, saddr):
+    if self.family == "rdna3": return I.global_store_b32(addr=addr, data=data, saddr=saddr, offset=0)
+    return I4.global_store_b32(vaddr=v[addr.offset - 256:addr.offset - 255], vsrc=data, saddr=saddr, ioffset=0)
+
+ISAS = {f: Isa(f) for f in ("rdna3", "rdna4")}
+
+def _enc(row:str, isa:Isa=ISAS["rdna3"]):
   """The encodings tinygrad's DSL offers for a vector row: (e32 builder or None, e64 builder or None)."""
-  e32 = getattr(I, f"v_{row.lower()}_e32", None)
-  e64 = getattr(I, f"v_{row.lower()}_e64", None) or getattr(I, f"v_{row.lower()}", None)
+  e32 = getattr(isa.I, f"v_{row.lower()}_e32", None)
+  e64 = getattr(isa.I, f"v_{row.lower()}_e64", None) or getattr(isa.I, f"v_{row.lower()}", None)
   return e32, e64
 
-def _rows(c_only:bool) -> list[str]:
+def _rows(c_only:bool, isa:Isa=ISAS["rdna3"]) -> list[str]:
   """Vector rows a random program can use: a single destination and sources a, b, c (or a compare into VCC/an SGPR,
   a carry, v_cndmask); with c_only, rows the C backend renders (not the f16 add/mul, whose two-NaN payload numpy and C
   pick differently, a documented difference)."""
-  crows = c_rows()
+  crows = c_rows(isa.sem)
   out = []
-  for name, row in sem.VOP.items():
+  for name, row in isa.sem.VOP.items():
     if name in sem.LITERAL_K or name in sem.ACCUMULATE or not all(n in "abc" for n, _ in row.srcs): continue
     if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_")) or "CLASS" in name: continue
     if c_only and (not crows[name] or name in ("ADD_F16", "MUL_F16")): continue
-    if _enc(name) == (None, None): continue
+    if _enc(name, isa) == (None, None): continue
     out.append(name)
   return out
 
@@ -99,12 +119,32 @@ SALU = ["MOV_B32", "NOT_B32", "BREV_B32", "CLZ_I32_U32", "CTZ_I32_B32", "CLS_I32
         "PACK_LL_B32_B16", "PACK_LH_B32_B16", "PACK_HH_B32_B16", "PACK_HL_B32_B16", "CSELECT_B32", "CMOV_B32",
         "CMP_EQ_I32", "CMP_LG_U32", "CMP_GT_I32", "CMP_LE_U32", "BITCMP0_B32", "BITCMP1_B32", "MOVK_I32", "CMOVK_I32",
         "ADDK_I32", "MULK_I32", "CMPK_LT_I32", "CMPK_GE_U32", "AND_SAVEEXEC_B32", "OR_SAVEEXEC_B32", "AND_NOT1_SAVEEXEC_B32"]
+# RDNA4's scalar ops (op names: s_add_co_u32 is RDNA3's s_add_u32 renamed; S_EXP_F32 is v_s_exp_f32), and the f16 ones
+# C renders with another two-NaN payload than numpy (as the VALU's, above)
+SALU4 = ["ADDK_CO_I32", "ADD_CO_U32", "SUB_CO_U32", "ADD_CO_I32", "SUB_CO_I32", "ADD_CO_CI_U32", "SUB_CO_CI_U32", "ADD_F32", "SUB_F32",
+         "MUL_F32", "FMAC_F32", "FMAAK_F32", "FMAMK_F32", "MIN_NUM_F32", "MAX_NUM_F32", "MINIMUM_F32", "MAXIMUM_F32",
+         "CVT_F32_I32", "CVT_F32_U32", "CVT_I32_F32", "CVT_U32_F32", "CVT_F16_F32", "CVT_F32_F16", "CVT_HI_F32_F16",
+         "CVT_PK_RTZ_F16_F32", "CEIL_F32", "FLOOR_F32", "TRUNC_F32", "RNDNE_F32", "ADD_F16", "SUB_F16", "MUL_F16",
+         "FMAC_F16", "MIN_NUM_F16", "MAX_NUM_F16", "MINIMUM_F16", "MAXIMUM_F16", "CEIL_F16", "FLOOR_F16", "TRUNC_F16",
+         "RNDNE_F16", "S_EXP_F32", "S_LOG_F32", "S_RCP_F32", "S_RSQ_F32", "S_SQRT_F32", "S_EXP_F16", "S_SQRT_F16"]
+NUMPY_ONLY_SALU = {"ADD_F16", "SUB_F16", "MUL_F16", "FMAC_F16"}
 
 class Gen:
   """One random program: register choices, operands and instructions, from a seeded generator."""
-  def __init__(self, seed:int, lanes:int, c_only:bool):
-    self.r, self.lanes = np.random.default_rng(seed), lanes
-    self.vrows = _rows(c_only)
+  def __init__(self, seed:int, lanes:int, c_only:bool, isa:Isa=ISAS["rdna3"]):
+    self.r, self.lanes, self.isa, self.I, self.sem = np.random.default_rng(seed), lanes, isa, isa.I, isa.sem
+    self.vrows = _rows(c_only, isa)
+    salu, crows = SALU + (SALU4 if isa.family == "rdna4" else []), c_rows(isa.sem, scalar=True)
+    self.srows = [n for n in salu if self.builder(n) is not None and
+                  not (c_only and (n in NUMPY_ONLY_SALU or not crows[self.row_name(n)]))]
+
+  def row_name(self, name:str) -> str:
+    """The SOP row of a scalar op named as its DSL builder is (a renamed op: its RDNA3 row)."""
+    return name if name.startswith("S_") else strip(self.sem.ALIASES.get(f"S_{name}", f"S_{name}"))
+
+  def builder(self, name:str):
+    """The DSL builder of a scalar op (v_s_* are VOP3, the others SOP)."""
+    return getattr(self.I, f"{'v_' if name.startswith('S_') else 's_'}{name.lower()}", None)
 
   def pick(self, seq): return seq[int(self.r.integers(len(seq)))]
 
@@ -132,8 +172,8 @@ class Gen:
 
   def valu(self):
     name = self.pick(self.vrows)
-    row = sem.VOP[name]
-    e32, e64 = _enc(name)
+    row = self.sem.VOP[name]
+    e32, e64 = _enc(name, self.isa)
     wide = [WIDTH[t] == 64 for t in row.source_types()]
     dwide = row.dst is not None and WIDTH[row.dst] == 64
     nsrc = len(row.srcs)
@@ -169,15 +209,17 @@ class Gen:
     except Exception: return None
 
   def salu(self):
-    name = self.pick(SALU)
-    fn = getattr(I, f"s_{name.lower()}")
+    name = self.pick(self.srows)
+    fn = self.builder(name)
     if name.startswith(("MOVK", "CMOVK", "ADDK", "MULK", "CMPK")): return fn(self.sreg(False), int(self.r.integers(0, 0x10000)))
     if name.endswith("SAVEEXEC_B32"):  # the EXEC form of the wave's width: s_*_saveexec_b64 and SGPR pairs in wave64
       if self.lanes == 32: return fn(self.sreg(False), self.mask())
-      return getattr(I, f"s_{name.lower()[:-3]}b64")(self.sreg(True), self.mask())
-    row = sem.SOP[name]
+      return getattr(self.I, f"s_{name.lower()[:-3]}b64")(self.sreg(True), self.mask())
+    row = self.sem.SOP[self.row_name(name)]
     srcs = [self.sreg(False) if self.r.random() < 0.6 else (self.pick(INLINE[:6]) if self.r.random() < 0.5 else self.literal())
             for _ in row.srcs]
+    if name in sem.LITERAL_K: srcs = srcs[:2] + [self.literal()]  # s_fmaak/s_fmamk: the literal K
+    if name in sem.LITERAL_K and any(isinstance(x, int) for x in srcs[:2]): srcs[:2] = [self.sreg(False), self.sreg(False)]
     if sum(isinstance(x, int) and not -16 <= x <= 64 for x in srcs) > 1: srcs[1] = self.sreg(False)  # one literal
     if row.dst is None: return fn(*srcs)
     return fn(self.sreg(False), *srcs)
@@ -190,37 +232,36 @@ class Gen:
       if inst is not None: body.append(inst)
     return body
 
-def _row_offset(k:int, lanes:int) -> list:
+def _row_offset(k:int, lanes:int, isa:Isa) -> list:
   """v3 = the byte address offset of row k of the dump (one dword per lane)."""
-  return [I.v_lshlrev_b32_e32(v[3], 2, v[0]), I.v_add_nc_u32_e32(v[3], 4 * lanes * k, v[3])]
+  return [isa.I.v_lshlrev_b32_e32(v[3], 2, v[0]), isa.I.v_add_nc_u32_e32(v[3], 4 * lanes * k, v[3])]
 
 def _kernel(g:Gen, n:int) -> tuple[list, np.ndarray]:
   """Load the data VGPRs per lane, set the data SGPRs, VCC and EXEC, run n random instructions, then dump every data
   register, VCC, EXEC and SCC (one row per register) with EXEC all on."""
-  r, lanes = g.r, g.lanes
+  r, lanes, isa = g.r, g.lanes, g.isa
   inputs = r.integers(0, 2**32, (len(DATA_V), lanes), dtype=np.uint64).astype(np.uint32)
   pick = r.random(inputs.shape) < 0.5
   inputs[pick] = np.array(SPECIAL, np.uint32)[r.integers(0, len(SPECIAL), int(pick.sum()))]
-  body = [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0)]
-  for k, reg in enumerate(DATA_V):
-    body += [*_row_offset(k, lanes), I.global_load_b32(vdst=v[reg], addr=v[3], saddr=s[6:7], offset=0)]
-  body += [I.s_waitcnt(simm16=0)] + [I.s_mov_b32(s[k], g.literal()) for k in DATA_S]
-  body += [I.s_mov_b32(VCC_LO, g.literal()), I.s_mov_b32(VCC_HI, g.literal())]
+  body = isa.s_load(s[4:7], s[0:1])
+  for k, reg in enumerate(DATA_V): body += [*_row_offset(k, lanes, isa), isa.gload(v[reg], v[3], s[6:7])]
+  body += [isa.wait_loads()] + [isa.I.s_mov_b32(s[k], g.literal()) for k in DATA_S]
+  body += [isa.I.s_mov_b32(VCC_LO, g.literal()), isa.I.s_mov_b32(VCC_HI, g.literal())]
   ex = g.pick(EXEC_PATTERNS)
   if ex is not None:
-    body += [I.s_mov_b32(EXEC_LO, ex)] + ([I.s_mov_b32(EXEC_HI, ex ^ 0xffff0000)] if lanes == 64 else [])
+    body += [isa.I.s_mov_b32(EXEC_LO, ex)] + ([isa.I.s_mov_b32(EXEC_HI, ex ^ 0xffff0000)] if lanes == 64 else [])
   body += g.program(n)
-  body += [I.s_cselect_b32(s[24], 1, 0), I.s_mov_b32(s[25], EXEC_LO), I.s_mov_b32(s[26], EXEC_HI), I.s_mov_b32(EXEC_LO, -1),
-           I.s_mov_b32(EXEC_HI, -1)]
+  body += [isa.I.s_cselect_b32(s[24], 1, 0), isa.I.s_mov_b32(s[25], EXEC_LO), isa.I.s_mov_b32(s[26], EXEC_HI),
+           isa.I.s_mov_b32(EXEC_LO, -1), isa.I.s_mov_b32(EXEC_HI, -1)]
   dump = [v[k] for k in DATA_V] + [s[k] for k in DATA_S] + [VCC_LO, VCC_HI, s[24], s[25], s[26]]
   for k, reg in enumerate(dump):
-    if reg.offset < 256: body.append(I.v_mov_b32_e32(v[2], reg))
-    body += [*_row_offset(k, lanes), I.global_store_b32(addr=v[3], data=v[2] if reg.offset < 256 else reg, saddr=s[4:5], offset=0)]
-  return body + [I.s_endpgm()], inputs
+    if reg.offset < 256: body.append(isa.I.v_mov_b32_e32(v[2], reg))
+    body += [*_row_offset(k, lanes, isa), isa.gstore(v[3], v[2] if reg.offset < 256 else reg, s[4:5])]
+  return body + [isa.I.s_endpgm()], inputs
 
 DUMP_ROWS = len(DATA_V) + len(DATA_S) + 5
 
-def _run(body:list, inputs:np.ndarray, lanes:int, path:str) -> np.ndarray:
+def _run(body:list, inputs:np.ndarray, lanes:int, path:str, family:str="rdna3") -> np.ndarray:
   """The dump of one wave running body: on the numpy or C path (run_dispatch), or the stepper."""
   code = _words(*body)
   img = aligned(max(4096, len(code) + 256))
@@ -232,13 +273,13 @@ def _run(body:list, inputs:np.ndarray, lanes:int, path:str) -> np.ndarray:
   mem = AddressSpace(path)
   for a in (img, args, inp, out): mem.map(a.ctypes.data, a.nbytes)
   user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
-  d = Dispatch("rdna3", img.ctypes.data, RSRC1, RSRC2, 0, user, 0, 0, (lanes, 1, 1), (1, 1, 1), lanes == 32)
+  d = Dispatch(family, img.ctypes.data, RSRC1, RSRC2, 0, user, 0, 0, (lanes, 1, 1), (1, 1, 1), lanes == 32)
   if path == "stepper": executor.stepper(mem, d).run()
   else:
     os.environ["MOCKGPU_RDNA_NATIVE"] = "1" if path == "native" else "0"
-    before = system.stats["rdna3.native_launches"]
+    before = system.stats[f"{family}.native_launches"]
     stats = run_dispatch(mem, d)
-    assert stats.native == (path == "native") and system.stats["rdna3.native_launches"] == before + (path == "native"), \
+    assert stats.native == (path == "native") and system.stats[f"{family}.native_launches"] == before + (path == "native"), \
       "the C backend declined the program"
   return out.view(np.uint32).reshape(DUMP_ROWS, lanes).copy()
 
@@ -269,3 +310,17 @@ def test_random_programs_same_on_stepper_and_numpy(seed, monkeypatch):
   g = Gen(77 + seed, 32, c_only=False)
   body, inputs = _kernel(g, 120)
   _same(_run(body, inputs, 32, "numpy"), _run(body, inputs, 32, "stepper"), "numpy vs stepper", body)
+
+@pytest.mark.parametrize("seed", range(PROGRAMS))
+def test_random_rdna4_programs_same_on_stepper_numpy_and_c(seed, monkeypatch):
+  """RDNA4 programs over its table (RDNA3's rows by their RDNA4 names, the renamed scalar ops, the float SALU, v_s_*,
+  v_min_num & co.): the stepper, numpy and C agree, and numpy-only rows too on the stepper and numpy."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  g = Gen(4000 + seed, 32, c_only=True, isa=ISAS["rdna4"])
+  body, inputs = _kernel(g, 120)
+  want = _run(body, inputs, 32, "stepper", "rdna4")
+  _same(_run(body, inputs, 32, "numpy", "rdna4"), want, "numpy vs stepper", body)
+  _same(_run(body, inputs, 32, "native", "rdna4"), want, "C vs stepper", body)
+  g = Gen(5000 + seed, 32, c_only=False, isa=ISAS["rdna4"])
+  body, inputs = _kernel(g, 120)
+  _same(_run(body, inputs, 32, "numpy", "rdna4"), _run(body, inputs, 32, "stepper", "rdna4"), "numpy vs stepper", body)

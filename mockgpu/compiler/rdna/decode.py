@@ -13,6 +13,7 @@ MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
 BRANCHES = {"S_BRANCH", "S_CBRANCH_SCC0", "S_CBRANCH_SCC1", "S_CBRANCH_VCCZ", "S_CBRANCH_VCCNZ", "S_CBRANCH_EXECZ",
             "S_CBRANCH_EXECNZ"}
 ENDS = {"S_ENDPGM", "S_ENDPGM_SAVED", "S_SETPC_B64", "S_SWAPPC_B64", "S_RFE_B64", "S_CODE_END", "S_TRAP", "S_SETHALT"}
+BARRIERS = {"S_BARRIER", "S_BARRIER_WAIT"}  # where a wave waits for its workgroup (RDNA4 splits s_barrier in two)
 
 # the start of the message of an instruction the ISA does not define: both paths raise InvalidInstruction for it
 INVALID = "invalid instruction: "
@@ -43,6 +44,13 @@ def invalid_operand(r:Reg) -> str|None:
   if r.offset in RESERVED_OPERANDS: return f"{INVALID}reserved operand encoding {r.offset}"
   if r.offset + r.sz > 512: return f"{INVALID}v[{r.offset - 256}:{r.offset - 256 + r.sz - 1}] is past v255"
   return None
+
+def imm_offset(inst) -> int:
+  """The signed immediate byte offset of a memory instruction, sign-extended from its field's width (RDNA3: FLAT/
+  GLOBAL/SCRATCH offset 13 bits, SMEM offset 21 bits; RDNA4: ioffset 24 bits)."""
+  name, field = next((n, f) for n, f in type(inst)._fields if n in ("offset", "ioffset"))
+  width, value = field.hi - field.lo + 1, getattr(inst, name)
+  return value - (1 << width) if value >> (width - 1) & 1 else value
 
 def branch_target(pc:int, inst:Inst) -> int:
   simm = inst.simm16 - (1 << 16) if inst.simm16 & 0x8000 else inst.simm16
@@ -100,7 +108,7 @@ def blocks(insts:dict[int, Inst|Bad]) -> list[Block]:
     if isinstance(inst, Bad): continue
     name = op_name(inst)
     if name in BRANCHES: leaders |= {branch_target(pc, inst), pc + inst.size()}
-    elif name in ENDS or name == "S_BARRIER": leaders.add(pc + inst.size())
+    elif name in ENDS or name in BARRIERS: leaders.add(pc + inst.size())
   out:list[Block] = []
   expected = -1
   for pc in sorted(insts):

@@ -14,11 +14,12 @@ import struct
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.renderer.amd.dsl import Inst, Reg
-from mockgpu.compiler.rdna.decode import op_name, branch_target, BRANCHES, INVALID, describe, invalid_operand
+from mockgpu.compiler.rdna.decode import op_name, branch_target, imm_offset, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import errata
 
 SCC, VCC, EXEC, NULL, M0, LITERAL = 253, 106, 126, 124, 125, 255
 VCCZ, EXECZ = 251, 252
+INLINE_MINUS_ONE = 193  # the operand encoding of the inline constant -1 (the workgroup barrier's ID)
 DPP_SRC = (233, 234, 250)
 FCONST = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
 INV_2PI = {16: 0x3118, 32: 0x3e22f983, 64: 0x3fc45f306dc9c882}
@@ -129,6 +130,7 @@ class Packed:
 
 @dataclass
 class Wmma:
+  """v_wmma_*: D (as many VGPRs as C) from the VGPR blocks a, b, c, in the family's register layout."""
   row:str
   dst:int
   a:list[int]
@@ -139,6 +141,7 @@ class Wmma:
   hi:bool
   signed:tuple[bool, bool]
   clamp:bool
+  layout:str
 
 @dataclass
 class Salu:
@@ -186,6 +189,7 @@ class Smem:
   offset:int
   soffset:Src|None
   name:str
+  kind:str = "u32"      # dwords; RDNA4's s_load_u8/i8/u16/i16: one element of that type, extended
 
 @dataclass
 class Addr:
@@ -258,10 +262,12 @@ class DsAtomic:
 # *** lowering, one function per encoding ***
 
 def lower(inst:Inst, pc:int, sem) -> object:
-  """inst (at byte offset pc) as the description above; sem is the family's semantics table module."""
+  """inst (at byte offset pc) as the description above; sem is the family's semantics table module (a renamed op,
+  sem.ALIASES, is lowered under the name of its row)."""
   cls, name = type(inst).__name__, op_name(inst)
+  name = sem.ALIASES.get(name, name)
   if "DPP" in cls: return _dpp(inst, name, cls, sem)
-  if name in NOOPS: return Nop()
+  if name in NOOPS or name in sem.NOOPS: return Nop()
   for prefix, fn in _ENCODINGS:
     if cls.startswith(prefix): return fn(inst, name, pc, sem)
   raise Unsupported(f"{cls} encoding is not implemented")
@@ -313,6 +319,10 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
   n, lit = strip(name), literal(inst)
   regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset]
   if n.startswith("CMP"): return _vcmp(n, regs, lit, inst.vdst.offset, inst.neg, inst.abs, sem, dpp)
+  if n.startswith("S_"):  # RDNA4's v_s_exp_f32 etc.: a VALU op on one scalar, its result in an SGPR
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None:
+      raise Unsupported("modifiers on a scalar-result VALU op")
+    return _salu(n, inst.vdst.offset, [Src(regs[0], lit)], sem)
   if n == "READLANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return ReadLane(inst.vdst.offset, inst.src0.offset - 256, Src(inst.src1.offset, lit))
@@ -375,23 +385,25 @@ def _packed(reg:int, lit, integer:bool) -> tuple[int, int|None]:
   return LITERAL, errata.packed_inline(bits, const_bits(reg, 32), reg > 208, integer)
 
 def _wmma(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
-  """Matrix multiply-accumulate over the wave: A, B (8 VGPRs of f16/bf16, 4 of iu8) and C/D (8 VGPRs)."""
+  """Matrix multiply-accumulate over the wave: A, B and C/D in the VGPR counts of the family's layout (RDNA3: 8 VGPRs
+  of f16/bf16 or 4 of iu8 for A and B, 8 for C/D)."""
   if n not in sem.WMMA: raise Unsupported("not implemented")
-  kind_in, kind_out, nab = sem.WMMA[n]
+  kind_in, kind_out, nab, ncd = sem.WMMA[n]
   if kind_in != "iu8" and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
   if kind_in != "iu8" and inst.clmp: raise Unsupported("clamp on a float WMMA")
+  if sem.WMMA_LAYOUT != "rdna3" and inst.opsel: raise Unsupported(f"op_sel on an {sem.FAMILY.upper()} WMMA")
   blocks = []
-  for r, cnt in zip(regs, (nab, nab, 8)):
+  for r, cnt in zip(regs, (nab, nab, ncd)):
     if not 256 <= r < 512: raise Unsupported("WMMA operands must be VGPRs")
     blocks.append([r - 256 + j for j in range(cnt)])
   return Wmma(n, d, *blocks, kind_in, kind_out, bool(inst.opsel & 4), (bool(inst.neg & 1), bool(inst.neg & 2)),
-              bool(inst.clmp))
+              bool(inst.clmp), sem.WMMA_LAYOUT)
 
 def _vopd(inst, name, pc, sem):
   lit = literal(inst)
   halves = []
   for op, s0, s1, vd in ((inst.opx, inst.srcx0, inst.vsrcx1, inst.vdstx), (inst.opy, inst.srcy0, inst.vsrcy1, inst.vdsty)):
-    n, d = op.name[len("V_DUAL_"):], vd.offset - 256
+    n, d = sem.ALIASES.get(op.name, op.name)[len("V_DUAL_"):], vd.offset - 256
     if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16") or n not in sem.VOP: raise Unsupported(f"{n.lower()} in VOPD")
     srcs = [Src(s0.offset, lit)] if n == "MOV_B32" else [Src(s0.offset, lit), Src(s1.offset, lit)]
     halves.append(_valu(n, sem, d, srcs, lit, mask_out=None))
@@ -446,15 +458,20 @@ def dpp8_lanes(sels, wave:int) -> np.ndarray:
 def _sop1(inst, name, pc, sem):
   n, lit, d = strip(name), literal(inst), inst.sdst.offset
   if n in ("SETPC_B64", "SWAPPC_B64", "RFE_B64"): raise Unsupported("indirect branches are not implemented")
-  return _salu(n, d, [Src(inst.ssrc0.offset, lit)] if n != "GETPC_B64" else [], sem)
+  if name == "S_BARRIER_SIGNAL":  # the wait (s_barrier_wait) does the work: a signalled wave still holds the others
+    if inst.ssrc0.offset != INLINE_MINUS_ONE:
+      raise Unsupported("a barrier ID other than the workgroup barrier -1 (named barriers are not modelled)")
+    return Nop()
+  return _salu(n, d, [Src(inst.ssrc0.offset, lit, hi=n in sem.HIGH_HALF)] if n != "GETPC_B64" else [], sem)
 
 def _salu(n:str, d:int, srcs:list[Src], sem) -> Salu:
   if n not in sem.SOP: raise Unsupported("not implemented")
   return Salu(n, d, srcs)
 
 def _sop2(inst, name, pc, sem):
-  lit = literal(inst)
-  return _salu(strip(name), inst.sdst.offset, [Src(inst.ssrc0.offset, lit), Src(inst.ssrc1.offset, lit)], sem)
+  n, lit = strip(name), literal(inst)
+  k = [Src(LITERAL, lit)] if n in sem.LITERAL_K else []  # s_fmaak/s_fmamk: the literal K is a third source
+  return _salu(n, inst.sdst.offset, [Src(inst.ssrc0.offset, lit), Src(inst.ssrc1.offset, lit), *k], sem)
 
 def _sopc(inst, name, pc, sem):
   lit = literal(inst)
@@ -469,8 +486,13 @@ def _sopk(inst, name, pc, sem):
   raise Unsupported("not implemented")
 
 def _sopp(inst, name, pc, sem):
+  """RDNA4 splits s_barrier into s_barrier_signal -1 and s_barrier_wait -1: a wave waits at s_barrier_wait until every
+  live wave of its workgroup is at one; named barriers (IDs 1..16) are not modelled."""
   if name == "S_ENDPGM": return End()
   if name == "S_BARRIER": return Barrier()
+  if name == "S_BARRIER_WAIT":
+    if (bid := signed(inst.simm16, 16)) != -1: raise Unsupported(f"named barrier {bid} (only the workgroup barrier -1 is modelled)")
+    return Barrier()
   if name == "S_SENDMSG":
     if inst.simm16 & 0xff == MSG_DEALLOC_VGPRS: return Nop()
     raise Unsupported(f"message {inst.simm16:#x}")
@@ -482,9 +504,11 @@ def _sopp(inst, name, pc, sem):
 
 def _smem(inst, name, pc, sem):
   n = strip(name)
-  if not n.startswith("LOAD_B"): raise Unsupported("not implemented")
+  kind = sem.SMEM_KINDS.get(n, "u32")
+  if not n.startswith("LOAD_B") and n not in sem.SMEM_KINDS: raise Unsupported("not implemented")
   soff = None if inst.soffset.offset == NULL else Src(inst.soffset.offset)
-  return Smem(inst.sdata.offset, int(n[len("LOAD_B"):]) // 32, inst.sbase.offset, signed(inst.offset, 21), soff, name.lower())
+  ndw = 1 if kind != "u32" else int(n[len("LOAD_B"):]) // 32
+  return Smem(inst.sdata.offset, ndw, inst.sbase.offset, imm_offset(inst), soff, name.lower(), kind)
 
 MEM_KINDS = {"U8": "u8", "I8": "i8", "U16": "u16", "I16": "i16", "B8": "u8", "B16": "u16"}
 
@@ -496,26 +520,31 @@ def mem_common(n:str) -> tuple[bool, str, int, str|None]:
   if size in ("B32", "B64", "B96", "B128"): return op.startswith("LOAD"), "u32", int(size[1:]) // 32, d16
   raise Unsupported("not implemented")
 
+def _field(inst, rdna3:str, rdna4:str):
+  """A memory encoding's field by its RDNA3 name, or by its RDNA4 one (VGLOBAL/VSCRATCH/VFLAT say vaddr for addr,
+  vsrc for data)."""
+  return getattr(inst, rdna4 if any(n == rdna4 for n, _ in type(inst)._fields) else rdna3)
+
 def _vmem(inst, name:str, seg:str, addr:Addr) -> Vmem:
   n = strip(name)[len(seg) + 1:]
   if "ATOMIC" in n or "LDS" in n or "ADDTID" in n: raise Unsupported("not implemented")
   load, kind, ndw, d16 = mem_common(n)
-  return Vmem(seg, load, kind, ndw, d16, (inst.vdst if load else inst.data).offset - 256, addr, name.lower())
+  return Vmem(seg, load, kind, ndw, d16, (inst.vdst if load else _field(inst, "data", "vsrc")).offset - 256, addr, name.lower())
 
 def _global(inst, name, pc, sem):
-  off, v = signed(inst.offset, 13), inst.addr.offset - 256
+  off, v = imm_offset(inst), _field(inst, "addr", "vaddr").offset - 256
   if inst.saddr.offset == NULL: return _vmem(inst, name, "GLOBAL", Addr(v, True, offset=off))
   return _vmem(inst, name, "GLOBAL", Addr(v, False, sbase=inst.saddr.offset, offset=off))
 
 def _flat(inst, name, pc, sem):
   """FLAT addresses are treated as global ones: the LDS and private apertures are not modelled."""
-  if inst.offset & (1 << 12): raise Unsupported("negative FLAT offset")
+  if (off := imm_offset(inst)) < 0: raise Unsupported("negative FLAT offset")
   if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
-  return _vmem(inst, name, "FLAT", Addr(inst.addr.offset - 256, True, offset=inst.offset))
+  return _vmem(inst, name, "FLAT", Addr(_field(inst, "addr", "vaddr").offset - 256, True, offset=off))
 
 def _scratch(inst, name, pc, sem):
   soff = None if inst.saddr.offset == NULL else Src(inst.saddr.offset)
-  addr = Addr(inst.addr.offset - 256 if inst.sve else None, False, soff=soff, offset=signed(inst.offset, 13))
+  addr = Addr(_field(inst, "addr", "vaddr").offset - 256 if inst.sve else None, False, soff=soff, offset=imm_offset(inst))
   return _vmem(inst, name, "SCRATCH", addr)
 
 def _ds(inst, name, pc, sem):
@@ -544,7 +573,8 @@ def _ds(inst, name, pc, sem):
 
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),
-              ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch))
+              ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch),
+              ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
 
 def failure(inst:Inst, why:str) -> str:
   """The message of an instruction that cannot run: an invalid one names its bytes as well."""

@@ -71,28 +71,35 @@ def valu(op:Valu, sem, ftz32:bool, ftz16:bool) -> Program:
   if "lane" in free: _bind(body, env, "lane", _special("lane", "u32"))
   stmts, scope = instance(row, env)
   body += stmts
-  if float_d and "d" in scope:
-    d, t = scope["d"], value_type(t_d)
-    if op.omod: _bind(body, scope, "d", binary("*", d, E("const", t, val=OMOD[op.omod])))
-    if op.clamp: _bind(body, scope, "d", call("clamp01", (scope["d"],)))
-    if ftz32 if t_d == "f32" else ftz16: _bind(body, scope, "d", call("ftz", (scope["d"],)))
+  if float_d and "d" in scope: _float_out(body, scope, t_d, op.omod, op.clamp, ftz32 if t_d == "f32" else ftz16)
   return Program(body, _outputs(row, t_d, scope, ("d", "vcc"), body), t_d)
 
-def salu(op:Salu, sem, wave:int) -> Program:
+def _float_out(body:list[Stmt], scope:dict[str, E], t_d:str, omod:int, clamp:bool, ftz:bool):
+  """A float result's output modifiers, in the order the hardware applies them: omod, clamp, then the flush."""
+  d, t = scope["d"], value_type(t_d)
+  if omod: _bind(body, scope, "d", binary("*", d, E("const", t, val=OMOD[omod])))
+  if clamp: _bind(body, scope, "d", call("clamp01", (scope["d"],)))
+  if ftz: _bind(body, scope, "d", call("ftz", (scope["d"],)))
+
+def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False) -> Program:
+  """A scalar op's program. The float operands and results of an op writing D (RDNA4's float SALU) are flushed as the
+  VALU's are; s_cmp_*_f32/f16 read theirs unflushed, as mockgpu always has (open: the manual does not say)."""
   row = sem.SOP[op.row]
   free = free_names(row)
   if ("exec" in free or "exec" in row.assigns()) and row.dst != f"u{wave}":
     raise Unsupported(f"the {WIDTH[row.dst]}-bit EXEC form in a wave{wave} wave")
+  ftz = {"f32": ftz32, "f16": ftz16} if "d" in row.assigns() else {}
   body:list[Stmt] = []
   env:dict[str, E] = {}
-  for (name, t), s in zip(row.srcs, op.srcs): _bind(body, env, name, E("input", value_type(t), val=Read(s, t)))
-  specials = {"d": (lambda: E("input", value_type(row.dst), val=Read(Src(op.dst), row.dst))),
+  for (name, t), s in zip(row.srcs, op.srcs): _bind(body, env, name, operand(s, t, ftz.get(t, False)))
+  specials = {"d": (lambda: operand(Src(op.dst), row.dst, ftz.get(row.dst, False))),
               "scc": lambda: _special("scc", "u32"), "exec": lambda: _special("exec", f"u{wave}"),
               "pc": lambda: _special("pc", "u64")}
   for name in free:
     if name in specials: _bind(body, env, name, specials[name]())
   stmts, scope = instance(row, env)
   body += stmts
+  if row.dst in ftz and "d" in scope: _float_out(body, scope, row.dst, 0, False, ftz[row.dst])
   return Program(body, _outputs(row, row.dst, scope, ("d", "scc", "exec"), body), row.dst)
 
 def packed(op:Packed, sem) -> Program:

@@ -63,18 +63,28 @@ class NativeKernel:
 def off() -> bool: return native.tier("MOCKGPU_PTX_NATIVE") == "0"
 def hot(launches:int) -> bool: return native.hot("MOCKGPU_PTX_NATIVE", launches)
 
+def _c_source(kernel) -> tuple[object, str, list]:
+  """(the entry's parsed function, its C source, its messages); raises cgen.NoNative where C does not cover it."""
+  fn, layout = next((fn, lay) for fn, lay in entries(P.parse(kernel.module.text))[0] if fn.name == kernel.name)
+  return fn, *cgen.kernel_source(fn, layout)
+
+def refusal(kernel) -> str|None:
+  """Why the C translation declines a PTXKernel, or None (translated, not built): mockgpu coverage's verdict."""
+  try: _c_source(kernel)
+  except cgen.NoNative as e: return str(e)
+  return None
+
 def translate(kernel) -> NativeKernel|None:
   """The C translation of a PTXKernel, or None when it uses something outside it (or there is no C compiler)."""
-  fn_layout = next(((fn, lay) for fn, lay in entries(P.parse(kernel.module.text))[0] if fn.name == kernel.name), None)
   try:
-    src, messages = cgen.kernel_source(*fn_layout)
+    fn, src, messages = _c_source(kernel)
   except cgen.NoNative as e:
     declined[str(e)] += 1
     return None
   if (lib:=native.library(src, "ptx")) is None:
     declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the build failed or timed out: the mockgpu logger says which)"] += 1
     return None
-  nregs = len(fn_layout[0].regs)
+  nregs = len(fn.regs)
   return NativeKernel(lib, messages, max(nregs, 1))
 
 def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int) -> int:

@@ -4,10 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 from mockgpu.errors import InstructionBudgetExceeded, Unmodelled
+from mockgpu.compiler.rdna import semantics
 
 @dataclass
 class Dispatch:
-  arch:str                     # "rdna3" (rdna4/cdna later)
+  arch:str                     # the board's ISA family: "rdna3", "rdna4" (cdna: raises Unmodelled)
   pgm_addr:int                 # byte address of the first instruction (COMPUTE_PGM_LO/HI << 8)
   rsrc1:int                    # COMPUTE_PGM_RSRC1
   rsrc2:int                    # COMPUTE_PGM_RSRC2
@@ -44,16 +45,18 @@ class DispatchStats:
 def field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
 
 
-def spi_setup(rsrc2:int) -> tuple[int, tuple[bool, bool, bool], int]:
+def spi_setup(rsrc2:int, arch:str="rdna3") -> tuple[int, tuple[bool, bool, bool], int]:
   """What RSRC2 asks the SPI to put in a wave's registers: the user SGPR count, which workgroup-ID SGPRs (x, y, z)
-  follow them, and how many work-item ID components v0 packs. The workgroup-info SGPR is not modelled: it raises."""
+  follow them, and how many work-item ID components v0 packs. The workgroup-info SGPR is not modelled: it raises.
+  gfx12 (rdna4) puts the workgroup IDs in ttmp registers instead (semantics/rdna4.py TTMP_WORKGROUP_IDS), so no SGPR
+  follows the user SGPRs."""
   if rsrc2 >> kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_INFO_SHIFT & 1:
     raise Unmodelled("RDNA executor: the workgroup-info SGPR (RSRC2.TG_SIZE_EN) is not modelled")
   nuser = field(rsrc2, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT_WIDTH)
   ids = tuple(bool(rsrc2 >> sh & 1) for sh in (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT,
               kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT))
   comps = field(rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH)
-  return nuser, ids, comps
+  return nuser, (False, False, False) if semantics.family(arch).TTMP_WORKGROUP_IDS else ids, comps
 
 def budget_exceeded(pgm:int, budget:int, pc:int) -> InstructionBudgetExceeded:
   return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{pgm:x} ran past MOCKGPU_BUDGET={budget} "

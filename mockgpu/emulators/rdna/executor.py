@@ -15,14 +15,14 @@ from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, 
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
 from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded
-from mockgpu.compiler.rdna import decode
+from mockgpu.compiler.rdna import decode, semantics
 from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 from mockgpu.boards import AMD_BOARDS
 
-ARCHS = ("rdna3",)
+ARCHS = ("rdna3", "rdna4")
 WAVE64 = frozenset(b.family for b in AMD_BOARDS.values() if b.wave64)  # the families of the wave64-only (CDNA) boards
 # register, LDS and scratch bytes per chunk of workgroups: about CACHE_CHUNK_BYTES, so that each instruction's arrays
 # stay in cache, but at least MIN_CHUNK_WAVES waves, so that numpy's per-call cost is spread over enough lanes (kernels
@@ -107,16 +107,21 @@ class State:
     return self._scratch
 
 def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
-  """User SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, per the RSRC2 enables."""
-  nuser, id_sgprs, comps = spi_setup(d.rsrc2)
+  """User SGPRs, workgroup-ID SGPRs (gfx12: ttmp registers), packed work-item IDs in v0 and the live-lane EXEC, per
+  the RSRC2 enables."""
+  nuser, id_sgprs, comps = spi_setup(d.rsrc2, d.arch)
   if nuser: st.S[:nuser] = np.array([v & 0xffffffff for v in (list(d.user_data) + [0] * 32)[:nuser]], np.uint32)[:, None]
   gx, gy, _ = d.grid
   ids = wg_ids if waves_per_wg == 1 else np.repeat(wg_ids, waves_per_wg)
+  xyz = (lambda: ids % gx, lambda: (ids // gx) % gy, lambda: ids // (gx * gy))
   sgpr = nuser
-  for on, val in zip(id_sgprs, (lambda: ids % gx, lambda: (ids // gx) % gy, lambda: ids // (gx * gy))):
+  for on, val in zip(id_sgprs, xyz):
     if on:
       st.S[sgpr] = val()
       sgpr += 1
+  if (ttmp:=semantics.family(d.arch).TTMP_WORKGROUP_IDS):  # gfx12: x in one ttmp register, y | z << 16 in another
+    x, y, z = (f() for f in xyz)
+    st.S[ttmp[0]], st.S[ttmp[1]] = x, (y & 0xffff) | (z << 16)
   v0, exec_mask = _workgroup_lanes(tuple(d.block), comps, waves_per_wg, st.lanes)
   st.V[0] = v0 if len(wg_ids) == 1 else np.tile(v0, (len(wg_ids), 1))  # read-only: registers are never written in place
   exec_mask = exec_mask.astype(np.uint64)
@@ -133,10 +138,11 @@ def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int, la
   v0.flags.writeable = False
   return v0, pack(t < bx * by * bz, waves_per_wg, lanes)
 
-def _private_size(rsrc2:int, tmpring_size:int, lanes:int) -> int:
-  """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units) over its lanes."""
+def _private_size(rsrc2:int, tmpring_size:int, lanes:int, arch:str) -> int:
+  """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units, as wide as the
+  family's field) over its lanes."""
   if not rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
-  return _field(tmpring_size, 12, 15) * 256 // lanes
+  return _field(tmpring_size, 12, semantics.family(arch).TMPRING_WAVESIZE_BITS) * 256 // lanes
 
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
   return budget_exceeded(st.pgm, budget, prog.block_pc[b])
@@ -188,7 +194,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   prog = k = None
   try:
     prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes)
-    nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes)
+    nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes, d.arch)
     if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
     coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
@@ -253,7 +259,7 @@ class _Annotating(Translator):
   def out(self, line:str): super().out(f"{line}  # @pc {self.pc}")
 
 @functools.lru_cache(maxsize=1024)
-def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, lanes:int) -> tuple[int, int, int, int, int]:
+def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, lanes:int, arch:str) -> tuple[int, int, int, int, int]:
   """(workgroups, waves per workgroup, LDS bytes, private bytes per lane, workgroups per chunk) of a dispatch;
   no workgroups when the grid or the block is empty."""
   bx, by, bz = block
@@ -262,7 +268,7 @@ def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, l
   if threads == 0: nwg = 0
   wpg = -(-threads // lanes)
   lds_size = _field(rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
-  private = _private_size(rsrc2, tmpring_size, lanes)
+  private = _private_size(rsrc2, tmpring_size, lanes, arch)
   wave_bytes = lanes * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
   per_wg = max(1, wpg * wave_bytes + lds_size)
   chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
@@ -273,7 +279,7 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same)."""
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
-  nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, nvgpr, lanes)
+  nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, nvgpr, lanes, d.arch)
   st = State(mem, d, wpg, lanes, nvgpr, np.zeros(wpg, np.int64), lds_size, private)
   _init_registers(st, d, np.array([workgroup]), wpg)
   state = WaveState(st.S[:, wave].copy(), np.stack([st.V[r][wave] for r in range(nvgpr)]), np.zeros(lds_size, np.uint8),

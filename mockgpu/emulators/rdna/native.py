@@ -16,6 +16,7 @@ import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.backends import c as c_backend
+from mockgpu.compiler.rdna import semantics
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded
@@ -33,7 +34,7 @@ class Ctx(ctypes.Structure):
   _fields_ = [("s", ctypes.c_void_p), ("v", ctypes.c_void_p), ("lds", ctypes.c_void_p),
               ("maps", ctypes.c_void_p), ("nmaps", ctypes.c_int64), ("hint", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("waves", "wpg", "nvgpr", "lds_size", "wg0", "gx", "gy", "gz", "bx", "by", "bz",
-                                              "nuser", "enables", "comps")),
+                                              "nuser", "enables", "comps", "ttmp_x", "ttmp_yz")),
               ("pgm", ctypes.c_uint64), ("budget", ctypes.c_int64), ("used", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
               ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p)]
@@ -67,7 +68,8 @@ class Launch:
   """The C context and register buffers of one dispatch geometry, kept for the next dispatch of the same shape
   (tinygrad launches the same kernel over and over): a launch then only updates the user SGPRs and the budget."""
   def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int):
-    nuser, id_sgprs, comps = spi_setup(d.rsrc2)
+    nuser, id_sgprs, comps = spi_setup(d.rsrc2, d.arch)
+    ttmp_x, ttmp_yz = semantics.family(d.arch).TTMP_WORKGROUP_IDS or (-1, -1)  # gfx12's workgroup IDs
     enables = sum(1 << i for i, on in enumerate(id_sgprs) if on)
     per_wg = wpg * (256 + k.nvgpr * k.lanes) * 4 + lds_size
     self.chunk = max(1, min(nwg, CHUNK_BYTES // per_wg))
@@ -75,7 +77,8 @@ class Launch:
                     np.empty(max(1, self.chunk * lds_size), np.uint8))
     self.ctx = c = Ctx(s=self.buffers[0].ctypes.data, v=self.buffers[1].ctypes.data, lds=self.buffers[2].ctypes.data,
                        wpg=wpg, nvgpr=k.nvgpr, lds_size=lds_size, gx=d.grid[0], gy=d.grid[1], gz=d.grid[2],
-                       bx=d.block[0], by=d.block[1], bz=d.block[2], nuser=nuser, enables=enables, comps=comps)
+                       bx=d.block[0], by=d.block[1], bz=d.block[2], nuser=nuser, enables=enables, comps=comps,
+                       ttmp_x=ttmp_x, ttmp_yz=ttmp_yz)
     self.user = np.zeros(32, np.uint32)
     c.user = self.user.ctypes.data
     c.wg0, c.waves = 0, self.chunk * wpg

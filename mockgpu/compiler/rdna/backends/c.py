@@ -73,6 +73,10 @@ def _minmax(name:str):
     return f"{'u' if t in ('u32', 'u64') else 'i'}{name}{fn}({a[0]}, {a[1]})"
   return render
 
+def _by_width(prefix:str):
+  """A two-operand float helper the prelude has per width (prefix32, prefix64; an f16 is carried as a float)."""
+  return lambda a, ts, t: f"{prefix}{64 if t == 'f64' else 32}({a[0]}, {a[1]})"
+
 def _f32(fn):
   """A helper C has for f32 operands only."""
   return lambda a, ts, t: fn(a) if ts[0] == "f32" else None
@@ -80,8 +84,7 @@ def _f32(fn):
 # helper name -> (rendered args, their types, the result type) -> C code, or None where C has no such helper
 C_CALLS = {
   "fma": lambda a, ts, t: f"fma32({a[0]}, {a[1]}, {a[2]})" if ts == ["f32"] * 3 else None,
-  "fmax": lambda a, ts, t: f"fmax{64 if t == 'f64' else 32}({a[0]}, {a[1]})",
-  "fmin": lambda a, ts, t: f"fmin{64 if t == 'f64' else 32}({a[0]}, {a[1]})",
+  "fmax": _by_width("fmax"), "fmin": _by_width("fmin"),
   "ldexp": _f32(lambda a: f"ldexp32({a[0]}, {a[1]})"),
   "exp2": _f32(lambda a: f"(float)exp2((double){a[0]})"),
   "log2": _f32(lambda a: f"log2_32({a[0]})"),
@@ -108,6 +111,9 @@ C_CALLS = {
   "wqm": lambda a, ts, t: f"(({CTYPE[t]})wqm({a[0]}, {BITS[t]}))",
   "r64": lambda a, ts, t: f"R64({a[0]}, {a[1]})",
   "max": _minmax("max"), "min": _minmax("min"),
+  # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber and minimum/maximum
+  "min_num": _by_width("min_num"), "max_num": _by_width("max_num"),
+  "minimum754": _by_width("minimum754_"), "maximum754": _by_width("maximum754_"),
 }
 PROMOTED_ARGS = {"max", "min"}   # helpers whose arguments take the result's type, as numpy's maximum/minimum do
 RAW_ARGS = {"cvt_int": (1, 2), "sext": (1,), "bfe": (3, 4), "bfe64": (2,)}  # constant arguments written as they are
@@ -181,14 +187,15 @@ class CBody:
     if code is None: raise NoNative(f"{name}({', '.join(ts)}) has no C form")
     return code
 
-def c_rows(sem=None) -> dict[str, bool]:
-  """Which VOP rows the C backend renders at their declared types (the rest run on numpy only): for reports and tests."""
+def c_rows(sem=None, scalar:bool=False) -> dict[str, bool]:
+  """Which VOP rows (scalar: SOP rows) the C backend renders at their declared types (the rest run on numpy only):
+  for reports and tests."""
   sem = sem or semantics.family("rdna3")
   out = {}
-  for name, row in sem.VOP.items():
-    srcs = [Src(256 + i) for i in range(len(row.srcs))]
+  for name, row in (sem.SOP if scalar else sem.VOP).items():
     try:
-      prog = program.valu(ops.Valu(name, 0, srcs), sem, False, False)
+      if scalar: prog = program.salu(ops.Salu(name, 1, [Src(i) for i in range(len(row.srcs))]), sem, 32)
+      else: prog = program.valu(ops.Valu(name, 0, [Src(256 + i) for i in range(len(row.srcs))]), sem, False, False)
       CBody(lambda e: "x").lines(prog)
       if row.dst is not None: vstore_bits(row.dst, "x")
       out[name] = not any(t == "bf16" for t in row.source_types())
@@ -368,7 +375,7 @@ class CTranslator(Reads):
     return [f"s[{d}] = {vstore_bits(t, expr)};"]
 
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, self.wave)
+    prog = program.salu(op, self.sem, self.wave, self.ftz32, False)
     body = CBody(lambda e: self.read(e, vec=False))
     lines = body.lines(prog)
     if "exec" in prog.out: lines.append(f"SET_MASK(126, {body.var('exec')});")
@@ -388,12 +395,15 @@ class CTranslator(Reads):
 
   # *** memory ***
   def smem(self, op:ops.Smem):
+    """ndw dwords from a dword-aligned address; RDNA4's s_load_u8/i8/u16/i16: one element from its aligned address."""
     d, ndw = op.dst, op.ndw
+    ctype, nbytes = MEM_KIND[op.kind]
     soff = "" if op.soffset is None else f" + {self.raw(op.soffset, 32, vec=False)}"
     if d + ndw > 128 and not (d <= EXEC < d + ndw): raise NoNative("s_load into special registers")
     b = op.base
-    self.out("{ " + " ".join([f"uint32_t t_[{ndw}];", f"gload(c, t_, (R64(s[{b}], s[{b + 1}]) + {op.offset & (2**64 - 1)}ull{soff}) & ~3ull, 4, {ndw}, {self.pc});",
-                              *(f"s[{d + j}] = t_[{j}];" for j in range(ndw) if d + j != NULL)]) + " }")
+    addr = f"(R64(s[{b}], s[{b + 1}]) + {op.offset & (2**64 - 1)}ull{soff}) & ~{nbytes - 1}ull"
+    self.out("{ " + " ".join([f"{ctype} t_[{ndw}];", f"gload(c, t_, {addr}, {nbytes}, {ndw}, {self.pc});",
+                              *(f"s[{d + j}] = (uint32_t)t_[{j}];" for j in range(ndw) if d + j != NULL)]) + " }")
 
   def address(self, a:ops.Addr) -> str:
     off = f"{a.offset & (2**64 - 1)}ull"

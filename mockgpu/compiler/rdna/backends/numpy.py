@@ -15,7 +15,7 @@ Instructions that cannot be lowered become a `raise` at their place, so a kernel
 from __future__ import annotations
 import hashlib, os, re
 from tinygrad.renderer.amd.dsl import Inst, Reg
-from mockgpu.compiler.rdna.decode import Block, Bad, op_name, INVALID, describe, invalid_operand
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name, BARRIERS, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import operands as ops, program, semantics
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
 import numpy as np
@@ -27,7 +27,7 @@ from mockgpu.compiler.rdna.backends.reads import Reads
 _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
 _SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna/faults.py", "compiler/rdna/operands.py",
             "compiler/rdna/program.py", "compiler/rdna/semantics/__init__.py", "compiler/rdna/semantics/lang.py",
-            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
+            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
             "compiler/rdna/backends/numpy_runtime.py",
             "compiler/rdna/backends/numpy_memory.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
@@ -129,7 +129,8 @@ def np_body(prog:program.Program, read) -> list[str]:
   """A program's statements as numpy lines."""
   return [f"{', '.join(s.targets)} = {np_expr(s.value, read)}" for s in prog.body]
 
-COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
+COL = {True: "[:, None]", False: ""}
+FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits  # a scalar operand in vector context is a column: one value per wave
 
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
@@ -169,7 +170,7 @@ class Translator(Reads):
   @staticmethod
   def _ends_in_barrier(b:Block) -> bool:
     last = b.insts[-1][1]
-    return not isinstance(last, Bad) and op_name(last) == "S_BARRIER"
+    return not isinstance(last, Bad) and op_name(last) in BARRIERS
 
   def block(self, b:Block):
     self.out(f"m, full = em({self.mask(EXEC)})")
@@ -325,8 +326,9 @@ class Translator(Reads):
   def wmma(self, op:ops.Wmma):
     if self.wave != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = ["[" + ", ".join(f"V[{r}][w]" for r in block) + "]" for block in (op.a, op.b, op.c)]
-    self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp})")
-    for j in range(8): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
+    self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp}, "
+             f"{op.layout!r})")
+    for j in range(len(op.c)): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
 
   def readlane(self, op:ops.ReadLane):
     if op.lane is None:
@@ -349,14 +351,14 @@ class Translator(Reads):
     if d == NULL: return
     if d >= 128 and d != SCC: raise Unsupported(invalid_operand(Reg(d, 1)) or f"scalar destination {describe(Reg(d))}")
     if WIDTH[t] == 64:
-      self.out(f"_t = as_u64({expr})")
+      self.out(f"_t = {'f64bits' if t == 'f64' else 'as_u64'}({expr})")
       self.out(f"S[{d}][w] = lo32(_t)")
       self.out(f"S[{d+1}][w] = hi32(_t)")
-    else: self.out(f"S[{d}][w] = bits32({expr})")
+    else: self.out(f"S[{d}][w] = {FBITS.get(t, 'bits32')}({expr})")  # a 16-bit float: zero-extended
     self.refresh_exec(d, WIDTH[t] // 32)
 
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, self.wave)
+    prog = program.salu(op, self.sem, self.wave, self.ftz32, self.ftz16)
     self.body(prog, vec=False)
     if "exec" in prog.out:
       for ln in self.set_mask(EXEC, "bits32(exec)" if self.wave == 32 else "as_u64(exec)"): self.out(ln)
@@ -379,7 +381,7 @@ class Translator(Reads):
   def smem(self, op:ops.Smem):
     base = f"r64(S[{op.base}][w], S[{op.base + 1}][w])"
     soff = "" if op.soffset is None else f" + {self.raw(op.soffset, 32, vec=False)}"
-    self.out(f"_r = sload(st, {base}{plus64(op.offset)}{soff}, {op.ndw}, {self.pc}, {op.name!r})")
+    self.out(f"_r = sload(st, {base}{plus64(op.offset)}{soff}, {op.ndw}, {self.pc}, {op.name!r}, {op.kind})")
     for j in range(op.ndw):
       if op.dst + j != NULL: self.out(f"S[{op.dst + j}][w] = _r[{j}]")
     self.refresh_exec(op.dst, op.ndw)

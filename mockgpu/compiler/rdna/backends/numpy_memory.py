@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import outside as out_of_bounds
-from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64
+from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, min_num, max_num
 from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
@@ -109,8 +109,13 @@ def _lanes(addr, m, full) -> np.ndarray:
   addr = _full(np.asarray(addr, u64), m.shape)
   return addr.reshape(-1) if full else addr[m]
 
-def sload(st, addr, ndw:int, pc:int, name:str) -> list[np.ndarray]:
-  """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware)."""
+def sload(st, addr, ndw:int, pc:int, name:str, kind=u32) -> list[np.ndarray]:
+  """s_load_b*: ndw dwords per wave (the address's low two bits are ignored, as on hardware); RDNA4's s_load_u8/i8/
+  u16/i16 (kind): one element, zero- or sign-extended, from its naturally aligned address (the low bit of a 16-bit
+  load's address is ignored as a dword load's two are)."""
+  if kind is not u32:
+    a = np.asarray(addr, u64).reshape(-1) & ~u64(np.dtype(kind).itemsize - 1)
+    return [_widen(_load(st, a, np.dtype(kind), 1, pc, name)).copy()]
   a = np.asarray(addr, u64).reshape(-1) & NOT3
   lo = int(a[0])
   if (len(a) == 1 or (a == a[0]).all()) and st.mem.is_mapped(lo, 4 * ndw):  # every wave reads the same dwords
@@ -199,7 +204,9 @@ _ATOMIC = {"add": (np.add, "u4"), "sub": (np.subtract, "u4"), "min_i": (np.minim
            "min_u": (np.minimum, "u4"), "max_u": (np.maximum, "u4"), "and": (np.bitwise_and, "u4"),
            "or": (np.bitwise_or, "u4"), "xor": (np.bitwise_xor, "u4"), "add_f": (np.add, "f4"),
            "min_f": (np.fmin, "f4"), "max_f": (np.fmax, "f4"),
-           "xchg": (lambda old, new: new, "u4")}  # ds_storexchg_rtn: stores data, returns the old value
+           "xchg": (lambda old, new: new, "u4"),  # ds_storexchg_rtn: stores data, returns the old value
+           # RDNA4 ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
+           "min_num_f": (lambda old, new: min_num(new, old), "f4"), "max_num_f": (lambda old, new: max_num(new, old), "f4")}
 
 def ldsatomic(st, w, addr, m, full, data, op:str, pc:int, name:str) -> np.ndarray:
   """A 32-bit LDS read-modify-write. Lanes hitting the same address apply in lane order; each returns the value it saw."""

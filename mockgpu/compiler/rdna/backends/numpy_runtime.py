@@ -197,6 +197,47 @@ def fmin(a, b):
   if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
   return r
 
+_QUIET_BIT = {np.dtype(f16): (u16, 0x200), np.dtype(f32): (u32, 0x400000), np.dtype(f64): (u64, 0x8000000000000)}
+
+def _quiet(x:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """(x with its quiet bit set, whether x is a signalling NaN)."""
+  ut, bit = _QUIET_BIT[x.dtype]
+  raw = x.view(ut)
+  return (raw | ut(bit)).view(x.dtype), np.isnan(x) & ((raw & ut(bit)) == 0)
+
+def _ieee754_2019(a, b, pick_a) -> np.ndarray:
+  """IEEE 754-2019 minimum/maximum around the non-NaN choice pick_a: the first signalling NaN operand quieted, else
+  the first quiet NaN (the RDNA4 pseudocode of v_minimum_f32 and its kin)."""
+  a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+  qa, sa = _quiet(a)
+  qb, sb = _quiet(b)
+  r = np.where(pick_a, a, b)
+  r = np.where(np.isnan(b), qb, r)
+  return np.where(np.isnan(a) & (sa | ~sb), qa, r)
+
+def max_num(a, b) -> np.ndarray:
+  """RDNA4 v_max_num (IEEE 754-2019 maximumNumber): fmax, but two NaN operands give the first one quieted."""
+  r = fmax(a, b)
+  both = np.isnan(a) & np.isnan(b)
+  return np.where(both, _quiet(np.asarray(a))[0], r) if both.any() else r
+
+def min_num(a, b) -> np.ndarray:
+  """RDNA4 v_min_num (IEEE 754-2019 minimumNumber): fmin, but two NaN operands give the first one quieted."""
+  r = fmin(a, b)
+  both = np.isnan(a) & np.isnan(b)
+  return np.where(both, _quiet(np.asarray(a))[0], r) if both.any() else r
+
+def med3_num(a, b, c) -> np.ndarray:
+  """RDNA4 v_med3_num: a NaN operand makes it min3_num, else the median."""
+  nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+  return np.where(nan, min_num(min_num(a, b), c), med3(a, b, c))
+
+def minimum754(a, b) -> np.ndarray:
+  return _ieee754_2019(a, b, (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b)))
+
+def maximum754(a, b) -> np.ndarray:
+  return _ieee754_2019(a, b, (a > b) | ((a == 0) & (b == 0) & ~np.signbit(a) & np.signbit(b)))
+
 def med3(a, b, c):
   return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
@@ -431,12 +472,13 @@ def sext(x, bits:int) -> np.ndarray:
   x = np.asarray(x).astype(np.int64) & ((1 << bits) - 1)
   return np.where(x >> (bits - 1) == 1, x - (1 << bits), x)
 
-def _wmma_rows(regs, kind:str, signed:bool=True) -> np.ndarray:
-  """A or B of a 16x16x16 WMMA from its VGPRs: lane l (0-15) holds row (A) or column (B) l, K packed low to high
-  (two 16-bit or four 8-bit elements per VGPR). Lanes 16-31 replicate lanes 0-15 and are not read. -> [n, 16, K]"""
+def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray:
+  """A or B of a 16x16x16 WMMA from its VGPRs: lane l holds row (A) or column (B) l % 16, K packed low to high (two
+  16-bit or four 8-bit elements per VGPR). RDNA3 (split False): lanes 16-31 replicate lanes 0-15 and are not read;
+  RDNA4 (split): lanes 0-15 hold K 0-7 and lanes 16-31 K 8-15. -> [n, 16, 16]"""
   cols = []
   for r in regs:
-    r = np.asarray(r, u32)[:, :16]
+    r = np.asarray(r, u32)
     if kind == "iu8":
       for k in range(4):
         byte = ((r >> (8 * k)) & 0xff).astype(np.int64)
@@ -444,25 +486,34 @@ def _wmma_rows(regs, kind:str, signed:bool=True) -> np.ndarray:
     else:
       half = h16 if kind == "f16" else bf16
       cols += [half(r).astype(f64), half(r, True).astype(f64)]
-  return np.stack(cols, axis=-1)
+  x = np.stack(cols, axis=-1)  # [n, lane, element]
+  return np.concatenate([x[:, :16], x[:, 16:]], axis=-1) if split else x[:, :16]
 
-def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False):
-  """v_wmma_{f32,f16,i32}_16x16x16_{f16,bf16,iu8}, wave32 layout. C/D VGPR j, lane l holds element (row 2*j + l // 16,
-  column l % 16): a whole f32/i32, or an f16 in the low (hi=False) or high half with the other half copied from C. Products are
-  summed exactly (float64 for f16/bf16 inputs: 16 products of 11-bit mantissas fit; int64 for iu8) and rounded once;
-  hardware accumulates in an unspecified order, so float results can differ from it in the last bit."""
-  integer = kind_in == "iu8"
-  a = _wmma_rows(a_regs, kind_in, signed[0])
-  b = _wmma_rows(b_regs, kind_in, signed[1])
+def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False,
+         layout:str="rdna3"):
+  """v_wmma_{f32,f16,i32}_16x16x16_{f16,bf16,iu8}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
+  l % 16) on RDNA3 and (row j + 8 * (l // 16), column l % 16) on RDNA4 (layout). A whole f32/i32 element is VGPR j;
+  an f16 one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
+  VGPR j // 2 on RDNA4 (packed: 4 VGPRs). Products are summed exactly (float64 for f16/bf16 inputs: 16 products of
+  11-bit mantissas fit; int64 for iu8) and rounded once; hardware accumulates in an unspecified order, so float
+  results can differ from it in the last bit."""
+  integer, rdna4 = kind_in == "iu8", layout == "rdna4"
+  a = _wmma_rows(a_regs, kind_in, signed[0], rdna4)
+  b = _wmma_rows(b_regs, kind_in, signed[1], rdna4)
   d = np.einsum("nrk,nck->nrc", a, b)              # [n, row, col]
-  rows, cols = 2 * np.arange(8)[:, None] + np.arange(32) // 16, np.arange(32) % 16
-  c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)    # [n, j, lane] raw bits
-  acc = d[:, rows, cols]                                           # [n, j, lane]
+  j, lane = np.arange(8)[:, None], np.arange(32)
+  rows, cols = (j + 8 * (lane // 16)) if rdna4 else (2 * j + lane // 16), lane % 16
+  c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)    # [n, VGPR, lane] raw bits
+  acc = d[:, rows, cols]                                           # [n, element, lane]
   if integer:
     acc = acc + c.view(i32).astype(np.int64)
     acc = np.clip(acc, -2**31, 2**31 - 1) if clamp else acc
     out = acc.astype(np.int64).astype(u32)
   elif kind_out == "f32": out = fbits32((acc + c.view(f32).astype(f64)).astype(f32))
+  elif rdna4:
+    ch = np.stack([(c[:, k // 2] >> (16 * (k % 2))) & 0xffff for k in range(8)], axis=1)
+    res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
+    return [res[:, 2 * k] | (res[:, 2 * k + 1] << 16) for k in range(4)]
   else:
     ch = (c >> 16) if hi else (c & 0xffff)
     res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)

@@ -81,7 +81,9 @@ def lane_bits(bools:np.ndarray) -> int:
 _COMPILED:dict[str, object] = {}
 
 def evaluate(prog:program.Program, read) -> dict[str, object]:
-  """The program's outputs, its inputs read by read(input node): the row's numpy rendering, run once."""
+  """The program's outputs, its inputs read by read(input node): the row's numpy rendering, run once. Every input is
+  an array (one element for a scalar), as in the numpy backend: numpy's scalar arithmetic picks another NaN than its
+  array arithmetic when both operands are NaNs."""
   inputs = []
   def placeholder(e):
     inputs.append(e)
@@ -92,7 +94,7 @@ def evaluate(prog:program.Program, read) -> dict[str, object]:
     ns = dict(vars(numpy_runtime))
     exec(compile(src, "<row>", "exec"), ns)
     fn = _COMPILED[src] = ns["_row"]
-  with np.errstate(all="ignore"): values = fn([read(e) for e in inputs])
+  with np.errstate(all="ignore"): values = fn([np.atleast_1d(read(e)) for e in inputs])
   return dict(zip(prog.out, values))
 
 def typed(raw, isa:str, hi:bool):
@@ -249,8 +251,8 @@ class Stepper(Reads):
   def wmma(self, op:ops.Wmma):
     if self.lanes != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = [[self.state.vgpr[self.vreg(r)][None, :] for r in block] for block in (op.a, op.b, op.c)]
-    d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp)
-    for j in range(8): self.vwrite(op.dst + j, "b32", d[j][0], self.state.active())
+    d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout)
+    for j in range(len(op.c)): self.vwrite(op.dst + j, "b32", d[j][0], self.state.active())
 
   def readlane(self, op:ops.ReadLane):
     if op.lane is None:
@@ -272,9 +274,9 @@ class Stepper(Reads):
 
   # *** scalar ALU and control ***
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, self.lanes)
+    prog = program.salu(op, self.sem, self.lanes, self.ftz32, self.ftz16)
     self.dpp = None
-    out = evaluate(prog, lambda e: self.read(e, vec=False))
+    out = {k: np.asarray(x).reshape(-1)[0] for k, x in evaluate(prog, lambda e: self.read(e, vec=False)).items()}
     if "exec" in out: self.state.exec = int(out["exec"])
     if "scc" in out: self.state.sgpr[SCC] = int(bool(out["scc"]))
     if "d" in out: self.swrite(op.dst, prog.dst, out["d"])
@@ -295,10 +297,11 @@ class Stepper(Reads):
     st = self.state
     base = int(st.sgpr[op.base]) | int(st.sgpr[op.base + 1]) << 32
     soff = 0 if op.soffset is None else int(self.raw(op.soffset, 32, False, "u32"))
-    addr = (base + op.offset + soff) & (2**64 - 1) & ~3   # the low two bits are ignored, as on hardware
-    words = self.mem.load(addr + 4 * np.arange(op.ndw, dtype=np.uint64), np.uint32, self.where())
+    dt = np.dtype(NP[op.kind])  # dwords, or one sub-dword element (RDNA4), zero- or sign-extended
+    addr = (base + op.offset + soff) & (2**64 - 1) & ~(dt.itemsize - 1)  # the low bits are ignored, as on hardware
+    words = self.mem.load(addr + dt.itemsize * np.arange(op.ndw, dtype=np.uint64), dt, self.where())
     for j in range(op.ndw):
-      if op.dst + j != NULL: st.sgpr[op.dst + j] = words[j]
+      if op.dst + j != NULL: st.sgpr[op.dst + j] = np.int64(words[j]) & 0xffffffff
 
   def address(self, a:ops.Addr, lane:int) -> int:
     v = self.state.vgpr
@@ -400,8 +403,11 @@ class Stepper(Reads):
 
   ATOMIC = {"add": lambda o, x: o + x, "sub": lambda o, x: o - x, "min_i": min, "max_i": max, "min_u": min, "max_u": max,
             "and": lambda o, x: o & x, "or": lambda o, x: o | x, "xor": lambda o, x: o ^ x, "add_f": lambda o, x: o + x,
-            "min_f": np.fmin, "max_f": np.fmax, "xchg": lambda o, x: x}
-  ATOMIC_TYPE = {"min_i": np.int32, "max_i": np.int32, "add_f": np.float32, "min_f": np.float32, "max_f": np.float32}
+            "min_f": np.fmin, "max_f": np.fmax, "xchg": lambda o, x: x,
+            # RDNA4's ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
+            "min_num_f": lambda o, x: numpy_runtime.min_num(x, o), "max_num_f": lambda o, x: numpy_runtime.max_num(x, o)}
+  ATOMIC_TYPE = {"min_i": np.int32, "max_i": np.int32, "add_f": np.float32, "min_f": np.float32, "max_f": np.float32,
+                 "min_num_f": np.float32, "max_num_f": np.float32}
 
   def ds_atomic(self, op:ops.DsAtomic):
     """A 32-bit read-modify-write per active lane, in lane order; each lane gets the value it saw."""

@@ -26,6 +26,7 @@ typedef struct {
   int64_t waves, wpg, nvgpr, lds_size;
   int64_t wg0, gx, gy, gz, bx, by, bz;     /* first workgroup of this chunk, grid and block dimensions */
   int64_t nuser, enables, comps;           /* user SGPRs; RSRC2 workgroup-ID enables (bits 0-2); TIDIG_COMP_CNT */
+  int64_t ttmp_x, ttmp_yz;                 /* gfx12: the ttmp registers of the workgroup ID x and y | z << 16, or -1 */
   uint64_t pgm;
   int64_t budget, used;                    /* wave-instructions */
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
@@ -94,6 +95,24 @@ static inline uint32_t clz64(uint64_t x) { return x ? (uint32_t)__builtin_clzll(
 static inline uint32_t ctz64(uint64_t x) { return x ? (uint32_t)__builtin_ctzll(x) : 0xffffffffu; }
 static inline double sub64(double a, double b) { return nan64(a - b, a, b); }
 
+/* RDNA4's IEEE 754-2019 min/max (numpy_runtime.py has the numpy side; backends/c.py picks the width):
+ * minimumNumber/maximumNumber (v_min_num, v_max_num: fmin/fmax, but two NaN operands give the first one quieted) and minimum/maximum (v_minimum, s_maximum_f16, ...: the
+ * first signalling NaN operand quieted, else the first quiet NaN; -0 < +0). Half values are carried as floats, whose
+ * quiet bit is the half's. */
+static inline int snan32(float x) { return x != x && !(U32F(x) & 0x400000u); }
+static inline int snan64(double x) { return x != x && !(U64F(x) & 0x8000000000000ull); }
+#define IEEE754_2019(W, T) \
+  static inline T min_num##W(T a, T b) { return (a != a && b != b) ? quiet##W(a) : fmin##W(a, b); } \
+  static inline T max_num##W(T a, T b) { return (a != a && b != b) ? quiet##W(a) : fmax##W(a, b); } \
+  static inline T pick754_##W(T a, T b, int pick_a) { \
+    if (a != a && (snan##W(a) || !snan##W(b))) return quiet##W(a); \
+    return b != b ? quiet##W(b) : pick_a ? a : b; \
+  } \
+  static inline T minimum754_##W(T a, T b) { return pick754_##W(a, b, a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b))); } \
+  static inline T maximum754_##W(T a, T b) { return pick754_##W(a, b, a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))); }
+IEEE754_2019(32, float)
+IEEE754_2019(64, double)
+
 #include "native_memory.c"
 
 /* *** LDS: an element past the workgroup's LDS is a fault *** */
@@ -121,6 +140,10 @@ static void init(Ctx *c) {
     if (c->enables & 1) s[k++] = (uint32_t)(g % c->gx);
     if (c->enables & 2) s[k++] = (uint32_t)((g / c->gx) % c->gy);
     if (c->enables & 4) s[k++] = (uint32_t)(g / (c->gx * c->gy));
+    if (c->ttmp_x >= 0) {  /* gfx12: the workgroup ID in ttmp registers (semantics/rdna4.py TTMP_WORKGROUP_IDS) */
+      s[c->ttmp_x] = (uint32_t)(g % c->gx);
+      s[c->ttmp_yz] = (uint32_t)(((g / c->gx) % c->gy) & 0xffff) | (uint32_t)(g / (c->gx * c->gy)) << 16;
+    }
     int64_t t = (w % c->wpg) * WAVE, x = t % c->bx, y = (t / c->bx) % c->by, z = t / (c->bx * c->by);
     for (int l = 0; l < WAVE; l++, t++) {  /* the work-item ID counts up x, then y, then z: no division per lane */
       v0[l] = (uint32_t)(x | (c->comps >= 1 ? y << 10 : 0) | (c->comps >= 2 ? z << 20 : 0));

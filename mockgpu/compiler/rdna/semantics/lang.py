@@ -63,6 +63,9 @@ def _promoted(ts:list[str]) -> str: return promote(ts[0], ts[1])
 HELPERS:dict[str, object] = {
   # float arithmetic that rounds once, and IEEE-mode min/max (a NaN operand yields the other)
   "fma": _same, "fmax": _same, "fmin": _same, "fmed3": _same, "ldexp": _same,
+  # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber (a NaN operand yields the other, two NaNs the first quieted) and
+  # minimum/maximum (a NaN operand yields a NaN), and v_med3_num
+  "min_num": _same, "max_num": _same, "minimum754": _same, "maximum754": _same, "med3_num": _same,
   # transcendentals and rounding (computed exactly and rounded once, see backends/numpy_runtime.py)
   "exp2": _same, "log2": _same, "rcp": _same, "rsq": _same, "sqrt": _same, "sin_rev": _same, "cos_rev": _same,
   "floor": _same, "ceil": _same, "trunc": _same, "rint": _same, "fract": _same, "frexp_mant": _same,

@@ -12,6 +12,8 @@ bit of the mask they write: a carry, a compare). Scalar rows (SOP) read a, b, d 
 from __future__ import annotations
 from mockgpu.compiler.rdna.semantics.lang import table
 
+FAMILY = "rdna3"
+
 VOP = table("""
 MOV_B32 b32 b32 = a
 NOT_B32 b32 b32 = ~a
@@ -290,6 +292,18 @@ DS_ATOMIC = {"ADD_U32": "add", "SUB_U32": "sub", "MIN_I32": "min_i", "MAX_I32": 
              "MAX_U32": "max_u", "AND_B32": "and", "OR_B32": "or", "XOR_B32": "xor", "ADD_F32": "add_f",
              "MIN_F32": "min_f", "MAX_F32": "max_f", "STOREXCHG_B32": "xchg"}
 
-# v_wmma_*: (A/B element kind, C/D kind, VGPRs of A and of B); the layout and the exact sum are numpy_runtime.wmma
-WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8),
-        "WMMA_F16_16X16X16_F16": ("f16", "f16", 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4)}
+# v_wmma_*: (A/B element kind, C/D kind, VGPRs of A and of B, VGPRs of C and D); the layout and the exact sum are
+# numpy_runtime.wmma's (WMMA_LAYOUT): lanes 16-31 replicate lanes 0-15
+WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8, 8),
+        "WMMA_F16_16X16X16_F16": ("f16", "f16", 8, 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4, 8)}
+WMMA_LAYOUT = "rdna3"
+
+# what later families change (semantics/rdna4.py): RDNA3 renames nothing, has no extra no-ops, no sub-dword SMEM
+# loads, no op reading a source's high half by name, puts the workgroup IDs in SGPRs after the user SGPRs (no ttmp
+# registers), and COMPUTE_TMPRING_SIZE.WAVESIZE is bits 12..26
+ALIASES:dict[str, str] = {}
+NOOPS:frozenset[str] = frozenset()
+SMEM_KINDS:dict[str, str] = {}
+HIGH_HALF:set[str] = set()
+TTMP_WORKGROUP_IDS = None
+TMPRING_WAVESIZE_BITS = 15
