@@ -40,17 +40,19 @@ def _record(isa:str, key, path:str, code, classify):
 
 # *** RDNA ***
 
-def rdna_dispatch(family:str, code:bytes, native:bool, ftz32:bool, ftz16:bool):
-  """The hook of the RDNA executor: a dispatch of the kernel `code` ran on the C path (native) or on numpy."""
+def rdna_dispatch(family:str, code:bytes, native:bool, ftz32:bool, ftz16:bool, lanes:int=32):
+  """The hook of the RDNA executor: a dispatch of the kernel `code` (waves of `lanes`) ran on the C path (native) or on
+  numpy."""
   if config.coverage_file() is None: return
-  ident = code + bytes([ftz32, ftz16])
-  _record(family, (code, ftz32, ftz16), "C" if native else "numpy", lambda: ident,
-          lambda: _cached(family, ident, lambda: _rdna_classify(family, code, ftz32, ftz16)))
+  ident = code + bytes([ftz32, ftz16, lanes])
+  _record(family, (code, ftz32, ftz16, lanes), "C" if native else "numpy", lambda: ident,
+          lambda: _cached(family, ident, lambda: _rdna_classify(family, code, ftz32, ftz16, lanes)))
 
 @functools.cache
 def _version() -> str:
-  """Changes with the translators whose verdicts a classification holds (translate.VERSION covers the numpy side)."""
-  from mockgpu.compiler.rdna import cgen, translate
+  """Changes with the backends whose verdicts a classification holds (the numpy backend's VERSION covers the table,
+  the operand model and the numpy side)."""
+  from mockgpu.compiler.rdna.backends import c as cgen, numpy as translate
   h = hashlib.sha256(translate.VERSION.encode())
   for module in (cgen, sys.modules[__name__]):
     with open(module.__file__, "rb") as f: h.update(f.read())
@@ -74,31 +76,34 @@ def rdna_names(inst) -> tuple[str, ...]:
 
 _RAISE = re.compile(r"raise unsupported\(st, (\d+), ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\)")
 
-def _rdna_classify(family:str, code:bytes, ftz32:bool, ftz16:bool) -> dict:
-  from mockgpu.compiler.rdna import decode, translate
+def _rdna_classify(family:str, code:bytes, ftz32:bool, ftz16:bool, lanes:int) -> dict:
+  from mockgpu.compiler.rdna import decode
+  from mockgpu.compiler.rdna.backends import numpy as translate
   insts = decode.walk(code, family)
   names = {pc: rdna_names(i) for pc, i in insts.items()}
   # one block per instruction: the translators stop a block at its first unsupported instruction, which would hide the rest
   singles = [decode.Block(pc, [(pc, inst)]) for pc, inst in sorted(insts.items())]
-  refused = {int(pc): ast.literal_eval(why) for pc, why in _RAISE.findall(translate.Translator(singles, ftz32, ftz16, family).source())}
+  refused = {int(pc): ast.literal_eval(why) for pc, why in
+             _RAISE.findall(translate.Translator(singles, ftz32, ftz16, family, lanes).source())}
   refused.update({pc: i.reason for pc, i in insts.items() if isinstance(i, decode.Bad)})
   refused = {pc: why for pc, why in refused.items() if pc in names}  # not "execution runs past the end", which is no instruction
-  no_c, declined = _rdna_c_refusals(singles, ftz32, ftz16, family)
+  no_c, declined = _rdna_c_refusals(singles, ftz32, ftz16, family, lanes)
   def marked(whys:dict[int, str]) -> dict[str, str]: return {n: why for pc, why in whys.items() for n in names[pc]}
   return {"ops": sorted({n for ns in names.values() for n in ns}),
           "unsupported": marked({pc: why for pc, why in refused.items() if not why.startswith(decode.INVALID)}),
           "invalid": marked({pc: why for pc, why in refused.items() if why.startswith(decode.INVALID)}),
           "numpy_only": marked({pc: why for pc, why in no_c.items() if pc not in refused}), "declined": declined}
 
-def _rdna_c_refusals(singles:list, ftz32:bool, ftz16:bool, family:str) -> tuple[dict[int, str], str|None]:
+def _rdna_c_refusals(singles:list, ftz32:bool, ftz16:bool, family:str, lanes:int) -> tuple[dict[int, str], str|None]:
   """The instructions the C translator refuses (NoNative), by PC, and its refusal of the kernel as a whole. Each refused
   instruction is replaced by an undecodable word (which C translates to a raise) and the kernel translated again."""
-  from mockgpu.compiler.rdna import cgen, decode
+  from mockgpu.compiler.rdna import decode
+  from mockgpu.compiler.rdna.backends import c as cgen
   blocks, refused = list(singles), {}
   while True:
     t = None
     try:
-      t = cgen.CTranslator(blocks, ftz32, ftz16, family)
+      t = cgen.CTranslator(blocks, ftz32, ftz16, family, lanes)
       t.source()
       return refused, None
     except cgen.NoNative as e:

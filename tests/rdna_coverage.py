@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
-from mockgpu.compiler.rdna import translate, cgen
+from mockgpu.compiler.rdna.backends import numpy as translate, c as cgen
 
 ENCODINGS = ["SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P",
              "VOPD", "VINTERP", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR"]

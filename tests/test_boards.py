@@ -71,7 +71,7 @@ def test_doctor_lists_the_boards_llvm_compiles_for():
     if choice.lib is None: assert f"apt-get install libllvm{toolchain.LLVM_TESTED}" in line
 
 def test_rdna4_dispatch_runs_on_the_rdna4_executor():
-  # gfx1201 boots (sysfs, queues, LLVM's gfx12 code object) and its kernels run as RDNA4 (compiler/rdna/rdna4.py)
+  # gfx1201 boots (sysfs, queues, LLVM's gfx12 code object) and its kernels run as RDNA4 (compiler/rdna/semantics/rdna4.py)
   p = run_tinygrad("MOCKKFD+AMD:LLVM:gfx1201", """
     from tinygrad import Tensor
     from mockgpu import system

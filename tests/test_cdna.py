@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 from tinygrad.runtime.autogen.amd.cdna import ins, str_pcode as cdna_pcode
 from tinygrad.runtime.autogen.amd.rdna3 import str_pcode as rdna3_pcode
 from mockgpu.compiler.rdna import cdna
-from mockgpu.emulators.rdna import runtime, semantics
+from mockgpu.compiler.rdna.semantics import rdna3 as semantics
+from mockgpu.compiler.rdna.backends.numpy import eval_row
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 u32s, u64s = st.integers(0, 2**32 - 1), st.integers(0, 2**64 - 1)
@@ -36,7 +37,7 @@ REVIEWED = {
 }
 
 def test_same_vop_and_sop_rows_repeat_rdna3_pseudocode():
-  for family, names, rows in (("vop", cdna.SAME_VOP, semantics.VOP), ("sop", cdna.SAME_SOP, {**semantics.SOP, **semantics.SOP_SCC_IN})):
+  for family, names, rows in (("vop", cdna.SAME_VOP, semantics.VOP), ("sop", cdna.SAME_SOP, semantics.SOP)):
     c, r = pcode(cdna_pcode, family), pcode(rdna3_pcode, family)
     for n in names:
       assert n in rows, f"{n}: no RDNA3 row to alias"
@@ -71,17 +72,16 @@ def test_cmpx_writes_its_destination_too():
   text = norm(cdna_pcode.PCODE[next(k for k in cdna_pcode.PCODE if k.name == "V_CMPX_LT_F32_E32")])
   assert text.startswith("EXEC.u64[laneId] = D0.u64[laneId] =") and cdna.CMPX_WRITES_SDST
   assert cdna.compare("CMPX_LT_F32") == ("LT", "f32") and cdna.compare("CMP_TRU_F16") == ("T", "f16") and cdna.compare("CMP_CLASS_F32") is None
-  assert all(semantics.compare_expr(*cdna.compare(f"CMP_{c}_F32")) for c in ("F", "LT", "EQ", "LE", "GT", "LG", "GE", "O", "U", "NGE", "NLG",
-                                                                                "NGT", "NLE", "NEQ", "NLT", "TRU"))
+  assert all(f"CMP_{cdna.compare(f'CMP_{c}_F32')[0]}_F32" in semantics.VOP for c in ("F", "LT", "EQ", "LE", "GT", "LG", "GE", "O", "U",
+                                                                                        "NGE", "NLG", "NGT", "NLE", "NEQ", "NLT", "TRU"))
 
 # *** CDNA's own rows, against independent references ***
 
-def evaluate(row, *args, **extra):
-  """Run a row's expression as a backend would: typed sources a, b, c over runtime's helpers and cdna's ROW_HELPERS."""
-  ns = {k: v for k, v in vars(runtime).items() if not k.startswith("__")}
-  ns.update({k: getattr(cdna, k) for k in cdna.ROW_HELPERS}, np=np, **extra)
-  ns.update(zip("abc", args))
-  with np.errstate(all="ignore"): return eval(row[2], ns)
+def evaluate(row, *args, out:str="d", **extra):
+  """Run a row as the numpy backend would: its sources from args (a, b, c), other inputs by name, cdna's ROW_HELPERS
+  beside the numpy runtime's; the final value of `out`."""
+  values = dict(zip((n for n, _ in row.srcs), args), **extra)
+  return eval_row(row, values, {k: getattr(cdna, k) for k in cdna.ROW_HELPERS})[out]
 
 @given(u64s, u32s, u64s)
 def test_lshl_add_u64_and_mov_b64(a, b, c):
@@ -113,24 +113,22 @@ def test_carry_rows_against_integers(a, b, ci):
                                "ADDC_CO_U32": (a + b + ci, a + b + ci >= 2**32), "SUBB_CO_U32": (a - b - ci, b + ci > a),
                                "SUBBREV_CO_U32": (b - a - ci, a + ci > b)}.items():
     row = cdna.CARRY[name]
-    ns = dict(ci=np.uint32(ci))
-    assert int(evaluate((None, None, row[2]), np.uint32(a), np.uint32(b), **ns)) % 2**32 == value % 2**32, name
-    assert bool(evaluate((None, None, row[3]), np.uint32(a), np.uint32(b), **ns)) == carry, name
+    ns = dict(vcc=np.bool_(ci)) if name in cdna.CARRY_IN else {}
+    assert int(evaluate(row, np.uint32(a), np.uint32(b), **ns)) % 2**32 == value % 2**32, name
+    assert bool(evaluate(row, np.uint32(a), np.uint32(b), out="vcc", **ns)) == carry, name
 
 @given(st.integers(-2**31, 2**31 - 1), st.integers(0, 2**16 - 1), st.integers(0, 1), st.integers(-2**31, 2**31 - 1))
 def test_sopk_rows(s0, k, scc, d):
+  """The SOPK rows (RDNA3's) with the immediate as the operand model gives it: sign-extended (I32), zero-extended (U32)."""
   sk, uk = np.int32(k - 2**16 if k >> 15 else k), np.uint32(k)
   for cond, op in (("EQ", "__eq__"), ("LG", "__ne__"), ("GT", "__gt__"), ("GE", "__ge__"), ("LT", "__lt__"), ("LE", "__le__")):
-    _, _, _, scc_expr = cdna.SOPK[f"CMPK_{cond}_I32"]
-    assert bool(evaluate((None, None, scc_expr), np.int32(s0), sk=sk, uk=uk)) == getattr(s0, op)(int(sk))
-    _, _, _, scc_expr = cdna.SOPK[f"CMPK_{cond}_U32"]
-    assert bool(evaluate((None, None, scc_expr), np.uint32(s0 % 2**32), sk=sk, uk=uk)) == getattr(s0 % 2**32, op)(k)
-  ns = dict(sk=sk, uk=uk, d=np.int32(d), scc=np.uint32(scc))
-  r = int(evaluate((None, None, cdna.SOPK["ADDK_I32"][2]), **ns))
+    assert bool(evaluate(cdna.SOPK[f"CMPK_{cond}_I32"], np.int32(s0), sk, out="scc")) == getattr(s0, op)(int(sk))
+    assert bool(evaluate(cdna.SOPK[f"CMPK_{cond}_U32"], np.uint32(s0 % 2**32), uk, out="scc")) == getattr(s0 % 2**32, op)(k)
+  r = int(evaluate(cdna.SOPK["ADDK_I32"], sk, d=np.int32(d)))
   assert r == (d + int(sk) + 2**31) % 2**32 - 2**31
   overflow = not -2**31 <= d + int(sk) < 2**31
-  assert bool(evaluate((None, None, cdna.SOPK["ADDK_I32"][3]), r=np.int32(r), **ns)) == overflow
-  assert int(evaluate((None, None, cdna.SOPK["CMOVK_I32"][2]), **ns)) == (int(sk) if scc else d)
+  assert bool(evaluate(cdna.SOPK["ADDK_I32"], sk, d=np.int32(d), out="scc")) == overflow
+  assert int(evaluate(cdna.SOPK["CMOVK_I32"], sk.view(np.uint32), d=np.uint32(d % 2**32), scc=np.uint32(scc))) == (int(sk) if scc else d) % 2**32
 
 @given(u32s, u32s, u32s, st.integers(0, 255))
 def test_bitop3_truth_table(a, b, c, table):

@@ -27,7 +27,7 @@ def records(path:str) -> list[dict]: return coverage.read(path)[0]
 
 def c_refuses(inst) -> bool:
   """The C translator refuses this instruction alone (tests/rdna_coverage.py's probe, independent of coverage.py)."""
-  from mockgpu.compiler.rdna import cgen
+  from mockgpu.compiler.rdna.backends import c as cgen
   tr = cgen.CTranslator([], False, False)
   tr.names, tr.vregs = {}, {0}
   return not rdna_coverage.implemented(tr, inst, cgen.NoNative)
@@ -35,7 +35,7 @@ def c_refuses(inst) -> bool:
 def unimplemented(n:int) -> list:
   """n scalar instructions the numpy translator does not implement today (tests/rdna_coverage.py's probe, independent
   of coverage.py), or a skip once the ISA is implemented that far."""
-  from mockgpu.compiler.rdna import translate
+  from mockgpu.compiler.rdna.backends import numpy as translate
   tr = translate.Translator([], False, False)
   found = [i for i in (I.s_movrels_b32(s[9], s[1]), I.s_ceil_f32(s[9], s[1]), I.s_getreg_b32(s[9], simm16=0x1801))
            if not rdna_coverage.implemented(tr, i, translate.Unsupported)]

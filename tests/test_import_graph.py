@@ -17,15 +17,10 @@ KNOWN = {
   ("mockgpu.emulators.rdna", "mockgpu.emulators.rdna.executor"): "the RDNA package runs dispatches through its executor",
   ("mockgpu.driver.nvidia", "mockgpu.driver.nv_rm"): "/dev/nvidia* opens the RM driver built on nvidia.py's constants",
   ("mockgpu.driver.nv_rm", "mockgpu.driver.nv_uvm"): "RM hands /dev/nvidia-uvm to the UVM model built on it",
-  ("mockgpu.compiler.rdna.cgen", "mockgpu.emulators.rdna.semantics"): "the RDNA semantics table still sits in emulators/",
-  ("mockgpu.compiler.rdna.translate", "mockgpu.emulators.rdna.semantics"): "the RDNA semantics table still sits in emulators/",
-  ("mockgpu.compiler.rdna.translate", "mockgpu.emulators.rdna.runtime"): "the RDNA runtime helpers still sit in emulators/",
-  ("mockgpu.compiler.rdna.cdna", "mockgpu.emulators.rdna.semantics"): "the RDNA semantics table still sits in emulators/",
-  ("mockgpu.compiler.rdna.rdna4", "mockgpu.emulators.rdna.semantics"): "the RDNA semantics table still sits in emulators/",
-  ("mockgpu.compiler.rdna.cdna", "mockgpu.emulators.rdna.runtime"): "the RDNA runtime helpers still sit in emulators/",
 }
 # what the compiler may import outside itself: the ground under every part
-COMPILER_MAY_IMPORT = ("mockgpu.errors", "mockgpu.config", "mockgpu")
+COMPILER_MAY_IMPORT = ("mockgpu.errors", "mockgpu.config", "mockgpu",
+                       "mockgpu.memory")  # the address space every ISA's code reads and writes; it imports only errors
 PTX_GROUND = ("syntax", "types", "parser", "inline", "validity", "layout", "blocks", "semantics")
 
 def modules() -> dict[str, str]:

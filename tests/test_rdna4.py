@@ -1,4 +1,4 @@
-"""RDNA4 (gfx1201): each delta of mockgpu/compiler/rdna/rdna4.py on hand-assembled kernels (tinygrad's RDNA4 DSL),
+"""RDNA4 (gfx1201): each delta of mockgpu/compiler/rdna/semantics/rdna4.py on hand-assembled kernels (tinygrad's RDNA4 DSL),
 against references written here from the RDNA4 ISA pseudocode (tinygrad.runtime.autogen.amd.rdna4.str_pcode), not
 from the tables under test. A test with a `path` parameter runs on the numpy path and on the C path and asserts which
 one ran; the ones without run on the numpy path only, where the C translation declines the instructions (VOP3P WMMA,
@@ -12,7 +12,7 @@ from tinygrad.renderer.amd.dsl import s, v, ttmp, NULL
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I3
 from mockgpu.errors import UnsupportedInstruction
-from mockgpu.compiler.rdna import rdna4
+from mockgpu.compiler.rdna.semantics import rdna4
 from test_rdna_harness import aligned
 from test_rdna_isa import run as run_isa, RSRC1, RSRC2
 

@@ -8,7 +8,7 @@ from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.errors import GPUPageFault
 from mockgpu.compiler import native
-from mockgpu.emulators.rdna import runtime as rt
+from mockgpu.compiler.rdna.backends import numpy_runtime as rt
 from test_rdna_harness import aligned
 from test_rdna_isa import kernel, run, tid_times4, store
 

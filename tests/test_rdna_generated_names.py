@@ -1,4 +1,4 @@
-"""The numpy translation's generated code (compiler/rdna/translate.py) must not shadow the runtime helpers it calls.
+"""The numpy translation's generated code (compiler/rdna/backends/numpy.py) must not shadow the runtime helpers it calls.
 
 Its block functions were once named b<k> / a<k>: block 16 was `b16`, the name of runtime.b16 (the 16-bit operand
 view), so in any kernel of 17 blocks or more every 16-bit operand read called block 16 instead: IndexError ("index
@@ -18,8 +18,8 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_HI
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna import decode
-from mockgpu.compiler.rdna.translate import Translator
-from mockgpu.emulators.rdna import runtime, memops
+from mockgpu.compiler.rdna.backends.numpy import Translator
+from mockgpu.compiler.rdna.backends import numpy_runtime as runtime, numpy_memory as memops
 from test_rdna_harness import aligned
 from test_rdna_isa import kernel, run
 

@@ -157,9 +157,6 @@ def test_code_fetch_outside_memory_faults():
 
 def test_unmodelled_modes_raise():
   out = aligned(4 * 32, 256).view(np.uint32)
-  with pytest.raises(NotImplementedError, match="wave64"):
-    mem = AddressSpace("x")
-    run_dispatch(mem, Dispatch("rdna3", 0, RSRC1, RSRC2, 0, [0] * 16, 0, 0, (64, 1, 1), (1, 1, 1), False))
   with pytest.raises(NotImplementedError, match="FLOAT_ROUND_MODE"):
     run(kernel(I.s_endpgm()), out, rsrc1=RSRC1 | 1 << 12)
   with pytest.raises(NotImplementedError, match="architecture 'cdna'"):

@@ -7,7 +7,9 @@ import pytest
 from tinygrad import dtypes
 from tinygrad.renderer.amd.dsl import v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from mockgpu.compiler.rdna import cgen
+from mockgpu.compiler.rdna.backends.c import c_rows
+from mockgpu.compiler.rdna.semantics.lang import free_names
+from mockgpu.compiler.rdna.semantics import rdna3 as sem
 from test_rdna_harness import cpu, run_mock
 from test_rdna_valu import run_op
 
@@ -127,12 +129,20 @@ def same_bits(monkeypatch, inst, ops, what:str, half_nans:bool=False):
   if half_nans: outs = [_nan_halves(o) for o in outs]
   np.testing.assert_array_equal(outs[1], outs[0], err_msg=f"{what}: native bits differ from the numpy path")
 
-FLOAT_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if "f32" in (t, *ts) and not {"f64", "u64", "i64"} & {t, *ts}
-             and n not in cgen.LITERAL_K and n not in cgen.ACCUMULATE]
+def _plain(name:str, row) -> bool:
+  """A row one plain VOP1/VOP2/VOP3 instruction runs: sources a, b, c, a destination, no lane mask in or out."""
+  return row.dst is not None and all(n in "abc" for n, _ in row.srcs) and "vcc" not in row.assigns() \
+         and "vcc" not in free_names(row) and name not in sem.LITERAL_K and name not in sem.ACCUMULATE
+
+C_ROWS = {n: r for n, r in sem.VOP.items() if c_rows()[n] and _plain(n, r)}  # what both paths run
+def _types(name:str) -> tuple[str, ...]: return (C_ROWS[name].dst, *C_ROWS[name].source_types())
+def _nsrc(name:str) -> int: return len(C_ROWS[name].srcs)
+
+FLOAT_OPS = [n for n in C_ROWS if "f32" in _types(n) and not {"f64", "u64", "i64"} & set(_types(n))]
 
 @pytest.mark.parametrize("name", FLOAT_OPS)
 def test_float_instruction_same_bits_on_both_paths(name, monkeypatch):
-  same_bits(monkeypatch, _inst(name, len(cgen.VOP[name][1])), [_operands(k) for k in range(3)], name)
+  same_bits(monkeypatch, _inst(name, _nsrc(name)), [_operands(k) for k in range(3)], name)
 
 @pytest.mark.parametrize("path", ["numpy", "native"])
 @pytest.mark.parametrize("name", ["log_f32", "sqrt_f32", "rsq_f32"])
@@ -158,18 +168,20 @@ def test_uncovered_instruction_keeps_the_numpy_path(monkeypatch):
   with np.errstate(over="ignore", invalid="ignore"): want = h + h  # the specials overflow to inf, as the GPU's sum does
   np.testing.assert_array_equal(got.view(np.float16)[~np.isnan(want)], want[~np.isnan(want)])
 
-INT_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if not any(x[0] == "f" or x.endswith("64") for x in (t, *ts))
-           and n not in cgen.LITERAL_K and n not in cgen.ACCUMULATE]
+INT_OPS = [n for n in C_ROWS if not any(x[0] == "f" or x.endswith("64") for x in _types(n))]
 
 @pytest.mark.parametrize("name", INT_OPS)
 def test_integer_instruction_same_bits_on_both_paths(name, monkeypatch):
-  nsrc = len(cgen.VOP[name][1])
+  nsrc = _nsrc(name)
   ops = [rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32) for _ in range(3)]
   ops[0][:8] = [0, 1, 31, 32, 0xffffffff, 0x80000000, 0xffff, 0x8000]  # shift counts, signs, 16-bit edges
   insts = [_inst(name, nsrc)]
-  if "16" in name and hasattr(I, f"v_{name.lower()}"):  # the high halves through op_sel (VOP3 only)
+  if "16" in name and hasattr(I, f"v_{name.lower()}"):  # the high halves of the 16-bit operands through op_sel (VOP3 only)
     fn = getattr(I, f"v_{name.lower()}")
-    insts.append(fn(v[4], v[2], v[3], v[5], opsel=0b1011) if nsrc == 3 else fn(v[4], v[2], v[3], opsel=0b1001) if nsrc == 2 else fn(v[4], v[2], opsel=0b1001))
+    types = _types(name)
+    sixteen = sum(1 << i for i, t in enumerate(types[1:]) if t[1:] == "16") | (8 if types[0][1:] == "16" else 0)
+    sel = (0b1011 if nsrc == 3 else 0b1001) & sixteen
+    insts.append(fn(v[4], v[2], v[3], v[5], opsel=sel) if nsrc == 3 else fn(v[4], v[2], v[3], opsel=sel) if nsrc == 2 else fn(v[4], v[2], opsel=sel))
   for inst in insts: same_bits(monkeypatch, inst, ops, name)
 
 # special float16 values in both halves: signed zeros, infinities, NaNs (quiet, signalling, with payloads),
@@ -182,18 +194,18 @@ def _operands16(k:int) -> np.ndarray:
   hi = np.roll(lo, 7 + k)
   return (lo.astype(np.uint32) | (hi.astype(np.uint32) << 16))[:32]
 
-HALF_OPS = [n for n, (t, ts, _) in cgen.VOP.items() if "f16" in (t, *ts)]
+HALF_OPS = [n for n in C_ROWS if "f16" in _types(n)]
 
 @pytest.mark.parametrize("name", HALF_OPS)
 def test_half_instruction_same_bits_on_both_paths(name, monkeypatch):
-  nsrc = len(cgen.VOP[name][1])
+  nsrc = _nsrc(name)
   ops = [_operands16(k) for k in range(3)]
-  if cgen.VOP[name][1][0] == "f32": ops[0] = np.concatenate([SPECIAL.view(np.float32)[:20], (rng.standard_normal(12) * 7e4).astype(np.float32)]).view(np.uint32)
+  if _types(name)[1] == "f32": ops[0] = np.concatenate([SPECIAL.view(np.float32)[:20], (rng.standard_normal(12) * 7e4).astype(np.float32)]).view(np.uint32)
   nans = name in ("ADD_F16", "MUL_F16")
   same_bits(monkeypatch, _inst(name, nsrc), ops, name, nans)
   fn = getattr(I, f"v_{name.lower()}", None) or getattr(I, f"v_{name.lower()}_e64", None)
-  if fn is not None and cgen.VOP[name][0] in ("f16", "u16", "i16"):  # high halves in and out through op_sel
-    sel = 0b1000 | sum(1 << i for i, t in enumerate(cgen.VOP[name][1]) if t in ("f16", "u16", "i16") and i != 1)
+  if fn is not None and _types(name)[0] in ("f16", "u16", "i16") and not name.startswith("FMA_MIX"):  # high halves in and out through op_sel (VOP3)
+    sel = 0b1000 | sum(1 << i for i, t in enumerate(_types(name)[1:]) if t in ("f16", "u16", "i16") and i != 1)
     srcs = [v[2], v[3], v[5]][:nsrc]
     same_bits(monkeypatch, fn(v[4], *srcs, opsel=sel), ops, f"{name} op_sel", nans)
 

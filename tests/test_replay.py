@@ -9,7 +9,7 @@ from mockgpu.errors import EmulatorBug, GPUPageFault
 
 # each break is applied by the child script before tinygrad (or `mockgpu replay`) runs
 BREAK_RDNA_TRANSLATION = """
-from mockgpu.compiler.rdna import translate
+from mockgpu.compiler.rdna.backends import numpy as translate
 _inst = translate.Translator.inst
 def inst(self, i):
   if translate.op_name(i).startswith("V_ADD_F32"): self.out("_bug = V[len(V)]")  # an IndexError out of generated code

@@ -1,3 +1,4 @@
-"""RDNA kernels into fast Python: decode.py finds a kernel's code from its entry PC and splits it into basic blocks
-(tinygrad's RDNA3 tables); translate.py turns each block into Python source over numpy arrays, from the instruction
-semantics in mockgpu/emulators/rdna/. The result is cached by mockgpu.compiler.cache."""
+"""The RDNA instruction sets, from the ground up: decode.py finds a kernel's code from its entry PC and splits it into
+basic blocks (tinygrad's tables); semantics/ says what each instruction computes; errata.py where hardware departs from
+the manual; backends/ turns a kernel's blocks into code (numpy, C). The executor (mockgpu/emulators/rdna/) runs it;
+translations are cached by mockgpu.compiler.cache."""

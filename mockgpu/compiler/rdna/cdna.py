@@ -4,11 +4,12 @@ tinygrad decodes CDNA code with arch "cdna" (tinygrad.runtime.autogen.amd.cdna: 
 the CDNA knowledge, once, in the shape a semantics-table backend consumes:
 
   rows        `vop_row(name)` / `sop_row(name)`: the semantics row of a stripped CDNA name (V_/S_ and _E32/_E64 gone,
-              as semantics.py keys RDNA3). Three sources, in order: CDNA's own rows (VOP; also CARRY, SOPK, PACKED_F32,
-              MIX), renamed RDNA3 rows (RENAMED_*: v_ffbh_u32 is v_clz_i32_u32), and RDNA3 rows of the same name whose
-              pseudocode CDNA repeats (SAME_VOP, SAME_SOP; SAME_PACKED, SAME_SOPC, CONTROL and SPECIAL for the forms
-              RDNA3 implements in code). tests/test_cdna.py checks every alias against both ISAs' str_pcode. A name in
-              none of them is not modelled; classify(encoding, name) says which source an instruction takes.
+              as semantics/rdna3.py keys RDNA3). Three sources, in order: CDNA's own rows (semantics/cdna.py: VOP,
+              PACKED_F32; CARRY and SOPK are RDNA3's rows; MIX), renamed RDNA3 rows (RENAMED_*: v_ffbh_u32 is
+              v_clz_i32_u32), and RDNA3 rows of the same name whose pseudocode CDNA repeats (SAME_VOP, SAME_SOP;
+              SAME_PACKED, SAME_SOPC, CONTROL and SPECIAL for the forms RDNA3 implements in code).
+              tests/test_cdna.py checks every alias against both ISAs' str_pcode. A name in none of them is not
+              modelled; classify(encoding, name) says which source an instruction takes.
   operands    OPERANDS: the GFX9 operand encodings (M0 is 124 here, 125 reserved; SDWA 249, DPP 250, VCCZ 251 ...).
               AGPRs (accumulation VGPRs, v_accvgpr_*, MFMA C/D with acc_cd) are a second file of AGPRS registers.
   adapters    SDWA operand selection (sdwa_src, sdwa_dst), GFX9 DPP lane maps (dpp_lanes), buffer (MUBUF) and scalar
@@ -24,7 +25,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 import numpy as np
-from mockgpu.emulators.rdna.semantics import _table  # the rows' notation: `NAME dst srcs... = expression`
+from mockgpu.compiler.rdna.semantics import rdna3
+from mockgpu.compiler.rdna.semantics.cdna import VOP, ACCUMULATE, PACKED_F32  # noqa: F401 (CDNA's own rows)
 
 WAVE = 64          # CDNA runs wave64 only
 SGPRS = 102        # s0..s101 are addressable; 102..107 are FLAT_SCRATCH, XNACK_MASK, VCC
@@ -112,7 +114,7 @@ def acc_registers(inst) -> dict[str, str]:
 # *** semantics rows: CDNA names onto RDNA3 rows, and the rows CDNA has of its own ***
 
 def strip(name:str) -> str:
-  """A semantics key from an instruction name, as semantics.py keys RDNA3: no V_/S_ prefix, no _E32/_E64."""
+  """A semantics key from an instruction name, as semantics/rdna3.py keys RDNA3: no V_/S_ prefix, no _E32/_E64."""
   name = name[2:] if name.startswith(("V_", "S_")) else name
   return name.removesuffix("_E32").removesuffix("_E64")
 
@@ -132,7 +134,7 @@ MUL_LO_U16 MUL_LO_U32 MUL_U32_U24 NOT_B32 OR3_B32 OR_B32 PACK_B32_F16 PERM_B32 R
 RNDNE_F16 RNDNE_F32 RNDNE_F64 RSQ_F16 RSQ_F32 RSQ_F64 SAD_U32 SIN_F16 SIN_F32 SQRT_F16 SQRT_F32 SQRT_F64 SUBREV_F16
 SUBREV_F32 SUB_F16 SUB_F32 TRUNC_F16 TRUNC_F32 TRUNC_F64 XAD_U32 XNOR_B32 XOR_B32
 """.split())
-# RDNA3 SOP rows (semantics.SOP and SOP_SCC_IN) whose pseudocode CDNA repeats word for word
+# RDNA3 SOP rows whose pseudocode CDNA repeats word for word
 SAME_SOP = frozenset("""
 ABSDIFF_I32 ABS_I32 ADDC_U32 ADD_I32 ADD_U32 AND_B32 AND_B64 ASHR_I32 ASHR_I64 BCNT0_I32_B32 BCNT0_I32_B64 BCNT1_I32_B32
 BCNT1_I32_B64 BFE_I32 BFE_I64 BFE_U32 BFE_U64 BFM_B32 BFM_B64 BITSET0_B32 BITSET0_B64 BITSET1_B32 BITSET1_B64 BREV_B32
@@ -151,87 +153,41 @@ RENAMED_VOP = {"ADD_U32": "ADD_NC_U32", "SUB_U32": "SUB_NC_U32", "SUBREV_U32": "
 RENAMED_SOP = {"FLBIT_I32_B32": "CLZ_I32_U32", "FF1_I32_B32": "CTZ_I32_B32", "FLBIT_I32": "CLS_I32",
                "FLBIT_I32_B64": "CLZ_I32_U64", "FF1_I32_B64": "CTZ_I32_B64", "ANDN2_B32": "AND_NOT1_B32",
                "ANDN2_B64": "AND_NOT1_B64", "ORN2_B32": "OR_NOT1_B32", "ORN2_B64": "OR_NOT1_B64"}
-# s_*_saveexec_b64 (wave64: the whole 64-bit EXEC) -> semantics.SAVEEXEC's operation name
+# s_*_saveexec_b64 (wave64: the whole 64-bit EXEC) -> the operation of RDNA3's <op>_SAVEEXEC_B64 row
 SAVEEXEC = {"AND": "AND", "OR": "OR", "XOR": "XOR", "NAND": "NAND", "NOR": "NOR", "XNOR": "XNOR", "ANDN1": "AND_NOT0",
             "ANDN2": "AND_NOT1", "ORN1": "OR_NOT0", "ORN2": "OR_NOT1"}
 
-# CDNA vector rows that RDNA3 lacks or defines differently. min/max: with two NaN operands CDNA's pseudocode returns S1
-# (quieted), RDNA3's S0; one NaN yields the other operand in both; +0 > -0 in both.
-VOP = _table("""
-MOV_B64 b64 b64 = a
-LSHL_ADD_U64 u64 u64 u32 u64 = (a << (b & 7).astype(u64)) + c
-MAX_F32 f32 f32 f32 = fmax_gfx9(a, b)
-MIN_F32 f32 f32 f32 = fmin_gfx9(a, b)
-MAX_F16 f16 f16 f16 = fmax_gfx9(a, b)
-MIN_F16 f16 f16 f16 = fmin_gfx9(a, b)
-MAX_F64 f64 f64 f64 = fmax_gfx9(a, b)
-MIN_F64 f64 f64 f64 = fmin_gfx9(a, b)
-FMAC_F64 f64 f64 f64 f64 = fma64(a, b, c)
-MUL_LEGACY_F32 f32 f32 f32 = np.where((a == 0) | (b == 0), f32(0), a * b)
-SUBREV_U16 u16 u16 u16 = b - a
-MAD_U32_U16 u32 u32 u32 u32 = (a & 0xffff) * (b & 0xffff) + c
-MAD_I32_I16 u32 u32 u32 u32 = bits32(sext(a, 16) * sext(b, 16) + sext(c, 32))
-CVT_FLR_I32_F32 i32 f32 = cvt_int(np.floor(a), -2**31, 2**31 - 1, i32)
-CVT_RPI_I32_F32 i32 f32 = cvt_int(np.floor(a + f32(0.5)), -2**31, 2**31 - 1, i32)
-ACCVGPR_READ b32 b32 = a
-ACCVGPR_WRITE b32 b32 = a
-ACCVGPR_MOV_B32 b32 b32 = a
-CVT_PK_F16_F32 b32 f32 f32 = fbits16(a.astype(f16)) | (fbits16(b.astype(f16)) << 16)
-BITOP3_B32 u32 u32 u32 u32 = bitop3(a, b, c, ttbl)
-BITOP3_B16 u16 u16 u16 u16 = bitop3(a, b, c, ttbl)
-""")
-# names the rows use beyond mockgpu.emulators.rdna.runtime's helpers (a backend puts them in the rows' namespace);
-# ttbl is v_bitop3's truth table, from the instruction (bitop3_table)
+# names the rows use beyond the numpy runtime's helpers (a backend puts them in the rows' namespace); ttbl is
+# v_bitop3's truth table, from the instruction (bitop3_table)
 ROW_HELPERS = ("fmax_gfx9", "fmin_gfx9", "bitop3")
-# VOP ops whose last source is the destination itself
-ACCUMULATE = {"FMAC_F64"}
 
 # carry-out forms (GFX9 names them _CO_; VOP2 writes the carry to VCC, VOP3b to its SDST) and their carry-in forms
-# (VOP2 reads VCC, VOP3b its third source): name -> (dst type, source types, value, carry out); ci is the carry in
-CARRY = {
-  "ADD_CO_U32": ("u32", ("u32", "u32"), "a + b", "a.astype(u64) + b >= 2**32"),
-  "SUB_CO_U32": ("u32", ("u32", "u32"), "a - b", "b > a"),
-  "SUBREV_CO_U32": ("u32", ("u32", "u32"), "b - a", "a > b"),
-  "ADDC_CO_U32": ("u32", ("u32", "u32"), "a + b + ci", "a.astype(u64) + b + ci >= 2**32"),
-  "SUBB_CO_U32": ("u32", ("u32", "u32"), "a - b - ci", "b.astype(u64) + ci > a"),
-  "SUBBREV_CO_U32": ("u32", ("u32", "u32"), "b - a - ci", "a.astype(u64) + ci > b"),
-}
+# (VOP2 reads VCC, VOP3b its third source): RDNA3's rows (SPECIAL names them; `vcc` is the carry in and out)
 CARRY_IN = frozenset({"ADDC_CO_U32", "SUBB_CO_U32", "SUBBREV_CO_U32"})
-
-# gfx90a+ packed f32 (VOP3P over 64-bit register pairs): lane halves lo = bits 31:0, hi = 63:32 of each source;
-# op_sel / op_sel_hi pick, per source, which half feeds the low and the high result (as for 16-bit packed ops)
-PACKED_F32 = {"PK_ADD_F32": "a + b", "PK_MUL_F32": "a * b", "PK_FMA_F32": "fma32(a, b, c)"}
+CARRY = {n: rdna3.VOP[r] for n, r in {"ADD_CO_U32": "ADD_CO_U32", "SUB_CO_U32": "SUB_CO_U32", "SUBREV_CO_U32": "SUBREV_CO_U32",
+         "ADDC_CO_U32": "ADD_CO_CI_U32", "SUBB_CO_U32": "SUB_CO_CI_U32", "SUBBREV_CO_U32": "SUBREV_CO_CI_U32"}.items()}
 
 # v_mad_mix*: sources are f32, or f16 halves chosen by op_sel/op_sel_hi (see mix_source); the result is an f32 fma
 # (one rounding), rounded again to f16 for the _lo/_hi forms, which write one half of the destination
 MIX = {"MAD_MIX_F32": "f32", "MAD_MIXLO_F16": "lo", "MAD_MIXHI_F16": "hi"}
 
-# SOPK (RDNA3 kept s_addk/s_mulk/s_movk/s_cmovk but dropped the s_cmpk compares): name -> (dst type, source types,
-# expression, SCC expression); a is S0 (the SGPR, or the destination's old value d for the in-place forms), k the
-# 16-bit immediate, sign- or zero-extended as the type says
-SOPK = {
-  "MOVK_I32": ("i32", (), "sk", None), "CMOVK_I32": ("i32", (), "np.where(scc != 0, sk, d)", None),
-  "ADDK_I32": ("i32", (), "d + sk", "((d < 0) == (sk < 0)) & ((r < 0) != (d < 0))"), "MULK_I32": ("i32", (), "d * sk", None),
-  **{f"CMPK_{c}_{t}": (None, (t.lower(),), None, f"a {op} {'sk' if t == 'I32' else 'uk'}")
-     for c, op in (("EQ", "=="), ("LG", "!="), ("GT", ">"), ("GE", ">="), ("LT", "<"), ("LE", "<=")) for t in ("I32", "U32")},
-}
+# SOPK: RDNA3's rows (the operand model gives the 16-bit immediate, sign- or zero-extended as the type says; the
+# in-place forms read the destination's old value d, the compares the SGPR as a and the immediate as b)
+SOPK = {n: rdna3.SOP[n] for n in ("MOVK_I32", "CMOVK_I32", "ADDK_I32", "MULK_I32",
+                                  *(f"CMPK_{c}_{t}" for c in ("EQ", "LG", "GT", "GE", "LT", "LE") for t in ("I32", "U32")))}
 
-def vop_row(name:str, rdna3:dict|None=None) -> tuple:
+def vop_row(name:str):
   """The semantics row of CDNA vector op `name` (stripped): CDNA's own, a renamed RDNA3 row, or an RDNA3 row of the
-  same name; KeyError when CDNA's meaning is not modelled. rdna3: the RDNA3 VOP table (semantics.VOP by default)."""
+  same name; KeyError when CDNA's meaning is not modelled."""
   if name in VOP: return VOP[name]
-  if rdna3 is None: from mockgpu.emulators.rdna.semantics import VOP as rdna3
-  if name in RENAMED_VOP: return rdna3[RENAMED_VOP[name]]
-  if name in SAME_VOP: return rdna3[name]
+  if name in RENAMED_VOP: return rdna3.VOP[RENAMED_VOP[name]]
+  if name in SAME_VOP: return rdna3.VOP[name]
   raise KeyError(f"CDNA vector op {name} is not modelled")
 
-def sop_row(name:str, rdna3:dict|None=None) -> tuple:
-  """The same for scalar ops (SOP1/SOP2 rows in semantics.SOP's notation, SOP_SCC_IN rows included)."""
-  if rdna3 is None:
-    from mockgpu.emulators.rdna.semantics import SOP, SOP_SCC_IN
-    rdna3 = {**SOP, **SOP_SCC_IN}
-  if name in RENAMED_SOP: return rdna3[RENAMED_SOP[name]]
-  if name in SAME_SOP: return rdna3[name]
+def sop_row(name:str):
+  """The same for scalar ops (SOP1/SOP2 rows of semantics/rdna3.py)."""
+  if name in RENAMED_SOP: return rdna3.SOP[RENAMED_SOP[name]]
+  if name in SAME_SOP: return rdna3.SOP[name]
   raise KeyError(f"CDNA scalar op {name} is not modelled")
 
 # the packed 16-bit ops: RDNA3's PACKED rows (CDNA's pseudocode computes the two halves in the other order)
@@ -247,7 +203,7 @@ SPECIAL = {"ADD_CO_U32": "ADD_CO_U32", "SUB_CO_U32": "SUB_CO_U32", "SUBREV_CO_U3
            "MBCNT_HI_U32_B32": "MBCNT_HI_U32_B32", "DIV_SCALE_F32": "DIV_SCALE_F32", "DIV_SCALE_F64": "DIV_SCALE_F64",
            "DIV_FMAS_F32": "DIV_FMAS_F32", "DIV_FMAS_F64": "DIV_FMAS_F64", "READFIRSTLANE_B32": "READFIRSTLANE_B32",
            "READLANE_B32": "READLANE_B32", "WRITELANE_B32": "WRITELANE_B32"}
-# v_cmp / v_cmpx: `compare(name)` gives (condition, type) for semantics.compare_expr. GFX9's V_CMPX writes the result to
+# v_cmp / v_cmpx: `compare(name)` gives (condition, type) of semantics/rdna3.py's compare rows (FCMP, ICMP). GFX9's V_CMPX writes the result to
 # EXEC and to its destination (VCC, or VOP3's SDST); RDNA3's writes EXEC only. TRU is GFX9's name for T.
 CMPX_WRITES_SDST = True
 # SOPC compares and bit tests with RDNA3's pseudocode; SOPP control with RDNA3's meaning (S_WAITCNT packs its counters
@@ -356,7 +312,7 @@ def mix_source(raw:np.ndarray, i:int, op_sel:int, op_sel_hi:int) -> np.ndarray:
 def mix(raws, op_sel:int, op_sel_hi:int, form:str, old=None) -> np.ndarray:
   """v_mad_mix_f32 / _mixlo_f16 / _mixhi_f16 (MIX[name] is the form): one fused multiply-add of the three mix sources
   (erratum cdna-mad-mix-fused), then for lo/hi rounded to f16 into that half of `old`, the other half kept."""
-  from mockgpu.emulators.rdna.runtime import fma32
+  from mockgpu.compiler.rdna.backends.numpy_runtime import fma32
   a, b, c = (mix_source(r, i, op_sel, op_sel_hi) for i, r in enumerate(raws))
   d = fma32(a, b, c)
   if form == "f32": return d.view(np.uint32)
@@ -615,7 +571,7 @@ def exact_sum(terms, dtype=np.float32) -> np.ndarray:
 
 def two_product(a, b):
   """p, e with a*b = p + e exactly for float64 a, b (e from an exact fma)."""
-  from mockgpu.emulators.rdna.runtime import fma64
+  from mockgpu.compiler.exact import fma64
   p = np.multiply(a, b)
   return p, fma64(a, b, -p)
 

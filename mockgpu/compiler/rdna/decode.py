@@ -8,13 +8,12 @@ import sys
 from dataclasses import dataclass, field
 from tinygrad.renderer.amd import decode_inst
 from tinygrad.renderer.amd.dsl import Inst, Reg
-from mockgpu.compiler.rdna import rdna4
 
 MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
 BRANCHES = {"S_BRANCH", "S_CBRANCH_SCC0", "S_CBRANCH_SCC1", "S_CBRANCH_VCCZ", "S_CBRANCH_VCCNZ", "S_CBRANCH_EXECZ",
             "S_CBRANCH_EXECNZ"}
 ENDS = {"S_ENDPGM", "S_ENDPGM_SAVED", "S_SETPC_B64", "S_SWAPPC_B64", "S_RFE_B64", "S_CODE_END", "S_TRAP", "S_SETHALT"}
-BARRIERS = {"S_BARRIER", rdna4.BARRIER_WAIT}  # where a wave waits for its workgroup (RDNA4 splits s_barrier in two)
+BARRIERS = {"S_BARRIER", "S_BARRIER_WAIT"}  # where a wave waits for its workgroup (RDNA4 splits s_barrier in two)
 
 # the start of the message of an instruction the ISA does not define: both paths raise InvalidInstruction for it
 INVALID = "invalid instruction: "
@@ -63,8 +62,7 @@ def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
   try: inst = _dpp8(decode_inst(code[pc:pc+16], arch), code[pc:pc+16])
   except (ValueError, AssertionError) as e: return Bad(word, f"{INVALID}undecodable instruction word 0x{word:08x} ({e})")
   if pc + inst.size() > len(code): return Bad(word, "instruction runs past the end of the code's memory")
-  inst = _fields_valid(inst, word)
-  return rdna4.adapt(inst) if arch == rdna4.FAMILY and not isinstance(inst, Bad) else inst
+  return _fields_valid(inst, word)
 
 def _fields_valid(inst:Inst, word:int) -> Inst|Bad:
   """inst, or Bad when one of its fields holds a value the ISA reserves (tinygrad decodes fields lazily: a VOPD opy

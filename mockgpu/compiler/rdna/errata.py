@@ -21,16 +21,16 @@ class Erratum:
 ERRATA = [
   Erratum("true16-e32", "VOP1/VOP2 e32 with a 16-bit operand or destination (v_add_f16_e32, v_mov_b16, ...)",
           "v[128+n] names VGPR 128+n", "v[128+n] names the high half of v[n]; v_add_f16_e32 v2, v[128], v1 with "
-          "v0=0x40003c00, v1=0x4500 gives 0x4700", "errata.true16 (translate.vop1/vop2, cgen.vop1/vop2)",
+          "v0=0x40003c00, v1=0x4500 gives 0x4700", "errata.true16 (operands._e32, read by every backend)",
           "test_true16_e32", "fixed"),
   Erratum("true16-vopc", "VOPC e32 16-bit compares", "v[128+n] names VGPR 128+n", "the high half of v[n]",
           "not modelled", None, "open"),
   Erratum("vop3p-inline", "VOP3P packed ops with an inline constant (v_pk_add_u16, v_pk_add_f16, ...)",
           "the constant in both halves", "the constant fills bits 15:0 only, high half 0; integer packed ops take "
           "a float constant's f32 bit pattern (v_pk_add_u16 v1, v0=0x00030005, 2.0, op_sel_hi=3 gives 0x40030005)",
-          "errata.packed_inline (translate.packed_raw; the C backend has no VOP3P)", "test_vop3p_inline_constant", "numpy"),
+          "errata.packed_inline (operands._packed; the C backend has no VOP3P)", "test_vop3p_inline_constant", "numpy"),
   Erratum("vop3-cmp16-opsel", "16-bit V_CMP/V_CMPX in VOP3 encoding", "op_sel selects operand halves",
-          "op_sel is ignored", "translate.vcmp / cgen vcmp read the low halves whatever op_sel says",
+          "op_sel is ignored", "operands._vcmp reads the low halves whatever op_sel says (every backend)",
           "tests/test_conformance.py::test_family_conforms_on_both_paths (the op_sel cases, readings.halves_read)",
           "fixed"),
   Erratum("div-fmas-scale", "v_div_fmas_f32/f64", "scale by 2^32 / 2^64 when VCC", "2^+-64 (f32), 2^+-128 (f64), "
@@ -42,10 +42,10 @@ ERRATA = [
   Erratum("omod-ieee", "VOP3 float ops with omod", "omod scales the result", "with IEEE_MODE set (the default "
           "descriptor) omod is ignored", "not modelled", None, "open"),
   Erratum("bitset-rmw", "s_bitset0/1_b32/b64", "D0[S0[4:0]] = bit (the rest unspecified by some readings)",
-          "read-modify-write: other bits of D keep their value, SCC unchanged", "semantics.SOP / cgen.SOP",
+          "read-modify-write: other bits of D keep their value, SCC unchanged", "semantics/rdna3.py SOP rows BITSET0/1 (both backends)",
           "tests/test_rdna_bitset.py::test_s_bitset", "fixed"),
   Erratum("ds-storexchg-rtn", "ds_storexchg_rtn_b32/b64", "returns the old value", "returns the old value",
-          "memops.ldsatomic 'xchg' (the C backend declines it)", "test_ds_storexchg_rtn_returns_old", "numpy"),
+          "numpy_memory.ldsatomic 'xchg' (the C backend declines it)", "test_ds_storexchg_rtn_returns_old", "numpy"),
   Erratum("cdna-mad-mix-fused", "CDNA v_mad_mix_f32, v_mad_mixlo_f16, v_mad_mixhi_f16 (gfx942/gfx950)",
           "D = in[0] * in[1] + in[2], a multiply then an add", "one fused multiply-add (rounded once to f32): LLVM's "
           "gfx940 target names these opcodes v_fma_mix_* (FeatureFmaMixInsts) and selects them only for fma; not "
@@ -53,26 +53,25 @@ ERRATA = [
   Erratum("rndne-ieee", "v_rndne_f16/f32/f64", "D0 = floor(S0 + 0.5), then 1 subtracted at an odd tie: +0 for "
           "-0.5 < S0 < 0, and for f16 S0 + 0.5 is rounded first (1601 gives 1602)", "IEEE roundToIntegralTiesToEven: "
           "-0.3 gives -0, 1601 stays 1601 (LLVM lowers llvm.rint/roundeven to it unchanged)",
-          "semantics RNDNE_* (np.rint), cgen RNDNE_F32 (rint32)", "tests/test_conformance.py::"
+          "semantics/rdna3.py RNDNE_* (rint: numpy np.rint, C rint32)", "tests/test_conformance.py::"
           "test_family_conforms_on_both_paths (readings.OVERRIDES)", "fixed"),
   Erratum("fract-below-one", "v_fract_f16/f32/f64", "D0 = S0 + -floor(S0): 1.0 for a tiny negative S0",
           "the largest value below 1.0 (0x3f7fffff for f32; LLVM folds llvm.amdgcn.fract as min(x - floor(x), "
-          "0x1.fffffep-1))", "runtime.fract", "tests/test_conformance.py::test_family_conforms_on_both_paths "
+          "0x1.fffffep-1))", "numpy_runtime.fract", "tests/test_conformance.py::test_family_conforms_on_both_paths "
           "(readings.OVERRIDES)", "fixed"),
   Erratum("frexp-exponent", "v_frexp_exp_i32_f32/f64, v_frexp_exp_i16_f16", "exponent(S0) - bias + 1: 1 - bias for "
           "zero and subnormals", "frexp's exponent: 0 for zero, the true exponent of a subnormal (LLVM lowers "
-          "llvm.frexp to it with denormals enabled)", "runtime.frexp_exp", "tests/test_conformance.py::"
+          "llvm.frexp to it with denormals enabled)", "numpy_runtime.frexp_exp", "tests/test_conformance.py::"
           "test_family_conforms_on_both_paths (readings.OVERRIDES)", "fixed"),
   Erratum("writelane-const-lane", "v_writelane_b32 with a constant lane", "D.lane[S1] = S0", "as the manual (the "
-          "0-d lane mask crashed runtime.unpack once)", "runtime.unpack; the C backend declines v_writelane",
+          "0-d lane mask crashed runtime.unpack once)", "numpy_runtime.unpack; the C backend declines v_writelane",
           "test_writelane_constant_lane", "numpy"),
 ]
 
-def true16(entry:tuple, dst:int, srcs:list, opsel:int=0) -> tuple[int, list, int]:
+def true16(t_d:str, t_s:tuple[str, ...], dst:int, srcs:list[Reg], opsel:int=0) -> tuple[int, list[Reg], int]:
   """errata true16-e32: in an e32 encoding a 16-bit operand or destination v[128+n] is the high half of v[n].
-  entry is the op's (dst type, source types, ...); dst is a VGPR index, srcs encoded operands (VGPRs at 256+).
+  t_d, t_s are the op's destination and source types; dst is a VGPR index, srcs encoded operands (VGPRs at 256+).
   Returns the remapped dst, srcs and the op_sel bits (bit i: source i, bit 3: destination) that select high halves."""
-  t_d, t_s = entry[0], entry[1]
   out = list(srcs)
   for i, (r, t) in enumerate(zip(srcs, t_s)):
     if t[1:] == "16" and r.offset >= 256 + 128:

@@ -1,6 +1,7 @@
 """Run a dispatch: set up every wave's registers as the SPI would, then advance the waves block by block.
 
-All waves of a chunk of workgroups live in shared arrays (SGPRs [256, waves]; each VGPR [waves, 32]). While every wave
+All waves of a chunk of workgroups live in shared arrays (SGPRs [256, waves]; each VGPR [waves, lanes], the lanes
+32 or 64 as the dispatch's wave size says: a wave64 wave's EXEC and VCC are SGPR pairs). While every wave
 is at the same block they run as one group; once branches diverge, the waves at the lowest-addressed block run
 together, so diverged waves regroup when they meet again. A wave that reaches s_barrier waits until no wave can run
 any more, at which point every workgroup's live waves are at a barrier (or done) and all are released.
@@ -12,15 +13,17 @@ from mockgpu import config, coverage, replay, system
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import Dispatch, DispatchStats, native, field as _field, spi_setup, budget_exceeded
-from mockgpu.compiler.rdna import decode, rdna4
-from mockgpu.compiler.rdna.translate import Translator, VERSION
-from mockgpu.emulators.rdna.runtime import pack, LANE
+from mockgpu.emulators.rdna import native
+from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded
+from mockgpu.compiler.rdna import decode, semantics
+from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
+from mockgpu.compiler.rdna.backends.numpy_runtime import pack
+from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 from mockgpu.boards import AMD_BOARDS
 
 ARCHS = ("rdna3", "rdna4")
-WAVE64 = frozenset(b.family for b in AMD_BOARDS.values() if b.wave64)  # the families of the wave64 (CDNA) boards
+WAVE64 = frozenset(b.family for b in AMD_BOARDS.values() if b.wave64)  # the families of the wave64-only (CDNA) boards
 # register, LDS and scratch bytes per chunk of workgroups: about CACHE_CHUNK_BYTES, so that each instruction's arrays
 # stay in cache, but at least MIN_CHUNK_WAVES waves, so that numpy's per-call cost is spread over enough lanes (kernels
 # with many registers), and never over MAX_CHUNK_BYTES (kernels with large private segments)
@@ -32,11 +35,12 @@ DENORM_FLUSH, DENORM_ALLOW = 0, 3
 
 
 class Program:
-  """A translated kernel: its code bytes (to confirm a cache hit) and its block functions' builder."""
-  def __init__(self, code:bytes, ns:dict):
+  """A translated kernel (for one wave size): its code bytes (to confirm a cache hit) and its block functions' builder."""
+  def __init__(self, code:bytes, ns:dict, lanes:int):
     self.code, self.build = code, ns["build"]
     self.block_pc, self.block_len, self.block_barrier = ns["BLOCK_PC"], ns["BLOCK_LEN"], ns["BLOCK_BARRIER"]
     self.nvgpr = ns["NVGPR"]
+    self.lanes = lanes
     self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
 
 def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str) -> native.NativeKernel|None:
@@ -45,7 +49,7 @@ def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str) -> nat
   if prog.native is not False: return prog.native
   prog.dispatches += 1
   if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
-    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch)
+    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch, prog.lanes)
   return prog.native or None
 
 _programs:dict[tuple, Program] = {}
@@ -55,23 +59,23 @@ def _code_window(mem:AddressSpace, pgm:int) -> bytes:
     if m.va <= pgm < m.end: return mem.read(pgm, min(m.end - pgm, decode.MAX_CODE))
   raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
 
-def _translate(arch:str, insts, ftz32:bool, ftz16:bool) -> str:
-  src = Translator(decode.blocks(insts), ftz32, ftz16, arch).source()
+def _translate(arch:str, insts, ftz32:bool, ftz16:bool, lanes:int) -> str:
+  src = Translator(decode.blocks(insts), ftz32, ftz16, arch, lanes).source()
   used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
   return src + f"NVGPR = {max(used, default=0) + 1}\n"
 
-def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool) -> Program:
+def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int) -> Program:
   """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
-  key = (arch, pgm, ftz32, ftz16)
+  key = (arch, pgm, ftz32, ftz16, lanes)
   if (prog:=_programs.get(key)) is not None and mem.holds(pgm, prog.code): return prog
   window = _code_window(mem, pgm)
   insts = decode.walk(window, arch)
   code = window[:decode.extent(insts)]
-  obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}", data=code,
-                   build=lambda: _translate(arch, insts, ftz32, ftz16))
+  obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}", data=code,
+                   build=lambda: _translate(arch, insts, ftz32, ftz16, lanes))
   ns:dict = {}
   exec(obj, ns)
-  _programs[key] = prog = Program(code, ns)
+  _programs[key] = prog = Program(code, ns, lanes)
   return prog
 
 @functools.lru_cache(maxsize=64)
@@ -90,16 +94,16 @@ def _float_modes(rsrc1:int) -> tuple[bool, bool]:
 
 class State:
   """One chunk of workgroups: its registers, LDS and private memory, read by the translated code."""
-  def __init__(self, mem:AddressSpace, d:Dispatch, waves:int, nvgpr:int, wave_wg:np.ndarray, lds_size:int, private_size:int):
-    self.mem, self.pgm = mem, d.pgm_addr
+  def __init__(self, mem:AddressSpace, d:Dispatch, waves:int, lanes:int, nvgpr:int, wave_wg:np.ndarray, lds_size:int, private_size:int):
+    self.mem, self.pgm, self.lanes = mem, d.pgm_addr, lanes
     self.S = np.zeros((256, waves), np.uint32)
-    self.V = [np.zeros((waves, 32), np.uint32)] * nvgpr  # shared zeros: registers are rebound, never written in place
+    self.V = [np.zeros((waves, lanes), np.uint32)] * nvgpr  # shared zeros: registers are rebound, never written in place
     self.wave_index = np.arange(waves)
     self.wave_wg, self.lds_size = wave_wg, lds_size
     self.lds = np.zeros(max(1, (int(wave_wg.max()) + 1) * lds_size), np.uint8)
     self.private_size, self.scratch_base, self._scratch = private_size, d.scratch_base, None
   def scratch(self) -> np.ndarray:
-    if self._scratch is None: self._scratch = np.zeros(max(1, len(self.wave_index) * 32 * self.private_size), np.uint8)
+    if self._scratch is None: self._scratch = np.zeros(max(1, len(self.wave_index) * self.lanes * self.private_size), np.uint8)
     return self._scratch
 
 def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
@@ -115,26 +119,30 @@ def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
     if on:
       st.S[sgpr] = val()
       sgpr += 1
-  if d.arch == rdna4.FAMILY:
-    for reg, val in rdna4.ttmp_workgroup_ids(*(f() for f in xyz)).items(): st.S[reg] = val
-  v0, exec_lo = _workgroup_lanes(tuple(d.block), comps, waves_per_wg)
+  if (ttmp:=semantics.family(d.arch).TTMP_WORKGROUP_IDS):  # gfx12: x in one ttmp register, y | z << 16 in another
+    x, y, z = (f() for f in xyz)
+    st.S[ttmp[0]], st.S[ttmp[1]] = x, (y & 0xffff) | (z << 16)
+  v0, exec_mask = _workgroup_lanes(tuple(d.block), comps, waves_per_wg, st.lanes)
   st.V[0] = v0 if len(wg_ids) == 1 else np.tile(v0, (len(wg_ids), 1))  # read-only: registers are never written in place
-  st.S[126].reshape(len(wg_ids), waves_per_wg)[:] = exec_lo
+  exec_mask = exec_mask.astype(np.uint64)
+  st.S[126].reshape(len(wg_ids), waves_per_wg)[:] = exec_mask & 0xffffffff
+  if st.lanes == 64: st.S[127].reshape(len(wg_ids), waves_per_wg)[:] = exec_mask >> np.uint64(32)
 
 @functools.lru_cache(maxsize=256)
-def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int) -> tuple[np.ndarray, np.ndarray]:
+def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int, lanes:int) -> tuple[np.ndarray, np.ndarray]:
   """One workgroup's v0 (work-item IDs packed x | y << 10 | z << 20, up to TIDIG_COMP_CNT) and EXEC per wave."""
   bx, by, bz = block
-  t = np.arange(waves_per_wg)[:, None].astype(np.int64) * 32 + LANE
+  t = np.arange(waves_per_wg)[:, None].astype(np.int64) * lanes + np.arange(lanes)
   x, y, z = t % bx, (t // bx) % by, t // (bx * by)
   v0 = (x | ((y << 10) if comps >= 1 else 0) | ((z << 20) if comps >= 2 else 0)).astype(np.uint32)
   v0.flags.writeable = False
-  return v0, pack(t < bx * by * bz, waves_per_wg)
+  return v0, pack(t < bx * by * bz, waves_per_wg, lanes)
 
-def _private_size(rsrc2:int, tmpring_size:int, arch:str) -> int:
-  """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units) over its lanes."""
+def _private_size(rsrc2:int, tmpring_size:int, lanes:int, arch:str) -> int:
+  """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units, as wide as the
+  family's field) over its lanes."""
   if not rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
-  return _field(tmpring_size, 12, rdna4.TMPRING_WAVESIZE_BITS if arch == rdna4.FAMILY else 15) * 256 // 32
+  return _field(tmpring_size, 12, semantics.family(arch).TMPRING_WAVESIZE_BITS) * 256 // lanes
 
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
   return budget_exceeded(st.pgm, budget, prog.block_pc[b])
@@ -176,21 +184,20 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
 def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
-  if d.arch in WAVE64: raise Unmodelled(f"RDNA executor: {d.arch} dispatches run wave64, which mockgpu does not model "
-                                        f"(wave32 families: {', '.join(ARCHS)})")
+  if d.arch in WAVE64: raise Unmodelled(f"RDNA executor: {d.arch} dispatches run wave64 on the GFX9 instruction set, which "
+                                        f"mockgpu does not model (families: {', '.join(ARCHS)})")
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
-  if not d.wave32: raise Unmodelled(f"RDNA executor: wave64 dispatches (DISPATCH_INITIATOR.CS_W32_EN clear) are not modelled, "
-                                    f"wave32 only (kernel at PC 0x{d.pgm_addr:x})")
   if d.xcc[1] > 1: raise Unmodelled(f"RDNA executor: a dispatch shared between {d.xcc[1]} XCCs (Dispatch.workgroup_ids) is not modelled")
+  lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
   try:
-    prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16)
-    nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), d.arch)
+    prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes)
+    nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes, d.arch)
     if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= 32 and not private else None
-    coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16)  # MOCKGPU_COVERAGE
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
+    coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
     used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
@@ -234,11 +241,11 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
   fn, line = frame
   try:
     insts = decode.walk(prog.code, d.arch)
-    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1), d.arch).source(), line, "pc")
+    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1), d.arch, prog.lanes).source(), line, "pc")
   except Exception: pc = None  # naming the instruction must not hide the error itself
   if pc is not None and pc in insts:
     return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {decode.describe(insts[pc])}"
-  if (blk:=re.fullmatch(r"_(?:blk|all)(\d+)", fn)) is not None:  # translate.py's block functions
+  if (blk:=re.fullmatch(r"_(?:blk|all)(\d+)", fn)) is not None:  # backends/numpy.py's block functions
     start = prog.block_pc[int(blk.group(1))]
     return f"the block at PC 0x{d.pgm_addr + start:x} (kernel offset 0x{start:x}); which of its instructions is not known"
   return f"PC not known: raised in the translated code's {fn} (kernel entry PC 0x{d.pgm_addr:x})"
@@ -252,20 +259,34 @@ class _Annotating(Translator):
   def out(self, line:str): super().out(f"{line}  # @pc {self.pc}")
 
 @functools.lru_cache(maxsize=1024)
-def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, arch:str) -> tuple[int, int, int, int, int]:
+def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, lanes:int, arch:str) -> tuple[int, int, int, int, int]:
   """(workgroups, waves per workgroup, LDS bytes, private bytes per lane, workgroups per chunk) of a dispatch;
   no workgroups when the grid or the block is empty."""
   bx, by, bz = block
   gx, gy, gz = grid
   threads, nwg = bx * by * bz, gx * gy * gz
   if threads == 0: nwg = 0
-  wpg = -(-threads // 32)
+  wpg = -(-threads // lanes)
   lds_size = _field(rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
-  private = _private_size(rsrc2, tmpring_size, arch)
-  wave_bytes = 32 * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
+  private = _private_size(rsrc2, tmpring_size, lanes, arch)
+  wave_bytes = lanes * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
   per_wg = max(1, wpg * wave_bytes + lds_size)
   chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
   return nwg, wpg, lds_size, private, chunk
+
+def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int=256) -> Stepper:
+  """The reference stepper (compiler/rdna/backends/stepper.py) for one wave of dispatch d, its registers set up as the
+  SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same)."""
+  lanes = d.wave_size
+  ftz32, ftz16 = _float_modes(d.rsrc1)
+  nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, nvgpr, lanes, d.arch)
+  st = State(mem, d, wpg, lanes, nvgpr, np.zeros(wpg, np.int64), lds_size, private)
+  _init_registers(st, d, np.array([workgroup]), wpg)
+  state = WaveState(st.S[:, wave].copy(), np.stack([st.V[r][wave] for r in range(nvgpr)]), np.zeros(lds_size, np.uint8),
+                    scratch=np.zeros((lanes, private), np.uint8))
+  code = _code_window(mem, d.pgm_addr)
+  return Stepper(code[:decode.extent(decode.walk(code, d.arch))], arch=d.arch, lanes=lanes, state=state, mem=mem,
+                 pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base)
 
 def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, nwg:int, wpg:int, lds_size:int, private:int, chunk:int, budget:int) -> int:
   """The numpy path: the workgroups in chunks, all waves of a chunk advancing together."""
@@ -273,7 +294,7 @@ def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, nwg:int, wpg:int, ld
   for g0 in range(0, nwg, chunk):
     ids = np.arange(g0, min(nwg, g0 + chunk))
     waves = len(ids) * wpg
-    st = State(mem, d, waves, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
+    st = State(mem, d, waves, prog.lanes, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
       used = _run(st, prog, waves, budget, used)

@@ -1,4 +1,4 @@
-"""Run a dispatch through the kernel's C translation (compiler/rdna/cgen.py), one wave at a time.
+"""Run a dispatch through the kernel's C translation (compiler/rdna/backends/c.py), one wave at a time.
 
 Which path runs a dispatch was chosen by measurement (bench/rdna_micro.py and bench/run.py, 2-core machine): the C
 translation sustains 20-35 M wave-instructions/s from a few waves up (1-2 M/s on one wave, where the launch itself
@@ -15,13 +15,15 @@ from __future__ import annotations
 import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
-from mockgpu.compiler.rdna import cgen  # a module reference: cgen may still be importing us (import cycle)
-from mockgpu.compiler.rdna import rdna4
-from mockgpu.errors import GPUPageFault, UnsupportedInstruction
+from mockgpu.compiler.rdna.backends import c as c_backend
+from mockgpu.compiler.rdna import semantics
+from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import spi_setup, at_pc, outside, budget_exceeded, instruction_error
+from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded
+from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
 
 HOT_DISPATCHES = native.HOT_DISPATCHES
+MAX_WAVES_PER_GROUP = 32  # the waves of one workgroup the C scheduler (c/prelude.c, mockgpu_run) holds
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
 LDS_SPACE = 1
@@ -41,19 +43,19 @@ def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
 class NativeKernel:
   """A kernel's C translation, loaded: its entry point and what its fault statuses need to name."""
-  def __init__(self, lib:ctypes.CDLL, t:cgen.CTranslator):
+  def __init__(self, lib:ctypes.CDLL, t:c_backend.CTranslator):
     self.run = lib.mockgpu_run
     self.run.argtypes, self.run.restype = [ctypes.POINTER(Ctx)], ctypes.c_int64
-    self.nvgpr, self.names, self.messages = max(t.vregs) + 1, t.names, t.messages
+    self.nvgpr, self.names, self.messages, self.lanes = max(t.vregs) + 1, t.names, t.messages, t.wave
     self.lib = lib  # keeps the library loaded
     self.launches:dict[tuple, Launch] = {}
 
-def translate(blocks, ftz32:bool, ftz16:bool, arch:str="rdna3") -> NativeKernel|None:
+def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int) -> NativeKernel|None:
   """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here)."""
   try:
-    t = cgen.CTranslator(blocks, ftz32, ftz16, arch)
+    t = c_backend.CTranslator(blocks, ftz32, ftz16, arch, lanes)
     src = t.source()
-  except cgen.NoNative as e:
+  except c_backend.NoNative as e:
     declined[str(e)] += 1
     return None
   lib = native.library(src, "rdna")
@@ -67,11 +69,11 @@ class Launch:
   (tinygrad launches the same kernel over and over): a launch then only updates the user SGPRs and the budget."""
   def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int):
     nuser, id_sgprs, comps = spi_setup(d.rsrc2, d.arch)
-    ttmp_x, ttmp_yz = (rdna4.TTMP9, rdna4.TTMP7) if d.arch == rdna4.FAMILY else (-1, -1)  # gfx12's workgroup IDs
+    ttmp_x, ttmp_yz = semantics.family(d.arch).TTMP_WORKGROUP_IDS or (-1, -1)  # gfx12's workgroup IDs
     enables = sum(1 << i for i, on in enumerate(id_sgprs) if on)
-    per_wg = wpg * (256 + k.nvgpr * 32) * 4 + lds_size
+    per_wg = wpg * (256 + k.nvgpr * k.lanes) * 4 + lds_size
     self.chunk = max(1, min(nwg, CHUNK_BYTES // per_wg))
-    self.buffers = (np.empty(self.chunk * wpg * 256, np.uint32), np.empty(self.chunk * wpg * k.nvgpr * 32, np.uint32),
+    self.buffers = (np.empty(self.chunk * wpg * 256, np.uint32), np.empty(self.chunk * wpg * k.nvgpr * k.lanes, np.uint32),
                     np.empty(max(1, self.chunk * lds_size), np.uint8))
     self.ctx = c = Ctx(s=self.buffers[0].ctypes.data, v=self.buffers[1].ctypes.data, lds=self.buffers[2].ctypes.data,
                        wpg=wpg, nvgpr=k.nvgpr, lds_size=lds_size, gx=d.grid[0], gy=d.grid[1], gz=d.grid[2],

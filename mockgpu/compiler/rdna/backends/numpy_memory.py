@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import outside as out_of_bounds
-from mockgpu.emulators.rdna.runtime import LANE, u32, u64, min_num, max_num
-from mockgpu.emulators.rdna import at_pc, outside, instruction_error
+from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, min_num, max_num
+from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
 NOT3 = ~np.uint64(3)
@@ -28,16 +28,16 @@ def _widen(vals:np.ndarray) -> np.ndarray:
 
 def _spread(vals:np.ndarray, m:np.ndarray, full:bool, ndw:int) -> list[np.ndarray]:
   """Values of the active lanes ([lanes * ndw], lane-major, possibly a view of memory) -> one fresh contiguous
-  [n, 32] array per dword (inactive lanes 0)."""
-  n = m.shape[0]
+  [n, lanes] array per dword (inactive lanes 0)."""
+  n, width = m.shape
   if full:
-    if ndw == 1: return [vals.reshape(n, 32).copy()]
-    per_dword = vals.reshape(n * 32, ndw).T.copy()  # one pass de-interleaves the dwords into registers
-    return [per_dword[j].reshape(n, 32) for j in range(ndw)]
-  out = np.zeros((ndw, n * 32), u32)
+    if ndw == 1: return [vals.reshape(n, width).copy()]
+    per_dword = vals.reshape(n * width, ndw).T.copy()  # one pass de-interleaves the dwords into registers
+    return [per_dword[j].reshape(n, width) for j in range(ndw)]
+  out = np.zeros((ndw, n * width), u32)
   per_dword, lanes = vals.reshape(-1, ndw).T, m.reshape(-1)
   for j in range(ndw): out[j][lanes] = per_dword[j]  # 1-D masked writes are far cheaper than one 3-D one
-  return [o.reshape(n, 32) for o in out]
+  return [o.reshape(n, width) for o in out]
 
 _RAMPS:dict[tuple[int, int], bytes] = {}
 
@@ -158,7 +158,7 @@ def _check(off:np.ndarray, nbytes:int, limit:int, base:np.ndarray, write:bool, w
 def _private(st, w, off, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:str):
   """Byte indices into the dispatch's scratch array for the active lanes, checked against the private segment size."""
   off = np.broadcast_to(np.asarray(off, u32), m.shape)
-  lane = st.wave_index[w][:, None] * 32 + LANE
+  lane = st.wave_index[w][:, None] * m.shape[1] + np.arange(m.shape[1])
   if not full: off, lane = off[m], lane[m]
   off, lane = off.reshape(-1), np.broadcast_to(lane, off.shape).reshape(-1)
   if ndw > 1:
@@ -181,7 +181,7 @@ def scstore(st, w, off, m, full, data:list, pc:int, name:str):
 def _shared(st, w, addr, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:str):
   """Byte indices into the dispatch's LDS array for the active lanes, checked against the workgroup's LDS size."""
   addr = np.broadcast_to(np.asarray(addr, u32), m.shape)
-  base = (st.wave_wg[w] * st.lds_size)[:, None] + np.zeros(32, np.int64)
+  base = (st.wave_wg[w] * st.lds_size)[:, None] + np.zeros(m.shape[1], np.int64)
   if not full: addr, base = addr[m], base[m]
   addr, base = addr.reshape(-1).astype(np.int64), base.reshape(-1)
   if ndw > 1:
@@ -238,16 +238,16 @@ def ldsatomic(st, w, addr, m, full, data, op:str, pc:int, name:str) -> np.ndarra
   return ret.view(u32)
 
 def bpermute(idx, data, m) -> np.ndarray:
-  """ds_bpermute_b32: each lane reads `data` of lane idx % 32 (an inactive source lane reads 0)."""
+  """ds_bpermute_b32: each lane reads `data` of lane idx % lanes (an inactive source lane reads 0)."""
   src = np.where(m, data, 0)
-  lanes = np.broadcast_to(np.asarray(idx, u32) & 31, m.shape).astype(np.int64)
+  lanes = np.broadcast_to(np.asarray(idx, u32) & (m.shape[1] - 1), m.shape).astype(np.int64)
   return np.take_along_axis(src, lanes, axis=1).astype(u32)
 
 def permute(idx, data, m) -> np.ndarray:
-  """ds_permute_b32: each active lane writes its `data` to lane idx % 32 (the highest writer wins)."""
+  """ds_permute_b32: each active lane writes its `data` to lane idx % lanes (the highest writer wins)."""
   n = m.shape[0]
-  out = np.zeros((n, 32), u32)
-  lanes = np.broadcast_to(np.asarray(idx, u32) & 31, m.shape).astype(np.int64)
+  out = np.zeros(m.shape, u32)
+  lanes = np.broadcast_to(np.asarray(idx, u32) & (m.shape[1] - 1), m.shape).astype(np.int64)
   rows = np.broadcast_to(np.arange(n)[:, None], m.shape)
   out[rows[m], lanes[m]] = np.broadcast_to(data, m.shape)[m]
   return out

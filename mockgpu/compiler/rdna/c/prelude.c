@@ -1,12 +1,27 @@
-/* The runtime of a kernel translated to C by cgen.py: register set-up, wave scheduling around barriers, checked
- * memory, and the float helpers that give the same bits as the numpy path (runtime.py).
+/* The runtime of a kernel translated to C by backends/c.py: register set-up, wave scheduling around barriers, checked
+ * memory, and the float helpers that give the same bits as the numpy path (backends/numpy_runtime.py).
  * Built with -fwrapv (integer ops wrap, as the hardware's) and without fast-math or contraction (each float operation
  * rounds as written). A fault, an exhausted instruction budget or an unsupported word stops the dispatch with a
- * longjmp back to mockgpu_run, which returns the status; the Python side raises the matching exception. */
+ * longjmp back to mockgpu_run, which returns the status; the Python side raises the matching exception.
+ * The kernel's source defines WAVE (32 or 64 lanes) before this text: a lane mask is a lanes_t, EXEC and VCC are SGPR
+ * pairs in wave64 (MASK reads one, SET_MASK writes one). */
 #include "native_common.c"
+#if WAVE == 64
+typedef uint64_t lanes_t;
+#define MASK(r) R64(s[r], s[(r) + 1])
+#define SET_MASK(r, x) do { lanes_t m_ = (x); s[r] = (uint32_t)m_; s[(r) + 1] = (uint32_t)(m_ >> 32); } while (0)
+#define FIRST_LANE(x) __builtin_ctzll(x)
+#else
+typedef uint32_t lanes_t;
+#define MASK(r) s[r]
+#define SET_MASK(r, x) (s[r] = (x))
+#define FIRST_LANE(x) __builtin_ctz(x)
+#endif
+#define ALL_LANES ((lanes_t)~(lanes_t)0)
+#define MAX_WAVES_PER_GROUP 32   /* emulators/rdna/native.py MAX_WAVES_PER_GROUP */
 
 typedef struct {
-  uint32_t *s, *v; uint8_t *lds;           /* SGPRs [waves][256], VGPRs [waves][nvgpr][32], LDS [workgroups][lds_size] */
+  uint32_t *s, *v; uint8_t *lds;           /* SGPRs [waves][256], VGPRs [waves][nvgpr][WAVE], LDS [workgroups][lds_size] */
   const Map *maps; int64_t nmaps, hint;    /* the address space, sorted by va; hint: the last mapping hit */
   int64_t waves, wpg, nvgpr, lds_size;
   int64_t wg0, gx, gy, gz, bx, by, bz;     /* first workgroup of this chunk, grid and block dimensions */
@@ -20,10 +35,10 @@ typedef struct {
 } Ctx;
 enum { GLOBAL_SPACE = 0, LDS_SPACE = 1 };
 
-#define V(r) (v + (r) * 32)
+#define V(r) (v + (r) * WAVE)
 #define R64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
 
-/* *** integer helpers *** */
+/* *** integer helpers: the C forms of the semantics language's helpers (backends/c.py C_CALLS) *** */
 
 static inline int32_t imax(int32_t a, int32_t b) { return a > b ? a : b; }
 static inline int32_t imin(int32_t a, int32_t b) { return a < b ? a : b; }
@@ -69,20 +84,19 @@ static inline uint64_t brev64(uint64_t x) {
 static inline uint32_t clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 0xffffffffu; }
 static inline uint32_t ctz32(uint32_t x) { return x ? (uint32_t)__builtin_ctz(x) : 0xffffffffu; }
 static inline uint32_t cls32(uint32_t x) { return (x == 0 || x == 0xffffffffu) ? 0xffffffffu : clz32(x >> 31 ? ~x : x); }
-static inline uint64_t mad_u64_u32(uint32_t a, uint32_t b, uint64_t c, uint32_t *cy) {
-  uint64_t p = (uint64_t)a * b, s = p + c;
-  *cy = s < p;
-  return s;
-}
-static inline uint64_t mad_i64_i32(uint32_t a, uint32_t b, uint64_t c, uint32_t *cy) {
-  int64_t p = (int64_t)(int32_t)a * (int32_t)b, cs = (int64_t)c, s = (int64_t)((uint64_t)p + c);
-  int overflow = ((p < 0) == (cs < 0)) && ((s < 0) != (p < 0));
-  *cy = (uint32_t)((s < 0) ^ overflow);
-  return (uint64_t)s;
-}
+static inline int32_t iabs32(int32_t a) { return a < 0 ? -a : a; }
+static inline int64_t imax64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline uint64_t umax64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t umin64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint32_t popcount32(uint32_t x) { return (uint32_t)__builtin_popcount(x); }
+static inline uint32_t popcount64(uint64_t x) { return (uint32_t)__builtin_popcountll(x); }
+static inline uint32_t clz64(uint64_t x) { return x ? (uint32_t)__builtin_clzll(x) : 0xffffffffu; }
+static inline uint32_t ctz64(uint64_t x) { return x ? (uint32_t)__builtin_ctzll(x) : 0xffffffffu; }
+static inline double sub64(double a, double b) { return nan64(a - b, a, b); }
 
-/* RDNA4's IEEE 754-2019 min/max (runtime.py has the numpy side): minimumNumber/maximumNumber (v_min_num, v_max_num:
- * fmin/fmax, but two NaN operands give the first one quieted) and minimum/maximum (v_minimum, s_maximum_f16, ...: the
+/* RDNA4's IEEE 754-2019 min/max (numpy_runtime.py has the numpy side; backends/c.py picks the width):
+ * minimumNumber/maximumNumber (v_min_num, v_max_num: fmin/fmax, but two NaN operands give the first one quieted) and minimum/maximum (v_minimum, s_maximum_f16, ...: the
  * first signalling NaN operand quieted, else the first quiet NaN; -0 < +0). Half values are carried as floats, whose
  * quiet bit is the half's. */
 static inline int snan32(float x) { return x != x && !(U32F(x) & 0x400000u); }
@@ -98,10 +112,6 @@ static inline int snan64(double x) { return x != x && !(U64F(x) & 0x800000000000
   static inline T maximum754_##W(T a, T b) { return pick754_##W(a, b, a > b || (a == 0 && b == 0 && !signbit(a) && signbit(b))); }
 IEEE754_2019(32, float)
 IEEE754_2019(64, double)
-#define min_num(a, b) _Generic((a), double: min_num64, default: min_num32)(a, b)
-#define max_num(a, b) _Generic((a), double: max_num64, default: max_num32)(a, b)
-#define minimum754(a, b) _Generic((a), double: minimum754_64, default: minimum754_32)(a, b)
-#define maximum754(a, b) _Generic((a), double: maximum754_64, default: maximum754_32)(a, b)
 
 #include "native_memory.c"
 
@@ -119,27 +129,28 @@ static inline void ldsstore(uint8_t *lds, uint32_t addr, const void *src, int64_
 /* user SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, as the SPI sets them up */
 static void init(Ctx *c) {
   memset(c->s, 0, (size_t)c->waves * 256 * 4);
-  memset(c->v, 0, (size_t)c->waves * c->nvgpr * 32 * 4);
+  memset(c->v, 0, (size_t)c->waves * c->nvgpr * WAVE * 4);
   memset(c->lds, 0, (size_t)(c->waves / c->wpg) * c->lds_size);
   int64_t threads = c->bx * c->by * c->bz;
   for (int64_t w = 0; w < c->waves; w++) {
-    uint32_t *s = c->s + w * 256, *v0 = c->v + w * c->nvgpr * 32, ex = 0;
+    uint32_t *s = c->s + w * 256, *v0 = c->v + w * c->nvgpr * WAVE;
+    lanes_t ex = 0;
     int64_t g = c->wg0 + w / c->wpg, k = c->nuser;
     for (int64_t i = 0; i < c->nuser; i++) s[i] = c->user[i];
     if (c->enables & 1) s[k++] = (uint32_t)(g % c->gx);
     if (c->enables & 2) s[k++] = (uint32_t)((g / c->gx) % c->gy);
     if (c->enables & 4) s[k++] = (uint32_t)(g / (c->gx * c->gy));
-    if (c->ttmp_x >= 0) {  /* as rdna4.ttmp_workgroup_ids */
+    if (c->ttmp_x >= 0) {  /* gfx12: the workgroup ID in ttmp registers (semantics/rdna4.py TTMP_WORKGROUP_IDS) */
       s[c->ttmp_x] = (uint32_t)(g % c->gx);
       s[c->ttmp_yz] = (uint32_t)(((g / c->gx) % c->gy) & 0xffff) | (uint32_t)(g / (c->gx * c->gy)) << 16;
     }
-    int64_t t = (w % c->wpg) * 32, x = t % c->bx, y = (t / c->bx) % c->by, z = t / (c->bx * c->by);
-    for (int l = 0; l < 32; l++, t++) {  /* the work-item ID counts up x, then y, then z: no division per lane */
+    int64_t t = (w % c->wpg) * WAVE, x = t % c->bx, y = (t / c->bx) % c->by, z = t / (c->bx * c->by);
+    for (int l = 0; l < WAVE; l++, t++) {  /* the work-item ID counts up x, then y, then z: no division per lane */
       v0[l] = (uint32_t)(x | (c->comps >= 1 ? y << 10 : 0) | (c->comps >= 2 ? z << 20 : 0));
-      if (t < threads) ex |= 1u << l;
+      if (t < threads) ex |= (lanes_t)1 << l;
       if (++x == c->bx) { x = 0; if (++y == c->by) { y = 0; z++; } }
     }
-    s[126] = ex;
+    SET_MASK(126, ex);
   }
 }
 
@@ -150,7 +161,7 @@ int64_t mockgpu_run(Ctx *c) {
   if (setjmp(stop)) return c->status;
   c->status = DONE;
   init(c);
-  int64_t pcs[32];
+  int64_t pcs[MAX_WAVES_PER_GROUP];
   for (int64_t g = 0; g < c->waves / c->wpg; g++) {
     for (int64_t i = 0; i < c->wpg; i++) pcs[i] = 0;
     for (int live = 1; live;) {
@@ -158,7 +169,7 @@ int64_t mockgpu_run(Ctx *c) {
       for (int64_t i = 0; i < c->wpg; i++) {
         if (pcs[i] < 0) continue;
         int64_t w = g * c->wpg + i;
-        pcs[i] = wave(c, c->s + w * 256, c->v + w * c->nvgpr * 32, c->lds + g * c->lds_size, pcs[i]);
+        pcs[i] = wave(c, c->s + w * 256, c->v + w * c->nvgpr * WAVE, c->lds + g * c->lds_size, pcs[i]);
         live |= pcs[i] >= 0;
       }
     }

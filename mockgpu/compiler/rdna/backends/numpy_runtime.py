@@ -27,43 +27,49 @@ float32), on every host CPU.
 from __future__ import annotations
 import numpy as np
 from mockgpu.compiler import native
-from mockgpu.emulators.ptx.numerics import fma64 as fma64_rn
+from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
+from mockgpu.compiler.exact import fma64 as fma64_rn
 
-LANE = np.arange(32, dtype=np.uint32)
+LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
+LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
+_SHIFTS64 = LANE64.astype(np.uint64)
 EVERY = slice(None)  # the wave index of a group that is the whole chunk
 u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
 f16, f32, f64 = np.float16, np.float32, np.float64
 M32 = 0xffffffff
 
-# *** lane masks ***
+# *** lane masks: uint32 per wave in wave32, uint64 (an SGPR pair) in wave64 ***
 
 def unpack(x) -> np.ndarray:
-  """A uint32 lane mask per wave -> bool [waves, 32]. A mask computed from constants only (a literal, an inline
-  constant or a constant lane index: a SALU result of no register) is a 0-d scalar: it is the same for every wave,
-  so it gives [1, 32], which broadcasts against the [waves, 32] arrays it meets."""
-  x = np.asarray(x, u32)
-  return ((x.reshape(-1)[:, None] if x.ndim == 0 else x[:, None]) >> LANE & 1).astype(bool)
+  """A lane mask per wave (uint32: 32 lanes, uint64: 64) -> bool [waves, lanes]. A mask computed from constants only
+  (a literal, an inline constant or a constant lane index: a SALU result of no register) is a 0-d scalar: it is the
+  same for every wave, so it gives [1, lanes], which broadcasts against the [waves, lanes] arrays it meets."""
+  x = np.asarray(x)
+  if x.dtype == u64: lanes = _SHIFTS64
+  else: x, lanes = x.astype(u32, copy=False), LANE
+  return ((x.reshape(-1)[:, None] if x.ndim == 0 else x[:, None]) >> lanes & 1).astype(bool)
 
-def pack(b, n:int) -> np.ndarray:
-  """bool [waves, 32] (or broadcastable) -> uint32 lane mask per wave."""
-  if getattr(b, "shape", None) != (n, 32): b = np.broadcast_to(b, (n, 32))
+def pack(b, n:int, lanes:int=32) -> np.ndarray:
+  """bool [waves, lanes] (or broadcastable) -> the lane mask per wave (uint32 for 32 lanes, uint64 for 64)."""
+  if getattr(b, "shape", None) != (n, lanes): b = np.broadcast_to(b, (n, lanes))
   b = np.ascontiguousarray(b, dtype=bool)
-  return np.packbits(b, axis=1, bitorder="little").view(u32).reshape(n)
+  return np.packbits(b, axis=1, bitorder="little").view(u32 if lanes == 32 else u64).reshape(n)
 
-_ALL_LANES:dict[int, np.ndarray] = {}
-_FULL_EXEC:dict[int, bytes] = {}
+_ALL_LANES:dict[tuple[int, int], np.ndarray] = {}
+_FULL_EXEC:dict[tuple[int, int], bytes] = {}
 
-def em(exec_lo) -> tuple[np.ndarray, bool]:
-  """The EXEC mask as lanes, and whether every lane of every wave is on (then writes need no masking)."""
-  n = len(exec_lo)
-  if (ones:=_FULL_EXEC.get(n)) is None: ones = _FULL_EXEC[n] = b"\xff" * (4 * n)
-  if exec_lo.tobytes() == ones:  # cheaper than a numpy reduction for the few waves of a small dispatch
-    if (m:=_ALL_LANES.get(n)) is None:
-      m = _ALL_LANES[n] = np.ones((n, 32), bool)
+def em(exec_mask) -> tuple[np.ndarray, bool]:
+  """The EXEC mask (per wave, uint32 or uint64) as lanes, and whether every lane of every wave is on (then writes
+  need no masking)."""
+  key = (len(exec_mask), exec_mask.dtype.itemsize)
+  if (ones:=_FULL_EXEC.get(key)) is None: ones = _FULL_EXEC[key] = b"\xff" * (key[0] * key[1])
+  if exec_mask.tobytes() == ones:  # cheaper than a numpy reduction for the few waves of a small dispatch
+    if (m:=_ALL_LANES.get(key)) is None:
+      m = _ALL_LANES[key] = np.ones((key[0], 8 * key[1]), bool)
       m.flags.writeable = False
     return m, True
-  return unpack(exec_lo), False
+  return unpack(exec_mask), False
 
 def vw(V:list, d:int, w, val, m:np.ndarray, full:bool):
   """Write VGPR d for the active lanes of waves w. Register arrays are immutable: the register is rebound to a new
@@ -168,7 +174,7 @@ def fma32(a, b, c) -> np.ndarray:
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
 
 def fma64(a, b, c) -> np.ndarray:
-  """f64 a*b+c rounded once (to nearest even): PTX's exact float64 fma, one implementation for both ISAs (a Dekker
+  """f64 a*b+c rounded once (to nearest even): compiler/exact.py's float64 fma, one implementation for both ISAs (a Dekker
   split here gave inf or NaN for products near float64's range and lost -0 + -0's sign)."""
   with np.errstate(over="ignore", invalid="ignore"): return fma64_rn(np.asarray(a, f64), np.asarray(b, f64), np.asarray(c, f64))
 
@@ -278,10 +284,10 @@ def ldexp(x, e):
   # beyond +-2200 every float64 (2**-1074 .. 2**1024) scales past the range, so clipping there keeps the result
   return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -2200, 2200).astype(i32))
 
-def cvt_int(x, lo:int, hi:int, t):
-  """float -> integer, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
+def cvt_int(x, lo:int, hi:int):
+  """float -> integer in [lo, hi] as int64, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
   x = np.nan_to_num(np.asarray(x).astype(f64), nan=0.0, posinf=hi, neginf=lo)
-  return np.clip(np.trunc(x), lo, hi).astype(np.int64).astype(t)
+  return np.clip(np.trunc(x), lo, hi).astype(np.int64)
 
 def cvt_rtz_f16(x) -> np.ndarray:
   """f32 -> f16 rounding toward zero (v_cvt_pk_rtz_f16_f32)."""
@@ -461,30 +467,10 @@ def perm(s0, s1, sel):
     out |= b.astype(u32) << (8 * k)
   return out
 
-def mul_hi_u32(a, b): return ((np.asarray(a, u32).astype(u64) * np.asarray(b, u32).astype(u64)) >> 32).astype(u32)
-def mul_hi_i32(a, b):
-  p = np.asarray(a, u32).view(i32).astype(i64) * np.asarray(b, u32).view(i32).astype(i64)
-  return (p >> 32).astype(u32)
-
 def sext(x, bits:int) -> np.ndarray:
   """Sign-extend the low `bits` of each value to int64."""
   x = np.asarray(x).astype(np.int64) & ((1 << bits) - 1)
   return np.where(x >> (bits - 1) == 1, x - (1 << bits), x)
-
-def mad_u64_u32(a, b, c):
-  """(a*b + c) mod 2**64 and its carry-out bit, a, b 32-bit, c 64-bit."""
-  p = np.asarray(a, u32).astype(u64) * np.asarray(b, u32).astype(u64)
-  c = np.asarray(c, u64)
-  s = p + c
-  return s, s < p
-
-def mad_i64_i32(a, b, c):
-  """a*b + c for signed a, b (32-bit) and c (64-bit): the low 64 bits and bit 64 of the exact 65-bit result."""
-  p = np.asarray(a, u32).view(i32).astype(i64) * np.asarray(b, u32).view(i32).astype(i64)
-  c = np.asarray(c, u64).view(i64)
-  s = (p.view(u64) + c.view(u64)).view(i64)
-  overflow = ((p < 0) == (c < 0)) & ((s < 0) != (p < 0))
-  return s.view(u64), (s < 0) ^ overflow
 
 def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray:
   """A or B of a 16x16x16 WMMA from its VGPRs: lane l holds row (A) or column (B) l % 16, K packed low to high (two
@@ -534,37 +520,17 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
     out = (c & 0xffff) | (res << 16) if hi else (c & 0xffff0000) | res
   return [out[:, j] for j in range(8)]
 
-def dpp16_lanes(ctrl:int) -> tuple[np.ndarray, np.ndarray]:
-  """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row)."""
-  lane = np.arange(32)
-  row, i = lane & ~15, lane & 15
-  if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(32, bool)
-  n = ctrl & 15
-  if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
-  elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
-  elif 0x121 <= ctrl <= 0x12f: src = (i - n) & 15              # row_ror
-  elif ctrl == 0x140: src = 15 - i                             # row_mirror
-  elif ctrl == 0x141: src = (i & 8) | (7 - (i & 7))            # row_half_mirror
-  elif 0x150 <= ctrl <= 0x15f: src = np.full(32, n)            # row_share
-  elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
-  else: raise ValueError(f"DPP16 control 0x{ctrl:x}")
-  ok = (src >= 0) & (src <= 15)
-  return row | (src & 15), ok
-
 def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, bank_mask:int):
   """DPP16 operand: each lane's source-lane value, and which lanes the instruction writes. An invalid source (off the
   row, or an inactive lane without FI) reads 0 with BOUND_CTRL, else leaves the lane unwritten; lanes of rows/banks
   outside ROW_MASK/BANK_MASK are never written."""
-  src, exists = dpp16_lanes(ctrl)
+  src, exists = dpp16_lanes(ctrl, m.shape[1])
   vals = np.asarray(x)[:, src]
   ok = exists[None, :] & (m[:, src] | fetch_inactive)
-  lane = np.arange(32)
-  enabled = ((row_mask >> (lane >> 4)) & 1).astype(bool) & ((bank_mask >> ((lane >> 2) & 3)) & 1).astype(bool)
-  return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & enabled[None, :]
+  return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & dpp16_enabled(row_mask, bank_mask, m.shape[1])[None, :]
 
 def dpp8(x, m, sels:list[int], fetch_inactive:bool):
   """DPP8 operand: lane i reads lane (i & ~7) | sels[i & 7]; an inactive source reads 0 unless FI."""
-  lane = np.arange(32)
-  src = (lane & ~7) | np.asarray(sels)[lane & 7]
+  src = dpp8_lanes(sels, m.shape[1])
   vals = np.asarray(x)[:, src]
   return np.where(m[:, src] | fetch_inactive, vals, u32(0)), np.ones(m.shape, bool)

@@ -1,0 +1,92 @@
+"""Exact float64 arithmetic both ISAs' numpy runtimes share (RDNA's v_fma_f64, PTX's fma.f64 and its rounding modes):
+the error-free transformations (TwoSum, Dekker's TwoProduct), a float64 fma rounded once (Boldo & Melquiond's
+round-to-odd, with the rare lanes the transformations cannot hold computed with rationals) and directed rounding of a
+float64 whose exact error sign is known."""
+from __future__ import annotations
+import numpy as np
+
+U64 = np.uint64
+
+# *** error-free transformations ***
+
+def two_sum(a, b):
+  s = a + b
+  bb = s - a
+  return s, (a - (s - bb)) + (b - bb)
+
+def _split(a):
+  c = a * 134217729.0  # 2^27 + 1 (Veltkamp)
+  hi = c - (c - a)
+  return hi, a - hi
+
+def two_prod(a, b):
+  p = a * b
+  ah, al = _split(a)
+  bh, bl = _split(b)
+  return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+def nudge64(s, esign, mode:str):
+  """Directed rounding of a float64 result s whose exact value is s + tiny (sign esign)."""
+  if mode == "rn": return s
+  toward = {"rz": np.where(np.signbit(s), esign > 0, esign < 0), "rm": esign < 0, "rp": esign > 0}[mode]
+  tgt = {"rz": 0.0, "rm": -np.inf, "rp": np.inf}[mode]
+  return np.where(toward & np.isfinite(s), np.nextafter(s, tgt), s)
+
+def fma64(a, b, c, mode:str="rn"):
+  """float64 fma: RN(uh + RO(ul + pl)) (Boldo & Melquiond), then the directed modes from the remaining error."""
+  a0, b0 = a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+  # Veltkamp's split overflows from |x| ~ 2^996: the large factor scaled down and the other up by 2^60 (exact; the
+  # product keeps its value)
+  sa = np.abs(a) >= 2.0 ** 995
+  sb = ~sa & (np.abs(b) >= 2.0 ** 995)
+  if np.any(sa | sb):
+    a, b = np.where(sa, a * 2.0 ** -60, np.where(sb, a * 2.0 ** 60, a)), np.where(sa, b * 2.0 ** 60, np.where(sb, b * 2.0 ** -60, b))
+  ph, pl = two_prod(a, b)
+  uh, ul = two_sum(c, ph)
+  t, te = two_sum(ul, pl)
+  # round-to-odd: an inexact t with an even last bit moves to its neighbour on the exact side
+  tb = np.asarray(t).view(U64)
+  fix = (te != 0) & ((tb & U64(1)) == 0) & np.isfinite(t)
+  t = np.where(fix, np.nextafter(t, np.where(te > 0, np.inf, -np.inf)), t)
+  r, re = two_sum(uh, t)
+  # the lanes the error-free transformations cannot hold exactly: a product below ~2^-900 (its error terms underflow),
+  # or near or past float64's range (Veltkamp's split of it overflows: max*-1+1 gave -inf, 1.5*max-max gave inf), or
+  # a sum that overflows (two_sum's error of an infinite sum is NaN), with finite operands: computed exactly with rationals
+  finite = np.isfinite(a0) & np.isfinite(b0) & np.isfinite(c)
+  big = finite & ~((np.abs(ph) < 2.0 ** 1000) & np.isfinite(r))
+  tiny = finite & np.isfinite(ph) & (np.abs(ph) < 2.0 ** -900) & (a0 != 0) & (b0 != 0)
+  # an infinite or NaN operand: a*b+c in float64 is the IEEE result (inf*0 and inf-inf are NaN, inf+finite is inf)
+  r = np.where(finite, r if mode == "rn" else nudge64(r, np.sign(np.where(np.isfinite(r), re + (ul + pl - t), 0.0)), mode), a0 * b0 + c)
+  # a zero product: c plus a signed zero, exact in float64 (the transformations' +0 error terms lost -0 + -0's sign)
+  zero = (a0 == 0) | (b0 == 0)
+  r = np.where(finite & zero, a0 * b0 + c, r)
+  if mode == "rm":   # an exact zero sum is -0 rounding toward -inf, unless both the product and c are +0
+    plus = zero & ~(np.signbit(a0) ^ np.signbit(b0)) & (c == 0) & ~np.signbit(c)
+    r = np.where(finite & (r == 0), np.where(plus, 0.0, -0.0), r)
+  return _fma64_exact(r, big | tiny, a0, b0, c, mode) if np.any(big | tiny) else r
+
+def _fma64_exact(r, lanes, a, b, c, mode:str):
+  """fma's rare lanes (`lanes`) computed exactly with rationals and rounded in mode; an exact cancellation of a
+  nonzero product is +0 (-0 in .rm)."""
+  from fractions import Fraction
+  r = np.array(r, np.float64, copy=True)
+  flat, idx = r.reshape(-1), np.flatnonzero(lanes)
+  A, B, C = (np.broadcast_to(x, r.shape).reshape(-1) for x in (a, b, c))
+  for i in idx: flat[i] = round_fraction(Fraction(float(A[i])) * Fraction(float(B[i])) + Fraction(float(C[i])), mode)
+  return r if r.ndim else r[()]
+
+F64_MAX = float(np.finfo(np.float64).max)
+F64_OVERFLOW = 2 ** 1024 - 2 ** 970   # halfway from the largest finite float64 to 2^1024: from here RN gives inf
+def round_fraction(v, mode:str) -> float:
+  """The exact rational v rounded to float64 in mode (rn: to nearest even; rz, rm, rp: directed), overflow included."""
+  from fractions import Fraction
+  if v == 0: return -0.0 if mode == "rm" else 0.0
+  if abs(v) >= F64_OVERFLOW:   # float(v) would raise OverflowError
+    toward_inf = mode == "rn" or (mode == "rp" and v > 0) or (mode == "rm" and v < 0)
+    return float(np.copysign(np.inf if toward_inf else F64_MAX, float(np.sign(v))))
+  x = float(v)   # correctly rounded to nearest (finite below F64_OVERFLOW)
+  fx = Fraction(x)
+  if mode == "rz" and abs(fx) > abs(v): x = float(np.nextafter(x, 0.0))
+  elif mode == "rm" and fx > v: x = float(np.nextafter(x, -np.inf))
+  elif mode == "rp" and fx < v: x = float(np.nextafter(x, np.inf))
+  return x

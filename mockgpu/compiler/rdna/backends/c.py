@@ -1,0 +1,461 @@
+"""The C backend: a whole RDNA kernel as one C function that runs a wave from a block until s_barrier or s_endpgm.
+
+The numpy backend (backends/numpy.py) advances every wave of a dispatch together, so each instruction costs a few
+numpy calls whatever the number of waves: cheap per lane on large dispatches, but about 10 us per instruction on a
+one-wave dispatch. This translation runs one wave at a time with a C loop over its lanes, which costs about the same
+per lane and nothing per instruction. Instructions come from the same operand model (operands.py) and their
+programs from the same semantics rows (program.py) as the numpy backend's; c_expr renders a row in C with numpy's
+types, wrap-around and NaN choices spelled out, so both compute the same bits (tests/test_rdna_native.py compares).
+What C cannot express raises NoNative and the kernel keeps the numpy path: rows whose helpers have no C form
+(c_rows() lists the rest), 16-bit float flushing, packed math, WMMA, DPP, scratch, LDS atomics and permutes.
+
+Registers, per wave: `s` uint32 [256] (SCC is s[253]), `v` uint32 [nvgpr][WAVE] (32 or 64 lanes; wave64 lane masks are
+SGPR pairs, read and written through the prelude's MASK/SET_MASK). A block is a label; a branch is a goto
+(branches are scalar, so a wave never diverges across blocks: EXEC masks the lanes). The function returns the block
+to resume at after s_barrier, or -1 at s_endpgm; the runtime (c/prelude.c) schedules the waves of a workgroup around
+barriers and turns the status of a fault into the same GPUPageFault the numpy path raises.
+"""
+from __future__ import annotations
+import os, re
+import numpy as np
+from mockgpu.compiler import native
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name
+from mockgpu.compiler.rdna import operands as ops, program, semantics
+from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, failure
+from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
+from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
+from mockgpu.compiler.rdna.backends.reads import Reads
+
+PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "c", "prelude.c"))
+CTYPE = {"bool": "int", "u8": "uint8_t", "i8": "int8_t", "u16": "uint16_t", "i16": "int16_t", "u32": "uint32_t",
+         "i32": "int32_t", "u64": "uint64_t", "i64": "int64_t", "f16": "float", "f32": "float", "f64": "double"}
+for _t in ("b16", "b32", "b64", "bf16"): CTYPE[_t] = CTYPE[value_type(_t)]
+
+CVREG = re.compile(r"\bV\((-?\d+)\)")  # a VGPR the C code of an instruction touches
+CSREG = re.compile(r"\bs\[(\d+)\]|\bMASK\((\d+)\)")  # and an SGPR (a lane mask's first SGPR)
+
+class NoNative(Exception):
+  """The kernel uses something this translation does not cover: it runs on the numpy path."""
+
+# *** the semantics language as C, one lane at a time ***
+
+def c_lit(v, t:str) -> str:
+  """Python constant v as a C literal of type t (numpy's conversion of a literal to t)."""
+  if t == "bool": return "1" if v else "0"
+  if t in FLOATS:
+    x = float(np.float16(v) if t == "f16" else np.float32(v) if t == "f32" else np.float64(v))
+    if not np.isfinite(x): raise NoNative(f"the constant {v!r}")
+    return x.hex() + ("" if t == "f64" else "f")
+  lo, hi = (-(1 << (BITS[t] - 1)), (1 << (BITS[t] - 1)) - 1) if t[0] == "i" else (0, (1 << BITS[t]) - 1)
+  if not lo <= v <= hi: raise NoNative(f"the constant {v} as {t}")
+  if t == "u64": return f"{v}ull"
+  if t == "u32": return f"{v}u"
+  if t in ("i64", "i32"):
+    sfx = "ll" if t == "i64" else ""
+    return f"({v + 1}{sfx} - 1)" if v == lo else (f"({v}{sfx})" if v < 0 else f"{v}{sfx}")
+  return f"(({CTYPE[t]}){v})"
+
+def c_cast(code:str, f:str, t:str) -> str:
+  """A value of type f as type t, as numpy's astype converts it; what C cannot convert the same way raises NoNative."""
+  if f == t: return code
+  if t in FLOATS:
+    if t == "f16":  # carried as a float holding a half: round once, from a value a float holds exactly
+      if f == "f32" or f == "bool" or BITS.get(f, 64) <= 16: return f"r16((float)({code}))"
+      raise NoNative(f"{f} to f16 (C would round twice)")
+    if f == "f16" and t == "f32": return code
+    return f"(({CTYPE[t]})({code}))"
+  if f in FLOATS: raise NoNative(f"{f} to {t}")
+  return f"(({CTYPE[t]})({code}))"
+
+def _minmax(name:str):
+  def render(a, ts, t):
+    fn = {"i64": "64", "u64": "64"}.get(t, "")
+    return f"{'u' if t in ('u32', 'u64') else 'i'}{name}{fn}({a[0]}, {a[1]})"
+  return render
+
+def _by_width(prefix:str):
+  """A two-operand float helper the prelude has per width (prefix32, prefix64; an f16 is carried as a float)."""
+  return lambda a, ts, t: f"{prefix}{64 if t == 'f64' else 32}({a[0]}, {a[1]})"
+
+def _f32(fn):
+  """A helper C has for f32 operands only."""
+  return lambda a, ts, t: fn(a) if ts[0] == "f32" else None
+
+# helper name -> (rendered args, their types, the result type) -> C code, or None where C has no such helper
+C_CALLS = {
+  "fma": lambda a, ts, t: f"fma32({a[0]}, {a[1]}, {a[2]})" if ts == ["f32"] * 3 else None,
+  "fmax": _by_width("fmax"), "fmin": _by_width("fmin"),
+  "ldexp": _f32(lambda a: f"ldexp32({a[0]}, {a[1]})"),
+  "exp2": _f32(lambda a: f"(float)exp2((double){a[0]})"),
+  "log2": _f32(lambda a: f"log2_32({a[0]})"),
+  "rcp": _f32(lambda a: f"(float)(1.0 / (double){a[0]})"),
+  "rsq": _f32(lambda a: f"rsq32({a[0]})"),
+  "sqrt": _f32(lambda a: f"sqrt32({a[0]})"),
+  "floor": _f32(lambda a: f"floor32({a[0]})"), "ceil": _f32(lambda a: f"ceil32({a[0]})"),
+  "trunc": _f32(lambda a: f"trunc32({a[0]})"), "rint": _f32(lambda a: f"rint32({a[0]})"),
+  "cvt_int": lambda a, ts, t: f"cvt_int((double){a[0]}, {a[1]}.0, {a[2]}.0)",
+  "cmp_class": _f32(lambda a: f"cmp_class32({a[0]}, {a[1]})"),
+  "clamp01": lambda a, ts, t: f"clamp01_{64 if t == 'f64' else 32}({a[0]})",
+  "ftz": _f32(lambda a: f"ftz32({a[0]})"),
+  "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})" if t in ("f64", "f32", "f16", "i32") else None,
+  "isnan": lambda a, ts, t: f"isnan({a[0]})",
+  "fbits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})",
+  "brev32": lambda a, ts, t: f"brev32({a[0]})", "brev64": lambda a, ts, t: f"brev64({a[0]})",
+  "clz": lambda a, ts, t: f"clz32({a[0]})", "ctz": lambda a, ts, t: f"ctz32({a[0]})", "cls32": lambda a, ts, t: f"cls32({a[0]})",
+  "clz64": lambda a, ts, t: f"clz64({a[0]})", "ctz64": lambda a, ts, t: f"ctz64({a[0]})",
+  "popcount": lambda a, ts, t: f"popcount{64 if ts[0] in ('u64', 'i64') else 32}({a[0]})",
+  "sext": lambda a, ts, t: f"sext((uint32_t){a[0]}, {a[1]})",
+  "bfe": lambda a, ts, t: f"bfe_w({a[0]}, {a[1]}, {a[2]}, {a[3]}, {(1 << int(a[4] if len(a) > 4 else 5)) - 1})",
+  "bfe64": lambda a, ts, t: f"bfe64({a[0]}, {a[1]}, {a[2]})",
+  "quadmask": lambda a, ts, t: f"(({CTYPE[t]})quadmask({a[0]}, {BITS[t]}))",
+  "wqm": lambda a, ts, t: f"(({CTYPE[t]})wqm({a[0]}, {BITS[t]}))",
+  "r64": lambda a, ts, t: f"R64({a[0]}, {a[1]})",
+  "max": _minmax("max"), "min": _minmax("min"),
+  # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber and minimum/maximum
+  "min_num": _by_width("min_num"), "max_num": _by_width("max_num"),
+  "minimum754": _by_width("minimum754_"), "maximum754": _by_width("maximum754_"),
+}
+PROMOTED_ARGS = {"max", "min"}   # helpers whose arguments take the result's type, as numpy's maximum/minimum do
+RAW_ARGS = {"cvt_int": (1, 2), "sext": (1,), "bfe": (3, 4), "bfe64": (2,)}  # constant arguments written as they are
+
+class CBody:
+  """Renders a program's statements as C declarations, one fresh variable per assignment (r_<name>_<k>)."""
+  def __init__(self, read):
+    self.read, self.names, self.count = read, {}, {}
+
+  def var(self, name:str) -> str: return self.names[name]
+
+  def fresh(self, name:str) -> str:
+    k = self.count[name] = self.count.get(name, 0) + 1
+    self.names[name] = f"r_{name}" if k == 1 else f"r_{name}_{k}"
+    return self.names[name]
+
+  def lines(self, prog:program.Program) -> list[str]:
+    out = []
+    last_d = max((i for i, s in enumerate(prog.body) if "d" in s.targets), default=-1)
+    for i, s in enumerate(prog.body):
+      if len(s.targets) != 1: raise NoNative("a row with two results")
+      # the value stored as D is rounded to f16 by its store: no rounding of its own
+      code = self.expr(s.value, top=i == last_d)
+      out.append(f"{CTYPE[s.value.t]} {self.fresh(s.targets[0])} = {code};")
+    return out
+
+  def as_type(self, e:E, t:str) -> str:
+    """e rendered as type t: a literal takes t, a value is converted."""
+    if e.op == "const" and (is_weak(e.t) or e.t == t): return c_lit(e.val, t)
+    return c_cast(self.expr(e), e.t, t)
+
+  def expr(self, e:E, top:bool=False) -> str:
+    op, t = e.op, e.t
+    if op == "const": return c_lit(e.val, t)
+    if op == "var": return self.var(e.val)
+    if op == "input": return self.read(e)
+    if op == "bin": return self.binary(e, top)
+    if op == "neg": return f"(-{self.expr(e.args[0])})" if t in FLOATS or BITS[t] >= 32 else f"(({CTYPE[t]})(-{self.expr(e.args[0])}))"
+    if op == "inv":
+      x = self.expr(e.args[0])
+      return f"(!{x})" if t == "bool" else f"(~{x})" if BITS[t] >= 32 else f"(({CTYPE[t]})(~{x}))"
+    if op == "not": return f"(!{self.expr(e.args[0])})"
+    if op == "cmp":
+      common = promote(e.args[0].t, e.args[1].t)
+      return f"({self.as_type(e.args[0], common)} {e.val} {self.as_type(e.args[1], common)})"
+    if op in ("and", "or"): return f"({self.expr(e.args[0])} {'&&' if op == 'and' else '||'} {self.expr(e.args[1])})"
+    if op == "if": return f"({self.expr(e.args[0])} ? {self.as_type(e.args[1], t)} : {self.as_type(e.args[2], t)})"
+    if op == "cast":
+      code = c_cast(self.expr(e.args[0]), e.args[0].t, t)
+      return code[len("r16("):-1] if top and code.startswith("r16(") else code
+    if op == "call": return self.call(e)
+    raise NoNative(f"node {op}")
+
+  def binary(self, e:E, top:bool) -> str:
+    t = e.t
+    x, y = (self.as_type(a, t) for a in e.args)
+    if t in FLOATS:
+      fn = {"+": "add", "-": "sub", "*": "mul"}.get(e.val)
+      if fn is None: raise NoNative(f"{e.val} on {t}")
+      code = f"{fn}{64 if t == 'f64' else 32}({x}, {y})"
+      return code if t != "f16" or top else f"r16({code})"  # numpy rounds every f16 operation to f16
+    code = f"({x} {e.val} {y})"
+    return code if t == "bool" or BITS[t] >= 32 else f"(({CTYPE[t]}){code})"  # C promotes short integers to int
+
+  def call(self, e:E) -> str:
+    name, ts = e.val, [a.t for a in e.args]
+    fn = C_CALLS.get(name)
+    if name in PROMOTED_ARGS: args = [self.as_type(a, e.t) for a in e.args]
+    else: args = [str(int(a.val)) if i in RAW_ARGS.get(name, ()) and a.op == "const" else self.expr(a) for i, a in enumerate(e.args)]
+    code = fn(args, ts, e.t) if fn is not None else None
+    if code is None: raise NoNative(f"{name}({', '.join(ts)}) has no C form")
+    return code
+
+def c_rows(sem=None, scalar:bool=False) -> dict[str, bool]:
+  """Which VOP rows (scalar: SOP rows) the C backend renders at their declared types (the rest run on numpy only):
+  for reports and tests."""
+  sem = sem or semantics.family("rdna3")
+  out = {}
+  for name, row in (sem.SOP if scalar else sem.VOP).items():
+    try:
+      if scalar: prog = program.salu(ops.Salu(name, 1, [Src(i) for i in range(len(row.srcs))]), sem, 32)
+      else: prog = program.valu(ops.Valu(name, 0, [Src(256 + i) for i in range(len(row.srcs))]), sem, False, False)
+      CBody(lambda e: "x").lines(prog)
+      if row.dst is not None: vstore_bits(row.dst, "x")
+      out[name] = not any(t == "bf16" for t in row.source_types())
+    except (NoNative, Unsupported): out[name] = False
+  return out
+
+def typed(raw:str, t:str, hi:bool=False) -> str:
+  """Raw register bits (uint32_t, or uint64_t for 64-bit types) as ISA type t; 16-bit types take the low or high half."""
+  if t == "f16": return f"h2f((uint16_t)({raw}{' >> 16' if hi else ''}))"
+  if t == "bf16": raise NoNative(f"operand type {t}")
+  if WIDTH[t] == 16: return f"(({CTYPE[t]})({raw}{' >> 16' if hi else ''}))"
+  if t in ("b32", "u32", "b64", "u64"): return raw
+  if t in ("i32", "i64"): return f"(({CTYPE[t]})({raw}))"
+  if t == "f32": return f"F32({raw})"
+  if t == "f64": return f"F64({raw})"
+  raise NoNative(f"operand type {t}")
+
+def vstore_bits(t:str, expr:str) -> str:
+  """A value of ISA type t as the raw bits it is stored as (uint32_t, or uint64_t for 64-bit types)."""
+  if t == "f32": return f"U32F({expr})"
+  if t == "f64": return f"U64F({expr})"
+  if t == "f16": return f"f2h({expr})"
+  return f"(uint64_t)({expr})" if WIDTH[t] == 64 else f"(uint32_t)({expr})"
+
+MEM_KIND = {"u8": ("uint8_t", 1), "i8": ("int8_t", 1), "u16": ("uint16_t", 2), "i16": ("int16_t", 2), "u32": ("uint32_t", 4)}
+
+def store_data(ctype:str, reg:int, count:int) -> str:
+  """A C array t_ holding a lane's store data, element j from VGPR reg + j."""
+  return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})V({reg + j})[l]' for j in range(count))}}};"
+
+class CTranslator(Reads):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
+    if ftz16: raise NoNative("flushed f16/f64 denormals")
+    self.blocks, self.ftz32, self.sem, self.wave = blocks, ftz32, semantics.family(arch), wave
+    self.index = {b.start: k for k, b in enumerate(blocks)}
+    self.lines:list[str] = []
+    self.vregs:set[int] = {0}
+    self.names:dict[int, str] = {}    # pc -> instruction name, for fault messages
+    self.messages:list[str] = []      # runtime 'unsupported' messages, by index
+    self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Salu: self.salu, ops.ReadLane: self.readlane,
+                     ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
+                     ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair}
+
+  def out(self, line:str): self.lines.append("  " + line)
+
+  def source(self) -> str:
+    body:list[str] = []
+    for k, b in enumerate(self.blocks):
+      self.lines = []
+      self.block(b)
+      body.append(f" B{k}: if ((c->used += {len(b.insts)}) > c->budget) return over_budget(c, {b.start});")
+      body += self.lines
+    cases = " ".join(f"case {k}: goto B{k};" for k in range(len(self.blocks)))
+    return "\n".join([f"#define WAVE {self.wave}", PRELUDE, "static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b) {",
+                      f"  switch (b) {{ {cases} default: return -1; }}", *body, "}", ""])
+
+  def block(self, b:Block):
+    for pc, inst in b.insts:
+      self.pc = pc
+      if isinstance(inst, Bad): return self.fail(inst.reason)
+      self.names[pc] = op_name(inst).lower()
+      start, regs = len(self.lines), set(self.vregs)
+      nxt = self.inst(inst)
+      used = (self.vregs - regs) | {int(i) for ln in self.lines[start:] for i in CVREG.findall(ln)}
+      sgprs = [int(a or b) for ln in self.lines[start:] for a, b in CSREG.findall(ln)]
+      if (bad := bad_vgprs(used) or bad_sgprs(sgprs)) is not None:  # the numpy path raises the same InvalidInstruction
+        del self.lines[start:]
+        self.vregs = regs
+        return self.fail(failure(inst, bad))
+      if nxt is not None: return self.out(nxt)
+    end = b.insts[-1][0] + b.insts[-1][1].size()
+    if end in self.index: self.out(f"goto B{self.index[end]};")
+    else: self.fail("execution runs past the end of the decoded code")
+
+  def fail(self, what:str):
+    self.messages.append(what)
+    self.out(f"return unsupported(c, {self.pc}, {len(self.messages) - 1});")
+
+  def inst(self, inst) -> str|None:
+    """Emit one instruction; returns the C statement ending the block, if it ends one."""
+    cls, name = type(inst).__name__, op_name(inst)
+    try: op = ops.lower(inst, self.pc, self.sem)
+    except Unsupported: raise NoNative(f"{cls} {name}") from None
+    fn = self.emitters.get(type(op))
+    if fn is None or getattr(op, "dpp", None) is not None: raise NoNative(f"{cls} {name}")
+    try: return fn(op)
+    except Unsupported as e: raise NoNative(f"{cls} {name}: {e}") from None
+
+  # *** operands (the dispatch on their kind is reads.Reads) ***
+  typed = staticmethod(typed)
+  def raw_dpp(self) -> str: raise NoNative("DPP")
+  def raw_vgpr(self, v:int, width:int) -> str:
+    self.vregs |= {v, v + 1} if width > 32 else {v}
+    return f"V({v})[l]" if width <= 32 else f"R64(V({v})[l], V({v + 1})[l])"
+  def raw_sgpr(self, o:int, width:int, vec:bool) -> str: return f"s[{o}]" if width <= 32 else f"R64(s[{o}], s[{o + 1}])"
+  def raw_scc(self, width:int, vec:bool) -> str: return "s[253]" if width <= 32 else "(uint64_t)s[253]"
+  def raw_zero(self, mask:int, width:int, vec:bool) -> str: return f"(uint32_t)(MASK({mask}) == 0)"
+  def raw_const(self, bits:int, width:int) -> str: return f"0x{bits:x}u" if width <= 32 else f"0x{bits:x}ull"
+  def read_vcc(self) -> str: return f"(MASK({self.mask_in}) >> l & 1)" if self.mask_in != NULL else "0"
+  def read_lane(self) -> str: return "(uint32_t)l"
+  def read_scc(self) -> str: return "s[253]"
+  def read_exec(self) -> str: return "MASK(126)"
+  def read_pc(self) -> str: return f"(c->pgm + {self.pc}ull)"
+
+  def lanes(self, body:list[str], masks:dict[int, str]|None=None):
+    """A loop over the active lanes; masks: SGPR -> bool expression gathered into it (inactive lanes write 0). With
+    every lane on (the common case) the loop has no per-lane test, so the C compiler can vectorize it."""
+    masks = masks or {}
+    self.out("{ const lanes_t ex = MASK(126);" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
+    inner = [*body, *(f"mk{d} |= (lanes_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
+    self.out("  if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) {")
+    for ln in inner: self.out("    " + ln)
+    self.out("  } else for (int l = 0; l < WAVE; l++) { if (!(ex >> l & 1)) continue;")
+    for ln in inner: self.out("    " + ln)
+    self.out("  }")
+    for d in masks: self.out(f"  SET_MASK({d}, mk{d});")
+    self.out("}")
+
+  def vstore(self, d:int, t:str, val:str, hi:bool=False) -> list[str]:
+    """Lines writing a typed lane value to VGPR d (and d+1 for 64-bit types); a 16-bit value to one half of d."""
+    if WIDTH[t] == 16:
+      if t == "f16": val = f"f2h({val})"
+      self.vregs.add(d)
+      if hi: return [f"V({d})[l] = (V({d})[l] & 0xffffu) | ((uint32_t)(uint16_t)({val}) << 16);"]
+      return [f"V({d})[l] = (V({d})[l] & 0xffff0000u) | (uint16_t)({val});"]
+    if WIDTH[t] == 64:
+      self.vregs |= {d, d + 1}
+      return [f"{{ uint64_t t_ = {vstore_bits(t, val)}; V({d})[l] = (uint32_t)t_; V({d + 1})[l] = (uint32_t)(t_ >> 32); }}"]
+    self.vregs.add(d)
+    return [f"V({d})[l] = {vstore_bits(t, val)};"]
+
+  def mask_dst(self, d:int|None) -> int|None:
+    if d is None or d == NULL: return None
+    if d == EXEC + 1: raise NoNative("a lane mask written to EXEC_HI")  # VCC_HI is an ordinary SGPR in wave32
+    if d >= 128 and d != EXEC: raise NoNative(f"mask destination {d}")
+    if self.wave == 64 and d & 1: raise NoNative(f"a wave64 lane mask in the odd SGPR {d}")
+    return d
+
+  # *** VALU ***
+  def valu_lines(self, op:ops.Valu) -> tuple[list[str], CBody, program.Program]:
+    prog = program.valu(op, self.sem, self.ftz32, False)
+    self.mask_in = op.mask_in
+    body = CBody(lambda e: self.read(e, vec=True))
+    return body.lines(prog), body, prog
+
+  def valu(self, op:ops.Valu):
+    lines, body, prog = self.valu_lines(op)
+    if "d" in prog.out: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
+    masks = {}
+    if "vcc" in prog.out and (d := self.mask_dst(op.mask_out)) is not None: masks[d] = body.var("vcc")
+    self.lanes(lines, masks)
+
+  def dual(self, op:ops.Dual):
+    """VOPD: both ops read their sources before either writes."""
+    lines, writes = [], []
+    for tag, half in (("x", op.x), ("y", op.y)):
+      body_lines, body, prog = self.valu_lines(half)
+      lines.append(f"uint32_t r{tag}; {{ {' '.join(body_lines)} r{tag} = {vstore_bits(prog.dst, body.var('d'))}; }}")
+      writes.append(f"V({half.dst})[l] = r{tag};")
+      self.vregs.add(half.dst)
+    self.lanes(lines + writes)
+
+  def readlane(self, op:ops.ReadLane):
+    if op.lane is not None: raise NoNative("READLANE_B32")
+    d = op.dst
+    if d >= 128 and d != SCC: raise NoNative("readfirstlane destination")
+    self.vregs.add(op.src)
+    return self.out(f"s[{d}] = V({op.src})[MASK(126) ? FIRST_LANE(MASK(126)) : 0];") if d != NULL else None
+
+  # *** SALU ***
+  def swrite(self, d:int, t:str, expr:str) -> list[str]:
+    if d == NULL: return []
+    if d >= 128 and d != SCC: raise NoNative(f"scalar destination {d}")
+    if WIDTH[t] == 64:
+      return [f"{{ uint64_t t_ = {vstore_bits(t, expr)}; s[{d}] = (uint32_t)t_; s[{d + 1}] = (uint32_t)(t_ >> 32); }}"]
+    return [f"s[{d}] = {vstore_bits(t, expr)};"]
+
+  def salu(self, op:ops.Salu):
+    prog = program.salu(op, self.sem, self.wave, self.ftz32, False)
+    body = CBody(lambda e: self.read(e, vec=False))
+    lines = body.lines(prog)
+    if "exec" in prog.out: lines.append(f"SET_MASK(126, {body.var('exec')});")
+    if "scc" in prog.out: lines.append(f"s[253] = ({body.var('scc')}) ? 1u : 0u;")
+    if "d" in prog.out: lines += self.swrite(op.dst, prog.dst, body.var("d"))
+    self.out("{ " + " ".join(lines) + " }")
+
+  def barrier(self, op) -> str|None:
+    return f"return {self.index[self.pc + 4]};" if self.pc + 4 in self.index else None
+
+  def branch(self, op:ops.Branch) -> str:
+    if op.target not in self.index: raise NoNative("branch target outside the decoded code")
+    if op.cond is None: return f"goto B{self.index[op.target]};"
+    cond = {"scc0": "s[253] == 0", "scc1": "s[253] != 0", "vccz": "MASK(106) == 0", "vccnz": "MASK(106) != 0",
+            "execz": "MASK(126) == 0", "execnz": "MASK(126) != 0"}[op.cond]
+    return f"if ({cond}) goto B{self.index[op.target]}; goto B{self.index[op.fallthrough]};"
+
+  # *** memory ***
+  def smem(self, op:ops.Smem):
+    """ndw dwords from a dword-aligned address; RDNA4's s_load_u8/i8/u16/i16: one element from its aligned address."""
+    d, ndw = op.dst, op.ndw
+    ctype, nbytes = MEM_KIND[op.kind]
+    soff = "" if op.soffset is None else f" + {self.raw(op.soffset, 32, vec=False)}"
+    if d + ndw > 128 and not (d <= EXEC < d + ndw): raise NoNative("s_load into special registers")
+    b = op.base
+    addr = f"(R64(s[{b}], s[{b + 1}]) + {op.offset & (2**64 - 1)}ull{soff}) & ~{nbytes - 1}ull"
+    self.out("{ " + " ".join([f"{ctype} t_[{ndw}];", f"gload(c, t_, {addr}, {nbytes}, {ndw}, {self.pc});",
+                              *(f"s[{d + j}] = (uint32_t)t_[{j}];" for j in range(ndw) if d + j != NULL)]) + " }")
+
+  def address(self, a:ops.Addr) -> str:
+    off = f"{a.offset & (2**64 - 1)}ull"
+    if a.wide:
+      self.vregs |= {a.vaddr, a.vaddr + 1}
+      return f"R64(V({a.vaddr})[l], V({a.vaddr + 1})[l]) + {off}"
+    self.vregs.add(a.vaddr)
+    return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)V({a.vaddr})[l] + {off}"
+
+  def vmem(self, op:ops.Vmem):
+    if op.seg == "SCRATCH" or op.d16: raise NoNative(op.name)
+    ctype, nbytes = MEM_KIND[op.kind]
+    addr, ndw = self.address(op.addr), op.ndw
+    if op.load:
+      d = op.reg
+      self.vregs |= set(range(d, d + ndw))
+      fetch = f"{ctype} t_[{ndw}]; gload(c, t_, a_, {nbytes}, {ndw}, {self.pc});"
+      return self.lanes([f"uint64_t a_ = {addr};", fetch, *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
+    self.vregs |= set(range(op.reg, op.reg + ndw))
+    # every lane's address is checked before any lane writes, as the numpy path does
+    self.lanes([f"uint64_t a_ = {addr}; gcheck(c, a_, {nbytes}, {ndw}, 1, {self.pc});"])
+    self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, op.reg, ndw)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
+
+  def ds_load(self, op:ops.DsLoad):
+    if op.d16: raise NoNative(op.name)
+    ctype, nbytes = MEM_KIND[op.kind]
+    a, d, ndw = op.addr, op.dst, op.ndw
+    self.vregs |= {a} | set(range(d, d + ndw))
+    addr = f"V({a})[l] + {op.offset}u"
+    # checked lane by lane as it loads: the first lane out of range is still the one reported
+    self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 0, {self.pc});", f"{ctype} t_[{ndw}]; ldsload(lds, t_, {addr}, {nbytes}, {ndw});",
+                *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
+
+  def ds_store(self, op:ops.DsStore):
+    if op.d16: raise NoNative(op.name)
+    ctype, nbytes = MEM_KIND[op.kind]
+    a, ndw = op.addr, op.ndw
+    self.vregs |= {a} | set(range(op.data, op.data + ndw))
+    addr = f"V({a})[l] + {op.offset}u"
+    self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 1, {self.pc});"])  # every lane checked before any lane writes
+    self.lanes([store_data(ctype, op.data, ndw), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
+
+  def ds_pair(self, op:ops.DsPair):
+    a, ndw = op.addr, op.ndw
+    self.vregs.add(a)
+    if op.load:
+      d = op.regs[0]
+      self.vregs |= set(range(d, d + 2 * ndw))
+      for o in op.offsets: self.lanes([f"ldscheck(c, V({a})[l] + {o}u, 4, {ndw}, 0, {self.pc});"])
+      body = [f"uint32_t t_[{2 * ndw}];"] + [f"ldsload(lds, t_ + {i * ndw}, V({a})[l] + {o}u, 4, {ndw});" for i, o in enumerate(op.offsets)]
+      return self.lanes(body + [f"V({d + j})[l] = t_[{j}];" for j in range(2 * ndw)])
+    for o in op.offsets: self.lanes([f"ldscheck(c, V({a})[l] + {o}u, 4, {ndw}, 1, {self.pc});"])
+    for o, dr in zip(op.offsets, op.regs):
+      self.vregs |= set(range(dr, dr + ndw))
+      self.lanes([store_data("uint32_t", dr, ndw), f"ldsstore(lds, V({a})[l] + {o}u, t_, 4, {ndw});"])

@@ -1,0 +1,439 @@
+"""The numpy backend: a kernel's basic blocks as Python source over numpy arrays, all waves of a chunk at once.
+
+Each block becomes a function `_blk<k>(w, n)` run for a group of n waves sitting at that block (`w`: a slice or index
+array into the wave axis), and `_all<k>(n)`, the same code for the whole chunk of waves (`w` is then every wave, and the
+register accesses skip the indexing); the names keep clear of the runtime helpers the code calls (block 16 was once
+`b16`, shadowing numpy_runtime.b16, the 16-bit operand view, in every kernel of 17 blocks or more). It returns the next
+block per wave (an int, or an array for a per-wave branch), or -1 at s_endpgm.
+Registers: `S[i][w]` uint32 [n] (SCC is S[253]), `V[i][w]` uint32 [n, lanes] (32, or 64 in wave64) where V is a list
+of per-register arrays that are never modified in place (numpy_runtime.vw rebinds them), so a move or a load costs no
+copy; `m` is the EXEC mask as lanes and `full` says whether all lanes are on. Lane masks are one SGPR in wave32 and an
+SGPR pair (read as uint64) in wave64. Each instruction is lowered by the operand model
+(operands.py); an ALU op's typed program (program.py: its semantics row with its modifiers) is rendered by np_expr.
+Instructions that cannot be lowered become a `raise` at their place, so a kernel only fails if it executes one.
+"""
+from __future__ import annotations
+import hashlib, os, re
+from tinygrad.renderer.amd.dsl import Inst, Reg
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name, BARRIERS, INVALID, describe, invalid_operand
+from mockgpu.compiler.rdna import operands as ops, program, semantics
+from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
+import numpy as np
+from mockgpu.compiler.rdna.semantics import lang
+from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS
+from mockgpu.compiler.rdna.backends.reads import Reads
+
+# the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
+_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
+_SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna/faults.py", "compiler/rdna/operands.py",
+            "compiler/rdna/program.py", "compiler/rdna/semantics/__init__.py", "compiler/rdna/semantics/lang.py",
+            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
+            "compiler/rdna/backends/numpy_runtime.py",
+            "compiler/rdna/backends/numpy_memory.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
+VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
+# a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
+CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
+                   r"(?:\.view\((?:u16|u32|u64|i16|i32|i64|f16|f32|f64)\))?")
+
+def plus64(off:int) -> str:
+  """Code adding a constant byte offset to a uint64 address (wrapping), or nothing for 0."""
+  return f" + u64({off & (2**64 - 1)})" if off else ""
+
+VREG = re.compile(r"\bV\[(-?\d+)\]|\bvw(?:16)?\(V, (-?\d+)|r64\(V\[-?\d+\]\[w\], V\[(-?\d+)\]")
+
+def bad_vgprs(regs) -> str|None:
+  """Why VGPR indexes one instruction touches are not in the register file (v0..v255), or None. A negative index is
+  an SGPR or constant encoded where the instruction needs a VGPR (v_readlane_b32's src0, say)."""
+  if past := [i for i in regs if i > 255]: return f"{INVALID}v{min(past)} is past v255"
+  if below := [i for i in regs if i < 0]: return f"{INVALID}operand encoding {min(below) + 256} where a VGPR is required"
+  return None
+
+SREG = re.compile(r"\bS\[(\d+)\]")
+
+def bad_sgprs(regs) -> str|None:
+  """An SGPR index past the 256 scalar slots is a VGPR encoded where an SGPR or a lane mask is required."""
+  if past := [i for i in regs if i > 255]: return f"{INVALID}v{min(past) - 256} where the instruction needs an SGPR"
+  return None
+
+def past_v255(lines:list[str]) -> str|None:
+  """bad_vgprs (and bad_sgprs) of the registers the translated lines of one instruction touch."""
+  return bad_vgprs([int(next(g for g in m.groups() if g)) for ln in lines for m in VREG.finditer(ln)]) or \
+         bad_sgprs([int(i) for ln in lines for i in SREG.findall(ln)])
+
+def typed(raw:str, t:str, hi:bool=False) -> str:
+  """View raw register bits (uint32, or uint64 for 64-bit types) as ISA type t."""
+  if t in ("b32", "u32", "b64", "u64"): return raw
+  if t in ("i32", "f32", "i64", "f64"): return f"{raw}.view({t})"
+  if t == "f16": return f"h16({raw}, {hi})"
+  if t == "bf16": return f"bf16({raw}, {hi})"
+  if t in ("b16", "u16"): return f"b16({raw}, {hi})"
+  if t == "i16": return f"b16({raw}, {hi}).view(i16)"
+  raise Unsupported(f"operand type {t}")
+
+# *** the semantics language as numpy code ***
+
+NP_NAMES = {"floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc", "rint": "np.rint", "abs": "np.abs",
+            "isnan": "np.isnan", "max": "np.maximum", "min": "np.minimum"}
+WITH_DTYPE = {"exp2", "log2", "rcp", "rsq", "sqrt", "sin_rev", "cos_rev"}  # numpy_runtime helpers given the result type
+
+def np_const(e:E) -> str:
+  v = e.val
+  if e.t == "bool": return f"np.{bool(v)}_"
+  if e.t == "int": return str(v) if v >= 0 else f"({v})"
+  if e.t == "float": return repr(v)
+  if e.t[0] == "f": return f"{e.t}({float(v):.1f})" if float(v).is_integer() and abs(v) < 2**70 else f"{e.t}({float(v)!r})"
+  return f"{e.t}(0x{v:x})" if v >= 0 else f"{e.t}({v})"
+
+def np_expr(e:E, read) -> str:
+  """numpy code computing e; read(e) renders an input node (a register or constant read)."""
+  op = e.op
+  if op == "const": return np_const(e)
+  if op == "var": return e.val
+  if op == "input": return read(e)
+  a = [np_expr(x, read) for x in e.args]
+  if op in ("bin", "cmp"): return f"({a[0]} {e.val} {a[1]})"
+  if op == "neg": return f"(-{a[0]})"
+  if op in ("inv", "not"): return f"(~{a[0]})"
+  if op == "and": return f"({a[0]} & {a[1]})"
+  if op == "or": return f"({a[0]} | {a[1]})"
+  if op == "if": return f"np.where({a[0]}, {a[1]}, {a[2]})"
+  if op == "cast": return f"{a[0]}.astype({e.t})"
+  if op == "call": return _np_call(e, a)
+  raise ValueError(f"node {op}")
+
+def _np_call(e:E, a:list[str]) -> str:
+  name, t = e.val, e.args[0].t
+  a = [("True" if x.val else "False") if x.op == "const" and x.t == "bool" else s for x, s in zip(e.args, a)]
+  if name in NP_NAMES: return f"{NP_NAMES[name]}({', '.join(a)})"
+  if name in WITH_DTYPE: return f"{name}({a[0]}, {e.t})"
+  if name in ("ftz", "fma"): return f"{name}{BITS[t]}({', '.join(a)})"
+  if name in ("quadmask", "wqm"): return f"{name}({a[0]}, {BITS[t]})"
+  if name == "bits16": return f"fbits16({a[0]})" if t == "f16" else f"(bits32({a[0]}) & 0xffff)"
+  return f"{name}({', '.join(a)})"
+
+NP_TYPES = {"bool": "bool", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8", "int16": "i16",
+            "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64"}
+
+def eval_row(row, values:dict, namespace:dict|None=None) -> dict:
+  """A row run over numpy values given by name (a, b, c, d, vcc, scc, ...; a Python int is a weak literal): the
+  final value of every name it assigns. For tests of a table's rows outside any kernel."""
+  from mockgpu.compiler.rdna.backends import numpy_runtime
+  env = {n: E("var", "int" if type(x) is int else NP_TYPES[np.asarray(x).dtype.name], val=n) for n, x in values.items()}
+  stmts, _ = lang.instance(row, env)
+  ns = {**vars(numpy_runtime), **(namespace or {}), **values}
+  with np.errstate(all="ignore"):
+    for s in stmts: exec(f"{', '.join(s.targets)} = {np_expr(s.value, None)}", ns)
+  return {n: ns[n] for n in row.assigns()}
+
+def np_body(prog:program.Program, read) -> list[str]:
+  """A program's statements as numpy lines."""
+  return [f"{', '.join(s.targets)} = {np_expr(s.value, read)}" for s in prog.body]
+
+COL = {True: "[:, None]", False: ""}
+FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits  # a scalar operand in vector context is a column: one value per wave
+
+class Translator(Reads):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
+    self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
+    self.index = {b.start: k for k, b in enumerate(blocks)}
+    self.lines:list[str] = []
+    self.dpp:ops.Dpp|None = None   # the DPP source of the instruction being translated
+    self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Packed: self.packed, ops.Wmma: self.wmma,
+                     ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
+                     ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
+                     ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
+                     ops.DsAtomic: self.ds_atomic}
+
+  # *** output ***
+  def out(self, line:str): self.lines.append("    " + line)
+
+  def source(self) -> str:
+    head = ["from mockgpu.compiler.rdna.backends.numpy_runtime import *", "from mockgpu.compiler.rdna.backends.numpy_memory import *",
+            f"BLOCK_PC = {[b.start for b in self.blocks]}", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
+            f"BLOCK_BARRIER = {[self._ends_in_barrier(b) for b in self.blocks]}", "def build(st):",
+            "  S, V = st.S, st.V"]
+    body:list[str] = []
+    for k, b in enumerate(self.blocks):
+      self.lines = []
+      self.block(b)
+      body.append(f"  def _blk{k}(w, n):")
+      body += self.lines
+      body += [f"  def _all{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
+      body += [ln.replace("[w]", "") for ln in self.lines]
+    body.append(f"  return [{', '.join(f'_blk{k}' for k in range(len(self.blocks)))}], "
+                f"[{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
+    consts:dict[str, str] = {}
+    body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
+    return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + head[2:] + body) + "\n"
+
+  @staticmethod
+  def _ends_in_barrier(b:Block) -> bool:
+    last = b.insts[-1][1]
+    return not isinstance(last, Bad) and op_name(last) in BARRIERS
+
+  def block(self, b:Block):
+    self.out(f"m, full = em({self.mask(EXEC)})")
+    self.pending:dict[int, str] = {}  # SGPR -> local bool lane array not yet packed into it
+    for pc, inst in b.insts:
+      self.pc = pc
+      if isinstance(inst, Bad):
+        self.out(f"raise unsupported(st, {pc}, {inst.reason!r})")
+        return
+      start, self.before = len(self.lines), dict(self.pending)
+      try:
+        nxt = self.inst(inst)
+        if (bad := past_v255(self.lines[start:])) is not None: raise Unsupported(bad)
+      except Unsupported as e:
+        del self.lines[start:]
+        self.pending = self.before
+        self.out(f"raise unsupported(st, {pc}, {failure(inst, str(e))!r})")
+        return
+      self.lines[start:] = self.lazy_masks(self.lines[start:])
+      if nxt is not None:
+        if nxt != "-1": self.flush_masks()  # s_endpgm: the wave's registers are dead
+        self.out(f"return {nxt}")
+        return
+    self.flush_masks()
+    end = b.insts[-1][0] + b.insts[-1][1].size()
+    self.out(f"return {self.index[end]}" if end in self.index else
+             f"raise unsupported(st, {end}, 'execution runs past the end of the decoded code')")
+
+  def inst(self, inst:Inst) -> str|None:
+    """Emit one instruction; returns the block's return expression if it ends the block."""
+    return self.emit(ops.lower(inst, self.pc, self.sem))
+
+  def emit(self, op) -> str|None:
+    return self.emitters[type(op)](op)
+
+  # *** operands (the dispatch on their kind is reads.Reads) ***
+  typed = staticmethod(typed)
+  def raw_dpp(self) -> str: return "_dpp"
+  def raw_vgpr(self, v:int, width:int) -> str: return f"V[{v}][w]" if width <= 32 else f"r64(V[{v}][w], V[{v+1}][w])"
+  def raw_sgpr(self, o:int, width:int, vec:bool) -> str:
+    return f"S[{o}][w]{COL[vec]}" if width <= 32 else f"r64(S[{o}][w], S[{o+1}][w]){COL[vec]}"
+  def raw_scc(self, width:int, vec:bool) -> str: return f"S[253][w]{COL[vec]}" if width <= 32 else f"S[253][w].astype(u64){COL[vec]}"
+  def raw_zero(self, mask:int, width:int, vec:bool) -> str:
+    return f"({self.mask(mask)} == 0).astype({'u32' if width <= 32 else 'u64'}){COL[vec]}"
+  def raw_const(self, bits:int, width:int) -> str: return f"u32(0x{bits:x})" if width <= 32 else f"u64(0x{bits:x})"
+  def read_vcc(self) -> str: return f"unpack({self.mask(self.mask_in)})" if self.mask_in != NULL else "np.False_"
+  def read_lane(self) -> str: return "LANE" if self.wave == 32 else "LANE64"
+  def read_scc(self) -> str: return "S[253][w]"
+  def read_exec(self) -> str: return f"{self.mask(EXEC)}.copy()"  # copied: the instruction writes EXEC before D
+  def read_pc(self) -> str: return f"u64(st.pgm + {self.pc})"
+
+  def body(self, prog:program.Program, vec:bool):
+    for ln in np_body(prog, lambda e: self.read(e, vec)): self.out(ln)
+
+  # *** lane masks: an SGPR in wave32, a pair in wave64 ***
+  def mask(self, d:int) -> str:
+    """Code reading the lane mask in SGPR d (d and d + 1 in wave64)."""
+    return f"S[{d}][w]" if self.wave == 32 else f"r64(S[{d}][w], S[{d + 1}][w])"
+
+  def set_mask(self, d:int, code:str, indent:str="") -> list[str]:
+    """Lines writing the lane mask code (uint32, or uint64 in wave64) to SGPR d (and d + 1)."""
+    if self.wave == 32: return [f"{indent}S[{d}][w] = {code}"]
+    return [f"{indent}_t = {code}", f"{indent}S[{d}][w] = lo32(_t)", f"{indent}S[{d + 1}][w] = hi32(_t)"]
+
+  def pack(self, bools:str) -> str:
+    return f"pack({bools}, n)" if self.wave == 32 else f"pack({bools}, n, 64)"
+
+  def refresh_exec(self, d:int, n:int):
+    """After a write of SGPRs d .. d+n-1: EXEC as lanes again if they hold (part of) it."""
+    if d <= EXEC + (self.wave == 64) and d + n > EXEC: self.out(f"m, full = em({self.mask(EXEC)})")
+
+  def mention(self, d:int) -> re.Pattern:
+    """Any use of lane-mask SGPR d (and d + 1 in wave64) in a line."""
+    return re.compile(rf"\bS\[{d}\]" if self.wave == 32 else rf"\bS\[(?:{d}|{d + 1})\]")
+
+  # *** vector writes ***
+  def vwrite(self, d:int, t:str, expr:str, hi:bool=False):
+    width = WIDTH[t]
+    if width == 32:
+      self.out(f"vw(V, {d}, w, {'fbits32' if t == 'f32' else 'bits32'}({expr}), m, full)")
+    elif width == 16:
+      self.out(f"vw16(V, {d}, w, {'fbits16' if t == 'f16' else 'bits32'}({expr}), m, full, {hi})")
+    else:
+      self.out(f"_t = {'f64bits' if t == 'f64' else 'as_u64'}({expr})")
+      self.out(f"vw(V, {d}, w, lo32(_t), m, full)")
+      self.out(f"vw(V, {d+1}, w, hi32(_t), m, full)")
+
+  def sgpr_mask_write(self, d:int|None, bool_expr:str):
+    """A VALU writing one bit per lane into an SGPR (compares, carry-outs): inactive lanes write 0. The mask stays
+    a local bool [n, 32] array, packed into the SGPR only when something other than a lane-mask read needs it
+    (see lazy_masks), so a carry chain or compare-and-select never packs and unpacks."""
+    if d is None or d == NULL: return
+    # wave32: VCC_HI is an ordinary SGPR (LLVM allocates it, e.g. v_cmp_eq_f64_e64 vcc_hi, ...); EXEC_HI is not
+    if d == EXEC + 1: raise Unsupported("a lane mask written to EXEC_HI (wave64 only)")
+    if self.wave == 64 and d & 1: raise Unsupported(f"a wave64 lane mask written to the odd SGPR {d}")
+    if d == EXEC:
+      for ln in self.set_mask(d, self.pack(f"({bool_expr}) & m")): self.out(ln)
+      return self.refresh_exec(d, 1)
+    self.out(f"_kb{d} = ({bool_expr}) if full else ({bool_expr}) & m")  # all lanes on: nothing to clear
+    self.pending[d] = f"_kb{d}"
+
+  def lazy_masks(self, lines:list[str]) -> list[str]:
+    """One instruction's lines, given the masks pending before it: its lane-mask reads of a pending SGPR use the
+    local bool array; any other mention of that SGPR first packs the mask into it."""
+    flush = []
+    for d, var in self.before.items():
+      lines = [ln.replace(f"unpack({self.mask(d)})", var) for ln in lines]
+      if any(self.mention(d).search(ln) for ln in lines):
+        flush += self.set_mask(d, self.pack(var), "    ")
+        if self.pending.get(d) == var and not any(re.search(rf"^\s*{var} = ", ln) for ln in lines): del self.pending[d]
+    return flush + lines
+
+  def flush_masks(self):
+    for d, var in self.pending.items():
+      for ln in self.set_mask(d, self.pack(var)): self.out(ln)
+    self.pending = {}
+
+  # *** VALU ***
+  def valu(self, op:ops.Valu):
+    """A vector op: its program over the lanes, then D and the lane mask it writes. With a DPP source, src0 is the
+    lane-permuted vsrc0 and only lanes with a valid source write."""
+    prog = program.valu(op, self.sem, self.ftz32, self.ftz16)
+    if op.dpp is not None: self.dpp_source(op.dpp)
+    self.mask_in, self.dpp = op.mask_in, op.dpp
+    try: self.body(prog, vec=True)
+    finally: self.dpp = None
+    if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi)
+    if "vcc" in prog.out: self.sgpr_mask_write(op.mask_out, "vcc")
+    if op.dpp is not None: self.out(f"m, full = em({self.mask(EXEC)})")
+
+  def dpp_source(self, dpp:ops.Dpp):
+    if dpp.ctrl is not None:
+      self.out(f"_dpp, _ok = dpp16(V[{dpp.vsrc}][w], m, {dpp.ctrl}, {dpp.bound_ctrl}, {dpp.fetch_inactive}, {dpp.row_mask}, {dpp.bank_mask})")
+    else: self.out(f"_dpp, _ok = dpp8(V[{dpp.vsrc}][w], m, {list(dpp.sels)}, {dpp.fetch_inactive})")
+    self.out("m = m & _ok")
+    self.out("full = False")
+
+  def dual(self, op:ops.Dual):
+    """VOPD: both ops read their sources before either writes."""
+    results = []
+    for tag, half in (("x", op.x), ("y", op.y)):
+      prog = program.valu(half, self.sem, self.ftz32, self.ftz16)
+      self.mask_in = half.mask_in
+      self.body(prog, vec=True)
+      self.out(f"_{tag} = {'fbits32' if prog.dst == 'f32' else 'bits32'}(d)")
+      results.append((half.dst, f"_{tag}"))
+    for d, v in results: self.out(f"vw(V, {d}, w, {v}, m, full)")
+
+  def packed(self, op:ops.Packed):
+    self.body(program.packed(op, self.sem), vec=True)
+    self.vwrite(op.dst, "b32", "d")
+
+  def wmma(self, op:ops.Wmma):
+    if self.wave != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
+    regs = ["[" + ", ".join(f"V[{r}][w]" for r in block) + "]" for block in (op.a, op.b, op.c)]
+    self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp}, "
+             f"{op.layout!r})")
+    for j in range(len(op.c)): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
+
+  def readlane(self, op:ops.ReadLane):
+    if op.lane is None:
+      self.out("_l = np.where(m.any(axis=1), m.argmax(axis=1), 0)")
+      return self.swrite(op.dst, "u32", f"V[{op.src}][w][np.arange(n), _l]")
+    self.swrite(op.dst, "u32", f"V[{op.src}][w][np.arange(n), {self.raw(op.lane, 32, vec=False)} & {self.wave - 1}]")
+
+  def writelane(self, op:ops.WriteLane):
+    lane = self.raw(op.lane, 32, vec=False)
+    self.out(f"_l = unpack(u32(1) << ({lane} & 31))" if self.wave == 32 else f"_l = unpack(u64(1) << ({lane} & 63).astype(u64))")
+    self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
+
+  def swap(self, op:ops.Swap):
+    self.out(f"_t = V[{op.a}][w]")
+    self.out(f"vw(V, {op.a}, w, V[{op.b}][w], m, full)")
+    self.out(f"vw(V, {op.b}, w, _t, m, full)")
+
+  # *** SALU ***
+  def swrite(self, d:int, t:str, expr:str):
+    if d == NULL: return
+    if d >= 128 and d != SCC: raise Unsupported(invalid_operand(Reg(d, 1)) or f"scalar destination {describe(Reg(d))}")
+    if WIDTH[t] == 64:
+      self.out(f"_t = {'f64bits' if t == 'f64' else 'as_u64'}({expr})")
+      self.out(f"S[{d}][w] = lo32(_t)")
+      self.out(f"S[{d+1}][w] = hi32(_t)")
+    else: self.out(f"S[{d}][w] = {FBITS.get(t, 'bits32')}({expr})")  # a 16-bit float: zero-extended
+    self.refresh_exec(d, WIDTH[t] // 32)
+
+  def salu(self, op:ops.Salu):
+    prog = program.salu(op, self.sem, self.wave, self.ftz32, self.ftz16)
+    self.body(prog, vec=False)
+    if "exec" in prog.out:
+      for ln in self.set_mask(EXEC, "bits32(exec)" if self.wave == 32 else "as_u64(exec)"): self.out(ln)
+      self.refresh_exec(EXEC, 1)
+    if "scc" in prog.out: self.out("S[253][w] = (scc).astype(u32)")
+    if "d" in prog.out: self.swrite(op.dst, prog.dst, "d")
+
+  def branch(self, op:ops.Branch) -> str:
+    if op.target not in self.index: raise Unsupported("branch target outside the decoded code")
+    t = self.index[op.target]
+    if op.cond is None: return str(t)
+    f = self.index[op.fallthrough]
+    vcc, exec_ = self.mask(VCC), self.mask(EXEC)
+    cond = {"scc0": "S[253][w] == 0", "scc1": "S[253][w] != 0", "vccz": f"{vcc} == 0", "vccnz": f"{vcc} != 0",
+            "execz": f"{exec_} == 0", "execnz": f"{exec_} != 0"}[op.cond]
+    self.out(f"_b = {cond}")
+    return f"{t} if _b.all() else ({f} if not _b.any() else np.where(_b, {t}, {f}))"
+
+  # *** memory ***
+  def smem(self, op:ops.Smem):
+    base = f"r64(S[{op.base}][w], S[{op.base + 1}][w])"
+    soff = "" if op.soffset is None else f" + {self.raw(op.soffset, 32, vec=False)}"
+    self.out(f"_r = sload(st, {base}{plus64(op.offset)}{soff}, {op.ndw}, {self.pc}, {op.name!r}, {op.kind})")
+    for j in range(op.ndw):
+      if op.dst + j != NULL: self.out(f"S[{op.dst + j}][w] = _r[{j}]")
+    self.refresh_exec(op.dst, op.ndw)
+
+  def load_write(self, d:int, ndw:int, d16:str|None):
+    if d16: return self.out(f"vw16(V, {d}, w, _r[0], m, full, {d16 == 'hi'})")
+    for j in range(ndw): self.out(f"vw(V, {d + j}, w, _r[{j}], m, full)")
+
+  def store_data(self, data:int, kind:str, ndw:int, d16:str|None) -> str:
+    if kind == "u32": return "[" + ", ".join(f"V[{data + j}][w]" for j in range(ndw)) + "]"
+    shift = " >> 16" if d16 == "hi" else ""
+    return f"[(V[{data}][w]{shift}).astype({kind})]"
+
+  def address(self, a:ops.Addr, seg:str) -> str:
+    if seg == "SCRATCH":  # a 32-bit offset into the lane's private segment
+      parts = [f"V[{a.vaddr}][w]"] if a.vaddr is not None else []
+      if a.soff is not None: parts.append(f"{self.raw(a.soff, 32, vec=False)}[:, None]")
+      return " + ".join(parts + [f"u32({a.offset & 0xffffffff})"])
+    if a.wide: return f"r64(V[{a.vaddr}][w], V[{a.vaddr + 1}][w]){plus64(a.offset)}"
+    return f"r64(S[{a.sbase}][w], S[{a.sbase + 1}][w])[:, None] + V[{a.vaddr}][w].astype(u64){plus64(a.offset)}"
+
+  def vmem(self, op:ops.Vmem):
+    addr, scratch = self.address(op.addr, op.seg), op.seg == "SCRATCH"
+    if op.load:
+      self.out(f"_r = {'scload' if scratch else 'gload'}(st, w, {addr}, m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
+      return self.load_write(op.reg, op.ndw, op.d16)
+    data = self.store_data(op.reg, op.kind, op.ndw, op.d16)
+    self.out(f"{'scstore' if scratch else 'gstore'}(st, w, {addr}, m, full, {data}, {self.pc}, {op.name!r})")
+
+  def ds_load(self, op:ops.DsLoad):
+    self.out(f"_r = ldsload(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
+    self.load_write(op.dst, op.ndw, op.d16)
+
+  def ds_store(self, op:ops.DsStore):
+    data = self.store_data(op.data, op.kind, op.ndw, op.d16)
+    self.out(f"ldsstore(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, {data}, {self.pc}, {op.name!r})")
+
+  def ds_pair(self, op:ops.DsPair):
+    a0, a1 = (f"V[{op.addr}][w] + u32({o})" for o in op.offsets)
+    if op.load:
+      self.out(f"_r0 = ldsload(st, w, {a0}, m, full, u32, {op.ndw}, {self.pc}, {op.name!r})")
+      self.out(f"_r1 = ldsload(st, w, {a1}, m, full, u32, {op.ndw}, {self.pc}, {op.name!r})")
+      self.out("_r = _r0 + _r1")
+      return self.load_write(op.regs[0], 2 * op.ndw, None)
+    for a, d in zip((a0, a1), op.regs):
+      self.out(f"ldsstore(st, w, {a}, m, full, {self.store_data(d, 'u32', op.ndw, None)}, {self.pc}, {op.name!r})")
+
+  def ds_permute(self, op:ops.DsPermute):
+    fn = "bpermute" if op.back else "permute"
+    self.out(f"_r = {fn}((V[{op.addr}][w] + u32({op.offset})) >> 2, V[{op.data}][w], m)")
+    self.out(f"vw(V, {op.dst}, w, _r, m, full)")
+
+  def ds_atomic(self, op:ops.DsAtomic):
+    self.out(f"_r = ldsatomic(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, V[{op.data}][w], {op.op!r}, {self.pc}, {op.name!r})")
+    if op.dst is not None: self.out(f"vw(V, {op.dst}, w, _r, m, full)")

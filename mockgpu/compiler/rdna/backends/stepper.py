@@ -1,0 +1,427 @@
+"""The reference stepper: one wave of an RDNA kernel, one instruction at a time, its whole state visible and copyable
+between instructions.
+
+It reads the same operand model (operands.py) and the same semantics rows (program.py) as the numpy and C backends,
+but it is a plain interpreter: nothing is translated ahead, no lane mask is kept aside, no waves are grouped; each
+instruction reads its registers, evaluates its row (the row's numpy rendering, over this wave's lanes) and writes its
+results as the ISA describes, memory lane by lane. It is the oracle the fast backends are tested against
+(tests/test_rdna_stepper.py) and the ground of a debugger:
+
+  st = Stepper(code, lanes=32, state=WaveState.empty(32, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
+  st.step()            # one instruction; st.pc is the byte offset of the next from the kernel's entry
+  snapshot = st.state.copy()
+  st.run()             # to s_endpgm
+"""
+from __future__ import annotations
+from dataclasses import dataclass, field, replace
+import numpy as np
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
+from mockgpu.memory import AddressSpace
+from mockgpu.compiler.rdna import decode, operands as ops, program, semantics
+from mockgpu.compiler.rdna.decode import Bad
+from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
+from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside
+from mockgpu.compiler.rdna.semantics.lang import WIDTH
+from mockgpu.compiler.rdna.backends import numpy_runtime
+from mockgpu.compiler.rdna.backends.numpy import np_body, bad_vgprs
+from mockgpu.compiler.rdna.backends.reads import Reads
+
+NP = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32, "i32": np.int32,
+      "u64": np.uint64, "i64": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
+UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+@dataclass
+class WaveState:
+  """Everything of one wave: SGPRs (VCC is s106/s107, M0 s125, EXEC s126/s127, SCC s253), VGPRs per lane, its LDS,
+  the byte offset of its next instruction, and whether it has ended."""
+  sgpr:np.ndarray              # uint32 [256]
+  vgpr:np.ndarray              # uint32 [nvgpr, lanes]
+  lds:np.ndarray               # uint8 [lds bytes]
+  pc:int = 0
+  done:bool = False
+  scratch:np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))  # uint8 [lanes, private bytes]
+
+  @staticmethod
+  def empty(lanes:int, nvgpr:int=256, lds_size:int=0, private_size:int=0, sgprs:dict|None=None, vgprs:dict|None=None,
+            exec_mask:int|None=None) -> WaveState:
+    """A wave with every lane on (or exec_mask) and the given registers set (vgprs: index -> [lanes] values)."""
+    st = WaveState(np.zeros(256, np.uint32), np.zeros((nvgpr, lanes), np.uint32), np.zeros(lds_size, np.uint8),
+                   scratch=np.zeros((lanes, private_size), np.uint8))
+    for r, x in (sgprs or {}).items(): st.sgpr[r] = x & 0xffffffff
+    for r, x in (vgprs or {}).items(): st.vgpr[r] = x
+    st.exec = (1 << lanes) - 1 if exec_mask is None else exec_mask
+    return st
+
+  @property
+  def lanes(self) -> int: return self.vgpr.shape[1]
+  def mask(self, r:int) -> int:
+    """The lane mask in SGPR r (the pair r, r + 1 in wave64)."""
+    return int(self.sgpr[r]) | (int(self.sgpr[r + 1]) << 32 if self.lanes == 64 else 0)
+  def set_mask(self, r:int, x:int):
+    self.sgpr[r] = x & 0xffffffff
+    if self.lanes == 64: self.sgpr[r + 1] = (x >> 32) & 0xffffffff
+  @property
+  def exec(self) -> int: return self.mask(EXEC)
+  @exec.setter
+  def exec(self, x:int): self.set_mask(EXEC, x)
+  @property
+  def vcc(self) -> int: return self.mask(VCC)
+  @property
+  def scc(self) -> int: return int(self.sgpr[SCC])
+  def active(self) -> np.ndarray:
+    """EXEC as one bool per lane."""
+    return (np.uint64(self.exec) >> np.arange(self.lanes, dtype=np.uint64) & np.uint64(1)).astype(bool)
+  def copy(self) -> WaveState:
+    return replace(self, sgpr=self.sgpr.copy(), vgpr=self.vgpr.copy(), lds=self.lds.copy(), scratch=self.scratch.copy())
+
+def lane_bits(bools:np.ndarray) -> int:
+  """bool per lane -> a lane mask."""
+  return sum(1 << int(i) for i in np.nonzero(bools)[0])
+
+_COMPILED:dict[str, object] = {}
+
+def evaluate(prog:program.Program, read) -> dict[str, object]:
+  """The program's outputs, its inputs read by read(input node): the row's numpy rendering, run once. Every input is
+  an array (one element for a scalar), as in the numpy backend: numpy's scalar arithmetic picks another NaN than its
+  array arithmetic when both operands are NaNs."""
+  inputs = []
+  def placeholder(e):
+    inputs.append(e)
+    return f"_in[{len(inputs) - 1}]"
+  lines = np_body(prog, placeholder)
+  src = "def _row(_in):\n" + "".join(f"  {ln}\n" for ln in lines) + f"  return ({', '.join(prog.out)},)\n"
+  if (fn:=_COMPILED.get(src)) is None:
+    ns = dict(vars(numpy_runtime))
+    exec(compile(src, "<row>", "exec"), ns)
+    fn = _COMPILED[src] = ns["_row"]
+  with np.errstate(all="ignore"): values = fn([np.atleast_1d(read(e)) for e in inputs])
+  return dict(zip(prog.out, values))
+
+def typed(raw, isa:str, hi:bool):
+  """Raw register bits (uint32, or uint64 for 64-bit types) as ISA type isa; 16-bit types take a half."""
+  if isa in ("b32", "u32", "b64", "u64"): return raw
+  if isa in ("i32", "f32", "i64", "f64"): return raw.view(NP[isa])
+  half = ((raw >> np.uint32(16)) if hi else raw).astype(np.uint16)
+  if isa == "f16": return half.view(np.float16)
+  if isa == "bf16": return (half.astype(np.uint32) << np.uint32(16)).view(np.float32)
+  return half.view(np.int16) if isa == "i16" else half
+
+def bits(value, isa:str) -> np.ndarray:
+  """A value stored as ISA type isa: its raw bits (uint16/32/64): floats rounded to the type, integers wrapped."""
+  t = {"b16": "u16", "b32": "u32", "b64": "u64", "bf16": "u16"}.get(isa, isa)
+  width = WIDTH[isa]
+  if t[0] == "f": return np.asarray(value, NP[t]).view(UINT[width])
+  return np.asarray(value).astype(UINT[width])
+
+class Stepper(Reads):
+  def __init__(self, code:bytes, *, arch:str="rdna3", lanes:int=32, state:WaveState|None=None, mem:AddressSpace|None=None,
+               pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0):
+    self.insts, self.sem, self.pgm = decode.walk(code, arch), semantics.family(arch), pgm
+    self.state = state if state is not None else WaveState.empty(lanes)
+    self.mem = mem if mem is not None else AddressSpace("stepper")
+    self.ftz32, self.ftz16, self.scratch_base = ftz32, ftz16, scratch_base
+    self.steps = 0
+    self.handlers = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Packed: self.packed, ops.Wmma: self.wmma,
+                     ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
+                     ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
+                     ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic}
+
+  @property
+  def pc(self) -> int: return self.state.pc
+  @property
+  def done(self) -> bool: return self.state.done
+  @property
+  def lanes(self) -> int: return self.state.lanes
+
+  def instruction(self):
+    """The decoded instruction at the PC (a decode.Bad for a word that does not decode)."""
+    return self.insts.get(self.pc) or Bad(0, "execution runs past the end of the decoded code")
+
+  def step(self):
+    """Run the instruction at the PC."""
+    if self.done: return
+    inst, pc = self.instruction(), self.pc
+    if isinstance(inst, Bad): raise instruction_error(inst.reason, self.pgm, pc)
+    try: op = ops.lower(inst, pc, self.sem)
+    except Unsupported as e: raise instruction_error(failure(inst, str(e)), self.pgm, pc) from None
+    self.next_pc, self.name = pc + inst.size(), op_name_lower(inst)
+    try: self.handlers[type(op)](op)
+    except Unsupported as e: raise instruction_error(failure(inst, str(e)), self.pgm, pc) from None
+    self.state.pc = self.next_pc
+    self.steps += 1
+
+  def run(self, budget:int=10**7) -> WaveState:
+    """Step until s_endpgm; more than budget instructions raise InstructionBudgetExceeded."""
+    while not self.done:
+      if self.steps >= budget:
+        raise InstructionBudgetExceeded(f"stepper: ran past {budget} instructions (at PC 0x{self.pgm + self.pc:x})")
+      self.step()
+    return self.state
+
+  # *** registers ***
+  def vreg(self, r:int) -> int:
+    if (bad := bad_vgprs([r])) is not None or r >= self.state.vgpr.shape[0]: raise Unsupported(bad or f"v{r} past the register file")
+    return r
+
+  # *** operands (the dispatch on their kind is reads.Reads): values of this wave ***
+  typed = staticmethod(typed)
+  def raw_dpp(self): return self.dpp_value
+  def raw_vgpr(self, v:int, width:int):
+    st = self.state
+    return st.vgpr[self.vreg(v)].copy() if width <= 32 else numpy_runtime.r64(st.vgpr[self.vreg(v)], st.vgpr[self.vreg(v + 1)])
+  def raw_sgpr(self, o:int, width:int, vec:bool):
+    st = self.state
+    return np.uint32(st.sgpr[o]) if width <= 32 else np.uint64(int(st.sgpr[o]) | int(st.sgpr[o + 1]) << 32)
+  def raw_scc(self, width:int, vec:bool): return UINT[max(width, 32)](self.state.sgpr[SCC])
+  def raw_zero(self, mask:int, width:int, vec:bool): return UINT[max(width, 32)](self.state.mask(mask) == 0)
+  def raw_const(self, bits:int, width:int): return UINT[max(width, 32)](bits)
+  def read_vcc(self):
+    if self.mask_in == NULL: return np.bool_(False)
+    return (np.uint64(self.state.mask(self.mask_in)) >> np.arange(self.lanes, dtype=np.uint64) & np.uint64(1)).astype(bool)
+  def read_lane(self): return np.arange(self.lanes, dtype=np.uint32)
+  def read_scc(self): return np.uint32(self.state.sgpr[SCC])
+  def read_exec(self): return UINT[self.lanes](self.state.exec)
+  def read_pc(self): return np.uint64(self.pgm + self.pc)
+
+  def vwrite(self, d:int, isa:str, value, lanes:np.ndarray, hi:bool=False):
+    """Write value (as ISA type isa) to VGPR d (d, d + 1 for 64 bits; one half for 16) in the given lanes."""
+    st, b = self.state, np.broadcast_to(bits(value, isa), (self.lanes,))
+    if WIDTH[isa] == 16:
+      old = st.vgpr[self.vreg(d)]
+      new = (old & 0xffff) | (b.astype(np.uint32) << 16) if hi else (old & 0xffff0000) | b.astype(np.uint32)
+      st.vgpr[d] = np.where(lanes, new, old)
+    elif WIDTH[isa] == 64:
+      st.vgpr[self.vreg(d)] = np.where(lanes, (b & 0xffffffff).astype(np.uint32), st.vgpr[d])
+      st.vgpr[self.vreg(d + 1)] = np.where(lanes, (b >> np.uint64(32)).astype(np.uint32), st.vgpr[d + 1])
+    else: st.vgpr[self.vreg(d)] = np.where(lanes, b, st.vgpr[d])
+
+  def swrite(self, d:int, isa:str, value):
+    """Write a scalar result (as ISA type isa) to SGPR d (and d + 1 for 64 bits)."""
+    if d == NULL: return
+    if d >= 128 and d != SCC:
+      from tinygrad.renderer.amd.dsl import Reg
+      raise Unsupported(decode.invalid_operand(Reg(d, 1)) or f"scalar destination {decode.describe(Reg(d))}")
+    x = int(bits(value, isa))
+    self.state.sgpr[d] = x & 0xffffffff
+    if WIDTH[isa] == 64: self.state.sgpr[d + 1] = x >> 32
+
+  def mask_write(self, d:int|None, bools, lanes:np.ndarray):
+    """A lane mask result (compares, carries): one bit per active lane, 0 for the others."""
+    if d is None or d == NULL: return
+    if d == EXEC + 1: raise Unsupported("a lane mask written to EXEC_HI (wave64 only)")
+    if self.lanes == 64 and d & 1: raise Unsupported(f"a wave64 lane mask written to the odd SGPR {d}")
+    self.state.set_mask(d, lane_bits(np.broadcast_to(bools, (self.lanes,)) & lanes))
+
+  # *** vector ALU ***
+  def valu_outputs(self, op:ops.Valu) -> tuple[program.Program, dict, np.ndarray]:
+    """The op's program evaluated on this wave, and the lanes it writes (EXEC, narrowed by a DPP source)."""
+    prog = program.valu(op, self.sem, self.ftz32, self.ftz16)
+    lanes = self.state.active()
+    self.dpp, self.dpp_value, self.mask_in = op.dpp, None, op.mask_in
+    if op.dpp is not None: self.dpp_value, lanes = self.dpp_source(op.dpp, lanes)
+    return prog, evaluate(prog, lambda e: self.read(e, vec=True)), lanes
+
+  def dpp_source(self, dpp:ops.Dpp, lanes:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A DPP source: each lane's source lane's value (0 where that is off the row or inactive without FI), and the
+    lanes the op then writes."""
+    x = self.state.vgpr[self.vreg(dpp.vsrc)]
+    if dpp.ctrl is None:
+      src = ops.dpp8_lanes(dpp.sels, self.lanes)
+      ok = lanes[src] | dpp.fetch_inactive
+      return np.where(ok, x[src], 0).astype(np.uint32), lanes
+    src, exists = ops.dpp16_lanes(dpp.ctrl, self.lanes)
+    ok = exists & (lanes[src] | dpp.fetch_inactive)
+    return np.where(ok, x[src], 0).astype(np.uint32), lanes & (ok | dpp.bound_ctrl) & ops.dpp16_enabled(dpp.row_mask, dpp.bank_mask, self.lanes)
+
+  def valu(self, op:ops.Valu):
+    prog, out, lanes = self.valu_outputs(op)
+    if "d" in out: self.vwrite(op.dst, prog.dst, out["d"], lanes, op.dst_hi)
+    if "vcc" in out: self.mask_write(op.mask_out, out["vcc"], lanes)
+
+  def dual(self, op:ops.Dual):
+    results = [(half, *self.valu_outputs(half)) for half in (op.x, op.y)]  # both read before either writes
+    for half, prog, out, lanes in results: self.vwrite(half.dst, prog.dst, out["d"], lanes)
+
+  def packed(self, op:ops.Packed):
+    self.dpp, self.mask_in = None, VCC
+    prog = program.packed(op, self.sem)
+    self.vwrite(op.dst, "b32", evaluate(prog, lambda e: self.read(e, vec=True))["d"], self.state.active())
+
+  def wmma(self, op:ops.Wmma):
+    if self.lanes != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
+    regs = [[self.state.vgpr[self.vreg(r)][None, :] for r in block] for block in (op.a, op.b, op.c)]
+    d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout)
+    for j in range(len(op.c)): self.vwrite(op.dst + j, "b32", d[j][0], self.state.active())
+
+  def readlane(self, op:ops.ReadLane):
+    if op.lane is None:
+      lanes = self.state.active()
+      lane = int(np.argmax(lanes)) if lanes.any() else 0
+    else: lane = int(self.raw(op.lane, 32, False, "u32")) & (self.lanes - 1)
+    self.swrite(op.dst, "u32", self.state.vgpr[self.vreg(op.src)][lane])
+
+  def writelane(self, op:ops.WriteLane):
+    self.dpp = None
+    lane = int(self.raw(op.lane, 32, False, "u32")) & (self.lanes - 1)
+    value = np.broadcast_to(self.raw(op.value, 32, True, "b32"), (self.lanes,))
+    self.state.vgpr[self.vreg(op.dst), lane] = value[lane]  # EXEC does not apply
+
+  def swap(self, op:ops.Swap):
+    lanes, v = self.state.active(), self.state.vgpr
+    a, b = v[self.vreg(op.a)].copy(), v[self.vreg(op.b)].copy()
+    v[op.a], v[op.b] = np.where(lanes, b, a), np.where(lanes, a, b)
+
+  # *** scalar ALU and control ***
+  def salu(self, op:ops.Salu):
+    prog = program.salu(op, self.sem, self.lanes, self.ftz32, self.ftz16)
+    self.dpp = None
+    out = {k: np.asarray(x).reshape(-1)[0] for k, x in evaluate(prog, lambda e: self.read(e, vec=False)).items()}
+    if "exec" in out: self.state.exec = int(out["exec"])
+    if "scc" in out: self.state.sgpr[SCC] = int(bool(out["scc"]))
+    if "d" in out: self.swrite(op.dst, prog.dst, out["d"])
+
+  def branch(self, op:ops.Branch):
+    st = self.state
+    take = {None: True, "scc0": st.scc == 0, "scc1": st.scc != 0, "vccz": st.vcc == 0, "vccnz": st.vcc != 0,
+            "execz": st.exec == 0, "execnz": st.exec != 0}[op.cond]
+    if take: self.next_pc = op.target
+
+  def end(self, op):
+    self.state.done, self.next_pc = True, self.pc
+
+  # *** memory: lane by lane ***
+  def where(self) -> str: return at_pc(self.name, self.pgm, self.pc)
+
+  def smem(self, op:ops.Smem):
+    st = self.state
+    base = int(st.sgpr[op.base]) | int(st.sgpr[op.base + 1]) << 32
+    soff = 0 if op.soffset is None else int(self.raw(op.soffset, 32, False, "u32"))
+    dt = np.dtype(NP[op.kind])  # dwords, or one sub-dword element (RDNA4), zero- or sign-extended
+    addr = (base + op.offset + soff) & (2**64 - 1) & ~(dt.itemsize - 1)  # the low bits are ignored, as on hardware
+    words = self.mem.load(addr + dt.itemsize * np.arange(op.ndw, dtype=np.uint64), dt, self.where())
+    for j in range(op.ndw):
+      if op.dst + j != NULL: st.sgpr[op.dst + j] = np.int64(words[j]) & 0xffffffff
+
+  def address(self, a:ops.Addr, lane:int) -> int:
+    v = self.state.vgpr
+    if a.wide: return (int(v[self.vreg(a.vaddr), lane]) | int(v[self.vreg(a.vaddr + 1), lane]) << 32) + a.offset & (2**64 - 1)
+    base = int(self.state.sgpr[a.sbase]) | int(self.state.sgpr[a.sbase + 1]) << 32
+    return (base + int(v[self.vreg(a.vaddr), lane]) + a.offset) & (2**64 - 1)
+
+  def vmem(self, op:ops.Vmem):
+    if op.seg == "SCRATCH": return self.scratch_access(op)
+    lanes = np.nonzero(self.state.active())[0]
+    dt = np.dtype(NP[op.kind])
+    addrs = np.array([self.address(op.addr, int(l)) + dt.itemsize * j for l in lanes for j in range(op.ndw)], np.uint64)
+    if op.load: return self.load_write(op.reg, lanes, self.mem.load(addrs, dt, self.where()), op.ndw, op.d16)
+    self.mem.store(addrs, self.store_data(op.reg, lanes, dt, op.ndw, op.d16), self.where())
+
+  def load_write(self, d:int, lanes:np.ndarray, vals:np.ndarray, ndw:int, d16:str|None):
+    """Loaded elements (lane-major, ndw per lane) into VGPRs d.., zero- or sign-extended; d16 into one half."""
+    v = self.state.vgpr
+    vals = vals.reshape(len(lanes), ndw)
+    widened = vals.astype(np.int64).astype(np.uint32) if vals.dtype.kind == "i" else vals.astype(np.uint32)
+    for j in range(ndw):
+      r = self.vreg(d + j)
+      if d16: v[r, lanes] = (v[r, lanes] & 0xffff) | (widened[:, j] << 16) if d16 == "hi" else (v[r, lanes] & 0xffff0000) | (widened[:, j] & 0xffff)
+      else: v[r, lanes] = widened[:, j]
+
+  def store_data(self, data:int, lanes:np.ndarray, dt:np.dtype, ndw:int, d16:str|None) -> np.ndarray:
+    v = self.state.vgpr
+    cols = [v[self.vreg(data + j), lanes] >> (16 if d16 == "hi" else 0) for j in range(ndw)]
+    return np.stack(cols, axis=1).reshape(-1).astype(dt)
+
+  def scratch_access(self, op:ops.Vmem):
+    st, a = self.state, op.addr
+    size, dt = st.scratch.shape[1], np.dtype(NP[op.kind])
+    lanes = np.nonzero(st.active())[0]
+    offs = []
+    for l in lanes:
+      off = ((int(st.vgpr[self.vreg(a.vaddr), l]) if a.vaddr is not None else 0) +
+             (int(self.raw(a.soff, 32, False, "u32")) if a.soff is not None else 0) + a.offset) & 0xffffffff
+      for j in range(op.ndw):
+        o = off + dt.itemsize * j
+        if o + dt.itemsize > size:
+          raise GPUPageFault(self.scratch_base + int(l) * size + o, dt.itemsize, not op.load,
+                             outside(self.where(), "private (scratch)", o, size))
+        offs.append((int(l), o))
+    mem = st.scratch.reshape(-1)
+    idx = np.array([l * size + o for l, o in offs], np.int64)
+    if op.load: return self.load_write(op.reg, lanes, np.stack([mem[idx + k] for k in range(dt.itemsize)], 1).copy().view(dt).reshape(-1), op.ndw, op.d16)
+    vals = self.store_data(op.reg, lanes, dt, op.ndw, op.d16).view(np.uint8).reshape(-1, dt.itemsize)
+    for k in range(dt.itemsize): mem[idx + k] = vals[:, k]
+
+  def lds_index(self, addr:int, nbytes:int, write:bool) -> int:
+    if addr + nbytes > len(self.state.lds):
+      raise GPUPageFault(addr, nbytes, write, outside(self.where(), "LDS", addr, len(self.state.lds)))
+    return addr
+
+  def lds_lanes(self, base:int, offset:int, dt:np.dtype, ndw:int, write:bool) -> tuple[np.ndarray, np.ndarray]:
+    """The active lanes and the LDS byte index of each of their elements (checked before any is touched)."""
+    lanes = np.nonzero(self.state.active())[0]
+    v = self.state.vgpr[self.vreg(base)]
+    idx = [self.lds_index((int(v[l]) + offset + dt.itemsize * j) & 0xffffffff, dt.itemsize, write) for l in lanes for j in range(ndw)]
+    return lanes, np.array(idx, np.int64)
+
+  def lds_get(self, idx:np.ndarray, dt:np.dtype) -> np.ndarray:
+    return np.stack([self.state.lds[idx + k] for k in range(dt.itemsize)], 1).copy().view(dt).reshape(-1)
+
+  def lds_put(self, idx:np.ndarray, vals:np.ndarray):
+    b = np.ascontiguousarray(vals).view(np.uint8).reshape(len(idx), -1)
+    for i, ix in enumerate(idx): self.state.lds[ix:ix + b.shape[1]] = b[i]  # lane order: the highest lane wins
+
+  def ds_load(self, op:ops.DsLoad):
+    dt = np.dtype(NP[op.kind])
+    lanes, idx = self.lds_lanes(op.addr, op.offset, dt, op.ndw, False)
+    self.load_write(op.dst, lanes, self.lds_get(idx, dt), op.ndw, op.d16)
+
+  def ds_store(self, op:ops.DsStore):
+    dt = np.dtype(NP[op.kind])
+    lanes, idx = self.lds_lanes(op.addr, op.offset, dt, op.ndw, True)
+    self.lds_put(idx, self.store_data(op.data, lanes, dt, op.ndw, op.d16))
+
+  def ds_pair(self, op:ops.DsPair):
+    dt = np.dtype(np.uint32)
+    parts = [self.lds_lanes(op.addr, o, dt, op.ndw, not op.load) for o in op.offsets]
+    if op.load:
+      lanes = parts[0][0]
+      vals = np.concatenate([self.lds_get(idx, dt).reshape(len(lanes), op.ndw) for _, idx in parts], axis=1)
+      return self.load_write(op.regs[0], lanes, vals.reshape(-1), 2 * op.ndw, None)
+    for (lanes, idx), data in zip(parts, op.regs): self.lds_put(idx, self.store_data(data, lanes, dt, op.ndw, None))
+
+  def ds_permute(self, op:ops.DsPermute):
+    st = self.state
+    lanes = st.active()
+    src = ((st.vgpr[self.vreg(op.addr)].astype(np.int64) + op.offset) >> 2) & (self.lanes - 1)
+    data = st.vgpr[self.vreg(op.data)]
+    out = np.zeros(self.lanes, np.uint32)
+    if op.back: out = np.where(lanes[src], data[src], 0).astype(np.uint32)   # each lane reads lane src
+    else:
+      for l in np.nonzero(lanes)[0]: out[src[l]] = data[l]                    # each lane writes lane src: the highest wins
+    st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[op.dst])
+
+  ATOMIC = {"add": lambda o, x: o + x, "sub": lambda o, x: o - x, "min_i": min, "max_i": max, "min_u": min, "max_u": max,
+            "and": lambda o, x: o & x, "or": lambda o, x: o | x, "xor": lambda o, x: o ^ x, "add_f": lambda o, x: o + x,
+            "min_f": np.fmin, "max_f": np.fmax, "xchg": lambda o, x: x,
+            # RDNA4's ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
+            "min_num_f": lambda o, x: numpy_runtime.min_num(x, o), "max_num_f": lambda o, x: numpy_runtime.max_num(x, o)}
+  ATOMIC_TYPE = {"min_i": np.int32, "max_i": np.int32, "add_f": np.float32, "min_f": np.float32, "max_f": np.float32,
+                 "min_num_f": np.float32, "max_num_f": np.float32}
+
+  def ds_atomic(self, op:ops.DsAtomic):
+    """A 32-bit read-modify-write per active lane, in lane order; each lane gets the value it saw."""
+    st, t = self.state, self.ATOMIC_TYPE.get(op.op, np.uint32)
+    lanes, idx = self.lds_lanes(op.addr, op.offset, np.dtype(np.uint32), 1, True)
+    if (idx % 4).any(): raise GPUPageFault(int(idx[0]), 4, True, self.where() + ": misaligned LDS atomic")
+    words, data = st.lds.view(t), st.vgpr[self.vreg(op.data)].view(t)
+    old = np.zeros(self.lanes, np.uint32)
+    with np.errstate(all="ignore"):
+      for l, i in zip(lanes, idx // 4):
+        old[l] = np.asarray(words[i]).view(np.uint32)
+        words[i] = t(self.ATOMIC[op.op](words[i], data[l]))
+    if op.dst is not None:
+      act = st.active()
+      st.vgpr[self.vreg(op.dst)] = np.where(act, old, st.vgpr[op.dst])
+
+def op_name_lower(inst) -> str: return decode.op_name(inst).lower()

@@ -1,0 +1,582 @@
+"""The operand model: each encoding's decoded instruction (a tinygrad Inst) lowered, once, into one description that
+no longer depends on the encoding: which semantics row it runs, which registers and constants it reads (with their
+neg/abs/op_sel modifiers), what it writes, its output modifiers and lane masks, a memory access's address parts.
+v_add_f32 in VOP2, VOP3, VOPD and DPP encodings all become a Valu naming row ADD_F32. Every backend (numpy, C, the
+stepper) consumes these descriptions; none of them looks at an encoding's fields.
+
+Operands keep their encoded number (Src.reg): 0-105 SGPRs, 106/107 VCC, 108-123 trap temporaries, 124 NULL, 125 M0,
+126/127 EXEC, 128-208 inline integers, 240-248 inline floats, 233/234/250 a DPP source, 251 VCCZ, 252 EXECZ, 253 SCC,
+255 the literal, 256-511 VGPRs. An instruction this model cannot express raises Unsupported (its message starts with
+decode.INVALID when the ISA itself does not define it).
+"""
+from __future__ import annotations
+import struct
+from dataclasses import dataclass
+import numpy as np
+from tinygrad.renderer.amd.dsl import Inst, Reg
+from mockgpu.compiler.rdna.decode import op_name, branch_target, imm_offset, BRANCHES, INVALID, describe, invalid_operand
+from mockgpu.compiler.rdna import errata
+
+SCC, VCC, EXEC, NULL, M0, LITERAL = 253, 106, 126, 124, 125, 255
+VCCZ, EXECZ = 251, 252
+INLINE_MINUS_ONE = 193  # the operand encoding of the inline constant -1 (the workgroup barrier's ID)
+DPP_SRC = (233, 234, 250)
+FCONST = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
+INV_2PI = {16: 0x3118, 32: 0x3e22f983, 64: 0x3fc45f306dc9c882}
+NOOPS = {"S_NOP", "S_WAITCNT", "S_WAITCNT_DEPCTR", "S_DELAY_ALU", "S_CLAUSE", "S_SET_INST_PREFETCH_DISTANCE",
+         "S_SLEEP", "S_WAIT_IDLE", "S_SETPRIO", "S_ICACHE_INV", "S_TTRACEDATA", "S_TTRACEDATA_IMM", "S_WAKEUP",
+         "S_INCPERFLEVEL", "S_DECPERFLEVEL", "S_WAITCNT_VSCNT", "S_WAITCNT_VMCNT", "S_WAITCNT_EXPCNT",
+         "S_WAITCNT_LGKMCNT", "S_VERSION", "S_DCACHE_INV", "S_GL1_INV", "V_NOP", "V_PIPEFLUSH", "DS_NOP"}
+MSG_DEALLOC_VGPRS = 3
+CARRY_IN = ("CNDMASK_B32", "CNDMASK_B16", "ADD_CO_CI_U32", "SUB_CO_CI_U32", "SUBREV_CO_CI_U32")  # read src2's mask in VOP3
+BRANCH_CONDS = {"S_BRANCH": None, "S_CBRANCH_SCC0": "scc0", "S_CBRANCH_SCC1": "scc1", "S_CBRANCH_VCCZ": "vccz",
+                "S_CBRANCH_VCCNZ": "vccnz", "S_CBRANCH_EXECZ": "execz", "S_CBRANCH_EXECNZ": "execnz"}
+
+class Unsupported(Exception):
+  """An instruction no backend can run: becomes UnsupportedInstruction (InvalidInstruction when its message starts
+  with decode.INVALID) where it executes."""
+
+# *** operands ***
+
+@dataclass(frozen=True)
+class Src:
+  """A source operand: its encoded number, the instruction's literal, its modifiers. type overrides the row's type
+  for this source (v_fma_mix reads f16 or f32 sources by op_sel_hi)."""
+  reg:int
+  lit:int|None = None
+  neg:bool = False
+  abs:bool = False
+  hi:bool = False
+  type:str|None = None
+
+  @property
+  def vgpr(self) -> int|None: return self.reg - 256 if self.reg >= 256 else None
+  @property
+  def sgpr(self) -> int|None: return self.reg if self.reg < 128 and self.reg != NULL else None
+
+  def bits(self, width:int, t:str) -> int|None:
+    """The bits of a constant operand (an inline constant, the literal, NULL) read as a width-bit operand of ISA type
+    t; None for a register. Raises Unsupported for an encoding that is neither."""
+    o = self.reg
+    if o == NULL: return 0
+    if o == LITERAL:
+      if self.lit is None: raise Unsupported("literal operand without a literal")
+      if width <= 32: return self.lit
+      if t == "f64": return self.lit << 32                      # a 64-bit float literal is the high half
+      return (self.lit - (1 << 32) if t == "i64" and self.lit >> 31 else self.lit) & (2**64 - 1)
+    if o < 128 or o >= 256 or o in DPP_SRC or o in (SCC, VCCZ, EXECZ): return None
+    bits = const_bits(o, 16 if width == 16 else width)
+    if bits is None: raise Unsupported(invalid_operand(Reg(o)) or f"operand {describe(Reg(o))}")
+    return bits
+
+def const_bits(o:int, width:int) -> int|None:
+  """The bits of inline constant o as a width-bit operand (floats in that width's format), or None."""
+  if 128 <= o <= 208: return (o - 128 if o <= 192 else -(o - 192)) & ((1 << width) - 1)
+  if o in FCONST: return int.from_bytes(struct.pack("<" + {16: "e", 32: "f", 64: "d"}[width], FCONST[o]), "little")
+  if o == 248: return INV_2PI[width]
+  return None
+
+def literal(inst:Inst) -> int|None: return getattr(inst, "literal", None)
+
+def strip(name:str) -> str:
+  """The row name of an instruction: no V_/S_ prefix, no _E32/_E64 suffix."""
+  name = name[2:] if name.startswith(("V_", "S_")) else name
+  for suffix in ("_E32", "_E64"):
+    if name.endswith(suffix): return name[:-len(suffix)]
+  return name
+
+def signed(x:int, bits:int) -> int: return x - (1 << bits) if x >> (bits - 1) & 1 else x
+
+# *** what an instruction does ***
+
+@dataclass(frozen=True)
+class Dpp:
+  """A DPP source: VGPR vsrc read from other lanes. ctrl is the DPP16 control word (None: DPP8 with sels)."""
+  vsrc:int
+  ctrl:int|None
+  bound_ctrl:bool = False
+  fetch_inactive:bool = False
+  row_mask:int = 15
+  bank_mask:int = 15
+  sels:tuple[int, ...] = ()
+
+@dataclass
+class Valu:
+  """A vector ALU op: row of semantics.VOP over srcs, writing VGPR dst (and the lane mask mask_out, when the row
+  writes `vcc`); mask_in is the SGPR the row's `vcc` reads."""
+  row:str
+  dst:int
+  srcs:list[Src]
+  dst_hi:bool = False
+  omod:int = 0
+  clamp:bool = False
+  mask_in:int = VCC
+  mask_out:int|None = VCC
+  dpp:Dpp|None = None
+
+@dataclass
+class Dual:
+  """VOPD: two Valu ops that both read their sources before either writes."""
+  x:Valu
+  y:Valu
+
+@dataclass
+class Packed:
+  """A VOP3P packed 16-bit op: the row run on the low halves (lo sources) and on the high halves (hi sources)."""
+  row:str
+  dst:int
+  lo:list[Src]
+  hi:list[Src]
+
+@dataclass
+class Wmma:
+  """v_wmma_*: D (as many VGPRs as C) from the VGPR blocks a, b, c, in the family's register layout."""
+  row:str
+  dst:int
+  a:list[int]
+  b:list[int]
+  c:list[int]
+  kind_in:str
+  kind_out:str
+  hi:bool
+  signed:tuple[bool, bool]
+  clamp:bool
+  layout:str
+
+@dataclass
+class Salu:
+  """A scalar ALU op: row of semantics.SOP over srcs, writing SGPR dst (NULL: nowhere)."""
+  row:str
+  dst:int
+  srcs:list[Src]
+
+@dataclass
+class ReadLane:
+  """v_readfirstlane (lane None: the first active lane) / v_readlane into SGPR dst."""
+  dst:int
+  src:int
+  lane:Src|None
+
+@dataclass
+class WriteLane:
+  dst:int
+  value:Src
+  lane:Src
+
+@dataclass
+class Swap:
+  a:int
+  b:int
+
+@dataclass
+class Branch:
+  cond:str|None   # scc0 scc1 vccz vccnz execz execnz, None: always
+  target:int      # byte offsets from the kernel's entry
+  fallthrough:int
+
+@dataclass
+class End: pass
+@dataclass
+class Barrier: pass
+@dataclass
+class Nop: pass
+
+@dataclass
+class Smem:
+  dst:int
+  ndw:int
+  base:int              # the SGPR pair holding the base address
+  offset:int
+  soffset:Src|None
+  name:str
+  kind:str = "u32"      # dwords; RDNA4's s_load_u8/i8/u16/i16: one element of that type, extended
+
+@dataclass
+class Addr:
+  """A vector memory address: VGPR vaddr (a pair when wide), plus the SGPR pair sbase (global) or the 32-bit soff
+  (scratch), plus offset."""
+  vaddr:int|None
+  wide:bool
+  sbase:int|None = None
+  soff:Src|None = None
+  offset:int = 0
+
+@dataclass
+class Vmem:
+  seg:str               # GLOBAL, FLAT (addressed as global), SCRATCH
+  load:bool
+  kind:str              # element type: u8 i8 u16 i16 u32
+  ndw:int
+  d16:str|None          # lo / hi: a 16-bit element to or from one half of the VGPR
+  reg:int               # the loaded VGPR (vdst) or the stored one (data)
+  addr:Addr
+  name:str
+
+@dataclass
+class DsLoad:
+  addr:int
+  offset:int
+  kind:str
+  ndw:int
+  d16:str|None
+  dst:int
+  name:str
+
+@dataclass
+class DsStore:
+  addr:int
+  offset:int
+  kind:str
+  ndw:int
+  d16:str|None
+  data:int
+  name:str
+
+@dataclass
+class DsPair:
+  """ds_load_2addr / ds_store_2addr: ndw dwords at each of two offsets."""
+  load:bool
+  addr:int
+  offsets:tuple[int, int]
+  ndw:int
+  regs:tuple[int, int]   # the loaded VGPR (both halves follow it) / the two stored ones
+  name:str
+
+@dataclass
+class DsPermute:
+  back:bool             # ds_bpermute (each lane reads) / ds_permute (each lane writes)
+  addr:int
+  offset:int
+  data:int
+  dst:int
+
+@dataclass
+class DsAtomic:
+  addr:int
+  offset:int
+  data:int
+  op:str                # semantics.DS_ATOMIC's operation names
+  dst:int|None          # the _RTN forms return the old value
+  name:str
+
+# *** lowering, one function per encoding ***
+
+def lower(inst:Inst, pc:int, sem) -> object:
+  """inst (at byte offset pc) as the description above; sem is the family's semantics table module (a renamed op,
+  sem.ALIASES, is lowered under the name of its row)."""
+  cls, name = type(inst).__name__, op_name(inst)
+  name = sem.ALIASES.get(name, name)
+  if "DPP" in cls: return _dpp(inst, name, cls, sem)
+  if name in NOOPS or name in sem.NOOPS: return Nop()
+  for prefix, fn in _ENCODINGS:
+    if cls.startswith(prefix): return fn(inst, name, pc, sem)
+  raise Unsupported(f"{cls} encoding is not implemented")
+
+def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
+  n, lit = strip(name), literal(inst)
+  if n in ("READFIRSTLANE_B32", "SWAP_B32") and dpp is not None: raise Unsupported("DPP on this op")
+  if n == "READFIRSTLANE_B32":
+    if inst.src0.offset >= 256: return ReadLane(inst.vdst.offset, inst.src0.offset - 256, None)
+    return Salu("MOV_B32", inst.vdst.offset, [Src(inst.src0.offset, lit)])
+  if n == "SWAP_B32": return Swap(inst.src0.offset - 256, inst.vdst.offset - 256)
+  return _e32(n, inst.vdst.offset - 256, [inst.src0], lit, sem, dpp, mods)
+
+def _vop2(inst, name, pc, sem, dpp=None, mods=(0, 0)):
+  n, lit = strip(name), literal(inst)
+  if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16"):
+    return _dot2(n, inst.vdst.offset - 256, [inst.src0.offset, inst.vsrc1.offset, inst.vdst.offset], lit, 0, 3, 0, 0, dpp)
+  return _e32(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1], lit, sem, dpp, mods)
+
+def _e32(n:str, dst:int, regs:list, lit, sem, dpp, mods) -> Valu:
+  """VOP1/VOP2 e32 (and their DPP forms): 16-bit operands v[128+n] are high halves (errata true16-e32), but not
+  under DPP (its src0 is permuted separately) nor for ops whose destination is a source or whose K is an operand."""
+  row = _vop_row(n, sem)
+  opsel = 0
+  if dpp is None and n not in sem.ACCUMULATE and n not in sem.LITERAL_K:
+    dst, regs, opsel = errata.true16(row.dst or "b32", row.source_types(), dst, regs)
+  neg, abs_ = mods
+  srcs = [_src(r.offset, lit, neg, abs_, opsel, i) for i, r in enumerate(regs)]
+  return _valu(n, sem, dst, srcs, lit, opsel=opsel, dpp=dpp)
+
+def _vop_row(n:str, sem):
+  row = sem.VOP.get(n)
+  if row is None: raise Unsupported("not implemented")
+  return row
+
+def _src(reg:int, lit, neg:int, abs_:int, opsel:int, i:int, t:str|None=None) -> Src:
+  return Src(reg, lit, bool(neg >> i & 1), bool(abs_ >> i & 1), bool(opsel >> i & 1), t)
+
+def _valu(n:str, sem, dst:int, srcs:list[Src], lit, *, opsel=0, omod=0, clamp=False, mask_in=VCC, mask_out=VCC, dpp=None) -> Valu:
+  """The generic vector op: accumulators read their destination, K-literal ops their literal, as the last source."""
+  row = _vop_row(n, sem)
+  nsrc = len(row.srcs)
+  if n in sem.ACCUMULATE: srcs = srcs[:nsrc - 1] + [Src(256 + dst)]
+  if n in sem.LITERAL_K: srcs = srcs[:2] + [Src(LITERAL, lit)]
+  if len(srcs) < nsrc: raise Unsupported(f"needs {nsrc} sources")
+  return Valu(n, dst, srcs[:nsrc], bool(opsel & 8), omod, clamp, mask_in, mask_out, dpp)
+
+def _vop3(inst, name, pc, sem, dpp=None, mods=None):
+  n, lit = strip(name), literal(inst)
+  regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset]
+  if n.startswith("CMP"): return _vcmp(n, regs, lit, inst.vdst.offset, inst.neg, inst.abs, sem, dpp)
+  if n.startswith("S_"):  # RDNA4's v_s_exp_f32 etc.: a VALU op on one scalar, its result in an SGPR
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None:
+      raise Unsupported("modifiers on a scalar-result VALU op")
+    return _salu(n, inst.vdst.offset, [Src(regs[0], lit)], sem)
+  if n == "READLANE_B32":
+    if dpp is not None: raise Unsupported("DPP on this op")
+    return ReadLane(inst.vdst.offset, inst.src0.offset - 256, Src(inst.src1.offset, lit))
+  if n == "WRITELANE_B32":
+    if dpp is not None: raise Unsupported("DPP on this op")
+    return WriteLane(inst.vdst.offset - 256, Src(inst.src0.offset, lit), Src(inst.src1.offset, lit))
+  srcs = [_src(r, lit, inst.neg, inst.abs, inst.opsel, i) for i, r in enumerate(regs)]
+  return _valu(n, sem, inst.vdst.offset - 256, srcs, lit, opsel=inst.opsel, omod=inst.omod, clamp=bool(inst.clmp),
+               mask_in=inst.src2.offset if n in CARRY_IN else VCC, dpp=dpp)
+
+def _vop3sd(inst, name, pc, sem, dpp=None, mods=None):
+  n, lit = strip(name), literal(inst)
+  srcs = [_src(r.offset, lit, inst.neg, 0, 0, i) for i, r in enumerate((inst.src0, inst.src1, inst.src2))]
+  return _valu(n, sem, inst.vdst.offset - 256, srcs, lit, omod=inst.omod, clamp=bool(inst.clmp),
+               mask_in=inst.src2.offset if "_CI_" in n else VCC, mask_out=inst.sdst.offset, dpp=dpp)
+
+def _vopc(inst, name, pc, sem, dpp=None, mods=(0, 0)):
+  return _vcmp(strip(name), [inst.src0.offset, inst.vsrc1.offset], literal(inst), VCC, *mods, sem, dpp)
+
+def _vcmp(n:str, regs:list[int], lit, sdst:int, neg:int, abs_:int, sem, dpp) -> Valu:
+  """V_CMP writes its lane bits to sdst (VCC in e32), V_CMPX to EXEC. op_sel is ignored (errata vop3-cmp16-opsel
+  is open: mockgpu reads the low halves); the class mask (source 1) takes no modifiers."""
+  row = _vop_row(n, sem)
+  if "_CLASS_" in n: neg, abs_ = neg & 1, abs_ & 1
+  srcs = [_src(r, lit, neg, abs_, 0, i) for i, r in enumerate(regs)]
+  return Valu(n, -1, srcs[:len(row.srcs)], mask_out=EXEC if n.startswith("CMPX_") else sdst, dpp=dpp)
+
+def _dot2(n:str, dst:int, regs:list[int], lit, opsel:int, opsel_hi:int, neg:int, neg_hi:int, dpp=None) -> Valu:
+  """v_dot2 sources: the low products take op_sel/neg, the high ones op_sel_hi/neg_hi, the addend neg bit 2."""
+  a0, b0 = (Src(regs[i], lit, bool(neg >> i & 1), hi=bool(opsel >> i & 1)) for i in (0, 1))
+  a1, b1 = (Src(regs[i], lit, bool(neg_hi >> i & 1), hi=bool(opsel_hi >> i & 1)) for i in (0, 1))
+  return Valu(n, dst, [a0, b0, a1, b1, Src(regs[2], lit, bool(neg >> 2 & 1))], dpp=dpp)
+
+def _vop3p(inst, name, pc, sem):
+  n, lit = strip(name), literal(inst)
+  regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset]
+  opsel, opsel_hi = inst.opsel, inst.opsel_hi | (inst.opsel_hi2 << 2)
+  d = inst.vdst.offset - 256
+  if n.startswith("WMMA_"): return _wmma(n, d, regs, inst, sem)
+  if n in ("DOT2_F32_F16", "DOT2_F32_BF16"):
+    if inst.clmp: raise Unsupported("clamp")
+    return _dot2(n, d, regs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
+  if n.startswith("FMA_MIX"):
+    srcs = [_src(r, lit, inst.neg, inst.neg_hi, opsel & opsel_hi, i, "f16" if opsel_hi >> i & 1 else "f32")
+            for i, r in enumerate(regs)]
+    return Valu(n, d, srcs, dst_hi=n == "FMA_MIXHI_F16", clamp=bool(inst.clmp), mask_out=None)
+  row = sem.PACKED.get(n)
+  if row is None: raise Unsupported("not implemented")
+  if inst.clmp: raise Unsupported("clamp on packed math")
+  t, nsrc = row.dst, len(row.srcs)
+  if t != "f16" and (inst.neg | inst.neg_hi) & ((1 << nsrc) - 1): raise Unsupported("neg on integer packed math")
+  lo = [Src(*_packed(r, lit, t != "f16"), neg=bool(inst.neg >> i & 1), hi=bool(opsel >> i & 1)) for i, r in enumerate(regs[:nsrc])]
+  hi = [Src(*_packed(r, lit, t != "f16"), neg=bool(inst.neg_hi >> i & 1), hi=bool(opsel_hi >> i & 1)) for i, r in enumerate(regs[:nsrc])]
+  return Packed(n, d, lo, hi)
+
+def _packed(reg:int, lit, integer:bool) -> tuple[int, int|None]:
+  """A packed op's operand: an inline constant becomes the 32 bits hardware reads for it (errata vop3-inline)."""
+  bits = const_bits(reg, 16)
+  if bits is None: return reg, lit
+  return LITERAL, errata.packed_inline(bits, const_bits(reg, 32), reg > 208, integer)
+
+def _wmma(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
+  """Matrix multiply-accumulate over the wave: A, B and C/D in the VGPR counts of the family's layout (RDNA3: 8 VGPRs
+  of f16/bf16 or 4 of iu8 for A and B, 8 for C/D)."""
+  if n not in sem.WMMA: raise Unsupported("not implemented")
+  kind_in, kind_out, nab, ncd = sem.WMMA[n]
+  if kind_in != "iu8" and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
+  if kind_in != "iu8" and inst.clmp: raise Unsupported("clamp on a float WMMA")
+  if sem.WMMA_LAYOUT != "rdna3" and inst.opsel: raise Unsupported(f"op_sel on an {sem.FAMILY.upper()} WMMA")
+  blocks = []
+  for r, cnt in zip(regs, (nab, nab, ncd)):
+    if not 256 <= r < 512: raise Unsupported("WMMA operands must be VGPRs")
+    blocks.append([r - 256 + j for j in range(cnt)])
+  return Wmma(n, d, *blocks, kind_in, kind_out, bool(inst.opsel & 4), (bool(inst.neg & 1), bool(inst.neg & 2)),
+              bool(inst.clmp), sem.WMMA_LAYOUT)
+
+def _vopd(inst, name, pc, sem):
+  lit = literal(inst)
+  halves = []
+  for op, s0, s1, vd in ((inst.opx, inst.srcx0, inst.vsrcx1, inst.vdstx), (inst.opy, inst.srcy0, inst.vsrcy1, inst.vdsty)):
+    n, d = sem.ALIASES.get(op.name, op.name)[len("V_DUAL_"):], vd.offset - 256
+    if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16") or n not in sem.VOP: raise Unsupported(f"{n.lower()} in VOPD")
+    srcs = [Src(s0.offset, lit)] if n == "MOV_B32" else [Src(s0.offset, lit), Src(s1.offset, lit)]
+    halves.append(_valu(n, sem, d, srcs, lit, mask_out=None))
+  return Dual(*halves)
+
+def _dpp(inst, name:str, cls:str, sem):
+  """A VOP with a DPP source: src0 is VGPR vsrc0 read from other lanes; only lanes with a valid source write."""
+  if cls.startswith(("VOPD", "VOP3P")): raise Unsupported("DPP on this encoding")
+  v0 = inst.vsrc0.offset - 256
+  if "DPP16" in cls:
+    if not dpp16_valid(inst.dpp): raise Unsupported(f"DPP16 control 0x{inst.dpp:x}")
+    d = Dpp(v0, inst.dpp, bool(inst.bc), bool(inst.fi), inst.row_mask, inst.bank_mask)
+  else: d = Dpp(v0, None, fetch_inactive=inst.src0.offset == 234, sels=tuple(getattr(inst, f"lane_sel_{k}") for k in range(8)))
+  mods = (getattr(inst, "src0_neg", 0) | getattr(inst, "src1_neg", 0) << 1, getattr(inst, "src0_abs", 0) | getattr(inst, "src1_abs", 0) << 1)
+  base = {"VOP1": _vop1, "VOP2": _vop2, "VOPC": _vopc, "VOP3": _vop3, "VOP3SD": _vop3sd}[cls.split("_DPP")[0]]
+  return base(inst, name, 0, sem, d, mods)
+
+def dpp16_valid(ctrl:int) -> bool:
+  """quad_perm (0x00-0xff), row_shl/shr/ror 1-15, row_mirror, row_half_mirror, row_share, row_xmask."""
+  return ctrl <= 0xff or 0x101 <= ctrl <= 0x10f or 0x111 <= ctrl <= 0x11f or 0x121 <= ctrl <= 0x12f or \
+         ctrl in (0x140, 0x141) or 0x150 <= ctrl <= 0x16f
+
+def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
+  """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row of
+  16 lanes; a wave has wave // 16 rows)."""
+  lane = np.arange(wave)
+  row, i = lane & ~15, lane & 15
+  if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(wave, bool)
+  n = ctrl & 15
+  if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
+  elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
+  elif 0x121 <= ctrl <= 0x12f: src = (i - n) & 15              # row_ror
+  elif ctrl == 0x140: src = 15 - i                             # row_mirror
+  elif ctrl == 0x141: src = (i & 8) | (7 - (i & 7))            # row_half_mirror
+  elif 0x150 <= ctrl <= 0x15f: src = np.full(wave, n)          # row_share
+  elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
+  else: raise Unsupported(f"DPP16 control 0x{ctrl:x}")
+  return row | (src & 15), (src >= 0) & (src <= 15)
+
+def dpp16_enabled(row_mask:int, bank_mask:int, wave:int) -> np.ndarray:
+  """The lanes a DPP16 op may write: its row in ROW_MASK and its bank (4 lanes of a row) in BANK_MASK."""
+  lane = np.arange(wave)
+  return ((row_mask >> (lane >> 4)) & 1).astype(bool) & ((bank_mask >> ((lane >> 2) & 3)) & 1).astype(bool)
+
+def dpp8_lanes(sels, wave:int) -> np.ndarray:
+  """DPP8: lane i reads lane (i & ~7) | sels[i & 7]."""
+  lane = np.arange(wave)
+  return (lane & ~7) | np.asarray(sels)[lane & 7]
+
+# *** scalar ***
+
+def _sop1(inst, name, pc, sem):
+  n, lit, d = strip(name), literal(inst), inst.sdst.offset
+  if n in ("SETPC_B64", "SWAPPC_B64", "RFE_B64"): raise Unsupported("indirect branches are not implemented")
+  if name == "S_BARRIER_SIGNAL":  # the wait (s_barrier_wait) does the work: a signalled wave still holds the others
+    if inst.ssrc0.offset != INLINE_MINUS_ONE:
+      raise Unsupported("a barrier ID other than the workgroup barrier -1 (named barriers are not modelled)")
+    return Nop()
+  return _salu(n, d, [Src(inst.ssrc0.offset, lit, hi=n in sem.HIGH_HALF)] if n != "GETPC_B64" else [], sem)
+
+def _salu(n:str, d:int, srcs:list[Src], sem) -> Salu:
+  if n not in sem.SOP: raise Unsupported("not implemented")
+  return Salu(n, d, srcs)
+
+def _sop2(inst, name, pc, sem):
+  n, lit = strip(name), literal(inst)
+  k = [Src(LITERAL, lit)] if n in sem.LITERAL_K else []  # s_fmaak/s_fmamk: the literal K is a third source
+  return _salu(n, inst.sdst.offset, [Src(inst.ssrc0.offset, lit), Src(inst.ssrc1.offset, lit), *k], sem)
+
+def _sopc(inst, name, pc, sem):
+  lit = literal(inst)
+  return _salu(strip(name), NULL, [Src(inst.ssrc0.offset, lit), Src(inst.ssrc1.offset, lit)], sem)
+
+def _sopk(inst, name, pc, sem):
+  """The 16-bit immediate as a literal source: sign-extended, but zero-extended for the unsigned compares."""
+  n, d, k = strip(name), inst.sdst.offset, inst.simm16
+  imm = Src(LITERAL, k if n.endswith("_U32") else signed(k, 16) & 0xffffffff)
+  if n.startswith("CMPK_"): return _salu(n, NULL, [Src(d), imm], sem)
+  if n in ("MOVK_I32", "CMOVK_I32", "ADDK_I32", "MULK_I32"): return _salu(n, d, [imm], sem)
+  raise Unsupported("not implemented")
+
+def _sopp(inst, name, pc, sem):
+  """RDNA4 splits s_barrier into s_barrier_signal -1 and s_barrier_wait -1: a wave waits at s_barrier_wait until every
+  live wave of its workgroup is at one; named barriers (IDs 1..16) are not modelled."""
+  if name == "S_ENDPGM": return End()
+  if name == "S_BARRIER": return Barrier()
+  if name == "S_BARRIER_WAIT":
+    if (bid := signed(inst.simm16, 16)) != -1: raise Unsupported(f"named barrier {bid} (only the workgroup barrier -1 is modelled)")
+    return Barrier()
+  if name == "S_SENDMSG":
+    if inst.simm16 & 0xff == MSG_DEALLOC_VGPRS: return Nop()
+    raise Unsupported(f"message {inst.simm16:#x}")
+  if name in BRANCHES: return Branch(BRANCH_CONDS[name], branch_target(pc, inst), pc + 4)
+  if name == "S_CODE_END": raise Unsupported("executed s_code_end (fell past s_endpgm)")
+  raise Unsupported("not implemented")
+
+# *** memory ***
+
+def _smem(inst, name, pc, sem):
+  n = strip(name)
+  kind = sem.SMEM_KINDS.get(n, "u32")
+  if not n.startswith("LOAD_B") and n not in sem.SMEM_KINDS: raise Unsupported("not implemented")
+  soff = None if inst.soffset.offset == NULL else Src(inst.soffset.offset)
+  ndw = 1 if kind != "u32" else int(n[len("LOAD_B"):]) // 32
+  return Smem(inst.sdata.offset, ndw, inst.sbase.offset, imm_offset(inst), soff, name.lower(), kind)
+
+MEM_KINDS = {"U8": "u8", "I8": "i8", "U16": "u16", "I16": "i16", "B8": "u8", "B16": "u16"}
+
+def mem_common(n:str) -> tuple[bool, str, int, str|None]:
+  """(is_load, element kind, dword count, d16 half) from a memory op's name without its segment prefix."""
+  op, _, size = n.rpartition("_")
+  d16 = "hi" if "D16_HI" in op else ("lo" if "D16" in op else None)
+  if size in MEM_KINDS: return op.startswith("LOAD"), MEM_KINDS[size], 1, d16
+  if size in ("B32", "B64", "B96", "B128"): return op.startswith("LOAD"), "u32", int(size[1:]) // 32, d16
+  raise Unsupported("not implemented")
+
+def _field(inst, rdna3:str, rdna4:str):
+  """A memory encoding's field by its RDNA3 name, or by its RDNA4 one (VGLOBAL/VSCRATCH/VFLAT say vaddr for addr,
+  vsrc for data)."""
+  return getattr(inst, rdna4 if any(n == rdna4 for n, _ in type(inst)._fields) else rdna3)
+
+def _vmem(inst, name:str, seg:str, addr:Addr) -> Vmem:
+  n = strip(name)[len(seg) + 1:]
+  if "ATOMIC" in n or "LDS" in n or "ADDTID" in n: raise Unsupported("not implemented")
+  load, kind, ndw, d16 = mem_common(n)
+  return Vmem(seg, load, kind, ndw, d16, (inst.vdst if load else _field(inst, "data", "vsrc")).offset - 256, addr, name.lower())
+
+def _global(inst, name, pc, sem):
+  off, v = imm_offset(inst), _field(inst, "addr", "vaddr").offset - 256
+  if inst.saddr.offset == NULL: return _vmem(inst, name, "GLOBAL", Addr(v, True, offset=off))
+  return _vmem(inst, name, "GLOBAL", Addr(v, False, sbase=inst.saddr.offset, offset=off))
+
+def _flat(inst, name, pc, sem):
+  """FLAT addresses are treated as global ones: the LDS and private apertures are not modelled."""
+  if (off := imm_offset(inst)) < 0: raise Unsupported("negative FLAT offset")
+  if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
+  return _vmem(inst, name, "FLAT", Addr(_field(inst, "addr", "vaddr").offset - 256, True, offset=off))
+
+def _scratch(inst, name, pc, sem):
+  soff = None if inst.saddr.offset == NULL else Src(inst.saddr.offset)
+  addr = Addr(_field(inst, "addr", "vaddr").offset - 256 if inst.sve else None, False, soff=soff, offset=imm_offset(inst))
+  return _vmem(inst, name, "SCRATCH", addr)
+
+def _ds(inst, name, pc, sem):
+  n = strip(name)[3:] if name.startswith("DS_") else strip(name)
+  a, off, nm = inst.addr.offset - 256, inst.offset0 | (inst.offset1 << 8), name.lower()
+  if "2ADDR" in n:
+    if n.startswith("STOREXCHG"): raise Unsupported("not implemented")
+    ndw = 2 if n.endswith("B64") else 1
+    scale = (8 if ndw == 2 else 4) * (64 if "STRIDE64" in n else 1)
+    offs = (inst.offset0 * scale, inst.offset1 * scale)
+    if n.startswith("LOAD"): return DsPair(True, a, offs, ndw, (inst.vdst.offset - 256, inst.vdst.offset - 256 + ndw), nm)
+    return DsPair(False, a, offs, ndw, (inst.data0.offset - 256, inst.data1.offset - 256), nm)
+  if n in ("BPERMUTE_B32", "PERMUTE_B32"):
+    return DsPermute(n == "BPERMUTE_B32", a, off, inst.data0.offset - 256, inst.vdst.offset - 256)
+  if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n and "XCHG" not in n:
+    if "_D16" in n:  # DS names put D16 last (LOAD_U8_D16_HI): reorder to the VMEM form (LOAD_D16_HI_U8)
+      op, size, *d16 = n.split("_")
+      n = "_".join([op, *d16, size])
+    load, kind, ndw, d16 = mem_common(n)
+    if load: return DsLoad(a, off, kind, ndw, d16, inst.vdst.offset - 256, nm)
+    return DsStore(a, off, kind, ndw, d16, inst.data0.offset - 256, nm)
+  key = n.replace("_RTN", "")
+  if key in sem.DS_ATOMIC:
+    return DsAtomic(a, off, inst.data0.offset - 256, sem.DS_ATOMIC[key], inst.vdst.offset - 256 if "_RTN_" in n else None, nm)
+  raise Unsupported("not implemented")
+
+_ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
+              ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),
+              ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch),
+              ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
+
+def failure(inst:Inst, why:str) -> str:
+  """The message of an instruction that cannot run: an invalid one names its bytes as well."""
+  if why.startswith(INVALID): return f"{INVALID}{op_name(inst).lower()} (bytes {inst.to_bytes().hex()}): {why[len(INVALID):]}"
+  return f"{op_name(inst).lower()}: {why}"

@@ -1,0 +1,122 @@
+"""One lowered ALU instruction (operands.Valu, Salu, Packed) as a typed program in the semantics language: its
+operands read with their types and source modifiers (ftz, abs, neg), its row, its output modifiers (omod, clamp,
+ftz) and the conversion of each result to the type it is stored as. The numpy and C backends render programs, the
+stepper evaluates them, so neither a row's meaning nor a modifier's is written twice.
+
+An `input` node's val is a Read: an operand (Src, read as its ISA type: the backend turns the register or constant
+into a typed value) or a special value (vcc: this lane's bit of the mask the instruction reads; lane; scc; exec: the
+wave's EXEC mask; pc: the instruction's address). A scalar row's `d`, its destination's old value, is an operand read.
+"""
+from __future__ import annotations
+from dataclasses import dataclass
+from mockgpu.compiler.rdna.semantics.lang import E, Stmt, Row, value_type, binary, call, cast, instance, free_names, WIDTH
+from mockgpu.compiler.rdna.operands import Src, Valu, Salu, Packed, Unsupported
+
+@dataclass(frozen=True)
+class Read:
+  src:Src|None
+  isa:str|None = None
+  special:str|None = None
+
+@dataclass
+class Program:
+  body:list[Stmt]
+  out:dict[str, E]      # the final value of each output the instruction writes: d (in its stored type), vcc, scc, exec
+  dst:str|None          # the ISA type D is stored as (b32, f16, ...)
+
+OMOD = (1, 2.0, 4.0, 0.5)
+
+def _var(name:str, t:str) -> E: return E("var", t, val=name)
+
+def _bind(body:list[Stmt], env:dict[str, E], name:str, e:E):
+  body.append(Stmt((name,), e))
+  env[name] = _var(name, e.t)
+
+def operand(src:Src, isa:str, ftz:bool) -> E:
+  """A source read as ISA type isa, with its modifiers: flush, then abs, then neg (floats only)."""
+  e = E("input", value_type(isa), val=Read(src, isa))
+  if isa[0] == "f":
+    if ftz: e = call("ftz", (e,))
+    if src.abs: e = call("abs", (e,))
+    if src.neg: e = E("neg", e.t, (e,))
+  elif src.neg or src.abs: raise Unsupported(f"neg/abs modifier on a {isa} operand")
+  return e
+
+def _special(name:str, t:str) -> E: return E("input", t, val=Read(None, special=name))
+
+def _outputs(row:Row, t_d:str|None, scope:dict[str, E], names:tuple[str, ...], body:list[Stmt]) -> dict[str, E]:
+  """The row's results, D converted to t_d, the ISA type it is stored as."""
+  out = {n: scope[n] for n in names if n in row.assigns()}
+  if "d" in out and t_d is not None and out["d"].t != value_type(t_d):
+    _bind(body, scope, "d", cast(out["d"], value_type(t_d)))
+    out["d"] = scope["d"]
+  return out
+
+def valu(op:Valu, sem, ftz32:bool, ftz16:bool) -> Program:
+  row = sem.CLAMPED[op.row] if op.clamp and op.row in sem.CLAMPED else sem.VOP[op.row]
+  t_d = row.dst
+  float_d = t_d is not None and t_d[0] == "f"
+  if op.clamp and not float_d and op.row not in sem.CLAMPED: raise Unsupported("integer clamp")
+  if op.omod and not float_d: raise Unsupported("output modifier on an integer op")
+  types = [s.type or t for s, t in zip(op.srcs, row.source_types())]
+  if op.row in sem.FLOAT_MODS and any(s.neg or s.abs for s in op.srcs): types, t_d = ["f32"] * len(types), "f32"
+  if any(s.hi and WIDTH[t] != 16 for s, t in zip(op.srcs, types)) or (op.dst_hi and WIDTH[t_d] != 16):
+    raise Unsupported("op_sel on a 32-bit operand")
+  body:list[Stmt] = []
+  env:dict[str, E] = {}
+  for (name, _), s, t in zip(row.srcs, op.srcs, types):
+    _bind(body, env, name, operand(s, t, ftz32 if t == "f32" else ftz16))
+  free = free_names(row)
+  if "vcc" in free: _bind(body, env, "vcc", _special("vcc", "bool"))
+  if "lane" in free: _bind(body, env, "lane", _special("lane", "u32"))
+  stmts, scope = instance(row, env)
+  body += stmts
+  if float_d and "d" in scope: _float_out(body, scope, t_d, op.omod, op.clamp, ftz32 if t_d == "f32" else ftz16)
+  return Program(body, _outputs(row, t_d, scope, ("d", "vcc"), body), t_d)
+
+def _float_out(body:list[Stmt], scope:dict[str, E], t_d:str, omod:int, clamp:bool, ftz:bool):
+  """A float result's output modifiers, in the order the hardware applies them: omod, clamp, then the flush."""
+  d, t = scope["d"], value_type(t_d)
+  if omod: _bind(body, scope, "d", binary("*", d, E("const", t, val=OMOD[omod])))
+  if clamp: _bind(body, scope, "d", call("clamp01", (scope["d"],)))
+  if ftz: _bind(body, scope, "d", call("ftz", (scope["d"],)))
+
+def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False) -> Program:
+  """A scalar op's program. The float operands and results of an op writing D (RDNA4's float SALU) are flushed as the
+  VALU's are; s_cmp_*_f32/f16 read theirs unflushed, as mockgpu always has (open: the manual does not say)."""
+  row = sem.SOP[op.row]
+  free = free_names(row)
+  if ("exec" in free or "exec" in row.assigns()) and row.dst != f"u{wave}":
+    raise Unsupported(f"the {WIDTH[row.dst]}-bit EXEC form in a wave{wave} wave")
+  ftz = {"f32": ftz32, "f16": ftz16} if "d" in row.assigns() else {}
+  body:list[Stmt] = []
+  env:dict[str, E] = {}
+  for (name, t), s in zip(row.srcs, op.srcs): _bind(body, env, name, operand(s, t, ftz.get(t, False)))
+  specials = {"d": (lambda: operand(Src(op.dst), row.dst, ftz.get(row.dst, False))),
+              "scc": lambda: _special("scc", "u32"), "exec": lambda: _special("exec", f"u{wave}"),
+              "pc": lambda: _special("pc", "u64")}
+  for name in free:
+    if name in specials: _bind(body, env, name, specials[name]())
+  stmts, scope = instance(row, env)
+  body += stmts
+  if row.dst in ftz and "d" in scope: _float_out(body, scope, row.dst, 0, False, ftz[row.dst])
+  return Program(body, _outputs(row, row.dst, scope, ("d", "scc", "exec"), body), row.dst)
+
+def packed(op:Packed, sem) -> Program:
+  """Both halves through the row, then packed: D = the low result in bits 15:0, the high one in 31:16."""
+  row = sem.PACKED[op.row]
+  body:list[Stmt] = []
+  halves = []
+  for half, srcs in enumerate((op.lo, op.hi)):
+    env:dict[str, E] = {}
+    for (name, t), s in zip(row.srcs, srcs):
+      e = E("input", value_type(t), val=Read(s, t))
+      _bind(body, env, name, E("neg", e.t, (e,)) if s.neg else e)
+    stmts, scope = instance(row, env)
+    body += stmts
+    _bind(body, scope, f"d{half}", scope["d"])
+    halves.append(call("bits16", (scope[f"d{half}"],)))
+  lo, hi = halves
+  d = binary("|", lo, binary("<<", hi, E("const", "int", val=16)))
+  body.append(Stmt(("d",), d))
+  return Program(body, {"d": _var("d", d.t)}, "b32")

@@ -1,0 +1,16 @@
+"""What each RDNA instruction computes: one table per ISA family, in the language of lang.py, read by every backend.
+
+  lang.py    the expression language: parsing, numpy-2 typing, the typed tree the backends render
+  rdna3.py   the RDNA3 rows (vector, scalar, packed, compares), the accumulator/literal/clamp sets, DS atomics, WMMA
+  rdna4.py   RDNA4 as RDNA3's rows plus its own (renames, float SALU derived from VALU rows, IEEE 754-2019 min/max, ...)
+  cdna.py    the rows CDNA (GFX9) computes differently (compiler/rdna/cdna.py maps its encodings)
+"""
+from __future__ import annotations
+from mockgpu.compiler.rdna.semantics import rdna3, rdna4
+
+FAMILIES = {"rdna3": rdna3, "rdna4": rdna4}
+
+def family(arch:str):
+  """The semantics table module of an ISA family."""
+  if arch not in FAMILIES: raise KeyError(f"no RDNA semantics table for {arch!r} ({', '.join(FAMILIES)})")
+  return FAMILIES[arch]

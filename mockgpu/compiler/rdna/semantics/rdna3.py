@@ -1,0 +1,309 @@
+"""What each RDNA3 instruction computes, once, in the expression language of lang.py; every backend (numpy, C, the
+stepper) reads these rows.
+
+Row names drop the V_/S_ prefix and the _E32/_E64 suffix, so one row serves every encoding of an op (VOP1, VOP2, VOP3,
+VOPD, DPP): the operand model (operands.py) says which registers an encoding reads and writes, the row what is
+computed. A row is `NAME dst-type source-types = body` (lang.row); a row for several types names them once
+(`MAX_{F16,F32} T T T = fmax(a, b)`, lang.table). Vector rows (VOP) read their sources a, b, c, the
+lane's bit `vcc` of the lane mask they read (VCC, or the SGPR VOP3 names) and `lane`, and write d and `vcc` (the lane's
+bit of the mask they write: a carry, a compare). Scalar rows (SOP) read a, b, d (the destination's old value), `scc`,
+`exec`, `pc` (this instruction's address) and write d, `scc`, `exec`.
+"""
+from __future__ import annotations
+from mockgpu.compiler.rdna.semantics.lang import table
+
+FAMILY = "rdna3"
+
+VOP = table("""
+MOV_B32 b32 b32 = a
+NOT_B32 b32 b32 = ~a
+MOV_B16 b16 b16 = a
+NOT_B16 u16 u16 = ~a
+BFREV_B32 b32 b32 = brev32(a)
+CLZ_I32_U32 u32 u32 = clz(a)
+CTZ_I32_B32 u32 u32 = ctz(a)
+CLS_I32 u32 u32 = cls32(a)
+CNDMASK_{B16,B32} T T T = b if vcc else a
+ADD_{F16,F32,F64} T T T = a + b
+SUB_{F16,F32} T T T = a - b
+SUBREV_{F16,F32} T T T = b - a
+MUL_{F16,F32,F64} T T T = a * b
+MUL_DX9_ZERO_F32 f32 f32 f32 = f32(0) if a == 0 or b == 0 else a * b
+FMA_{F16,F32,F64} T T T T = fma(a, b, c)
+FMAC_{F16,F32} T T T T = fma(a, b, c)
+FMAMK_{F16,F32} T T T T = fma(a, c, b)
+FMAAK_{F16,F32} T T T T = fma(a, b, c)
+FMA_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma(a, b, c)
+FMAC_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma(a, b, c)
+MAX_{F16,F32,F64} T T T = fmax(a, b)
+MIN_{F16,F32,F64} T T T = fmin(a, b)
+MAX3_{F16,F32} T T T T = fmax(fmax(a, b), c)
+MIN3_{F16,F32} T T T T = fmin(fmin(a, b), c)
+MED3_{F16,F32} T T T T = fmed3(a, b, c)
+LDEXP_{F32,F64} T T i32 = ldexp(a, b)
+LDEXP_F16 f16 f16 i16 = ldexp(a, b)
+EXP_{F16,F32} T T = exp2(a)
+LOG_{F16,F32} T T = log2(a)
+RCP_{F16,F32,F64} T T = rcp(a)
+RCP_IFLAG_F32 f32 f32 = rcp(a)
+RSQ_{F16,F32,F64} T T = rsq(a)
+SQRT_{F16,F32,F64} T T = sqrt(a)
+SIN_{F16,F32} T T = sin_rev(a)
+COS_{F16,F32} T T = cos_rev(a)
+FLOOR_{F16,F32,F64} T T = floor(a)
+CEIL_{F16,F32,F64} T T = ceil(a)
+TRUNC_{F16,F32,F64} T T = trunc(a)
+RNDNE_{F16,F32,F64} T T = rint(a)
+FRACT_{F16,F32,F64} T T = fract(a)
+FREXP_MANT_{F32,F64} T T = frexp_mant(a)
+FREXP_EXP_I32_{F32,F64} i32 T = frexp_exp(a)
+DIV_FIXUP_{F16,F32,F64} T T T T = div_fixup(a, b, c)
+DIV_SCALE_{F32,F64} T T T T = d, vcc = div_scale(a, b, c)
+DIV_FMAS_F32 f32 f32 f32 f32 = r = fma(a, b, c); d = r * f32(2.0**32) if vcc else r
+DIV_FMAS_F64 f64 f64 f64 f64 = r = fma(a, b, c); d = r * f64(2.0**64) if vcc else r
+CVT_F32_{I32,U32} f32 T = f32(a)
+CVT_F64_{I32,U32,F32} f64 T = f64(a)
+CVT_F16_{I16,U16,F32} f16 T = f16(a)
+CVT_F32_{F16,F64} f32 T = f32(a)
+CVT_I32_{F32,F64} i32 T = i32(cvt_int(a, -2**31, 2**31 - 1))
+CVT_U32_{F32,F64} u32 T = u32(cvt_int(a, 0, 2**32 - 1))
+CVT_FLOOR_I32_F32 i32 f32 = i32(cvt_int(floor(a), -2**31, 2**31 - 1))
+CVT_NEAREST_I32_F32 i32 f32 = i32(cvt_int(floor(a + f32(0.5)), -2**31, 2**31 - 1))
+CVT_F32_UBYTE0 f32 u32 = f32(a & 0xff)
+CVT_F32_UBYTE1 f32 u32 = f32((a >> 8) & 0xff)
+CVT_F32_UBYTE2 f32 u32 = f32((a >> 16) & 0xff)
+CVT_F32_UBYTE3 f32 u32 = f32(a >> 24)
+CVT_PK_RTZ_F16_F32 b32 f32 f32 = fbits16(cvt_rtz_f16(a)) | (fbits16(cvt_rtz_f16(b)) << 16)
+CVT_I16_F16 i16 f16 = i16(cvt_int(a, -2**15, 2**15 - 1))
+CVT_U16_F16 u16 f16 = u16(cvt_int(a, 0, 2**16 - 1))
+CVT_I32_I16 i32 i16 = i32(a)
+CVT_U32_U16 u32 u16 = u32(a)
+PACK_B32_F16 b32 f16 f16 = fbits16(a) | (fbits16(b) << 16)
+ADD_NC_{U16,I16,U32,I32} T T T = a + b
+SUB_NC_{U16,I16,U32,I32} T T T = a - b
+SUBREV_NC_U32 u32 u32 u32 = b - a
+ADD_CO_U32 u32 u32 u32 = d = a + b; vcc = d < a
+SUB_CO_U32 u32 u32 u32 = d = a - b; vcc = b > a
+SUBREV_CO_U32 u32 u32 u32 = d = b - a; vcc = a > b
+ADD_CO_CI_U32 u32 u32 u32 = d = a + b + vcc; vcc = (d < a) or (vcc and d == a)
+SUB_CO_CI_U32 u32 u32 u32 = d = a - b - vcc; vcc = (b > a) or (vcc and b == a)
+SUBREV_CO_CI_U32 u32 u32 u32 = d = b - a - vcc; vcc = (a > b) or (vcc and a == b)
+MUL_LO_{U16,U32} T T T = a * b
+MUL_HI_U32 u32 u32 u32 = u32((u64(a) * u64(b)) >> 32)
+MUL_HI_I32 u32 i32 i32 = u32((i64(a) * i64(b)) >> 32)
+MUL_U32_U24 u32 u32 u32 = (a & 0xffffff) * (b & 0xffffff)
+MUL_HI_U32_U24 u32 u32 u32 = u32((u64(a & 0xffffff) * u64(b & 0xffffff)) >> 32)
+MUL_I32_I24 u32 u32 u32 = u32(sext(a, 24) * sext(b, 24))
+MUL_HI_I32_I24 u32 u32 u32 = u32((sext(a, 24) * sext(b, 24)) >> 32)
+MAD_U32_U24 u32 u32 u32 u32 = (a & 0xffffff) * (b & 0xffffff) + c
+MAD_I32_I24 u32 u32 u32 u32 = u32(sext(a, 24) * sext(b, 24) + sext(c, 32))
+MAD_{U16,I16} T T T T = a * b + c
+MAD_U32_U16 u32 u16 u16 u32 = u32(a) * u32(b) + c
+MAD_U64_U32 u64 u32 u32 u64 = p = u64(a) * u64(b); d = p + c; vcc = d < p
+MAD_I64_I32 u64 i32 i32 u64 = p = i64(a) * i64(b); s = p + i64(c); d = u64(s); vcc = (s < 0) != ((p < 0) == (i64(c) < 0) and (s < 0) != (p < 0))
+MBCNT_LO_U32_B32 u32 u32 u32 = popcount(a & u32((u64(1) << u64(lane)) - 1)) + b
+MBCNT_HI_U32_B32 u32 u32 u32 = popcount(a & u32(((u64(1) << u64(lane)) - 1) >> 32)) + b
+LSHLREV_B16 u16 u16 u16 = b << (a & 15)
+LSHRREV_B16 u16 u16 u16 = b >> (a & 15)
+ASHRREV_I16 i16 u16 i16 = b >> i16(a & 15)
+LSHLREV_B32 u32 u32 u32 = b << (a & 31)
+LSHRREV_B32 u32 u32 u32 = b >> (a & 31)
+ASHRREV_I32 i32 u32 i32 = b >> i32(a & 31)
+LSHLREV_B64 u64 u32 u64 = b << u64(a & 63)
+LSHRREV_B64 u64 u32 u64 = b >> u64(a & 63)
+ASHRREV_I64 i64 u32 i64 = b >> i64(a & 63)
+AND_B32 u32 u32 u32 = a & b
+OR_B32 u32 u32 u32 = a | b
+XOR_B32 u32 u32 u32 = a ^ b
+XNOR_B32 u32 u32 u32 = ~(a ^ b)
+AND_OR_B32 u32 u32 u32 u32 = (a & b) | c
+OR3_B32 u32 u32 u32 u32 = a | b | c
+XOR3_B32 u32 u32 u32 u32 = a ^ b ^ c
+ADD3_U32 u32 u32 u32 u32 = a + b + c
+LSHL_OR_B32 u32 u32 u32 u32 = (a << (b & 31)) | c
+LSHL_ADD_U32 u32 u32 u32 u32 = (a << (b & 31)) + c
+ADD_LSHL_U32 u32 u32 u32 u32 = (a + b) << (c & 31)
+XAD_U32 u32 u32 u32 u32 = (a ^ b) + c
+SAD_U32 u32 u32 u32 u32 = (a - b if a > b else b - a) + c
+BFE_U32 u32 u32 u32 u32 = bfe(a, b, c, False)
+BFE_I32 u32 u32 u32 u32 = bfe(a, b, c, True)
+BFI_B32 u32 u32 u32 u32 = (a & b) | (~a & c)
+BFM_B32 u32 u32 u32 = ((u32(1) << (a & 31)) - u32(1)) << (b & 31)
+ALIGNBIT_B32 u32 u32 u32 u32 = u32(r64(b, a) >> u64(c & 31))
+ALIGNBYTE_B32 u32 u32 u32 u32 = u32(r64(b, a) >> u64((c & 3) * 8))
+PERM_B32 u32 u32 u32 u32 = perm(a, b, c)
+BCNT_U32_B32 u32 u32 u32 = popcount(a) + b
+MAX_{I16,U16,I32,U32} T T T = max(a, b)
+MIN_{I16,U16,I32,U32} T T T = min(a, b)
+MAX3_{I16,U16,I32,U32} T T T T = max(max(a, b), c)
+MIN3_{I16,U16,I32,U32} T T T T = min(min(a, b), c)
+MED3_{I16,U16,I32,U32} T T T T = max(min(a, b), min(max(a, b), c))
+DOT2_F32_{F16,BF16} f32 a0:T b0:T a1:T b1:T c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
+DOT2ACC_F32_{F16,BF16} f32 a0:T b0:T a1:T b1:T c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
+FMA_MIX_F32 f32 f32 f32 f32 = fma(f32(a), f32(b), f32(c))
+FMA_MIX{LO,HI}_F16 f16 f32 f32 f32 = f16(fma(f32(a), f32(b), f32(c)))
+""")
+
+# integer ops whose clamp bit saturates instead of wrapping (computed in i64)
+CLAMPED = table("""
+ADD_NC_U32 u32 u32 u32 = min(max(i64(a) + i64(b), 0), 2**32 - 1)
+SUB_NC_U32 u32 u32 u32 = min(max(i64(a) - i64(b), 0), 2**32 - 1)
+ADD_NC_I32 i32 i32 i32 = min(max(i64(a) + i64(b), -2**31), 2**31 - 1)
+SUB_NC_I32 i32 i32 i32 = min(max(i64(a) - i64(b), -2**31), 2**31 - 1)
+""")
+
+# what the comparisons of V_CMP*, V_CMPX* and S_CMP* compute, by condition; the types come from the name
+FCMP = {"F": "False", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", "LG": "(a < b) or (a > b)",
+        "GE": "a >= b", "O": "not (isnan(a) or isnan(b))", "U": "isnan(a) or isnan(b)", "NGE": "not (a >= b)",
+        "NLG": "not ((a < b) or (a > b))", "NGT": "not (a > b)", "NLE": "not (a <= b)", "NEQ": "a != b",
+        "NLT": "not (a < b)", "T": "True"}
+ICMP = {"F": "False", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", "NE": "a != b", "LG": "a != b",
+        "GE": "a >= b", "T": "True"}
+CMP_TYPES = {"F16": "f16", "F32": "f32", "F64": "f64", "I16": "i16", "I32": "i32", "I64": "i64", "U16": "u16",
+             "U32": "u32", "U64": "u64"}
+
+def _compares(out:str, kinds:tuple[str, ...]) -> dict:
+  lines = []
+  for suffix, t in CMP_TYPES.items():
+    for cond, expr in (FCMP if t[0] == "f" else ICMP).items():
+      lines += [f"{k}_{cond}_{suffix} - {t} {t} = {out} = {expr}" for k in kinds]
+    if t[0] == "f": lines += [f"{k}_CLASS_{suffix} - {t} u32 = {out} = cmp_class(a, b)" for k in kinds]
+  return table("\n".join(lines))
+
+VOP.update(_compares("vcc", ("CMP", "CMPX")))
+
+# VOP ops whose last source is the destination register itself (accumulators)
+ACCUMULATE = {"FMAC_F32", "FMAC_F16", "FMAC_DX9_ZERO_F32"}
+# VOP ops with a literal constant K in the instruction: K is their third source
+LITERAL_K = {"FMAMK_F32", "FMAAK_F32", "FMAMK_F16", "FMAAK_F16"}
+# b32 ops whose neg/abs source modifiers make them f32 ops (v_cndmask_b32 with modifiers selects between floats)
+FLOAT_MODS = {"CNDMASK_B32"}
+
+# packed 16-bit math (VOP3P): each row is one half, run on the low halves and on the high halves
+PACKED = table("""
+PK_ADD_F16 f16 f16 f16 = a + b
+PK_MUL_F16 f16 f16 f16 = a * b
+PK_FMA_F16 f16 f16 f16 f16 = fma(a, b, c)
+PK_MAX_F16 f16 f16 f16 = fmax(a, b)
+PK_MIN_F16 f16 f16 f16 = fmin(a, b)
+PK_ADD_U16 u16 u16 u16 = a + b
+PK_SUB_U16 u16 u16 u16 = a - b
+PK_ADD_I16 i16 i16 i16 = a + b
+PK_SUB_I16 i16 i16 i16 = a - b
+PK_MUL_LO_U16 u16 u16 u16 = a * b
+PK_MAD_U16 u16 u16 u16 u16 = a * b + c
+PK_MAD_I16 i16 i16 i16 i16 = a * b + c
+PK_LSHLREV_B16 u16 u16 u16 = b << (a & 15)
+PK_LSHRREV_B16 u16 u16 u16 = b >> (a & 15)
+PK_ASHRREV_I16 i16 i16 i16 = b >> (a & 15)
+PK_MAX_I16 i16 i16 i16 = max(a, b)
+PK_MIN_I16 i16 i16 i16 = min(a, b)
+PK_MAX_U16 u16 u16 u16 = max(a, b)
+PK_MIN_U16 u16 u16 u16 = min(a, b)
+""")
+
+SOP = table("""
+MOV_{B32,B64} T T = a
+NOT_{B32,B64} T T = d = ~a; scc = d != 0
+BREV_B32 u32 u32 = brev32(a)
+BREV_B64 u64 u64 = brev64(a)
+CTZ_I32_B32 u32 u32 = ctz(a)
+CLZ_I32_U32 u32 u32 = clz(a)
+CLZ_I32_U64 u32 u64 = clz64(a)
+CTZ_I32_B64 u32 u64 = ctz64(a)
+CLS_I32 u32 u32 = cls32(a)
+SEXT_I32_I8 u32 u32 = u32(sext(a, 8))
+SEXT_I32_I16 u32 u32 = u32(sext(a, 16))
+ABS_I32 i32 i32 = d = abs(a); scc = d != 0
+BCNT1_I32_{B32,B64} u32 T = d = popcount(a); scc = d != 0
+BCNT0_I32_B32 u32 u32 = d = 32 - popcount(a); scc = d != 0
+BCNT0_I32_B64 u32 u64 = d = 64 - popcount(a); scc = d != 0
+QUADMASK_{B32,B64} T T = d = quadmask(a); scc = d != 0
+WQM_{B32,B64} T T = d = wqm(a); scc = d != 0
+BITSET0_B32 u32 u32 = d & ~(u32(1) << (a & 31))
+BITSET1_B32 u32 u32 = d | (u32(1) << (a & 31))
+BITSET0_B64 u64 u32 = d & ~(u64(1) << u64(a & 63))
+BITSET1_B64 u64 u32 = d | (u64(1) << u64(a & 63))
+ADD_U32 u32 u32 u32 = d = a + b; scc = d < a
+SUB_U32 u32 u32 u32 = d = a - b; scc = b > a
+ADD_I32 i32 i32 i32 = d = a + b; scc = ((a < 0) == (b < 0)) and ((d < 0) != (a < 0))
+SUB_I32 i32 i32 i32 = d = a - b; scc = ((a < 0) != (b < 0)) and ((d < 0) != (a < 0))
+ADDC_U32 u32 u32 u32 = d = a + b + scc; scc = (u64(a) + b + scc) >= 2**32
+SUBB_U32 u32 u32 u32 = d = a - b - scc; scc = u64(b) + scc > a
+ABSDIFF_I32 i32 i32 i32 = d = abs(a - b); scc = d != 0
+LSHL_B32 u32 u32 u32 = d = a << (b & 31); scc = d != 0
+LSHR_B32 u32 u32 u32 = d = a >> (b & 31); scc = d != 0
+ASHR_I32 i32 i32 u32 = d = a >> i32(b & 31); scc = d != 0
+LSHL_B64 u64 u64 u32 = d = a << u64(b & 63); scc = d != 0
+LSHR_B64 u64 u64 u32 = d = a >> u64(b & 63); scc = d != 0
+ASHR_I64 i64 i64 u32 = d = a >> i64(b & 63); scc = d != 0
+LSHL1_ADD_U32 u32 u32 u32 = d = (a << 1) + b; scc = (u64(a) << 1) + b >= 2**32
+LSHL2_ADD_U32 u32 u32 u32 = d = (a << 2) + b; scc = (u64(a) << 2) + b >= 2**32
+LSHL3_ADD_U32 u32 u32 u32 = d = (a << 3) + b; scc = (u64(a) << 3) + b >= 2**32
+LSHL4_ADD_U32 u32 u32 u32 = d = (a << 4) + b; scc = (u64(a) << 4) + b >= 2**32
+MIN_{I32,U32} T T T = d = min(a, b); scc = a < b
+MAX_{I32,U32} T T T = d = max(a, b); scc = a >= b
+AND_{B32,B64} T T T = d = a & b; scc = d != 0
+OR_{B32,B64} T T T = d = a | b; scc = d != 0
+XOR_{B32,B64} T T T = d = a ^ b; scc = d != 0
+NAND_{B32,B64} T T T = d = ~(a & b); scc = d != 0
+NOR_{B32,B64} T T T = d = ~(a | b); scc = d != 0
+XNOR_{B32,B64} T T T = d = ~(a ^ b); scc = d != 0
+AND_NOT1_{B32,B64} T T T = d = a & ~b; scc = d != 0
+OR_NOT1_{B32,B64} T T T = d = a | ~b; scc = d != 0
+BFE_U32 u32 u32 u32 = d = bfe(a, b, b >> 16, False, 7); scc = d != 0
+BFE_I32 u32 u32 u32 = d = bfe(a, b, b >> 16, True, 7); scc = d != 0
+BFE_U64 u64 u64 u32 = d = bfe64(a, b, False); scc = d != 0
+BFE_I64 u64 u64 u32 = d = bfe64(a, b, True); scc = d != 0
+BFM_B32 u32 u32 u32 = ((u32(1) << (a & 31)) - u32(1)) << (b & 31)
+BFM_B64 u64 u32 u32 = ((u64(1) << u64(a & 63)) - u64(1)) << u64(b & 63)
+MUL_I32 u32 u32 u32 = a * b
+MUL_HI_U32 u32 u32 u32 = u32((u64(a) * u64(b)) >> 32)
+MUL_HI_I32 u32 i32 i32 = u32((i64(a) * i64(b)) >> 32)
+PACK_LL_B32_B16 u32 u32 u32 = (a & 0xffff) | (b << 16)
+PACK_LH_B32_B16 u32 u32 u32 = (a & 0xffff) | (b & 0xffff0000)
+PACK_HH_B32_B16 u32 u32 u32 = (a >> 16) | (b & 0xffff0000)
+PACK_HL_B32_B16 u32 u32 u32 = (a >> 16) | (b << 16)
+CSELECT_{B32,B64} T T T = a if scc != 0 else b
+CMOV_{B32,B64} T T = a if scc != 0 else d
+BITCMP0_B32 - u32 u32 = scc = ((a >> (b & 31)) & 1) == 0
+BITCMP1_B32 - u32 u32 = scc = ((a >> (b & 31)) & 1) == 1
+BITCMP0_B64 - u64 u32 = scc = ((a >> u64(b & 63)) & 1) == 0
+BITCMP1_B64 - u64 u32 = scc = ((a >> u64(b & 63)) & 1) == 1
+MOVK_I32 u32 u32 = a
+CMOVK_I32 u32 u32 = a if scc != 0 else d
+ADDK_I32 i32 i32 = r = d + a; scc = ((d < 0) == (a < 0)) and ((r < 0) != (d < 0)); d = r
+MULK_I32 i32 i32 = d * a
+GETPC_B64 u64 = pc + 4
+""")
+
+# s_*_saveexec: D gets the old EXEC, EXEC the op of S0 and the old EXEC, SCC whether the new EXEC is not zero
+_SAVEEXEC = {"AND": "a & exec", "OR": "a | exec", "XOR": "a ^ exec", "NAND": "~(a & exec)", "NOR": "~(a | exec)",
+             "XNOR": "~(a ^ exec)", "AND_NOT0": "~a & exec", "OR_NOT0": "~a | exec", "AND_NOT1": "a & ~exec",
+             "OR_NOT1": "a | ~exec"}
+SOP.update(table("\n".join(f"{op}_SAVEEXEC_B{w} u{w} u{w} = d = exec; exec = {e}; scc = exec != 0"
+                           for op, e in _SAVEEXEC.items() for w in (32, 64))))
+SOP.update(_compares("scc", ("CMP",)))
+# s_cmpk_*: the comparison of S_CMP with the 16-bit immediate as its second source
+SOP.update({f"CMPK_{n[4:]}": r for n, r in SOP.items() if n.startswith("CMP_") and n.endswith(("_I32", "_U32"))})
+
+# DS read-modify-write ops (ds_add_u32, ds_add_rtn_u32, ...): the numpy memory runtime's operation names
+DS_ATOMIC = {"ADD_U32": "add", "SUB_U32": "sub", "MIN_I32": "min_i", "MAX_I32": "max_i", "MIN_U32": "min_u",
+             "MAX_U32": "max_u", "AND_B32": "and", "OR_B32": "or", "XOR_B32": "xor", "ADD_F32": "add_f",
+             "MIN_F32": "min_f", "MAX_F32": "max_f", "STOREXCHG_B32": "xchg"}
+
+# v_wmma_*: (A/B element kind, C/D kind, VGPRs of A and of B, VGPRs of C and D); the layout and the exact sum are
+# numpy_runtime.wmma's (WMMA_LAYOUT): lanes 16-31 replicate lanes 0-15
+WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8, 8),
+        "WMMA_F16_16X16X16_F16": ("f16", "f16", 8, 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4, 8)}
+WMMA_LAYOUT = "rdna3"
+
+# what later families change (semantics/rdna4.py): RDNA3 renames nothing, has no extra no-ops, no sub-dword SMEM
+# loads, no op reading a source's high half by name, puts the workgroup IDs in SGPRs after the user SGPRs (no ttmp
+# registers), and COMPUTE_TMPRING_SIZE.WAVESIZE is bits 12..26
+ALIASES:dict[str, str] = {}
+NOOPS:frozenset[str] = frozenset()
+SMEM_KINDS:dict[str, str] = {}
+HIGH_HALF:set[str] = set()
+TTMP_WORKGROUP_IDS = None
+TMPRING_WAVESIZE_BITS = 15

@@ -1,0 +1,116 @@
+"""RDNA4 (gfx12, RX 9070 XT) as the RDNA3 table plus its deltas: what RDNA4 instructions compute that RDNA3's rows do
+not already say, in the same language (lang.py). tinygrad decodes RDNA4 words with its own tables (arch "rdna4"); the
+operand model (operands.py) lowers them as RDNA3's encodings, reading this module where the families differ.
+
+  renames     RDNA4 renamed ops whose pseudocode did not change (s_add_co_u32 was s_add_u32, v_mad_co_u64_u32
+              v_mad_u64_u32): ALIASES maps the RDNA4 name to the RDNA3 row. Every key is a name RDNA3 does not
+              have, so the mapping cannot change what an RDNA3 kernel means.
+  new rows    instructions RDNA3 lacks (gfx1100 has no float SALU; tinygrad's RDNA3 table lists RDNA3.5's, which
+              gfx1100 must reject, so they are rows of this table only): the float SALU, 64-bit scalar add/sub/mul,
+              the V_S_* scalar-result transcendentals, v_min_num/v_max_num and v_minimum/v_maximum (and their
+              3-operand, packed and DS forms), s_load_u8/i8/u16/i16, the WMMA layouts. SALU_FROM_VALU derives each
+              float SALU row from the VALU row that computes the same thing, so no op's meaning is written twice.
+  waves       s_wait_* counters (no-ops: memory is synchronous here), and gfx12's architected workgroup IDs: x in
+              ttmp9, y and z in ttmp7's halves, instead of the SGPRs after the user SGPRs (LLVM's gfx12 ABI; RSRC2
+              still enables them). The split barrier (s_barrier_signal -1, s_barrier_wait -1) is the operand model's.
+
+Where the manual leaves the behaviour open, mockgpu chooses (tests/test_rdna4.py checks each):
+  - a 16-bit float SALU result (s_add_f16, s_cvt_f16_f32, v_s_exp_f16) is zero-extended in its SGPR (the pseudocode
+    writes D0.f16 only);
+  - s_load_u16/i16 ignore the address's low bit, as dword loads ignore two (the pseudocode's CalcGlobalAddr is silent);
+  - ttmp9/ttmp7 hold the workgroup ID whatever RSRC2 enables, and no SGPR after the user SGPRs does;
+  - a wave waits at s_barrier_wait -1 until every live wave of its workgroup is at one (not from the last
+    s_barrier_signal -1 on): the same for any code between the two that does not wait on another wave.
+"""
+from __future__ import annotations
+import re
+from mockgpu.compiler.rdna.semantics import rdna3
+from mockgpu.compiler.rdna.semantics.lang import Row, row, table
+
+FAMILY = "rdna4"
+
+# *** renames: RDNA4 name -> the RDNA3 name of the same operation ***
+
+# (v_max_num_f32 & co. are not renames of v_max_f32: RDNA3's IEEE mode quiets a signalling NaN operand where RDNA4's
+# maximumNumber returns the other operand, so they have rows of their own below)
+ALIASES = {"S_ADD_CO_U32": "S_ADD_U32", "S_SUB_CO_U32": "S_SUB_U32", "S_ADD_CO_I32": "S_ADD_I32", "S_SUB_CO_I32": "S_SUB_I32",
+           "S_ADD_CO_CI_U32": "S_ADDC_U32", "S_SUB_CO_CI_U32": "S_SUBB_U32", "S_ADDK_CO_I32": "S_ADDK_I32",
+           "V_MAD_CO_U64_U32": "V_MAD_U64_U32", "V_MAD_CO_I64_I32": "V_MAD_I64_I32"}
+
+# the s_wait_* counters (every memory access completes before the next instruction), prefetches and cache
+# write-back/invalidate (host memory is coherent)
+NOOPS = frozenset({"S_WAIT_LOADCNT", "S_WAIT_STORECNT", "S_WAIT_SAMPLECNT", "S_WAIT_BVHCNT", "S_WAIT_EXPCNT", "S_WAIT_DSCNT",
+                   "S_WAIT_KMCNT", "S_WAIT_LOADCNT_DSCNT", "S_WAIT_STORECNT_DSCNT", "S_WAIT_ALU", "S_PREFETCH_INST",
+                   "S_PREFETCH_INST_PC_REL", "S_PREFETCH_DATA", "S_PREFETCH_DATA_PC_REL", "GLOBAL_WB", "GLOBAL_INV", "GLOBAL_WBINV"})
+
+# *** gfx12's architected workgroup IDs ***
+
+# the SPI writes a wave's workgroup ID x to ttmp9 and y | z << 16 to ttmp7 (operand encodings 108-123 are ttmp0-15)
+TTMP_WORKGROUP_IDS = (117, 115)
+# COMPUTE_TMPRING_SIZE.WAVESIZE (the wave's scratch slot, 256-byte units) is bits 12..29 on gfx12 (gfx11: 12..26)
+TMPRING_WAVESIZE_BITS = 18
+
+# *** new VALU rows: IEEE 754-2019 maximumNumber/minimumNumber (a NaN operand gives the other one, two NaNs S0
+# quieted; -0 < +0) and minimum/maximum (the first signalling NaN operand quieted, else the first quiet one) ***
+
+VOP = {**rdna3.VOP, **table("""
+MIN_NUM_{F16,F32,F64} T T T = min_num(a, b)
+MAX_NUM_{F16,F32,F64} T T T = max_num(a, b)
+MINIMUM_{F16,F32,F64} T T T = minimum754(a, b)
+MAXIMUM_{F16,F32,F64} T T T = maximum754(a, b)
+MIN3_NUM_{F16,F32} T T T T = min_num(min_num(a, b), c)
+MAX3_NUM_{F16,F32} T T T T = max_num(max_num(a, b), c)
+MINIMUM3_{F16,F32} T T T T = minimum754(minimum754(a, b), c)
+MAXIMUM3_{F16,F32} T T T T = maximum754(maximum754(a, b), c)
+MED3_NUM_{F16,F32} T T T T = med3_num(a, b, c)
+""")}
+CLAMPED, ACCUMULATE, LITERAL_K, FLOAT_MODS = rdna3.CLAMPED, rdna3.ACCUMULATE, rdna3.LITERAL_K, rdna3.FLOAT_MODS
+
+PACKED = {**rdna3.PACKED, **table("""
+PK_MIN_NUM_F16 f16 f16 f16 = min_num(a, b)
+PK_MAX_NUM_F16 f16 f16 f16 = max_num(a, b)
+PK_MINIMUM_F16 f16 f16 f16 = minimum754(a, b)
+PK_MAXIMUM_F16 f16 f16 f16 = maximum754(a, b)
+""")}
+
+# *** new SALU rows ***
+
+# float SALU op (row name) -> the VALU row computing the same value from scalars
+SALU_FROM_VALU = {**{op: op for op in ("ADD_F32", "SUB_F32", "MUL_F32", "FMAC_F32", "FMAAK_F32", "FMAMK_F32", "ADD_F16",
+                                        "SUB_F16", "MUL_F16", "FMAC_F16",
+                                        "CVT_PK_RTZ_F16_F32", "CEIL_F32", "FLOOR_F32", "TRUNC_F32", "RNDNE_F32", "CEIL_F16",
+                                        "FLOOR_F16", "TRUNC_F16", "RNDNE_F16", "CVT_F32_I32", "CVT_F32_U32", "CVT_I32_F32",
+                                        "CVT_U32_F32", "CVT_F16_F32", "CVT_F32_F16", "MINIMUM_F32", "MAXIMUM_F32",
+                                        "MINIMUM_F16", "MAXIMUM_F16", "MIN_NUM_F32", "MAX_NUM_F32", "MIN_NUM_F16", "MAX_NUM_F16")},
+                  # s_cvt_hi_f32_f16 converts S0[31:16] (HIGH_HALF: the operand model reads the source's high half)
+                  "CVT_HI_F32_F16": "CVT_F32_F16",
+                  # v_s_exp_f32 s0, s1 (VOP3, an SGPR result): the row name keeps its S_ prefix, which no SALU name has
+                  **{f"S_{op}_{t}": f"{op}_{t}" for op in ("EXP", "LOG", "RCP", "RSQ", "SQRT") for t in ("F32", "F16")}}
+HIGH_HALF = {"CVT_HI_F32_F16"}
+
+def salu_row(name:str, v:Row) -> Row:
+  """The SALU form of VALU row v: an accumulator's third source is its destination, which a scalar row reads as d;
+  s_fmaak/s_fmamk keep the literal K as their third source, as their VALU forms (LITERAL_K)."""
+  srcs, body = v.source_types(), v.text
+  if v.name in ACCUMULATE: srcs, body = srcs[:2], re.sub(r"\bc\b", "d", body)
+  return row(f"{name} {v.dst} {' '.join(srcs)} = {body}")
+
+SOP = {**rdna3.SOP, **{s: salu_row(s, VOP[v]) for s, v in SALU_FROM_VALU.items()}, **table("""
+ADD_NC_U64 u64 u64 u64 = a + b
+SUB_NC_U64 u64 u64 u64 = a - b
+MUL_U64 u64 u64 u64 = a * b
+""")}
+
+# DS read-modify-write ops: RDNA3's plus ds_min_num/max_num_f32 (numpy_memory's operations)
+DS_ATOMIC = {**rdna3.DS_ATOMIC, "MIN_NUM_F32": "min_num_f", "MAX_NUM_F32": "max_num_f"}
+
+# s_load_u8/i8/u16/i16: one element, zero- or sign-extended
+SMEM_KINDS = {"LOAD_U8": "u8", "LOAD_I8": "i8", "LOAD_U16": "u16", "LOAD_I16": "i16"}
+
+# *** WMMA: wave32 layouts without RDNA3's replicated halves (numpy_runtime.wmma, layout "rdna4") ***
+
+# name -> (A/B element kind, C/D kind, VGPRs of A and B, VGPRs of C and D): lanes 16-31 hold the second half of K, so
+# A and B take half RDNA3's VGPRs; an f16 D is packed two elements a VGPR
+WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 4, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 4, 8),
+        "WMMA_F16_16X16X16_F16": ("f16", "f16", 4, 4), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 2, 8)}
+WMMA_LAYOUT = "rdna4"
