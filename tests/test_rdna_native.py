@@ -134,7 +134,9 @@ def _plain(name:str, row) -> bool:
   return row.dst is not None and all(n in "abc" for n, _ in row.srcs) and "vcc" not in row.assigns() \
          and "vcc" not in free_names(row) and name not in sem.LITERAL_K and name not in sem.ACCUMULATE
 
-C_ROWS = {n: r for n, r in sem.VOP.items() if c_rows()[n] and _plain(n, r)}  # what both paths run
+def _instruction(name:str) -> bool:  # a row of its own (not a variant such as DOT4_I32_IU8_SU, chosen by NEG bits)
+  return any(hasattr(I, f"v_{name.lower()}{suffix}") for suffix in ("", "_e32", "_e64"))
+C_ROWS = {n: r for n, r in sem.VOP.items() if c_rows()[n] and _plain(n, r) and _instruction(n)}  # what both paths run
 def _types(name:str) -> tuple[str, ...]: return (C_ROWS[name].dst, *C_ROWS[name].source_types())
 def _nsrc(name:str) -> int: return len(C_ROWS[name].srcs)
 

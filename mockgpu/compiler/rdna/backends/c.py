@@ -181,8 +181,10 @@ class CBody:
   def call(self, e:E) -> str:
     name, ts = e.val, [a.t for a in e.args]
     fn = C_CALLS.get(name)
+    strong = next((a.t for a in e.args if not is_weak(a.t)), e.t)  # a literal argument takes its operands' type
     if name in PROMOTED_ARGS: args = [self.as_type(a, e.t) for a in e.args]
-    else: args = [str(int(a.val)) if i in RAW_ARGS.get(name, ()) and a.op == "const" else self.expr(a) for i, a in enumerate(e.args)]
+    else: args = [str(int(a.val)) if i in RAW_ARGS.get(name, ()) and a.op == "const" else
+                  self.as_type(a, strong) if a.op == "const" and is_weak(a.t) else self.expr(a) for i, a in enumerate(e.args)]
     code = fn(args, ts, e.t) if fn is not None else None
     if code is None: raise NoNative(f"{name}({', '.join(ts)}) has no C form")
     return code
@@ -345,6 +347,8 @@ class CTranslator(Reads):
   def valu(self, op:ops.Valu):
     lines, body, prog = self.valu_lines(op)
     if "d" in prog.out: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in prog.out: lines += self.vstore(op.dst + k, prog.dst, body.var(name))
     masks = {}
     if "vcc" in prog.out and (d := self.mask_dst(op.mask_out)) is not None: masks[d] = body.var("vcc")
     self.lanes(lines, masks)

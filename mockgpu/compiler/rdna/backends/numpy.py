@@ -129,8 +129,9 @@ def np_body(prog:program.Program, read) -> list[str]:
   """A program's statements as numpy lines."""
   return [f"{', '.join(s.targets)} = {np_expr(s.value, read)}" for s in prog.body]
 
-COL = {True: "[:, None]", False: ""}
-FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits  # a scalar operand in vector context is a column: one value per wave
+COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
+FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
+FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
 
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
@@ -252,7 +253,7 @@ class Translator(Reads):
     if width == 32:
       self.out(f"vw(V, {d}, w, {'fbits32' if t == 'f32' else 'bits32'}({expr}), m, full)")
     elif width == 16:
-      self.out(f"vw16(V, {d}, w, {'fbits16' if t == 'f16' else 'bits32'}({expr}), m, full, {hi})")
+      self.out(f"vw16(V, {d}, w, {FBITS16.get(t, 'bits32')}({expr}), m, full, {hi})")
     else:
       self.out(f"_t = {'f64bits' if t == 'f64' else 'as_u64'}({expr})")
       self.out(f"vw(V, {d}, w, lo32(_t), m, full)")
@@ -298,6 +299,8 @@ class Translator(Reads):
     try: self.body(prog, vec=True)
     finally: self.dpp = None
     if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in prog.out: self.vwrite(op.dst + k, prog.dst, name)
     if "vcc" in prog.out: self.sgpr_mask_write(op.mask_out, "vcc")
     if op.dpp is not None: self.out(f"m, full = em({self.mask(EXEC)})")
 

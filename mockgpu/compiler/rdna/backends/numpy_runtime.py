@@ -122,6 +122,16 @@ def bf16(x, hi:bool=False) -> np.ndarray:
   x = np.asarray(x, u32)
   return (((x >> 16) if hi else (x & 0xffff)) << 16).astype(u32).view(f32)
 
+def bf16bits(x) -> np.ndarray:
+  """An f32 value rounded to bf16 (to nearest even; a NaN stays a NaN, quieted) as the 16 bits of a register half."""
+  u = np.asarray(x, f32).view(u32)
+  r = np.where(np.isnan(np.asarray(x, f32)), u | u32(0x400000), u + u32(0x7fff) + ((u >> 16) & 1))
+  return (r >> 16).astype(u32)
+
+def rbf16(x) -> np.ndarray:
+  """An f32 value rounded to the nearest bf16 value (as an f32)."""
+  return (bf16bits(x) << 16).astype(u32).view(f32)
+
 def r64(lo, hi) -> np.ndarray:
   return (np.asarray(hi, u32).astype(u64) << 32) | np.asarray(lo, u32)
 

@@ -110,6 +110,7 @@ def bits(value, isa:str) -> np.ndarray:
   """A value stored as ISA type isa: its raw bits (uint16/32/64): floats rounded to the type, integers wrapped."""
   t = {"b16": "u16", "b32": "u32", "b64": "u64", "bf16": "u16"}.get(isa, isa)
   width = WIDTH[isa]
+  if isa == "bf16": return numpy_runtime.bf16bits(value).astype(np.uint16)
   if t[0] == "f": return np.asarray(value, NP[t]).view(UINT[width])
   return np.asarray(value).astype(UINT[width])
 
@@ -237,6 +238,8 @@ class Stepper(Reads):
   def valu(self, op:ops.Valu):
     prog, out, lanes = self.valu_outputs(op)
     if "d" in out: self.vwrite(op.dst, prog.dst, out["d"], lanes, op.dst_hi)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in out: self.vwrite(op.dst + k, prog.dst, out[name], lanes)
     if "vcc" in out: self.mask_write(op.mask_out, out["vcc"], lanes)
 
   def dual(self, op:ops.Dual):

@@ -65,6 +65,7 @@ MAXIMUM3_{F16,F32} T T T T = maximum754(maximum754(a, b), c)
 MED3_NUM_{F16,F32} T T T T = med3_num(a, b, c)
 """)}
 CLAMPED, ACCUMULATE, LITERAL_K, FLOAT_MODS = rdna3.CLAMPED, rdna3.ACCUMULATE, rdna3.LITERAL_K, rdna3.FLOAT_MODS
+PACKED_CLAMPED, DOT_SIGNS = rdna3.PACKED_CLAMPED, rdna3.DOT_SIGNS
 
 PACKED = {**rdna3.PACKED, **table("""
 PK_MIN_NUM_F16 f16 f16 f16 = min_num(a, b)
