@@ -345,6 +345,13 @@ class Translator(Reads):
     self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
 
   def swap(self, op:ops.Swap):
+    if op.halves is not None:  # v_swap_b16: the chosen 16-bit halves change places, the other halves stay
+      half = lambda r, hi: f"(V[{r}][w] >> 16)" if hi else f"(V[{r}][w] & 0xffff)"
+      (ha, hb) = op.halves
+      self.out(f"_t, _u = {half(op.a, ha)}, {half(op.b, hb)}")
+      self.out(f"vw16(V, {op.a}, w, _u, m, full, {ha})")
+      self.out(f"vw16(V, {op.b}, w, _t, m, full, {hb})")
+      return
     self.out(f"_t = V[{op.a}][w]")
     self.out(f"vw(V, {op.a}, w, V[{op.b}][w], m, full)")
     self.out(f"vw(V, {op.b}, w, _t, m, full)")

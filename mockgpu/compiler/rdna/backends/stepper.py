@@ -273,6 +273,11 @@ class Stepper(Reads):
   def swap(self, op:ops.Swap):
     lanes, v = self.state.active(), self.state.vgpr
     a, b = v[self.vreg(op.a)].copy(), v[self.vreg(op.b)].copy()
+    if op.halves is not None:  # v_swap_b16: the chosen 16-bit halves change places, the other halves stay
+      (ha, hb), half = op.halves, lambda x, hi: (x >> 16) if hi else (x & 0xffff)
+      self.vwrite(op.a, "b16", half(b, hb), lanes, ha)
+      self.vwrite(op.b, "b16", half(a, ha), lanes, hb)
+      return
     v[op.a], v[op.b] = np.where(lanes, b, a), np.where(lanes, a, b)
 
   # *** scalar ALU and control ***

@@ -1,0 +1,100 @@
+"""RDNA3 ALU behaviour the pseudocode conformance suite (tests/pcode) does not exercise: the clamp bit on integer,
+carry, SAD and dot-product ops (saturation), the NEG bits that choose the signedness of v_dot4/v_dot8_i32_iu*, packed
+clamp, and the operand forms of v_swap_b16 and VOPD's dot2acc. References are written here in Python integers."""
+from __future__ import annotations
+import numpy as np
+import pytest
+from tinygrad.renderer.amd.dsl import s, v
+from tinygrad.runtime.autogen.amd.rdna3 import ins as I
+from test_rdna_harness import aligned
+from test_rdna_isa import kernel, run, tid_times4, store
+from test_rdna_valu import run_op
+
+both = pytest.mark.usefixtures("rdna_path")  # the numpy and the native (C) path
+rng = np.random.default_rng(11)
+U = np.uint32
+
+def u32s() -> np.ndarray:
+  x = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(U)
+  x[:6] = [0, 1, 0x7fffffff, 0x80000000, 0xffffffff, 0xfffffffe]  # the saturation edges
+  return x
+
+A, B, C = u32s(), np.roll(u32s(), 3), np.roll(u32s(), 7)
+def sat(x:int, lo:int, hi:int) -> int: return min(max(x, lo), hi)
+def s32(x) -> int: return int(np.asarray(x, U).view(np.int32))
+def per_lane(fn, *xs) -> np.ndarray: return np.array([fn(*(int(x[i]) for x in xs)) & 0xffffffff for i in range(32)], U)
+
+CLAMPED = [
+  (I.v_add_nc_u32_e64(v[4], v[2], v[3], clmp=1), lambda a, b, c: sat(a + b, 0, 2**32 - 1)),
+  (I.v_sub_nc_u32_e64(v[4], v[2], v[3], clmp=1), lambda a, b, c: sat(a - b, 0, 2**32 - 1)),
+  (I.v_add_nc_i32(v[4], v[2], v[3], clmp=1), lambda a, b, c: sat(s32(a) + s32(b), -2**31, 2**31 - 1)),
+  (I.v_sub_nc_i32(v[4], v[2], v[3], clmp=1), lambda a, b, c: sat(s32(a) - s32(b), -2**31, 2**31 - 1)),
+  (I.v_add_nc_u16(v[4], v[2], v[3], clmp=1), lambda a, b, c: sat((a & 0xffff) + (b & 0xffff), 0, 0xffff) | (c & 0xffff0000)),
+  (I.v_mul_u32_u24_e64(v[4], v[2], v[3], clmp=1), lambda a, b, c: sat((a & 0xffffff) * (b & 0xffffff), 0, 2**32 - 1)),
+  (I.v_sad_u32(v[4], v[2], v[3], v[5], clmp=1), lambda a, b, c: sat(abs(a - b) + c, 0, 2**32 - 1)),
+  (I.v_sad_u8(v[4], v[2], v[3], v[5], clmp=1),
+   lambda a, b, c: sat(sum(abs((a >> 8 * i & 255) - (b >> 8 * i & 255)) for i in range(4)) + c, 0, 2**32 - 1)),
+  (I.v_dot4_u32_u8(v[4], v[2], v[3], v[5], clmp=1),
+   lambda a, b, c: sat(sum((a >> 8 * i & 255) * (b >> 8 * i & 255) for i in range(4)) + c, 0, 2**32 - 1)),
+]
+
+@both
+@pytest.mark.parametrize("k", range(len(CLAMPED)))
+def test_clamp_saturates_integer_results(k):
+  op, ref = CLAMPED[k]
+  c = C if "u16" not in repr(op) else np.full(32, 0xabcd0000, U)  # a 16-bit result keeps D's high half
+  got = run_op(op, A, B, c, [I.v_mov_b32_e32(v[4], v[5])])
+  np.testing.assert_array_equal(got, per_lane(ref, A, B, c), err_msg=repr(op))
+
+def _el(x:int, i:int, bits:int, signed:bool) -> int:
+  e = x >> bits * i & ((1 << bits) - 1)
+  return e - (1 << bits) if signed and e >> (bits - 1) else e
+
+@both
+@pytest.mark.parametrize("clamp", [0, 1])
+@pytest.mark.parametrize("neg", [0, 1, 2, 3])
+@pytest.mark.parametrize("bits", [8, 4])
+def test_dot_iu_signedness_follows_neg(bits, neg, clamp):
+  """v_dot4_i32_iu8 / v_dot8_i32_iu4: NEG bit i makes source i's elements signed; the accumulator is signed."""
+  fn = I.v_dot4_i32_iu8 if bits == 8 else I.v_dot8_i32_iu4
+  def ref(a, b, c):
+    total = s32(c) + sum(_el(a, i, bits, bool(neg & 1)) * _el(b, i, bits, bool(neg & 2)) for i in range(32 // bits))
+    return sat(total, -2**31, 2**31 - 1) if clamp else total
+  c = C.copy()
+  c[6:12] = [0x7fffffff, 0x80000000, 0x7fff0000, 0x80000100, 5, 0xfffffffb]  # sums past the i32 range
+  got = run_op(fn(v[4], v[2], v[3], v[5], neg=neg, clmp=clamp), A, B, c)
+  np.testing.assert_array_equal(got, per_lane(ref, A, B, c))
+
+def test_dot_neg_on_the_accumulator_is_refused():
+  from mockgpu.errors import UnsupportedInstruction
+  with pytest.raises(UnsupportedInstruction, match="neg on the accumulator"):
+    run_op(I.v_dot4_i32_iu8(v[4], v[2], v[3], v[5], neg=4), A, B, C)
+
+@both
+def test_carry_out_with_clamp_is_the_unsaturated_carry():
+  """v_add_co_u32 clamp: D saturates at 2**32 - 1 and VCC still says the sum carried."""
+  got_d = run_op(I.v_add_co_u32(v[4], s[10], v[2], v[3], clmp=1), A, B, C)
+  got_c = run_op(I.v_cndmask_b32_e64(v[4], 0, 1, s[10]), A, B, C, [I.v_add_co_u32(v[6], s[10], v[2], v[3], clmp=1)])
+  want = [int(a) + int(b) for a, b in zip(A, B)]
+  np.testing.assert_array_equal(got_d, np.array([min(x, 2**32 - 1) for x in want], U))
+  np.testing.assert_array_equal(got_c, np.array([x >> 32 for x in want], U))
+
+def test_packed_clamp_saturates_each_half(monkeypatch):
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  half = lambda x, i: int(x) >> 16 * i & 0xffff
+  sh = lambda x, i: half(x, i) - 0x10000 * (half(x, i) >> 15)
+  cases = [(I.v_pk_add_u16, lambda a, b, i: sat(half(a, i) + half(b, i), 0, 0xffff)),
+           (I.v_pk_sub_i16, lambda a, b, i: sat(sh(a, i) - sh(b, i), -2**15, 2**15 - 1)),
+           (I.v_pk_mul_lo_u16, lambda a, b, i: sat(half(a, i) * half(b, i), 0, 0xffff))]
+  for fn, ref in cases:
+    got = run_op(fn(v[4], v[2], v[3], clmp=1), A, B, C)
+    want = np.array([(ref(a, b, 0) & 0xffff) | (ref(a, b, 1) & 0xffff) << 16 for a, b in zip(A, B)], U)
+    np.testing.assert_array_equal(got, want, err_msg=repr(fn))
+
+def test_swap_b16_exchanges_the_chosen_halves(monkeypatch):
+  """v_swap_b16 v4.h, v2.l (true16: v[128 + n] is v[n]'s high half): the other halves stay."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  got4 = run_op(I.v_swap_b16_e32(v[128 + 4], v[2]), A, B, C, [I.v_mov_b32_e32(v[4], v[5])])
+  got2 = run_op(I.v_mov_b32_e32(v[4], v[2]), A, B, C, [I.v_mov_b32_e32(v[6], v[5]), I.v_swap_b16_e32(v[128 + 6], v[2])])
+  np.testing.assert_array_equal(got4, (C & 0xffff) | (A << 16))
+  np.testing.assert_array_equal(got2, (A & 0xffff0000) | (C >> 16))
