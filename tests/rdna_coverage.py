@@ -17,7 +17,8 @@ def opcodes() -> list[tuple[str, enum.Enum]]:
   return [(enc, op) for enc in ENCODINGS for op in getattr(E, f"{enc}Op")]
 
 # ops whose encoding needs VGPR operands (an SGPR placeholder is an operand error, not a missing opcode)
-VGPR_ONLY = {"V_SWAP_B16_E32": (v[0], v[1]), "V_SWAP_B32_E32": (v[0], v[1]),
+VGPR_ONLY = {"V_SWAP_B16_E32": (v[0], v[1]), "V_SWAP_B32_E32": (v[0], v[1]), "V_PERMLANE64_B32_E32": (v[0], v[1]),
+             "V_PERMLANE16_B32": (v[0], v[1], s[0], s[1]), "V_PERMLANEX16_B32": (v[0], v[1], s[0], s[1]),
              **{f"V_WMMA_{k}": (v[0:7], v[8:15], v[16:23], v[0:7]) for k in
                 ("F32_16X16X16_F16", "F32_16X16X16_BF16", "F16_16X16X16_F16", "BF16_16X16X16_BF16")},
              **{f"V_WMMA_I32_16X16X16_{k}": (v[0:7], v[8:9 + n], v[12:13 + n], v[0:7]) for k, n in (("IU8", 2), ("IU4", 0))}}
@@ -56,9 +57,9 @@ def translators(wave:int) -> tuple:
   c_tr.names, c_tr.vregs = {}, {0}
   return np_tr, c_tr
 
-def report() -> dict:
+def report(wave_sizes=(32, 64)) -> dict:
   """(numpy, C) implemented per opcode: in a wave32 or, for the wave64 forms (s_and_saveexec_b64), a wave64 kernel."""
-  waves = {32: translators(32), 64: translators(64)}
+  waves = {w: translators(w) for w in wave_sizes}
   rows = {}
   for enc, op in opcodes():
     try: inst = build(enc, op)

@@ -98,3 +98,70 @@ def test_swap_b16_exchanges_the_chosen_halves(monkeypatch):
   got2 = run_op(I.v_mov_b32_e32(v[4], v[2]), A, B, C, [I.v_mov_b32_e32(v[6], v[5]), I.v_swap_b16_e32(v[128 + 6], v[2])])
   np.testing.assert_array_equal(got4, (C & 0xffff) | (A << 16))
   np.testing.assert_array_equal(got2, (A & 0xffff0000) | (C >> 16))
+
+def test_not_executed_names_are_instructions_with_a_reason():
+  """semantics/rdna3.py NOT_EXECUTED names opcodes of tinygrad's RDNA3 tables (without _E32/_E64), each with a reason."""
+  from tinygrad.runtime.autogen.amd.rdna3 import enum as E
+  from mockgpu.compiler.rdna.semantics import rdna3
+  known = {op.name.removesuffix("_E32").removesuffix("_E64") for enc in dir(E) if enc.endswith("Op") for op in getattr(E, enc)}
+  for name, why in rdna3.NOT_EXECUTED.items():
+    assert name in known, name
+    assert len(why) > 20, name
+
+@pytest.mark.parametrize("inst, err, words", [
+  (I.s_add_f32(s[12], s[12], s[12]), "InvalidInstruction", "RDNA3.5"),
+  (I.s_setpc_b64(s[12:13]), "UnsupportedInstruction", "static branch targets"),
+  (I.v_movrels_b32_e32(v[4], v[2]), "UnsupportedInstruction", "M0-relative")])
+def test_a_not_executed_instruction_raises_its_reason(inst, err, words, monkeypatch):
+  from mockgpu import errors
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  with pytest.raises(getattr(errors, err), match=words) as e:
+    run_op(I.v_mov_b32_e32(v[4], v[2]), A, B, C, [inst])
+  assert inst.op.name.lower() in str(e.value).lower()
+
+# *** cross-lane: v_permlane16/x16_b32 (wave32 and wave64), v_permlane64_b32 ***
+
+def permlane_ref(x:list[int], old:list[int], active:list[bool], sel:int, cross:bool, fi:bool, bound_ctrl:bool) -> list[int]:
+  """The manual's loop (V_PERMLANE16_B32 / V_PERMLANEX16_B32) with the op_sel FI/BOUND_CTRL rule for inactive sources."""
+  out = list(old)
+  for lane in range(len(x)):
+    if not active[lane]: continue
+    src = ((lane // 16) ^ int(cross)) * 16 + (sel >> 4 * (lane % 16) & 15)
+    if active[src] or fi: out[lane] = x[src]
+    elif bound_ctrl: out[lane] = 0
+  return out
+
+SEL = 0x0123456789abcdef_fedcba9876543210
+EXEC_PATTERN = 0x5f5f_ff00  # lanes 8-15, 16-20, 22 and 24-28, 30 active: some sources inactive
+
+def test_permlane16_over_rows_with_inactive_sources(monkeypatch):
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend does not translate cross-lane permutes: numpy only
+  from tinygrad.renderer.amd.dsl import EXEC_LO
+  active = [bool(EXEC_PATTERN >> i & 1) for i in range(32)]
+  for fn, cross in ((I.v_permlane16_b32, False), (I.v_permlanex16_b32, True)):
+    for opsel in range(4):
+      pre = [I.s_mov_b32(s[20], SEL & 0xffffffff), I.s_mov_b32(s[21], SEL >> 32), I.v_mov_b32_e32(v[4], v[5]),
+             I.s_mov_b32(EXEC_LO, EXEC_PATTERN), fn(v[4], v[2], s[20], s[21], opsel=opsel), I.s_mov_b32(EXEC_LO, -1)]
+      got = run_op(I.v_mov_b32_e32(v[4], v[4]), A, B, C, pre)
+      want = permlane_ref([int(x) for x in A], [int(x) for x in C], active, SEL, cross, bool(opsel & 1), bool(opsel & 2))
+      np.testing.assert_array_equal(got, np.array(want, U), err_msg=f"{fn} op_sel {opsel}")
+
+@pytest.mark.parametrize("stepper", [False, True])
+def test_permlane_in_wave64(stepper, monkeypatch):
+  """wave64: four rows of 16 (x16 pairs rows 0-1 and 2-3); v_permlane64_b32 swaps the wave's halves."""
+  from test_rdna_wave64 import run64, store
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  sel = 0x02468ace13579bdf_fdb97531eca86420
+  body = [I.v_mul_lo_u32(v[2], v[0], 3), I.s_mov_b32(s[20], sel & 0xffffffff), I.s_mov_b32(s[21], sel >> 32),
+          I.v_permlane16_b32(v[3], v[2], s[20], s[21]), *store(0, v[3]), I.v_permlanex16_b32(v[3], v[2], s[20], s[21]),
+          *store(1, v[3]), I.v_permlane64_b32_e32(v[3], v[2]), *store(2, v[3]), I.s_endpgm()]
+  out = run64(body, 3, stepper=stepper)
+  x, on = [3 * i for i in range(64)], [True] * 64
+  np.testing.assert_array_equal(out[0], permlane_ref(x, x, on, sel, False, False, False))
+  np.testing.assert_array_equal(out[1], permlane_ref(x, x, on, sel, True, False, False))
+  np.testing.assert_array_equal(out[2], [x[i ^ 32] for i in range(64)])
+
+def test_permlane64_is_a_nop_in_wave32(monkeypatch):
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  got = run_op(I.v_mov_b32_e32(v[4], v[4]), A, B, C, [I.v_mov_b32_e32(v[4], v[5]), I.v_permlane64_b32_e32(v[4], v[2])])
+  np.testing.assert_array_equal(got, C)

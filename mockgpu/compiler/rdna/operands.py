@@ -166,6 +166,21 @@ class WriteLane:
   lane:Src
 
 @dataclass
+class Permlane:
+  """v_permlane16_b32 / v_permlanex16_b32 (width 16): lane i of each row of 16 reads lane sel_i of its own row (cross:
+  of the other row of its pair, 0<->1, 2<->3), sel_i nibble i of the 64 bits {sel_hi, sel_lo}; op_sel[0] (fi) reads
+  inactive source lanes too, else such a lane is written 0 with op_sel[1] (bound_ctrl) and left alone without it.
+  v_permlane64_b32 (width 64): lane i reads lane i ^ 32 of a wave64, active or not; a NOP in wave32."""
+  dst:int
+  src:int
+  width:int
+  sel_lo:Src|None = None
+  sel_hi:Src|None = None
+  cross:bool = False
+  fi:bool = False
+  bound_ctrl:bool = False
+
+@dataclass
 class Swap:
   """v_swap_b32 (halves None) / v_swap_b16: VGPRs a (src0) and b (vdst) exchange their values (v_swap_b16: the 16-bit
   halves halves[0] of a and halves[1] of b, True the high one)."""
@@ -273,6 +288,7 @@ def lower(inst:Inst, pc:int, sem) -> object:
   name = sem.ALIASES.get(name, name)
   if "DPP" in cls: return _dpp(inst, name, cls, sem)
   base = name[:-len("_E32")] if name.endswith(("_E32", "_E64")) else name  # v_nop_e32, v_pipeflush_e64
+  if base in sem.NOT_EXECUTED: raise Unsupported(sem.NOT_EXECUTED[base])
   if base in NOOPS or base in sem.NOOPS: return Nop()
   for prefix, fn in _ENCODINGS:
     if cls.startswith(prefix): return fn(inst, name, pc, sem)
@@ -283,11 +299,18 @@ def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   if n in ("READFIRSTLANE_B32", "SWAP_B32", "SWAP_B16") and dpp is not None: raise Unsupported("DPP on this op")
   if n == "READFIRSTLANE_B32": return _readfirstlane(inst, lit)
   if n == "SWAP_B32": return Swap(inst.src0.offset - 256, inst.vdst.offset - 256)
+  if n == "PERMLANE64_B32":
+    if dpp is not None: raise Unsupported("DPP on this op")
+    return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, "v_permlane64_b32"), 64)
   if n == "SWAP_B16":  # true16 (errata true16-e32): v[128+n] is the high half of v[n]
     d, (r,), opsel = errata.true16("b16", ("b16",), inst.vdst.offset - 256, [inst.src0])
     if r.offset < 256: raise Unsupported(f"{describe(r)} where v_swap_b16 needs a VGPR")
     return Swap(r.offset - 256, d, (bool(opsel & 1), bool(opsel & 8)))
   return _e32(n, inst.vdst.offset - 256, [inst.src0], lit, sem, dpp, mods)
+
+def _vgpr(r:Reg, what:str) -> int:
+  if r.offset < 256: raise Unsupported(f"{describe(r)} where {what} needs a VGPR")
+  return r.offset - 256
 
 def _readfirstlane(inst, lit) -> ReadLane|Salu:
   """v_readfirstlane_b32 (VOP1, or VOP3 without modifiers): a VGPR's first active lane into SGPR vdst; a scalar or
@@ -354,6 +377,10 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
     op.dst_hi = bool(inst.opsel & 8)
     return op
   if n == "MQSAD_U32_U8": regs = regs[:2] + _quad(regs[2])
+  if n in ("PERMLANE16_B32", "PERMLANEX16_B32"):
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel & ~3 or dpp is not None: raise Unsupported("modifiers on this op")
+    return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, n.lower()), 16, Src(inst.src1.offset, lit), Src(inst.src2.offset, lit),
+                    n == "PERMLANEX16_B32", bool(inst.opsel & 1), bool(inst.opsel & 2))
   if n == "READLANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return ReadLane(inst.vdst.offset, inst.src0.offset - 256, Src(inst.src1.offset, lit))

@@ -144,7 +144,7 @@ class Translator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
-                     ops.DsAtomic: self.ds_atomic}
+                     ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane}
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
@@ -343,6 +343,14 @@ class Translator(Reads):
     lane = self.raw(op.lane, 32, vec=False)
     self.out(f"_l = unpack(u32(1) << ({lane} & 31))" if self.wave == 32 else f"_l = unpack(u64(1) << ({lane} & 63).astype(u64))")
     self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
+
+  def permlane(self, op:ops.Permlane):
+    if op.width == 64:
+      if self.wave == 64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], 32, axis=1), m, full)")
+      return
+    lo, hi = self.raw(op.sel_lo, 32, vec=False), self.raw(op.sel_hi, 32, vec=False)
+    self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, {lo}, {hi}, {op.cross}, {op.fi}, {op.bound_ctrl})")
+    self.out(f"vw(V, {op.dst}, w, _v, m & _ok, False)")
 
   def swap(self, op:ops.Swap):
     if op.halves is not None:  # v_swap_b16: the chosen 16-bit halves change places, the other halves stay

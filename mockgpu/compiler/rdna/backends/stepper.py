@@ -126,7 +126,7 @@ class Stepper(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
-                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic}
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane}
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -269,6 +269,15 @@ class Stepper(Reads):
     lane = int(self.raw(op.lane, 32, False, "u32")) & (self.lanes - 1)
     value = np.broadcast_to(self.raw(op.value, 32, True, "b32"), (self.lanes,))
     self.state.vgpr[self.vreg(op.dst), lane] = value[lane]  # EXEC does not apply
+
+  def permlane(self, op:ops.Permlane):
+    lanes, x = self.state.active(), self.state.vgpr[self.vreg(op.src)].copy()
+    if op.width == 64:
+      if self.lanes == 64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, 32), self.state.vgpr[op.dst])
+      return
+    sel = [np.array([self.raw(s, 32, False, "u32")], np.uint32) for s in (op.sel_lo, op.sel_hi)]
+    val, ok = numpy_runtime.permlane16(x[None], lanes[None], *sel, op.cross, op.fi, op.bound_ctrl)
+    self.state.vgpr[self.vreg(op.dst)] = np.where(lanes & ok[0], val[0], self.state.vgpr[op.dst])
 
   def swap(self, op:ops.Swap):
     lanes, v = self.state.active(), self.state.vgpr

@@ -448,3 +448,28 @@ SMEM_KINDS:dict[str, str] = {}
 HIGH_HALF:set[str] = set()
 TTMP_WORKGROUP_IDS = None
 TMPRING_WAVESIZE_BITS = 15
+
+# *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
+# raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its
+# PC; tests/conformance_report.py lists them. Keys are instruction names without _E32/_E64. ***
+SALU_FLOAT_WHY = ("invalid instruction: RDNA3.5 (gfx115x) scalar float op: the RDNA3 boards of boards.py (gfx110x) do not decode it (RDNA4 "
+               "executes it: semantics/rdna4.py)")
+_NOT_EXECUTED_WHY = {
+  SALU_FLOAT_WHY: [f"S_{op}_{t}" for op in ("ADD", "SUB", "MIN", "MAX", "MUL", "FMAC") for t in ("F32", "F16")] +
+    ["S_FMAAK_F32", "S_FMAMK_F32", "S_CVT_PK_RTZ_F16_F32", "S_CVT_F32_I32", "S_CVT_F32_U32", "S_CVT_I32_F32", "S_CVT_U32_F32",
+     "S_CVT_F16_F32", "S_CVT_F32_F16", "S_CVT_HI_F32_F16"] + [f"S_{op}_{t}" for op in ("CEIL", "FLOOR", "TRUNC", "RNDNE") for t in ("F32", "F16")],
+  "a computed or saved program counter (call, return, jump through an SGPR pair): the translators compile basic blocks "
+  "with static branch targets": ["S_SETPC_B64", "S_SWAPPC_B64", "S_CALL_B64"],
+  "trap handlers (TBA/TMA, trap status) are not modelled": ["S_TRAP", "S_RFE_B64"],
+  "debugger state (halt, kill, the host debugger's CDBG bits) is not modelled":
+    ["S_SETHALT", "S_SETKILL", "S_SENDMSGHALT", "S_CBRANCH_CDBGSYS", "S_CBRANCH_CDBGUSER", "S_CBRANCH_CDBGSYS_OR_USER",
+     "S_CBRANCH_CDBGSYS_AND_USER"],
+  "the message bus (doorbell ID, real time, TMA) has no modelled source for a returned value": ["S_SENDMSG_RTN_B32", "S_SENDMSG_RTN_B64"],
+  "graphics and context-save program ends (pixel-shader ordering, CWSR) are not modelled": ["S_ENDPGM_SAVED", "S_ENDPGM_ORDERED_PS_DONE"],
+  "graphics export events are not modelled": ["S_WAIT_EVENT"],
+  "subvector looping (a wave64 run as two wave32 halves in a loop) is not modelled": ["S_SUBVECTOR_LOOP_BEGIN", "S_SUBVECTOR_LOOP_END"],
+  "not implemented yet: M0-relative VGPR/SGPR indexing (the translators address registers by static index)":
+    ["V_MOVRELS_B32", "V_MOVRELD_B32", "V_MOVRELSD_B32", "V_MOVRELSD_2_B32", "V_SWAPREL_B32", "S_MOVRELS_B32",
+     "S_MOVRELS_B64", "S_MOVRELD_B32", "S_MOVRELD_B64", "S_MOVRELSD_2_B32"],
+}
+NOT_EXECUTED:dict[str, str] = {name: why for why, names in _NOT_EXECUTED_WHY.items() for name in names}

@@ -102,6 +102,9 @@ SUB_NC_U64 u64 u64 u64 = a - b
 MUL_U64 u64 u64 u64 = a * b
 """)}
 
+# RDNA3's list less the scalar float ops, which RDNA4 executes
+NOT_EXECUTED = {n: why for n, why in rdna3.NOT_EXECUTED.items() if why != rdna3.SALU_FLOAT_WHY}
+
 # DS read-modify-write ops: RDNA3's plus ds_min_num/max_num_f32 (numpy_memory's operations)
 DS_ATOMIC = {**rdna3.DS_ATOMIC, "MIN_NUM_F32": "min_num_f", "MAX_NUM_F32": "max_num_f"}
 
