@@ -23,6 +23,10 @@ VGPR_ONLY = {"V_SWAP_B16_E32": (v[0], v[1]), "V_SWAP_B32_E32": (v[0], v[1]), "V_
                 ("F32_16X16X16_F16", "F32_16X16X16_BF16", "F16_16X16X16_F16", "BF16_16X16X16_BF16")},
              **{f"V_WMMA_I32_16X16X16_{k}": (v[0:7], v[8:9 + n], v[12:13 + n], v[0:7]) for k, n in (("IU8", 2), ("IU4", 0))}}
 
+# ops whose zero immediate is refused as an operand (hwreg 0 is no register; denorm mode 0 flushes, a MODE change)
+MODE_FIELD = 1 | 7 << 11  # hwreg(MODE, 0, 8)
+FIELDS = {"S_GETREG_B32": dict(simm16=MODE_FIELD), "S_SETREG_B32": dict(simm16=MODE_FIELD), "S_DENORM_MODE": dict(simm16=0xf)}
+
 def build(enc:str, op):
   """The opcode in its encoding; ops the DSL only accepts through their own constructor (V_FMAAK_F32 wants its
   literal, V_READFIRSTLANE_B32 an SGPR destination) are tried with a few operand shapes."""
@@ -32,6 +36,7 @@ def build(enc:str, op):
     if op.name.endswith(("FMAAK_F32", "FMAMK_F32")): return I.VOPD_LIT(**fields, literal=0x3f800000)
     return cls(**fields)
   if op.name in VGPR_ONLY: return getattr(I, op.name.lower())(*VGPR_ONLY[op.name])
+  if op.name in FIELDS: return cls(op=op, **FIELDS[op.name])
   try: return cls(op=op)
   except Exception: pass
   fn = getattr(I, op.name.lower())

@@ -165,3 +165,46 @@ def test_permlane64_is_a_nop_in_wave32(monkeypatch):
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
   got = run_op(I.v_mov_b32_e32(v[4], v[4]), A, B, C, [I.v_mov_b32_e32(v[4], v[5]), I.v_permlane64_b32_e32(v[4], v[2])])
   np.testing.assert_array_equal(got, C)
+
+# *** MODE's float fields: s_getreg_b32, s_setreg_b32, s_setreg_imm32_b32, s_round_mode, s_denorm_mode ***
+
+def hwreg(reg:int, offset:int, size:int) -> int: return reg | offset << 6 | (size - 1) << 11
+MODE_BITS = 0xf0  # test_rdna_isa.RSRC1: f32 and f16/f64 denormals allowed (3), round to nearest even (0)
+
+@both
+def test_getreg_reads_the_kernel_float_mode():
+  from test_rdna_valu import _scalar
+  assert _scalar(I.s_getreg_b32(s[12], hwreg(1, 0, 8))) == MODE_BITS
+  assert _scalar(I.s_getreg_b32(s[12], hwreg(1, 4, 2))) == 3
+
+@both
+def test_mode_writes_that_keep_the_mode_run():
+  from tinygrad.runtime.autogen.amd.rdna3.enum import SOPKOp
+  from test_rdna_valu import _scalar
+  keep = [I.s_round_mode(0), I.s_denorm_mode(0xf), I.SOPK_LIT(op=SOPKOp.S_SETREG_IMM32_B32, simm16=hwreg(1, 4, 4), literal=0xf)]
+  assert _scalar(*keep, I.s_getreg_b32(s[12], hwreg(1, 0, 8))) == MODE_BITS
+
+def test_setreg_from_an_sgpr_that_keeps_the_mode_runs(monkeypatch):
+  """The value is checked when the wave runs (numpy path: the C translation declines s_setreg_b32 from an SGPR)."""
+  from test_rdna_valu import _scalar
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  assert _scalar(I.s_mov_b32(s[12], 0xf0), I.s_setreg_b32(s[12], hwreg(1, 0, 8)), I.s_getreg_b32(s[12], hwreg(1, 0, 8))) == MODE_BITS
+
+@pytest.mark.parametrize("insts, words", [
+  ([I.s_denorm_mode(0)], "MODE change"), ([I.s_round_mode(1)], "MODE change"),
+  ([I.s_mov_b32(s[12], 0), I.s_setreg_b32(s[12], hwreg(1, 4, 4))], "s_setreg_b32: a MODE change"),
+  ([I.s_getreg_b32(s[12], hwreg(4, 0, 32))], "hardware register 4"),
+  ([I.s_getreg_b32(s[12], hwreg(1, 8, 1))], "hardware register 1 bits 8..8")])
+def test_mode_changes_and_unmodelled_registers_raise(insts, words, monkeypatch):
+  from mockgpu.errors import UnsupportedInstruction
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  with pytest.raises(UnsupportedInstruction, match=words):
+    run_op(I.v_mov_b32_e32(v[4], v[2]), A, B, C, insts)
+
+def test_stepper_reads_and_checks_the_mode(monkeypatch):
+  from test_rdna_wave64 import run64, store
+  from mockgpu.errors import UnsupportedInstruction
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  body = [I.s_denorm_mode(0xf), I.s_getreg_b32(s[12], hwreg(1, 0, 8)), I.v_mov_b32_e32(v[3], s[12]), *store(0, v[3]), I.s_endpgm()]
+  np.testing.assert_array_equal(run64(body, 1, stepper=True), MODE_BITS)
+  with pytest.raises(UnsupportedInstruction, match="MODE change"): run64([I.s_round_mode(3), I.s_endpgm()], 1, stepper=True)

@@ -166,6 +166,25 @@ class WriteLane:
   lane:Src
 
 @dataclass
+class Mode:
+  """MODE's float fields, bits offset..offset + size - 1 (3:0 the rounding modes, 7:4 the denormal modes): read into
+  SGPR dst (s_getreg_b32) or written with value (s_round_mode, s_denorm_mode, s_setreg_b32, s_setreg_imm32_b32). A
+  kernel runs in the one float mode of its RSRC1 (program.mode_field): a write that changes it raises."""
+  offset:int
+  size:int
+  dst:int|None = None
+  value:Src|None = None
+
+HW_REG_MODE = 1
+
+def _hwreg(simm16:int) -> tuple[int, int]:
+  """(offset, size) of an s_getreg/s_setreg field: only MODE's float bits 7:0 are modelled."""
+  reg, offset, size = simm16 & 0x3f, simm16 >> 6 & 0x1f, (simm16 >> 11) + 1
+  if reg != HW_REG_MODE or offset + size > 8:
+    raise Unsupported(f"hardware register {reg} bits {offset}..{offset + size - 1} (only MODE's float bits 7:0 are modelled)")
+  return offset, size
+
+@dataclass
 class Permlane:
   """v_permlane16_b32 / v_permlanex16_b32 (width 16): lane i of each row of 16 reads lane sel_i of its own row (cross:
   of the other row of its pair, 0<->1, 2<->3), sel_i nibble i of the 64 bits {sel_hi, sel_lo}; op_sel[0] (fi) reads
@@ -562,6 +581,9 @@ def _sopk(inst, name, pc, sem):
   imm = Src(LITERAL, k if n.endswith("_U32") else signed(k, 16) & 0xffffffff)
   if n.startswith("CMPK_"): return _salu(n, NULL, [Src(d), imm], sem)
   if n in ("MOVK_I32", "CMOVK_I32", "ADDK_I32", "MULK_I32"): return _salu(n, d, [imm], sem)
+  if n == "GETREG_B32": return Mode(*_hwreg(k), dst=d)
+  if n == "SETREG_B32": return Mode(*_hwreg(k), value=Src(d))  # SDST names the source SGPR
+  if n == "SETREG_IMM32_B32": return Mode(*_hwreg(k), value=Src(LITERAL, literal(inst)))
   raise Unsupported("not implemented")
 
 def _sopp(inst, name, pc, sem):
@@ -576,6 +598,8 @@ def _sopp(inst, name, pc, sem):
     if inst.simm16 & 0xff == MSG_DEALLOC_VGPRS: return Nop()
     raise Unsupported(f"message {inst.simm16:#x}")
   if name in BRANCHES: return Branch(BRANCH_CONDS[name], branch_target(pc, inst), pc + 4)
+  if name == "S_ROUND_MODE": return Mode(0, 4, value=Src(LITERAL, inst.simm16 & 15))
+  if name == "S_DENORM_MODE": return Mode(4, 4, value=Src(LITERAL, inst.simm16 & 15))
   if name == "S_CODE_END": raise Unsupported("executed s_code_end (fell past s_endpgm)")
   raise Unsupported("not implemented")
 

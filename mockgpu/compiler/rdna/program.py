@@ -10,7 +10,7 @@ wave's EXEC mask; pc: the instruction's address). A scalar row's `d`, its destin
 from __future__ import annotations
 from dataclasses import dataclass
 from mockgpu.compiler.rdna.semantics.lang import E, Stmt, Row, value_type, binary, call, cast, instance, free_names, WIDTH
-from mockgpu.compiler.rdna.operands import Src, Valu, Salu, Packed, Unsupported
+from mockgpu.compiler.rdna.operands import Src, Valu, Salu, Packed, Mode, Unsupported
 
 @dataclass(frozen=True)
 class Read:
@@ -129,3 +129,18 @@ def packed(op:Packed, sem) -> Program:
   d = binary("|", lo, binary("<<", hi, E("const", "int", val=16)))
   body.append(Stmt(("d",), d))
   return Program(body, {"d": _var("d", d.t)}, "b32")
+
+# *** MODE's float fields ***
+
+def mode_field(op:Mode, ftz32:bool, ftz16:bool) -> int:
+  """The bits op reads or must write: a kernel runs with round to nearest even (0) in both rounding fields and its
+  RSRC1 denormal modes, allow (3) or flush (0), f32 in bits 5:4 and f16/f64 in bits 7:6."""
+  mode = (0 if ftz32 else 3) << 4 | (0 if ftz16 else 3) << 6
+  return mode >> op.offset & ((1 << op.size) - 1)
+
+def mode_change(op:Mode, value:int) -> str:
+  """Why writing value to op's MODE bits is refused."""
+  return f"a MODE change (bits {op.offset}..{op.offset + op.size - 1} to {value}) the executor does not model"
+
+def check_mode_write(op:Mode, ftz32:bool, ftz16:bool, value:int):
+  if value & ((1 << op.size) - 1) != mode_field(op, ftz32, ftz16): raise Unsupported(mode_change(op, value))

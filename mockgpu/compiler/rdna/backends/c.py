@@ -240,7 +240,7 @@ class CTranslator(Reads):
     self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Salu: self.salu, ops.ReadLane: self.readlane,
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
-                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair}
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.Mode: self.mode}
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -377,6 +377,13 @@ class CTranslator(Reads):
     if WIDTH[t] == 64:
       return [f"{{ uint64_t t_ = {vstore_bits(t, expr)}; s[{d}] = (uint32_t)t_; s[{d + 1}] = (uint32_t)(t_ >> 32); }}"]
     return [f"s[{d}] = {vstore_bits(t, expr)};"]
+
+  def mode(self, op:ops.Mode):
+    """MODE's float bits: C kernels never flush f16/f64 denormals (ftz16 raises NoNative); s_setreg_b32's value is only
+    known at run time, and only the numpy path checks it."""
+    if op.dst is not None: return self.out("{ " + " ".join(self.swrite(op.dst, "u32", f"{program.mode_field(op, self.ftz32, False)}u")) + " }")
+    if op.value.reg != ops.LITERAL: raise NoNative("s_setreg_b32 from an SGPR")
+    program.check_mode_write(op, self.ftz32, False, op.value.lit)
 
   def salu(self, op:ops.Salu):
     prog = program.salu(op, self.sem, self.wave, self.ftz32, False)

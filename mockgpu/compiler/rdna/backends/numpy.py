@@ -144,7 +144,7 @@ class Translator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
-                     ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane}
+                     ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
@@ -343,6 +343,14 @@ class Translator(Reads):
     lane = self.raw(op.lane, 32, vec=False)
     self.out(f"_l = unpack(u32(1) << ({lane} & 31))" if self.wave == 32 else f"_l = unpack(u64(1) << ({lane} & 63).astype(u64))")
     self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
+
+  def mode(self, op:ops.Mode):
+    want = program.mode_field(op, self.ftz32, self.ftz16)
+    if op.dst is not None: return self.swrite(op.dst, "u32", f"u32({want})")
+    if op.value.reg == ops.LITERAL: return program.check_mode_write(op, self.ftz32, self.ftz16, op.value.lit)
+    value = f"({self.raw(op.value, 32, vec=False)} & {(1 << op.size) - 1})"
+    why = f"s_setreg_b32: {program.mode_change(op, 'another value')}"
+    self.out(f"if np.any({value} != {want}): raise unsupported(st, {self.pc}, {why!r})")
 
   def permlane(self, op:ops.Permlane):
     if op.width == 64:

@@ -126,7 +126,7 @@ class Stepper(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
-                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane}
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -269,6 +269,10 @@ class Stepper(Reads):
     lane = int(self.raw(op.lane, 32, False, "u32")) & (self.lanes - 1)
     value = np.broadcast_to(self.raw(op.value, 32, True, "b32"), (self.lanes,))
     self.state.vgpr[self.vreg(op.dst), lane] = value[lane]  # EXEC does not apply
+
+  def mode(self, op:ops.Mode):
+    if op.dst is not None: return self.swrite(op.dst, "u32", program.mode_field(op, self.ftz32, self.ftz16))
+    program.check_mode_write(op, self.ftz32, self.ftz16, int(self.raw(op.value, 32, False, "u32")))
 
   def permlane(self, op:ops.Permlane):
     lanes, x = self.state.active(), self.state.vgpr[self.vreg(op.src)].copy()
