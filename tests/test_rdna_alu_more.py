@@ -208,3 +208,33 @@ def test_stepper_reads_and_checks_the_mode(monkeypatch):
   body = [I.s_denorm_mode(0xf), I.s_getreg_b32(s[12], hwreg(1, 0, 8)), I.v_mov_b32_e32(v[3], s[12]), *store(0, v[3]), I.s_endpgm()]
   np.testing.assert_array_equal(run64(body, 1, stepper=True), MODE_BITS)
   with pytest.raises(UnsupportedInstruction, match="MODE change"): run64([I.s_round_mode(3), I.s_endpgm()], 1, stepper=True)
+
+# *** v_trig_preop_f64 ***
+
+def test_trig_preop_segments_of_two_over_pi(monkeypatch):
+  """Segment k (S1 = k) is the 53 bits of 2/pi after its first 53k, scaled by 2**(-53(k+1)); a large S0 (exponent past
+  1077) moves the window on by exponent - 1077 bits; exponent >= 1968 scales by 2**128 more. The reference takes 2/pi
+  to 1300 bits from mpmath (the pseudocode's 1201'B(2.0 / PI) cast is not something the conformance evaluator runs)."""
+  import math, mpmath
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend does not translate it
+  mpmath.mp.prec = 1300
+  frac = int(mpmath.floor(2 / mpmath.pi * mpmath.mpf(2) ** 1201))  # 2/pi's 1201 fraction bits
+  xs = np.array([1.0, -3.5, 2.0**60, 2.0**900, 2.0**1000, math.inf, 0.0, 5e-324] * 4, np.float64)
+  sel = np.repeat(np.array([0, 1, 2, 31], U), 8)
+  inp = aligned(32 * 8 + 32 * 4, 256)
+  inp[:256].view(np.float64)[:] = xs
+  inp[256:].view(U)[:] = sel
+  out = aligned(32 * 8, 256)
+  from test_rdna_isa import kernel as kern, run as run_kernel
+  body = [I.v_lshlrev_b32_e32(v[1], 3, v[0]), I.v_lshlrev_b32_e32(v[5], 2, v[0]),
+          I.global_load_b64(vdst=v[2:3], addr=v[1], saddr=s[6:7], offset=0),
+          I.global_load_b32(vdst=v[4], addr=v[5], saddr=s[6:7], offset=256), I.s_waitcnt(simm16=0),
+          I.v_trig_preop_f64(v[8:9], v[2:3], v[4]), I.global_store_b64(addr=v[1], data=v[8:9], saddr=s[4:5], offset=0), I.s_endpgm()]
+  run_kernel(kern(*body), out.view(U), inp.view(U))
+  got = out.view(np.float64)
+  for x, k, g in zip(xs, sel, got):
+    exp = int(np.float64(x).view(np.uint64)) >> 52 & 0x7ff
+    shift = int(k) * 53 + max(exp - 1077, 0)
+    seg = (frac >> (1148 - shift) if shift <= 1148 else frac << (shift - 1148)) & ((1 << 53) - 1)
+    want = math.ldexp(seg, -53 - shift + (128 if exp >= 1968 else 0))
+    assert g == want, (x, k, g, want)

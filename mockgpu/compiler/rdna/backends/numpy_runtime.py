@@ -294,6 +294,33 @@ def ldexp(x, e):
   # beyond +-2200 every float64 (2**-1074 .. 2**1024) scales past the range, so clipping there keeps the result
   return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -2200, 2200).astype(i32))
 
+def _two_over_pi_bits(n:int) -> int:
+  """The first n bits of the fraction of 2/pi (2/pi < 1): floor(2/pi * 2**n), from Machin's formula in integers."""
+  guard = n + 64
+  def arctan_inv(k:int) -> int:  # arctan(1/k) * 2**guard
+    total, term, j, sign = 0, (1 << guard) // k, 1, 1
+    while term:
+      total += sign * (term // j)
+      term, j, sign = term // (k * k), j + 2, -sign
+    return total
+  pi = 16 * arctan_inv(5) - 4 * arctan_inv(239)  # pi * 2**guard
+  return (2 << (guard + n)) // pi
+
+_TRIG_PREOP:list = []
+
+def trig_preop(x, sel):
+  """v_trig_preop_f64: the 53-bit segment of 2/pi's 1201 fraction bits that starts shift = S1[4:0] * 53 bits after its
+  point (plus exponent(S0) - 1077 for a large S0), as an exact float scaled by 2**(-53 - shift) (2**128 more for
+  exponent(S0) >= 1968): the pseudocode's (1201'B(2/PI) << shift) & (2**53 - 1) read as the segment it describes."""
+  if not _TRIG_PREOP:  # every segment, shift 0 .. 31 * 53 + 2047 - 1077
+    bits = _two_over_pi_bits(1201)
+    _TRIG_PREOP.append(np.array([(bits >> (1148 - s) if s <= 1148 else bits << (s - 1148)) & ((1 << 53) - 1)
+                                 for s in range(31 * 53 + 2047 - 1077 + 1)], u64))
+  exp = ((np.asarray(x, f64).view(u64) >> u64(52)) & u64(0x7ff)).astype(np.int64)
+  shift = (np.asarray(sel).astype(np.int64) & 31) * 53 + np.maximum(exp - 1077, 0)
+  scale = -53 - shift + np.where(exp >= 1968, 128, 0)
+  return np.ldexp(_TRIG_PREOP[0][shift].astype(f64), scale.astype(i32))
+
 def cvt_int(x, lo:int, hi:int):
   """float -> integer in [lo, hi] as int64, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
   x = np.nan_to_num(np.asarray(x).astype(f64), nan=0.0, posinf=hi, neginf=lo)

@@ -234,6 +234,11 @@ def _dots(clamp:bool) -> dict:
   return table("\n".join(rows))
 VOP.update(_dots(False))
 
+# *** v_trig_preop_f64: a 53-bit segment of 2/pi for the argument reduction of sin/cos (numpy_runtime.trig_preop) ***
+VOP.update(table("""
+TRIG_PREOP_F64 f64 f64 u32 = trig_preop(a, b)
+"""))
+
 # *** cube maps, v_mullit ***
 _MAJOR_Z, _MAJOR_Y = "(abs(c) >= abs(a) and abs(c) >= abs(b))", "(abs(b) >= abs(a))"
 VOP.update(table(f"""
