@@ -2,6 +2,7 @@
 carry, SAD and dot-product ops (saturation), the NEG bits that choose the signedness of v_dot4/v_dot8_i32_iu*, packed
 clamp, and the operand forms of v_swap_b16 and VOPD's dot2acc. References are written here in Python integers."""
 from __future__ import annotations
+import math
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v
@@ -238,3 +239,63 @@ def test_trig_preop_segments_of_two_over_pi(monkeypatch):
     seg = (frac >> (1148 - shift) if shift <= 1148 else frac << (shift - 1148)) & ((1 << 53) - 1)
     want = math.ldexp(seg, -53 - shift + (128 if exp >= 1968 else 0))
     assert g == want, (x, k, g, want)
+
+# *** v_wmma_bf16_16x16x16_bf16, v_wmma_i32_16x16x16_iu4 (RDNA3 layout) ***
+
+def _wmma_run(inst, a_regs:np.ndarray, b_regs:np.ndarray, c_regs:np.ndarray) -> np.ndarray:
+  """Run inst (A = v[8:], B = v[16:], C and D = v[40:47]) on per-lane register values [VGPR, lane]; D as [8, 32]."""
+  regs = np.zeros((24, 32), U)
+  regs[0:8], regs[8:8 + len(a_regs)], regs[16:16 + len(b_regs)] = c_regs, a_regs, b_regs
+  inp = aligned(4 * 32 * 24, 256).view(U)
+  inp[:] = regs.reshape(-1)
+  out = aligned(4 * 32 * 8, 256).view(U)
+  target = lambda r: v[40 + r] if r < 8 else v[r]
+  body = [tid_times4()] + [I.global_load_b32(vdst=target(r), addr=v[1], saddr=s[6:7], offset=128 * r) for r in range(24)]
+  body += [I.s_waitcnt(simm16=0), inst]
+  body += [I.global_store_b32(addr=v[1], data=v[40 + r], saddr=s[4:5], offset=128 * r) for r in range(8)] + [I.s_endpgm()]
+  run(kernel(*body), out, inp)
+  return out.reshape(8, 32).copy()
+
+def _cd_element(j:int, lane:int) -> tuple[int, int]: return 2 * j + lane // 16, lane % 16  # RDNA3: (row, column)
+
+def test_wmma_i32_iu4_with_signs(monkeypatch):
+  """A (rows) and B (columns) as 16 nibbles in 2 VGPRs of lanes 0-15 (lanes 16-31 replicate them); NEG bit 0/1 make
+  A/B signed; clamp saturates D = A x B + C."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend does not translate WMMA
+  ra, rb = rng.integers(0, 16, (16, 16)), rng.integers(0, 16, (16, 16))  # [row, k], [column, k] as raw nibbles
+  pack = lambda m: np.tile(np.array([[sum(int(m[l, 8 * r + k]) << 4 * k for k in range(8)) for l in range(16)] for r in range(2)], U), (1, 2))
+  c = u32s()[None].repeat(8, 0)
+  c[:, :4] = [0x7fffff00, 0x80000010, 0, 5]
+  for neg in range(4):
+    for clamp in (0, 1):
+      got = _wmma_run(I.v_wmma_i32_16x16x16_iu4(v[40:47], v[8:9], v[16:17], v[40:47], neg=neg, clmp=clamp), pack(ra), pack(rb), c)
+      a = np.where((ra >= 8) & bool(neg & 1), ra - 16, ra)
+      b = np.where((rb >= 8) & bool(neg & 2), rb - 16, rb)
+      for j in range(8):
+        for lane in range(32):
+          row, col = _cd_element(j, lane)
+          total = int(a[row] @ b[col]) + s32(c[j, lane])
+          want = sat(total, -2**31, 2**31 - 1) if clamp else total & 0xffffffff
+          assert int(got[j, lane]) == want & 0xffffffff, (neg, clamp, j, lane)
+
+def test_wmma_bf16_rounds_once_into_the_chosen_half(monkeypatch):
+  """D's element is A x B + C rounded once to bf16 (to nearest even), in the low or, with op_sel[2], the high half of
+  its VGPR; the other half is C's."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  bf = lambda x: (np.asarray(x, np.float32).view(U) >> 16).astype(U)  # truncated: exact bf16 inputs
+  fa, fb = bf(rng.standard_normal((16, 16))), bf(rng.standard_normal((16, 16)))
+  val = lambda h: (h.astype(U) << 16).view(np.float32).astype(np.float64)
+  pack = lambda m: np.tile(np.array([[int(m[l, 2 * r]) | int(m[l, 2 * r + 1]) << 16 for l in range(16)] for r in range(8)], U), (1, 2))
+  c = u32s()[None].repeat(8, 0) & U(0x3fff3fff)  # finite bf16 halves
+  for hi in (False, True):
+    got = _wmma_run(I.v_wmma_bf16_16x16x16_bf16(v[40:47], v[8:15], v[16:23], v[40:47], opsel=4 * hi), pack(fa), pack(fb), c)
+    for j in range(8):
+      for lane in range(32):
+        row, col = _cd_element(j, lane)
+        old = int(c[j, lane])
+        exact = float(val(fa[row]) @ val(fb[col])) + float(val(np.array((old >> 16) if hi else old & 0xffff)))
+        # the float64 sum is exact here (8-bit mantissas, normal-sized values); rounded once to 8 significant bits
+        mant, exp = math.frexp(exact)
+        want_h = int(np.float32(math.ldexp(round(mant * 256), exp - 8)).view(U)) >> 16 if exact else 0
+        want = (old & 0xffff) | want_h << 16 if hi else (old & 0xffff0000) | want_h
+        assert int(got[j, lane]) == want, (hi, j, lane, hex(int(got[j, lane])), hex(want))

@@ -481,11 +481,12 @@ def _packed(reg:int, lit, integer:bool) -> tuple[int, int|None]:
 
 def _wmma(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
   """Matrix multiply-accumulate over the wave: A, B and C/D in the VGPR counts of the family's layout (RDNA3: 8 VGPRs
-  of f16/bf16 or 4 of iu8 for A and B, 8 for C/D)."""
+  of f16/bf16, 4 of iu8 or 2 of iu4 for A and B, 8 for C/D)."""
   if n not in sem.WMMA: raise Unsupported("not implemented")
   kind_in, kind_out, nab, ncd = sem.WMMA[n]
-  if kind_in != "iu8" and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
-  if kind_in != "iu8" and inst.clmp: raise Unsupported("clamp on a float WMMA")
+  integer = kind_in in ("iu8", "iu4")
+  if not integer and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
+  if not integer and inst.clmp: raise Unsupported("clamp on a float WMMA")
   if sem.WMMA_LAYOUT != "rdna3" and inst.opsel: raise Unsupported(f"op_sel on an {sem.FAMILY.upper()} WMMA")
   blocks = []
   for r, cnt in zip(regs, (nab, nab, ncd)):

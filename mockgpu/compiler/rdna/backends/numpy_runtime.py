@@ -128,6 +128,16 @@ def bf16bits(x) -> np.ndarray:
   r = np.where(np.isnan(np.asarray(x, f32)), u | u32(0x400000), u + u32(0x7fff) + ((u >> 16) & 1))
   return (r >> 16).astype(u32)
 
+def bf16bits_f64(x) -> np.ndarray:
+  """An f64 value rounded once to bf16 (to nearest even) as 16 bits: rounded to f32 to odd first (the f32 bits of the
+  value truncated toward zero, the last bit set where inexact), which then rounds to bf16 as x itself would."""
+  x = np.asarray(x, f64)
+  f = x.astype(f32)
+  b = f.view(u32)
+  inexact = (f.astype(f64) != x) & ~np.isnan(x)
+  b = np.where(inexact & (np.abs(f.astype(f64)) > np.abs(x)), b - u32(1), b)  # the magnitude toward zero
+  return bf16bits(np.where(inexact, b | u32(1), b).astype(u32).view(f32))
+
 def rbf16(x) -> np.ndarray:
   """An f32 value rounded to the nearest bf16 value (as an f32)."""
   return (bf16bits(x) << 16).astype(u32).view(f32)
@@ -516,10 +526,11 @@ def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray
   cols = []
   for r in regs:
     r = np.asarray(r, u32)
-    if kind == "iu8":
-      for k in range(4):
-        byte = ((r >> (8 * k)) & 0xff).astype(np.int64)
-        cols.append(np.where(byte >= 128, byte - 256, byte) if signed else byte)
+    if kind in ("iu8", "iu4"):  # four bytes or eight nibbles a VGPR
+      bits = 8 if kind == "iu8" else 4
+      for k in range(32 // bits):
+        e = ((r >> (bits * k)) & ((1 << bits) - 1)).astype(np.int64)
+        cols.append(np.where(e >> (bits - 1), e - (1 << bits), e) if signed else e)
     else:
       half = h16 if kind == "f16" else bf16
       cols += [half(r).astype(f64), half(r, True).astype(f64)]
@@ -528,13 +539,13 @@ def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray
 
 def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False,
          layout:str="rdna3"):
-  """v_wmma_{f32,f16,i32}_16x16x16_{f16,bf16,iu8}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
+  """v_wmma_{f32,f16,bf16,i32}_16x16x16_{f16,bf16,iu8,iu4}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
   l % 16) on RDNA3 and (row j + 8 * (l // 16), column l % 16) on RDNA4 (layout). A whole f32/i32 element is VGPR j;
-  an f16 one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
+  an f16 (bf16) one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
   VGPR j // 2 on RDNA4 (packed: 4 VGPRs). Products are summed exactly (float64 for f16/bf16 inputs: 16 products of
-  11-bit mantissas fit; int64 for iu8) and rounded once; hardware accumulates in an unspecified order, so float
+  11-bit mantissas fit; int64 for iu8/iu4) and rounded once; hardware accumulates in an unspecified order, so float
   results can differ from it in the last bit."""
-  integer, rdna4 = kind_in == "iu8", layout == "rdna4"
+  integer, rdna4 = kind_in in ("iu8", "iu4"), layout == "rdna4"
   a = _wmma_rows(a_regs, kind_in, signed[0], rdna4)
   b = _wmma_rows(b_regs, kind_in, signed[1], rdna4)
   d = np.einsum("nrk,nck->nrc", a, b)              # [n, row, col]
@@ -553,7 +564,8 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
     return [res[:, 2 * k] | (res[:, 2 * k + 1] << 16) for k in range(4)]
   else:
     ch = (c >> 16) if hi else (c & 0xffff)
-    res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
+    if kind_out == "bf16": res = bf16bits_f64(acc + (ch << 16).astype(u32).view(f32).astype(f64))
+    else: res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
     out = (c & 0xffff) | (res << 16) if hi else (c & 0xffff0000) | res
   return [out[:, j] for j in range(8)]
 

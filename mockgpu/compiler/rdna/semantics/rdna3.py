@@ -441,7 +441,8 @@ DS_ATOMIC = {"ADD_U32": "add", "SUB_U32": "sub", "MIN_I32": "min_i", "MAX_I32": 
 # v_wmma_*: (A/B element kind, C/D kind, VGPRs of A and of B, VGPRs of C and D); the layout and the exact sum are
 # numpy_runtime.wmma's (WMMA_LAYOUT): lanes 16-31 replicate lanes 0-15
 WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8, 8),
-        "WMMA_F16_16X16X16_F16": ("f16", "f16", 8, 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4, 8)}
+        "WMMA_F16_16X16X16_F16": ("f16", "f16", 8, 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4, 8),
+        "WMMA_BF16_16X16X16_BF16": ("bf16", "bf16", 8, 8), "WMMA_I32_16X16X16_IU4": ("iu4", "i32", 2, 8)}
 WMMA_LAYOUT = "rdna3"
 
 # what later families change (semantics/rdna4.py): RDNA3 renames nothing, has no extra no-ops, no sub-dword SMEM
