@@ -299,3 +299,23 @@ def test_wmma_bf16_rounds_once_into_the_chosen_half(monkeypatch):
         want_h = int(np.float32(math.ldexp(round(mant * 256), exp - 8)).view(U)) >> 16 if exact else 0
         want = (old & 0xffff) | want_h << 16 if hi else (old & 0xffff0000) | want_h
         assert int(got[j, lane]) == want, (hi, j, lane, hex(int(got[j, lane])), hex(want))
+
+# *** DPP16 controls of gfx11 not covered elsewhere: row_share, row_xmask, row_ror, row_half_mirror, row_shl ***
+
+@pytest.mark.parametrize("ctrl, src", [
+  (0x153, lambda i: 3), (0x15f, lambda i: 15), (0x165, lambda i: i ^ 5), (0x16f, lambda i: i ^ 15),
+  (0x123, lambda i: (i - 3) % 16), (0x141, lambda i: (i & 8) | (7 - (i & 7))), (0x10f, lambda i: i + 15 if i == 0 else None)])
+def test_dpp16_controls(ctrl, src, monkeypatch):
+  """Lane i of each row of 16 reads lane src(i) of its row (None: off the row, the lane is not written)."""
+  from test_rdna_isa import _dpp_mov
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend declines DPP
+  got = _dpp_mov(dpp=ctrl)
+  want = [1000 + lane if src(lane % 16) is None else lane // 16 * 16 + src(lane % 16) for lane in range(32)]
+  np.testing.assert_array_equal(got, want)
+
+def test_gcn_dpp_controls_are_invalid_on_rdna(monkeypatch):
+  from test_rdna_isa import _dpp_mov
+  from mockgpu.errors import InvalidInstruction
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  for ctrl in (0x130, 0x142, 0x143):  # wave_shl, row_bcast15, row_bcast31
+    with pytest.raises(InvalidInstruction, match=f"DPP16 control {ctrl:#x} is reserved"): _dpp_mov(dpp=ctrl)

@@ -513,7 +513,7 @@ def _dpp(inst, name:str, cls:str, sem):
   if cls.startswith(("VOPD", "VOP3P")): raise Unsupported("DPP on this encoding")
   v0 = inst.vsrc0.offset - 256
   if "DPP16" in cls:
-    if not dpp16_valid(inst.dpp): raise Unsupported(f"DPP16 control 0x{inst.dpp:x}")
+    if not dpp16_valid(inst.dpp): raise Unsupported(reserved_dpp16(inst.dpp))
     d = Dpp(v0, inst.dpp, bool(inst.bc), bool(inst.fi), inst.row_mask, inst.bank_mask)
   else: d = Dpp(v0, None, fetch_inactive=inst.src0.offset == 234, sels=tuple(getattr(inst, f"lane_sel_{k}") for k in range(8)))
   mods = (getattr(inst, "src0_neg", 0) | getattr(inst, "src1_neg", 0) << 1, getattr(inst, "src0_abs", 0) | getattr(inst, "src1_abs", 0) << 1)
@@ -524,6 +524,9 @@ def dpp16_valid(ctrl:int) -> bool:
   """quad_perm (0x00-0xff), row_shl/shr/ror 1-15, row_mirror, row_half_mirror, row_share, row_xmask."""
   return ctrl <= 0xff or 0x101 <= ctrl <= 0x10f or 0x111 <= ctrl <= 0x11f or 0x121 <= ctrl <= 0x12f or \
          ctrl in (0x140, 0x141) or 0x150 <= ctrl <= 0x16f
+
+def reserved_dpp16(ctrl:int) -> str:
+  return f"{INVALID}DPP16 control 0x{ctrl:x} is reserved on RDNA (wave shifts and row_bcast15/31 are GCN's)"
 
 def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row of
@@ -539,7 +542,7 @@ def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   elif ctrl == 0x141: src = (i & 8) | (7 - (i & 7))            # row_half_mirror
   elif 0x150 <= ctrl <= 0x15f: src = np.full(wave, n)          # row_share
   elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
-  else: raise Unsupported(f"DPP16 control 0x{ctrl:x}")
+  else: raise Unsupported(reserved_dpp16(ctrl))
   return row | (src & 15), (src >= 0) & (src <= 15)
 
 def dpp16_enabled(row_mask:int, bank_mask:int, wave:int) -> np.ndarray:
