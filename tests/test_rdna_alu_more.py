@@ -80,8 +80,8 @@ def test_carry_out_with_clamp_is_the_unsaturated_carry():
   np.testing.assert_array_equal(got_d, np.array([min(x, 2**32 - 1) for x in want], U))
   np.testing.assert_array_equal(got_c, np.array([x >> 32 for x in want], U))
 
-def test_packed_clamp_saturates_each_half(monkeypatch):
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+@both
+def test_packed_clamp_saturates_each_half():
   half = lambda x, i: int(x) >> 16 * i & 0xffff
   sh = lambda x, i: half(x, i) - 0x10000 * (half(x, i) >> 15)
   cases = [(I.v_pk_add_u16, lambda a, b, i: sat(half(a, i) + half(b, i), 0, 0xffff)),

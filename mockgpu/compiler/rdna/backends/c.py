@@ -100,6 +100,7 @@ C_CALLS = {
   "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})" if t in ("f64", "f32", "f16", "i32") else None,
   "isnan": lambda a, ts, t: f"isnan({a[0]})",
   "fbits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})",
+  "bits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})" if ts[0] == "f16" else f"((uint32_t)({a[0]}) & 0xffffu)",
   "brev32": lambda a, ts, t: f"brev32({a[0]})", "brev64": lambda a, ts, t: f"brev64({a[0]})",
   "clz": lambda a, ts, t: f"clz32({a[0]})", "ctz": lambda a, ts, t: f"ctz32({a[0]})", "cls32": lambda a, ts, t: f"cls32({a[0]})",
   "clz64": lambda a, ts, t: f"clz64({a[0]})", "ctz64": lambda a, ts, t: f"ctz64({a[0]})",
@@ -240,7 +241,7 @@ class CTranslator(Reads):
     self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Salu: self.salu, ops.ReadLane: self.readlane,
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
-                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.Mode: self.mode}
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.Mode: self.mode, ops.Packed: self.packed}
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -352,6 +353,12 @@ class CTranslator(Reads):
     masks = {}
     if "vcc" in prog.out and (d := self.mask_dst(op.mask_out)) is not None: masks[d] = body.var("vcc")
     self.lanes(lines, masks)
+
+  def packed(self, op:ops.Packed):
+    """VOP3P packed 16-bit math: both halves through the row (program.packed), D their 32 bits."""
+    body = CBody(lambda e: self.read(e, vec=True))
+    lines = body.lines(program.packed(op, self.sem))
+    self.lanes(lines + self.vstore(op.dst, "b32", body.var("d")), {})
 
   def dual(self, op:ops.Dual):
     """VOPD: both ops read their sources before either writes."""
