@@ -604,7 +604,6 @@ def _sopp(inst, name, pc, sem):
   if name in BRANCHES: return Branch(BRANCH_CONDS[name], branch_target(pc, inst), pc + 4)
   if name == "S_ROUND_MODE": return Mode(0, 4, value=Src(LITERAL, inst.simm16 & 15))
   if name == "S_DENORM_MODE": return Mode(4, 4, value=Src(LITERAL, inst.simm16 & 15))
-  if name == "S_CODE_END": raise Unsupported("executed s_code_end (fell past s_endpgm)")
   raise Unsupported("not implemented")
 
 # *** memory ***

@@ -467,6 +467,7 @@ _NOT_EXECUTED_WHY = {
   "a computed or saved program counter (call, return, jump through an SGPR pair): the translators compile basic blocks "
   "with static branch targets": ["S_SETPC_B64", "S_SWAPPC_B64", "S_CALL_B64"],
   "trap handlers (TBA/TMA, trap status) are not modelled": ["S_TRAP", "S_RFE_B64"],
+  "executed s_code_end: the padding after s_endpgm (the program ran past its end)": ["S_CODE_END"],
   "debugger state (halt, kill, the host debugger's CDBG bits) is not modelled":
     ["S_SETHALT", "S_SETKILL", "S_SENDMSGHALT", "S_CBRANCH_CDBGSYS", "S_CBRANCH_CDBGUSER", "S_CBRANCH_CDBGSYS_OR_USER",
      "S_CBRANCH_CDBGSYS_AND_USER"],
