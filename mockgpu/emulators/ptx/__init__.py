@@ -149,6 +149,12 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
   return stats
 
+def launch_fields(k:PTXKernel, grid, block, dynamic_shared:int, stats:LaunchStats) -> dict:
+  """What the trace's `dispatch` event says of a PTX launch."""
+  return {"kernel": k.name, "grid": list(grid), "block": list(block), "shared_bytes": k.shared_size + dynamic_shared,
+          "local_bytes_per_thread": k.local_size, "threads": stats.threads, "instructions": stats.warp_instructions,
+          "thread_instructions": stats.thread_instructions, "seconds": stats.seconds, "path": "C" if stats.native else "numpy"}
+
 # *** naming an internal error (mockgpu/replay.py) ***
 
 def _bug(e:Exception, mem, k:PTXKernel, grid, block, params:bytes, dynamic_shared:int, nk, start):

@@ -229,6 +229,27 @@ def _kernel_symbol(pgm:int) -> tuple[str, bytes|None]:
         return str(getattr(o, "name", "?")), getattr(o, "lib", None)
   return f"kernel@0x{pgm:x}", None
 
+_names:dict[int, tuple[str, object]] = {}  # entry PC -> (kernel name, weak reference to tinygrad's program object)
+
+def kernel_name(pgm:int) -> str:
+  """The name of the kernel whose entry is pgm (for the trace and fault reports): tinygrad's program name, found once
+  per program object; while that object lives its code allocation cannot hold another kernel."""
+  import weakref
+  if (hit:=_names.get(pgm)) is not None and hit[1] is not None and hit[1]() is not None: return hit[0]
+  name, ref = f"kernel@0x{pgm:x}", None
+  if (hcq:=sys.modules.get("tinygrad.runtime.support.hcq")) is not None:
+    for o in gc.get_objects():
+      if isinstance(o, hcq.HCQProgram) and getattr(o, "prog_addr", None) == pgm:
+        name, ref = str(getattr(o, "name", name)), weakref.ref(o)
+        break
+  _names[pgm] = (name, ref)
+  return name
+
+def resources(d:Dispatch) -> tuple[int, int]:
+  """(LDS bytes per workgroup, private (scratch) bytes per lane) that the dispatch's RSRC2 and TMPRING_SIZE give."""
+  lds = _field(d.rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
+  return lds, _private_size(d.rsrc2, d.tmpring_size, d.wave_size, d.arch)
+
 def _where_c(d:Dispatch) -> str:
   return (f"PC not known: the C path runs whole waves and stops at an instruction only on a fault, a budget stop or an "
           f"unsupported instruction; the error came from its bridge (kernel entry PC 0x{d.pgm_addr:x})")
