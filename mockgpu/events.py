@@ -40,6 +40,13 @@ def emit(kind:str, device:str|None=None, queue:str|None=None, ts:int|None=None, 
       log.exception("mockgpu event subscriber %r failed on a %s event; it is unsubscribed", fn, kind)
       unsubscribe(fn)
 
+def fault(device:str|None, queue:str|None, err:Exception):
+  """A `fault` event: a GPU page fault's report (GPUPageFault.fields()) or another error that stopped a queue (a budget
+  stop, an unsupported instruction): its type and message."""
+  if not enabled: return
+  fields = err.fields() if hasattr(err, "fields") else {}
+  emit("fault", device, queue, error=type(err).__name__, message=str(err), **fields)
+
 def fields_of(st) -> dict:
   """A ctypes struct's integer and nested-struct fields by name (the decoded form of an ioctl argument or RM parameter
   block); arrays of integers become lists, byte arrays hex text."""

@@ -60,6 +60,20 @@ def write(path:str, spans:list[dict]):
 
 COLORS = {"dispatch": "tab:blue", "copy": "tab:orange", "wait": "tab:gray"}
 
+def _labelled(spans:list[dict], most:int=8) -> list[tuple[dict, int]]:
+  """The longest kernels, each with a text row (0 or 1) where its label does not run into another's."""
+  end = max((e["ts"] + e["dur"] for e in spans), default=1)
+  room = end / 12  # about the width of one label
+  placed:list[tuple[float, int]] = []
+  out = []
+  for e in sorted((e for e in spans if e["cat"] == "dispatch"), key=lambda e: -e["dur"])[:most]:
+    mid = e["ts"] + e["dur"] / 2
+    level = next((lv for lv in (0, 1) if all(abs(mid - m) > room for m, l in placed if l == lv)), None)
+    if level is None: continue
+    placed.append((mid, level))
+    out.append((e, level))
+  return out
+
 def render_png(trace_file:str, png:str):
   """Draw a timeline file: one row per queue, a bar per span (kernels blue, copies orange, waits grey), the longest
   kernels labelled."""
@@ -75,16 +89,16 @@ def render_png(trace_file:str, png:str):
           for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
   order = sorted(rows)
   spans = [e for e in evs if e["ph"] == "X"]
-  fig, ax = plt.subplots(figsize=(12, 1 + 0.5 * len(order)))
+  fig, ax = plt.subplots(figsize=(12, 1.2 + 0.8 * len(order)))
   for e in spans:
     y = order.index((e["pid"], e["tid"]))
-    ax.broken_barh([(e["ts"] / 1e3, max(e["dur"] / 1e3, 1e-3))], (y - 0.4, 0.8), color=COLORS.get(e["cat"], "tab:green"))
-  longest = sorted((e for e in spans if e["cat"] == "dispatch"), key=lambda e: -e["dur"])[:6]
-  for e in longest:
-    ax.text((e["ts"] + e["dur"] / 2) / 1e3, order.index((e["pid"], e["tid"])) + 0.45, e["name"], ha="center", va="bottom", fontsize=7)
+    ax.broken_barh([(e["ts"] / 1e3, max(e["dur"] / 1e3, 1e-3))], (y - 0.3, 0.4), color=COLORS.get(e["cat"], "tab:green"))
+  for e, level in _labelled(spans):
+    ax.text((e["ts"] + e["dur"] / 2) / 1e3, order.index((e["pid"], e["tid"])) + 0.12 + 0.24 * level, e["name"], ha="center", va="top",
+            fontsize=7)
+  ax.set_ylim(len(order) - 0.3, -0.5)
   ax.set_yticks(range(len(order)), [rows[k] for k in order])
   ax.set_xlabel("ms")
-  ax.invert_yaxis()
   ax.set_title(f"{len(spans)} spans: kernels (blue), copies (orange), waits (grey)")
   fig.tight_layout()
   fig.savefig(png, dpi=110)

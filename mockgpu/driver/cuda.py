@@ -693,6 +693,7 @@ def _check_dims(grid:tuple, block:tuple, smem:int, f:Function):
 
 def _fault(ctx:Context, code:int, f:Function, e:Exception):
   ctx.error = code
+  events.fault(ctx.device.mem.name, None, e)
   log.error("cuLaunchKernel(%s) on CUDA:%d: %s; the context is now in error %d (%s)", f.name, ctx.device.ordinal, e, code,
             ERROR_STRINGS[code])
 

@@ -210,6 +210,7 @@ class RingQueue:
 
   def _stop(self, err:Exception):
     self.error = err
+    events.fault(self.gpu.name, self.name, err)
     log.warning("%s stopped: %s", self.name, err)
     self.gpu.fault(self, err)
 

@@ -138,6 +138,7 @@ class Channel:
   def _failed(self, e:Exception) -> bool:
     """Skip what failed and go on; the entry's first error is raised when the entry ends."""
     log.warning("%s", e)
+    events.fault(self.gpu.name, self.name, e)
     if self.error is None: self.error = e
     return True
 
@@ -186,6 +187,7 @@ class Channel:
   def _channel_error(self, e:GPUPageFault):
     """RC: record the fault for the debugger, write every channel's error notifier, stop the group."""
     access = nv.NV_PFAULT_ACCESS_TYPE_VIRT_WRITE if e.write else nv.NV_PFAULT_ACCESS_TYPE_VIRT_READ
+    events.fault(self.gpu.name, self.name, e)
     self.gpu.fault(Fault(e.va, nv.NV_PFAULT_FAULT_TYPE_PTE, access, f"{self.name}: {e}"))
     self.group.error = e
     for ch in self.group.channels: ch.write_error_notifier(ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)

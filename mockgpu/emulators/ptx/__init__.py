@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from mockgpu import config, coverage, replay, system
 from mockgpu.boards import NVBoard, selected_nv_board
-from mockgpu.errors import UnsupportedInstruction, LaunchRefused
+from mockgpu.errors import GPUPageFault, UnsupportedInstruction, LaunchRefused
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.syntax import PTXSyntaxError
@@ -142,6 +142,9 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))
           k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+  except GPUPageFault as e:
+    e.add_context(kernel=k.name, nearest=mem.nearest(e.va))
+    raise
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, k, grid, block, params, dynamic_shared, nk, start) from e

@@ -155,6 +155,22 @@ class Env(Collective):
 
   def ld_global(self, a, dt:np.dtype, nvec:int, m, where:str):
     """Generic/global load: values for the active lanes (a scalar per component when the address is uniform)."""
+    try: return self._ld_global(a, dt, nvec, m, where)
+    except GPUPageFault as e: raise self.thread_fault(e, a, dt.itemsize * nvec, m) from None
+
+  def thread_fault(self, e:GPUPageFault, a, nbytes:int, m) -> GPUPageFault:
+    """A global access that faulted, named by the first active thread whose whole access (nbytes: 16 for a .v4.f32)
+    misses every allocation: its address, its CTA and thread. A fault in a state-space window keeps its own report."""
+    a = np.broadcast_to(np.asarray(a, U64), (self.n,))
+    glob = (a < U64(LOWEST_WINDOW)) if m is None else (np.asarray(m, bool) & (a < U64(LOWEST_WINDOW)))
+    bad = np.zeros(self.n, bool)
+    bad[glob] = self.mem.unmapped(a[glob], nbytes)
+    if not bad.any(): return e
+    i = int(np.argmax(bad))
+    def at(xyz): return tuple(int(np.broadcast_to(c, (self.n,))[i]) for c in xyz)
+    return GPUPageFault(int(a[i]), nbytes, e.write, e.where, cta=at(self.ctaid), thread=at(self.tid))
+
+  def _ld_global(self, a, dt:np.dtype, nvec:int, m, where:str):
     a = np.asarray(a, U64)
     if a.ndim == 0:
       if m is not None and not m.any(): return [np.zeros(0, dt)] * nvec
@@ -192,6 +208,10 @@ class Env(Collective):
     return _transpose(rows, count, dt)
 
   def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
+    try: return self._st_global(a, vals, dt, m, where)
+    except GPUPageFault as e: raise self.thread_fault(e, a, dt.itemsize * len(vals), m) from None
+
+  def _st_global(self, a, vals:list, dt:np.dtype, m, where:str):
     a = np.asarray(a, U64)
     if a.ndim == 0: a = np.broadcast_to(a, (self.n,))
     act_a = a if m is None else a[m]

@@ -205,6 +205,12 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   except UnsupportedInstruction as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
+  except GPUPageFault as e:
+    e.add_context(kernel=kernel_name(d.pgm_addr), nearest=mem.nearest(e.va))
+    raise
+  except InstructionBudgetExceeded as e:
+    e.args = (f"{e} in kernel {kernel_name(d.pgm_addr)}",)
+    raise
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, d, prog, k, start) from e
@@ -317,6 +323,13 @@ def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, nwg:int, wpg:int, ld
     waves = len(ids) * wpg
     st = State(mem, d, waves, prog.lanes, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)
-    with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
-      used = _run(st, prog, waves, budget, used)
+    try:
+      with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
+        used = _run(st, prog, waves, budget, used)
+    except GPUPageFault as e:
+      if (w:=getattr(e, "chunk_wave", None)) is not None: e.add_context(workgroup=_workgroup_xyz(int(ids[w // wpg]), d.grid), wave=w % wpg)
+      raise
   return used
+
+def _workgroup_xyz(linear:int, grid:tuple[int, int, int]) -> tuple[int, int, int]:
+  return (linear % grid[0], (linear // grid[0]) % grid[1], linear // (grid[0] * grid[1]))

@@ -123,11 +123,29 @@ def sload(st, addr, ndw:int, pc:int, name:str, kind=u32) -> list[np.ndarray]:
     return list(np.repeat(words[:, None], len(a), axis=1))
   return list(_load(st, a, np.dtype(u32), ndw, pc, name).reshape(-1, ndw).T.copy())
 
+def lane_fault(st, w, a:np.ndarray, m, full:bool, nbytes:int, write:bool, pc:int, name:str) -> GPUPageFault:
+  """The fault of a vector memory instruction whose lane addresses `a` (the active lanes', wave-major) missed: the
+  first lane whose whole access (nbytes: 16 for a b128) is not inside one mapping, named by its lane and its wave's
+  index in the chunk (`chunk_wave`: the executor turns it into the workgroup and the wave in it)."""
+  j = int(np.argmax(st.mem.unmapped(a, nbytes)))
+  flat = j if full else int(np.flatnonzero(m.reshape(-1))[j])
+  row, lane = divmod(flat, m.shape[1])
+  e = GPUPageFault(int(a[j]), nbytes, write, _where(st, pc, name), lane=lane)
+  e.chunk_wave = int(w[row]) if isinstance(w, np.ndarray) else row
+  return e
+
 def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
-  return _spread(_widen(_load(st, _lanes(addr, m, full), np.dtype(kind), ndw, pc, name)), m, full, ndw)
+  a = _lanes(addr, m, full)
+  try: vals = _load(st, a, np.dtype(kind), ndw, pc, name)
+  except GPUPageFault: raise lane_fault(st, w, a, m, full, np.dtype(kind).itemsize * ndw, False, pc, name) from None
+  return _spread(_widen(vals), m, full, ndw)
 
 def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
   a = _lanes(addr, m, full)
+  try: _gstore(st, a, m, full, data, pc, name)
+  except GPUPageFault: raise lane_fault(st, w, a, m, full, np.asarray(data[0]).dtype.itemsize * len(data), True, pc, name) from None
+
+def _gstore(st, a:np.ndarray, m, full, data:list, pc:int, name:str):
   if full and len(a) and data[0].dtype == u32 and (dense:=_dense(st, a, 4 * len(data), True)) is not None:
     lanes = dense.view(u32).reshape(m.shape + (len(data),))
     for j, d in enumerate(data): lanes[:, :, j] = d  # interleave the dwords straight into memory
