@@ -44,13 +44,13 @@ class SignalMMIOInterface(MockMMIOInterface):
   def __getitem__(self, k):
     system.get().poll(self.addr)
     value = super().__getitem__(k)
-    if events.enabled and _last_read.get(self.addr) != value:  # a wait loop reads a signal thousands of times: say each change
+    if events.enabled and isinstance(value, int) and _last_read.get(self.addr) != value:  # a wait loop reads a signal thousands of times: say each change
       _last_read[self.addr] = value
-      events.emit("signal", addr=self.addr, op="read", value=int(value))
+      events.emit("signal", addr=self.addr, op="read", value=value)
     return value
   def __setitem__(self, k, v):
     super().__setitem__(k, v)
-    if events.enabled: events.emit("signal", addr=self.addr, op="write", value=int(v))
+    if events.enabled and isinstance(v, int): events.emit("signal", addr=self.addr, op="write", value=v)
     system.get().poll(self.addr)
 
 _last_read:dict[int, int] = {}  # signal address -> the value the runtime last read there (the trace says each change)

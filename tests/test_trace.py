@@ -297,24 +297,31 @@ HCQProgram.__call__ = call
 x = Tensor(np.ones(4096, np.float32)).realize()
 try: (x + 1).realize(); Device[Device.DEFAULT].synchronize(); state["error"] = None
 except Exception as e: state["error"] = str(e)
+from mockgpu import system
+state["native_launches"] = sum(v for k, v in system.stats.items() if k.endswith("native_launches"))
 print("INFO " + json.dumps(state))
 import os; os._exit(0)  # the device is in its error state: skip tinygrad's teardown
 """
 
-@pytest.mark.parametrize("dev", ["MOCK+AMD", "MOCK+NV"])
-def test_out_of_bounds_b128_store_report(dev, tmp_path):
-  evs, info = traced(dev, tmp_path, FAULT, env={"MOCKGPU_COUNT": "1"})
+@pytest.mark.parametrize("dev,path", [("MOCK+AMD", "numpy"), ("MOCK+AMD", "C"), ("MOCK+NV", "numpy"), ("MOCK+NV", "C")])
+def test_out_of_bounds_b128_store_report(dev, path, tmp_path):
+  native = "1" if path == "C" else "0"
+  evs, info = traced(dev, tmp_path, FAULT, env={"MOCKGPU_COUNT": "1", "MOCKGPU_RDNA_NATIVE": native, "MOCKGPU_PTX_NATIVE": native})
+  assert (info["native_launches"] > 0) == (path == "C")  # the C variant ran C
   (f,) = of(evs, "fault")
   assert f["error"] == "GPUPageFault" and f["write"] and f["size"] == 16  # the whole float4 store, not one dword
   assert f["kernel"] == info["name"] and ("global_store_b128" if dev == "MOCK+AMD" else "st.global.v4.f32") in f["where"]
   t, rem = divmod(f["address"] - info["base"], 16)  # the faulting thread, from the address it stored to
   assert rem == 0 and t >= 35 and f["address"] >= info["out"] + info["size"]  # threads 0..34 store inside the buffer
   block = info["local"][0]
-  if dev == "MOCK+AMD":
-    assert (f["workgroup"], f["wave"], f["lane"]) == ([t // block, 0, 0], (t % block) // 32, t % 32)
+  if dev == "MOCK+AMD":  # the C path runs a wave at a time: it names the wave, not the lane
+    assert (f["workgroup"], f["wave"], f.get("lane")) == ([t // block, 0, 0], (t % block) // 32, t % 32 if path == "numpy" else None)
     assert info["error"].startswith(f"MMU fault: 0x{f['address'] & ~0xfff:X} ")
-  else:
+  elif path == "numpy":
     assert (f["cta"], f["thread"]) == ([t // block, 0, 0], [t % block, 0, 0])
+  else:
+    assert "cta" not in f and "thread" not in f  # the C path runs a thread at a time and does not say which
+  if dev == "MOCK+NV":
     assert info["error"].startswith(f"MMU fault: 0x{f['address']:X} ")
   if f["address"] == info["out"] + info["size"]:  # the page after the buffer is unmapped: the report names the buffer
     assert f["nearest"] == f"offset 0x{info['size']:x}: just past the end of the allocation at 0x{info['out']:x} (0x{info['size']:x} bytes)"
@@ -343,3 +350,26 @@ def test_fault_context_is_added_once_and_said():
   assert str(e) == ("GPU page fault: write of 16 bytes at 0x1000 is outside every allocation (global_store_b128 at PC 0x40); "
                     "kernel E_4, workgroup (1, 0, 0), wave 0, lane 3; offset 0x1000: just past the end of the allocation at 0x0 (0x1000 bytes)")
   assert e.fields()["workgroup"] == [1, 0, 0] and e.fields()["lane"] == 3  # the raiser's lane stands
+
+BUDGET = """
+import json, os, numpy as np
+from tinygrad import Tensor, Device
+x = Tensor(np.ones(4096, np.float32)).realize()
+try: (x + 1).realize(); Device[Device.DEFAULT].synchronize(); err = None
+except Exception as e: err = str(e)
+from mockgpu import system
+print("INFO " + json.dumps({"error": err, "native_launches": sum(v for k, v in system.stats.items() if k.endswith("native_launches"))}))
+os._exit(0)
+"""
+
+@pytest.mark.parametrize("path", ["numpy", "C"])
+def test_budget_stop_names_the_kernel_and_who_ran(path, tmp_path):
+  native = "1" if path == "C" else "0"
+  evs, info = traced("MOCK+AMD", tmp_path, BUDGET, env={"MOCKGPU_BUDGET": "20", "MOCKGPU_RDNA_NATIVE": native, "MOCKGPU_COUNT": "1"})
+  assert (info["native_launches"] > 0) == (path == "C") and info["error"]
+  (f,) = of(evs, "fault")
+  assert f["error"] == "InstructionBudgetExceeded" and f["queue"] == "AMD:0 PM4 queue 0"
+  assert re.match(r"kernel E_\w+: dispatch of the kernel at PC 0x[0-9a-f]+ ran past MOCKGPU_BUDGET=20 wave-instructions", f["message"])
+  # numpy runs the waves of a chunk of workgroups together; C one wave at a time, the one that ran out is named
+  assert (re.search(r"running: workgroups \(0, 0, 0\) to \(\d+, 0, 0\)$", f["message"]) if path == "numpy" else
+          re.search(r"the running wave: workgroup \(\d+, 0, 0\), wave 0$", f["message"])), f["message"]

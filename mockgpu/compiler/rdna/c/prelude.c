@@ -32,6 +32,7 @@ typedef struct {
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
   uint64_t fault_va;
   const uint32_t *user;                    /* [32] */
+  int64_t cur_wave;                        /* the wave (index in the chunk) running: what a fault or budget stop names */
 } Ctx;
 enum { GLOBAL_SPACE = 0, LDS_SPACE = 1 };
 
@@ -168,7 +169,7 @@ int64_t mockgpu_run(Ctx *c) {
       live = 0;
       for (int64_t i = 0; i < c->wpg; i++) {
         if (pcs[i] < 0) continue;
-        int64_t w = g * c->wpg + i;
+        int64_t w = c->cur_wave = g * c->wpg + i;
         pcs[i] = wave(c, c->s + w * 256, c->v + w * c->nvgpr * WAVE, c->lds + g * c->lds_size, pcs[i]);
         live |= pcs[i] >= 0;
       }
