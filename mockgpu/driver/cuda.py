@@ -242,13 +242,14 @@ def _api(fn):
   @functools.wraps(fn)
   def call(*args):
     why = ""
-    if events.enabled: t0, _outputs[:] = events.now(), []
+    t0 = events.now() if events.enabled else 0  # 0: not traced (a listener may join during the call)
+    _outputs.clear()
     try:
       if needs_init and _drv is None: raise _Fail(CUDA_ERROR_NOT_INITIALIZED, "cuInit was not called")
       fn(*args)
       rc = CUDA_SUCCESS
     except _Fail as e: rc, why = e.code, e.why
-    if events.enabled:
+    if t0 and events.enabled:
       outs = {names[i] if i < len(names) else str(i): v for ref, v in _outputs for i, a in enumerate(args) if a is ref}
       events.emit("cuda", ts=t0, dur=events.now() - t0, call=name, args={n: _show(a) for n, a in zip(names, args)}, out=outs,
                   result=enum_cudaError_enum.get(rc, rc), **({"why": why} if why else {}))
@@ -710,7 +711,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
   except GPUPageFault as e: _fault(ctx, CUDA_ERROR_ILLEGAL_ADDRESS, fn, e)
   except InstructionBudgetExceeded as e: _fault(ctx, CUDA_ERROR_LAUNCH_TIMEOUT, fn, e)
   else:
-    if events.enabled: events.emit("dispatch", ctx.device.mem.name, f"stream 0x{_addr(hStream):x}", ts=t0, dur=events.now() - t0,
+    if t0 and events.enabled: events.emit("dispatch", ctx.device.mem.name, f"stream 0x{_addr(hStream):x}", ts=t0, dur=events.now() - t0,
                                    **_ptx().launch_fields(fn.kernel, grid, block, smem, stats))
 
 # *** everything else in the ABI table ***

@@ -237,11 +237,11 @@ class RingQueue:
         n = self._length(header, s)
         if s.pos + n > s.end: raise self.packet_error(s, header, f"truncated packet: {n} dwords, but only {s.end - s.pos} were submitted")
         body = s.read(self.gpu.mem, s.pos + 1, n - 1)
-        if events.enabled: t0 = self._wait_since or events.now()
+        t0 = (self._wait_since or events.now()) if events.enabled else 0  # 0: not traced (a listener may join meanwhile)
         if (skip:=self._execute(header, body, s)) is None:
-          if events.enabled and not self._wait_since: self._wait_since = t0  # the wait's span starts at its first try
+          if t0 and not self._wait_since: self._wait_since = t0  # the wait's span starts at its first try
           break
-        if events.enabled: self._traced(header, body, s, t0)
+        if t0 and events.enabled: self._traced(header, body, s, t0)
         if s.pos + n + skip > s.end: raise self.packet_error(s, header, f"predicated block of {skip} dwords runs past the end")
         s.pos += n + skip
         progress = True

@@ -121,15 +121,15 @@ class Channel:
       elif hdr == 0: data, steps = [], []  # a zero word is an empty GRP0 method: no operation
       else: return self._failed(PacketError(f"{where}: method header 0x{hdr:08x} has an unsupported opcode (SEC_OP {op})"))
       for i in range(self.resume, len(data)):
-        if events.enabled: t0 = self._wait_since or events.now()
+        t0 = (self._wait_since or events.now()) if events.enabled else 0  # 0: not traced (a listener may join meanwhile)
         try: ran = self._method(subch, mthd + steps[i], data[i], where)
         except GPUPageFault: raise
         except Exception as e: ran = self._failed(e)
         if not ran:
           self.resume = i  # blocked: retry this very method on the next pass
-          if events.enabled and not self._wait_since: self._wait_since = t0  # the wait's span starts at its first try
+          if t0 and not self._wait_since: self._wait_since = t0  # the wait's span starts at its first try
           return False
-        if events.enabled: self._traced(subch, mthd + steps[i], data[i], where, t0)
+        if t0 and events.enabled: self._traced(subch, mthd + steps[i], data[i], where, t0)
         self.executed += 1
       self.resume = 0
       self.pos += 1 if op == nv.NVC56F_DMA_SEC_OP_IMMD_DATA_METHOD or hdr == 0 else 1 + count

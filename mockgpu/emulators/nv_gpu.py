@@ -140,7 +140,7 @@ class CopyEngine(Engine):
     pitch_in, pitch_out = self.regs.get(nv.NVC6B5_PITCH_IN, 0), self.regs.get(nv.NVC6B5_PITCH_OUT, 0)
     t0 = events.now() if events.enabled else 0
     for i in range(lines): self.gpu.mem.copy(dst + i * pitch_out, src + i * pitch_in, length, f"{where}: copy")
-    if events.enabled: events.emit("copy", self.gpu.name, self.queue, ts=t0, dur=events.now() - t0, src=src, dst=dst, size=length * lines,
+    if t0 and events.enabled: events.emit("copy", self.gpu.name, self.queue, ts=t0, dur=events.now() - t0, src=src, dst=dst, size=length * lines,
                                    lines=lines, pitch_in=pitch_in, pitch_out=pitch_out)
 
 class ComputeEngine(Engine):

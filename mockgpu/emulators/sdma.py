@@ -130,7 +130,7 @@ class SDMAQueue(RingQueue):
     size = self.field(count, "COPY_LINEAR_COUNT_count") + 1
     t0 = events.now() if events.enabled else 0
     self.gpu.mem.copy((dst_hi << 32) | dst_lo, (src_hi << 32) | src_lo, size, where=f"{self.name} COPY_LINEAR")
-    if events.enabled: events.emit("copy", self.gpu.name, self.name, ts=t0, dur=events.now() - t0, src=(src_hi << 32) | src_lo,
+    if t0 and events.enabled: events.emit("copy", self.gpu.name, self.name, ts=t0, dur=events.now() - t0, src=(src_hi << 32) | src_lo,
                                    dst=(dst_hi << 32) | dst_lo, size=size)
     return 0
 
