@@ -30,8 +30,10 @@ class GPUPageFault(MockGPUError):
   (AMD: workgroup, wave, lane; NVIDIA: CTA and thread) and the nearest allocation with the offset into it."""
   CONTEXT = ("kernel", "workgroup", "wave", "lane", "cta", "thread", "nearest")
 
-  def __init__(self, va:int, size:int, write:bool, where:str="", **context):
-    self.va, self.size, self.write, self.where = va, size, write, where
+  def __init__(self, va:int, size:int, write:bool, where:str="", space:str="global", **context):
+    """space: "global" (va is a GPU virtual address; the nearest allocation means something) or the window or array
+    the offset va is in ("LDS", "scratch", "shared", "local", "param", "module")."""
+    self.va, self.size, self.write, self.where, self.space = va, size, write, where, space
     for k in self.CONTEXT: setattr(self, k, context.get(k))
     super().__init__(self.report())
 
@@ -49,7 +51,7 @@ class GPUPageFault(MockGPUError):
 
   def fields(self) -> dict:
     """The report as data (the trace's `fault` event)."""
-    return {"address": self.va, "size": self.size, "write": self.write, "where": self.where,
+    return {"address": self.va, "size": self.size, "write": self.write, "where": self.where, "space": self.space,
             **{k: list(v) if isinstance(v, tuple) else v for k in self.CONTEXT if (v:=getattr(self, k)) is not None}}
 
 def _dims(v) -> str: return f"({', '.join(map(str, v))})" if isinstance(v, tuple) else str(v)

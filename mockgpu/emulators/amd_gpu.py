@@ -210,6 +210,7 @@ class RingQueue:
 
   def _stop(self, err:Exception):
     self.error = err
+    if isinstance(err, GPUPageFault) and err.space == "global": err.add_context(nearest=self.gpu.mem.nearest(err.va))  # a packet's access
     events.fault(self.gpu.name, self.name, err)
     log.warning("%s stopped: %s", self.name, err)
     self.gpu.fault(self, err)

@@ -187,6 +187,7 @@ class Channel:
   def _channel_error(self, e:GPUPageFault):
     """RC: record the fault for the debugger, write every channel's error notifier, stop the group."""
     access = nv.NV_PFAULT_ACCESS_TYPE_VIRT_WRITE if e.write else nv.NV_PFAULT_ACCESS_TYPE_VIRT_READ
+    if e.space == "global": e.add_context(nearest=self.gpu.mem.nearest(e.va))  # a method's own access (a copy, a semaphore)
     events.fault(self.gpu.name, self.name, e)
     self.gpu.fault(Fault(e.va, nv.NV_PFAULT_FAULT_TYPE_PTE, access, f"{self.name}: {e}"))
     self.group.error = e

@@ -143,7 +143,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
           shape = _batch_shape(block, min(per_batch, nctas - first))
           k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
   except GPUPageFault as e:
-    e.add_context(kernel=k.name, nearest=mem.nearest(e.va))
+    e.add_context(kernel=k.name, nearest=mem.nearest(e.va) if e.space == "global" else None)
     raise
   except Exception as e:
     if replay.modelled(e): raise

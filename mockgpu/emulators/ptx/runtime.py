@@ -104,7 +104,7 @@ class Env(Collective):
 
   def param(self, off:int, dt:np.dtype, where:str):
     if off < 0 or off + dt.itemsize > len(self.params):
-      raise GPUPageFault(off, dt.itemsize, False, f"{where} (param space of {len(self.params)} bytes)")
+      raise GPUPageFault(off, dt.itemsize, False, f"{where} (param space of {len(self.params)} bytes)", "param")
     return np.frombuffer(self.params, dt, 1, off)[0]
 
   # *** per-CTA and per-thread memories ***
@@ -114,12 +114,12 @@ class Env(Collective):
     a = np.asarray(a, U64) & _LOW
     if space == "shared": size, owner, store = self.shared_bytes, self.cta, self.shared
     else: size, owner, store = self.local_bytes, self.thread, self.local
-    if store is None: raise GPUPageFault(int(np.max(a)), nbytes, write, f"{where} (the kernel has no .local memory)")
+    if store is None: raise GPUPageFault(int(np.max(a)), nbytes, write, f"{where} (the kernel has no .local memory)", "local")
     if m is not None:
       a = np.broadcast_to(a, (self.n,))[m]
       owner = np.broadcast_to(owner, (self.n,))[m]
     if a.size and (bad := np.atleast_1d(outside(a, nbytes, size))).any():   # a uniform address is 0-d
-      raise GPUPageFault(int(np.broadcast_to(a, bad.shape)[np.argmax(bad)]), nbytes, write, f"{where} ({space} window of {size} bytes)")
+      raise GPUPageFault(int(np.broadcast_to(a, bad.shape)[np.argmax(bad)]), nbytes, write, f"{where} ({space} window of {size} bytes)", space)
     return store.reshape(-1), owner * store.shape[1] + a.astype(np.int64)
 
   def ld_space(self, space:str, a, dt:np.dtype, nvec:int, m, where:str):
@@ -226,7 +226,7 @@ class Env(Collective):
       space = self._window_of(int(tag))
       if space is None: self._scatter(a[sel], [v[sel] for v in full], dt, where)
       elif isinstance(space, str): self.st_space(space, a, full, dt, sel, where)
-      elif space is self.module_mem.consts: raise GPUPageFault(int(a[sel][0]), dt.itemsize * len(vals), True, f"{where} (.const is read-only)")
+      elif space is self.module_mem.consts: raise GPUPageFault(int(a[sel][0]), dt.itemsize * len(vals), True, f"{where} (.const is read-only)", "module")
       else: space.store(a[sel] & _LOW, self._pack(full, dt, sel, int(sel.sum())), where)
 
   def _pack(self, vals:list, dt:np.dtype, m, count:int) -> np.ndarray:
@@ -361,7 +361,7 @@ class _Window:
   def _idx(self, off:np.ndarray, nbytes:int, write:bool, where:str):
     off = np.asarray(off, U64).reshape(-1)
     if off.size and (bad := outside(off, nbytes, self.size)).any():
-      raise GPUPageFault(int(off[np.argmax(bad)]), nbytes, write, f"{where} (module .{self.name} variables, {self.size} bytes)")
+      raise GPUPageFault(int(off[np.argmax(bad)]), nbytes, write, f"{where} (module .{self.name} variables, {self.size} bytes)", "module")
     return off.astype(np.int64)[:, None] + np.arange(nbytes)
   def load(self, off, dt, nvec, where):
     idx = self._idx(off, dt.itemsize * nvec, False, where)

@@ -206,7 +206,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
   except GPUPageFault as e:
-    e.add_context(kernel=kernel_name(d.pgm_addr), nearest=mem.nearest(e.va))
+    e.add_context(kernel=kernel_name(d.pgm_addr), nearest=mem.nearest(e.va) if e.space == "global" else None)
     raise
   except InstructionBudgetExceeded as e:
     e.args = (f"kernel {kernel_name(d.pgm_addr)}: {e}",)

@@ -119,7 +119,8 @@ def _error(k:NativeKernel, c:Ctx, status:int, d, budget:int, workgroup:int, wave
   wg = d.workgroup(workgroup)
   if status == FAULT:
     if c.fault_kind == LDS_SPACE: where = outside(where, "LDS", c.fault_va, c.lds_size)
-    return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where, workgroup=wg, wave=wave)
+    return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where, "LDS" if c.fault_kind == LDS_SPACE else "global",
+                        workgroup=wg, wave=wave)
   if status == BUDGET:
     e = budget_exceeded(pgm, budget, c.fault_pc)
     e.args = (f"{e}; the running wave: workgroup {wg}, wave {wave}",)
