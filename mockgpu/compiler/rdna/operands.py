@@ -732,9 +732,14 @@ def _vop3p9(inst, name, pc, sem):
   return _vop3p(inst, name, pc, sem)
 
 def _pair_half(o:int, hi:int) -> int:
-  """The register holding half `hi` of the 64-bit register pair operand o (a VGPR or SGPR pair)."""
+  """The register holding half `hi` of the 64-bit register pair operand o (a VGPR or SGPR pair). An inline constant is
+  its 32-bit value in the low half (LLVM folds one only where the op reads that half, op_sel_hi clear); which value
+  the high half of a constant reads is not modelled."""
+  if 128 <= o <= 248 and o not in GFX9_RESERVED:
+    if hi: raise Unsupported(f"the high half of constant operand {describe(Reg(o))} of a packed 32-bit op")
+    return o
   if not (o < 106 or o in (VCC, EXEC) or 108 <= o < 124 or 256 <= o < 512):
-    raise Unsupported(f"operand {describe(Reg(o))} of a packed 32-bit op (only register pairs are modelled)")
+    raise Unsupported(f"operand {describe(Reg(o))} of a packed 32-bit op (only register pairs and constants are modelled)")
   return o + hi
 
 def _pk_f32(inst, row:str, sem) -> Dual:
