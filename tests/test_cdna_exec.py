@@ -4,22 +4,18 @@ matrix-instruction layouts, not from the tables under test. A test with a `path`
 the C path and asserts which one ran. The others run on numpy only, where the C backend declines the kernel (MFMA,
 DPP, v_readlane with a lane operand, fma_f16: counted in coverage as numpy-only) or it raises before C could run."""
 from __future__ import annotations
-import struct
 from fractions import Fraction
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO, VCC_HI, EXEC
 from tinygrad.runtime.autogen.amd.cdna import ins as I
 from mockgpu.errors import UnsupportedInstruction
-from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import Dispatch, run_dispatch
 from test_rdna_harness import aligned
+from test_rdna_isa import run as run_isa, RSRC1, RSRC2
 from test_rdna4 import round_exact
 from test_cdna import dpp_reference
 
 PATHS = ["numpy", "native"]
-RSRC1 = 0x3 << 16 | 0x3 << 18          # f32 and f16/f64 denormals allowed, round to nearest even
-RSRC2 = 2 << 1 | 1 << 7                  # two user SGPRs (kernarg pointer), TGID_X in s2
 M32 = 0xffffffff
 
 def kernel(*body) -> list:
@@ -41,18 +37,10 @@ def marked(inst, marker:int):
   return type(inst).from_bytes(((raw & ~0x1ff) | marker).to_bytes(inst.size(), "little"))
 
 def run(insts, out:np.ndarray, inp:np.ndarray|None=None, path:str="numpy", monkeypatch=None, family:str="cdna3",
-        block=(64, 1, 1), grid=(1, 1, 1), xcc=(0, 1, 1), rsrc1:int=RSRC1, mem:AddressSpace|None=None):
+        block=(64, 1, 1), grid=(1, 1, 1), xcc=(0, 1, 1), rsrc1:int=RSRC1):
+  """test_rdna_isa.run's dispatch as wave64 on a CDNA family, on the path asked for."""
   if monkeypatch is not None: monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
-  code = b"".join(i.to_bytes() for i in insts)
-  img = aligned(4096)
-  img[:len(code)] = np.frombuffer(code, np.uint8)
-  inp = np.zeros(4, np.uint32) if inp is None else inp
-  args = aligned(256, 256)
-  struct.pack_into("<QQ", args, 0, out.ctypes.data, inp.ctypes.data)
-  mem = mem or AddressSpace("cdna")
-  for a in (img, args, out, inp): mem.map(a.ctypes.data, a.nbytes)
-  user = [args.ctypes.data & M32, args.ctypes.data >> 32] + [0] * 14
-  stats = run_dispatch(mem, Dispatch(family, img.ctypes.data, rsrc1, RSRC2, 0, user, 0, 0, block, grid, False, xcc))
+  stats, _ = run_isa(insts, out, inp, block, grid, rsrc1, RSRC2, arch=family, wave32=False, xcc=xcc)
   assert stats.native == (path == "native"), f"{path}: the dispatch ran on the other path"
   return stats
 

@@ -125,7 +125,7 @@ VOP_ENCODINGS = ("VOP1Op", "VOP2Op", "VOP3Op", "VOP3SDOp", "VOPCOp", "VOP3POp")
 def _compares() -> dict:
   """RDNA3's compare rows under the names CDNA's VOPC/VOP3 compares take (CLASS included)."""
   keys = {strip(n) for n in _cdna_names("VOPCOp") if n.startswith("V_CMP")}
-  return {k: rdna3.VOP[k] for k in (_vop_key(n) for n in keys)}
+  return {k: rdna3.VOP[k] for k in (_vop_key(n) for n in sorted(keys))}
 
 VOP_RENAMES = {**RENAMED_VOP, **CARRY_IN, **MIX}
 
@@ -136,11 +136,12 @@ def _vop_key(n:str) -> str:
     for gfx9, rdna in CMP_CONDITIONS.items(): n = n.replace(f"_{gfx9}_", f"_{rdna}_")
   return n
 
-VOP = {**{n: rdna3.VOP[n] for n in SAME_VOP | (SPECIAL - {"READFIRSTLANE_B32", "READLANE_B32", "WRITELANE_B32"})},
+# sorted: a table's order is its rows' order everywhere (a frozenset's follows the process's string hashing)
+VOP = {**{n: rdna3.VOP[n] for n in sorted(SAME_VOP | (SPECIAL - {"READFIRSTLANE_B32", "READLANE_B32", "WRITELANE_B32"}))},
        **{r: rdna3.VOP[r] for r in VOP_RENAMES.values()}, **_compares(), **OWN}
-SOP = {**{n: rdna3.SOP[n] for n in SAME_SOP | SAME_SOPC | SOPK}, **{r: rdna3.SOP[r] for r in RENAMED_SOP.values()},
+SOP = {**{n: rdna3.SOP[n] for n in sorted(SAME_SOP | SAME_SOPC | SOPK)}, **{r: rdna3.SOP[r] for r in RENAMED_SOP.values()},
        **{f"{op}_SAVEEXEC_B64": rdna3.SOP[f"{op}_SAVEEXEC_B64"] for op in SAVEEXEC.values()}}
-PACKED = {n: rdna3.PACKED[n] for n in SAME_PACKED}
+PACKED = {n: rdna3.PACKED[n] for n in sorted(SAME_PACKED)}
 CLAMPED = rdna3.CLAMPED
 # VOP ops whose last source is the destination itself; VOP2 ops with the literal K as their third source
 ACCUMULATE = {"FMAC_F32", "FMAC_F64"}
