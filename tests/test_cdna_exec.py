@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO, VCC_HI, EXEC
 from tinygrad.runtime.autogen.amd.cdna import ins as I
-from mockgpu.errors import UnsupportedInstruction
+from mockgpu.errors import UnsupportedInstruction, GPUPageFault
 from test_rdna_harness import aligned
 from test_rdna_isa import run as run_isa, RSRC1, RSRC2
 from test_rdna4 import round_exact
@@ -381,3 +381,24 @@ def test_pk_add_f32_with_an_inline_constant(path, monkeypatch):
   for k in range(2): assert [int(b) for b in out[k]] == [round_exact(Fraction(f32(int(b))) + 1, np.float32) for b in x[k]]
   with pytest.raises(UnsupportedInstruction, match="the high half of constant operand"):
     run(kernel(I.v_pk_add_f32(v[6:7], v[2:3], 1.0), I.s_endpgm()), rows(1))
+
+# *** scratch ***
+
+def saddr_off(inst):
+  """inst with SADDR 0x7f, GFX9's "no SGPR base" (the DSL's default NULL is 124, M0 on GFX9)."""
+  raw = int.from_bytes(inst.to_bytes(), "little")
+  return type(inst).from_bytes(((raw & ~(0x7f << 48)) | 0x7f << 48).to_bytes(inst.size(), "little"))
+
+def test_scratch_is_private_per_lane_in_1kib_units():
+  """COMPUTE_TMPRING_SIZE.WAVESIZE counts 1 KiB on GFX9: one unit is 16 bytes per lane of a wave64 wave. Each lane reads
+  back its own dword at offset 12; offset 16 is past its slot (a fault naming the scratch offset). Numpy only: the C
+  path declines kernels with a private segment."""
+  out = rows(1)
+  put = saddr_off(I.scratch_store_dword(addr=v[3], data=v[0], offset=0, sve=1))
+  get = saddr_off(I.scratch_load_dword(vdst=v[2], addr=v[3], offset=0, sve=1))
+  body = [I.v_mov_b32_e32(v[3], 12), put, get, I.s_waitcnt(simm16=0), *store(v[2]), I.s_endpgm()]
+  run_isa(kernel(*body), out, None, (64, 1, 1), (1, 1, 1), RSRC1, RSRC2 | 1, tmpring=1 << 12, arch="cdna3", wave32=False)
+  assert list(out[0]) == list(range(64))
+  bad = [I.v_mov_b32_e32(v[3], 16), put, I.s_endpgm()]
+  with pytest.raises(GPUPageFault, match=r"scratch_store_dword at PC 0x[0-9a-f]+: private \(scratch\) offset 0x10"):
+    run_isa(kernel(*bad), out, None, (64, 1, 1), (1, 1, 1), RSRC1, RSRC2 | 1, tmpring=1 << 12, arch="cdna3", wave32=False)
