@@ -15,10 +15,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, replace
 import numpy as np
-from tinygrad.renderer.amd.dsl import Inst, Reg
+from tinygrad.renderer.amd.dsl import Inst, Reg, SrcField, VGPRField
 from mockgpu.compiler.rdna.decode import op_name, branch_target, imm_offset, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import errata
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
+from mockgpu.compiler.rdna.cdna import bitop3_table, flat_offset, MFMAShape
 
 SCC, VCC, EXEC, NULL, M0, LITERAL = 253, 106, 126, 124, 125, 255
 VCCZ, EXECZ = 251, 252
@@ -647,7 +648,6 @@ def gfx9_reg(o:int, field:str="") -> int:
 
 def _renumbered(inst):
   """inst with every scalar operand field (not the VGPR fields, not SMEM's, which _smem9 reads) renumbered."""
-  from tinygrad.renderer.amd.dsl import SrcField, VGPRField
   if type(inst).__name__ == "SMEM": return inst
   raw = int.from_bytes(inst.to_bytes(), "little")
   for name, f in type(inst)._fields:
@@ -710,7 +710,6 @@ def _vop3_9(inst, name, pc, sem):
 def _bitop3(inst, n:str, sem) -> Valu:
   """v_bitop3 (gfx950): the truth table sits in the OMOD/ABS/NEG fields, so the op has no modifiers; it is the row's
   fourth (constant) source."""
-  from mockgpu.compiler.rdna.cdna import bitop3_table
   if inst.clmp or inst.opsel: raise Unsupported("clamp or op_sel on v_bitop3")
   srcs = [Src(r.offset) for r in (inst.src0, inst.src1, inst.src2)] + [Src(LITERAL, bitop3_table(inst))]
   return _valu(n, sem, inst.vdst.offset - 256, srcs, None)
@@ -761,7 +760,6 @@ def _pk_mov_b32(inst) -> Dual:
 def _mfma(inst, name, pc, sem) -> Mfma:
   """v_mfma_*: A, B from VGPRs or AGPRs (ACC bits 0, 1), C and D from AGPRs with ACC_CD; C may be an inline constant.
   The broadcast controls (CBSZ, ABID, BLGP) and f64's NEG are not modelled."""
-  from mockgpu.compiler.rdna.cdna import MFMAShape
   if name not in sem.MFMA: raise Unsupported("not implemented")
   # VOP3P's NEG_HI, OP_SEL and NEG bits are CBSZ, ABID and BLGP here; its CLAMP bit is ACC_CD
   if inst.cbsz or inst.abid or inst.blgp: raise Unsupported("CBSZ/ABID/BLGP broadcasts (f64: NEG) on MFMA are not modelled")
@@ -804,7 +802,6 @@ def _global9(inst, name, pc, sem):
 
 def _flat9(inst, name, pc, sem):
   """FLAT on gfx940: a 12-bit unsigned offset, no SGPR base; addressed as global (the apertures are not modelled)."""
-  from mockgpu.compiler.rdna.cdna import flat_offset
   _saddr9(inst)
   if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
   return _acc(_vmem(inst, name, "FLAT", Addr(inst.addr.offset - 256, True, offset=flat_offset("FLAT", inst.offset))), inst)

@@ -25,13 +25,13 @@ An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the
 float32), on every host CPU.
 """
 from __future__ import annotations
+import functools
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.cdna import fmax_gfx9, fmin_gfx9, bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma  # noqa: F401
-import functools
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
