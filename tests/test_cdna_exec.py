@@ -37,10 +37,10 @@ def marked(inst, marker:int):
   return type(inst).from_bytes(((raw & ~0x1ff) | marker).to_bytes(inst.size(), "little"))
 
 def run(insts, out:np.ndarray, inp:np.ndarray|None=None, path:str="numpy", monkeypatch=None, family:str="cdna3",
-        block=(64, 1, 1), grid=(1, 1, 1), xcc=(0, 1, 1), rsrc1:int=RSRC1):
+        block=(64, 1, 1), grid=(1, 1, 1), xcc=(0, 1, 1), rsrc1:int=RSRC1, lds:int=0):
   """test_rdna_isa.run's dispatch as wave64 on a CDNA family, on the path asked for."""
   if monkeypatch is not None: monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
-  stats, _ = run_isa(insts, out, inp, block, grid, rsrc1, RSRC2, arch=family, wave32=False, xcc=xcc)
+  stats, _ = run_isa(insts, out, inp, block, grid, rsrc1, RSRC2, lds=lds, arch=family, wave32=False, xcc=xcc)
   assert stats.native == (path == "native"), f"{path}: the dispatch ran on the other path"
   return stats
 
@@ -291,6 +291,19 @@ def test_bitop3_is_gfx950s():
           for x, y, z in zip(a, b, c)]
   assert [int(x) for x in out[0]] == want
   with pytest.raises(UnsupportedInstruction, match="v_bitop3_b32"): run(body, rows(1), inputs(a, b, c), family="cdna3")
+
+@pytest.mark.parametrize("path", PATHS)
+def test_lds_by_gfx9_names_into_agprs_and_pairs(path, monkeypatch):
+  """ds_write_b32 / ds_read_b32 (RDNA3's ds_store_b32 / ds_load_b32) with ACC: the read lands in an AGPR; ds_read2_b32
+  reads two dwords at OFFSET0 and OFFSET1 (in dwords) from the lane's address."""
+  out = rows(3)
+  body = [I.v_add_u32_e32(v[2], 1000, v[0]), I.ds_write_b32(addr=v[1], data0=v[2]), I.s_waitcnt(simm16=0),
+          I.v_sub_u32_e32(v[3], 63, v[0]), I.v_lshlrev_b32_e32(v[3], 2, v[3]), I.ds_read_b32(vdst=v[4], addr=v[3], acc=1),
+          I.ds_read2_b32(vdst=v[6:7], addr=v[1], offset0=0, offset1=1), I.s_waitcnt(simm16=0), I.v_accvgpr_read(v[5], v[4]),
+          *store(v[5]), *store(v[6], 1), *store(v[7], 2), I.s_endpgm()]
+  run(kernel(*body), out, path=path, monkeypatch=monkeypatch, lds=512)
+  lane = np.arange(64)
+  assert (out[0] == 1063 - lane).all() and (out[1] == 1000 + lane).all() and (out[2, :63] == 1001 + lane[:63]).all()
 
 # *** AGPRs and MFMA ***
 
