@@ -267,7 +267,11 @@ print("RESULT", json.dumps({"dispatches": seen, "aql": dev.is_aql, "scratch": de
 """
 
 @functools.cache
-def compiles_for(arch:str) -> tuple[bool, str]: return toolchain.llvm_compiles_for(arch)
+def compiles_for(arch:str) -> tuple[bool, str]:
+  """Whether a tinygrad process with DEV naming arch compiles for it: the libLLVM toolchain.bind_llvm gives it (gfx950:
+  a newer one than tinygrad's own choice)."""
+  choice = toolchain.llvm_for(arch)
+  return choice.lib is not None, choice.detail
 
 def _recorded(arch:str, env:dict) -> dict:
   if not compiles_for(arch)[0]: pytest.skip(f"no LLVM here compiles for {arch} ({compiles_for(arch)[1]})")
