@@ -219,7 +219,8 @@ TMPRING_WAVESIZE_BITS = 13
 TMPRING_WAVESIZE_UNIT = 1024
 # e32 16-bit operands v[128+n] are VGPR 128+n on GFX9 (the true16 reading is RDNA3's, errata.true16)
 TRUE16_E32 = False
-# 16-bit results that zero bits 31:16 of the destination VGPR; GFX9 changed these to preserve them
+# 16-bit results that zero bits 31:16 of the destination VGPR (erratum cdna-16bit-high-zero); GFX9 changed these to
+# preserve them
 PRESERVE_HIGH16 = frozenset({"FMA_F16", "MAD_U16", "MAD_I16", "DIV_FIXUP_F16", "FMA_MIXLO_F16", "FMA_MIXHI_F16"})
 HIGH16_ZEROED = frozenset(n for n, r in VOP.items() if r.dst is not None and WIDTH[r.dst] == 16) - PRESERVE_HIGH16
 WMMA:dict = {}
