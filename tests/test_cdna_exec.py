@@ -38,9 +38,13 @@ def marked(inst, marker:int):
 
 def run(insts, out:np.ndarray, inp:np.ndarray|None=None, path:str="numpy", monkeypatch=None, family:str="cdna3",
         block=(64, 1, 1), grid=(1, 1, 1), xcc=(0, 1, 1), rsrc1:int=RSRC1, lds:int=0):
-  """test_rdna_isa.run's dispatch as wave64 on a CDNA family, on the path asked for."""
-  if monkeypatch is not None: monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
-  stats, _ = run_isa(insts, out, inp, block, grid, rsrc1, RSRC2, lds=lds, arch=family, wave32=False, xcc=xcc)
+  """test_rdna_isa.run's dispatch as wave64 on a CDNA family, on the path asked for (numpy: whatever other tests left
+  in the environment, and however often this kernel ran before)."""
+  mp = monkeypatch or pytest.MonkeyPatch()
+  mp.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
+  try: stats, _ = run_isa(insts, out, inp, block, grid, rsrc1, RSRC2, lds=lds, arch=family, wave32=False, xcc=xcc)
+  finally:
+    if monkeypatch is None: mp.undo()
   assert stats.native == (path == "native"), f"{path}: the dispatch ran on the other path"
   return stats
 
