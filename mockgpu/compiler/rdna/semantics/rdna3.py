@@ -454,6 +454,14 @@ SMEM_KINDS:dict[str, str] = {}
 HIGH_HALF:set[str] = set()
 TTMP_WORKGROUP_IDS = None
 TMPRING_WAVESIZE_BITS = 15
+# what the GFX9 family (semantics/cdna.py) changes: its encodings (operands._gfx9), COMPUTE_TMPRING_SIZE.WAVESIZE in 1 KiB
+# units (RDNA: 256 bytes), e32 16-bit operands v[128+n] as VGPRs (RDNA3: high halves, errata true16-e32), 16-bit results
+# zeroing bits 31:16 (RDNA: kept), MFMA forms
+GFX9 = False
+TMPRING_WAVESIZE_UNIT = 256
+TRUE16_E32 = True
+HIGH16_ZEROED:frozenset[str] = frozenset()
+MFMA:frozenset[str] = frozenset()
 
 # *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
 # raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its
