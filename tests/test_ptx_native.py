@@ -12,6 +12,7 @@ from mockgpu.compiler.native import HOT_DISPATCHES
 from mockgpu.emulators.ptx import native
 from test_ptx_harness import run as run_tiny
 from test_ptx_isa import HEAD, kernel, run, LOAD3
+from mockgpu.compiler.ptx import semantics
 
 def _path(monkeypatch, name:str): monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0" if name == "numpy" else "1")
 
@@ -267,3 +268,86 @@ def test_budget_stops_an_endless_loop(monkeypatch):
   monkeypatch.setenv("MOCKGPU_BUDGET", "100000")
   src = kernel("LOOP:\nadd.u32 %r1, %r1, 1;\nbra LOOP;")
   with pytest.raises(InstructionBudgetExceeded, match="ran past 100000 warp-instructions"): run(src, [])
+
+# *** directed rounding, float16/bfloat16 and the conversions in every mode: C computes the numpy path's bits ***
+
+def _isnan(x:np.ndarray, bits:int=32) -> np.ndarray:
+  return (x & 0x7fffffff) > 0x7f800000 if bits == 32 else (x & 0x7fff) > 0x7c00
+
+MODED_F32 = [f"{op}.{m}{ftz}.f32" for op in ("add", "sub", "mul", "div") for m in ("rz", "rm", "rp") for ftz in ("", ".ftz")] + \
+  ["add.sat.f32", "mul.rm.sat.f32", "sub.rp.ftz.sat.f32", "div.rn.ftz.sat.f32"]
+
+@pytest.mark.parametrize("op", MODED_F32)
+def test_float_binary_in_every_mode(op, monkeypatch):
+  a, b = _pairs(F32_SPECIALS)
+  want, got = both_paths(monkeypatch, f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\n{op} %f3, %f1, %f2;\nmov.b32 %r4, %f3;", a, b, b)
+  same = ~_nan_pair(a, b)   # two NaN operands: numpy's loops pick either payload (see test_float_binary_specials)
+  np.testing.assert_array_equal(got[same], want[same])
+
+MODED_UNARY_FMA = ["fma.rz.f32 %f3, %f1, %f2, %f4;", "fma.rm.ftz.f32 %f3, %f1, %f2, %f4;", "fma.rp.sat.f32 %f3, %f1, %f2, %f4;",
+                   "sqrt.rz.f32 %f3, %f1;", "sqrt.rp.ftz.f32 %f3, %f1;", "rcp.rm.f32 %f3, %f1;", "rcp.rz.ftz.f32 %f3, %f1;"]
+
+@pytest.mark.parametrize("op", MODED_UNARY_FMA)
+def test_float_fma_sqrt_rcp_in_every_mode(op, monkeypatch):
+  a, b = _pairs(F32_SPECIALS)
+  c = np.resize(F32_SPECIALS[::-1], len(a))
+  want, got = both_paths(monkeypatch, f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b32 %f4, %r3;\n{op}\nmov.b32 %r4, %f3;", a, b, c)
+  same = (_isnan(a).astype(int) + _isnan(b) + _isnan(c)) < 2
+  np.testing.assert_array_equal(got[same], want[same])
+
+@pytest.mark.parametrize("op", ["add.rz.f64", "sub.rm.f64", "mul.rp.f64", "div.rz.f64", "div.rp.f64", "sqrt.rm.f64", "rcp.rp.f64"])
+def test_float64_in_every_mode(op, monkeypatch):
+  """The operands are float64s made of two specials (high and low word): every exponent, NaN payloads, subnormals."""
+  a, b = _pairs(F32_SPECIALS)
+  c = np.resize(F32_SPECIALS[::-1], len(a))
+  srcs = "%fd1" if op.split(".")[0] in ("sqrt", "rcp") else "%fd1, %fd2"
+  body = f"mov.b64 %fd1, {{%r3, %r1}};\nmov.b64 %fd2, {{%r1, %r2}};\n{op} %fd3, {srcs};\nmov.b64 {{%r5, %r4}}, %fd3;\nxor.b32 %r4, %r4, %r5;"
+  want, got = both_paths(monkeypatch, body, a, b, c)
+  same = ~(_isnan(a) & _isnan(b))
+  np.testing.assert_array_equal(got[same], want[same])
+
+HALVES = ["add.rn.f16 %h5, %h1, %h3;", "fma.rn.f16 %h5, %h1, %h3, %h2;", "fma.rn.bf16 %h5, %h1, %h3, %h2;", "mul.rn.bf16 %h5, %h1, %h3;",
+          "add.rn.bf16 %h5, %h1, %h3;", "fma.rn.sat.f16 %h5, %h1, %h3, %h2;", "fma.rn.relu.bf16 %h5, %h1, %h3, %h2;", "fma.rn.relu.f16 %h5, %h1, %h3, %h2;",
+          "min.bf16 %h5, %h1, %h3;", "max.f16 %h5, %h1, %h3;", "ex2.approx.f16 %h5, %h1;", "tanh.approx.f16 %h5, %h1;",
+          "ex2.approx.ftz.bf16 %h5, %h1;", "tanh.approx.bf16 %h5, %h1;", "cvt.rn.bf16.f16 %h5, %h1;", "cvt.f32.bf16 %f1, %h1;\ncvt.rz.f16.f32 %h5, %f1;",
+          "setp.lt.bf16 %p1, %h1, %h3;\nselp.b16 %h5, %h1, %h3, %p1;", "cvt.rni.s32.f16 %r6, %h1;\ncvt.u16.u32 %h5, %r6;",
+          "cvt.rzi.u16.bf16 %h5, %h1;"]
+
+@pytest.mark.parametrize("op", HALVES)
+def test_half_and_bfloat16_forms(op, monkeypatch):
+  """Each 32-bit input is two halves; the result half is in the low bits."""
+  halves = np.array([0, 0x8000, 0x3c00, 0xbc00, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7d01, 0xfe12, 0x3f80, 0xbf80,
+                     0x7f80, 0x7fc1, 0x0080, 0x4049, 0x3555, 0x4d00, 0xc8ff], np.uint32)
+  x = (halves[:, None] | halves[None, ::-1] << 16).reshape(-1)
+  a, b = _pairs(x[::7])
+  want, got = both_paths(monkeypatch, f"mov.b32 {{%h1, %h2}}, %r1;\nmov.b32 {{%h3, %h4}}, %r2;\n{op}\nmov.b32 %r4, {{%h5, %h5}};", a, b, b)
+  # two NaN operands: which payload survives follows numpy's operand order (both give a NaN)
+  nan_pair = lambda v, w: ((v & 0x7fff) > 0x7c00) & ((w & 0x7fff) > 0x7c00) | ((v & 0x7fff) > 0x7f80) & ((w & 0x7fff) > 0x7f80)
+  same = ~(nan_pair(a, b) | nan_pair(a, b >> 16) | nan_pair(a >> 16, b) | nan_pair(a, a >> 16))
+  np.testing.assert_array_equal(got[same], want[same])
+
+MODED_CVT = ["cvt.rz.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;", "cvt.rm.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rp.bf16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.bf16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rn.relu.f16x2.f32 %r4, %f1, %f2;", "cvt.rn.bf16x2.f32 %r4, %f1, %f2;",
+             "cvt.rm.f32.f64 %f3, %fd1;\nmov.b32 %r4, %f3;", "cvt.rp.f32.f64 %f3, %fd1;\nmov.b32 %r4, %f3;",
+             "cvt.rz.f16.f64 %h1, %fd1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.f16.f64 %h1, %fd1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rz.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;", "cvt.rm.f32.u64 %f3, %rd1;\nmov.b32 %r4, %f3;", "cvt.rn.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;",
+             "cvt.rp.f64.s64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;", "cvt.rz.f64.u64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;",
+             "cvt.rm.f32.s32 %f3, %r1;\nmov.b32 %r4, %f3;", "cvt.rp.f16.u32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.bf16.s32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rzi.s32.f64 %r4, %fd1;", "cvt.rpi.u64.f64 %rd3, %fd1;\ncvt.u32.u64 %r4, %rd3;", "cvt.sat.f32.f32 %f3, %f1;\nmov.b32 %r4, %f3;",
+             "cvt.rz.sat.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;"]
+
+@pytest.mark.parametrize("op", MODED_CVT)
+def test_conversions_in_every_mode(op, monkeypatch):
+  x = np.concatenate([F32_SPECIALS, I32_SPECIALS, rng.standard_normal(20).astype(np.float32).view(np.uint32)])
+  a, b = _pairs(x[::3])
+  body = f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b64 %fd1, {{%r2, %r1}};\nmov.b64 %rd1, {{%r2, %r1}};\n{op}"
+  want, got = both_paths(monkeypatch, body, a, b, b)
+  np.testing.assert_array_equal(got, want)
+
+@pytest.mark.parametrize("mode", sorted(semantics.PRMT_MODES))
+def test_prmt_modes_same_bits(mode, monkeypatch):
+  a, b = _pairs(I32_SPECIALS)
+  c = np.resize(I32_SPECIALS[::-1], len(a))
+  want, got = both_paths(monkeypatch, f"prmt.b32.{mode} %r4, %r1, %r2, %r3;", a, b, c)
+  np.testing.assert_array_equal(got, want)
