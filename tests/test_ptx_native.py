@@ -351,3 +351,57 @@ def test_prmt_modes_same_bits(mode, monkeypatch):
   c = np.resize(I32_SPECIALS[::-1], len(a))
   want, got = both_paths(monkeypatch, f"prmt.b32.{mode} %r4, %r1, %r2, %r3;", a, b, c)
   np.testing.assert_array_equal(got, want)
+
+ATOMICS = ["add.u32", "add.s32", "add.u64", "add.f32", "add.f64", "inc.u32", "dec.u32", "cas.b32", "cas.b64", "exch.b32", "min.s32",
+           "max.u32", "min.s64", "and.b32", "or.b64", "xor.b32"]
+
+@pytest.mark.parametrize("space", ["global", "shared"])
+@pytest.mark.parametrize("op", ATOMICS)
+def test_atomics_colliding_lanes_same_bits(op, space, monkeypatch):
+  """64 threads, seven cells: each thread's old value and the cells, on both paths (lane order per address)."""
+  w = 64 if op.endswith("64") else 32
+  r, f = ("%rd", "%fd") if w == 64 else ("%r", "%f")
+  src = f"{f}1" if op.startswith("add.f") else f"{r}1"
+  vals = rng.integers(0, 2**w, 64, dtype=np.uint64).astype(np.uint64 if w == 64 else np.uint32)
+  if op.startswith("add.f"): vals = rng.standard_normal(64).astype(np.float64 if w == 64 else np.float32).view(vals.dtype)
+  init = vals[:7][::-1].copy()
+  cas = f", {r}2" if op.startswith("cas") else ""
+  body = f"""
+.shared .align 8 .b8 s[56];
+mov.u32 %r0, %tid.x;
+ld.param.u64 %rd5, [in0];
+mul.wide.u32 %rd6, %r0, {w // 8};
+add.s64 %rd5, %rd5, %rd6;
+ld.global.b{w} {src}, [%rd5];
+ld.global.b{w} {r}2, [%rd5+{w // 8 * 64}];
+rem.u32 %r3, %r0, 7;
+mul.wide.u32 %rd7, %r3, {w // 8};
+ld.param.u64 %rd8, [out];
+add.s64 %rd8, %rd8, %rd7;
+mov.u64 %rd9, s;
+add.s64 %rd9, %rd9, %rd7;
+"""
+  if space == "shared":   # the cells start as `out`'s, and end there
+    body += f"setp.lt.u32 %p1, %r0, 7;\n@%p1 ld.global.b{w} {r}3, [%rd8];\n@%p1 st.shared.b{w} [%rd9], {r}3;\nbar.sync 0;\n"
+    cell = "[%rd9]"
+  else: cell = "[%rd8]"
+  body += f"atom.{space}.{op} {f if op.startswith('add.f') else r}4, {cell}, {src}{cas};\nst.global.b{w} [%rd5+{w // 8 * 128}], {f if op.startswith('add.f') else r}4;\n"
+  if space == "shared": body += f"bar.sync 0;\n@%p1 ld.shared.b{w} {r}3, [%rd9];\n@%p1 st.global.b{w} [%rd8], {r}3;"
+  if op.startswith("cas"): vals[48:] = init[np.arange(48, 64) % 7]   # the compares of the first lanes of a cell there succeed
+  outs = []
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    cells, data = init.copy(), np.concatenate([vals, np.roll(vals, 5), np.zeros(64, vals.dtype)])
+    st = run(kernel(body, ".param .u64 out, .param .u64 in0"), [cells, data], block=(64, 1, 1))
+    assert st.native == (path == "native"), dict(native.declined)
+    outs.append((cells, data[128:]))
+  for got, want in zip(outs[1], outs[0]): np.testing.assert_array_equal(got, want)
+  assert len(np.unique(outs[0][1])) > 7   # old values differ: the lanes saw each other's updates
+
+def test_misaligned_atomic_faults_on_both_paths(monkeypatch):
+  out = np.zeros(4, np.uint32)
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    with pytest.raises(GPUPageFault, match=r"misaligned atomic") as e:
+      run(kernel("ld.param.u64 %rd1, [out];\natom.global.add.u32 %r1, [%rd1+2], 1;", ".param .u64 out"), [out])
+    assert e.value.va == out.ctypes.data + 2

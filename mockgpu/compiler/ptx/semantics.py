@@ -7,9 +7,9 @@ farith, float_to_int, ...) whose meaning each method's docstring gives. The nump
 primitive as an expression over arrays of every thread of a batch; the C backend (backends/c.py) as an expression over
 one thread's scalars. Both compute the same bits (tests/test_ptx_native.py compares them).
 
-The C backend covers less. A row that it does not translate at all says why in `no_c` (warp-wide instructions,
-atomics, ...); within a row, a primitive it does not render (directed rounding, .sat, .relu, float16 fma and
-transcendentals, the f16x2/bf16x2 halves, ...) makes it decline. Either way the kernel stays on the numpy path and the
+The C backend covers less. A row that it does not translate at all says why in `no_c` (warp-wide instructions, ...);
+within a row, a primitive it does not render (a float64 fma in a directed mode, generic shared/local addresses, ...)
+makes it decline. Either way the kernel stays on the numpy path and the
 reason is counted in emulators/ptx/native.declined.
 """
 from __future__ import annotations
@@ -223,7 +223,6 @@ class Backend:
 
 # why the C backend declines a whole row
 WARP_WIDE = "warp-wide: the C backend runs one thread at a time"
-ATOMICS = "atomics are not translated to C"
 NUMPY_ONLY = "not translated to C (rare in compiled kernels)"
 
 @dataclass(frozen=True)
@@ -406,7 +405,7 @@ def _st(b, ins):
 ATOM_OPS = ("add", "min", "max", "and", "or", "xor", "exch", "cas", "inc", "dec")
 ATOM_FLAGS = {"global", "shared", "relaxed", "acquire", "release", "acq_rel", "gpu", "sys", "cta", "shared::cta", "noftz", *ATOM_OPS}
 
-@row("atom", "red", no_c=ATOMICS)
+@row("atom", "red")
 def _atom(b, ins):
   m = Mods(b, ins, ATOM_FLAGS)
   t = one_type(b, m)

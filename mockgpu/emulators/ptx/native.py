@@ -20,7 +20,7 @@ from mockgpu.emulators.ptx.runtime import KernelTrap
 
 DONE, FAULT, BUDGET, TRAP = 0, 1, 2, 4   # native_common.c's statuses and prelude.c's TRAP
 GLOBAL_SPACE = 0
-SHARED_SPACE, PARAM_SPACE, LOCAL_SPACE, CONST_SPACE = 1, 2, 3, 4
+SHARED_SPACE, PARAM_SPACE, LOCAL_SPACE, CONST_SPACE, MISALIGNED_ATOMIC = 1, 2, 3, 4, 5   # prelude.c's fault kinds
 WARP = 32   # thread-instructions per warp-instruction of the budget
 
 declined:collections.Counter = collections.Counter()
@@ -103,6 +103,7 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
   if status == FAULT:
     where, va = nk.messages[c.fault_pc], c.fault_va
     if c.fault_kind == CONST_SPACE: where = f"{where} (.const is read-only)"
+    elif c.fault_kind == MISALIGNED_ATOMIC: where = f"{where} (misaligned atomic)"
     elif va >> 56 in (MODULE_WINDOW >> 56, CONST_WINDOW >> 56) and c.fault_kind == GLOBAL_SPACE:  # other tags: global memory
       w = kernel.module.memory.consts if va >> 56 == CONST_WINDOW >> 56 else kernel.module.memory.globals
       where, va = f"{where} (module .{w.name} variables, {w.size} bytes)", va & 0x00FF_FFFF_FFFF_FFFF

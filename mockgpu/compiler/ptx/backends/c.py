@@ -8,12 +8,19 @@ on. Every primitive computes what the numpy backend's does (the executor's numer
 same bits; tests/test_ptx_native.py compares them. Module-scope .global and .const variables are two more mappings of
 the address space at their window addresses (layout.py), so global loads reach them as the numpy path's do.
 
+Rounding: float32/64 round-to-nearest is C's own arithmetic; the directed modes, float16 and bfloat16 evaluate in
+double with the sign of the exact error and round explicitly (prelude.c exact_op, round_to: numerics.py's algorithms
+in the same double operations, no fesetround), so the bits, NaN payloads included, are the numpy path's.
+
+Atomics read, combine and write one thread at a time, in thread order: for one instruction's colliding lanes the
+numpy path's lane order. Two atomics of one thread on an address apply before the next thread's (the numpy path
+interleaves per instruction); both are orders hardware may take. %clock counts thread-instructions so far.
+
 What the translation does not cover raises NoNative at translation time and the kernel stays on the numpy path: the
-rows the table marks (semantics.Row.no_c: warp-wide instructions, atomics, the rarer opcodes), function variables
-outside .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend
-declines or leaves to semantics.Backend (directed rounding, .sat and .relu, float16 fma and transcendentals, the
-f16x2/bf16x2 halves). The instruction budget counts
-thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
+rows the table marks (semantics.Row.no_c: warp-wide instructions, the rarer opcodes), function variables outside
+.shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend declines or
+leaves to semantics.Backend (a float64 fma in a directed mode, float min/max atomics, the rarer float16 forms). The
+instruction budget counts thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
 """
 from __future__ import annotations
 import os, struct
@@ -236,6 +243,24 @@ class Kernel(semantics.Backend):
     self.emit(f"{CTYPE[t]} {v}[{n}] = {{{', '.join(vals)}}}; uint64_t a_ = {addr};")
     if space in ("shared", "local"): self.emit(f"memcpy({space[0].upper()}PTR(a_, {size * n}, 1, {pc}), {v}, {size * n});")
     else: self.emit(f"gput(c, a_, {v}, {size}, {n}, {pc}, hints + {self.hint()});")
+
+  def atomic(self, space:str, op:str, t:str, addr:str, vals:list[str]) -> str:
+    """The old value read, op applied and written back, thread by thread (collective.atomic's lane order per address
+    and instruction; see the module docstring for a thread's several atomics)."""
+    if space not in ("global", "shared"): self.decline(f"atom.{space}")
+    if op in ("min", "max") and kind(t) == "f": self.decline(f"atom.{op}.{t}")   # numpy's scan order decides -0/+0 and NaN
+    size, v, pc = self._memory(space, t, False)
+    T, a, p = CTYPE[t], self.tmp(), self.tmp()
+    cell = f"SPTR({a}, {size}, 1, {pc})" if space == "shared" else f"gptr(c, {a}, {size}, 1, {pc})"
+    self.emit(f"uint64_t {a} = {addr}; if ({a} % {size}) fault(c, {a}, {size}, 1, {pc}, MISALIGNED_ATOMIC);")
+    self.emit(f"uint8_t *{p} = {cell}; {T} {v}; memcpy(&{v}, {p}, {size});")
+    b = vals[0]
+    new = {"add": {"f32": f"add32({v}, {b})", "f64": f"add64({v}, {b})"}.get(t, wrap(t, f"{U(t, v)} + {U(t, b)}")),
+           "inc": f"({v} >= {b} ? ({T})0 : ({T})({v} + 1))", "dec": f"(({v} == 0 || {v} > {b}) ? {b} : ({T})({v} - 1))",
+           "cas": f"({v} == {b} ? {vals[-1]} : {v})", "exch": b, "min": f"({v} < {b} ? {v} : {b})", "max": f"({v} > {b} ? {v} : {b})",
+           "and": f"(({T})({v} & {b}))", "or": f"(({T})({v} | {b}))", "xor": f"(({T})({v} ^ {b}))"}[op]
+    self.emit(f"{{ {T} n_ = {new}; memcpy({p}, &n_, {size}); }}")
+    return v
 
   # *** integers and bits ***
   def _int(self, t:str):

@@ -20,7 +20,7 @@ typedef struct {
   uint64_t fault_va;
 } Ctx;
 enum { TRAP = 4 };                       /* a trap instruction stopped the launch (after native_common.c's statuses) */
-enum { GLOBAL_SPACE = 0, SHARED_SPACE = 1, PARAM_SPACE = 2, LOCAL_SPACE = 3, CONST_SPACE = 4 };
+enum { GLOBAL_SPACE = 0, SHARED_SPACE = 1, PARAM_SPACE = 2, LOCAL_SPACE = 3, CONST_SPACE = 4, MISALIGNED_ATOMIC = 5 };
 #define LOW_BITS 0x00FFFFFFFFFFFFFFull   /* a window address without its window tag (runtime.py) */
 #define CONST_WINDOW 0xFB00000000000000ull  /* module-scope .const variables: mapped (read-only) with the .global ones */
 
