@@ -9,7 +9,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.compiler.native import HOT_DISPATCHES
-from mockgpu.emulators.ptx import native
+from mockgpu.emulators.ptx import native, load_module
 from test_ptx_harness import run as run_tiny
 from test_ptx_isa import HEAD, kernel, run, LOAD3
 from mockgpu.compiler.ptx import semantics
@@ -405,3 +405,62 @@ def test_misaligned_atomic_faults_on_both_paths(monkeypatch):
     with pytest.raises(GPUPageFault, match=r"misaligned atomic") as e:
       run(kernel("ld.param.u64 %rd1, [out];\natom.global.add.u32 %r1, [%rd1+2], 1;", ".param .u64 out"), [out])
     assert e.value.va == out.ctypes.data + 2
+
+GENERIC = """
+.shared .align 8 .b8 sm[256];
+.local .align 8 .b8 depot[64];
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd1, %r0, 8;
+mov.u64 %rd2, sm;
+cvta.shared.u64 %rd2, %rd2;
+add.s64 %rd3, %rd2, %rd1;
+mov.u64 %rd4, depot;
+cvta.local.u64 %rd4, %rd4;
+mov.u64 %rd5, gtab;
+cvta.global.u64 %rd5, %rd5;
+cvt.u64.u32 %rd6, %r0;
+st.u64 [%rd3], %rd6;
+st.v2.u32 [%rd4+8], {%r0, %r0};
+bar.sync 0;
+xor.b32 %r1, %r0, 7;
+mul.wide.u32 %rd7, %r1, 8;
+add.s64 %rd8, %rd2, %rd7;
+ld.u64 %rd9, [%rd8];
+ld.v2.u32 {%r2, %r3}, [%rd4+8];
+and.b32 %r4, %r0, 3;
+mul.wide.u32 %rd10, %r4, 4;
+add.s64 %rd10, %rd5, %rd10;
+ld.u32 %r5, [%rd10];
+cvt.u32.u64 %r6, %rd9;
+add.u32 %r6, %r6, %r2;
+add.u32 %r6, %r6, %r3;
+add.u32 %r6, %r6, %r5;
+ld.param.u64 %rd11, [out];
+mul.wide.u32 %rd12, %r0, 4;
+add.s64 %rd11, %rd11, %rd12;
+st.u32 [%rd11], %r6;
+EXTRA"""
+
+@pytest.mark.parametrize("extra, error", [("", None), ("st.u32 [%rd2+256], %r0;", "shared window of 256 bytes"),
+                                          ("ld.u32 %r7, [%rd4+64];\nst.u32 [%rd11], %r7;", "local window of 64 bytes"),
+                                          ("st.u32 [%rd5+16], %r0;", "module .global variables, 16 bytes")])
+def test_generic_addresses_same_bits_and_faults(extra, error, monkeypatch):
+  """Generic loads and stores through the shared, local and module-variable windows and global memory, on both paths;
+  an access past a window faults naming it on both."""
+  src = kernel(GENERIC.replace("EXTRA", extra), ".param .u64 out", prelude=".global .align 4 .u32 gtab[4] = {1, 2, 3, 4};\n")
+  outs = []
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    out = np.zeros(32, np.uint32)
+    if error is None:
+      assert run(src, [out]).native == (path == "native")
+      outs.append(out)
+    else:
+      with pytest.raises(GPUPageFault, match=error) as e: run(src, [out])
+      assert native.refusal(load_module(src).kernel("k")) is None   # the C path ran it (and faulted)
+      outs.append(str(e.value))
+  if error is not None: assert outs[0] == outs[1]
+  else:
+    np.testing.assert_array_equal(outs[1], outs[0])
+    t = np.arange(32)
+    np.testing.assert_array_equal(outs[0], (t ^ 7) + 2 * t + (t % 4) + 1)

@@ -30,7 +30,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.ptx import syntax as P, semantics
 from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, FMTS, np_dtype, bits, is_signed, wide
 from mockgpu.compiler.ptx.blocks import split_blocks, BARRIERS
-from mockgpu.compiler.ptx.layout import Layout, CONST_WINDOW
+from mockgpu.compiler.ptx.layout import Layout, WINDOWS
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
 
@@ -203,9 +203,7 @@ class Kernel(semantics.Backend):
     w, n = bits(u) // len(parts), bits(u)
     return f"(({CTYPE[u]})({' | '.join(f'((uint{n}_t){p} << {i * w})' for i, p in enumerate(parts))}))"
   def field(self, u:str, v:str, i:int, w:int) -> str: return f"((uint{w}_t)({v} >> {i * w}))"
-  def window(self, space:str, t:str) -> str:
-    if space != "const": self.decline("cvta to a generic shared/local address")   # generic memory stays on numpy
-    return self.const(t, CONST_WINDOW)
+  def window(self, space:str, t:str) -> str: return self.const(t, WINDOWS[space])
 
   # *** control flow ***
   def branch(self, block:int): self.emit(f"goto B{block};")
@@ -218,7 +216,6 @@ class Kernel(semantics.Backend):
   # *** memory ***
   def _memory(self, space:str, t:str, ordered:bool) -> tuple[int, str, int]:
     """An access's element size, a temporary and its stop id (declines what C does not cover)."""
-    if space == "generic": self.decline(f"{self.ins.op}.generic")
     if ordered: self.decline(f"{self.ins.op} ordered against other threads (.acquire/.release/.mmio)")
     if t in ("pred", "b128"): self.decline(f"{self.ins.op}.{t}")
     return bits(t) // 8, self.tmp(), self.where()
@@ -227,6 +224,7 @@ class Kernel(semantics.Backend):
     size, v, pc = self._memory(space, t, ordered)
     self.emit(f"{CTYPE[t]} {v}[{n}];")
     if space in ("shared", "local"): self.emit(f"memcpy({v}, {space[0].upper()}PTR({addr}, {size * n}, 0, {pc}), {size * n});")
+    elif space == "generic": self.emit(f"genget(c, lm, {v}, {addr}, {size}, {n}, {pc}, hints + {self.hint()});")
     elif space == "const": self.emit(f"gget(c, {v}, CONST_WINDOW | ({addr} & LOW_BITS), {size}, {n}, {pc}, hints + {self.hint()});")
     else: self.emit(f"gget(c, {v}, {addr}, {size}, {n}, {pc}, hints + {self.hint()});")
     return [f"{v}[{i}]" for i in range(n)]
@@ -242,6 +240,7 @@ class Kernel(semantics.Backend):
     n = len(vals)
     self.emit(f"{CTYPE[t]} {v}[{n}] = {{{', '.join(vals)}}}; uint64_t a_ = {addr};")
     if space in ("shared", "local"): self.emit(f"memcpy({space[0].upper()}PTR(a_, {size * n}, 1, {pc}), {v}, {size * n});")
+    elif space == "generic": self.emit(f"genput(c, lm, a_, {v}, {size}, {n}, {pc}, hints + {self.hint()});")
     else: self.emit(f"gput(c, a_, {v}, {size}, {n}, {pc}, hints + {self.hint()});")
 
   def atomic(self, space:str, op:str, t:str, addr:str, vals:list[str]) -> str:
@@ -452,7 +451,8 @@ class Kernel(semantics.Backend):
       for self.pos, ins in enumerate(b.instrs): emit_instr(self, ins)
       body += [f"B{b.index}:;"] + self.lines
     regs = list(self.fn.regs.values())
-    out = [f"#define NSAVE {len(regs) if self.barriers else 1}", f"#define BARRIERS {int(bool(self.barriers))}", PRELUDE,
+    out = [f"#define NSAVE {len(regs) if self.barriers else 1}", f"#define BARRIERS {int(bool(self.barriers))}",
+           *(f"#define {s.upper()}_WINDOW 0x{w:x}ull" for s, w in WINDOWS.items()), PRELUDE,
            f"int64_t mockgpu_hints = {max(self.nhints, 1)};",
            "static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, int64_t resume) {",
            "  int64_t used = 0, left = c->budget - c->used, *hints = c->hints;"]

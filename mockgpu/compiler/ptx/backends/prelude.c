@@ -22,7 +22,8 @@ typedef struct {
 enum { TRAP = 4 };                       /* a trap instruction stopped the launch (after native_common.c's statuses) */
 enum { GLOBAL_SPACE = 0, SHARED_SPACE = 1, PARAM_SPACE = 2, LOCAL_SPACE = 3, CONST_SPACE = 4, MISALIGNED_ATOMIC = 5 };
 #define LOW_BITS 0x00FFFFFFFFFFFFFFull   /* a window address without its window tag (runtime.py) */
-#define CONST_WINDOW 0xFB00000000000000ull  /* module-scope .const variables: mapped (read-only) with the .global ones */
+/* the translation defines SHARED_WINDOW, LOCAL_WINDOW and CONST_WINDOW (layout.WINDOWS: the tags of generic addresses
+ * of .shared and .local memory and of the module-scope .const variables, mapped read-only with the .global ones) */
 
 #include "native_memory.c"
 
@@ -56,6 +57,17 @@ static inline void gput(Ctx *c, uint64_t va, const void *src, int64_t esize, int
   const Map *m = findh(c, va, h);
   if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) memcpy((void *)(uintptr_t)(m->host + (va - m->va)), src, esize * count);
   else { gcheck(c, va, esize, count, 1, pc); gstore(c, va, src, esize, count); }
+}
+/* a generic address: the tag of its window says its space (runtime.Env.ld_global/st_global); untagged, global memory */
+static inline void genget(Ctx *c, uint8_t *lm, void *dst, uint64_t va, int64_t esize, int64_t count, int64_t pc, int64_t *h) {
+  if (va >> 56 == SHARED_WINDOW >> 56) memcpy(dst, SPTR(va, esize * count, 0, pc), esize * count);
+  else if (va >> 56 == LOCAL_WINDOW >> 56) memcpy(dst, LPTR(va, esize * count, 0, pc), esize * count);
+  else gget(c, dst, va, esize, count, pc, h);
+}
+static inline void genput(Ctx *c, uint8_t *lm, uint64_t va, const void *src, int64_t esize, int64_t count, int64_t pc, int64_t *h) {
+  if (va >> 56 == SHARED_WINDOW >> 56) memcpy(SPTR(va, esize * count, 1, pc), src, esize * count);
+  else if (va >> 56 == LOCAL_WINDOW >> 56) memcpy(LPTR(va, esize * count, 1, pc), src, esize * count);
+  else gput(c, va, src, esize, count, pc, h);
 }
 static int64_t trap_stop(Ctx *c, int64_t pc) { c->status = TRAP; c->fault_pc = pc; longjmp(stop, 1); return -1; }
 static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) {
