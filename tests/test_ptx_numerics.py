@@ -125,6 +125,8 @@ def test_fma64_round_to_odd():
   want = np.array([rounded(Fraction(x) * Fraction(y) + Fraction(z), np.float64, "rn") for x, y, z in zip(a, b, c)])
   np.testing.assert_array_equal(fma64(a, b, c), want)
 
+BIG = float(np.finfo(np.float64).max)
+
 def rounded64(x, y, z, mode:str) -> float:
   """fma(x, y, z) in float64 and mode by IEEE 754: exact rationals, overflow past the largest finite value by the mode's
   direction, and the signs of zero sums (-0 rounding toward -inf, or when both addends are -0)."""
@@ -147,6 +149,18 @@ def test_fma64_range_edges_and_zero_signs(mode):
   vals = np.array([0.0, -0.0, 1.0, -1.0, big, -big, 2.0 ** 1000, 1.5e308, 2.0 ** 995, 3.0, -21.0, 7.0, 2.0 ** -1074, 1e-300, 0.75])
   a, b, c = (g.reshape(-1) for g in np.meshgrid(vals, vals, vals, indexing="ij"))
   with np.errstate(all="ignore"): got = fma64(a, b, c, mode)
+  want = np.array([rounded64(float(x), float(y), float(z), mode) for x, y, z in zip(a, b, c)])
+  bad = np.flatnonzero(bits(got) != bits(want))
+  assert not bad.size, [(a[i], b[i], c[i], got[i], want[i]) for i in bad[:5]]
+
+@per_path
+@pytest.mark.parametrize("mode", MODES)
+def test_fma64_range_edges_in_a_kernel(mode):
+  """fma.{mode}.f64 at float64's range edges and with signed zeros (the C path's big-integer lanes), on both paths."""
+  vals = np.array([0.0, -0.0, 1.0, -1.0, BIG, -BIG, 2.0 ** 1000, 1.5e308, 2.0 ** 995, 3.0, -21.0, 2.0 ** -1074, 1e-300, 0.75,
+                   2.0 ** -540, -3 * 2.0 ** -537])
+  a, b, c = (g.reshape(-1) for g in np.meshgrid(vals, vals, vals, indexing="ij"))
+  got = through_kernel(f"fma.{mode}.f64 {{d}}, {{a}}, {{b}}, {{c}};", np.float64, a, b, c)
   want = np.array([rounded64(float(x), float(y), float(z), mode) for x, y, z in zip(a, b, c)])
   bad = np.flatnonzero(bits(got) != bits(want))
   assert not bad.size, [(a[i], b[i], c[i], got[i], want[i]) for i in bad[:5]]

@@ -22,8 +22,7 @@ def _c_decline(body:str) -> str:
 @pytest.mark.parametrize("body, why", [
   ("shfl.sync.bfly.b32 %r4, %r1, 1, 31, -1;", "instruction shfl"),            # a row the C backend does not translate
   ("mov.b32 %f1, %r1;\natom.global.min.f32 %f2, [%rd9], %f1;\nmov.b32 %r4, %f2;", "atom.min.f32"),
-  ("mov.b64 %fd1, %rd9;\nfma.rz.f64 %fd2, %fd1, %fd1, %fd1;\nmov.b64 %rd9, %fd2;",   # a primitive it declines
-   "fma.rz.f64: directed rounding of a float64 fma (exact.fma64's rational lanes)"),
+  ("mov.b32 {%h1, %h2}, %r1;\nmin.NaN.f16 %h3, %h1, %h2;\nmov.b32 %r4, {%h3, %h3};", "min.NaN.f16"),   # a primitive it declines
   ("mov.b32 {%h1, %h2}, %r1;\ncvt.rni.f16.f16 %h3, %h1;\nmov.b32 %r4, {%h3, %h3};", "cvt.rni.f16.f16"),
   ("ld.global.acquire.gpu.b32 %r4, [%rd9];", "ld ordered against other threads (.acquire/.release/.mmio)"),
 ])

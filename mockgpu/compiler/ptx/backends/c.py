@@ -368,7 +368,7 @@ class Kernel(semantics.Backend):
     if rnd == "rn" and t == "f16" and op in _D: return from64(_D[op].format(*xs), t)
     xs += ["0.0"] * (3 - len(xs))
     if t == "f64":
-      if op == "fma": self.decline(f"fma.{rnd}.f64: directed rounding of a float64 fma (exact.fma64's rational lanes)")
+      if op == "fma": return f"fma64_m({', '.join(xs)}, {_MODE[rnd]})"
       return f"round_f64({_OP[op]}, {_MODE[rnd]}, {', '.join(xs)})"
     f = FMTS[t]
     return from64(f"round_fmt({_OP[op]}, {f.p}, {f.emin}, {f.max!r}, {_MODE[rnd]}, {', '.join(xs)})", t)

@@ -172,6 +172,64 @@ static inline double round_fmt(int op, int p, int emin, double mx, int mode, dou
   double es, s = exact_op(op, a, b, c, &es);
   return round_to(s, es, p, emin, mx, mode);
 }
+/* float64 fma in a directed mode (exact.fma64): Boldo & Melquiond's round-to-odd, then the mode from the remaining
+ * error; the lanes the error-free transformations cannot hold (products near or past float64's range, tiny products)
+ * exactly: the sign of a*b + c - RN(a*b + c) from big integers (exact.round_fraction does it with rationals) */
+#define BIG_LIMBS 72   /* 4608 bits: every a*b, c and result of float64 aligned to the smallest exponent */
+static void big_add(uint64_t *w, unsigned __int128 m, int sh, int neg) {
+  uint64_t ml = (uint64_t)m, mh = (uint64_t)(m >> 64), t[3];
+  int li = sh / 64, bo = sh % 64;
+  t[0] = ml << bo; t[1] = (mh << bo) | (bo ? ml >> (64 - bo) : 0); t[2] = bo ? mh >> (64 - bo) : 0;
+  unsigned __int128 carry = 0;
+  for (int i = li; i < BIG_LIMBS; i++) {   /* two's complement: subtracting adds the complement plus one */
+    uint64_t x = i - li < 3 ? t[i - li] : 0;
+    if (neg) x = ~x;
+    unsigned __int128 s = (unsigned __int128)w[i] + x + (i == li ? (unsigned)neg : 0) + carry;
+    w[i] = (uint64_t)s; carry = s >> 64;
+    if (!neg && i - li >= 2 && !carry) break;
+  }
+}
+static inline uint64_t mant(double d, int *e) { int k; double f = frexp(fabs(d), &k); *e = k - 53; return (uint64_t)ldexp(f, 53); }
+static int fma_error_sign(double a, double b, double c, double x) {   /* sign of a*b + c - x, all finite */
+  uint64_t w[BIG_LIMBS] = {0};
+  int ea = 0, eb = 0, ec = 0, ex = 0;
+  uint64_t ma = mant(a, &ea), mb = mant(b, &eb), mc = mant(c, &ec), mx = mant(x, &ex);
+  int ep = ea + eb, e0 = 1 << 20;
+  if (a != 0 && b != 0 && ep < e0) e0 = ep;
+  if (c != 0 && ec < e0) e0 = ec;
+  if (x != 0 && ex < e0) e0 = ex;
+  if (a != 0 && b != 0) big_add(w, (unsigned __int128)ma * mb, ep - e0, (signbit(a) != 0) ^ (signbit(b) != 0));
+  if (c != 0) big_add(w, mc, ec - e0, signbit(c) != 0);
+  if (x != 0) big_add(w, mx, ex - e0, signbit(x) == 0);
+  if (w[BIG_LIMBS - 1] >> 63) return -1;
+  for (int i = 0; i < BIG_LIMBS; i++) if (w[i]) return 1;
+  return 0;
+}
+static double fma64_exact(double a, double b, double c, int mode) {   /* exact.round_fraction(a*b + c) */
+  double x = fma(a, b, c);   /* to nearest, overflow included */
+  if (isinf(x)) return (mode == RN || (mode == RP && x > 0) || (mode == RM && x < 0)) ? x : copysign(1.7976931348623157e308, x);
+  int s = fma_error_sign(a, b, c, x);
+  if (s == 0 && x == 0) return mode == RM ? -0.0 : 0.0;
+  if ((mode == RZ && ((x > 0 && s < 0) || (x < 0 && s > 0))) || (mode == RM && s < 0) || (mode == RP && s > 0))
+    return nextafter(x, mode == RZ ? 0.0 : mode == RM ? -INFINITY : INFINITY);
+  return x;
+}
+static double fma64_m(double a0, double b0, double c, int mode) {   /* exact.fma64, lane by lane */
+  double a = a0, b = b0;
+  int sa = fabs(a) >= 0x1p995, sb = !sa && fabs(b) >= 0x1p995;
+  if (sa) { a = a * 0x1p-60; b = b * 0x1p60; } else if (sb) { a = a * 0x1p60; b = b * 0x1p-60; }
+  double pl, ph = two_prod(a, b, &pl), ul, uh = two_sum(c, ph, &ul), te, t = two_sum(ul, pl, &te);
+  if (te != 0 && (U64F(t) & 1) == 0 && isfinite(t)) t = nextafter(t, te > 0 ? INFINITY : -INFINITY);
+  double re, r = two_sum(uh, t, &re);
+  int finite = isfinite(a0) && isfinite(b0) && isfinite(c);
+  if (!finite) { double p = nan64(a0 * b0, a0, b0); return nan64(p + c, p, c); }
+  int big = !(fabs(ph) < 0x1p1000 && isfinite(r)), tiny = isfinite(ph) && fabs(ph) < 0x1p-900 && a0 != 0 && b0 != 0;
+  if (mode != RN) { double e = isfinite(r) ? re + (ul + pl - t) : 0.0; r = nudge64(r, e > 0 ? 1.0 : e < 0 ? -1.0 : 0.0, mode); }
+  int zero = a0 == 0 || b0 == 0;
+  if (zero) r = a0 * b0 + c;
+  if (mode == RM && r == 0) r = (zero && !((signbit(a0) != 0) ^ (signbit(b0) != 0)) && c == 0 && !signbit(c)) ? 0.0 : -0.0;
+  return big || tiny ? fma64_exact(a0, b0, c, mode) : r;
+}
 static inline double tanh_64(double x) { return x != x ? F64(0x7ff8000000000000ull) : tanh(x); }  /* numpy: the default NaN */
 static inline uint16_t d2h(double x) {
   if (x != x) { uint64_t b = U64F(x), m = (b >> 42) & 0x3ffu; return (uint16_t)(((b >> 48) & 0x8000u) | 0x7c00u | (m ? m : 1u)); }
