@@ -27,18 +27,21 @@ MODES = ["rn", "rz", "rm", "rp"]
 OPS = {"add": lambda x, y, z: x + y, "sub": lambda x, y, z: x - y, "mul": lambda x, y, z: x * y, "div": lambda x, y, z: x / y,
        "fma": lambda x, y, z: x * y + z}
 
+def arith_case(dtype, op:str, mode:str, n:int) -> tuple[tuple, np.ndarray]:
+  """Operands of op near cancellation (which exercises the error terms) and the exact result rounded in mode."""
+  a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+  c = (-a * b * (1 + rng.standard_normal(n) * 1e-6)).astype(dtype)
+  args = (a, b, c) if op == "fma" else (a, b)
+  want = np.array([rounded(OPS[op](*(Fraction(float(v)) for v in vs), *([Fraction(0)] * (3 - len(vs)))), dtype, mode)
+                   for vs in zip(*args)], dtype)
+  return args, want
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", list(OPS))
 @pytest.mark.parametrize("mode", MODES)
 def test_arith_all_modes(dtype, op, mode):
-  n = 200
-  a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
-  c = (-a * b * (1 + rng.standard_normal(n) * 1e-6)).astype(dtype)   # near-cancellation: exercises the error terms
-  t = "f32" if dtype == np.float32 else "f64"
-  args = (a, b, c) if op == "fma" else (a, b)
-  got = farith(op, t, mode, *args)
-  want = np.array([rounded(OPS[op](*(Fraction(float(v)) for v in vs), *([Fraction(0)] * (3 - len(vs)))), dtype, mode)
-                   for vs in zip(*args)], dtype)
+  args, want = arith_case(dtype, op, mode, 200)
+  got = farith(op, "f32" if dtype == np.float32 else "f64", mode, *args)
   np.testing.assert_array_equal(bits(got), bits(want))
 
 def through_kernel(instr:str, out_dtype, *ins:np.ndarray) -> np.ndarray:
@@ -64,15 +67,10 @@ def through_kernel(instr:str, out_dtype, *ins:np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("op", list(OPS))
 @pytest.mark.parametrize("mode", MODES)
 def test_arith_all_modes_in_a_kernel(dtype, op, mode):
-  """The instructions ({op}.{mode}.f32/.f64) against exact rationals, near cancellation (the error terms matter)."""
-  n = 96
-  a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
-  c = (-a * b * (1 + rng.standard_normal(n) * 1e-6)).astype(dtype)
+  """The instructions ({op}.{mode}.f32/.f64) against exact rationals."""
+  args, want = arith_case(dtype, op, mode, 96)
   t = "f32" if dtype == np.float32 else "f64"
-  args = (a, b, c) if op == "fma" else (a, b)
   got = through_kernel(f"{op}.{mode}.{t} {{d}}, {{a}}, {{b}}" + (", {c};" if op == "fma" else ";"), dtype, *args)
-  want = np.array([rounded(OPS[op](*(Fraction(float(v)) for v in vs), *([Fraction(0)] * (3 - len(vs)))), dtype, mode)
-                   for vs in zip(*args)], dtype)
   np.testing.assert_array_equal(bits(got), bits(want))
 
 @per_path
