@@ -5,7 +5,9 @@ import pytest
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded
 from mockgpu.emulators.ptx import load_module, launch
 from test_ptx_isa import kernel, run
-pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
+# the tests that launch run on the numpy and the native path (the ptx_path fixture); malformed PTX raises in load_module
+# and a bad launch in launch() before either path is chosen, so those are not run per path
+per_path = pytest.mark.usefixtures("ptx_path")
 
 def test_unsupported_instruction_named_with_its_line():
   src = kernel("mov.u32 %r0, %tid.x;\nsuld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r0}];", ".param .u64 out")
@@ -25,6 +27,7 @@ def test_undeclared_register_and_bad_syntax():
   with pytest.raises(UnsupportedInstruction, match=r"statement without ';'"):
     load_module(kernel("mov.u32 %r1, 1", ".param .u64 out").replace("\nret;", ""))
 
+@per_path
 def test_out_of_bounds_store_is_a_page_fault():
   out = np.zeros(32, np.uint32)
   body = """
@@ -37,6 +40,7 @@ st.global.u32 [%rd3], %r0;"""
     run(kernel(body, ".param .u64 out"), [out])
   assert e.value.write and e.value.va >= out.ctypes.data + out.nbytes
 
+@per_path
 def test_out_of_bounds_load_and_shared_fault():
   out = np.zeros(4, np.uint32)
   body = "ld.param.u64 %rd1, [out];\nld.global.u32 %r1, [%rd1+4096];\nst.global.u32 [%rd1], %r1;"
@@ -46,6 +50,7 @@ def test_out_of_bounds_load_and_shared_fault():
   with pytest.raises(GPUPageFault, match=r"shared window of 16 bytes"):
     run(kernel(body, ".param .u64 out"), [out])
 
+@per_path
 def test_budget_stops_an_endless_loop(monkeypatch):
   monkeypatch.setenv("MOCKGPU_BUDGET", "5000")
   src = kernel("$L_spin:\nadd.u32 %r1, %r1, 1;\nbra.uni $L_spin;", ".param .u64 out")
@@ -72,11 +77,13 @@ def test_bad_launches(monkeypatch):
   with pytest.raises(LaunchRefused, match=r"shared memory exceed the \d+ bytes of a CTA \(sm_89\)"):
     launch(None, k, (1, 1, 1), (32, 1, 1), b"\0" * 12, dynamic_shared=200000)
 
+@per_path
 def test_trap():
   from mockgpu.errors import MockGPUError
   with pytest.raises(MockGPUError, match=r"PTX line \d+: trap"):
     run(kernel("trap;", ".param .u64 out"), [np.zeros(1, np.uint32)])
 
+@per_path
 def test_fused_loads_fault_as_the_load_that_misses():
   """Loads read by one prefetch (compiler/ptx/backends/numpy_fuse.py) still fault one by one: the first that leaves the allocation."""
   x = np.zeros(256 * 4 - 1, np.float32)   # the last lane's [%rd5+12] is one element past the end

@@ -121,9 +121,9 @@ F64 = """
                                           ("tanh.approx.f64", "Unexpected instruction types specified for 'tanh'"),
                                           ("sqrt.approx.f64", "Illegal modifier '.approx' for instruction 'sqrt'"),
                                           ("rcp.approx.f64", "'.ftz' modifier required for instruction 'rcp.approx.f64'")])
-def test_invalid_float64_approx_is_invalid_ptx(instr, ptxas, ptx_path):
+def test_invalid_float64_approx_is_invalid_ptx(instr, ptxas):
   """ptxas 13.0 rejects each of these with the message quoted (checked); the mock raises InvalidPTX naming the
-  instruction and its line, not 'not supported'."""
+  instruction and its line, not 'not supported'. It raises when the module loads, before a launch picks a path."""
   with pytest.raises(InvalidPTX) as e: run_ptx(HEAD + F64.replace("INSTR", f"{instr} %fd1, %fd0"), [np.ones(1)], block=(1, 1, 1))
   msg = str(e.value)
   assert msg.startswith(f"PTX line 11: {instr} %fd1, %fd0: not valid PTX, ptxas rejects it:") and ptxas in msg and "PTX ISA" in msg

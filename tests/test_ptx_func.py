@@ -6,7 +6,8 @@ import pytest
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler.ptx.syntax import InvalidPTX
 from test_ptx_isa import HEAD, run
-pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
+# the tests that launch take the ptx_path fixture (numpy and native); the rejected calls raise in load_module, before
+# either path is chosen, so they are not run per path
 
 # f(a, b) = a < 0 ? -1 (an early ret, diverging inside the callee) : g(a) * 3 + b, with g(x) = x ^ 0x55 via a .local
 # array (per-thread scratch of the callee); two return values (a 16-byte .b8 array, as NVRTC declares them)

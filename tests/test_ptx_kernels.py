@@ -147,15 +147,11 @@ MORE = {
   "float64": (lambda x: (x.cast(dtypes.float64).exp() / 3).sqrt(), [V], dict(rtol=1e-12)),
 }
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("name", list(MORE))
+# tinygrad's PTX renderer writes ex2.approx.f64 and sqrt.approx.f64 for float64, which ptxas rejects: the module fails to
+# load before any launch (test_ptx_float64_math.py::test_tinygrad_ptx_renderer_float64_is_invalid), so not here
+@pytest.mark.parametrize("name, kind", [(n, k) for n in MORE for k in KINDS if (n, k) != ("float64", "ptx")])
 def test_more_ops_match_cpu(kind, name):
   fn, inputs, tol = MORE[name]
-  if name == "float64" and kind == "ptx":
-    # tinygrad's PTX renderer writes ex2.approx.f64 and sqrt.approx.f64, which ptxas rejects (test_ptx_float64_math.py)
-    from mockgpu.compiler.ptx.syntax import InvalidPTX
-    with pytest.raises(InvalidPTX, match="not valid PTX, ptxas rejects it"): check(fn, inputs, kind, **tol)
-    return
   check(fn, inputs, kind, **tol)
 
 def test_int8_wraps_like_ptx():

@@ -9,9 +9,10 @@ import pytest
 from tinygrad import Tensor, dtypes
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.compiler.native import HOT_DISPATCHES
-from mockgpu.emulators.ptx import native
+from mockgpu.emulators.ptx import native, load_module
 from test_ptx_harness import run as run_tiny
 from test_ptx_isa import HEAD, kernel, run, LOAD3
+from mockgpu.compiler.ptx import semantics
 
 def _path(monkeypatch, name:str): monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0" if name == "numpy" else "1")
 
@@ -271,3 +272,200 @@ def test_budget_stops_an_endless_loop(monkeypatch):
   monkeypatch.setenv("MOCKGPU_BUDGET", "100000")
   src = kernel("LOOP:\nadd.u32 %r1, %r1, 1;\nbra LOOP;")
   with pytest.raises(InstructionBudgetExceeded, match="ran past 100000 warp-instructions"): run(src, [])
+
+# *** directed rounding, float16/bfloat16 and the conversions in every mode: C computes the numpy path's bits ***
+
+def _isnan(x:np.ndarray, bits:int=32) -> np.ndarray:
+  return (x & 0x7fffffff) > 0x7f800000 if bits == 32 else (x & 0x7fff) > 0x7c00
+
+MODED_F32 = [f"{op}.{m}{ftz}.f32" for op in ("add", "sub", "mul", "div") for m in ("rz", "rm", "rp") for ftz in ("", ".ftz")] + \
+  ["add.sat.f32", "mul.rm.sat.f32", "sub.rp.ftz.sat.f32", "div.rn.ftz.sat.f32"]
+
+@pytest.mark.parametrize("op", MODED_F32)
+def test_float_binary_in_every_mode(op, monkeypatch):
+  a, b = _pairs(F32_SPECIALS)
+  want, got = both_paths(monkeypatch, f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\n{op} %f3, %f1, %f2;\nmov.b32 %r4, %f3;", a, b, b)
+  same = ~_nan_pair(a, b)   # two NaN operands: numpy's loops pick either payload (see test_float_binary_specials)
+  np.testing.assert_array_equal(got[same], want[same])
+
+MODED_UNARY_FMA = ["fma.rz.f32 %f3, %f1, %f2, %f4;", "fma.rm.ftz.f32 %f3, %f1, %f2, %f4;", "fma.rp.sat.f32 %f3, %f1, %f2, %f4;",
+                   "sqrt.rz.f32 %f3, %f1;", "sqrt.rp.ftz.f32 %f3, %f1;", "rcp.rm.f32 %f3, %f1;", "rcp.rz.ftz.f32 %f3, %f1;"]
+
+@pytest.mark.parametrize("op", MODED_UNARY_FMA)
+def test_float_fma_sqrt_rcp_in_every_mode(op, monkeypatch):
+  a, b = _pairs(F32_SPECIALS)
+  c = np.resize(F32_SPECIALS[::-1], len(a))
+  want, got = both_paths(monkeypatch, f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b32 %f4, %r3;\n{op}\nmov.b32 %r4, %f3;", a, b, c)
+  same = (_isnan(a).astype(int) + _isnan(b) + _isnan(c)) < 2
+  np.testing.assert_array_equal(got[same], want[same])
+
+@pytest.mark.parametrize("op", ["add.rz.f64", "sub.rm.f64", "mul.rp.f64", "div.rz.f64", "div.rp.f64", "sqrt.rm.f64", "rcp.rp.f64",
+                                "fma.rz.f64", "fma.rm.f64", "fma.rp.f64"])
+def test_float64_in_every_mode(op, monkeypatch):
+  """The operands are float64s made of two specials (high and low word): every exponent, NaN payloads, subnormals."""
+  a, b = _pairs(F32_SPECIALS)
+  c = np.resize(F32_SPECIALS[::-1], len(a))
+  srcs = {"sqrt": "%fd1", "rcp": "%fd1", "fma": "%fd1, %fd2, %fd4"}.get(op.split(".")[0], "%fd1, %fd2")
+  body = f"mov.b64 %fd1, {{%r3, %r1}};\nmov.b64 %fd2, {{%r1, %r2}};\nmov.b64 %fd4, {{%r2, %r3}};\n{op} %fd3, {srcs};\nmov.b64 {{%r5, %r4}}, %fd3;\nxor.b32 %r4, %r4, %r5;"
+  want, got = both_paths(monkeypatch, body, a, b, c)
+  same = (_isnan(a).astype(int) + _isnan(b) + _isnan(c)) < 2   # two NaN operands: either payload (numpy's loops)
+  np.testing.assert_array_equal(got[same], want[same])
+
+HALVES = ["add.rn.f16 %h5, %h1, %h3;", "fma.rn.f16 %h5, %h1, %h3, %h2;", "fma.rn.bf16 %h5, %h1, %h3, %h2;", "mul.rn.bf16 %h5, %h1, %h3;",
+          "add.rn.bf16 %h5, %h1, %h3;", "fma.rn.sat.f16 %h5, %h1, %h3, %h2;", "fma.rn.relu.bf16 %h5, %h1, %h3, %h2;", "fma.rn.relu.f16 %h5, %h1, %h3, %h2;",
+          "min.bf16 %h5, %h1, %h3;", "max.f16 %h5, %h1, %h3;", "ex2.approx.f16 %h5, %h1;", "tanh.approx.f16 %h5, %h1;",
+          "ex2.approx.ftz.bf16 %h5, %h1;", "tanh.approx.bf16 %h5, %h1;", "cvt.rn.bf16.f16 %h5, %h1;", "cvt.f32.bf16 %f1, %h1;\ncvt.rz.f16.f32 %h5, %f1;",
+          "setp.lt.bf16 %p1, %h1, %h3;\nselp.b16 %h5, %h1, %h3, %p1;", "cvt.rni.s32.f16 %r6, %h1;\ncvt.u16.u32 %h5, %r6;",
+          "cvt.rzi.u16.bf16 %h5, %h1;"]
+
+@pytest.mark.parametrize("op", HALVES)
+def test_half_and_bfloat16_forms(op, monkeypatch):
+  """Each 32-bit input is two halves; the result half is in the low bits."""
+  halves = np.array([0, 0x8000, 0x3c00, 0xbc00, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7d01, 0xfe12, 0x3f80, 0xbf80,
+                     0x7f80, 0x7fc1, 0x0080, 0x4049, 0x3555, 0x4d00, 0xc8ff], np.uint32)
+  x = (halves[:, None] | halves[None, ::-1] << 16).reshape(-1)
+  a, b = _pairs(x[::7])
+  want, got = both_paths(monkeypatch, f"mov.b32 {{%h1, %h2}}, %r1;\nmov.b32 {{%h3, %h4}}, %r2;\n{op}\nmov.b32 %r4, {{%h5, %h5}};", a, b, b)
+  # two NaN operands: which payload survives follows numpy's operand order (both give a NaN)
+  nan_pair = lambda v, w: ((v & 0x7fff) > 0x7c00) & ((w & 0x7fff) > 0x7c00) | ((v & 0x7fff) > 0x7f80) & ((w & 0x7fff) > 0x7f80)
+  same = ~(nan_pair(a, b) | nan_pair(a, b >> 16) | nan_pair(a >> 16, b) | nan_pair(a, a >> 16))
+  np.testing.assert_array_equal(got[same], want[same])
+
+MODED_CVT = ["cvt.rz.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;", "cvt.rm.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rp.bf16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.bf16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rn.relu.f16x2.f32 %r4, %f1, %f2;", "cvt.rn.bf16x2.f32 %r4, %f1, %f2;",
+             "cvt.rm.f32.f64 %f3, %fd1;\nmov.b32 %r4, %f3;", "cvt.rp.f32.f64 %f3, %fd1;\nmov.b32 %r4, %f3;",
+             "cvt.rz.f16.f64 %h1, %fd1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.f16.f64 %h1, %fd1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rz.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;", "cvt.rm.f32.u64 %f3, %rd1;\nmov.b32 %r4, %f3;", "cvt.rn.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;",
+             "cvt.rp.f64.s64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;", "cvt.rz.f64.u64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;",
+             "cvt.rm.f32.s32 %f3, %r1;\nmov.b32 %r4, %f3;", "cvt.rp.f16.u32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.bf16.s32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rzi.s32.f64 %r4, %fd1;", "cvt.rpi.u64.f64 %rd3, %fd1;\ncvt.u32.u64 %r4, %rd3;", "cvt.sat.f32.f32 %f3, %f1;\nmov.b32 %r4, %f3;",
+             "cvt.rz.sat.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;"]
+
+@pytest.mark.parametrize("op", MODED_CVT)
+def test_conversions_in_every_mode(op, monkeypatch):
+  x = np.concatenate([F32_SPECIALS, I32_SPECIALS, rng.standard_normal(20).astype(np.float32).view(np.uint32)])
+  a, b = _pairs(x[::3])
+  body = f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b64 %fd1, {{%r2, %r1}};\nmov.b64 %rd1, {{%r2, %r1}};\n{op}"
+  want, got = both_paths(monkeypatch, body, a, b, b)
+  np.testing.assert_array_equal(got, want)
+
+@pytest.mark.parametrize("mode", sorted(semantics.PRMT_MODES))
+def test_prmt_modes_same_bits(mode, monkeypatch):
+  a, b = _pairs(I32_SPECIALS)
+  c = np.resize(I32_SPECIALS[::-1], len(a))
+  want, got = both_paths(monkeypatch, f"prmt.b32.{mode} %r4, %r1, %r2, %r3;", a, b, c)
+  np.testing.assert_array_equal(got, want)
+
+ATOMICS = ["add.u32", "add.s32", "add.u64", "add.f32", "add.f64", "inc.u32", "dec.u32", "cas.b32", "cas.b64", "exch.b32", "min.s32",
+           "max.u32", "min.s64", "and.b32", "or.b64", "xor.b32"]
+
+@pytest.mark.parametrize("space", ["global", "shared"])
+@pytest.mark.parametrize("op", ATOMICS)
+def test_atomics_colliding_lanes_same_bits(op, space, monkeypatch):
+  """64 threads, seven cells: each thread's old value and the cells, on both paths (lane order per address)."""
+  w = 64 if op.endswith("64") else 32
+  r, f = ("%rd", "%fd") if w == 64 else ("%r", "%f")
+  src = f"{f}1" if op.startswith("add.f") else f"{r}1"
+  vals = rng.integers(0, 2**w, 64, dtype=np.uint64).astype(np.uint64 if w == 64 else np.uint32)
+  if op.startswith("add.f"): vals = rng.standard_normal(64).astype(np.float64 if w == 64 else np.float32).view(vals.dtype)
+  init = vals[:7][::-1].copy()
+  cas = f", {r}2" if op.startswith("cas") else ""
+  body = f"""
+.shared .align 8 .b8 s[56];
+mov.u32 %r0, %tid.x;
+ld.param.u64 %rd5, [in0];
+mul.wide.u32 %rd6, %r0, {w // 8};
+add.s64 %rd5, %rd5, %rd6;
+ld.global.b{w} {src}, [%rd5];
+ld.global.b{w} {r}2, [%rd5+{w // 8 * 64}];
+rem.u32 %r3, %r0, 7;
+mul.wide.u32 %rd7, %r3, {w // 8};
+ld.param.u64 %rd8, [out];
+add.s64 %rd8, %rd8, %rd7;
+mov.u64 %rd9, s;
+add.s64 %rd9, %rd9, %rd7;
+"""
+  if space == "shared":   # the cells start as `out`'s, and end there
+    body += f"setp.lt.u32 %p1, %r0, 7;\n@%p1 ld.global.b{w} {r}3, [%rd8];\n@%p1 st.shared.b{w} [%rd9], {r}3;\nbar.sync 0;\n"
+    cell = "[%rd9]"
+  else: cell = "[%rd8]"
+  body += f"atom.{space}.{op} {f if op.startswith('add.f') else r}4, {cell}, {src}{cas};\nst.global.b{w} [%rd5+{w // 8 * 128}], {f if op.startswith('add.f') else r}4;\n"
+  if space == "shared": body += f"bar.sync 0;\n@%p1 ld.shared.b{w} {r}3, [%rd9];\n@%p1 st.global.b{w} [%rd8], {r}3;"
+  if op.startswith("cas"): vals[48:] = init[np.arange(48, 64) % 7]   # the compares of the first lanes of a cell there succeed
+  outs = []
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    cells, data = init.copy(), np.concatenate([vals, np.roll(vals, 5), np.zeros(64, vals.dtype)])
+    st = run(kernel(body, ".param .u64 out, .param .u64 in0"), [cells, data], block=(64, 1, 1))
+    assert st.native == (path == "native"), dict(native.declined)
+    outs.append((cells, data[128:]))
+  for got, want in zip(outs[1], outs[0]): np.testing.assert_array_equal(got, want)
+  assert len(np.unique(outs[0][1])) > 7   # old values differ: the lanes saw each other's updates
+
+def test_misaligned_atomic_faults_on_both_paths(monkeypatch):
+  out = np.zeros(4, np.uint32)
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    with pytest.raises(GPUPageFault, match=r"misaligned atomic") as e:
+      run(kernel("ld.param.u64 %rd1, [out];\natom.global.add.u32 %r1, [%rd1+2], 1;", ".param .u64 out"), [out])
+    assert e.value.va == out.ctypes.data + 2
+
+GENERIC = """
+.shared .align 8 .b8 sm[256];
+.local .align 8 .b8 depot[64];
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd1, %r0, 8;
+mov.u64 %rd2, sm;
+cvta.shared.u64 %rd2, %rd2;
+add.s64 %rd3, %rd2, %rd1;
+mov.u64 %rd4, depot;
+cvta.local.u64 %rd4, %rd4;
+mov.u64 %rd5, gtab;
+cvta.global.u64 %rd5, %rd5;
+cvt.u64.u32 %rd6, %r0;
+st.u64 [%rd3], %rd6;
+st.v2.u32 [%rd4+8], {%r0, %r0};
+bar.sync 0;
+xor.b32 %r1, %r0, 7;
+mul.wide.u32 %rd7, %r1, 8;
+add.s64 %rd8, %rd2, %rd7;
+ld.u64 %rd9, [%rd8];
+ld.v2.u32 {%r2, %r3}, [%rd4+8];
+and.b32 %r4, %r0, 3;
+mul.wide.u32 %rd10, %r4, 4;
+add.s64 %rd10, %rd5, %rd10;
+ld.u32 %r5, [%rd10];
+cvt.u32.u64 %r6, %rd9;
+add.u32 %r6, %r6, %r2;
+add.u32 %r6, %r6, %r3;
+add.u32 %r6, %r6, %r5;
+ld.param.u64 %rd11, [out];
+mul.wide.u32 %rd12, %r0, 4;
+add.s64 %rd11, %rd11, %rd12;
+st.u32 [%rd11], %r6;
+EXTRA"""
+
+@pytest.mark.parametrize("extra, error", [("", None), ("st.u32 [%rd2+256], %r0;", "shared window of 256 bytes"),
+                                          ("ld.u32 %r7, [%rd4+64];\nst.u32 [%rd11], %r7;", "local window of 64 bytes"),
+                                          ("st.u32 [%rd5+16], %r0;", "module .global variables, 16 bytes")])
+def test_generic_addresses_same_bits_and_faults(extra, error, monkeypatch):
+  """Generic loads and stores through the shared, local and module-variable windows and global memory, on both paths;
+  an access past a window faults naming it on both."""
+  src = kernel(GENERIC.replace("EXTRA", extra), ".param .u64 out", prelude=".global .align 4 .u32 gtab[4] = {1, 2, 3, 4};\n")
+  outs = []
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    out = np.zeros(32, np.uint32)
+    if error is None:
+      assert run(src, [out]).native == (path == "native")
+      outs.append(out)
+    else:
+      with pytest.raises(GPUPageFault, match=error) as e: run(src, [out])
+      assert native.refusal(load_module(src).kernel("k")) is None   # the C path ran it (and faulted)
+      outs.append(str(e.value))
+  if error is not None: assert outs[0] == outs[1]
+  else:
+    np.testing.assert_array_equal(outs[1], outs[0])
+    t = np.arange(32)
+    np.testing.assert_array_equal(outs[0], (t ^ 7) + 2 * t + (t % 4) + 1)

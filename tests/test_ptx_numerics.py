@@ -1,11 +1,14 @@
-"""Bit-exactness of the executor's floating-point core (mockgpu/emulators/ptx/numerics.py) against exact rationals:
-fma and the directed rounding modes in float32 and float64, subnormal results, conversions."""
+"""Bit-exactness of the executor's floating-point core against exact rationals: fma and the directed rounding modes in
+float32 and float64, subnormal results, conversions. The kernel tests run the instructions on both paths (numpy and C,
+the ptx_path fixture); the others call the numpy path's functions (mockgpu/emulators/ptx/numerics.py) directly, so they
+run once."""
 from fractions import Fraction
 import numpy as np
 import pytest
 from mockgpu.compiler import native
 from mockgpu.emulators.ptx.numerics import fma32, _fma32_numpy, fma64, farith, int_to_float, float_to_float, float_to_int
-pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
+from test_ptx_isa import kernel, run
+per_path = pytest.mark.usefixtures("ptx_path")   # a kernel test: on the numpy and the native path
 
 rng = np.random.default_rng(7)
 
@@ -24,19 +27,81 @@ MODES = ["rn", "rz", "rm", "rp"]
 OPS = {"add": lambda x, y, z: x + y, "sub": lambda x, y, z: x - y, "mul": lambda x, y, z: x * y, "div": lambda x, y, z: x / y,
        "fma": lambda x, y, z: x * y + z}
 
+def arith_case(dtype, op:str, mode:str, n:int) -> tuple[tuple, np.ndarray]:
+  """Operands of op near cancellation (which exercises the error terms) and the exact result rounded in mode."""
+  a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+  c = (-a * b * (1 + rng.standard_normal(n) * 1e-6)).astype(dtype)
+  args = (a, b, c) if op == "fma" else (a, b)
+  want = np.array([rounded(OPS[op](*(Fraction(float(v)) for v in vs), *([Fraction(0)] * (3 - len(vs)))), dtype, mode)
+                   for vs in zip(*args)], dtype)
+  return args, want
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", list(OPS))
 @pytest.mark.parametrize("mode", MODES)
 def test_arith_all_modes(dtype, op, mode):
-  n = 200
-  a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
-  c = (-a * b * (1 + rng.standard_normal(n) * 1e-6)).astype(dtype)   # near-cancellation: exercises the error terms
-  t = "f32" if dtype == np.float32 else "f64"
-  args = (a, b, c) if op == "fma" else (a, b)
-  got = farith(op, t, mode, *args)
-  want = np.array([rounded(OPS[op](*(Fraction(float(v)) for v in vs), *([Fraction(0)] * (3 - len(vs)))), dtype, mode)
-                   for vs in zip(*args)], dtype)
+  args, want = arith_case(dtype, op, mode, 200)
+  got = farith(op, "f32" if dtype == np.float32 else "f64", mode, *args)
   np.testing.assert_array_equal(bits(got), bits(want))
+
+def through_kernel(instr:str, out_dtype, *ins:np.ndarray) -> np.ndarray:
+  """instr (operands {d}, {a}, {b}, {c}: registers of the arrays' widths) for each element of the input arrays, in a
+  kernel of 32-thread CTAs; the results as out_dtype."""
+  n = len(ins[0])
+  lanes = -(-n // 32) * 32
+  arrays = [np.resize(x, lanes) for x in ins]
+  out = np.zeros(lanes, out_dtype)
+  w = lambda x: np.dtype(x.dtype).itemsize * 8
+  names = "abc"
+  regs = f".reg .b{w(out)} %d;\n" + "".join(f".reg .b{w(x)} %{names[i]};\n" for i, x in enumerate(arrays))
+  body = "mov.u32 %r0, %tid.x;\nmov.u32 %r20, %ctaid.x;\nmad.lo.s32 %r0, %r20, 32, %r0;\nld.param.u64 %rd4, [out];\n"
+  for i, x in enumerate(arrays):
+    body += f"ld.param.u64 %rd1, [in{i}];\nmad.wide.u32 %rd1, %r0, {w(x) // 8}, %rd1;\nld.global.b{w(x)} %{names[i]}, [%rd1];\n"
+  body += instr.format(d="%d", a="%a", b="%b", c="%c") + f"\nmad.wide.u32 %rd4, %r0, {w(out) // 8}, %rd4;\nst.global.b{w(out)} [%rd4], %d;"
+  run(kernel(body, ".param .u64 out, .param .u64 in0, .param .u64 in1, .param .u64 in2", regs=regs), [out, *arrays],
+      grid=(lanes // 32, 1, 1))
+  return out[:n]
+
+@per_path
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("mode", MODES)
+def test_arith_all_modes_in_a_kernel(dtype, op, mode):
+  """The instructions ({op}.{mode}.f32/.f64) against exact rationals."""
+  args, want = arith_case(dtype, op, mode, 96)
+  t = "f32" if dtype == np.float32 else "f64"
+  got = through_kernel(f"{op}.{mode}.{t} {{d}}, {{a}}, {{b}}" + (", {c};" if op == "fma" else ";"), dtype, *args)
+  np.testing.assert_array_equal(bits(got), bits(want))
+
+@per_path
+@pytest.mark.parametrize("mode", MODES)
+def test_conversions_all_modes_in_a_kernel(mode):
+  """cvt.{mode} from int64 to float32/64 and from float64 to float32/16, against exact rationals."""
+  x = rng.integers(-2**63, 2**63 - 1, 96, dtype=np.int64)
+  for t, dtype in (("f32", np.float32), ("f64", np.float64)):
+    want = np.array([rounded(Fraction(int(v)), dtype, mode) for v in x], dtype)
+    np.testing.assert_array_equal(bits(through_kernel(f"cvt.{mode}.{t}.s64 {{d}}, {{a}};", dtype, x)), bits(want))
+  y = rng.standard_normal(96) * 100
+  for t, dtype in (("f32", np.float32), ("f16", np.float16)):
+    want = np.array([rounded(Fraction(v), dtype, mode) for v in y], dtype)
+    np.testing.assert_array_equal(bits(through_kernel(f"cvt.{mode}.{t}.f64 {{d}}, {{a}};", dtype, y)), bits(want))
+
+@per_path
+def test_float_to_int_saturates_in_a_kernel():
+  x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 255.5, 1e30])
+  np.testing.assert_array_equal(through_kernel("cvt.rni.s32.f64 {d}, {a};", np.int32, x), [0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 2, -2, 256, 2**31 - 1])
+  np.testing.assert_array_equal(through_kernel("cvt.rzi.u16.f64 {d}, {a};", np.uint16, x), [0, 65535, 0, 65535, 0, 2, 0, 255, 65535])
+  np.testing.assert_array_equal(through_kernel("cvt.rmi.u64.f64 {d}, {a};", np.uint64, x), [0, 2**64 - 1, 0, 3000000000, 0, 2, 0, 255, 2**64 - 1])
+
+@per_path
+def test_fma32_in_a_kernel_double_rounding_and_subnormals():
+  """fma.rn.f32 on both paths: a product on a float32 midpoint plus a tiny addend, and subnormal results."""
+  a = np.full(64, 1 + 2.0 ** -12, np.float32)
+  c = (np.where(np.arange(64) % 2, 1, -1) * 2.0 ** -80).astype(np.float32)
+  x, y = (rng.standard_normal(64) * 1e-20).astype(np.float32), (rng.standard_normal(64) * 1e-20).astype(np.float32)
+  w = (rng.standard_normal(64) * 1e-41).astype(np.float32)
+  for p, q, r in ((a, a, c), (x, y, w)):
+    np.testing.assert_array_equal(bits(through_kernel("fma.rn.f32 {d}, {a}, {b}, {c};", np.float32, p, q, r)), bits(_fma_ref(p, q, r)))
 
 def test_fma32_double_rounding_and_subnormals():
   # a*b exactly on a float32 midpoint plus a tiny c: float64 rounding would land on the midpoint and round to even
@@ -57,6 +122,8 @@ def test_fma64_round_to_odd():
   c = -a * b * (1 + rng.standard_normal(300) * 1e-12)
   want = np.array([rounded(Fraction(x) * Fraction(y) + Fraction(z), np.float64, "rn") for x, y, z in zip(a, b, c)])
   np.testing.assert_array_equal(fma64(a, b, c), want)
+
+BIG = float(np.finfo(np.float64).max)
 
 def rounded64(x, y, z, mode:str) -> float:
   """fma(x, y, z) in float64 and mode by IEEE 754: exact rationals, overflow past the largest finite value by the mode's
@@ -80,6 +147,18 @@ def test_fma64_range_edges_and_zero_signs(mode):
   vals = np.array([0.0, -0.0, 1.0, -1.0, big, -big, 2.0 ** 1000, 1.5e308, 2.0 ** 995, 3.0, -21.0, 7.0, 2.0 ** -1074, 1e-300, 0.75])
   a, b, c = (g.reshape(-1) for g in np.meshgrid(vals, vals, vals, indexing="ij"))
   with np.errstate(all="ignore"): got = fma64(a, b, c, mode)
+  want = np.array([rounded64(float(x), float(y), float(z), mode) for x, y, z in zip(a, b, c)])
+  bad = np.flatnonzero(bits(got) != bits(want))
+  assert not bad.size, [(a[i], b[i], c[i], got[i], want[i]) for i in bad[:5]]
+
+@per_path
+@pytest.mark.parametrize("mode", MODES)
+def test_fma64_range_edges_in_a_kernel(mode):
+  """fma.{mode}.f64 at float64's range edges and with signed zeros (the C path's big-integer lanes), on both paths."""
+  vals = np.array([0.0, -0.0, 1.0, -1.0, BIG, -BIG, 2.0 ** 1000, 1.5e308, 2.0 ** 995, 3.0, -21.0, 2.0 ** -1074, 1e-300, 0.75,
+                   2.0 ** -540, -3 * 2.0 ** -537])
+  a, b, c = (g.reshape(-1) for g in np.meshgrid(vals, vals, vals, indexing="ij"))
+  got = through_kernel(f"fma.{mode}.f64 {{d}}, {{a}}, {{b}}, {{c}};", np.float64, a, b, c)
   want = np.array([rounded64(float(x), float(y), float(z), mode) for x, y, z in zip(a, b, c)])
   bad = np.flatnonzero(bits(got) != bits(want))
   assert not bad.size, [(a[i], b[i], c[i], got[i], want[i]) for i in bad[:5]]

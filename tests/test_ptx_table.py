@@ -21,9 +21,9 @@ def _c_decline(body:str) -> str:
 
 @pytest.mark.parametrize("body, why", [
   ("shfl.sync.bfly.b32 %r4, %r1, 1, 31, -1;", "instruction shfl"),            # a row the C backend does not translate
-  ("atom.global.add.u32 %r4, [%rd9], 1;", "instruction atom"),
-  ("mov.b32 %f1, %r1;\nadd.rz.f32 %f2, %f1, %f1;\nmov.b32 %r4, %f2;", "add.rz: directed rounding"),   # a primitive it declines
-  ("mov.b32 %f1, %r1;\nmul.sat.f32 %f2, %f1, %f1;\nmov.b32 %r4, %f2;", "sat in mul"),
+  ("mov.b32 %f1, %r1;\natom.global.min.f32 %f2, [%rd9], %f1;\nmov.b32 %r4, %f2;", "atom.min.f32"),
+  ("mov.b32 {%h1, %h2}, %r1;\nmin.NaN.f16 %h3, %h1, %h2;\nmov.b32 %r4, {%h3, %h3};", "min.NaN.f16"),   # a primitive it declines
+  ("mov.b32 {%h1, %h2}, %r1;\ncvt.rni.f16.f16 %h3, %h1;\nmov.b32 %r4, {%h3, %h3};", "cvt.rni.f16.f16"),
   ("ld.global.acquire.gpu.b32 %r4, [%rd9];", "ld ordered against other threads (.acquire/.release/.mmio)"),
 ])
 def test_the_c_backend_declines_by_row_or_primitive(body, why):
@@ -49,3 +49,12 @@ def test_a_cache_policy_operand_is_a_hint(path, monkeypatch):
   st = run(kernel(LOAD3 + body), [out, x, x, x])
   assert st.native == (path == "native")
   np.testing.assert_array_equal(out, x + 1)
+
+def test_translation_is_cached():
+  """A module is translated once per process (it launches nothing, so it is not run per path)."""
+  from mockgpu.compiler import cache
+  from mockgpu.emulators.ptx import load_module
+  src = kernel("mov.u32 %r0, %tid.x;", ".param .u64 out") + "// cache probe\n"
+  m1 = load_module(src)
+  before = dict(cache.stats)
+  assert load_module(src) is m1 and cache.stats == before   # the in-process dict answers without touching the cache

@@ -7,9 +7,9 @@ farith, float_to_int, ...) whose meaning each method's docstring gives. The nump
 primitive as an expression over arrays of every thread of a batch; the C backend (backends/c.py) as an expression over
 one thread's scalars. Both compute the same bits (tests/test_ptx_native.py compares them).
 
-The C backend covers less. A row that it does not translate at all says why in `no_c` (warp-wide instructions,
-atomics, ...); within a row, a primitive it does not render (directed rounding, .sat, .relu, float16 fma and
-transcendentals, the f16x2/bf16x2 halves, ...) makes it decline. Either way the kernel stays on the numpy path and the
+The C backend covers less. A row that it does not translate at all says why in `no_c` (warp-wide instructions, ...);
+within a row, a primitive it does not render (a float64 fma in a directed mode, generic shared/local addresses, ...)
+makes it decline. Either way the kernel stays on the numpy path and the
 reason is counted in emulators/ptx/native.declined.
 """
 from __future__ import annotations
@@ -157,7 +157,9 @@ class Backend:
   @primitive
   def bfi(self, t:str, f:str, b:str, pos:str, length:str) -> str: """b with length bits at pos replaced by f's low bits."""
   @primitive
-  def prmt(self, a:str, b:str, c:str, mode:str|None) -> str: """The four bytes of {b, a} that selector c picks (b32)."""
+  def prmt(self, a:str, b:str, c:str) -> str:
+    """The four bytes of {b, a} that selector c picks (b32): a nibble per result byte, bits 0-2 the byte (0: a's
+    lowest), bit 3 to replicate its sign (prmt's default mode; the row turns the other modes into selectors)."""
 
   # *** comparisons ***
   @primitive
@@ -221,7 +223,6 @@ class Backend:
 
 # why the C backend declines a whole row
 WARP_WIDE = "warp-wide: the C backend runs one thread at a time"
-ATOMICS = "atomics are not translated to C"
 NUMPY_ONLY = "not translated to C (rare in compiled kernels)"
 
 @dataclass(frozen=True)
@@ -281,7 +282,7 @@ def _ret(b, ins):
   if not b.fn.entry and ins.op == "ret": b.unsupported("ret from a .func")
   b.branch(b.exit_block)
 
-@row("trap", no_c=NUMPY_ONLY)
+@row("trap")
 def _trap(b, ins): b.trap()
 
 @row("bar", "barrier")
@@ -404,7 +405,7 @@ def _st(b, ins):
 ATOM_OPS = ("add", "min", "max", "and", "or", "xor", "exch", "cas", "inc", "dec")
 ATOM_FLAGS = {"global", "shared", "relaxed", "acquire", "release", "acq_rel", "gpu", "sys", "cta", "shared::cta", "noftz", *ATOM_OPS}
 
-@row("atom", "red", no_c=ATOMICS)
+@row("atom", "red")
 def _atom(b, ins):
   m = Mods(b, ins, ATOM_FLAGS)
   t = one_type(b, m)
@@ -750,11 +751,26 @@ def _shf(b, ins):
   d, lo, hi, n = ins.args
   b.dst(d, "u32", b.funnel_shift(m.has("l"), m.has("wrap"), is_signed(t), b.src(lo, "u32"), b.src(hi, "u32"), b.src(n, "u32")))
 
+# prmt's modes (PTX ISA, prmt): for each value of the selector's two low bits, the byte of {b, a} (0: a's lowest) that
+# each result byte takes. A mode is the default mode with the selector these give (no sign replication).
+PRMT_MODES = {"f4e": ((0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)), "b4e": ((0, 7, 6, 5), (1, 0, 7, 6), (2, 1, 0, 7), (3, 2, 1, 0)),
+              "rc8": ((0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)), "ecl": ((0, 1, 2, 3), (1, 1, 2, 3), (2, 2, 2, 3), (3, 3, 3, 3)),
+              "ecr": ((0, 0, 0, 0), (0, 1, 1, 1), (0, 1, 2, 2), (0, 1, 2, 3)), "rc16": ((0, 1, 0, 1), (2, 3, 2, 3), (0, 1, 0, 1), (2, 3, 2, 3))}
+
+def prmt_selectors(mode:str) -> int:
+  """The mode's four default-mode selectors (one nibble per result byte), 16 bits each, the one for low bits s at bit 16*s."""
+  return sum(sum(k << 4 * i for i, k in enumerate(bytes_)) << 16 * s for s, bytes_ in enumerate(PRMT_MODES[mode]))
+
 @row("prmt")
 def _prmt(b, ins):
-  m = Mods(b, ins, {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"})
+  m = Mods(b, ins, set(PRMT_MODES))
   d, x, y, c = ins.args
-  b.dst(d, "b32", b.prmt(b.src(x, "b32"), b.src(y, "b32"), b.src(c, "b32"), next(iter(m.flags), None)))
+  sel = b.src(c, "b32")
+  if m.flags:   # the selector of the mode for sel's two low bits
+    s = b.binop("*", "u32", b.binop("&", "b32", sel, b.const("b32", 3)), b.const("u32", 16))
+    word = b.int_to_int(b.shift("shr", "u64", b.const("u64", prmt_selectors(m.flags[0])), s), "u64", "b32", False)
+    sel = b.binop("&", "b32", word, b.const("b32", 0xffff))
+  b.dst(d, "b32", b.prmt(b.src(x, "b32"), b.src(y, "b32"), sel))
 
 @row("bfe")
 def _bfe(b, ins):

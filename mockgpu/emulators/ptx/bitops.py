@@ -62,28 +62,18 @@ def int_to_int(x, t:str, saturate:bool):
     return _ret(r, x)
   return x.astype(dt)
 
-def prmt(a, b, c, mode):
-  """prmt.b32: pick 4 bytes out of the 8 bytes {b, a}; the default mode takes a selector nibble per byte."""
+def prmt(a, b, c):
+  """prmt.b32 (semantics.Backend.prmt): pick 4 bytes out of the 8 bytes {b, a}, a selector nibble per byte."""
   a, b, c = _arr(a).astype(U64), _arr(b).astype(U64), _arr(c).astype(U64)
   x = (b << U64(32)) | a
-  byte = lambda k: (x >> (k * U64(8))) & U64(0xff)
-  if mode is None:
-    out = U64(0)
-    for i in range(4):
-      sel = (c >> U64(4 * i)) & U64(0xf)
-      v = (x >> ((sel & U64(7)) * U64(8))) & U64(0xff)
-      sign = (v >> U64(7)) & U64(1)
-      v = np.where((sel & U64(8)) != 0, sign * U64(0xff), v)
-      out = out | (v << U64(8 * i))
-    return _ret(out.astype(U32), a, b, c)
-  s = c & U64(3)
-  one, r = U64(1), (c & U64(1)) * U64(2)
-  idx = {"f4e": [s, s + one, s + U64(2), s + U64(3)], "b4e": [s, s + U64(7), s + U64(6), s + U64(5)], "rc8": [s] * 4,
-         "ecl": [s, np.maximum(s, one), np.maximum(s, U64(2)), U64(3)], "ecr": [U64(0), np.minimum(s, one), np.minimum(s, U64(2)), s],
-         "rc16": [r, r + one, r, r + one]}[mode]
   out = U64(0)
-  for i, k in enumerate(idx): out = out | (byte(k & U64(7)) << U64(8 * i))
-  return _ret(_arr(out).astype(U32), a, b, c)
+  for i in range(4):
+    sel = (c >> U64(4 * i)) & U64(0xf)
+    v = (x >> ((sel & U64(7)) * U64(8))) & U64(0xff)
+    sign = (v >> U64(7)) & U64(1)
+    v = np.where((sel & U64(8)) != 0, sign * U64(0xff), v)
+    out = out | (v << U64(8 * i))
+  return _ret(out.astype(U32), a, b, c)
 
 def bfe(a, pos, ln, nbits:int, signed:bool):
   """bfe: extract ln bits from pos (both taken mod 256), sign-extending for signed types."""

@@ -16,10 +16,11 @@ from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.backends import c as cgen
 from mockgpu.compiler.ptx.layout import entries, MODULE_WINDOW, CONST_WINDOW
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
+from mockgpu.emulators.ptx.runtime import KernelTrap
 
-DONE, FAULT, BUDGET = 0, 1, 2
+DONE, FAULT, BUDGET, TRAP = 0, 1, 2, 4   # native_common.c's statuses and prelude.c's TRAP
 GLOBAL_SPACE = 0
-SHARED_SPACE, PARAM_SPACE, LOCAL_SPACE, CONST_SPACE = 1, 2, 3, 4
+SHARED_SPACE, PARAM_SPACE, LOCAL_SPACE, CONST_SPACE, MISALIGNED_ATOMIC = 1, 2, 3, 4, 5   # prelude.c's fault kinds
 WARP = 32   # thread-instructions per warp-instruction of the budget
 
 declined:collections.Counter = collections.Counter()
@@ -27,7 +28,7 @@ declined:collections.Counter = collections.Counter()
 class Ctx(ctypes.Structure):
   _fields_ = [("maps", ctypes.c_void_p), ("nmaps", ctypes.c_int64), ("hint", ctypes.c_int64),
               ("shared", ctypes.c_void_p), ("shared_size", ctypes.c_int64), ("local", ctypes.c_void_p), ("local_size", ctypes.c_int64), ("params", ctypes.c_char_p), ("nparams", ctypes.c_int64),
-              *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "cta0", "nctas", "budget", "used")),
+              *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "dynamic_shared", "cta0", "nctas", "budget", "used")),
               ("save", ctypes.c_void_p), ("resume", ctypes.c_void_p), ("hints", ctypes.c_void_p),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
               ("fault_va", ctypes.c_uint64)]
@@ -95,13 +96,14 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
   maps = nk.maps(mem, kernel.module)
   c = Ctx(maps=maps.ctypes.data, nmaps=len(maps) if maps[0, 1] else 0, hint=0, shared=smem.ctypes.data, shared_size=shared,
           local=lmem.ctypes.data, local_size=kernel.local_size,
-          params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2],
+          params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2], dynamic_shared=dynamic_shared,
           cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * WARP, used=0, save=save.ctypes.data, resume=resume.ctypes.data,
           hints=nk.hints.ctypes.data)
   status = nk.run(ctypes.byref(c))
   if status == FAULT:
     where, va, space = nk.messages[c.fault_pc], c.fault_va, "global"
     if c.fault_kind == CONST_SPACE: where, space = f"{where} (.const is read-only)", "module"
+    elif c.fault_kind == MISALIGNED_ATOMIC: where = f"{where} (misaligned atomic)"
     elif va >> 56 in (MODULE_WINDOW >> 56, CONST_WINDOW >> 56) and c.fault_kind == GLOBAL_SPACE:  # other tags: global memory
       w = kernel.module.memory.consts if va >> 56 == CONST_WINDOW >> 56 else kernel.module.memory.globals
       where, va, space = f"{where} (module .{w.name} variables, {w.size} bytes)", va & 0x00FF_FFFF_FFFF_FFFF, "module"
@@ -111,6 +113,7 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
       space = "local"
       where = f"{where} (local window of {kernel.local_size} bytes)" if kernel.local_size else f"{where} (the kernel has no .local memory)"
     raise GPUPageFault(va, c.fault_size, bool(c.fault_write), where, space)
+  if status == TRAP: raise KernelTrap(nk.messages[c.fault_pc])
   if status == BUDGET: raise InstructionBudgetExceeded(f"PTX kernel {kernel.name} ran past {budget} warp-instructions (MOCKGPU_BUDGET)")
   if status != DONE: raise RuntimeError(f"PTX native kernel {kernel.name}: unknown status {status}")
   return c.used

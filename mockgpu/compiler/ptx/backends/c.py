@@ -8,12 +8,19 @@ on. Every primitive computes what the numpy backend's does (the executor's numer
 same bits; tests/test_ptx_native.py compares them. Module-scope .global and .const variables are two more mappings of
 the address space at their window addresses (layout.py), so global loads reach them as the numpy path's do.
 
+Rounding: float32/64 round-to-nearest is C's own arithmetic; the directed modes, float16 and bfloat16 evaluate in
+double with the sign of the exact error and round explicitly (prelude.c exact_op, round_to: numerics.py's algorithms
+in the same double operations, no fesetround), so the bits, NaN payloads included, are the numpy path's.
+
+Atomics read, combine and write one thread at a time, in thread order: for one instruction's colliding lanes the
+numpy path's lane order. Two atomics of one thread on an address apply before the next thread's (the numpy path
+interleaves per instruction); both are orders hardware may take. %clock counts thread-instructions so far.
+
 What the translation does not cover raises NoNative at translation time and the kernel stays on the numpy path: the
-rows the table marks (semantics.Row.no_c: warp-wide instructions, atomics, the rarer opcodes), function variables
-outside .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend
-declines or leaves to semantics.Backend (directed rounding, .sat and .relu, float16 fma and transcendentals, the
-f16x2/bf16x2 halves). The instruction budget counts
-thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
+rows the table marks (semantics.Row.no_c: warp-wide instructions, the rarer opcodes), function variables outside
+.shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend declines or
+leaves to semantics.Backend (a float64 fma in a directed mode, float min/max atomics, the rarer float16 forms). The
+instruction budget counts thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
 """
 from __future__ import annotations
 import os, struct
@@ -21,9 +28,9 @@ import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx import syntax as P, semantics
-from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, np_dtype, bits, is_signed, wide
+from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, FMTS, np_dtype, bits, is_signed, wide
 from mockgpu.compiler.ptx.blocks import split_blocks, BARRIERS
-from mockgpu.compiler.ptx.layout import Layout, CONST_WINDOW
+from mockgpu.compiler.ptx.layout import Layout, WINDOWS
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prelude.c"))
 
@@ -31,7 +38,11 @@ class NoNative(Exception):
   """The kernel uses something the C translation does not cover (the message says what)."""
 
 SPECIAL = {"tid.x": 0, "tid.y": 1, "tid.z": 2, "ntid.x": 3, "ntid.y": 4, "ntid.z": 5, "ctaid.x": 6, "ctaid.y": 7, "ctaid.z": 8,
-           "nctaid.x": 9, "nctaid.y": 10, "nctaid.z": 11, "laneid": 12, "warpid": 13, "nwarpid": 14}
+           "nctaid.x": 9, "nctaid.y": 10, "nctaid.z": 11, "laneid": 12, "warpid": 13, "nwarpid": 14, "dynamic_smem_size": 15,
+           "total_smem_size": 16, "smid": 17, "nsmid": 18}
+# %lanemask_*: the lanes below, at or above this one (runtime.Env.lanemask), from %laneid
+LANEMASK = {"eq": "(1u << sp[12])", "lt": "((1u << sp[12]) - 1u)", "le": "(uint32_t)((2ull << sp[12]) - 1u)",
+            "gt": "(uint32_t)~((2ull << sp[12]) - 1u)", "ge": "(uint32_t)~((1u << sp[12]) - 1u)"}
 INTS = ("b8", "u8", "s8", "b16", "u16", "s16", "b32", "u32", "s32", "b64", "u64", "s64")
 F32_64 = ("f32", "f64")
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
@@ -45,6 +56,23 @@ _F64 = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})", "div": "({} 
         "fma": "fma({}, {}, {})"}   # C's fma rounds once, as numerics.fma64 does
 _F32 = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})", "fma": "fma32({}, {}, {})", "div": "(float)((double){} / (double){})",
         "sqrt": "(float)sqrt((double){})", "rcp": "(float)(1.0 / (double){})"}
+
+_MODE = {"rn": "RN", "rz": "RZ", "rm": "RM", "rp": "RP"}   # prelude.c's rounding modes
+_OP = {"add": "OP_ADD", "sub": "OP_SUB", "mul": "OP_MUL", "fma": "OP_FMA", "div": "OP_DIV", "sqrt": "OP_SQRT"}
+# one double rounding is innocuous for these in round-to-nearest (53 >= 2p+2), as the numpy path's plain casts are
+_D = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})", "div": "({} / {})", "sqrt": "sqrt({})"}
+_APPROX64 = {"ex2": "exp2({})", "tanh": "tanh_64({})", "rcp": "(1.0 / {})", "sqrt": "sqrt({})", "rsqrt": "(1.0 / sqrt({}))"}
+
+def to64(e:str, t:str) -> str:
+  """A float value of type t (float16 and bfloat16 as bits) as a double, exactly (numerics.to64)."""
+  return {"f32": f"((double){e})", "f64": e, "f16": f"h2d({e})", "bf16": f"bf2d({e})"}[t]
+def from64(e:str, t:str) -> str:
+  """A double on t's grid (or inf/NaN) in t's storage (numerics.from64; float16: numpy's cast)."""
+  return {"f32": f"((float){e})", "f64": e, "f16": f"d2h({e})", "bf16": f"d2bf({e})"}[t]
+def round_to(e:str, t:str, mode:str, es:str="0.0") -> str:
+  """numerics.round_to: the double e (exact value e + tiny of sign es) rounded to t's grid in mode."""
+  f = FMTS[t]
+  return f"round_to({e}, {es}, {f.p}, {f.emin}, {f.max!r}, {_MODE[mode]})"
 
 def kind(t:str) -> str: return np_dtype(t).kind   # the numpy path's kind (float16 is "f", bfloat16 bits are "u")
 def utype(n:int) -> str: return f"uint{max(n, 32) if n < 32 else n}_t"   # integer arithmetic at least 32 bits wide, unsigned
@@ -88,6 +116,7 @@ class Kernel(semantics.Backend):
     self.messages:list[str] = []   # "PTX line N: text" of each instruction that can stop the launch, by its id
     self.lines:list[str] = []
     self.ntmp = self.nhints = 0
+    self.pos = 0   # the instruction's index in its block (%clock)
 
   # *** output ***
   def emit(self, s:str): self.lines.append("  " + s)
@@ -116,14 +145,22 @@ class Kernel(semantics.Backend):
     if isinstance(a, P.Imm): return self.imm(a, t)
     if isinstance(a, P.Not) and t == "pred": return f"(!{a.reg.name})"
     if isinstance(a, P.Special):
-      if a.name not in SPECIAL: raise NoNative(f"special register %{a.name}")
-      e = f"sp[{SPECIAL[a.name]}]"
-      return bitcast(e, "u32", t) if bits(t) == 32 else resize(e, "u32", t, False)
+      e, st = self.special(a.name)
+      return bitcast(e, st, t) if bits(t) == bits(st) else resize(e, st, t, False)
     if isinstance(a, P.Sym):
       space, off = self.symbol(a.name)
       if space == "param": raise NoNative("the address of a kernel parameter")
       return self.const(t, off + a.offset)
     raise NoNative(f"operand {a!r}")
+
+  def special(self, name:str) -> tuple[str, str]:
+    """A special register's value and type. %clock counts the launch's thread-instructions so far (the numpy path
+    counts warp-instructions): both advance within a thread, as a cycle counter does; neither is hardware's value."""
+    if name in SPECIAL: return f"sp[{SPECIAL[name]}]", "u32"
+    if name.startswith("lanemask_") and name[9:] in LANEMASK: return LANEMASK[name[9:]], "u32"
+    if name in ("clock", "clock64", "globaltimer"): return f"(uint64_t)(c->used + used + {self.pos})", "u32" if name == "clock" else "u64"
+    if name == "gridid": return "(uint64_t)0", "u64"
+    raise NoNative(f"special register %{name}")
 
   def imm(self, a:P.Imm, t:str) -> str:
     if t == "pred": return "1" if a.value else "0"
@@ -166,12 +203,11 @@ class Kernel(semantics.Backend):
     w, n = bits(u) // len(parts), bits(u)
     return f"(({CTYPE[u]})({' | '.join(f'((uint{n}_t){p} << {i * w})' for i, p in enumerate(parts))}))"
   def field(self, u:str, v:str, i:int, w:int) -> str: return f"((uint{w}_t)({v} >> {i * w}))"
-  def window(self, space:str, t:str) -> str:
-    if space != "const": self.decline("cvta to a generic shared/local address")   # generic memory stays on numpy
-    return self.const(t, CONST_WINDOW)
+  def window(self, space:str, t:str) -> str: return self.const(t, WINDOWS[space])
 
   # *** control flow ***
   def branch(self, block:int): self.emit(f"goto B{block};")
+  def trap(self): self.emit(f"trap_stop(c, {self.where()});")
   def barrier(self, ident, with_count:bool, arrive:bool):
     # the barrier is the block boundary before it (Kernel.source)
     if arrive or with_count: self.decline("barrier form")
@@ -180,7 +216,6 @@ class Kernel(semantics.Backend):
   # *** memory ***
   def _memory(self, space:str, t:str, ordered:bool) -> tuple[int, str, int]:
     """An access's element size, a temporary and its stop id (declines what C does not cover)."""
-    if space == "generic": self.decline(f"{self.ins.op}.generic")
     if ordered: self.decline(f"{self.ins.op} ordered against other threads (.acquire/.release/.mmio)")
     if t in ("pred", "b128"): self.decline(f"{self.ins.op}.{t}")
     return bits(t) // 8, self.tmp(), self.where()
@@ -189,6 +224,7 @@ class Kernel(semantics.Backend):
     size, v, pc = self._memory(space, t, ordered)
     self.emit(f"{CTYPE[t]} {v}[{n}];")
     if space in ("shared", "local"): self.emit(f"memcpy({v}, {space[0].upper()}PTR({addr}, {size * n}, 0, {pc}), {size * n});")
+    elif space == "generic": self.emit(f"genget(c, lm, {v}, {addr}, {size}, {n}, {pc}, hints + {self.hint()});")
     elif space == "const": self.emit(f"gget(c, {v}, CONST_WINDOW | ({addr} & LOW_BITS), {size}, {n}, {pc}, hints + {self.hint()});")
     else: self.emit(f"gget(c, {v}, {addr}, {size}, {n}, {pc}, hints + {self.hint()});")
     return [f"{v}[{i}]" for i in range(n)]
@@ -204,7 +240,26 @@ class Kernel(semantics.Backend):
     n = len(vals)
     self.emit(f"{CTYPE[t]} {v}[{n}] = {{{', '.join(vals)}}}; uint64_t a_ = {addr};")
     if space in ("shared", "local"): self.emit(f"memcpy({space[0].upper()}PTR(a_, {size * n}, 1, {pc}), {v}, {size * n});")
+    elif space == "generic": self.emit(f"genput(c, lm, a_, {v}, {size}, {n}, {pc}, hints + {self.hint()});")
     else: self.emit(f"gput(c, a_, {v}, {size}, {n}, {pc}, hints + {self.hint()});")
+
+  def atomic(self, space:str, op:str, t:str, addr:str, vals:list[str]) -> str:
+    """The old value read, op applied and written back, thread by thread (collective.atomic's lane order per address
+    and instruction; see the module docstring for a thread's several atomics)."""
+    if space not in ("global", "shared"): self.decline(f"atom.{space}")
+    if op in ("min", "max") and kind(t) == "f": self.decline(f"atom.{op}.{t}")   # numpy's scan order decides -0/+0 and NaN
+    size, v, pc = self._memory(space, t, False)
+    T, a, p = CTYPE[t], self.tmp(), self.tmp()
+    cell = f"SPTR({a}, {size}, 1, {pc})" if space == "shared" else f"gptr(c, {a}, {size}, 1, {pc})"
+    self.emit(f"uint64_t {a} = {addr}; if ({a} % {size}) fault(c, {a}, {size}, 1, {pc}, MISALIGNED_ATOMIC);")
+    self.emit(f"uint8_t *{p} = {cell}; {T} {v}; memcpy(&{v}, {p}, {size});")
+    b = vals[0]
+    new = {"add": {"f32": f"add32({v}, {b})", "f64": f"add64({v}, {b})"}.get(t, wrap(t, f"{U(t, v)} + {U(t, b)}")),
+           "inc": f"({v} >= {b} ? ({T})0 : ({T})({v} + 1))", "dec": f"(({v} == 0 || {v} > {b}) ? {b} : ({T})({v} - 1))",
+           "cas": f"({v} == {b} ? {vals[-1]} : {v})", "exch": b, "min": f"({v} < {b} ? {v} : {b})", "max": f"({v} > {b} ? {v} : {b})",
+           "and": f"(({T})({v} & {b}))", "or": f"(({T})({v} | {b}))", "xor": f"(({T})({v} ^ {b}))"}[op]
+    self.emit(f"{{ {T} n_ = {new}; memcpy({p}, &n_, {size}); }}")
+    return v
 
   # *** integers and bits ***
   def _int(self, t:str):
@@ -284,13 +339,11 @@ class Kernel(semantics.Backend):
   def bfi(self, t:str, f:str, b:str, pos:str, length:str) -> str:
     self._wide_only(t)
     return f"(({CTYPE[t]})bfi_p({_bits64(t, f)}, {_bits64(t, b)}, {pos}, {length}, {bits(t)}))"
-  def prmt(self, a:str, b:str, c:str, mode:str|None) -> str:
-    if mode is not None: self.decline(f"prmt mode .{mode}")
-    return f"prmt_p({a}, {b}, {c})"
+  def prmt(self, a:str, b:str, c:str) -> str: return f"prmt_p({a}, {b}, {c})"
 
   # *** comparisons ***
   def compare(self, cmp:str, t:str, x:str, y:str) -> str:
-    if t == "f16": t, x, y = "f32", f"h2f({x})", f"h2f({y})"   # exact
+    if t in ("f16", "bf16"): t, x, y = "f64", to64(x, t), to64(y, t)   # exact
     if t in F32_64:
       if cmp in ("eq", "lt", "le", "gt", "ge"): return f"({x} {_CMP[cmp]} {y})"
       if cmp == "ne": return f"({x} != {y} && {x} == {x} && {y} == {y})"
@@ -305,40 +358,71 @@ class Kernel(semantics.Backend):
 
   # *** floats ***
   def farith(self, op:str, t:str, rnd:str, args:list[str]) -> str:
-    if rnd != "rn": self.decline(f"{op}.{rnd}: directed rounding")
-    if t == "f16":   # exact in float, rounded once (prelude.c h_add, ...)
-      if op not in ("add", "sub", "mul"): self.decline(f"{op}.f16")
-      return f"h_{op}({args[0]}, {args[1]})"
-    if t not in F32_64: self.decline(f"{op}.{t}")
-    return (_F64 if t == "f64" else _F32)[op].format(*args)
+    """numerics.farith: float32/64 round-to-nearest in C's own arithmetic; the rest evaluated in double with the sign
+    of its exact error and rounded in the mode (prelude.c exact_op, round_to, nudge64)."""
+    if rnd == "rn" and t in F32_64: return (_F64 if t == "f64" else _F32)[op].format(*args)
+    if rnd == "rn" and t == "f16" and op in ("add", "sub", "mul"): return f"h_{op}({args[0]}, {args[1]})"   # exact in float, rounded once
+    if t not in FMTS and t != "f64": self.decline(f"{op}.{t}")
+    xs = [to64(a, t) for a in args]
+    if op == "rcp": op, xs = "div", ["1.0", *xs]   # as numerics.farith: 1 / x
+    if rnd == "rn" and t == "f16" and op in _D: return from64(_D[op].format(*xs), t)
+    xs += ["0.0"] * (3 - len(xs))
+    if t == "f64":
+      if op == "fma": return f"fma64_m({', '.join(xs)}, {_MODE[rnd]})"
+      return f"round_f64({_OP[op]}, {_MODE[rnd]}, {', '.join(xs)})"
+    f = FMTS[t]
+    return from64(f"round_fmt({_OP[op]}, {f.p}, {f.emin}, {f.max!r}, {_MODE[rnd]}, {', '.join(xs)})", t)
   def approx(self, fn:str, t:str, x:str) -> str:
     if t == "f32": return _APPROX[fn].format(x)
-    if t == "f64" and fn == "rcp": return f"(1.0 / {x})"   # rcp.approx.ftz.f64: correctly rounded here
-    self.decline(f"{fn}.approx.{t}")
+    if fn not in _APPROX64: self.decline(f"{fn}.approx.{t}")
+    y = _APPROX64[fn].format(to64(x, t))   # numerics.approx: the float64 function rounded to t
+    return y if t == "f64" else from64(round_to(y, t, "rn"), t) if t == "bf16" else from64(y, t)
+  def relu(self, t:str, x:str) -> str:
+    if t in F32_64: return f"relu{t[1:]}({x})"
+    if t == "f16": return f"((uint16_t)(((({x}) & 0x7fffu) > 0x7c00u || (({x}) & 0x8000u)) && (({x}) & 0x7fffu) ? 0 : ({x})))"
+    if t == "bf16": return f"((uint16_t)((({x}) & 0x8000u) || ((({x}) & 0x7f80u) == 0x7f80u && (({x}) & 0x7fu)) ? 0 : ({x})))"  # -0 too, as numpy's
+    self.decline(f"relu.{t}")
+  def sat(self, t:str, x:str) -> str:
+    if t in F32_64: return f"sat{t[1:]}({x})"
+    if t in ("f16", "bf16"): return from64(f"sat64({to64(x, t)})", t)   # exact: 0, 1 and x are on the grid
+    self.decline(f"sat.{t}")
+  def half(self, x:str, i:int, h:str) -> str: return f"((uint16_t)({x} >> {16 * i}))"
+  def join_halves(self, lo:str, hi:str, h:str) -> str: return f"((uint32_t)({lo}) | ((uint32_t)({hi}) << 16))"
   def ftz(self, x:str) -> str: return f"ftz_f32({x})"
   def fminmax(self, op:str, t:str, x:str, y:str, nan:bool) -> str:
     if nan and t != "f32": self.decline(f"{op}.NaN.{t}")
     if t == "f16": return f"h_{op}({x}, {y})"
+    if t == "bf16": return from64(f"p{op}64({to64(x, t)}, {to64(y, t)})", t)   # as numpy: through float64
     if t not in F32_64: self.decline(f"{op}.{t}")
     return f"p{op}{t[1:]}{'n' if nan else ''}({x}, {y})"
 
   # *** conversions ***
   def float_to_float(self, x:str, st:str, dt:str, rnd:str) -> str:
-    pairs = {("f32", "f64"): "((double){})", ("f64", "f32"): "((float){})", ("f16", "f32"): "h2f_q({})", ("f32", "f16"): "f2h({})"}
-    if rnd != "rn" or (st, dt) not in pairs: self.decline(f"cvt.{rnd}.{dt}.{st}")
-    return pairs[(st, dt)].format(x)
+    """numerics.float_to_float: widening exact, narrowing rounded in rnd."""
+    if dt == st: return x
+    pairs = {("f32", "f64"): "((double){})", ("f64", "f32"): "((float){})", ("f16", "f32"): "h2f_q({})", ("f32", "f16"): "f2h({})",
+             ("f64", "f16"): "d2h({})"}
+    if rnd == "rn" and (st, dt) in pairs: return pairs[(st, dt)].format(x)
+    x64 = to64(x, st)
+    if dt == "f64": return x64
+    if st == "f64" or FMTS[dt].p < FMTS[st].p or (st, dt) == ("f16", "bf16"): return from64(round_to(x64, dt, rnd), dt)
+    return from64(x64, dt)
   def round_integral(self, x:str, t:str, rnd:str) -> str:
     if t not in F32_64: self.decline(f"cvt.{rnd}.{t}.{t}")
     return f"(({CTYPE[t]})copysign({_ROUND[rnd]}((double){x}), (double){x}))"
   def int_to_float(self, x:str, st:str, dt:str, rnd:str) -> str:
-    if rnd != "rn" or dt not in F32_64: self.decline(f"cvt.{rnd}.{dt}.{st}")
-    return f"(({CTYPE[dt]}){x})"
+    """numerics.int_to_float: a 64-bit integer converts to double with the sign of the error (prelude.c i2d), then rounds."""
+    if rnd == "rn" and dt in F32_64 and bits(st) <= 32: return f"(({CTYPE[dt]}){x})"
+    es, v = self.tmp(), self.tmp()
+    self.emit(f"double {es}; double {v} = i2d((int64_t)({x}), {int(bits(st) == 64)}, {int(is_signed(st))}, &{es});")
+    if dt == "f64": return f"nudge64({v}, {es}, {_MODE[rnd]})"
+    return from64(round_to(v, dt, rnd, es), dt)
   def float_to_int(self, x:str, st:str, dt:str, rnd:str) -> str:
     """Rounded in double, then saturated (prelude.c f2s/f2u: NaN -> 0)."""
-    if st not in F32_64: self.decline(f"cvt.{rnd}.{dt}.{st}")
+    if st not in FMTS and st != "f64": self.decline(f"cvt.{rnd}.{dt}.{st}")
     self._int(dt)
     lo, hi = INT_RANGE[dt]
-    r = f"{_ROUND[rnd]}((double){x})"
+    r = f"{_ROUND[rnd]}({to64(x, st)})"
     if is_signed(dt): return f"(({CTYPE[dt]})f2s({r}, {float(lo)!r}, {float(hi)!r}, {lo}ll, {hi}ll))"
     return f"(({CTYPE[dt]})f2u({r}, {float(hi)!r}, {hi}ull))"
   def int_to_int(self, x:str, st:str, dt:str, sat:bool) -> str:
@@ -364,10 +448,11 @@ class Kernel(semantics.Backend):
       if b.instrs:
         self.ins = b.instrs[0]
         self.emit(f"if ((used += {len(b.instrs)}) > left) over_budget(c, {self.where()});")
-      for ins in b.instrs: emit_instr(self, ins)
+      for self.pos, ins in enumerate(b.instrs): emit_instr(self, ins)
       body += [f"B{b.index}:;"] + self.lines
     regs = list(self.fn.regs.values())
-    out = [f"#define NSAVE {len(regs) if self.barriers else 1}", f"#define BARRIERS {int(bool(self.barriers))}", PRELUDE,
+    out = [f"#define NSAVE {len(regs) if self.barriers else 1}", f"#define BARRIERS {int(bool(self.barriers))}",
+           *(f"#define {s.upper()}_WINDOW 0x{w:x}ull" for s, w in WINDOWS.items()), PRELUDE,
            f"int64_t mockgpu_hints = {max(self.nhints, 1)};",
            "static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, int64_t resume) {",
            "  int64_t used = 0, left = c->budget - c->used, *hints = c->hints;"]

@@ -267,7 +267,7 @@ class Ctx(semantics.Backend):
   def brev(self, t:str, x:str) -> str: return f"brev({x}, {bits(t)})"
   def bfe(self, t:str, a:str, pos:str, length:str) -> str: return f"bfe({a}, {pos}, {length}, {bits(t)}, {is_signed(t)})"
   def bfi(self, t:str, f:str, b:str, pos:str, length:str) -> str: return f"bfi({f}, {b}, {pos}, {length}, {bits(t)})"
-  def prmt(self, a:str, b:str, c:str, mode:str|None) -> str: return f"prmt({a}, {b}, {c}, {mode!r})"
+  def prmt(self, a:str, b:str, c:str) -> str: return f"prmt({a}, {b}, {c})"
 
   # *** comparisons ***
   def compare(self, cmp:str, t:str, x:str, y:str) -> str:

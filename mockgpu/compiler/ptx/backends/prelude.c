@@ -11,6 +11,7 @@ typedef struct {
   uint8_t *local; int64_t local_size;      /* the local memory of each thread of a CTA: [threads][local_size], zeroed too */
   const uint8_t *params; int64_t nparams;
   int64_t gx, gy, gz, bx, by, bz;          /* grid and block dimensions */
+  int64_t dynamic_shared;                  /* %dynamic_smem_size */
   int64_t cta0, nctas;                     /* the CTAs of this call */
   int64_t budget, used;                    /* thread-instructions */
   uint64_t *save; int64_t *resume;         /* per thread of a CTA: registers across a barrier, the block to resume at */
@@ -18,9 +19,11 @@ typedef struct {
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
   uint64_t fault_va;
 } Ctx;
-enum { GLOBAL_SPACE = 0, SHARED_SPACE = 1, PARAM_SPACE = 2, LOCAL_SPACE = 3, CONST_SPACE = 4 };
+enum { TRAP = 4 };                       /* a trap instruction stopped the launch (after native_common.c's statuses) */
+enum { GLOBAL_SPACE = 0, SHARED_SPACE = 1, PARAM_SPACE = 2, LOCAL_SPACE = 3, CONST_SPACE = 4, MISALIGNED_ATOMIC = 5 };
 #define LOW_BITS 0x00FFFFFFFFFFFFFFull   /* a window address without its window tag (runtime.py) */
-#define CONST_WINDOW 0xFB00000000000000ull  /* module-scope .const variables: mapped (read-only) with the .global ones */
+/* the translation defines SHARED_WINDOW, LOCAL_WINDOW and CONST_WINDOW (layout.WINDOWS: the tags of generic addresses
+ * of .shared and .local memory and of the module-scope .const variables, mapped read-only with the .global ones) */
 
 #include "native_memory.c"
 
@@ -55,6 +58,18 @@ static inline void gput(Ctx *c, uint64_t va, const void *src, int64_t esize, int
   if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) memcpy((void *)(uintptr_t)(m->host + (va - m->va)), src, esize * count);
   else { gcheck(c, va, esize, count, 1, pc); gstore(c, va, src, esize, count); }
 }
+/* a generic address: the tag of its window says its space (runtime.Env.ld_global/st_global); untagged, global memory */
+static inline void genget(Ctx *c, uint8_t *lm, void *dst, uint64_t va, int64_t esize, int64_t count, int64_t pc, int64_t *h) {
+  if (va >> 56 == SHARED_WINDOW >> 56) memcpy(dst, SPTR(va, esize * count, 0, pc), esize * count);
+  else if (va >> 56 == LOCAL_WINDOW >> 56) memcpy(dst, LPTR(va, esize * count, 0, pc), esize * count);
+  else gget(c, dst, va, esize, count, pc, h);
+}
+static inline void genput(Ctx *c, uint8_t *lm, uint64_t va, const void *src, int64_t esize, int64_t count, int64_t pc, int64_t *h) {
+  if (va >> 56 == SHARED_WINDOW >> 56) memcpy(SPTR(va, esize * count, 1, pc), src, esize * count);
+  else if (va >> 56 == LOCAL_WINDOW >> 56) memcpy(LPTR(va, esize * count, 1, pc), src, esize * count);
+  else gput(c, va, src, esize, count, pc, h);
+}
+static int64_t trap_stop(Ctx *c, int64_t pc) { c->status = TRAP; c->fault_pc = pc; longjmp(stop, 1); return -1; }
 static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) {
   if (off + n > c->nparams) fault(c, off, n, 0, pc, PARAM_SPACE);
   memcpy(dst, c->params + off, n);
@@ -90,6 +105,155 @@ static inline uint16_t h_max(uint16_t a, uint16_t b) { return f2h(pmax32(h2f(a),
 static inline uint16_t h_min(uint16_t a, uint16_t b) { return f2h(pmin32(h2f(a), h2f(b))); }
 static inline float tanh_32(float x) { return x != x ? F32(0x7fc00000u) : (float)tanh((double)x); }  /* numpy: the default NaN */
 static inline float h2f_q(uint16_t h) { float r = h2f(h); return r != r ? quiet32(r) : r; }   /* through float64, as numpy */
+/* *** rounding in a mode without the FPU's rounding mode (numerics.py: _exact, round_to, nudge64; exact.py) ***
+ * An operation is evaluated in double together with the sign of its exact error (TwoSum, Dekker's TwoProduct), then
+ * rounded to the format in the mode, with the same double operations as the numpy path, so both give the same bits. */
+enum { RN = 0, RZ = 1, RM = 2, RP = 3 };
+enum { OP_ADD = 0, OP_SUB = 1, OP_MUL = 2, OP_FMA = 3, OP_DIV = 4, OP_SQRT = 5 };
+static inline double two_sum(double a, double b, double *e) {
+  double s = a + b, bb = s - a;
+  *e = (a - (s - bb)) + (b - bb);
+  return s;
+}
+static inline double two_prod(double a, double b, double *e) {
+  double p = a * b, ca = a * 134217729.0, cb = b * 134217729.0;   /* Veltkamp's split at 2^27 + 1 */
+  double ah = ca - (ca - a), al = a - ah, bh = cb - (cb - b), bl = b - bh;
+  *e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  return p;
+}
+/* op's double result and the sign of (exact - result): 0 where the result is not finite (numerics._exact). A NaN
+ * result is the one numpy's loops give: the first NaN operand's, quieted, else the one the operation made (nan64:
+ * the C compiler may swap the operands of + and * and fold a + -b into a - b, which keeps b's sign) */
+static inline double exact_op(int op, double a, double b, double c, double *es) {
+  double s, e, e1, pl, ph, nb = -b;
+  switch (op) {
+    case OP_ADD: s = nan64(two_sum(a, b, &e), a, b); break;
+    case OP_SUB: s = nan64(two_sum(a, nb, &e), a, nb); break;
+    case OP_MUL: s = nan64(two_prod(a, b, &e), a, b); break;
+    case OP_FMA: ph = nan64(two_prod(a, b, &pl), a, b); s = nan64(two_sum(ph, c, &e1), ph, c); e = e1 + pl; break;
+    case OP_DIV: s = nan64(a / b, a, b); ph = two_prod(s, b, &pl); e = ((a - ph) - pl) * (b > 0 ? 1.0 : -1.0); break;
+    default: s = sqrt(a); ph = two_prod(s, s, &pl); e = (a - ph) - pl; break;
+  }
+  *es = !isfinite(s) ? 0.0 : e > 0 ? 1.0 : e < 0 ? -1.0 : 0.0;
+  return s;
+}
+/* a double s whose exact value is s + tiny (of sign es) rounded to double in mode (exact.nudge64) */
+static inline double nudge64(double s, double es, int mode) {
+  int toward = mode == RZ ? (signbit(s) ? es > 0 : es < 0) : mode == RM ? es < 0 : mode == RP ? es > 0 : 0;
+  return toward && isfinite(s) ? nextafter(s, mode == RZ ? 0.0 : mode == RM ? -INFINITY : INFINITY) : s;
+}
+/* s + tiny (sign es) rounded to the format of p significand bits, least normal exponent emin and largest finite
+ * value mx, in mode: a double on the format's grid, or +-inf, or s itself when it is NaN (numerics.round_to) */
+static inline double scaled(double a, int p, int emin, double *q) {
+  int k;
+  frexp(a, &k);
+  *q = ldexp(1.0, (k - 1 > emin ? k - 1 : emin) - p + 1);
+  return a / *q;
+}
+static inline double round_to(double s, double es, int p, int emin, double mx, int mode) {
+  if (s != s || isinf(s)) return s;
+  int neg = signbit(s) != 0;
+  double a = fabs(s), ea = neg ? -es : es, q, x = scaled(a, p, emin, &q);
+  /* an inexact value exactly on a grid point or midpoint moves one double ulp toward its true side */
+  if (ea != 0 && x * 2 == floor(x * 2) && a > 0) x = scaled(a = nextafter(a, ea > 0 ? INFINITY : 0.0), p, emin, &q);
+  double fl = floor(x), frac = x - fl;
+  int up = mode == RN ? (frac > 0.5 || (frac == 0.5 && fmod(fl, 2) == 1)) : mode == RM ? neg && frac > 0 : mode == RP ? !neg && frac > 0 : 0;
+  double r = (fl + up) * q;
+  if (r > mx) r = (mode == RN || (mode == RM && neg) || (mode == RP && !neg)) ? INFINITY : mx;
+  return neg ? -r : r;
+}
+/* storage of float16 and bfloat16 from a double and back (numerics.to64/from64, numpy's casts): a double NaN keeps
+ * its sign and the top 10 payload bits in float16 (at least one set), and is 0x7fff in bfloat16 */
+static inline double round_f64(int op, int mode, double a, double b, double c) {
+  double es, s = exact_op(op, a, b, c, &es);
+  return nudge64(s, es, mode);
+}
+static inline double round_fmt(int op, int p, int emin, double mx, int mode, double a, double b, double c) {
+  double es, s = exact_op(op, a, b, c, &es);
+  return round_to(s, es, p, emin, mx, mode);
+}
+/* float64 fma in a directed mode (exact.fma64): Boldo & Melquiond's round-to-odd, then the mode from the remaining
+ * error; the lanes the error-free transformations cannot hold (products near or past float64's range, tiny products)
+ * exactly: the sign of a*b + c - RN(a*b + c) from big integers (exact.round_fraction does it with rationals) */
+#define BIG_LIMBS 72   /* 4608 bits: every a*b, c and result of float64 aligned to the smallest exponent */
+static void big_add(uint64_t *w, unsigned __int128 m, int sh, int neg) {
+  uint64_t ml = (uint64_t)m, mh = (uint64_t)(m >> 64), t[3];
+  int li = sh / 64, bo = sh % 64;
+  t[0] = ml << bo; t[1] = (mh << bo) | (bo ? ml >> (64 - bo) : 0); t[2] = bo ? mh >> (64 - bo) : 0;
+  unsigned __int128 carry = 0;
+  for (int i = li; i < BIG_LIMBS; i++) {   /* two's complement: subtracting adds the complement plus one */
+    uint64_t x = i - li < 3 ? t[i - li] : 0;
+    if (neg) x = ~x;
+    unsigned __int128 s = (unsigned __int128)w[i] + x + (i == li ? (unsigned)neg : 0) + carry;
+    w[i] = (uint64_t)s; carry = s >> 64;
+    if (!neg && i - li >= 2 && !carry) break;
+  }
+}
+static inline uint64_t mant(double d, int *e) { int k; double f = frexp(fabs(d), &k); *e = k - 53; return (uint64_t)ldexp(f, 53); }
+static int fma_error_sign(double a, double b, double c, double x) {   /* sign of a*b + c - x, all finite */
+  uint64_t w[BIG_LIMBS] = {0};
+  int ea = 0, eb = 0, ec = 0, ex = 0;
+  uint64_t ma = mant(a, &ea), mb = mant(b, &eb), mc = mant(c, &ec), mx = mant(x, &ex);
+  int ep = ea + eb, e0 = 1 << 20;
+  if (a != 0 && b != 0 && ep < e0) e0 = ep;
+  if (c != 0 && ec < e0) e0 = ec;
+  if (x != 0 && ex < e0) e0 = ex;
+  if (a != 0 && b != 0) big_add(w, (unsigned __int128)ma * mb, ep - e0, (signbit(a) != 0) ^ (signbit(b) != 0));
+  if (c != 0) big_add(w, mc, ec - e0, signbit(c) != 0);
+  if (x != 0) big_add(w, mx, ex - e0, signbit(x) == 0);
+  if (w[BIG_LIMBS - 1] >> 63) return -1;
+  for (int i = 0; i < BIG_LIMBS; i++) if (w[i]) return 1;
+  return 0;
+}
+static double fma64_exact(double a, double b, double c, int mode) {   /* exact.round_fraction(a*b + c) */
+  double x = fma(a, b, c);   /* to nearest, overflow included */
+  if (isinf(x)) return (mode == RN || (mode == RP && x > 0) || (mode == RM && x < 0)) ? x : copysign(1.7976931348623157e308, x);
+  int s = fma_error_sign(a, b, c, x);
+  if (s == 0 && x == 0) return mode == RM ? -0.0 : 0.0;
+  if ((mode == RZ && ((x > 0 && s < 0) || (x < 0 && s > 0))) || (mode == RM && s < 0) || (mode == RP && s > 0))
+    return nextafter(x, mode == RZ ? 0.0 : mode == RM ? -INFINITY : INFINITY);
+  return x;
+}
+static double fma64_m(double a0, double b0, double c, int mode) {   /* exact.fma64, lane by lane */
+  double a = a0, b = b0;
+  int sa = fabs(a) >= 0x1p995, sb = !sa && fabs(b) >= 0x1p995;
+  if (sa) { a = a * 0x1p-60; b = b * 0x1p60; } else if (sb) { a = a * 0x1p60; b = b * 0x1p-60; }
+  double pl, ph = two_prod(a, b, &pl), ul, uh = two_sum(c, ph, &ul), te, t = two_sum(ul, pl, &te);
+  if (te != 0 && (U64F(t) & 1) == 0 && isfinite(t)) t = nextafter(t, te > 0 ? INFINITY : -INFINITY);
+  double re, r = two_sum(uh, t, &re);
+  int finite = isfinite(a0) && isfinite(b0) && isfinite(c);
+  if (!finite) { double p = nan64(a0 * b0, a0, b0); return nan64(p + c, p, c); }
+  int big = !(fabs(ph) < 0x1p1000 && isfinite(r)), tiny = isfinite(ph) && fabs(ph) < 0x1p-900 && a0 != 0 && b0 != 0;
+  if (mode != RN) { double e = isfinite(r) ? re + (ul + pl - t) : 0.0; r = nudge64(r, e > 0 ? 1.0 : e < 0 ? -1.0 : 0.0, mode); }
+  int zero = a0 == 0 || b0 == 0;
+  if (zero) r = a0 * b0 + c;
+  if (mode == RM && r == 0) r = (zero && !((signbit(a0) != 0) ^ (signbit(b0) != 0)) && c == 0 && !signbit(c)) ? 0.0 : -0.0;
+  return big || tiny ? fma64_exact(a0, b0, c, mode) : r;
+}
+static inline double tanh_64(double x) { return x != x ? F64(0x7ff8000000000000ull) : tanh(x); }  /* numpy: the default NaN */
+static inline uint16_t d2h(double x) {
+  if (x != x) { uint64_t b = U64F(x), m = (b >> 42) & 0x3ffu; return (uint16_t)(((b >> 48) & 0x8000u) | 0x7c00u | (m ? m : 1u)); }
+  return f2h((float)round_to(x, 0.0, 11, -14, 65504.0, RN));   /* on float16's grid: exact in float */
+}
+static inline double h2d(uint16_t h) {   /* bit for bit (a signalling NaN stays one, as numpy's cast keeps it) */
+  if ((h & 0x7c00u) != 0x7c00u) return (double)h2f(h);
+  return F64(((uint64_t)(h & 0x8000u) << 48) | 0x7ff0000000000000ull | ((uint64_t)(h & 0x3ffu) << 42));
+}
+static inline uint16_t d2bf(double x) { float f = (float)x; return f != f ? 0x7fffu : (uint16_t)(U32F(f) >> 16); }
+static inline double bf2d(uint16_t b) { return (double)F32((uint32_t)b << 16); }
+static inline double sat64(double x) { return x != x ? 0.0 : x < 0 ? 0.0 : x > 1 ? 1.0 : x; }   /* np.clip keeps -0 */
+static inline float sat32(float x) { return x != x ? 0.0f : x < 0 ? 0.0f : x > 1 ? 1.0f : x; }
+static inline double relu64(double x) { return x != x || x < 0 ? 0.0 : x; }
+static inline float relu32(float x) { return x != x || x < 0 ? 0.0f : x; }
+/* an integer in double and the sign of its conversion error (numerics.int_to_float: from the 32-bit halves) */
+static inline double i2d(int64_t x, int wide, int sign, double *es) {
+  double s = sign ? (double)x : (double)(uint64_t)x;
+  if (!wide) { *es = 0; return s; }
+  double hi = sign ? (double)(x >> 32) : (double)((uint64_t)x >> 32), lo = (double)((uint64_t)x & 0xffffffffu);
+  double e = (hi * 4294967296.0 - s) + lo;
+  *es = e > 0 ? 1.0 : e < 0 ? -1.0 : 0.0;
+  return s;
+}
 /* bfe/bfi (bitops.bfe, bfi): position and length taken mod 256, clamped to the width */
 static inline uint64_t bfe_p(uint64_t a, uint32_t pos, uint32_t len, uint64_t nbits, int sign) {
   uint64_t p = pos & 0xff, l = len & 0xff, msb = nbits - 1, room = p > msb ? 0 : nbits - p;
@@ -161,8 +325,10 @@ int64_t mockgpu_run(Ctx *c) {
   if (setjmp(stop)) return c->status;
   c->status = DONE;
   int64_t tpc = c->bx * c->by * c->bz;
-  uint32_t sp[15] = {0, 0, 0, (uint32_t)c->bx, (uint32_t)c->by, (uint32_t)c->bz, 0, 0, 0,
-                     (uint32_t)c->gx, (uint32_t)c->gy, (uint32_t)c->gz, 0, 0, (uint32_t)((tpc + 31) / 32)};
+  /* backends/c.py SPECIAL: the thread, block and grid ids and sizes, lane, warp, shared memory sizes, SM (one) */
+  uint32_t sp[19] = {0, 0, 0, (uint32_t)c->bx, (uint32_t)c->by, (uint32_t)c->bz, 0, 0, 0,
+                     (uint32_t)c->gx, (uint32_t)c->gy, (uint32_t)c->gz, 0, 0, (uint32_t)((tpc + 31) / 32),
+                     (uint32_t)c->dynamic_shared, (uint32_t)c->shared_size, 0, 1};
   for (int64_t g = c->cta0; g < c->cta0 + c->nctas; g++) {
     sp[6] = (uint32_t)(g % c->gx); sp[7] = (uint32_t)((g / c->gx) % c->gy); sp[8] = (uint32_t)(g / (c->gx * c->gy));
     memset(c->shared, 0, (size_t)c->shared_size);
