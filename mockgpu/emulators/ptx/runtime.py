@@ -11,6 +11,7 @@ import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, MockGPUError
 from mockgpu.memory import outside
+from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx.layout import SHARED_WINDOW, LOCAL_WINDOW, MODULE_WINDOW, CONST_WINDOW, WINDOW_MASK, LOW_BITS, LOWEST_WINDOW
 from mockgpu.emulators.ptx.collective import Collective
 
@@ -277,6 +278,46 @@ class Env(Collective):
     data = np.empty((a.size, nvec), dt)
     for i, c in enumerate(cols): data[:, i] = c
     view[off[:, None] + np.arange(nb)] = data.view(np.uint8).reshape(a.size, nb)
+
+class JournalEnv(Env):
+  """The environment of the reference stepper (compiler/ptx/backends/stepper.py): one CTA, whose every write is
+  journaled first, so a step can be undone exactly: the old bytes of the global memory a store or atomic overwrites,
+  and a copy of the shared, local or module window it writes. A journal entry is ("global", address, old bytes) or
+  ("window", array, old contents)."""
+  journal: list|None = None
+
+  def begin_journal(self): self.journal = []
+  def end_journal(self) -> list:
+    j, self.journal = self.journal or [], None
+    return j
+  def restore(self, journal:list):
+    for kind, where, old in reversed(journal):
+      if kind == "global": self.mem.write(where, old)
+      else: where[...] = old
+
+  def _keep_window(self, arr):
+    if self.journal is not None and arr is not None: self.journal.append(("window", arr, arr.copy()))
+  def _keep_global(self, a, nbytes:int, m):
+    """The old bytes at each active lane's global address (a tagged one is a window's: all of it is kept)."""
+    if self.journal is None: return
+    a = np.broadcast_to(np.asarray(a, U64), (self.n,))
+    act = a if m is None else a[m]
+    glob = act[act < U64(LOWEST_WINDOW)]
+    for va in np.unique(glob).tolist():
+      if self.mem.is_mapped(va, nbytes): self.journal.append(("global", va, self.mem.read(va, nbytes)))
+    if glob.size != act.size:
+      for arr in (self.shared, self.local, self.module_mem.globals.data): self._keep_window(arr)
+
+  def st_space(self, space:str, a, vals:list, dt:np.dtype, m, where:str):
+    self._keep_window(self.shared if space == "shared" else self.local)
+    super().st_space(space, a, vals, dt, m, where)
+  def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
+    self._keep_global(a, dt.itemsize * len(vals), m)
+    super().st_global(a, vals, dt, m, where)
+  def atomic(self, space:str, op:str, t:str, a, vals:list, m, where:str):
+    if space == "shared": self._keep_window(self.shared)
+    else: self._keep_global(a, np_dtype(t).itemsize, m)
+    return super().atomic(space, op, t, a, vals, m, where)
 
 def _stride(a:np.ndarray, lo:int, hi:int, n:int) -> int|None:
   """The element step s if lane i's address is lo + i*s*n (s >= 0), else None (also for small accesses: not worth it)."""
