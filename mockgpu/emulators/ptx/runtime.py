@@ -282,8 +282,8 @@ class Env(Collective):
 class JournalEnv(Env):
   """The environment of the reference stepper (compiler/ptx/backends/stepper.py): one CTA, whose every write is
   journaled first, so a step can be undone exactly: the old bytes of the global memory a store or atomic overwrites,
-  and a copy of the shared, local or module window it writes. A journal entry is ("global", address, old bytes) or
-  ("window", array, old contents)."""
+  and a copy of the shared, local or module window it writes. A journal entry is ("global", address, old bytes, the
+  thread that wrote there last) or ("window", array, old contents, None)."""
   journal: list|None = None
 
   def begin_journal(self): self.journal = []
@@ -291,21 +291,23 @@ class JournalEnv(Env):
     j, self.journal = self.journal or [], None
     return j
   def restore(self, journal:list):
-    for kind, where, old in reversed(journal):
+    for kind, where, old, _ in reversed(journal):
       if kind == "global": self.mem.write(where, old)
       else: where[...] = old
 
   def _keep_window(self, arr):
-    if self.journal is not None and arr is not None: self.journal.append(("window", arr, arr.copy()))
+    if self.journal is not None and arr is not None: self.journal.append(("window", arr, arr.copy(), None))
   def _keep_global(self, a, nbytes:int, m):
     """The old bytes at each active lane's global address (a tagged one is a window's: all of it is kept)."""
     if self.journal is None: return
     a = np.broadcast_to(np.asarray(a, U64), (self.n,))
+    threads = np.arange(self.n) if m is None else np.flatnonzero(m)
     act = a if m is None else a[m]
-    glob = act[act < U64(LOWEST_WINDOW)]
-    for va in np.unique(glob).tolist():
-      if self.mem.is_mapped(va, nbytes): self.journal.append(("global", va, self.mem.read(va, nbytes)))
-    if glob.size != act.size:
+    glob = act < U64(LOWEST_WINDOW)
+    vas, last = np.unique(act[glob][::-1], return_index=True)   # the highest thread writing an address wins
+    for va, t in zip(vas.tolist(), threads[glob][::-1][last].tolist()):
+      if self.mem.is_mapped(va, nbytes): self.journal.append(("global", va, self.mem.read(va, nbytes), t))
+    if not glob.all():
       for arr in (self.shared, self.local, self.module_mem.globals.data): self._keep_window(arr)
 
   def st_space(self, space:str, a, vals:list, dt:np.dtype, m, where:str):

@@ -26,6 +26,7 @@ changes nothing: the state stays at that instruction for a post-mortem.
 from __future__ import annotations
 from dataclasses import dataclass, field
 import numpy as np
+from mockgpu.errors import MockGPUError
 from mockgpu.compiler.ptx import syntax as P
 from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx.blocks import Block, split_blocks, ENDS_BLOCK, BARRIERS
@@ -167,15 +168,19 @@ class Stepper:
   def lane(self, thread:int) -> int: return thread % WARP
 
   # *** moving ***
-  def step(self) -> Stepped:
-    """Run one instruction for one warp (or a barrier for the CTA). Raises what the instruction raises, the state
-    left at it."""
+  def step(self, warp:int|None=None) -> Stepped:
+    """Run one instruction for one warp (default: the one the scheduler picks; a given warp that waits at a barrier
+    every live warp has reached runs the barrier for the CTA). Raises what the instruction raises, the state left at
+    it."""
     if self.done: raise StopIteration(f"the CTA of kernel {self.program.fn.name} has exited")
-    w = self._pick()
+    w = self._pick() if warp is None else warp
+    if w is not None and self._waits(w):
+      if self._pick() is not None: raise ValueError(f"warp {w} waits at a barrier other warps have not reached")
+      w = None
     if w is None: threads, pc = self._barrier_threads()
-    else: threads, pc = self.warp_threads(w), self.warp_pc(w)
-    change = Change(dict(self.names), self.blk.copy(), self.idx.copy(), self.warp, list(self.env.counters))
-    self._journal(True)
+    elif (pc := self.warp_pc(w)) is None: raise ValueError(f"warp {w} has exited")
+    else: threads = self.warp_threads(w)
+    change = self._change()
     try: self._run(pc, threads)
     except BaseException:
       self._restore(change, self._journal(False))
@@ -185,6 +190,33 @@ class Stepper:
     if w is not None: self.warp = w
     self.steps += 1
     return Stepped(w, pc[0], pc[1], threads, self.program.instr(*pc))
+
+  def runnable(self, warp:int) -> bool:
+    """Whether the warp can run an instruction now: it has live threads, and a barrier holds it only until every
+    live warp has reached one."""
+    if self.warp_pc(warp) is None: return False
+    return not self._waits(warp) or self._pick() is None
+
+  def culprits(self, warp:int|None=None) -> list[int]:
+    """The threads whose own execution of the warp's next instruction raises (a post-mortem names them): each one is
+    run alone, then undone."""
+    w = self._pick() if warp is None else warp
+    threads, pc = (self._barrier_threads() if w is None else (self.warp_threads(w), self.warp_pc(w)))
+    out = []
+    for t in np.flatnonzero(threads).tolist():
+      alone = np.zeros(self.n, bool)
+      alone[t] = True
+      change = self._change()
+      try: self._run(pc, alone)
+      except MockGPUError: out.append(t)
+      finally: self._restore(change, self._journal(False))
+    return out
+
+  def _change(self) -> Change:
+    """The record of the state before a step; journaling of its memory writes starts."""
+    change = Change(dict(self.names), self.blk.copy(), self.idx.copy(), self.warp, list(self.env.counters))
+    self._journal(True)
+    return change
 
   def _barrier_threads(self) -> tuple[np.ndarray, tuple[int, int]]:
     """Every live warp waits at a barrier: the threads at the lowest one run it together."""
