@@ -1,6 +1,7 @@
 """The `mockgpu` command: `mockgpu demo`, `mockgpu doctor` (what toolchain tinygrad will find, and the LLVM each board
 compiles with), `mockgpu info`, `mockgpu replay FILE` (re-run the dispatch an EmulatorBug wrote, see mockgpu/replay.py),
-`mockgpu coverage FILE` (the instructions a MOCKGPU_COVERAGE=FILE run contained, see mockgpu/coverage.py)."""
+`mockgpu coverage FILE` (the instructions a MOCKGPU_COVERAGE=FILE run contained, see mockgpu/coverage.py), `mockgpu debug
+[-ex CMD]... -- python prog.py` (the kernel debugger, see mockgpu/debug/)."""
 from __future__ import annotations
 import argparse, sys
 
@@ -18,6 +19,12 @@ def main(argv:list[str]|None=None) -> int:
   c = sub.add_parser("coverage", help="per ISA family, the instructions the kernels of a MOCKGPU_COVERAGE=FILE run contained, "
                      "marking the unimplemented ones (exit status 1) and those that keep a kernel on numpy")
   c.add_argument("file")
+  sub.add_parser("debug", help="debug the kernels of a tinygrad program: mockgpu debug [-ex CMD]... [--commands FILE] -- python prog.py",
+                 add_help=False)
+  argv = sys.argv[1:] if argv is None else argv
+  if argv[:1] == ["debug"]:  # its own parser: the program's arguments follow `--`
+    from mockgpu.debug import repl
+    return repl.main(argv[1:])
   args = ap.parse_args(argv)
   if args.cmd == "coverage":
     from mockgpu import coverage

@@ -32,6 +32,9 @@ MIN_CHUNK_WAVES = 512
 MAX_CHUNK_BYTES = 64 << 20
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
+# set by an attached debugger (mockgpu/debug/amd.py): debug_hook(mem, d) runs the dispatch on the stepper and returns
+# its DispatchStats, or returns None to leave it to the fast paths. None when no debugger is attached: one check.
+debug_hook = None
 
 
 class Program:
@@ -188,6 +191,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
                                         f"mockgpu does not model (families: {', '.join(ARCHS)})")
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
   if d.xcc[1] > 1: raise Unmodelled(f"RDNA executor: a dispatch shared between {d.xcc[1]} XCCs (Dispatch.workgroup_ids) is not modelled")
+  if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return debugged
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
