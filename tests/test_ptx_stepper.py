@@ -232,3 +232,53 @@ def test_min_max_of_two_nans_is_the_first_on_every_path(op, monkeypatch):
   src = kernel(LOAD3 + f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\n{op}.f32 %f3, %f1, %f2;\nmov.b32 %r4, %f3;\nst.global.b32 [%rd9], %r4;")
   outs = run_three_ways(src, np.stack([a, b]), monkeypatch, grid=(1, 1, 1), block=(32, 1, 1), inputs_as=LOAD3)
   for path in ("stepper", "numpy", "C"): np.testing.assert_array_equal(outs[path], a, err_msg=path)   # a NaN and 1.0: the 1.0
+
+# *** tinygrad's kernels (its PTX renderer) on the three paths ***
+
+THREE_WAYS_HOOK = """
+import os, json, time, numpy as np
+from tinygrad import Tensor, dtypes
+from mockgpu.emulators import ptx
+seen = []
+def three_ways(mem, k, grid, block, params, dynamic_shared):
+  maps = mem.mappings()
+  start = [m.u8().copy() for m in maps]
+  after, native = {}, {}
+  for path in ("stepper", "numpy", "C"):
+    for m, s in zip(maps, start): m.u8()[:] = s
+    if path == "stepper":
+      t0 = time.perf_counter()
+      steps = ptx.run_stepped(ptx.Launch(mem, k, grid, block, params, dynamic_shared))
+      took = time.perf_counter() - t0
+    else:
+      os.environ["MOCKGPU_PTX_NATIVE"] = "1" if path == "C" else "0"
+      ptx.debug_hook = None
+      try: stats = ptx.launch(mem, k, grid, block, params, dynamic_shared)
+      finally: ptx.debug_hook = three_ways
+      native[path] = stats.native
+    after[path] = [m.u8().copy() for m in maps]
+  same = {p: all(np.array_equal(a, b) for a, b in zip(after[p], after["stepper"])) for p in ("numpy", "C")}
+  seen.append({"kernel": k.name, "numpy": same["numpy"], "C": same["C"], "ran_c": native["C"], "threads": int(np.prod(grid) * np.prod(block)),
+               "steps": steps, "seconds": round(took, 2)})
+  return stats
+ptx.debug_hook = three_ways
+rng = np.random.default_rng(0)
+x = Tensor(rng.standard_normal((16, 24)).astype(np.float32)).realize()
+y = Tensor(rng.standard_normal((24, 8)).astype(np.float32)).realize()
+n = Tensor(rng.integers(-1000, 1000, (16, 24)).astype(np.int32)).realize()
+for out in [x + 1, x * x - 3, x.exp2(), (x - 1).log(), x.sqrt(), x @ y, x.sum(axis=1), x.max(axis=0), x.argmax(axis=1),
+            (x > 0).where(x, -x), n // 7 + n % 5, (n << 3) ^ n, x.cast(dtypes.half).cast(dtypes.float), x.softmax(axis=1),
+            x.cumsum(axis=1)]:
+  out.realize()
+print("REC", json.dumps(seen))
+"""
+
+def test_tinygrad_kernels_same_on_stepper_numpy_and_c():
+  """Every launch of a set of tinygrad ops under MOCK+NV:PTX runs on the stepper, the numpy path and the C path from the
+  same memory: every mapped byte after it is the same (EXACT)."""
+  from conftest import run_tinygrad
+  p = run_tinygrad("MOCK+NV:PTX", THREE_WAYS_HOOK, timeout=600)
+  seen = next(__import__("json").loads(l[4:]) for l in p.stdout.splitlines() if l.startswith("REC "))
+  assert len(seen) >= 15, seen
+  assert [s for s in seen if not (s["numpy"] and s["C"])] == []
+  assert sum(s["ran_c"] for s in seen) >= len(seen) // 2, seen   # most of them ran C: the comparison is with C
