@@ -64,7 +64,9 @@ def test_a_barrier_waits_for_every_warp():
   st = stepper(_launch(BARRIER, [out], block=(64, 1, 1)))
   ran = []
   while not st.done:
+    nxt = st.instr
     s = st.step()
+    assert s.instr is nxt   # the pc says what the step runs, the barrier included
     ran.append((s.warp, s.instr.op, int(s.threads.sum()), s.instr.text))
   bar = [i for i, r in enumerate(ran) if r[1] == "bar"]
   assert len(bar) == 1 and ran[bar[0]][:3] == (None, "bar", 48)   # threads 48.. exited before it: the live ones meet

@@ -129,9 +129,11 @@ class Stepper:
     return (self.warp_of == w) & (self.blk == pc[0]) & (self.idx == pc[1])
   @property
   def pc(self) -> tuple[int, int]|None:
-    """The current warp's next instruction (block, index), or None when the CTA is done."""
+    """The instruction the next step() runs (block, index): the current warp's, or the barrier every live warp waits
+    at; None when the CTA is done."""
     if self.done: return None
-    return self.warp_pc(self._pick())
+    w = self._pick()
+    return self._barrier_threads()[1] if w is None else self.warp_pc(w)
   @property
   def instr(self) -> P.Instr|None:
     pc = self.pc
