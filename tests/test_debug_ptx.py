@@ -7,6 +7,8 @@ import pytest
 from conftest import run_tinygrad
 
 DEV = "MOCK+NV:PTX"
+# tinygrad's own PTX renderer, and CUDA C through NVRTC to PTX
+DEVS = pytest.mark.parametrize("dev", ["MOCK+NV:PTX", "MOCK+NV:CUDA"])
 
 def records(p, tag="REC") -> list:
   return [json.loads(l[len(tag) + 1:]) for l in p.stdout.splitlines() if l.startswith(tag + " ")]
@@ -46,11 +48,12 @@ def load_addresses(t):
 def va(x): return int(x.uop.base.buffer._buf.va_addr)
 """
 
-def test_matmul_step_20_then_a_register_of_every_thread_of_the_warp():
+@DEVS
+def test_matmul_step_20_then_a_register_of_every_thread_of_the_warp(dev):
   """Break at the launch of a matmul kernel and step 20 instructions of warp 0. Before each global load the address of
   every thread at it comes from the parsed instruction and the registers; after 20 steps the thread table of the last
   load's destination holds, for every such thread, the input element at its address."""
-  p = run_tinygrad(DEV, PRELUDE + """
+  p = run_tinygrad(dev, PRELUDE + """
 an = np.random.default_rng(0).standard_normal((16, 16)).astype(np.float32)
 bn = np.random.default_rng(1).standard_normal((16, 16)).astype(np.float32)
 a, b = Tensor(an).realize(), Tensor(bn).realize()
@@ -78,11 +81,12 @@ print("REC", json.dumps({"result": bool(np.allclose(c, an @ bn, rtol=1e-5, atol=
   assert all(rec["ok"]), rec
   assert end == {"result": True, "stops": 1}
 
-def test_condition_stops_at_the_first_nan_of_log_and_names_the_thread():
+@DEVS
+def test_condition_stops_at_the_first_nan_of_log_and_names_the_thread(dev):
   """(x-1).log() is NaN where x < 1: one element of 64. A condition over every 32-bit register as f32 stops after the
   instruction that first produced a NaN, naming one lane; that lane's thread holds the address of the element (a
   64-bit register pointing at or just below it, whichever the renderer's vector width)."""
-  p = run_tinygrad(DEV, PRELUDE + """
+  p = run_tinygrad(dev, PRELUDE + """
 xn = np.full(64, 3.0, np.float32)
 xn[37] = 0.5
 x = Tensor(xn).realize()
