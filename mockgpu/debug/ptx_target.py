@@ -15,7 +15,7 @@ import numpy as np
 from mockgpu.errors import GPUPageFault
 from mockgpu.emulators import ptx
 from mockgpu.emulators.ptx import Launch, LaunchStats
-from mockgpu.compiler.ptx.backends.stepper import WARP
+from mockgpu.boards import selected_nv_board
 from mockgpu.debug.target import Change, DebugTarget, MemoryWrite, Unit
 
 FORMATS = {"x": np.uint32, "u": np.uint32, "d": np.int32, "f": np.float32}
@@ -27,13 +27,14 @@ class FaultNote:
 
 class PTXTarget(DebugTarget):
   """A launch of a PTX kernel on the stepper."""
-  isa, lanes = "ptx", WARP
+  isa = "ptx"
 
   def __init__(self, launch:Launch):
     self.launch, self.kernel = launch, launch.kernel.name
+    self.lanes = selected_nv_board().warp_size   # the board launch() runs on by default
     self.mem = FaultNote(launch.mem)
     self.ctas = ptx.ctas(tuple(launch.grid))
-    self.warps = -(-int(np.prod(launch.block)) // WARP)
+    self.warps = -(-int(np.prod(launch.block)) // self.lanes)
     self.steppers:dict[int, object] = {}
     self.first_live = 0
     self.selected:Unit = (0, 0)
@@ -81,7 +82,7 @@ class PTXTarget(DebugTarget):
     try: s = st.step(w)
     except GPUPageFault as e:
       culprits = st.culprits(w)
-      self.mem.fault = (culprits[0] % WARP if culprits else -1, e)
+      self.mem.fault = (culprits[0] % self.lanes if culprits else -1, e)
       self.fault_threads = culprits
       raise
     self.steps += 1
@@ -92,7 +93,7 @@ class PTXTarget(DebugTarget):
       if kind == "global":
         new = self.launch.mem.read(va, len(old))
         change.writes.append(MemoryWrite(np.array([va], np.uint64), np.frombuffer(old, f"V{len(old)}"),
-                                         np.frombuffer(new, f"V{len(new)}"), np.array([thread % WARP], np.int64)))
+                                         np.frombuffer(new, f"V{len(new)}"), np.array([thread % self.lanes], np.int64)))
     return change
   def undo(self, change:Change):
     st = self.cta(change.scalars["cta"])
@@ -124,12 +125,12 @@ class PTXTarget(DebugTarget):
 
   # *** state ***
   def threads(self, unit:Unit|None=None) -> np.ndarray:
-    """The CTA's thread indices of the warp (fewer than 32 in a CTA's last, partial warp)."""
+    """The CTA's thread indices of the warp (fewer in a CTA's last, partial warp)."""
     c, w = self._unit(unit)
-    return np.arange(w * WARP, min((w + 1) * WARP, self.cta(c).n))
+    return np.arange(w * self.lanes, min((w + 1) * self.lanes, self.cta(c).n))
   def _lanes(self, v:np.ndarray, t:np.ndarray) -> np.ndarray:
-    """Threads t's values as a row of 32 lanes; lanes with no thread hold 0 (and are never active)."""
-    out = np.zeros(WARP, v.dtype)
+    """Threads t's values as a row of the warp's lanes; lanes with no thread hold 0 (and are never active)."""
+    out = np.zeros(self.lanes, v.dtype)
     out[:len(t)] = v[t]
     return out
   def registers(self, unit:Unit|None=None) -> dict[str, object]:
@@ -143,7 +144,7 @@ class PTXTarget(DebugTarget):
     out["shared"] = st.shared.tobytes()
     return out
   def namespace(self, unit:Unit|None=None, change:Change|None=None) -> dict[str, object]:
-    """For conditions: each register without its % (r3, fd1, p2) over the warp's 32 lanes; `regs` the bits of every
+    """For conditions: each register without its % (r3, fd1, p2) over the warp's lanes; `regs` the bits of every
     32-bit register and `regs64` of every 64-bit one ([registers, lanes]); `written` the bits of the 32-bit registers
     the step just ran wrote (`written_regs` their names); f32/i32/u32/f64 views of such bits; `active` (the lanes the
     step ran, else those at the pc), `lane`, `tid`, `shared`, `isnan`, `np`."""
@@ -152,14 +153,14 @@ class PTXTarget(DebugTarget):
     regs = {name: self._lanes(st.reg(name), t) for name in st.by_ptx}
     b32 = [v.view(np.uint32) for v in regs.values() if v.dtype.itemsize == 4]
     b64 = [v.view(np.uint64) for v in regs.values() if v.dtype.itemsize == 8]
-    u32 = np.stack(b32) if b32 else np.zeros((0, WARP), np.uint32)
-    u64 = np.stack(b64) if b64 else np.zeros((0, WARP), np.uint64)
+    u32 = np.stack(b32) if b32 else np.zeros((0, self.lanes), np.uint32)
+    u64 = np.stack(b64) if b64 else np.zeros((0, self.lanes), np.uint64)
     active = self._lanes(change.scalars["threads"] if change is not None else st.warp_threads(w), t)
     wrote = [p for p in (change.scalars["written"] if change is not None and change.unit == (c, w) else []) if regs[p].dtype.itemsize == 4]
     ns = {name.lstrip("%"): v for name, v in regs.items()}
     ns.update(HELPERS, regs=u32, regs64=u64, written=np.stack([regs[p].view(np.uint32) for p in wrote]) if wrote else u32[:0],
               written_regs=wrote, active=active,
-              lane=np.arange(WARP), tid=np.arange(w * WARP, (w + 1) * WARP), shared=st.shared)
+              lane=np.arange(self.lanes), tid=np.arange(w * self.lanes, (w + 1) * self.lanes), shared=st.shared)
     return ns
   def read_memory(self, addr:int, size:int) -> bytes: return self.launch.mem.read(addr, size)
   def snapshot(self) -> object:

@@ -183,12 +183,13 @@ def step_program(k:PTXKernel) -> stepper_backend.Program:
 def stepper(l:Launch, cta:tuple[int, int, int]=(0, 0, 0), board:NVBoard|None=None, history:bool=True) -> stepper_backend.Stepper:
   """The reference stepper of one CTA of launch l: special registers, parameters and memories as launch() gives
   them (the same checked AddressSpace: a miss is the same GPUPageFault), every write journaled so steps undo."""
+  board = board or selected_nv_board()
   grid, block, params = _checked(l.kernel, l.grid, l.block, l.params, l.dynamic_shared, board)
   if not all(0 <= c < g for c, g in zip(cta, grid)): raise ValueError(f"CTA {cta} is outside the grid {grid}")
   linear = cta[0] + grid[0] * (cta[1] + grid[1] * cta[2])
   env = JournalEnv(l.mem, l.kernel, l.kernel.module.memory, grid, BatchShape(block, 1), linear, params, l.dynamic_shared,
                    config.instruction_budget(), [0, 0])
-  return stepper_backend.Stepper(step_program(l.kernel), env, vars(kernel_ns), history)
+  return stepper_backend.Stepper(step_program(l.kernel), env, vars(kernel_ns), board.warp_size, history)
 
 def ctas(grid:tuple) -> list[tuple[int, int, int]]:
   """The CTAs of a grid in launch order (x fastest)."""

@@ -33,8 +33,6 @@ from mockgpu.compiler.ptx.blocks import Block, split_blocks, ENDS_BLOCK, BARRIER
 from mockgpu.compiler.ptx.layout import Layout
 from mockgpu.compiler.ptx.backends.numpy import Ctx, emit_instr, special_prologue
 
-WARP = 32
-
 @dataclass
 class Program:
   """One kernel's instructions, each compiled alone from its row; blocks as the other backends cut them."""
@@ -90,11 +88,11 @@ class Stepped:
   instr: P.Instr
 
 class Stepper:
-  """One CTA. `env` is the launch environment of this CTA alone (its `n` threads); `names` the run-time names the
-  rendered code calls (emulators/ptx/kernel_ns.py). An env with begin_journal/end_journal/restore records the
+  """One CTA of threads in warps of warp_size (the board's). `env` is the launch environment of this CTA alone (its
+  `n` threads); `names` the run-time names the rendered code calls (emulators/ptx/kernel_ns.py). An env with begin_journal/end_journal/restore records the
   memory each step overwrites (for undo); without them undo restores registers and pcs only."""
-  def __init__(self, program:Program, env, names:dict, history:bool=True):
-    self.program, self.env, self.history = program, env, history
+  def __init__(self, program:Program, env, names:dict, warp_size:int, history:bool=True):
+    self.program, self.env, self.history, self.warp_size = program, env, history, warp_size
     self.n = env.n
     self.globals = {"np": np, **names}
     for name, expr in program.consts.items(): self.globals[name] = eval(expr, self.globals)
@@ -104,8 +102,8 @@ class Stepper:
     self.by_ptx = {r.ptx: r for r in program.fn.regs.values()}
     self.blk, self.idx = np.zeros(self.n, np.int32), np.zeros(self.n, np.int32)
     self.lens = np.array([len(b.instrs) for b in program.blocks] + [1 << 30], np.int64)
-    self.warp_of = np.arange(self.n) // WARP
-    self.nwarps = -(-self.n // WARP)
+    self.warp_of = np.arange(self.n) // warp_size
+    self.nwarps = -(-self.n // warp_size)
     self.warp = 0
     self.steps = 0
     self.changes: list[Change] = []
@@ -167,7 +165,6 @@ class Stepper:
   def carry(self) -> np.ndarray: return np.broadcast_to(self.names["_cc"], (self.n,))
   @property
   def shared(self) -> np.ndarray: return self.env.shared[0]
-  def lane(self, thread:int) -> int: return thread % WARP
 
   # *** moving ***
   def step(self, warp:int|None=None) -> Stepped:
