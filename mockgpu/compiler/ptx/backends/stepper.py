@@ -113,13 +113,16 @@ class Stepper:
   @property
   def done(self) -> bool: return bool((self.blk == self.program.exit_block).all())
   def live(self) -> np.ndarray: return self.blk != self.program.exit_block
-  def _keys(self) -> np.ndarray: return self.blk.astype(np.int64) * (1 << 31) + self.idx
+  def _keys(self) -> np.ndarray:
+    """Each thread's pc as one number, ordered as (block, index)."""
+    return self.blk.astype(np.int64) * (1 << 31) + self.idx
+  @staticmethod
+  def _pc_of(key:int) -> tuple[int, int]: return key >> 31, key & ((1 << 31) - 1)
   def warp_pc(self, w:int) -> tuple[int, int]|None:
     """The (block, index) the warp runs next: its live threads' lowest; None once they have all exited."""
     sel = (self.warp_of == w) & self.live()
     if not sel.any(): return None
-    k = int(self._keys()[sel].min())
-    return k >> 31, k & ((1 << 31) - 1)
+    return self._pc_of(int(self._keys()[sel].min()))
   def warp_threads(self, w:int) -> np.ndarray:
     """The threads the warp's next step runs (bool per thread of the CTA)."""
     pc = self.warp_pc(w)
@@ -221,7 +224,7 @@ class Stepper:
     """Every live warp waits at a barrier: the threads at the lowest one run it together."""
     live = self.live()
     k = int(self._keys()[live].min())
-    return live & (self._keys() == k), (k >> 31, k & ((1 << 31) - 1))
+    return live & (self._keys() == k), self._pc_of(k)
 
   def _run(self, pc:tuple[int, int], m:np.ndarray):
     ins = self.program.instr(*pc)
