@@ -48,7 +48,8 @@ def _assert_same(a, b):
 def test_undo_returns_exactly_to_every_earlier_state():
   """Registers, pcs, carry, shared memory, global memory and counters, compared in full after each undo."""
   out = np.zeros(64, np.uint32)
-  st = stepper(_launch(BARRIER, [out], grid=(2, 1, 1), block=(64, 1, 1)))
+  st = stepper(_launch(BARRIER, [out], grid=(2, 1, 1), block=(64, 1, 1)), cta=(1, 0, 0))
+  assert st.cta == (1, 0, 0) and st.lane(37) == (1, 5)
   states = []
   while not st.done:
     states.append(_full_state(st, [out]))

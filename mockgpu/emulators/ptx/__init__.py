@@ -189,7 +189,7 @@ def stepper(l:Launch, cta:tuple[int, int, int]=(0, 0, 0), board:NVBoard|None=Non
   linear = cta[0] + grid[0] * (cta[1] + grid[1] * cta[2])
   env = JournalEnv(l.mem, l.kernel, l.kernel.module.memory, grid, BatchShape(block, 1), linear, params, l.dynamic_shared,
                    config.instruction_budget(), [0, 0])
-  return stepper_backend.Stepper(step_program(l.kernel), env, vars(kernel_ns), board.warp_size, history)
+  return stepper_backend.Stepper(step_program(l.kernel), env, vars(kernel_ns), board.warp_size, history, tuple(cta))
 
 def ctas(grid:tuple) -> list[tuple[int, int, int]]:
   """The CTAs of a grid in launch order (x fastest)."""

@@ -91,8 +91,8 @@ class Stepper:
   """One CTA of threads in warps of warp_size (the board's). `env` is the launch environment of this CTA alone (its
   `n` threads); `names` the run-time names the rendered code calls (emulators/ptx/kernel_ns.py). An env with begin_journal/end_journal/restore records the
   memory each step overwrites (for undo); without them undo restores registers and pcs only."""
-  def __init__(self, program:Program, env, names:dict, warp_size:int, history:bool=True):
-    self.program, self.env, self.history, self.warp_size = program, env, history, warp_size
+  def __init__(self, program:Program, env, names:dict, warp_size:int, history:bool=True, cta:tuple[int, int, int]=(0, 0, 0)):
+    self.program, self.env, self.history, self.warp_size, self.cta = program, env, history, warp_size, cta
     self.n = env.n
     self.globals = {"np": np, **names}
     for name, expr in program.consts.items(): self.globals[name] = eval(expr, self.globals)
@@ -164,6 +164,9 @@ class Stepper:
     if r is None: raise KeyError(f"kernel {self.program.fn.name} has no register {name}")
     return np.broadcast_to(self.names[r.name], (self.n,))
   def registers(self) -> dict[str, np.ndarray]: return {p: self.reg(p) for p in self.by_ptx}
+  def lane(self, thread:int) -> tuple[int, int]:
+    """(warp, lane) of a thread of the CTA."""
+    return divmod(thread, self.warp_size)
   @property
   def carry(self) -> np.ndarray: return np.broadcast_to(self.names["_cc"], (self.n,))
   @property
