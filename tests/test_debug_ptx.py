@@ -219,3 +219,31 @@ with debugging(break_kernel="nothing", postmortem="oob", on_stop=at_stop) as dbg
   assert rec["address"] == rec["expected"] and "st.global.u32 [%rd3], %r0" in rec["at"], rec
   assert f"0x{rec['expected']:x} is past the end of the allocation" in rec["message"] and "lane 5" in rec["message"], rec["message"]
   assert end["raised"] is not None
+
+def test_a_debugged_launch_with_barriers_leaves_memory_as_the_fast_path():
+  """A hand-written kernel whose two CTAs of two warps meet at bar.sync over shared memory: run on the fast path, under
+  a session that finishes at the launch stop (the whole launch on the stepper), and under a session that matches no
+  kernel (it stays on the fast path: no dispatch debugged). All three outputs are the reference's."""
+  from test_ptx_native import BARRIER
+  p = run_tinygrad(DEV, PRELUDE + f"SRC = {BARRIER!r}\n" + """
+from tinygrad.device import TinyELF
+from tinygrad.runtime.ops_nv import NVProgram
+dev = Device["NV"]
+prg = NVProgram(dev, TinyELF(dev.compiler.compile(SRC.replace("sm_89", dev.arch)), "k", None, ()))
+def run():
+  bufs = [Tensor.zeros(64, dtype="int32").contiguous().realize() for _ in range(4)]
+  prg(*[b.uop.base.buffer._buf for b in bufs], global_size=(2, 1, 1), local_size=(64, 1, 1), wait=True)
+  return bufs[0].numpy().tolist()
+fast = run()
+with debugging(break_kernel="k", on_stop=lambda dbg, stop: dbg.finish()) as dbg:
+  stepped = run()
+with debugging(break_kernel="no_such_kernel") as other:
+  plain = run()
+print("REC", json.dumps({"fast": fast, "stepped": stepped, "plain": plain, "stops": len(dbg.stops), "debugged": dbg.dispatches,
+                         "other": other.dispatches}))
+""")
+  rec, = records(p)
+  t = np.arange(48)
+  want = (t * t + (47 - t) ** 2).tolist() + [0] * 16
+  assert rec["fast"] == rec["stepped"] == rec["plain"] == want
+  assert (rec["stops"], rec["debugged"], rec["other"]) == (1, 1, 0)
