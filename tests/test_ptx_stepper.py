@@ -240,7 +240,8 @@ def test_the_stepper_registers_are_what_the_paths_store(monkeypatch):
   outs = run_three_ways(src, inputs, monkeypatch, grid=(1, 1, 1))
   out, x = np.zeros_like(inputs), inputs.copy()
   st = stepper(_launch(src, [out, x], (1, 1, 1), (64, 1, 1)))
-  while (w := next((w for w in range(2) if st.program.instr(*st.warp_pc(w)).op != "ret"), None)) is not None: st.step(w)
+  at_ret = lambda w: st.program.instr(*st.warp_pc(w)).op == "ret"
+  while (w := next((w for w in range(2) if st.runnable(w) and not at_ret(w)), None)) is not None: st.step(w)
   for i in range(NR): np.testing.assert_array_equal(st.reg(f"%r{i + 1}"), outs["C"][:64, i])
   for i in range(NF): np.testing.assert_array_equal(st.reg(f"%f{i + 1}").view(np.uint32), outs["C"][:64, NR + i])
 
