@@ -77,6 +77,7 @@ class AMDTarget(DebugTarget):
     self.waves_per_group = -(-math.prod(d.block) // self.lanes)
     self.nvgpr = max(executor.load_program(mem, d.arch, d.pgm_addr, *executor._float_modes(d.rsrc1), self.lanes).nvgpr, 1)
     self.waves:dict[Unit, Wave] = {}
+    self.like = None           # the first wave's stepper: the others share its decoded code
     self.first_live = 0        # index into groups of the lowest workgroup that may still have a live wave
     self.selected = (self.groups[0], 0) if self.groups else (0, 0)
     self.steps = 0
@@ -88,7 +89,10 @@ class AMDTarget(DebugTarget):
     """The waves of workgroup g, set up (sharing one LDS) the first time it is asked for."""
     if (g, 0) not in self.waves:
       if g not in self.groups: raise KeyError(f"workgroup {g} is not in this dispatch (workgroups {self.groups[0]}..{self.groups[-1]})")
-      waves = [Wave(executor.stepper(self.mem, self.d, g, w, self.nvgpr), (g, w)) for w in range(self.waves_per_group)]
+      waves = []
+      for w in range(self.waves_per_group):
+        self.like = executor.stepper(self.mem, self.d, g, w, self.nvgpr, like=self.like)
+        waves.append(Wave(self.like, (g, w)))
       for w in waves[1:]: w.st.state.lds = waves[0].st.state.lds
       for w in waves: self.waves[w.unit] = w
     return [self.waves[(g, w)] for w in range(self.waves_per_group)]
@@ -125,7 +129,7 @@ class AMDTarget(DebugTarget):
   def step(self, unit:Unit|None=None) -> Change:
     w = self.wave(unit)
     st = w.state
-    before = {"sgpr": st.sgpr.copy(), "vgpr": st.vgpr.copy(), "lds": st.lds.copy(), "scratch": st.scratch.copy()}
+    before = {name: getattr(st, name).copy() for name in ("sgpr", "vgpr", "lds", "scratch") if getattr(st, name).size}
     change = Change(w.unit, st.pc, scalars={"done": st.done, "barriers": w.barriers, "steps": w.st.steps})
     passing = w.at_barrier()
     self.mem.writes, self.mem.fault, self.mem.lanes = change.writes, None, np.nonzero(st.active())[0]
@@ -172,17 +176,22 @@ class AMDTarget(DebugTarget):
             "lds": st.lds, "pc": st.pc}
 
   def namespace(self, unit:Unit|None=None, change:Change|None=None) -> dict[str, object]:
+    """Computed on first use (a condition is evaluated after every instruction and reads a few of these)."""
     w = self.wave(unit)
     st = w.state
-    ro = lambda a: a.view()
-    v, s = ro(st.vgpr), ro(st.sgpr)
-    v.flags.writeable = s.flags.writeable = False
-    rows = np.zeros(0, np.int64)
-    if change is not None and (delta:=change.arrays.get("vgpr")) is not None and change.unit == w.unit:
-      rows = np.unique(delta.index // self.lanes)
-    return {**HELPERS, "v": v, "s": s, "exec": st.exec, "vcc": st.vcc, "scc": st.scc, "m0": int(st.sgpr[M0]), "lds": st.lds,
-            "pc": st.pc, "lane": np.arange(self.lanes), "active": st.active(), "workgroup": w.unit[0], "wave": w.unit[1],
-            "written": v[rows], "written_regs": [int(r) for r in rows]}
+    def readonly(a):
+      a = a.view()
+      a.flags.writeable = False
+      return a
+    def written():
+      rows = np.zeros(0, np.int64)
+      if change is not None and (delta:=change.arrays.get("vgpr")) is not None and change.unit == w.unit:
+        rows = np.unique(delta.index // self.lanes)
+      return rows
+    return Names(HELPERS, v=lambda: readonly(st.vgpr), s=lambda: readonly(st.sgpr), exec=lambda: st.exec, vcc=lambda: st.vcc,
+                 scc=lambda: st.scc, m0=lambda: int(st.sgpr[M0]), lds=lambda: readonly(st.lds), pc=lambda: st.pc,
+                 lane=lambda: np.arange(self.lanes), active=st.active, workgroup=lambda: w.unit[0], wave=lambda: w.unit[1],
+                 written=lambda: readonly(st.vgpr)[written()], written_regs=lambda: [int(r) for r in written()])
 
   def read_memory(self, addr:int, size:int) -> bytes: return self.mem.mem.read(addr, size)
 
@@ -197,6 +206,16 @@ class AMDTarget(DebugTarget):
       waves = [self.waves[(g, i)] for i in range(self.waves_per_group)]
       for w in waves[1:]: w.st.state.lds = waves[0].st.state.lds
     self.first_live = 0
+
+class Names(dict):
+  """A condition's names: fixed ones, and the others computed when the expression first reads them."""
+  def __init__(self, fixed:dict, **makers):
+    super().__init__(fixed)
+    self.makers = makers
+  def __missing__(self, name:str):
+    if name not in self.makers: raise KeyError(name)
+    value = self[name] = self.makers[name]()
+    return value
 
 # *** the predicate namespace's helpers: views of register bits ***
 def _u32(x): return np.asarray(x, np.uint32)

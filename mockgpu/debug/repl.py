@@ -158,7 +158,7 @@ class Repl:
     if args and args[0][0] == "s" and args[0][1:].isdigit():
       x = int(t.registers()["s"][int(args[0][1:])])
       return self.say(f"{args[0]} = 0x{x:08x} ({x})")
-    try: value = eval(compile(rest, "<print>", "eval"), t.namespace())
+    try: value = eval(compile(rest, "<print>", "eval"), {}, t.namespace())
     except SyntaxError as e: raise CommandError(f"print {rest}: {e}") from None
     except Exception as e: raise CommandError(f"print {rest}: {type(e).__name__}: {e}") from None
     with np.printoptions(threshold=4096, linewidth=120): self.say(repr(value))

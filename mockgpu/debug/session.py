@@ -95,12 +95,15 @@ class Session:
 
   # *** attaching ***
   def __enter__(self) -> Session:
-    from mockgpu.debug import amd
-    self._attached = amd.attach(lambda mem, d: amd.run_debugged(self, mem, d))
+    """Attach to both executors' debug hooks (imported here: a session may be built before any device exists)."""
+    from mockgpu.debug import amd, nv
+    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)),
+                      nv.attach(lambda *launch: nv.run_debugged(self, *launch)))
     return self
   def __exit__(self, *exc):
-    from mockgpu.debug import amd
-    amd.detach(self._attached)
+    from mockgpu.debug import amd, nv
+    amd.detach(self._attached[0])
+    nv.detach(self._attached[1])
 
   # *** running a debugged dispatch ***
   def run(self, target:DebugTarget) -> float:
@@ -173,7 +176,7 @@ class Session:
     """The lanes named when b's expression holds after change (empty for a plain true), else None."""
     t = self.target
     ns = t.namespace(change.unit, change)
-    try: r = eval(b.code, ns)
+    try: r = eval(b.code, {}, ns)  # ns as locals: a mapping that computes names on first use
     except Exception as e:
       raise ConditionError(f"condition #{b.id} {b.expr!r} on {t.location(change.unit)}: {type(e).__name__}: {e}") from e
     a = np.asarray(r)

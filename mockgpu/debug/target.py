@@ -87,7 +87,8 @@ class DebugTarget:
     LDS / shared memory as bytes."""
     raise NotImplementedError
   def namespace(self, unit:Unit|None=None, change:Change|None=None) -> dict[str, object]:
-    """The names a condition (a Python expression) sees for unit; change is the step just run (for `written`)."""
+    """The names a condition (a Python expression, evaluated with this mapping as its locals) sees for unit; change is
+    the step just run (for `written`)."""
     raise NotImplementedError
   def read_memory(self, addr:int, size:int) -> bytes:
     """Global memory as the dispatch sees it (a miss raises GPUPageFault)."""

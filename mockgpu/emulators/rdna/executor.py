@@ -278,9 +278,10 @@ def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, l
   chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
   return nwg, wpg, lds_size, private, chunk
 
-def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int=256) -> Stepper:
+def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int=256, like:Stepper|None=None) -> Stepper:
   """The reference stepper (compiler/rdna/backends/stepper.py) for one wave of dispatch d, its registers set up as the
-  SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same)."""
+  SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same). like:
+  another wave's stepper of the same dispatch, whose decoded code this one shares."""
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, nvgpr, lanes, d.arch)
@@ -288,9 +289,9 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   _init_registers(st, d, np.array([workgroup]), wpg)
   state = WaveState(st.S[:, wave].copy(), np.stack([st.V[r][wave] for r in range(nvgpr)]), np.zeros(lds_size, np.uint8),
                     scratch=np.zeros((lanes, private), np.uint8))
-  code = _code_window(mem, d.pgm_addr)
-  return Stepper(code[:decode.extent(decode.walk(code, d.arch))], arch=d.arch, lanes=lanes, state=state, mem=mem,
-                 pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base)
+  code = b"" if like is not None else _code_window(mem, d.pgm_addr)
+  return Stepper(code[:decode.extent(decode.walk(code, d.arch))] if like is None else b"", arch=d.arch, lanes=lanes, state=state,
+                 mem=mem, pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base, like=like)
 
 def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, nwg:int, wpg:int, lds_size:int, private:int, chunk:int, budget:int) -> int:
   """The numpy path: the workgroups in chunks, all waves of a chunk advancing together."""
