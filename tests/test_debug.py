@@ -227,8 +227,11 @@ def test_post_mortem_names_the_lane_the_address_and_the_buffer():
     attributes #0 = { nounwind "amdgpu-flat-work-group-size"="1,32" }''')
     def at_stop(dbg, stop):
       mem = dbg.target.mem.mem
+      try: dbg.step()
+      except RuntimeError as e: again = str(e)
       print("REC", json.dumps({"kind": stop.kind, "lanes": stop.lanes, "address": stop.address, "va": va, "message": stop.message,
-                               "inst": dbg.target.text(dbg.target.pc()), "lane1_unmapped": not mem.is_mapped(va + 4096, 4)}))
+                               "inst": dbg.target.text(dbg.target.pc()), "lane1_unmapped": not mem.is_mapped(va + 4096, 4),
+                               "again": again, "back": dbg.reverse_step(), "pc_back": dbg.target.pc() < stop.pc}))
     with md.session(postmortem="oob", on_stop=at_stop):
       try: prg(a.uop.base.buffer._buf, global_size=(1, 1, 1), local_size=(32, 1, 1), wait=True)
       except RuntimeError as e: print("REC", json.dumps({"error": str(e).splitlines()[0]}))
@@ -238,6 +241,7 @@ def test_post_mortem_names_the_lane_the_address_and_the_buffer():
   assert stop["address"] == stop["va"] + 4096 and stop["inst"].startswith("global_store_b32")
   assert f"nearest tinygrad buffer: dtypes.float[64] at 0x{stop['va']:x} (256 bytes, offset +0x1000)" in stop["message"]
   assert err["error"].startswith(f"MMU fault: 0x{stop['va'] + 4096:X}")  # the fault still reaches tinygrad
+  assert stop["again"].startswith("the dispatch stopped at: GPU page fault: write of 4 bytes") and stop["back"] == 1 and stop["pc_back"]
 
 BARRIER_IR = '''
 @lds = internal addrspace(3) global [64 x float] undef, align 16

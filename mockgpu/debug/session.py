@@ -61,6 +61,7 @@ class Session:
     self.target:DebugTarget|None = None
     self.log:list[Change] = []
     self.finishing = False
+    self.faulted:BaseException|None = None   # the fault or budget stop the dispatch is stopped at (post-mortem)
     self.dispatches = 0
     self._ids = itertools.count(1)
     self._attached = None
@@ -109,7 +110,7 @@ class Session:
   def run(self, target:DebugTarget) -> float:
     """Run the whole dispatch, stopping where the breakpoints say; returns the seconds it took."""
     t0 = time.perf_counter()
-    self.target, self.log, self.finishing = target, [], False
+    self.target, self.log, self.finishing, self.faulted = target, [], False, None
     self.dispatches += 1
     try:
       if (bp:=next((b for b in self.breakpoints if b.kind == "launch" and b.matches(target.kernel)), None)) is not None:
@@ -186,6 +187,7 @@ class Session:
     return [] if bool(r) else None
 
   def post_mortem(self, unit:Unit, e:BaseException):
+    self.faulted = e
     if self.postmortem is False: return
     t = self.target
     kind, lane, addr = ("fault", -1, None) if isinstance(e, GPUPageFault) else ("budget", -1, None)
@@ -215,6 +217,8 @@ class Session:
     """Run n instructions of the selected wave (others of its workgroup run first while it waits at a barrier);
     returns how many ran (fewer when it ends)."""
     t = self._need_target()
+    if self.faulted is not None:
+      raise RuntimeError(f"the dispatch stopped at: {self.faulted}; reverse-step and reverse-continue still go back")
     for i in range(n):
       if t.done(): return i
       while not t.runnable() and (nxt:=t.next_unit()) not in (None, t.selected): self.advance(nxt, check=False)
