@@ -27,12 +27,15 @@ class RecordingMemory:
   """The stepper's view of the AddressSpace: a store saves what it overwrites (and which lane wrote each element),
   a fault notes its lane; everything else is the AddressSpace's own."""
   def __init__(self, mem:AddressSpace):
-    self.mem, self.writes, self.lanes = mem, [], np.zeros(0, np.int64)
+    self.mem, self.writes, self.lanes, self.stepper = mem, [], np.zeros(0, np.int64), None
     self.fault:tuple[int, GPUPageFault]|None = None   # (lane or -1 for a scalar access, the fault) of the last step
   def __getattr__(self, name): return getattr(self.mem, name)
 
   def lane_of(self, addrs:np.ndarray, i:int) -> int:
-    """The lane of element i of a vector access (the stepper lists its active lanes' elements lane by lane)."""
+    """The lane of element i of a global/flat load or store (the stepper lists every active lane's elements, lane by
+    lane); -1 where that is not known (scalar loads, atomics and buffer accesses, which pass other lists)."""
+    name = getattr(self.stepper, "name", "")
+    if not name.startswith(("global_", "flat_")) or "atomic" in name: return -1
     if len(self.lanes) == 0 or len(addrs) % len(self.lanes): return -1
     return int(self.lanes[i // (len(addrs) // len(self.lanes))])
 
@@ -132,7 +135,7 @@ class AMDTarget(DebugTarget):
     before = {name: getattr(st, name).copy() for name in ("sgpr", "vgpr", "lds", "scratch") if getattr(st, name).size}
     change = Change(w.unit, st.pc, scalars={"done": st.done, "barriers": w.barriers, "steps": w.st.steps})
     passing = w.at_barrier()
-    self.mem.writes, self.mem.fault, self.mem.lanes = change.writes, None, np.nonzero(st.active())[0]
+    self.mem.writes, self.mem.fault, self.mem.lanes, self.mem.stepper = change.writes, None, np.nonzero(st.active())[0], w.st
     w.st.step()
     if passing: w.barriers += 1
     for name, old in before.items():
