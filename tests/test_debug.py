@@ -329,16 +329,6 @@ def test_kernels_not_matched_stay_on_the_fast_path():
   """)
   assert records(p) == [{"before": True, "after": True, "dispatches": 0, "out": [2.0, 3.0, 4.0]}]
 
-def test_nv_kernels_raise_until_the_ptx_stepper_lands():
-  p = run_tinygrad("MOCK+NV", """
-    from tinygrad import Tensor
-    import mockgpu.debug as md
-    with md.session(break_kernel="E_*"):
-      try: (Tensor([1., 2, 3]) + 1).tolist()
-      except NotImplementedError as e: print("ERR", e)
-  """, check=False)
-  assert "ERR MOCK+NV debugging needs the PTX stepper" in p.stdout and "E_" in p.stdout
-
 def test_condition_errors_are_named():
   p = run_tinygrad("MOCK+AMD", """
     from tinygrad import Tensor

@@ -98,8 +98,7 @@ class Session:
   def __enter__(self) -> Session:
     """Attach to both executors' debug hooks (imported here: a session may be built before any device exists)."""
     from mockgpu.debug import amd, nv
-    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)),
-                      nv.attach(lambda *launch: nv.run_debugged(self, *launch)))
+    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)), nv.attach(self))
     return self
   def __exit__(self, *exc):
     from mockgpu.debug import amd, nv

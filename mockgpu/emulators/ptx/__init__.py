@@ -113,10 +113,6 @@ def _batch_shape(block:tuple, nctas:int) -> BatchShape:
     shape = _shapes[(block, nctas)] = BatchShape(block, nctas)
   return shape
 
-# set by an attached debugger (mockgpu/debug/nv.py): debug_hook(mem, k, grid, block, params, dynamic_shared) runs the
-# launch under the debugger and returns its LaunchStats, or returns None to leave it to the fast paths. One check.
-debug_hook = None
-
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0,
            board:NVBoard|None=None) -> LaunchStats:
   """Run kernel k over grid x block threads of `board` (default: the process's selected NV board), whose limits
@@ -127,7 +123,6 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   if (bad:=(board or selected_nv_board()).launch_error(k, grid, block, dynamic_shared)) is not None: raise LaunchRefused(bad[1])
   params = bytes(params)
   if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")
-  if debug_hook is not None and (debugged:=debug_hook(mem, k, grid, block, params, dynamic_shared)) is not None: return debugged
   tpc = block[0] * block[1] * block[2]
   nctas = grid[0] * grid[1] * grid[2]
   per_batch = max(1, BATCH_THREADS // tpc)
