@@ -393,3 +393,22 @@ def test_cli_commands_file_and_errors(tmp_path):
   assert "error: unknown command 'no-such-command'" in out
   assert "r_8_8_8 workgroup 0 wave 1: 0x0000" in out and "workgroup 0 wave 1 of 2 waves" in out
   assert "(no more commands: continuing without breakpoints)" in out and "RESULT" in out
+
+def test_post_mortem_at_a_budget_stop():
+  """MOCKGPU_BUDGET counts the stepper's wave-instructions too: the stop comes after exactly that many, at the wave's
+  next instruction, and the dispatch still ends with the budget error."""
+  p = run_tinygrad("MOCK+AMD", """
+    import json
+    from tinygrad import Tensor
+    import mockgpu.debug as md
+    a = Tensor([1., 2, 3]).realize()
+    def at_stop(dbg, stop):
+      print("REC", json.dumps({"kind": stop.kind, "steps": len(dbg.log), "message": stop.message, "pc": stop.pc == dbg.target.pc()}))
+    with md.session(postmortem="E_*", on_stop=at_stop):
+      try: (a + 1).tolist()
+      except Exception as e: print("REC", json.dumps({"error": f"{type(e).__name__}: {e}"}))
+  """, env={"MOCKGPU_BUDGET": "5"}, check=False)
+  stop = records(p)[0]
+  assert stop["kind"] == "budget" and stop["steps"] == 5 and stop["pc"], stop
+  assert "ran past MOCKGPU_BUDGET=5 wave-instructions on the debugger's stepper" in stop["message"]
+  assert "MOCKGPU_BUDGET=5" in p.stdout + p.stderr

@@ -110,6 +110,7 @@ class Session:
     """Run the whole dispatch, stopping where the breakpoints say; returns the seconds it took."""
     t0 = time.perf_counter()
     self.target, self.log, self.finishing, self.faulted = target, [], False, None
+    self.budget = config.instruction_budget()
     self.dispatches += 1
     try:
       if (bp:=next((b for b in self.breakpoints if b.kind == "launch" and b.matches(target.kernel)), None)) is not None:
@@ -123,8 +124,8 @@ class Session:
     """One instruction of unit, logged; with check, a stop when a breakpoint says so."""
     t = self.target
     try:
-      if t.steps >= (budget:=config.instruction_budget()):
-        raise InstructionBudgetExceeded(f"dispatch of {t.kernel} ran past MOCKGPU_BUDGET={budget} wave-instructions on the "
+      if t.steps >= self.budget:
+        raise InstructionBudgetExceeded(f"dispatch of {t.kernel} ran past MOCKGPU_BUDGET={self.budget} wave-instructions on the "
                                         f"debugger's stepper (at {t.location(unit)})")
       change = t.step(unit)
     except (GPUPageFault, InstructionBudgetExceeded) as e:
