@@ -12,7 +12,7 @@ with the state before the step) and the global-memory stores it made (the old va
 before the store), so reverse-step puts them back exactly.
 """
 from __future__ import annotations
-import gc, math, sys, weakref
+import math
 import numpy as np
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
@@ -136,7 +136,12 @@ class AMDTarget(DebugTarget):
     change = Change(w.unit, st.pc, scalars={"done": st.done, "barriers": w.barriers, "steps": w.st.steps})
     passing = w.at_barrier()
     self.mem.writes, self.mem.fault, self.mem.lanes, self.mem.stepper = change.writes, None, np.nonzero(st.active())[0], w.st
-    w.st.step()
+    try: w.st.step()
+    except GPUPageFault as e:  # the report the fast paths give: kernel, workgroup, wave, lane, nearest allocation
+      lane = self.mem.fault[0] if self.mem.fault is not None and self.mem.fault[1] is e and self.mem.fault[0] >= 0 else None
+      e.add_context(kernel=self.kernel, workgroup=self.d.workgroup(w.unit[0]), wave=w.unit[1], lane=lane,
+                    nearest=self.mem.mem.nearest(e.va) if e.space == "global" else None)
+      raise
     if passing: w.barriers += 1
     for name, old in before.items():
       if (delta:=Delta.between(old, getattr(st, name))) is not None: change.arrays[name] = delta
@@ -230,24 +235,9 @@ HELPERS = {
   "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "np": np,
 }
 
-# *** the kernel's name: tinygrad's program object whose entry is the dispatch's PC ***
-_names:dict[int, weakref.ref] = {}
-
-def kernel_name(pgm:int) -> str:
-  """The symbol of the kernel whose code starts at pgm, from tinygrad's HCQProgram (remembered per entry while that
-  program lives); kernel@0x... when no tinygrad program has that entry."""
-  prog = _names[pgm]() if pgm in _names else None
-  if prog is not None and getattr(prog, "prog_addr", None) == pgm: return str(prog.name)
-  if (hcq:=sys.modules.get("tinygrad.runtime.support.hcq")) is not None:
-    for o in gc.get_objects():
-      if isinstance(o, hcq.HCQProgram) and getattr(o, "prog_addr", None) == pgm:
-        _names[pgm] = weakref.ref(o)
-        return str(getattr(o, "name", "?"))
-  return f"kernel@0x{pgm:x}"
-
 def run_debugged(session, mem:AddressSpace, d:Dispatch) -> DispatchStats|None:
   """The executor's debug hook: a dispatch of a kernel the session debugs runs on the stepper; others return None."""
-  name = kernel_name(d.pgm_addr)
+  name = executor.kernel_name(d.pgm_addr)
   if not session.debugs(name): return None
   target = AMDTarget(mem, d, name)
   seconds = session.run(target)

@@ -195,7 +195,8 @@ class Session:
     fault = getattr(getattr(t, "mem", None), "fault", None)
     if isinstance(e, GPUPageFault):
       addr = e.va
-      if fault is not None and fault[1] is e: lane = fault[0]
+      if e.lane is not None: lane = e.lane
+      elif fault is not None and fault[1] is e: lane = fault[0]
       msg = (f"{'write' if e.write else 'read'} of {e.size} bytes at 0x{e.va:x} faults"
              f"{f' in lane {lane}' if lane >= 0 else ''}; {buffers.nearest(t.mem.mem, e.va)}")
     t.select(unit)
