@@ -11,7 +11,7 @@
 
   target.py   the protocol an ISA adapter implements (DebugTarget) and the undo log's records
   amd.py      the RDNA adapter: a whole dispatch on the reference stepper, the executor's hook
-  nv.py       the PTX adapter (not yet: the PTX stepper is being built)
+  ptx_target.py  the PTX adapter: a whole launch on the PTX reference stepper (nv.py: the name session.py attaches)
   session.py  breakpoints, stops, step / reverse-step / reverse-continue / finish
   view.py     what a stop shows, as text
   buffers.py  tinygrad Buffers and Tensors to device addresses and back

@@ -12,7 +12,7 @@ with the state before the step) and the global-memory stores it made (the old va
 before the store), so reverse-step puts them back exactly.
 """
 from __future__ import annotations
-import gc, math, sys, weakref
+import math
 import numpy as np
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
@@ -27,12 +27,15 @@ class RecordingMemory:
   """The stepper's view of the AddressSpace: a store saves what it overwrites (and which lane wrote each element),
   a fault notes its lane; everything else is the AddressSpace's own."""
   def __init__(self, mem:AddressSpace):
-    self.mem, self.writes, self.lanes = mem, [], np.zeros(0, np.int64)
+    self.mem, self.writes, self.lanes, self.stepper = mem, [], np.zeros(0, np.int64), None
     self.fault:tuple[int, GPUPageFault]|None = None   # (lane or -1 for a scalar access, the fault) of the last step
   def __getattr__(self, name): return getattr(self.mem, name)
 
   def lane_of(self, addrs:np.ndarray, i:int) -> int:
-    """The lane of element i of a vector access (the stepper lists its active lanes' elements lane by lane)."""
+    """The lane of element i of a global/flat load or store (the stepper lists every active lane's elements, lane by
+    lane); -1 where that is not known (scalar loads, atomics and buffer accesses, which pass other lists)."""
+    name = getattr(self.stepper, "name", "")
+    if not name.startswith(("global_", "flat_")) or "atomic" in name: return -1
     if len(self.lanes) == 0 or len(addrs) % len(self.lanes): return -1
     return int(self.lanes[i // (len(addrs) // len(self.lanes))])
 
@@ -77,6 +80,7 @@ class AMDTarget(DebugTarget):
     self.waves_per_group = -(-math.prod(d.block) // self.lanes)
     self.nvgpr = max(executor.load_program(mem, d.arch, d.pgm_addr, *executor._float_modes(d.rsrc1), self.lanes).nvgpr, 1)
     self.waves:dict[Unit, Wave] = {}
+    self.like = None           # the first wave's stepper: the others share its decoded code
     self.first_live = 0        # index into groups of the lowest workgroup that may still have a live wave
     self.selected = (self.groups[0], 0) if self.groups else (0, 0)
     self.steps = 0
@@ -88,7 +92,10 @@ class AMDTarget(DebugTarget):
     """The waves of workgroup g, set up (sharing one LDS) the first time it is asked for."""
     if (g, 0) not in self.waves:
       if g not in self.groups: raise KeyError(f"workgroup {g} is not in this dispatch (workgroups {self.groups[0]}..{self.groups[-1]})")
-      waves = [Wave(executor.stepper(self.mem, self.d, g, w, self.nvgpr), (g, w)) for w in range(self.waves_per_group)]
+      waves = []
+      for w in range(self.waves_per_group):
+        self.like = executor.stepper(self.mem, self.d, g, w, self.nvgpr, like=self.like)
+        waves.append(Wave(self.like, (g, w)))
       for w in waves[1:]: w.st.state.lds = waves[0].st.state.lds
       for w in waves: self.waves[w.unit] = w
     return [self.waves[(g, w)] for w in range(self.waves_per_group)]
@@ -125,11 +132,16 @@ class AMDTarget(DebugTarget):
   def step(self, unit:Unit|None=None) -> Change:
     w = self.wave(unit)
     st = w.state
-    before = {"sgpr": st.sgpr.copy(), "vgpr": st.vgpr.copy(), "lds": st.lds.copy(), "scratch": st.scratch.copy()}
+    before = {name: getattr(st, name).copy() for name in ("sgpr", "vgpr", "lds", "scratch") if getattr(st, name).size}
     change = Change(w.unit, st.pc, scalars={"done": st.done, "barriers": w.barriers, "steps": w.st.steps})
     passing = w.at_barrier()
-    self.mem.writes, self.mem.fault, self.mem.lanes = change.writes, None, np.nonzero(st.active())[0]
-    w.st.step()
+    self.mem.writes, self.mem.fault, self.mem.lanes, self.mem.stepper = change.writes, None, np.nonzero(st.active())[0], w.st
+    try: w.st.step()
+    except GPUPageFault as e:  # the report the fast paths give: kernel, workgroup, wave, lane, nearest allocation
+      lane = self.mem.fault[0] if self.mem.fault is not None and self.mem.fault[1] is e and self.mem.fault[0] >= 0 else None
+      e.add_context(kernel=self.kernel, workgroup=self.d.workgroup(w.unit[0]), wave=w.unit[1], lane=lane,
+                    nearest=self.mem.mem.nearest(e.va) if e.space == "global" else None)
+      raise
     if passing: w.barriers += 1
     for name, old in before.items():
       if (delta:=Delta.between(old, getattr(st, name))) is not None: change.arrays[name] = delta
@@ -172,17 +184,22 @@ class AMDTarget(DebugTarget):
             "lds": st.lds, "pc": st.pc}
 
   def namespace(self, unit:Unit|None=None, change:Change|None=None) -> dict[str, object]:
+    """Computed on first use (a condition is evaluated after every instruction and reads a few of these)."""
     w = self.wave(unit)
     st = w.state
-    ro = lambda a: a.view()
-    v, s = ro(st.vgpr), ro(st.sgpr)
-    v.flags.writeable = s.flags.writeable = False
-    rows = np.zeros(0, np.int64)
-    if change is not None and (delta:=change.arrays.get("vgpr")) is not None and change.unit == w.unit:
-      rows = np.unique(delta.index // self.lanes)
-    return {**HELPERS, "v": v, "s": s, "exec": st.exec, "vcc": st.vcc, "scc": st.scc, "m0": int(st.sgpr[M0]), "lds": st.lds,
-            "pc": st.pc, "lane": np.arange(self.lanes), "active": st.active(), "workgroup": w.unit[0], "wave": w.unit[1],
-            "written": v[rows], "written_regs": [int(r) for r in rows]}
+    def readonly(a):
+      a = a.view()
+      a.flags.writeable = False
+      return a
+    def written():
+      rows = np.zeros(0, np.int64)
+      if change is not None and (delta:=change.arrays.get("vgpr")) is not None and change.unit == w.unit:
+        rows = np.unique(delta.index // self.lanes)
+      return rows
+    return Names(HELPERS, v=lambda: readonly(st.vgpr), s=lambda: readonly(st.sgpr), exec=lambda: st.exec, vcc=lambda: st.vcc,
+                 scc=lambda: st.scc, m0=lambda: int(st.sgpr[M0]), lds=lambda: readonly(st.lds), pc=lambda: st.pc,
+                 lane=lambda: np.arange(self.lanes), active=st.active, workgroup=lambda: w.unit[0], wave=lambda: w.unit[1],
+                 written=lambda: readonly(st.vgpr)[written()], written_regs=lambda: [int(r) for r in written()])
 
   def read_memory(self, addr:int, size:int) -> bytes: return self.mem.mem.read(addr, size)
 
@@ -198,6 +215,16 @@ class AMDTarget(DebugTarget):
       for w in waves[1:]: w.st.state.lds = waves[0].st.state.lds
     self.first_live = 0
 
+class Names(dict):
+  """A condition's names: fixed ones, and the others computed when the expression first reads them."""
+  def __init__(self, fixed:dict, **makers):
+    super().__init__(fixed)
+    self.makers = makers
+  def __missing__(self, name:str):
+    if name not in self.makers: raise KeyError(name)
+    value = self[name] = self.makers[name]()
+    return value
+
 # *** the predicate namespace's helpers: views of register bits ***
 def _u32(x): return np.asarray(x, np.uint32)
 HELPERS = {
@@ -208,24 +235,9 @@ HELPERS = {
   "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "np": np,
 }
 
-# *** the kernel's name: tinygrad's program object whose entry is the dispatch's PC ***
-_names:dict[int, weakref.ref] = {}
-
-def kernel_name(pgm:int) -> str:
-  """The symbol of the kernel whose code starts at pgm, from tinygrad's HCQProgram (remembered per entry while that
-  program lives); kernel@0x... when no tinygrad program has that entry."""
-  prog = _names[pgm]() if pgm in _names else None
-  if prog is not None and getattr(prog, "prog_addr", None) == pgm: return str(prog.name)
-  if (hcq:=sys.modules.get("tinygrad.runtime.support.hcq")) is not None:
-    for o in gc.get_objects():
-      if isinstance(o, hcq.HCQProgram) and getattr(o, "prog_addr", None) == pgm:
-        _names[pgm] = weakref.ref(o)
-        return str(getattr(o, "name", "?"))
-  return f"kernel@0x{pgm:x}"
-
 def run_debugged(session, mem:AddressSpace, d:Dispatch) -> DispatchStats|None:
   """The executor's debug hook: a dispatch of a kernel the session debugs runs on the stepper; others return None."""
-  name = kernel_name(d.pgm_addr)
+  name = executor.kernel_name(d.pgm_addr)
   if not session.debugs(name): return None
   target = AMDTarget(mem, d, name)
   seconds = session.run(target)

@@ -29,14 +29,10 @@ def resolve(what, size:int|None=None) -> tuple[int, int, str]:
   return int(va), int(size or what.nbytes), f"buffer {what.dtype}[{what.size}] at 0x{int(va):x}"
 
 def nearest(mem:AddressSpace, va:int) -> str:
-  """The allocation that holds va, else the nearest one, with the offset into it, and the tinygrad Buffer there."""
-  maps = mem.mappings()
-  if not maps: return "no memory is mapped"
-  m = min(maps, key=lambda m: 0 if m.va <= va < m.end else min(abs(va - m.va), abs(va - (m.end - 1))))
-  off = va - m.va
-  where = "inside" if 0 <= off < m.size else ("past the end of" if off >= m.size else "before")
-  text = f"0x{va:x} is {where} the allocation at 0x{m.va:x} of 0x{m.exact:x} bytes (offset {off:+#x})"
-  bufs = [(b, s, o) for b, s, o in tinygrad_buffers() if m.va <= b < m.end]
+  """Where va lies against the closest allocation (AddressSpace.nearest) and the tinygrad Buffer nearest to it there."""
+  text = mem.nearest(va) or "no memory is mapped"
+  m = min(mem.mappings(), key=lambda m: 0 if m.va <= va < m.end else min(abs(va - m.va), abs(va - (m.end - 1))), default=None)
+  bufs = [(b, s, o) for b, s, o in tinygrad_buffers() if m is not None and m.va <= b < m.end]
   if bufs:
     b, s, o = min(bufs, key=lambda x: abs(va - x[0]))
     text += f"; nearest tinygrad buffer: {o.dtype}[{o.size}] at 0x{b:x} ({s} bytes, offset {va - b:+#x})"

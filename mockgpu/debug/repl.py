@@ -6,7 +6,7 @@ breakpoints removed. Commands before the first stop set breakpoints; `run`, or t
 starts the program. `help` lists the commands.
 """
 from __future__ import annotations
-import argparse, collections, fnmatch, os, runpy, shlex, sys, traceback
+import argparse, collections, os, re, runpy, sys, traceback
 import numpy as np
 from mockgpu.debug import buffers, view
 from mockgpu.debug.session import Session, Stop
@@ -26,10 +26,10 @@ reverse-step [N]         undo the last N instructions of the dispatch (rs)
 reverse-continue         undo back to the latest breakpoint hit, or to the dispatch's start (rc)
 where, disas [N]         the selected wave and its next instruction / N instructions around the PC
 info registers           scalar registers, EXEC, VCC, SCC, M0
-print vN [FMT] [LANES]   a vector register as a lane table (FMT x u d f h; LANES like 0-7 or 3)
+print REG [FMT] [LANES]  a per-lane register (vN; PTX: %r3) as a lane table (FMT x u d f h; LANES like 0-7 or 3)
 print EXPR               a Python expression over the wave's state (as cond)
 info lane                every VGPR of the selected lane
-lds [OFF [N [FMT]]]      LDS bytes OFF.. (N elements of FMT)
+lds [OFF [N [FMT]]]      LDS (PTX: shared memory) from byte OFF: N elements of FMT
 x/NF ADDR|bufN           N elements of format F (x u d f h b) of global memory
 buffers                  tinygrad's buffers on the device, with their addresses
 waves                    every wave of the dispatch: where it is
@@ -151,24 +151,23 @@ class Repl:
     self.say(f"watchpoint {bp.describe()}")
 
   def cmd_print(self, t, args:list[str], rest:str):
-    if args and args[0][0] == "v" and args[0][1:].isdigit():
+    if args and (re.fullmatch(r"v\d+", args[0]) or args[0] in t.registers()):
       fmt = args[1] if len(args) > 1 else "x"
       if fmt not in view.FORMATS: raise CommandError(f"format {fmt!r}: one of {' '.join(view.FORMATS)}")
-      return self.say(view.lane_table(t, int(args[0][1:]), fmt, lane_range(args[2], t.lanes) if len(args) > 2 else None))
+      return self.say(view.lane_table(t, args[0], fmt, lane_range(args[2], t.lanes) if len(args) > 2 else None))
     if args and args[0][0] == "s" and args[0][1:].isdigit():
       x = int(t.registers()["s"][int(args[0][1:])])
       return self.say(f"{args[0]} = 0x{x:08x} ({x})")
-    try: value = eval(compile(rest, "<print>", "eval"), t.namespace())
+    try: value = eval(compile(rest, "<print>", "eval"), {}, t.namespace())
     except SyntaxError as e: raise CommandError(f"print {rest}: {e}") from None
     except Exception as e: raise CommandError(f"print {rest}: {type(e).__name__}: {e}") from None
     with np.printoptions(threshold=4096, linewidth=120): self.say(repr(value))
 
-  def cmd_lane_info(self, t):
-    v = t.registers()["v"][:, self.lane]
-    self.say(f"lane {self.lane}:\n" + "\n".join(f"v{r:<3d} 0x{int(x):08x} {np.uint32(x).view(np.float32)!r}" for r, x in enumerate(v)))
+  def cmd_lane_info(self, t): self.say(view.lane_registers(t, self.lane))
 
   def cmd_lds(self, t, args:list[str]):
-    lds = t.registers()["lds"]
+    regs = t.registers()
+    lds = np.frombuffer(bytes(regs["lds"] if "lds" in regs else regs["shared"]), np.uint8)  # RDNA LDS, PTX shared memory
     off, n, fmt = int(args[0], 0) if args else 0, int(args[1], 0) if len(args) > 1 else 16, args[2] if len(args) > 2 else "x"
     size = np.dtype(view.FORMATS[fmt]).itemsize
     if off + n * size > len(lds): raise CommandError(f"lds: bytes {off}..{off + n * size} are past the LDS's {len(lds)} bytes")

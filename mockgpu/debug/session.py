@@ -61,6 +61,7 @@ class Session:
     self.target:DebugTarget|None = None
     self.log:list[Change] = []
     self.finishing = False
+    self.faulted:BaseException|None = None   # the fault or budget stop the dispatch is stopped at (post-mortem)
     self.dispatches = 0
     self._ids = itertools.count(1)
     self._attached = None
@@ -95,18 +96,21 @@ class Session:
 
   # *** attaching ***
   def __enter__(self) -> Session:
-    from mockgpu.debug import amd
-    self._attached = amd.attach(lambda mem, d: amd.run_debugged(self, mem, d))
+    """Attach to both executors' debug hooks (imported here: a session may be built before any device exists)."""
+    from mockgpu.debug import amd, nv
+    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)), nv.attach(self))
     return self
   def __exit__(self, *exc):
-    from mockgpu.debug import amd
-    amd.detach(self._attached)
+    from mockgpu.debug import amd, nv
+    amd.detach(self._attached[0])
+    nv.detach(self._attached[1])
 
   # *** running a debugged dispatch ***
   def run(self, target:DebugTarget) -> float:
     """Run the whole dispatch, stopping where the breakpoints say; returns the seconds it took."""
     t0 = time.perf_counter()
-    self.target, self.log, self.finishing = target, [], False
+    self.target, self.log, self.finishing, self.faulted = target, [], False, None
+    self.budget = config.instruction_budget()
     self.dispatches += 1
     try:
       if (bp:=next((b for b in self.breakpoints if b.kind == "launch" and b.matches(target.kernel)), None)) is not None:
@@ -120,8 +124,8 @@ class Session:
     """One instruction of unit, logged; with check, a stop when a breakpoint says so."""
     t = self.target
     try:
-      if t.steps >= (budget:=config.instruction_budget()):
-        raise InstructionBudgetExceeded(f"dispatch of {t.kernel} ran past MOCKGPU_BUDGET={budget} wave-instructions on the "
+      if t.steps >= self.budget:
+        raise InstructionBudgetExceeded(f"dispatch of {t.kernel} ran past MOCKGPU_BUDGET={self.budget} wave-instructions on the "
                                         f"debugger's stepper (at {t.location(unit)})")
       change = t.step(unit)
     except (GPUPageFault, InstructionBudgetExceeded) as e:
@@ -173,7 +177,7 @@ class Session:
     """The lanes named when b's expression holds after change (empty for a plain true), else None."""
     t = self.target
     ns = t.namespace(change.unit, change)
-    try: r = eval(b.code, ns)
+    try: r = eval(b.code, {}, ns)  # ns as locals: a mapping that computes names on first use
     except Exception as e:
       raise ConditionError(f"condition #{b.id} {b.expr!r} on {t.location(change.unit)}: {type(e).__name__}: {e}") from e
     a = np.asarray(r)
@@ -183,6 +187,7 @@ class Session:
     return [] if bool(r) else None
 
   def post_mortem(self, unit:Unit, e:BaseException):
+    self.faulted = e
     if self.postmortem is False: return
     t = self.target
     kind, lane, addr = ("fault", -1, None) if isinstance(e, GPUPageFault) else ("budget", -1, None)
@@ -190,7 +195,8 @@ class Session:
     fault = getattr(getattr(t, "mem", None), "fault", None)
     if isinstance(e, GPUPageFault):
       addr = e.va
-      if fault is not None and fault[1] is e: lane = fault[0]
+      if e.lane is not None: lane = e.lane
+      elif fault is not None and fault[1] is e: lane = fault[0]
       msg = (f"{'write' if e.write else 'read'} of {e.size} bytes at 0x{e.va:x} faults"
              f"{f' in lane {lane}' if lane >= 0 else ''}; {buffers.nearest(t.mem.mem, e.va)}")
     t.select(unit)
@@ -212,6 +218,8 @@ class Session:
     """Run n instructions of the selected wave (others of its workgroup run first while it waits at a barrier);
     returns how many ran (fewer when it ends)."""
     t = self._need_target()
+    if self.faulted is not None:
+      raise RuntimeError(f"the dispatch stopped at: {self.faulted}; reverse-step and reverse-continue still go back")
     for i in range(n):
       if t.done(): return i
       while not t.runnable() and (nxt:=t.next_unit()) not in (None, t.selected): self.advance(nxt, check=False)

@@ -1,7 +1,7 @@
 """What the debugger asks of an instruction set: one dispatch (launch) stepped one instruction of one wave (warp) at a
 time, its state visible, each step's changes recorded so that it can be undone.
 
-An adapter per ISA implements DebugTarget (amd.py: RDNA over compiler/rdna/backends/stepper.py; nv.py: PTX). The
+An adapter per ISA implements DebugTarget (amd.py: RDNA over compiler/rdna/backends/stepper.py; ptx_target.py: PTX over compiler/ptx/backends/stepper.py). The
 session (session.py), the views (view.py) and the command line (repl.py) see only this protocol.
 
 A unit is what one instruction advances: an RDNA wave, a PTX warp. Units are named by (group, index): the workgroup
@@ -87,7 +87,8 @@ class DebugTarget:
     LDS / shared memory as bytes."""
     raise NotImplementedError
   def namespace(self, unit:Unit|None=None, change:Change|None=None) -> dict[str, object]:
-    """The names a condition (a Python expression) sees for unit; change is the step just run (for `written`)."""
+    """The names a condition (a Python expression, evaluated with this mapping as its locals) sees for unit; change is
+    the step just run (for `written`)."""
     raise NotImplementedError
   def read_memory(self, addr:int, size:int) -> bytes:
     """Global memory as the dispatch sees it (a miss raises GPUPageFault)."""

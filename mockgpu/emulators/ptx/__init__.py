@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 from mockgpu import config, coverage, replay, system
 from mockgpu.boards import NVBoard, selected_nv_board
-from mockgpu.errors import UnsupportedInstruction, LaunchRefused
+from mockgpu.errors import GPUPageFault, UnsupportedInstruction, LaunchRefused
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.syntax import PTXSyntaxError
 from mockgpu.compiler.ptx.backends import numpy as numpy_backend
 from mockgpu.compiler.ptx.backends import stepper as stepper_backend
 from mockgpu.compiler.ptx.layout import entries
-from mockgpu.emulators.ptx.runtime import Env, JournalEnv, BatchShape, ModuleMemory
+from mockgpu.emulators.ptx.runtime import Env, JournalEnv, BatchShape, ModuleMemory, fault_context
 from mockgpu.emulators.ptx import native, kernel_ns
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats", "Launch", "stepper", "run_stepped"]
@@ -145,12 +145,19 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))
           k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+  except GPUPageFault as e: raise fault_context(e, mem, k)
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, k, grid, block, params, dynamic_shared, nk, start) from e
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st, nk is not None)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
   return stats
+
+def launch_fields(k:PTXKernel, grid, block, dynamic_shared:int, stats:LaunchStats) -> dict:
+  """What the trace's `dispatch` event says of a PTX launch."""
+  return {"kernel": k.name, "grid": list(grid), "block": list(block), "shared_bytes": k.shared_size + dynamic_shared,
+          "local_bytes_per_thread": k.local_size, "threads": stats.threads, "instructions": stats.warp_instructions,
+          "thread_instructions": stats.thread_instructions, "seconds": stats.seconds, "path": "C" if stats.native else "numpy"}
 
 def _checked(k:PTXKernel, grid, block, params, dynamic_shared:int, board:NVBoard|None) -> tuple[tuple, tuple, bytes]:
   """The launch's dimensions and parameters, refused (ValueError, LaunchRefused) where the kernel or board cannot run them."""

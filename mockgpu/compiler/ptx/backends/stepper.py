@@ -26,7 +26,7 @@ changes nothing: the state stays at that instruction for a post-mortem.
 from __future__ import annotations
 from dataclasses import dataclass, field
 import numpy as np
-from mockgpu.errors import MockGPUError
+from mockgpu.errors import GPUPageFault, MockGPUError
 from mockgpu.compiler.ptx import syntax as P
 from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx.blocks import Block, split_blocks, ENDS_BLOCK, BARRIERS
@@ -187,8 +187,11 @@ class Stepper:
     else: threads = self.warp_threads(w)
     change = self._change()
     try: self._run(pc, threads)
-    except BaseException:
+    except BaseException as e:
       self._restore(change, self._journal(False))
+      if isinstance(e, GPUPageFault) and hasattr(self.env, "fault_context"):   # names the CTA and the first culprit thread
+        culprits = self.culprits(w)
+        self.env.fault_context(e, culprits[0] if culprits else None)
       raise
     change.journal = self._journal(False)
     if self.history: self.changes.append(change)
