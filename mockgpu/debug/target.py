@@ -1,8 +1,9 @@
 """What the debugger asks of an instruction set: one dispatch (launch) stepped one instruction of one wave (warp) at a
 time, its state visible, each step's changes recorded so that it can be undone.
 
-An adapter per ISA implements DebugTarget (amd.py: RDNA over compiler/rdna/backends/stepper.py; ptx_target.py: PTX over compiler/ptx/backends/stepper.py). The
-session (session.py), the views (view.py) and the command line (repl.py) see only this protocol.
+An adapter per ISA implements DebugTarget (amd.py: RDNA over compiler/rdna/backends/stepper.py; ptx_target.py: PTX
+over compiler/ptx/backends/stepper.py). The session (session.py), the views (view.py) and the command line (repl.py)
+see only this protocol.
 
 A unit is what one instruction advances: an RDNA wave, a PTX warp. Units are named by (group, index): the workgroup
 (CTA) as its linear index in the grid, and the wave (warp) in it.
