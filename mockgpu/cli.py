@@ -1,7 +1,8 @@
 """The `mockgpu` command: `mockgpu demo`, `mockgpu doctor` (what toolchain tinygrad will find, and the LLVM each board
 compiles with), `mockgpu info`, `mockgpu replay FILE` (re-run the dispatch an EmulatorBug wrote, see mockgpu/replay.py),
 `mockgpu coverage FILE` (the instructions a MOCKGPU_COVERAGE=FILE run contained, see mockgpu/coverage.py),
-`mockgpu timeline FILE --png OUT` (draw a MOCKGPU_TIMELINE=FILE run, see mockgpu/timeline.py)."""
+`mockgpu timeline FILE --png OUT` (draw a MOCKGPU_TIMELINE=FILE run, see mockgpu/timeline.py), `mockgpu debug [-ex CMD]...
+-- python prog.py` (the kernel debugger, see mockgpu/debug/)."""
 from __future__ import annotations
 import argparse, sys
 
@@ -22,6 +23,12 @@ def main(argv:list[str]|None=None) -> int:
   t = sub.add_parser("timeline", help="draw a MOCKGPU_TIMELINE=FILE trace-event file (needs matplotlib)")
   t.add_argument("file")
   t.add_argument("--png", required=True, help="the picture to write")
+  sub.add_parser("debug", help="debug the kernels of a tinygrad program: mockgpu debug [-ex CMD]... [--commands FILE] -- python prog.py",
+                 add_help=False)
+  argv = sys.argv[1:] if argv is None else argv
+  if argv[:1] == ["debug"]:  # its own parser: the program's arguments follow `--`
+    from mockgpu.debug import repl
+    return repl.main(argv[1:])
   args = ap.parse_args(argv)
   if args.cmd == "timeline":
     from mockgpu import timeline

@@ -18,10 +18,12 @@ from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.syntax import PTXSyntaxError
 from mockgpu.compiler.ptx.backends import numpy as numpy_backend
-from mockgpu.emulators.ptx.runtime import Env, BatchShape, ModuleMemory
-from mockgpu.emulators.ptx import native
+from mockgpu.compiler.ptx.backends import stepper as stepper_backend
+from mockgpu.compiler.ptx.layout import entries
+from mockgpu.emulators.ptx.runtime import Env, JournalEnv, BatchShape, ModuleMemory, fault_context
+from mockgpu.emulators.ptx import native, kernel_ns
 
-__all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats"]
+__all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats", "Launch", "stepper", "run_stepped"]
 
 def translator_files() -> list[str]:
   """The files whose text decides a numpy translation: the PTX layer (parsing, the table, both backends; compiler/ptx
@@ -113,16 +115,17 @@ def _batch_shape(block:tuple, nctas:int) -> BatchShape:
     shape = _shapes[(block, nctas)] = BatchShape(block, nctas)
   return shape
 
+# set by an attached debugger (mockgpu/debug/ptx_target.py): debug_hook(mem, k, grid, block, params, dynamic_shared) runs
+# the launch under the debugger and returns its LaunchStats, or returns None to leave it to the fast paths. One check.
+debug_hook = None
+
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0,
            board:NVBoard|None=None) -> LaunchStats:
   """Run kernel k over grid x block threads of `board` (default: the process's selected NV board), whose limits
   refuse a launch with LaunchRefused. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
   an exception that is not a modelled outcome becomes an EmulatorBug (see mockgpu/replay.py)."""
-  grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
-  if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
-  if (bad:=(board or selected_nv_board()).launch_error(k, grid, block, dynamic_shared)) is not None: raise LaunchRefused(bad[1])
-  params = bytes(params)
-  if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")
+  grid, block, params = _checked(k, grid, block, params, dynamic_shared, board)
+  if debug_hook is not None and (debugged:=debug_hook(mem, k, grid, block, params, dynamic_shared)) is not None: return debugged
   tpc = block[0] * block[1] * block[2]
   nctas = grid[0] * grid[1] * grid[2]
   per_batch = max(1, BATCH_THREADS // tpc)
@@ -142,9 +145,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))
           k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
-  except GPUPageFault as e:
-    e.add_context(kernel=k.name, nearest=mem.nearest(e.va) if e.space == "global" else None)
-    raise
+  except GPUPageFault as e: raise fault_context(e, mem, k)
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, k, grid, block, params, dynamic_shared, nk, start) from e
@@ -157,6 +158,53 @@ def launch_fields(k:PTXKernel, grid, block, dynamic_shared:int, stats:LaunchStat
   return {"kernel": k.name, "grid": list(grid), "block": list(block), "shared_bytes": k.shared_size + dynamic_shared,
           "local_bytes_per_thread": k.local_size, "threads": stats.threads, "instructions": stats.warp_instructions,
           "thread_instructions": stats.thread_instructions, "seconds": stats.seconds, "path": "C" if stats.native else "numpy"}
+
+def _checked(k:PTXKernel, grid, block, params, dynamic_shared:int, board:NVBoard|None) -> tuple[tuple, tuple, bytes]:
+  """The launch's dimensions and parameters, refused (ValueError, LaunchRefused) where the kernel or board cannot run them."""
+  grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
+  if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
+  if (bad:=(board or selected_nv_board()).launch_error(k, grid, block, dynamic_shared)) is not None: raise LaunchRefused(bad[1])
+  params = bytes(params)
+  if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")
+  return grid, block, params
+
+# *** the reference stepper (compiler/ptx/backends/stepper.py) ***
+
+@dataclass
+class Launch:
+  """What a launch is given: the device's memory, the kernel, its dimensions and parameter bytes."""
+  mem: object
+  kernel: PTXKernel
+  grid: tuple
+  block: tuple
+  params: bytes
+  dynamic_shared: int = 0
+
+def step_program(k:PTXKernel) -> stepper_backend.Program:
+  """The kernel's instructions compiled one by one for the stepper (once per kernel)."""
+  if getattr(k, "_step_program", None) is None:
+    fn, layout = next((f, l) for f, l in entries(P.parse(k.module.text))[0] if f.name == k.name)
+    k._step_program = stepper_backend.program_of(fn, layout)
+  return k._step_program
+
+def stepper(l:Launch, cta:tuple[int, int, int]=(0, 0, 0), board:NVBoard|None=None, history:bool=True) -> stepper_backend.Stepper:
+  """The reference stepper of one CTA of launch l: special registers, parameters and memories as launch() gives
+  them (the same checked AddressSpace: a miss is the same GPUPageFault), every write journaled so steps undo."""
+  board = board or selected_nv_board()
+  grid, block, params = _checked(l.kernel, l.grid, l.block, l.params, l.dynamic_shared, board)
+  if not all(0 <= c < g for c, g in zip(cta, grid)): raise ValueError(f"CTA {cta} is outside the grid {grid}")
+  linear = cta[0] + grid[0] * (cta[1] + grid[1] * cta[2])
+  env = JournalEnv(l.mem, l.kernel, l.kernel.module.memory, grid, BatchShape(block, 1), linear, params, l.dynamic_shared,
+                   config.instruction_budget(), [0, 0])
+  return stepper_backend.Stepper(step_program(l.kernel), env, vars(kernel_ns), board.warp_size, history, tuple(cta))
+
+def ctas(grid:tuple) -> list[tuple[int, int, int]]:
+  """The CTAs of a grid in launch order (x fastest)."""
+  return [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
+
+def run_stepped(l:Launch) -> int:
+  """Run a whole launch on the stepper, CTA after CTA (the oracle of the fast paths); the steps taken."""
+  return sum(stepper(l, c, history=False).run() for c in ctas(tuple(l.grid)))
 
 # *** naming an internal error (mockgpu/replay.py) ***
 

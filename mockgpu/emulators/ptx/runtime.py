@@ -11,6 +11,7 @@ import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, MockGPUError
 from mockgpu.memory import outside
+from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx.layout import SHARED_WINDOW, LOCAL_WINDOW, MODULE_WINDOW, CONST_WINDOW, WINDOW_MASK, LOW_BITS, LOWEST_WINDOW
 from mockgpu.emulators.ptx.collective import Collective
 
@@ -297,6 +298,58 @@ class Env(Collective):
     data = np.empty((a.size, nvec), dt)
     for i, c in enumerate(cols): data[:, i] = c
     view[off[:, None] + np.arange(nb)] = data.view(np.uint8).reshape(a.size, nb)
+
+def fault_context(e:GPUPageFault, mem, kernel) -> GPUPageFault:
+  """A launch's fault names its kernel and, for global memory, the nearest allocation (both paths and the stepper)."""
+  return e.add_context(kernel=kernel.name, nearest=mem.nearest(e.va) if e.space == "global" else None)
+
+class JournalEnv(Env):
+  """The environment of the reference stepper (compiler/ptx/backends/stepper.py): one CTA, whose every write is
+  journaled first, so a step can be undone exactly: the old bytes of the global memory a store or atomic overwrites,
+  and a copy of the shared, local or module window it writes. A journal entry is ("global", address, old bytes, the
+  thread that wrote there last) or ("window", array, old contents, None)."""
+  journal: list|None = None
+
+  def fault_context(self, e:GPUPageFault, thread:int|None) -> GPUPageFault:
+    """The launch's context of a fault (fault_context), with this CTA and the thread (its %tid) that faulted."""
+    tid = None if thread is None else tuple(int(np.broadcast_to(t, (self.n,))[thread]) for t in self.tid)
+    cta = tuple(int(np.atleast_1d(c)[0]) for c in self.ctaid)   # one CTA: each id is one value
+    return fault_context(e, self.mem, self.kernel).add_context(cta=cta, thread=tid)
+
+  def begin_journal(self): self.journal = []
+  def end_journal(self) -> list:
+    j, self.journal = self.journal or [], None
+    return j
+  def restore(self, journal:list):
+    for kind, where, old, _ in reversed(journal):
+      if kind == "global": self.mem.write(where, old)
+      else: where[...] = old
+
+  def _keep_window(self, arr):
+    if self.journal is not None and arr is not None: self.journal.append(("window", arr, arr.copy(), None))
+  def _keep_global(self, a, nbytes:int, m):
+    """The old bytes at each active lane's global address (a tagged one is a window's: all of it is kept)."""
+    if self.journal is None: return
+    a = np.broadcast_to(np.asarray(a, U64), (self.n,))
+    threads = np.arange(self.n) if m is None else np.flatnonzero(m)
+    act = a if m is None else a[m]
+    glob = act < U64(LOWEST_WINDOW)
+    vas, last = np.unique(act[glob][::-1], return_index=True)   # the highest thread writing an address wins
+    for va, t in zip(vas.tolist(), threads[glob][::-1][last].tolist()):
+      if self.mem.is_mapped(va, nbytes): self.journal.append(("global", va, self.mem.read(va, nbytes), t))
+    if not glob.all():
+      for arr in (self.shared, self.local, self.module_mem.globals.data): self._keep_window(arr)
+
+  def st_space(self, space:str, a, vals:list, dt:np.dtype, m, where:str):
+    self._keep_window(self.shared if space == "shared" else self.local)
+    super().st_space(space, a, vals, dt, m, where)
+  def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
+    self._keep_global(a, dt.itemsize * len(vals), m)
+    super().st_global(a, vals, dt, m, where)
+  def atomic(self, space:str, op:str, t:str, a, vals:list, m, where:str):
+    if space == "shared": self._keep_window(self.shared)
+    else: self._keep_global(a, np_dtype(t).itemsize, m)
+    return super().atomic(space, op, t, a, vals, m, where)
 
 def _stride(a:np.ndarray, lo:int, hi:int, n:int) -> int|None:
   """The element step s if lane i's address is lo + i*s*n (s >= 0), else None (also for small accesses: not worth it)."""

@@ -31,6 +31,9 @@ MIN_CHUNK_WAVES = 512
 MAX_CHUNK_BYTES = 64 << 20
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
+# set by an attached debugger (mockgpu/debug/amd.py): debug_hook(mem, d) runs the dispatch on the stepper and returns
+# its DispatchStats, or returns None to leave it to the fast paths. None when no debugger is attached: one check.
+debug_hook = None
 
 
 class Program:
@@ -186,6 +189,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
+  if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return debugged
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
@@ -302,10 +306,11 @@ def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, l
   chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
   return nwg, wpg, lds_size, private, chunk
 
-def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int|None=None) -> Stepper:
+def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int|None=None, like:Stepper|None=None) -> Stepper:
   """The reference stepper (compiler/rdna/backends/stepper.py) for one wave of dispatch d, its registers set up as the
   SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same). Its
-  register file holds 256 VGPRs, and CDNA's AGPRs after them (from operands.AGPR)."""
+  register file holds 256 VGPRs, and CDNA's AGPRs after them (from operands.AGPR). like: another wave's stepper of the
+  same dispatch, whose decoded code this one shares."""
   lanes = d.wave_size
   nvgpr = nvgpr or (AGPR + 256 if semantics.family(d.arch).GFX9 else 256)
   ftz32, ftz16 = _float_modes(d.rsrc1)
@@ -314,9 +319,9 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   _init_registers(st, d, np.array([workgroup]), wpg)
   state = WaveState(st.S[:, wave].copy(), np.stack([st.V[r][wave] for r in range(nvgpr)]), np.zeros(lds_size, np.uint8),
                     scratch=np.zeros((lanes, private), np.uint8))
-  code = _code_window(mem, d.pgm_addr)
-  return Stepper(code[:decode.extent(decode.walk(code, d.arch))], arch=d.arch, lanes=lanes, state=state, mem=mem,
-                 pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base)
+  code = b"" if like is not None else _code_window(mem, d.pgm_addr)
+  return Stepper(code[:decode.extent(decode.walk(code, d.arch))] if like is None else b"", arch=d.arch, lanes=lanes, state=state,
+                 mem=mem, pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base, like=like)
 
 def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, wpg:int, lds_size:int, private:int, chunk:int,
                 budget:int) -> int:

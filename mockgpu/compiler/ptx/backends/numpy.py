@@ -358,7 +358,7 @@ def emit_instr(cx:Ctx, ins:P.Instr, nxt:int):
     cx.indent -= 1
   cx.mask = None
 
-def _special_prologue() -> list[str]:
+def special_prologue() -> list[str]:
   return ["s_tid_x, s_tid_y, s_tid_z = _E.tid", "s_ctaid_x, s_ctaid_y, s_ctaid_z = _E.ctaid",
           "s_ntid_x, s_ntid_y, s_ntid_z = _E.ntid", "s_nctaid_x, s_nctaid_y, s_nctaid_z = _E.nctaid",
           "s_laneid, s_warpid, s_nwarpid = _E.laneid, _E.warpid, _E.nwarpid", "s_smid, s_nsmid, s_gridid = _E.smid, _E.nsmid, _E.gridid",
@@ -386,7 +386,7 @@ def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ct
         cx.emit("_pc[_m] = " + str(b.index + 1) if masked else f"_b = {b.index + 1}")
       cx.indent -= 1
     variants[masked] = cx.lines
-  lines = [f"def {pyname}(_E):", "  _N = _E.n"] + ["  " + s for s in _special_prologue()]
+  lines = [f"def {pyname}(_E):", "  _N = _E.n"] + ["  " + s for s in special_prologue()]
   for r in fn.regs.values(): lines.append(f"  {r.name} = {cx.named(f'np.{np_dtype(r.type).name}(0)')}")
   lines += ["  _cc = np.uint32(0)", "  _b, _pc, _m = 0, None, None", "  while True:",
             "    if _pc is not None:", "      _b = int(_pc.min())", "      _m = _pc == _b", "      if _m.all(): _pc = _m = None",

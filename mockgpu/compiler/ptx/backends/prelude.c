@@ -78,14 +78,15 @@ static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) 
 /* *** arithmetic as the numpy path computes it (emulators/ptx/numerics.py, bitops.py) *** */
 
 static inline float ftz_f32(float x) { return fabsf(x) < 1.17549435082228750797e-38f ? x * 0.0f : x; }
-/* min/max: a NaN operand yields the other; a zero result is -0 when (min) either or (max) both operands are negative */
+/* min/max: a NaN operand yields the other (two NaNs: the first, as numpy's fmax/fmin); a zero result is -0 when (min)
+   either or (max) both operands are negative */
 #define MINMAX(T, N, Z) \
   static inline T pmax##N(T a, T b) { \
-    T r = a != a ? b : b != b ? a : (a >= b ? a : b); \
+    T r = b != b ? a : a != a ? b : (a >= b ? a : b); \
     return r == 0 ? ((signbit(a) && signbit(b)) ? -Z : Z) : r; \
   } \
   static inline T pmin##N(T a, T b) { \
-    T r = a != a ? b : b != b ? a : (a <= b ? a : b); \
+    T r = b != b ? a : a != a ? b : (a <= b ? a : b); \
     return r == 0 ? ((signbit(a) || signbit(b)) ? -Z : Z) : r; \
   }
 MINMAX(float, 32, 0.0f)

@@ -116,8 +116,11 @@ def bits(value, isa:str) -> np.ndarray:
 
 class Stepper(Reads):
   def __init__(self, code:bytes, *, arch:str="rdna3", lanes:int=32, state:WaveState|None=None, mem:AddressSpace|None=None,
-               pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0):
-    self.insts, self.sem, self.pgm = decode.walk(code, arch), semantics.family(arch), pgm
+               pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0, like:Stepper|None=None):
+    """like: a stepper of the same code whose decoded instructions and lowered ops this one shares (the waves of a
+    dispatch: decoding and lowering once, not per wave)."""
+    self.insts, self.sem, self.pgm = like.insts if like is not None else decode.walk(code, arch), semantics.family(arch), pgm
+    self.lowered:dict[int, object] = like.lowered if like is not None else {}  # pc -> ops.lower(the instruction there)
     self.state = state if state is not None else WaveState.empty(lanes)
     self.mem = mem if mem is not None else AddressSpace("stepper")
     self.ftz32, self.ftz16, self.scratch_base = ftz32, ftz16, scratch_base
@@ -145,8 +148,9 @@ class Stepper(Reads):
     if self.done: return
     inst, pc = self.instruction(), self.pc
     if isinstance(inst, Bad): raise instruction_error(inst.reason, self.pgm, pc)
-    try: op = ops.lower(inst, pc, self.sem)
-    except Unsupported as e: raise instruction_error(failure(inst, str(e)), self.pgm, pc) from None
+    if (op:=self.lowered.get(pc)) is None:
+      try: op = self.lowered[pc] = ops.lower(inst, pc, self.sem)
+      except Unsupported as e: raise instruction_error(failure(inst, str(e)), self.pgm, pc) from None
     self.next_pc, self.name = pc + inst.size(), op_name_lower(inst)
     try: self.handlers[type(op)](op)
     except Unsupported as e: raise instruction_error(failure(inst, str(e)), self.pgm, pc) from None
