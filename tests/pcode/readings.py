@@ -46,6 +46,27 @@ TRIG_WHY = ("the pseudocode rounds S0 * 2*pi to the operand's format before sin/
             "|S0| beyond a few revolutions (and overflows f16); the instruction takes its input in revolutions, so "
             "the reading removes S0's integer part exactly first (then 1 ulp, TOLERANCE)")
 
+def _div_scale_vcc(t:str, tiny:int) -> str:
+  u = "u32" if t == "f32" else "u64"
+  return (f"if ((64'F(S1.{t}) == 0.0) || ((S0.{u} == S1.{u}) && (S0.{u} != S2.{u}) && (exponent(S1.{t}) <= {tiny}))) then\n"
+          "VCC = 0x1LL\nendif")
+def _div_scale_huge_den(text:str) -> str:
+  """The branch of a huge denominator and a denormal quotient (1.0 / S1 and S2 / S1 denormal, f64 only: f32's
+  1.0 / S1 is never a denormal f64) scales the denominator down, not up (errata div-scale-vcc)."""
+  branch = "elsif ((1.0 / S1.f64 == DENORM.f64) && (S2.f64 / S1.f64 == DENORM.f64)) then\nVCC = 0x1LL;\nif S0.f64 == S1.f64 then\n"
+  return text.replace(branch + "// Only scale the denominator\nD0.f64 = ldexp(S0.f64, 128)",
+                      branch + "D0.f64 = ldexp(S0.f64, -128)")
+
+DIV_SCALE_WHY = ("errata div-scale-vcc: VCC is also set for a zero denominator, and for a denormal or tiny one (biased "
+                 "exponent <= 23 / 53) in the denominator's own call (S0 is S1, not S2), which LLVM's division does "
+                 "not read; where 1.0 / S1 and the quotient are both denormal (f64), the denominator is scaled by 2**-128, "
+                 "not 2**128 (the manual's 2**128 overflows it; LLVM's f64 division returns the denormal quotient only "
+                 "this way: inferred, not measured); and (class c) the pseudocode only assigns D0 in its special cases, elsewhere the "
+                 "instruction passes S0 through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first")
+DIV_FMAS_WHY = ("errata div-fmas-scale: where VCC is set, the fused result is scaled by 2**64 (f64: 2**128) when S2's "
+                "biased exponent is above 127 (1023), else by 2**-64 (2**-128), before its one rounding (fmaScaled); the "
+                "pseudocode's 2**32 (2**64) after the rounding would leave v_div_scale's quotients scaled")
+
 # instruction name -> (replacement pseudocode ({NAME} stands for the manual's text) or a function of the manual's text,
 # class, reason)
 OVERRIDES = {
@@ -61,19 +82,21 @@ OVERRIDES = {
   "V_LDEXP_F16": ("D0.f16 = S0.f16 * 2.0F ** 32'I(S1.i16)", "c",
                   "the pseudocode rounds the scale 2**S1 to f16 first (16'F(...)), which is 0 or inf for most "
                   "S1 and makes ldexp(inf, -20) NaN; the instruction scales exactly (reading power-of-two)"),
-  "V_DIV_FIXUP_F32": (lambda text: text.replace(
-      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif",
-      "elsif isNAN(64'F(S0.f32)) then\nD0.f32 = sign_out ? -INF.f32 : +INF.f32\n"
-      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif"), "b",
+  **{f"V_DIV_FIXUP_{t.upper()}": (lambda text, t=t: text.replace(
+      f"else\nD0.{t} = sign_out ? -abs(S0.{t}) : abs(S0.{t})\nendif",
+      f"elsif isNAN(64'F(S0.{t})) then\nD0.{t} = sign_out ? -INF.{t} : +INF.{t}\n"
+      f"else\nD0.{t} = sign_out ? -abs(S0.{t}) : abs(S0.{t})\nendif"), "b",
       "errata div-fixup-nan: where the pseudocode returns the estimate S0 with the quotient's sign, a NaN estimate "
-      "gives +-inf on hardware"),
+      "gives +-inf (f32 measured; f64 by the same rule, which LLVM's f64 division needs for an overflowing quotient)")
+     for t in ("f32", "f64")},
   "V_FMAC_DX9_ZERO_F32": ("S2 = D0;\n{V_FMAC_DX9_ZERO_F32}", "c",
                           "the pseudocode (copied from V_FMA_DX9_ZERO) returns S2 for a zero product; the FMAC form "
                           "has no S2: its addend is D0"),
-  "V_DIV_SCALE_F32": ("D0.f32 = S0.f32;\n" + "{V_DIV_SCALE_F32}", "c",
-                      "the pseudocode only assigns D0 in its special cases; elsewhere the instruction passes S0 "
-                      "through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first"),
-  "V_DIV_SCALE_F64": ("D0.f64 = S0.f64;\n" + "{V_DIV_SCALE_F64}", "c", "as V_DIV_SCALE_F32: D0 = S0 outside the special cases"),
+  **{f"V_DIV_SCALE_{t.upper()}": (lambda text, t=t, tiny=tiny: f"D0.{t} = S0.{t};\n{_div_scale_huge_den(text)};\n"
+                                  + _div_scale_vcc(t, tiny), "b", DIV_SCALE_WHY) for t, tiny in (("f32", 23), ("f64", 53))},
+  **{f"V_DIV_FMAS_{t.upper()}": (f"if VCC.u64[laneId] then\nD0.{t} = fmaScaled(S0.{t}, S1.{t}, S2.{t}, "
+                                 f"exponent(S2.{t}) > {bias} ? {k} : -{k})\nelse\nD0.{t} = fma(S0.{t}, S1.{t}, S2.{t})\nendif",
+                                 "b", DIV_FMAS_WHY) for t, bias, k in (("f32", 127, 64), ("f64", 1023, 128))},
 }
 
 CHOICES = [
@@ -135,11 +158,8 @@ CHOICES = [
 
 # errata of mockgpu/compiler/rdna/errata.py the suite does not compare against, and why (so they stay visible)
 NOT_COMPARED = [
-  ("div-fmas-scale", "the record gives hardware's scale as 2**+-64 (2**+-128) 'chosen by S2's exponent' without the "
-   "rule for the sign; the suite compares with the pseudocode's 2**32 (2**64), which mockgpu keeps"),
-  ("div-scale-vcc", "the record names the extra VCC cases (zero, tiny or denormal denominator, huge numerator) without "
-   "their thresholds; the suite compares with the pseudocode (with D0 = S0 as the default, OVERRIDES)"),
-  ("omod-ieee", "the harness does not set output modifiers (omod, clamp) or input modifiers (neg, abs)"),
+  ("omod-ieee", "the harness does not set output modifiers (omod, clamp) or input modifiers (neg, abs); "
+   "tests/test_rdna_errata.py checks it"),
 ]
 
 # instruction regex -> (ulps, format, reason)

@@ -49,6 +49,8 @@ NOOPS = frozenset({"S_WAIT_LOADCNT", "S_WAIT_STORECNT", "S_WAIT_SAMPLECNT", "S_W
 TTMP_WORKGROUP_IDS = (117, 115)
 # COMPUTE_TMPRING_SIZE.WAVESIZE (the wave's scratch slot, 256-byte units) is bits 12..29 on gfx12 (gfx11: 12..26)
 TMPRING_WAVESIZE_BITS = 18
+# gfx12 has no IEEE mode: RSRC1 bit 23 is DISABLE_PERF, and omod always applies
+IEEE_MODE_BIT = None
 
 # *** new VALU rows: IEEE 754-2019 maximumNumber/minimumNumber (a NaN operand gives the other one, two NaNs S0
 # quieted; -0 < +0) and minimum/maximum (the first signalling NaN operand quieted, else the first quiet one) ***
