@@ -20,13 +20,16 @@ UNTESTABLE = [
   (r"S_WAITCNT_.*|S_VERSION|S_SUBVECTOR_LOOP_.*", "no data result (a wait, a version tag, a loop marker)"),
   (r"S_MOVREL.*|V_MOVREL.*|V_SWAPREL_B32.*", "M0-relative register addressing: this harness does not model a whole "
                                               "register file as relative moves need"),
-  (r"V_WMMA_.*", "the pseudocode is prose (D = A x B + C); the matrix layouts are not in it"),
+  (r"V_WMMA_.*|V_SWMMAC_.*", "the pseudocode is prose (D = A x B + C; RDNA4's sparse SWMMAC too); the matrix layouts "
+   "are not in it"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),
   (r"DS_NOP", "no operands and no result"),
   (r"DS_(PERMUTE|BPERMUTE|SWIZZLE)_B32|DS_BVH_STACK_RTN_B32", "cross-lane data movement through the LDS unit (and "
    "for BVH a traversal stack): the per-lane memory model of this harness does not cover it"),
   (r"DS_(LOAD|STORE)_ADDTID_B32", "the address comes from M0 and the lane id, not from a register"),
+  (r"V_S_(EXP|LOG|RCP|RSQ|SQRT)_F(16|32)", "RDNA4's pseudo-scalar transcendentals write one SGPR value per wave: "
+   "this harness reads an SGPR destination of a VALU op as a lane mask"),
 ]
 
 def _rndne(t): return f"D0.{t} = rint(S0.{t})"
@@ -71,6 +74,7 @@ DIV_FMAS_WHY = ("errata div-fmas-scale: where VCC is set, the fused result is sc
 # class, reason)
 OVERRIDES = {
   **{f"V_RNDNE_{t.upper()}": (_rndne(t), "b", RNDNE_WHY) for t in ("f16", "f32", "f64")},
+  **{f"S_RNDNE_{t.upper()}": (_rndne(t), "b", RNDNE_WHY) for t in ("f16", "f32")},  # RDNA4's float SALU
   "V_FRACT_F16": (_fract("f16", "16'F(0x3bff)"), "b", FRACT_WHY),
   "V_FRACT_F32": (_fract("f32", "32'F(0x3f7fffff)"), "b", FRACT_WHY),
   "V_FRACT_F64": (_fract("f64", "64'F(0x3fefffffffffffffLL)"), "b", FRACT_WHY),
@@ -148,7 +152,8 @@ CHOICES = [
   ("class-mask", "V_CMP_CLASS_F16/F32/F64, V_CMPX_CLASS_*", "the class mask S1 gets integer inline constants only",
    "it is a bit mask (S1.u32[i]); tinygrad's operand table gives V_CMP_CLASS_F16's S1 the F16 format, which would make "
    "a float constant's encoding (f16 or f32 bits) a guess"),
-  ("sopk-s0", "SOPK", "S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32)",
+  ("sopk-s0", "SOPK", "RDNA3: S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32); "
+   "RDNA4: S0 is the 16-bit immediate (its pseudocode names SIMM16 S0: S_MOVK_I32 is D0 = signext(S0.i16))",
    "SOPK has one register field"),
   ("literal-64", "64-bit operands with a literal",
    "a float64 operand takes a 32-bit literal as its high half; 64-bit integer operands are only given literals "
@@ -184,14 +189,15 @@ def untestable(name:str) -> str|None:
     if re.fullmatch(pat, name) or re.fullmatch(pat, base_name(name)): return why
   return None
 
-def pcode_for(family:str, name:str, text:str|None) -> tuple[str|None, str|None]:
-  """(the pseudocode the suite evaluates for an instruction, or None with the reason it cannot)."""
+def pcode_for(family:str, name:str, text:str|None, arch:str="rdna3") -> tuple[str|None, str|None]:
+  """(the pseudocode the suite evaluates for an instruction, or None with the reason it cannot). The readings were
+  written for RDNA3's pseudocode: an RDNA4 text they do not match (rewritten in the RDNA4 manual) is read as it is."""
   if (why:=untestable(name)) is not None: return None, why
   if text is None: return None, "tinygrad's table has no pseudocode for it"
   o = OVERRIDES.get(base_name(name))
   if o is not None:
     new = o[0](text) if callable(o[0]) else o[0].replace("{" + base_name(name) + "}", text)
-    if new == text: raise ValueError(f"readings.OVERRIDES[{base_name(name)}] no longer applies to the pseudocode")
+    if new == text and arch == "rdna3": raise ValueError(f"readings.OVERRIDES[{base_name(name)}] no longer applies to the pseudocode")
     text = new
   return text, None
 

@@ -186,17 +186,22 @@ def clamp01(x):
 def fmax(a, b, ieee:bool=False):
   """v_max_*: a NaN operand yields the other one; +0 is greater than -0. In IEEE mode (MODE.IEEE, the descriptor's
   IEEE_MODE) a signalling NaN operand is returned quieted instead, S0's first (the manual's pseudocode)."""
-  r = np.fmax(a, b)
+  r = _nan_other(a, b, np.maximum(a, b))
   z = r == 0
   if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), b, a), r)
   return _snan_wins(a, b, r) if ieee else r
 
 def fmin(a, b, ieee:bool=False):
   """v_min_*: a NaN operand yields the other one; -0 is less than +0; IEEE mode as fmax."""
-  r = np.fmin(a, b)
+  r = _nan_other(a, b, np.minimum(a, b))
   z = r == 0
   if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
   return _snan_wins(a, b, r) if ieee else r
+
+def _nan_other(a, b, r) -> np.ndarray:
+  """r where neither operand is a NaN, else the other operand (two NaNs: a). Not np.fmax/np.fmin: some of numpy's
+  loops (the scalar ones) return a signalling NaN operand quieted, as IEEE 754-2008 maxNum does."""
+  with np.errstate(invalid="ignore"): return np.where(np.isnan(b), a, np.where(np.isnan(a), b, r))
 
 def _snan_wins(a, b, r) -> np.ndarray:
   """IEEE-mode min/max: r, except that a signalling NaN operand gives itself quieted (S0's before S1's)."""
