@@ -50,12 +50,12 @@ def test_true16_e32_generated(path, seed):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_vop3p_inline_constant(path):
-  """The C backend has no VOP3P: the kernel runs on numpy on both settings (asserted)."""
+  """On both paths (the C backend runs VOP3P now, asserted)."""
   # anchor (hardware): v_pk_add_u16 v1, v0=0x00030005, 2.0, op_sel_hi=3 -> 0x40030005 (the f32 pattern 0x40000000)
-  got = lanes([I.v_mov_b32_e32(v[5], 0x00030005), I.v_pk_add_u16(v[2], v[5], 2.0, opsel_hi=3, opsel_hi2=1)], path, False)
+  got = lanes([I.v_mov_b32_e32(v[5], 0x00030005), I.v_pk_add_u16(v[2], v[5], 2.0, opsel_hi=3, opsel_hi2=1)], path, True)
   assert (got == 0x40030005).all()
   # float packed op: the f16 constant in bits 15:0, high half 0 -> the high lane adds 0
-  got = lanes([I.v_mov_b32_e32(v[5], 0x3c003c00), I.v_pk_add_f16(v[2], v[5], 2.0, opsel_hi=3, opsel_hi2=1)], path, False)
+  got = lanes([I.v_mov_b32_e32(v[5], 0x3c003c00), I.v_pk_add_f16(v[2], v[5], 2.0, opsel_hi=3, opsel_hi2=1)], path, True)
   assert (got == 0x3c004200).all()  # hi 1.0 + 0, lo 1.0 + 2.0 = 3.0 (0x4200)
 
 @pytest.mark.parametrize("path", PATHS)

@@ -876,7 +876,7 @@ def implemented(family:str, name:str) -> tuple[bool, bool]:
   """(numpy, C) implement the opcode, per tests/rdna_coverage.py's probe of the two translators (given this
   harness's own encoding of the opcode where the probe's placeholder operands do not build)."""
   import rdna_coverage
-  if ARCH not in _probe: _probe[ARCH] = rdna_coverage.report() if ARCH == "rdna3" else {}
+  if ARCH not in _probe: _probe[ARCH] = rdna_coverage.report((32,)) if ARCH == "rdna3" else {}  # wave32 kernels
   probe = _probe[ARCH]
   r = probe.get((family, name))
   if r is None:

@@ -122,11 +122,13 @@ class Dual:
 
 @dataclass
 class Packed:
-  """A VOP3P packed 16-bit op: the row run on the low halves (lo sources) and on the high halves (hi sources)."""
+  """A VOP3P packed 16-bit op: the row run on the low halves (lo sources) and on the high halves (hi sources); clamp
+  saturates each half (semantics PACKED_CLAMPED; f16: to [0, 1])."""
   row:str
   dst:int
   lo:list[Src]
   hi:list[Src]
+  clamp:bool = False
 
 @dataclass
 class Wmma:
@@ -164,9 +166,46 @@ class WriteLane:
   lane:Src
 
 @dataclass
+class Mode:
+  """MODE's float fields, bits offset..offset + size - 1 (3:0 the rounding modes, 7:4 the denormal modes): read into
+  SGPR dst (s_getreg_b32) or written with value (s_round_mode, s_denorm_mode, s_setreg_b32, s_setreg_imm32_b32). A
+  kernel runs in the one float mode of its RSRC1 (program.mode_field): a write that changes it raises."""
+  offset:int
+  size:int
+  dst:int|None = None
+  value:Src|None = None
+
+HW_REG_MODE = 1
+
+def _hwreg(simm16:int) -> tuple[int, int]:
+  """(offset, size) of an s_getreg/s_setreg field: only MODE's float bits 7:0 are modelled."""
+  reg, offset, size = simm16 & 0x3f, simm16 >> 6 & 0x1f, (simm16 >> 11) + 1
+  if reg != HW_REG_MODE or offset + size > 8:
+    raise Unsupported(f"hardware register {reg} bits {offset}..{offset + size - 1} (only MODE's float bits 7:0 are modelled)")
+  return offset, size
+
+@dataclass
+class Permlane:
+  """v_permlane16_b32 / v_permlanex16_b32 (width 16): lane i of each row of 16 reads lane sel_i of its own row (cross:
+  of the other row of its pair, 0<->1, 2<->3), sel_i nibble i of the 64 bits {sel_hi, sel_lo}; op_sel[0] (fi) reads
+  inactive source lanes too, else such a lane is written 0 with op_sel[1] (bound_ctrl) and left alone without it.
+  v_permlane64_b32 (width 64): lane i reads lane i ^ 32 of a wave64, active or not; a NOP in wave32."""
+  dst:int
+  src:int
+  width:int
+  sel_lo:Src|None = None
+  sel_hi:Src|None = None
+  cross:bool = False
+  fi:bool = False
+  bound_ctrl:bool = False
+
+@dataclass
 class Swap:
+  """v_swap_b32 (halves None) / v_swap_b16: VGPRs a (src0) and b (vdst) exchange their values (v_swap_b16: the 16-bit
+  halves halves[0] of a and halves[1] of b, True the high one)."""
   a:int
   b:int
+  halves:tuple[bool, bool]|None = None
 
 @dataclass
 class Branch:
@@ -267,22 +306,43 @@ def lower(inst:Inst, pc:int, sem) -> object:
   cls, name = type(inst).__name__, op_name(inst)
   name = sem.ALIASES.get(name, name)
   if "DPP" in cls: return _dpp(inst, name, cls, sem)
-  if name in NOOPS or name in sem.NOOPS: return Nop()
+  base = name[:-len("_E32")] if name.endswith(("_E32", "_E64")) else name  # v_nop_e32, v_pipeflush_e64
+  if base in sem.NOT_EXECUTED: raise Unsupported(sem.NOT_EXECUTED[base])
+  if base in NOOPS or base in sem.NOOPS: return Nop()
   for prefix, fn in _ENCODINGS:
     if cls.startswith(prefix): return fn(inst, name, pc, sem)
   raise Unsupported(f"{cls} encoding is not implemented")
 
 def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   n, lit = strip(name), literal(inst)
-  if n in ("READFIRSTLANE_B32", "SWAP_B32") and dpp is not None: raise Unsupported("DPP on this op")
-  if n == "READFIRSTLANE_B32":
-    if inst.src0.offset >= 256: return ReadLane(inst.vdst.offset, inst.src0.offset - 256, None)
-    return Salu("MOV_B32", inst.vdst.offset, [Src(inst.src0.offset, lit)])
+  if n in ("READFIRSTLANE_B32", "SWAP_B32", "SWAP_B16") and dpp is not None: raise Unsupported("DPP on this op")
+  if n == "READFIRSTLANE_B32": return _readfirstlane(inst, lit)
   if n == "SWAP_B32": return Swap(inst.src0.offset - 256, inst.vdst.offset - 256)
+  if n == "PERMLANE64_B32":
+    if dpp is not None: raise Unsupported("DPP on this op")
+    return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, "v_permlane64_b32"), 64)
+  if n == "SWAP_B16":  # true16 (errata true16-e32): v[128+n] is the high half of v[n]
+    d, (r,), opsel = errata.true16("b16", ("b16",), inst.vdst.offset - 256, [inst.src0])
+    if r.offset < 256: raise Unsupported(f"{describe(r)} where v_swap_b16 needs a VGPR")
+    return Swap(r.offset - 256, d, (bool(opsel & 1), bool(opsel & 8)))
   return _e32(n, inst.vdst.offset - 256, [inst.src0], lit, sem, dpp, mods)
+
+def _vgpr(r:Reg, what:str) -> int:
+  if r.offset < 256: raise Unsupported(f"{describe(r)} where {what} needs a VGPR")
+  return r.offset - 256
+
+def _readfirstlane(inst, lit) -> ReadLane|Salu:
+  """v_readfirstlane_b32 (VOP1, or VOP3 without modifiers): a VGPR's first active lane into SGPR vdst; a scalar or
+  constant source is a plain move."""
+  if inst.src0.offset >= 256: return ReadLane(inst.vdst.offset, inst.src0.offset - 256, None)
+  return Salu("MOV_B32", inst.vdst.offset, [Src(inst.src0.offset, lit)])
 
 def _vop2(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   n, lit = strip(name), literal(inst)
+  if n == "PK_FMAC_F16":  # packed f16 fma into D: each half of D its half of S0 * S1 + D
+    if dpp is not None: raise Unsupported("DPP on this op")
+    d, srcs = inst.vdst.offset - 256, [_packed(inst.src0.offset, lit, False), (inst.vsrc1.offset, None), (inst.vdst.offset, None)]
+    return Packed("PK_FMA_F16", d, [Src(*r) for r in srcs], [Src(*r, hi=True) for r in srcs])
   if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16"):
     return _dot2(n, inst.vdst.offset - 256, [inst.src0.offset, inst.vsrc1.offset, inst.vdst.offset], lit, 0, 3, 0, 0, dpp)
   return _e32(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1], lit, sem, dpp, mods)
@@ -323,15 +383,39 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
     if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None:
       raise Unsupported("modifiers on a scalar-result VALU op")
     return _salu(n, inst.vdst.offset, [Src(regs[0], lit)], sem)
+  if n in VOP3_WHOLE:
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None: raise Unsupported("modifiers on this op")
+    if n == "READFIRSTLANE_B32": return _readfirstlane(inst, lit)
+  if n in ("DOT2_F16_F16", "DOT2_BF16_BF16"):  # packed S0, S1; op_sel picks S2's half (bit 2) and D's (bit 3)
+    if inst.opsel & 3: raise Unsupported("op_sel on the packed sources of a VOP3 dot product")
+    if inst.clmp or inst.omod: raise Unsupported("output modifiers on a VOP3 dot product")
+    neg, abs_ = inst.neg, inst.abs
+    if abs_ & 3: raise Unsupported("abs on the packed sources of a VOP3 dot product")
+    op = _dot2(n, inst.vdst.offset - 256, regs, lit, 0, 3, neg & 3, neg & 3, dpp)  # neg negates both halves
+    op.srcs[4] = Src(regs[2], lit, bool(neg & 4), bool(abs_ & 4), bool(inst.opsel & 4))
+    op.dst_hi = bool(inst.opsel & 8)
+    return op
+  if n == "MQSAD_U32_U8": regs = regs[:2] + _quad(regs[2])
+  if n in ("PERMLANE16_B32", "PERMLANEX16_B32"):
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel & ~3 or dpp is not None: raise Unsupported("modifiers on this op")
+    return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, n.lower()), 16, Src(inst.src1.offset, lit), Src(inst.src2.offset, lit),
+                    n == "PERMLANEX16_B32", bool(inst.opsel & 1), bool(inst.opsel & 2))
   if n == "READLANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return ReadLane(inst.vdst.offset, inst.src0.offset - 256, Src(inst.src1.offset, lit))
   if n == "WRITELANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return WriteLane(inst.vdst.offset - 256, Src(inst.src0.offset, lit), Src(inst.src1.offset, lit))
-  srcs = [_src(r, lit, inst.neg, inst.abs, inst.opsel, i) for i, r in enumerate(regs)]
+  srcs = [_src(r, lit, inst.neg, inst.abs, inst.opsel if i < 3 else 0, i) for i, r in enumerate(regs)]
   return _valu(n, sem, inst.vdst.offset - 256, srcs, lit, opsel=inst.opsel, omod=inst.omod, clamp=bool(inst.clmp),
                mask_in=inst.src2.offset if n in CARRY_IN else VCC, dpp=dpp)
+
+VOP3_WHOLE = ("READFIRSTLANE_B32",)  # VOP1 ops with no semantics row, lowered as in VOP1 when VOP3 adds no modifier
+
+def _quad(reg:int) -> list[int]:
+  """v_mqsad_u32_u8's 128-bit S2: four consecutive VGPRs or SGPRs (a constant has no 128-bit form)."""
+  if reg < 256 and Src(reg).sgpr is None: raise Unsupported(f"{describe(Reg(reg))} as a 128-bit operand")
+  return [reg + j for j in range(4)]
 
 def _vop3sd(inst, name, pc, sem, dpp=None, mods=None):
   n, lit = strip(name), literal(inst)
@@ -366,21 +450,32 @@ def _vop3p(inst, name, pc, sem):
   opsel, opsel_hi = inst.opsel, inst.opsel_hi | (inst.opsel_hi2 << 2)
   d = inst.vdst.offset - 256
   if n.startswith("WMMA_"): return _wmma(n, d, regs, inst, sem)
+  if n.startswith(("DOT4_", "DOT8_")): return _dot_int(n, d, regs, lit, inst, sem)
   if n in ("DOT2_F32_F16", "DOT2_F32_BF16"):
-    if inst.clmp: raise Unsupported("clamp")
-    return _dot2(n, d, regs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
+    op = _dot2(n, d, regs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
+    op.clamp = bool(inst.clmp)
+    return op
   if n.startswith("FMA_MIX"):
     srcs = [_src(r, lit, inst.neg, inst.neg_hi, opsel & opsel_hi, i, "f16" if opsel_hi >> i & 1 else "f32")
             for i, r in enumerate(regs)]
     return Valu(n, d, srcs, dst_hi=n == "FMA_MIXHI_F16", clamp=bool(inst.clmp), mask_out=None)
   row = sem.PACKED.get(n)
   if row is None: raise Unsupported("not implemented")
-  if inst.clmp: raise Unsupported("clamp on packed math")
   t, nsrc = row.dst, len(row.srcs)
   if t != "f16" and (inst.neg | inst.neg_hi) & ((1 << nsrc) - 1): raise Unsupported("neg on integer packed math")
   lo = [Src(*_packed(r, lit, t != "f16"), neg=bool(inst.neg >> i & 1), hi=bool(opsel >> i & 1)) for i, r in enumerate(regs[:nsrc])]
   hi = [Src(*_packed(r, lit, t != "f16"), neg=bool(inst.neg_hi >> i & 1), hi=bool(opsel_hi >> i & 1)) for i, r in enumerate(regs[:nsrc])]
-  return Packed(n, d, lo, hi)
+  return Packed(n, d, lo, hi, bool(inst.clmp))
+
+def _dot_int(n:str, d:int, regs:list[int], lit, inst, sem) -> Valu:
+  """v_dot4/v_dot8 integer dot products over whole 32-bit sources. In the _IU forms NEG bit i makes source i's elements
+  signed: the row of that signedness (semantics/rdna3.py DOT_SIGNS); the clamp bit saturates the sum."""
+  if inst.opsel: raise Unsupported("op_sel on an integer dot product")
+  signs = inst.neg & 3
+  if "_IU" not in n and inst.neg: raise Unsupported("neg on an unsigned dot product")
+  if inst.neg & 4 or inst.neg_hi: raise Unsupported("neg on the accumulator or neg_hi on an integer dot product")
+  row = n + sem.DOT_SIGNS[signs] if "_IU" in n else n
+  return _valu(row, sem, d, [Src(r, lit) for r in regs], lit, clamp=bool(inst.clmp), mask_out=None)
 
 def _packed(reg:int, lit, integer:bool) -> tuple[int, int|None]:
   """A packed op's operand: an inline constant becomes the 32 bits hardware reads for it (errata vop3-inline)."""
@@ -390,11 +485,12 @@ def _packed(reg:int, lit, integer:bool) -> tuple[int, int|None]:
 
 def _wmma(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
   """Matrix multiply-accumulate over the wave: A, B and C/D in the VGPR counts of the family's layout (RDNA3: 8 VGPRs
-  of f16/bf16 or 4 of iu8 for A and B, 8 for C/D)."""
+  of f16/bf16, 4 of iu8 or 2 of iu4 for A and B, 8 for C/D)."""
   if n not in sem.WMMA: raise Unsupported("not implemented")
   kind_in, kind_out, nab, ncd = sem.WMMA[n]
-  if kind_in != "iu8" and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
-  if kind_in != "iu8" and inst.clmp: raise Unsupported("clamp on a float WMMA")
+  integer = kind_in in ("iu8", "iu4")
+  if not integer and (inst.neg or inst.neg_hi): raise Unsupported("neg modifiers on WMMA")
+  if not integer and inst.clmp: raise Unsupported("clamp on a float WMMA")
   if sem.WMMA_LAYOUT != "rdna3" and inst.opsel: raise Unsupported(f"op_sel on an {sem.FAMILY.upper()} WMMA")
   blocks = []
   for r, cnt in zip(regs, (nab, nab, ncd)):
@@ -408,7 +504,10 @@ def _vopd(inst, name, pc, sem):
   halves = []
   for op, s0, s1, vd in ((inst.opx, inst.srcx0, inst.vsrcx1, inst.vdstx), (inst.opy, inst.srcy0, inst.vsrcy1, inst.vdsty)):
     n, d = sem.ALIASES.get(op.name, op.name)[len("V_DUAL_"):], vd.offset - 256
-    if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16") or n not in sem.VOP: raise Unsupported(f"{n.lower()} in VOPD")
+    if n in ("DOT2ACC_F32_F16", "DOT2ACC_F32_BF16"):
+      halves.append(_dot2(n, d, [s0.offset, s1.offset, vd.offset], lit, 0, 3, 0, 0))
+      continue
+    if n not in sem.VOP: raise Unsupported(f"{n.lower()} in VOPD")
     srcs = [Src(s0.offset, lit)] if n == "MOV_B32" else [Src(s0.offset, lit), Src(s1.offset, lit)]
     halves.append(_valu(n, sem, d, srcs, lit, mask_out=None))
   return Dual(*halves)
@@ -418,7 +517,7 @@ def _dpp(inst, name:str, cls:str, sem):
   if cls.startswith(("VOPD", "VOP3P")): raise Unsupported("DPP on this encoding")
   v0 = inst.vsrc0.offset - 256
   if "DPP16" in cls:
-    if not dpp16_valid(inst.dpp): raise Unsupported(f"DPP16 control 0x{inst.dpp:x}")
+    if not dpp16_valid(inst.dpp): raise Unsupported(reserved_dpp16(inst.dpp))
     d = Dpp(v0, inst.dpp, bool(inst.bc), bool(inst.fi), inst.row_mask, inst.bank_mask)
   else: d = Dpp(v0, None, fetch_inactive=inst.src0.offset == 234, sels=tuple(getattr(inst, f"lane_sel_{k}") for k in range(8)))
   mods = (getattr(inst, "src0_neg", 0) | getattr(inst, "src1_neg", 0) << 1, getattr(inst, "src0_abs", 0) | getattr(inst, "src1_abs", 0) << 1)
@@ -429,6 +528,9 @@ def dpp16_valid(ctrl:int) -> bool:
   """quad_perm (0x00-0xff), row_shl/shr/ror 1-15, row_mirror, row_half_mirror, row_share, row_xmask."""
   return ctrl <= 0xff or 0x101 <= ctrl <= 0x10f or 0x111 <= ctrl <= 0x11f or 0x121 <= ctrl <= 0x12f or \
          ctrl in (0x140, 0x141) or 0x150 <= ctrl <= 0x16f
+
+def reserved_dpp16(ctrl:int) -> str:
+  return f"{INVALID}DPP16 control 0x{ctrl:x} is reserved on RDNA (wave shifts and row_bcast15/31 are GCN's)"
 
 def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row of
@@ -444,7 +546,7 @@ def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   elif ctrl == 0x141: src = (i & 8) | (7 - (i & 7))            # row_half_mirror
   elif 0x150 <= ctrl <= 0x15f: src = np.full(wave, n)          # row_share
   elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
-  else: raise Unsupported(f"DPP16 control 0x{ctrl:x}")
+  else: raise Unsupported(reserved_dpp16(ctrl))
   return row | (src & 15), (src >= 0) & (src <= 15)
 
 def dpp16_enabled(row_mask:int, bank_mask:int, wave:int) -> np.ndarray:
@@ -487,6 +589,9 @@ def _sopk(inst, name, pc, sem):
   imm = Src(LITERAL, k if n.endswith("_U32") else signed(k, 16) & 0xffffffff)
   if n.startswith("CMPK_"): return _salu(n, NULL, [Src(d), imm], sem)
   if n in ("MOVK_I32", "CMOVK_I32", "ADDK_I32", "MULK_I32"): return _salu(n, d, [imm], sem)
+  if n == "GETREG_B32": return Mode(*_hwreg(k), dst=d)
+  if n == "SETREG_B32": return Mode(*_hwreg(k), value=Src(d))  # SDST names the source SGPR
+  if n == "SETREG_IMM32_B32": return Mode(*_hwreg(k), value=Src(LITERAL, literal(inst)))
   raise Unsupported("not implemented")
 
 def _sopp(inst, name, pc, sem):
@@ -501,6 +606,8 @@ def _sopp(inst, name, pc, sem):
     if inst.simm16 & 0xff == MSG_DEALLOC_VGPRS: return Nop()
     raise Unsupported(f"message {inst.simm16:#x}")
   if name in BRANCHES: return Branch(BRANCH_CONDS[name], branch_target(pc, inst), pc + 4)
+  if name == "S_ROUND_MODE": return Mode(0, 4, value=Src(LITERAL, inst.simm16 & 15))
+  if name == "S_DENORM_MODE": return Mode(4, 4, value=Src(LITERAL, inst.simm16 & 15))
   if name == "S_CODE_END": raise Unsupported("executed s_code_end (fell past s_endpgm)")
   raise Unsupported("not implemented")
 

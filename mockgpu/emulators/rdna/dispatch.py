@@ -28,6 +28,11 @@ class Dispatch:
     """Lanes per wave: CS_W32_EN set is wave32, clear wave64 (RDNA runs both; CDNA only wave64)."""
     return 32 if self.wave32 else 64
 
+  def workgroup(self, linear:int) -> tuple[int, int, int]:
+    """The (x, y, z) of the workgroup with linear index `linear` (x fastest)."""
+    gx, gy, _ = self.grid
+    return (linear % gx, (linear // gx) % gy, linear // (gx * gy))
+
   def workgroup_ids(self):
     """The linear workgroup indices (x + gx * (y + gy * z)) this dispatch runs, in order: its XCC's chunks."""
     import numpy as np

@@ -7,7 +7,7 @@ together, so diverged waves regroup when they meet again. A wave that reaches s_
 any more, at which point every workgroup's live waves are at a barrier (or done) and all are released.
 """
 from __future__ import annotations
-import dataclasses, functools, gc, re, sys, time
+import dataclasses, functools, gc, re, sys, time, weakref
 import numpy as np
 from mockgpu import config, coverage, replay, system
 from mockgpu.compiler.cache import translated
@@ -211,6 +211,12 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   except UnsupportedInstruction as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
+  except GPUPageFault as e:
+    e.add_context(kernel=kernel_name(d.pgm_addr), nearest=mem.nearest(e.va) if e.space == "global" else None)
+    raise
+  except InstructionBudgetExceeded as e:
+    e.args = (f"kernel {kernel_name(d.pgm_addr)}: {e}",)
+    raise
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, d, prog, k, start) from e
@@ -228,12 +234,35 @@ def _bug(e:Exception, mem:AddressSpace, d:Dispatch, prog:Program|None, k, start)
 
 def _kernel_symbol(pgm:int) -> tuple[str, bytes|None]:
   """The kernel's name and code object (ELF) from tinygrad's program object whose entry is pgm; the dispatch
-  registers hold only the entry PC. Searched for only after an error (it walks the garbage collector's objects)."""
+  registers hold only the entry PC."""
+  o = _program_object(pgm)
+  return (kernel_name(pgm), getattr(o, "lib", None)) if o is not None else (f"kernel@0x{pgm:x}", None)
+
+def _program_object(pgm:int):
+  """tinygrad's program object whose entry is pgm, or None. Searched for only after an error or while tracing (it
+  walks the garbage collector's objects)."""
   if (hcq:=sys.modules.get("tinygrad.runtime.support.hcq")) is not None:
     for o in gc.get_objects():
-      if isinstance(o, hcq.HCQProgram) and getattr(o, "prog_addr", None) == pgm:
-        return str(getattr(o, "name", "?")), getattr(o, "lib", None)
-  return f"kernel@0x{pgm:x}", None
+      if isinstance(o, hcq.HCQProgram) and getattr(o, "prog_addr", None) == pgm: return o
+  return None
+
+_names:dict[int, tuple[str, object]] = {}  # entry PC -> (kernel name, weak reference to tinygrad's program object)
+
+def kernel_name(pgm:int) -> str:
+  """The name of the kernel whose entry is pgm (for the trace and fault reports): tinygrad's program name, found once
+  per program object; while that object lives its code allocation cannot hold another kernel."""
+  if (hit:=_names.get(pgm)) is not None and hit[1] is not None and hit[1]() is not None: return hit[0]
+  if (o:=_program_object(pgm)) is None: return f"kernel@0x{pgm:x}"
+  _names[pgm] = (name:=str(getattr(o, "name", f"kernel@0x{pgm:x}")), weakref.ref(o))
+  return name
+
+def resources(d:Dispatch) -> tuple[int, int]:
+  """(LDS bytes per workgroup, private (scratch) bytes per lane) that the dispatch's RSRC2 and TMPRING_SIZE give."""
+  return _memory_sizes(d.rsrc2, d.tmpring_size, d.wave_size, d.arch)
+
+def _memory_sizes(rsrc2:int, tmpring_size:int, lanes:int, arch:str) -> tuple[int, int]:
+  lds = _field(rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
+  return lds, _private_size(rsrc2, tmpring_size, lanes, arch)
 
 def _where_c(d:Dispatch) -> str:
   return (f"PC not known: the C path runs whole waves and stops at an instruction only on a fault, a budget stop or an "
@@ -274,8 +303,7 @@ def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, l
   threads, nwg = bx * by * bz, gx * gy * gz
   if threads == 0: nwg = 0
   wpg = -(-threads // lanes)
-  lds_size = _field(rsrc2, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_SHIFT, kd.COMPUTE_PGM_RSRC2_GRANULATED_LDS_SIZE_WIDTH) * LDS_GRANULE
-  private = _private_size(rsrc2, tmpring_size, lanes, arch)
+  lds_size, private = _memory_sizes(rsrc2, tmpring_size, lanes, arch)
   wave_bytes = lanes * (4 * (nvgpr + 8) + private)  # VGPRs (plus temporaries) and private memory of one wave
   per_wg = max(1, wpg * wave_bytes + lds_size)
   chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
@@ -303,6 +331,13 @@ def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, nwg:int, wpg:int, ld
     waves = len(ids) * wpg
     st = State(mem, d, waves, prog.lanes, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)
-    with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
-      used = _run(st, prog, waves, budget, used)
+    try:
+      with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
+        used = _run(st, prog, waves, budget, used)
+    except GPUPageFault as e:
+      if (w:=getattr(e, "chunk_wave", None)) is not None: e.add_context(workgroup=d.workgroup(int(ids[w // wpg])), wave=w % wpg)
+      raise
+    except InstructionBudgetExceeded as e:
+      e.args = (f"{e}; running: workgroups {d.workgroup(int(ids[0]))} to {d.workgroup(int(ids[-1]))}",)
+      raise
   return used

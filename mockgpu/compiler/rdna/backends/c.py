@@ -108,6 +108,7 @@ C_CALLS = {
   "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})" if t in ("f64", "f32", "f16", "i32") else None,
   "isnan": lambda a, ts, t: f"isnan({a[0]})",
   "fbits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})",
+  "bits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})" if ts[0] == "f16" else f"((uint32_t)({a[0]}) & 0xffffu)",
   "brev32": lambda a, ts, t: f"brev32({a[0]})", "brev64": lambda a, ts, t: f"brev64({a[0]})",
   "clz": lambda a, ts, t: f"clz32({a[0]})", "ctz": lambda a, ts, t: f"ctz32({a[0]})", "cls32": lambda a, ts, t: f"cls32({a[0]})",
   "clz64": lambda a, ts, t: f"clz64({a[0]})", "ctz64": lambda a, ts, t: f"ctz64({a[0]})",
@@ -189,8 +190,10 @@ class CBody:
   def call(self, e:E) -> str:
     name, ts = e.val, [a.t for a in e.args]
     fn = C_CALLS.get(name)
+    strong = next((a.t for a in e.args if not is_weak(a.t)), e.t)  # a literal argument takes its operands' type
     if name in PROMOTED_ARGS: args = [self.as_type(a, e.t) for a in e.args]
-    else: args = [str(int(a.val)) if i in RAW_ARGS.get(name, ()) and a.op == "const" else self.expr(a) for i, a in enumerate(e.args)]
+    else: args = [str(int(a.val)) if i in RAW_ARGS.get(name, ()) and a.op == "const" else
+                  self.as_type(a, strong) if a.op == "const" and is_weak(a.t) else self.expr(a) for i, a in enumerate(e.args)]
     code = fn(args, ts, e.t) if fn is not None else None
     if code is None: raise NoNative(f"{name}({', '.join(ts)}) has no C form")
     return code
@@ -246,7 +249,7 @@ class CTranslator(Reads):
     self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Salu: self.salu, ops.ReadLane: self.readlane,
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
-                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair}
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.Mode: self.mode, ops.Packed: self.packed}
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -353,9 +356,17 @@ class CTranslator(Reads):
   def valu(self, op:ops.Valu):
     lines, body, prog = self.valu_lines(op)
     if "d" in prog.out: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in prog.out: lines += self.vstore(op.dst + k, prog.dst, body.var(name))
     masks = {}
     if "vcc" in prog.out and (d := self.mask_dst(op.mask_out)) is not None: masks[d] = body.var("vcc")
     self.lanes(lines, masks)
+
+  def packed(self, op:ops.Packed):
+    """VOP3P packed 16-bit math: both halves through the row (program.packed), D their 32 bits."""
+    body = CBody(lambda e: self.read(e, vec=True))
+    lines = body.lines(program.packed(op, self.sem, self.ieee))
+    self.lanes(lines + self.vstore(op.dst, "b32", body.var("d")), {})
 
   def dual(self, op:ops.Dual):
     """VOPD: both ops read their sources before either writes."""
@@ -381,6 +392,13 @@ class CTranslator(Reads):
     if WIDTH[t] == 64:
       return [f"{{ uint64_t t_ = {vstore_bits(t, expr)}; s[{d}] = (uint32_t)t_; s[{d + 1}] = (uint32_t)(t_ >> 32); }}"]
     return [f"s[{d}] = {vstore_bits(t, expr)};"]
+
+  def mode(self, op:ops.Mode):
+    """MODE's float bits: C kernels never flush f16/f64 denormals (ftz16 raises NoNative); s_setreg_b32's value is only
+    known at run time, and only the numpy path checks it."""
+    if op.dst is not None: return self.out("{ " + " ".join(self.swrite(op.dst, "u32", f"{program.mode_field(op, self.ftz32, False)}u")) + " }")
+    if op.value.reg != ops.LITERAL: raise NoNative("s_setreg_b32 from an SGPR")
+    program.check_mode_write(op, self.ftz32, False, op.value.lit)
 
   def salu(self, op:ops.Salu):
     prog = program.salu(op, self.sem, self.wave, self.ftz32, False, self.ieee)

@@ -129,8 +129,9 @@ def np_body(prog:program.Program, read) -> list[str]:
   """A program's statements as numpy lines."""
   return [f"{', '.join(s.targets)} = {np_expr(s.value, read)}" for s in prog.body]
 
-COL = {True: "[:, None]", False: ""}
-FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits  # a scalar operand in vector context is a column: one value per wave
+COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
+FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
+FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
 
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
@@ -144,7 +145,7 @@ class Translator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
-                     ops.DsAtomic: self.ds_atomic}
+                     ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
@@ -253,7 +254,7 @@ class Translator(Reads):
     if width == 32:
       self.out(f"vw(V, {d}, w, {'fbits32' if t == 'f32' else 'bits32'}({expr}), m, full)")
     elif width == 16:
-      self.out(f"vw16(V, {d}, w, {'fbits16' if t == 'f16' else 'bits32'}({expr}), m, full, {hi})")
+      self.out(f"vw16(V, {d}, w, {FBITS16.get(t, 'bits32')}({expr}), m, full, {hi})")
     else:
       self.out(f"_t = {'f64bits' if t == 'f64' else 'as_u64'}({expr})")
       self.out(f"vw(V, {d}, w, lo32(_t), m, full)")
@@ -299,6 +300,8 @@ class Translator(Reads):
     try: self.body(prog, vec=True)
     finally: self.dpp = None
     if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in prog.out: self.vwrite(op.dst + k, prog.dst, name)
     if "vcc" in prog.out: self.sgpr_mask_write(op.mask_out, "vcc")
     if op.dpp is not None: self.out(f"m, full = em({self.mask(EXEC)})")
 
@@ -342,7 +345,30 @@ class Translator(Reads):
     self.out(f"_l = unpack(u32(1) << ({lane} & 31))" if self.wave == 32 else f"_l = unpack(u64(1) << ({lane} & 63).astype(u64))")
     self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
 
+  def mode(self, op:ops.Mode):
+    want = program.mode_field(op, self.ftz32, self.ftz16)
+    if op.dst is not None: return self.swrite(op.dst, "u32", f"u32({want})")
+    if op.value.reg == ops.LITERAL: return program.check_mode_write(op, self.ftz32, self.ftz16, op.value.lit)
+    value = f"({self.raw(op.value, 32, vec=False)} & {(1 << op.size) - 1})"
+    why = f"s_setreg_b32: {program.mode_change(op, 'another value')}"
+    self.out(f"if np.any({value} != {want}): raise unsupported(st, {self.pc}, {why!r})")
+
+  def permlane(self, op:ops.Permlane):
+    if op.width == 64:
+      if self.wave == 64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], 32, axis=1), m, full)")
+      return
+    lo, hi = self.raw(op.sel_lo, 32, vec=False), self.raw(op.sel_hi, 32, vec=False)
+    self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, {lo}, {hi}, {op.cross}, {op.fi}, {op.bound_ctrl})")
+    self.out(f"vw(V, {op.dst}, w, _v, m & _ok, False)")
+
   def swap(self, op:ops.Swap):
+    if op.halves is not None:  # v_swap_b16: the chosen 16-bit halves change places, the other halves stay
+      half = lambda r, hi: f"(V[{r}][w] >> 16)" if hi else f"(V[{r}][w] & 0xffff)"
+      (ha, hb) = op.halves
+      self.out(f"_t, _u = {half(op.a, ha)}, {half(op.b, hb)}")
+      self.out(f"vw16(V, {op.a}, w, _u, m, full, {ha})")
+      self.out(f"vw16(V, {op.b}, w, _t, m, full, {hb})")
+      return
     self.out(f"_t = V[{op.a}][w]")
     self.out(f"vw(V, {op.a}, w, V[{op.b}][w], m, full)")
     self.out(f"vw(V, {op.b}, w, _t, m, full)")

@@ -111,6 +111,7 @@ def bits(value, isa:str) -> np.ndarray:
   """A value stored as ISA type isa: its raw bits (uint16/32/64): floats rounded to the type, integers wrapped."""
   t = {"b16": "u16", "b32": "u32", "b64": "u64", "bf16": "u16"}.get(isa, isa)
   width = WIDTH[isa]
+  if isa == "bf16": return numpy_runtime.bf16bits(value).astype(np.uint16)
   if t[0] == "f": return np.asarray(value, NP[t]).view(UINT[width])
   return np.asarray(value).astype(UINT[width])
 
@@ -126,7 +127,7 @@ class Stepper(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
-                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic}
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -238,6 +239,8 @@ class Stepper(Reads):
   def valu(self, op:ops.Valu):
     prog, out, lanes = self.valu_outputs(op)
     if "d" in out: self.vwrite(op.dst, prog.dst, out["d"], lanes, op.dst_hi)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in out: self.vwrite(op.dst + k, prog.dst, out[name], lanes)
     if "vcc" in out: self.mask_write(op.mask_out, out["vcc"], lanes)
 
   def dual(self, op:ops.Dual):
@@ -268,9 +271,27 @@ class Stepper(Reads):
     value = np.broadcast_to(self.raw(op.value, 32, True, "b32"), (self.lanes,))
     self.state.vgpr[self.vreg(op.dst), lane] = value[lane]  # EXEC does not apply
 
+  def mode(self, op:ops.Mode):
+    if op.dst is not None: return self.swrite(op.dst, "u32", program.mode_field(op, self.ftz32, self.ftz16))
+    program.check_mode_write(op, self.ftz32, self.ftz16, int(self.raw(op.value, 32, False, "u32")))
+
+  def permlane(self, op:ops.Permlane):
+    lanes, x = self.state.active(), self.state.vgpr[self.vreg(op.src)].copy()
+    if op.width == 64:
+      if self.lanes == 64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, 32), self.state.vgpr[op.dst])
+      return
+    sel = [np.array([self.raw(s, 32, False, "u32")], np.uint32) for s in (op.sel_lo, op.sel_hi)]
+    val, ok = numpy_runtime.permlane16(x[None], lanes[None], *sel, op.cross, op.fi, op.bound_ctrl)
+    self.state.vgpr[self.vreg(op.dst)] = np.where(lanes & ok[0], val[0], self.state.vgpr[op.dst])
+
   def swap(self, op:ops.Swap):
     lanes, v = self.state.active(), self.state.vgpr
     a, b = v[self.vreg(op.a)].copy(), v[self.vreg(op.b)].copy()
+    if op.halves is not None:  # v_swap_b16: the chosen 16-bit halves change places, the other halves stay
+      (ha, hb), half = op.halves, lambda x, hi: (x >> 16) if hi else (x & 0xffff)
+      self.vwrite(op.a, "b16", half(b, hb), lanes, ha)
+      self.vwrite(op.b, "b16", half(a, ha), lanes, hb)
+      return
     v[op.a], v[op.b] = np.where(lanes, b, a), np.where(lanes, a, b)
 
   # *** scalar ALU and control ***

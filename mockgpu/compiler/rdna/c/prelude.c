@@ -32,6 +32,7 @@ typedef struct {
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
   uint64_t fault_va;
   const uint32_t *user;                    /* [32] */
+  int64_t cur_wave;                        /* the wave (index in the chunk) running: what a fault or budget stop names */
 } Ctx;
 enum { GLOBAL_SPACE = 0, LDS_SPACE = 1 };
 
@@ -140,11 +141,10 @@ static inline float div_fmas32(float a, float b, float c, int vcc) {
 
 #include "native_memory.c"
 
-/* *** LDS: an element past the workgroup's LDS is a fault *** */
+/* *** LDS: an access with an element past the workgroup's LDS is a fault, reported whole (its offset and all its bytes) *** */
 
 static inline void ldscheck(Ctx *c, uint32_t addr, int64_t esize, int64_t count, int write, int64_t pc) {
-  for (int64_t i = 0; i < count; i++)
-    if ((int64_t)addr + i * esize + esize > c->lds_size) fault(c, (int64_t)addr + i * esize, esize, write, pc, LDS_SPACE);
+  if ((int64_t)addr + count * esize > c->lds_size) fault(c, addr, esize * count, write, pc, LDS_SPACE);
 }
 static inline void ldsload(const uint8_t *lds, void *dst, uint32_t addr, int64_t esize, int64_t count) { memcpy(dst, lds + addr, esize * count); }
 static inline void ldsstore(uint8_t *lds, uint32_t addr, const void *src, int64_t esize, int64_t count) { memcpy(lds + addr, src, esize * count); }
@@ -193,7 +193,7 @@ int64_t mockgpu_run(Ctx *c) {
       live = 0;
       for (int64_t i = 0; i < c->wpg; i++) {
         if (pcs[i] < 0) continue;
-        int64_t w = g * c->wpg + i;
+        int64_t w = c->cur_wave = g * c->wpg + i;
         pcs[i] = wave(c, c->s + w * 256, c->v + w * c->nvgpr * WAVE, c->lds + g * c->lds_size, pcs[i]);
         live |= pcs[i] >= 0;
       }

@@ -67,6 +67,7 @@ MAXIMUM3_{F16,F32} T T T T = maximum754(maximum754(a, b), c)
 MED3_NUM_{F16,F32} T T T T = med3_num(a, b, c)
 """)}
 CLAMPED, ACCUMULATE, LITERAL_K, FLOAT_MODS = rdna3.CLAMPED, rdna3.ACCUMULATE, rdna3.LITERAL_K, rdna3.FLOAT_MODS
+PACKED_CLAMPED, DOT_SIGNS = rdna3.PACKED_CLAMPED, rdna3.DOT_SIGNS
 
 PACKED = {**rdna3.PACKED, **table("""
 PK_MIN_NUM_F16 f16 f16 f16 = min_num(a, b)
@@ -102,6 +103,9 @@ ADD_NC_U64 u64 u64 u64 = a + b
 SUB_NC_U64 u64 u64 u64 = a - b
 MUL_U64 u64 u64 u64 = a * b
 """)}
+
+# RDNA3's list less the scalar float ops, which RDNA4 executes
+NOT_EXECUTED = {n: why for n, why in rdna3.NOT_EXECUTED.items() if why != rdna3.SALU_FLOAT_WHY}
 
 # DS read-modify-write ops: RDNA3's plus ds_min_num/max_num_f32 (numpy_memory's operations)
 DS_ATOMIC = {**rdna3.DS_ATOMIC, "MIN_NUM_F32": "min_num_f", "MAX_NUM_F32": "max_num_f"}
