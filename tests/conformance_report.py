@@ -1,7 +1,7 @@
-"""The RDNA3 conformance report: python tests/conformance_report.py [--full] [FAMILY ...]
+"""The RDNA conformance report: python tests/conformance_report.py [--full] [--arch rdna3|rdna4] [FAMILY ...]
 
-Runs the conformance suite (tests/pcode) on both executor paths and prints, per family: the opcodes in tinygrad's
-table, how many each backend implements (tests/rdna_coverage.py's probe), how many were conformance-tested on each
+Runs the conformance suite (tests/pcode) on both executor paths and prints, per ISA family (RDNA3, RDNA4; both by
+default) and per instruction family: the opcodes in tinygrad's table, how many each backend implements (tests/rdna_coverage.py's probe), how many were conformance-tested on each
 path, and the mismatches; then one line per mismatch (with its class from expected_mismatches.txt, or NEW) and per
 untestable instruction, the readings the suite applies, the instructions no backend implements (all of tinygrad's
 RDNA3 encodings, against tests/rdna_coverage_baseline.txt), and the pseudocode parse check over RDNA3, RDNA4 and CDNA.
@@ -19,11 +19,11 @@ def table(rows:list[list], head:list[str]) -> str:
   line = lambda r: "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
   return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
 
-def family_rows(runs:dict[str, H.FamilyRun]) -> list[list]:
+def family_rows(runs:dict[str, H.FamilyRun], arch:str) -> list[list]:
   rows, total = [], collections.Counter()
   for fam, run in runs.items():
-    infos = H.infos(fam)
-    impl = [H.implemented(fam, i.name) for i in infos]
+    infos = H.infos(fam, arch)
+    with H.using(arch): impl = [H.implemented(fam, i.name) for i in infos]
     r = run.results
     tested = {p: sum(x.status in ("pass", "mismatch", "error") for x in r[p].values()) for p in H.PATHS}
     bad = {p: sum(x.status in expected.FAILED for x in r[p].values()) for p in H.PATHS}
@@ -93,19 +93,25 @@ def parse_lines() -> list[str]:
     out.append(f"  {fam}: {len(table_) - len(bad)} of {len(table_)} parse; not code: {', '.join(sorted(bad))}")
   return out
 
-def main(argv:list[str]):
-  full = "--full" in argv or os.environ.get("MOCKGPU_CONFORMANCE") == "full"
-  families = [a for a in argv if not a.startswith("-")] or H.FAMILIES
+def arch_report(arch:str, families:list[str], full:bool):
+  """One ISA family's table, mismatches and untestable instructions."""
   t0 = time.time()
-  runs = {fam: H.run_family(fam, full=full) for fam in families}
-  listed = expected.load()
-  print(f"RDNA3 conformance with the ISA manual's pseudocode ({'full' if full else 'CI'} tier, {time.time() - t0:.0f} s)\n")
-  print(table(family_rows(runs), ["family", "in table", "impl numpy", "impl C", "tested numpy", "tested C",
-                                  "mismatch numpy", "mismatch C", "untestable"]))
-  print("\nMismatches (expected_mismatches.txt class, or NEW):")
+  runs = {fam: H.run_family(fam, full=full, arch=arch) for fam in families}
+  listed = expected.load(expected.PATHS[arch])
+  print(f"{arch.upper()} conformance with the ISA manual's pseudocode ({'full' if full else 'CI'} tier, {time.time() - t0:.0f} s)\n")
+  print(table(family_rows(runs, arch), ["family", "in table", "impl numpy", "impl C", "tested numpy", "tested C",
+                                        "mismatch numpy", "mismatch C", "untestable"]))
+  print(f"\nMismatches ({os.path.basename(expected.PATHS[arch])} class, or NEW):")
   print("\n".join(mismatch_lines(runs, listed)) or "  none")
   print("\nUntestable instructions, by reason:")
   print("\n".join(untestable_lines(runs)) or "  none")
+  print()
+
+def main(argv:list[str]):
+  full = "--full" in argv or os.environ.get("MOCKGPU_CONFORMANCE") == "full"
+  archs = [argv[argv.index("--arch") + 1]] if "--arch" in argv else list(H.ARCHS)
+  families = [a for a in argv if not a.startswith("-") and a not in H.ARCHS] or H.FAMILIES
+  for arch in archs: arch_report(arch, families, full)
   print("\nReadings where the pseudocode is not what the suite compares with (readings.py):")
   for name, (_, cls, why) in sorted(readings.OVERRIDES.items()): print(f"  {name:24} class {cls}: {why}")
   for cid, what, choice, why in readings.CHOICES: print(f"  {cid:24} ({what}): {choice}. Why: {why}")
@@ -114,7 +120,7 @@ def main(argv:list[str]):
   for eid, why in readings.NOT_COMPARED: print(f"  {eid:24} {why}")
   print("\nListed as not executed, with the reason (semantics/rdna3.py NOT_EXECUTED; raises UnsupportedInstruction):")
   print("\n".join(not_executed_lines()))
-  print("\nNot implemented on either path (tinygrad's RDNA3 tables, all encodings):")
+  print("\nNot implemented on either path (tinygrad's RDNA3 tables, all encodings; RDNA4: the table's impl columns):")
   print("\n".join(unimplemented_lines()))
   print("\nPseudocode parse check (the evaluator's language over each family's table):")
   print("\n".join(parse_lines()))

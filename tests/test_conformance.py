@@ -1,9 +1,10 @@
-"""RDNA3 conformance with the ISA manual's pseudocode (tests/pcode): every implemented instruction of tinygrad's
-SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3/VOP3SD/VOP3P tables, on the numpy and the native (C) path, against an
-independent evaluation of its pseudocode, over special and random operands, every operand kind and three EXEC
-patterns. A family's test fails on a mismatch that tests/pcode/expected_mismatches.txt does not list, and on a listed
-one that now conforms. MOCKGPU_CONFORMANCE=full runs the larger tier (more waves, every operand kind at every
-source). `python tests/conformance_report.py` prints the table."""
+"""RDNA3 and RDNA4 conformance with the ISA manual's pseudocode (tests/pcode): every implemented instruction of
+tinygrad's SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3/VOP3SD/VOP3P/DS tables of the family, on the numpy and the native
+(C) path, against an independent evaluation of its pseudocode, over special and random operands, every operand kind
+and three EXEC patterns. A family's test fails on a mismatch that its list (tests/pcode/expected_mismatches.txt,
+expected_mismatches_rdna4.txt) does not list, and on a listed one that now conforms. MOCKGPU_CONFORMANCE=full runs
+the larger tier (more waves, every operand kind at every source). `python tests/conformance_report.py` prints the
+table."""
 from __future__ import annotations
 import os
 import pytest
@@ -13,25 +14,27 @@ from pcode import harness as H, expected, readings
 FULL = os.environ.get("MOCKGPU_CONFORMANCE", "") == "full"
 
 @pytest.fixture(scope="module")
-def listed(): return expected.load()
+def listed(): return {arch: expected.load(expected.PATHS[arch]) for arch in H.ARCHS}
 
+@pytest.mark.parametrize("arch", H.ARCHS)
 @pytest.mark.parametrize("family", H.FAMILIES)
-def test_family_conforms_on_both_paths(family, listed):
-  before = system.stats["rdna3.native_launches"]
-  run = H.run_family(family, full=FULL)
-  names = {i.name for i in H.infos(family)}
-  problems = expected.problems(run.results, listed, names, FULL)
-  assert not problems, f"{family}: {len(problems)} differences from the expected list:\n" + "\n".join(problems)
+def test_family_conforms_on_both_paths(family, arch, listed):
+  before = system.stats[f"{arch}.native_launches"]
+  run = H.run_family(family, full=FULL, arch=arch)
+  names = {i.name for i in H.infos(family, arch)}
+  problems = expected.problems(run.results, listed[arch], names, FULL, expected.PATHS[arch])
+  assert not problems, f"{arch} {family}: {len(problems)} differences from the expected list:\n" + "\n".join(problems)
   # the native results come from C launches: every kernel of C-translated cases was handed to C
-  assert system.stats["rdna3.native_launches"] - before == run.native_kernels
+  assert system.stats[f"{arch}.native_launches"] - before == run.native_kernels
   tested = [r for r in run.results["native"].values() if r.status in ("pass", "mismatch")]
-  assert not run.native_kernels or tested, f"{family}: no instruction ran on the C path"
+  assert not run.native_kernels or tested, f"{arch} {family}: no instruction ran on the C path"
 
-def test_expected_list_names_real_instructions(listed):
-  """Every listed instruction exists in tinygrad's RDNA3 tables of the conformance families, with a reason."""
-  known = {i.name for f in H.FAMILIES for i in H.infos(f)}
-  for (name, path), e in listed.items():
-    assert name in known, f"{name} is not an instruction of {H.FAMILIES}"
+@pytest.mark.parametrize("arch", H.ARCHS)
+def test_expected_list_names_real_instructions(arch, listed):
+  """Every listed instruction exists in tinygrad's tables of the conformance families, with a reason."""
+  known = {i.name for f in H.FAMILIES for i in H.infos(f, arch)}
+  for (name, path), e in listed[arch].items():
+    assert name in known, f"{name} is not an {arch} instruction of {H.FAMILIES}"
     assert e.reason.strip(), name
 
 def test_the_harness_reports_a_wrong_result(monkeypatch):
@@ -48,11 +51,11 @@ def test_the_harness_reports_a_wrong_result(monkeypatch):
 def test_untestable_instructions_say_why():
   """Every opcode the suite cannot compare names its reason, and none of the reasons is a parse failure of an
   instruction whose pseudocode is code (those must be fixed in the evaluator, not listed)."""
-  for f in H.FAMILIES:
-    for i in H.infos(f):
+  for f, arch in ((f, a) for f in H.FAMILIES for a in H.ARCHS):
+    for i in H.infos(f, arch):
       if i.why is not None:
         assert len(i.why) > 10, i.name
-        assert "does not parse" not in i.why or i.name.startswith("V_WMMA"), (i.name, i.why)
+        assert "does not parse" not in i.why or i.name.startswith(("V_WMMA", "V_SWMMAC")), (i.name, i.why)
 
 def test_ldexp_f64_by_an_exponent_beyond_the_range(monkeypatch):
   """v_ldexp_f64 with |S1| past 2**11: 2**52 * 2**-(2**31) is 0 and 2**-1000 * 2**2100 is inf (the exponent was

@@ -126,10 +126,14 @@ def test_overrides_name_their_class_and_errata_exist():
   from mockgpu.compiler.rdna.errata import ERRATA
   ids = {e.id for e in ERRATA}
   from tinygrad.runtime.autogen.amd.rdna3.str_pcode import PCODE
-  manual = {op.name.removesuffix("_E32").removesuffix("_E64"): text for op, text in PCODE.items()}
+  from tinygrad.runtime.autogen.amd.rdna4.str_pcode import PCODE as PCODE4
+  # each reading applies to the RDNA3 manual's text, or to RDNA4's for an RDNA4-only instruction (its float SALU)
+  manual = {op.name.removesuffix("_E32").removesuffix("_E64"): (text, "rdna4") for op, text in PCODE4.items()}
+  manual.update({op.name.removesuffix("_E32").removesuffix("_E64"): (text, "rdna3") for op, text in PCODE.items()})
   for name, (_, cls, why) in readings.OVERRIDES.items():
     assert cls in "bc" and len(why) > 20, name
-    text, none = readings.pcode_for("VOP3", name, manual[name])
+    text, none = readings.pcode_for("VOP3", name, manual[name][0], manual[name][1])
+    manual[name] = manual[name][0]
     assert none is None and text != manual[name], name
     parse(text)
     if cls == "b": assert why.split(":")[0].removeprefix("errata ") in ids, (name, why)

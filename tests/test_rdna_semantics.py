@@ -13,7 +13,7 @@ from mockgpu.compiler.rdna.semantics.lang import free_names
 
 DTYPE = {"bool": np.bool_, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "i8": np.int8,
          "i16": np.int16, "i32": np.int32, "i64": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
-SPECIALS = {"vcc": "bool", "lane": "u32", "scc": "u32", "pc": "u64"}
+SPECIALS = {"vcc": "bool", "lane": "u32", "scc": "u32", "pc": "u64", "ieee": "bool"}  # ieee: the wave's IEEE mode
 rng = np.random.default_rng(17)
 
 def _value(t:str, vector:bool):

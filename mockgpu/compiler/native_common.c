@@ -86,7 +86,8 @@ static inline float rint32(float a) { return a != a ? quiet32(a) : rintf(a); }
 static inline float ftz32(float x) { return fabsf(x) < 1.17549435082228750797e-38f ? copysignf(0.0f, x) : x; }
 static inline float clamp01_32(float x) { return x > 0 ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 static inline double clamp01_64(double x) { return x > 0 ? (x < 1.0 ? x : 1.0) : 0.0; }
-static inline float ldexp32(float a, int32_t e) { return ldexpf(a, e < -1100 ? -1100 : e > 1100 ? 1100 : e); }
+/* a NaN quieted (ldexpf(x, 0) may be folded to x, leaving a signalling NaN signalling: numpy's ldexp quiets it) */
+static inline float ldexp32(float a, int32_t e) { return a != a ? quiet32(a) : ldexpf(a, e < -1100 ? -1100 : e > 1100 ? 1100 : e); }
 /* float -> integer: truncate toward zero, saturate, NaN -> 0 */
 static inline int64_t cvt_int(double x, double lo, double hi) {
   if (x != x) return 0;

@@ -1,4 +1,5 @@
-"""The triaged mismatches (expected_mismatches.txt) and the strict check against them.
+"""The triaged mismatches (expected_mismatches.txt for RDNA3, expected_mismatches_rdna4.txt for RDNA4) and the
+strict check against them.
 
 A line: `INSTRUCTION PATH CLASS reason`, PATH numpy, native or both (with `@full`: found by the full tier only, whose
 C path runs every operand kind), CLASS
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses, os
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected_mismatches.txt")
+PATHS = {"rdna3": PATH, "rdna4": PATH.replace(".txt", "_rdna4.txt")}
 CLASSES = {"a": "mockgpu is wrong (the pseudocode is hardware)", "b": "hardware departs from the pseudocode (erratum)",
            "c": "the pseudocode is ambiguous or incomplete"}
 FAILED = ("mismatch", "error")
@@ -25,7 +27,7 @@ class Expected:
   full_only: bool = False
 
 def load(path:str=PATH) -> dict[tuple[str, str], Expected]:
-  """{(instruction, path): Expected}; `both` lines give two entries."""
+  """{(instruction, path): Expected} of a list (PATHS[arch] for an ISA family's); `both` lines give two entries."""
   out = {}
   with open(path) as f:
     for n, line in enumerate(f, 1):
@@ -39,7 +41,7 @@ def load(path:str=PATH) -> dict[tuple[str, str], Expected]:
         out[(name, p)] = Expected(name, p, cls, reason, tier == "full")
   return out
 
-def problems(results:dict, listed:dict[tuple[str, str], Expected], family_names:set[str], full:bool) -> list[str]:
+def problems(results:dict, listed:dict[tuple[str, str], Expected], family_names:set[str], full:bool, path_:str=PATH) -> list[str]:
   """Differences between a family's results ({path: {name: OpResult}}) and the list: unlisted failures, and listed
   entries of this family that did not fail (in the CI tier, not counting the full tier's entries)."""
   out = []
@@ -53,5 +55,5 @@ def problems(results:dict, listed:dict[tuple[str, str], Expected], family_names:
     r = results[path].get(name)
     if r is None or r.status not in FAILED:
       out.append(f"LISTED but {r.status if r else 'not run'} on {path}: {name} (class {e.cls}: {e.reason}); remove it "
-                 f"from {os.path.basename(PATH)}")
+                 f"from {os.path.basename(path_)}")
   return out

@@ -1,4 +1,4 @@
-"""Conformance runs: RDNA3 instructions assembled with tinygrad's DSL into batched kernels, run on the executor's
+"""Conformance runs: RDNA3 (or RDNA4) instructions assembled with tinygrad's DSL into batched kernels, run on the executor's
 numpy and native (C) paths, and compared bit for bit with the pseudocode evaluator (interp.py).
 
 A kernel loads every operand once: each lane's record (an image of v0..v255) fills the source registers (one per
@@ -14,19 +14,37 @@ Lanes are evaluated one by one with the instruction's pseudocode; cross-lane ins
 (numbers.py: any quiet NaN matches) and the approximate instructions of readings.TOLERANCE (within their ulps).
 """
 from __future__ import annotations
-import dataclasses, enum, os, re, struct, zlib
+import contextlib, dataclasses, enum, importlib, os, re, struct, zlib
 import numpy as np
-from tinygrad.renderer.amd.dsl import s, v, VCC_LO, VCC_HI, EXEC_LO, INV_2PI, Reg
-from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
-from tinygrad.runtime.autogen.amd.rdna3.str_pcode import PCODE
-from tinygrad.runtime.autogen.amd.rdna3.operands import OPERANDS
+from tinygrad.renderer.amd.dsl import s, v, ttmp, VCC_LO, VCC_HI, EXEC_LO, INV_2PI, Reg
 from tinygrad.runtime.autogen.amd.common import OpType
 from pcode import interp, numbers as N, operands as O, readings
 from pcode.parse import PcodeSyntaxError
 
 FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "DS"]
 SALU = ("SOP1", "SOP2", "SOPC", "SOPK")
+ARCHS = ("rdna3", "rdna4")
+
+def _tables(arch:str) -> tuple:
+  """tinygrad's DSL, opcode enums, pseudocode and operand tables of an ISA family."""
+  mod = lambda m: importlib.import_module(f"tinygrad.runtime.autogen.amd.{arch}.{m}")
+  return mod("ins"), mod("enum"), mod("str_pcode").PCODE, mod("operands").OPERANDS
+
+# the ISA family being run (run_family's arch; `using` switches them): its DSL I, enums E, pseudocode and operands
+ARCH = "rdna3"
+I, E, PCODE, OPERANDS = _tables(ARCH)
 CALLS = interp.calls_for(PCODE)
+
+@contextlib.contextmanager
+def using(arch:str):
+  """The module's tables set to another ISA family for the duration (the harness reads them as globals)."""
+  global ARCH, I, E, PCODE, OPERANDS, CALLS
+  saved = (ARCH, I, E, PCODE, OPERANDS, CALLS)
+  if arch != ARCH:
+    ARCH, (I, E, PCODE, OPERANDS) = arch, _tables(arch)
+    CALLS = interp.calls_for(PCODE)
+  try: yield
+  finally: ARCH, I, E, PCODE, OPERANDS, CALLS = saved
 WAVE = 32
 SHOW = 3                                  # mismatching results a detail quotes
 RSRC1 = 0x3 << 16 | 0x3 << 18 | 1 << 23   # f32 and f16/f64 denormals kept, round to nearest even, IEEE_MODE
@@ -134,7 +152,7 @@ def src_kinds(family:str, name:str, field:str, optype, bits:int) -> tuple[str, .
 
 def op_info(family:str, op) -> OpInfo:
   name = op.name
-  text, why = readings.pcode_for(family, name, PCODE.get(op))
+  text, why = readings.pcode_for(family, name, PCODE.get(op), ARCH)
   prog = None
   if why is None:
     try: prog = interp.Program(text, CALLS)
@@ -456,7 +474,7 @@ def _expect_ds(p:Placed, inputs:Inputs, w:int, out:dict):
     vaddr = lane_addr + (base if "2ADDR" in info.name else 0)
     mem = LaneMemory({lane_addr + base + c: (old["MEM"] >> (128 * i)) & ((1 << 128) - 1) for i, c in enumerate(chunks)})
     vars = {"ADDR": vaddr if names_offset else lane_addr + addr_off, "ADDR_BASE": vaddr, "OFFSET": (o1 << 8 | o0) if "2ADDR" in info.name else addr_off,
-            "OFFSET0": o0, "OFFSET1": o1, "RETURN_DATA": old.get("D0", 0), "laneId": l, "M0": 0, "WAVE_MODE_IEEE": 1}
+            "OFFSET0": o0, "OFFSET1": o1, "RETURN_DATA": old.get("D0", 0), "laneId": l, "M0": 0, "WAVE_MODE_IEEE": ieee_mode()}
     for src in info.srcs: vars["DATA" if src.pos == 0 else "DATA2"] = src_bits(p, src, inputs, g, w)
     env = interp.Env(vars, mem=mem)
     info.prog.run(env)
@@ -467,18 +485,17 @@ def _expect_ds(p:Placed, inputs:Inputs, w:int, out:dict):
 
 def assemble(kernel:Kernel, n_lanes:int) -> tuple[bytes, dict[int, int]]:
   """The kernel's code and a map from each case instruction's byte offset to its index in kernel.placed."""
-  code = [I.s_load_b256(sdata=s[4:11], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0),
-          I.s_lshl_b32(s[3], s[2], 7),
-          I.s_load_b512(sdata=s[12:27], sbase=s[8:9], offset=0, soffset=s[3]),
-          I.s_load_b512(sdata=s[28:43], sbase=s[8:9], offset=64, soffset=s[3]),
-          I.v_mad_u32_u24(v[1], s[2], WAVE, v[0]), I.v_lshlrev_b32_e32(v[1], 10, v[1])]
+  wg = s[2] if ARCH == "rdna3" else ttmp[9]  # the workgroup ID (gfx12: in a ttmp register)
+  code = [smem_load(s[4:11], s[0:1], 0), *wait(), I.s_lshl_b32(s[3], wg, 7),
+          smem_load(s[12:27], s[8:9], 0, s[3]), smem_load(s[28:43], s[8:9], 64, s[3]),
+          I.v_mad_u32_u24(v[1], wg, WAVE, v[0]), I.v_lshlrev_b32_e32(v[1], 10, v[1])]
   regs = _ranges(kernel)
   for lo, hi in [(4, DEST_V0)] + regs:
-    for r in range(lo, hi, 4): code.append(I.global_load_b128(vdst=v[r:r + 3], addr=v[1], saddr=s[6:7], offset=4 * r))
-  code.append(I.s_waitcnt(simm16=0))
+    for r in range(lo, hi, 4): code.append(global_access(I.global_load_b128, v[r:r + 3], s[6:7], 4 * r))
+  code += wait()
   if kernel.alloc.lds:  # v2, v3: this lane's LDS slot offset (16-byte and stride-64 slots)
     code += [I.v_lshlrev_b32_e32(v[LANE16], 4, v[0]), I.v_mul_u32_u24_e32(v[LANE_WIDE], WIDE_SLOT, v[0])]
-  code += [x for p in kernel.placed for x in p.before] + [I.s_waitcnt(simm16=0)]
+  code += [x for p in kernel.placed for x in p.before] + wait()
   code += [I.s_mov_b32(VCC_LO, s[VCC_IN]), I.s_mov_b32(VCC_HI, 0), I.s_mov_b32(EXEC_LO, s[EXEC_IN])]
   where = {}
   size = sum(len(i.to_bytes()) for i in code)
@@ -488,20 +505,37 @@ def assemble(kernel:Kernel, n_lanes:int) -> tuple[bytes, dict[int, int]]:
       size += len(inst.to_bytes())
     code += p.code
   code.append(I.s_mov_b32(EXEC_LO, -1))
-  code += [x for p in kernel.placed for x in p.after] + [I.s_waitcnt(simm16=0)]
+  code += [x for p in kernel.placed for x in p.after] + wait()
   base = kernel.alloc.flush_base()
-  for k in range(0, kernel.alloc.flush_regs(), 2):  # two captured SGPRs per VALU move
-    code.append(I.v_lshlrev_b64(v[base + k:base + k + 1], 0, s[CAPTURE_S0 + k:CAPTURE_S0 + k + 1]))
+  for k in range(kernel.alloc.flush_regs()): code.append(I.v_mov_b32_e32(v[base + k], s[CAPTURE_S0 + k]))
   for p in kernel.placed: p.flush = base
   for lo, hi in regs + ([(base, base + kernel.alloc.flush_regs())] if kernel.alloc.flush_regs() else []):
     r = lo
     while r < hi:
       n = 4 if hi - r >= 4 else 2 if hi - r >= 2 else 1
       store = {4: I.global_store_b128, 2: I.global_store_b64, 1: I.global_store_b32}[n]
-      code.append(store(addr=v[1], data=v[r] if n == 1 else v[r:r + n - 1], saddr=s[4:5], offset=4 * r))
+      code.append(global_access(store, v[r] if n == 1 else v[r:r + n - 1], s[4:5], 4 * r))
       r += n
   code.append(I.s_endpgm())
   return b"".join(i.to_bytes() for i in code), where
+
+def wait() -> list:
+  """Waits for every outstanding scalar, vector memory and LDS access (gfx12 counts them separately)."""
+  if ARCH == "rdna3": return [I.s_waitcnt(simm16=0)]
+  return [I.s_wait_kmcnt(simm16=0), I.s_wait_loadcnt(simm16=0), I.s_wait_dscnt(simm16=0)]
+
+def smem_load(sdata, sbase, offset:int, soffset=None):
+  """s_load_b256/b512 by the size of sdata (gfx12 names the immediate offset ioffset)."""
+  fn = {8: I.s_load_b256, 16: I.s_load_b512}[sdata.sz]
+  kw = {"offset" if ARCH == "rdna3" else "ioffset": offset}
+  return fn(sdata=sdata, sbase=sbase, **kw) if soffset is None else fn(sdata=sdata, sbase=sbase, soffset=soffset, **kw)
+
+def global_access(fn, data, saddr, offset:int):
+  """A global load (data is VDST) or store (data is the stored VGPRs) at saddr + v1 + offset (gfx12: VGLOBAL)."""
+  load = "LOAD" in fn.args[0].name  # the DSL's instructions are partials of (encoding, opcode)
+  if ARCH == "rdna3": return fn(addr=v[1], saddr=saddr, offset=offset, **{"vdst" if load else "data": data})
+  # gfx12's DSL sizes VADDR as 64 bits even with SADDR, where the hardware reads only v1 (the 32-bit offset)
+  return fn(vaddr=v[1:2], saddr=saddr, ioffset=offset, **{"vdst" if load else "vsrc": data})
 
 def _ranges(kernel:Kernel) -> list[tuple[int, int]]:
   """The destination VGPR ranges in use (loaded with their old values, then stored); the flush VGPRs after them are
@@ -602,16 +636,16 @@ def dispatch(code:bytes, inputs:Inputs, path:str, lds:int=0) -> Ran:
   for b in (img, lane_in, wave_in, out, args): mem.map(b.ctypes.data, b.nbytes)
   user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
   rsrc2 = RSRC2 | -(-lds // LDS_GRANULE) << LDS_SIZE_SHIFT
-  d = Dispatch("rdna3", img.ctypes.data, RSRC1, rsrc2, 0, user, 0, 0, (WAVE, 1, 1), (n_waves, 1, 1), True)
+  d = Dispatch(ARCH, img.ctypes.data, RSRC1, rsrc2, 0, user, 0, 0, (WAVE, 1, 1), (n_waves, 1, 1), True)
   old = os.environ.get("MOCKGPU_RDNA_NATIVE")
   os.environ["MOCKGPU_RDNA_NATIVE"] = "0" if path == "numpy" else "1"
-  before = system.stats["rdna3.native_launches"]
+  before = system.stats[f"{ARCH}.native_launches"]
   try: st = run_dispatch(mem, d)
   except Exception as e: return Ran(None, False, e, img.ctypes.data)
   finally:
     if old is None: os.environ.pop("MOCKGPU_RDNA_NATIVE", None)
     else: os.environ["MOCKGPU_RDNA_NATIVE"] = old
-  ran_c = system.stats["rdna3.native_launches"] > before
+  ran_c = system.stats[f"{ARCH}.native_launches"] > before
   assert ran_c == bool(st.native)
   return Ran(out.view(np.uint32).reshape(inputs.lanes.shape).copy(), ran_c, None, img.ctypes.data)
 
@@ -643,15 +677,19 @@ class WaveRegs:
     if reg not in self.regs or not 0 <= lane < WAVE: raise interp.EvalError(f"VGPR[{lane}][{reg}] written")
     self.regs[reg][lane] = value
 
+def ieee_mode() -> int:
+  """MODE.IEEE of the harness's waves: RSRC1's IEEE_MODE bit on RDNA3; RDNA4 has no IEEE mode."""
+  return int(ARCH == "rdna3")
+
 def base_vars(p:Placed, inputs:Inputs, w:int) -> dict:
   info, wave = p.case.info, inputs.W[w]
   vars = {"VCC": wave[VCC_IN - SREC], "EXEC": wave[EXEC_IN - SREC], "SCC": wave[SCC_IN - SREC] & 1,
-          "WAVE_MODE_IEEE": 1, "ROUND_MODE": 0, "M0": 0, "OPSEL": 0, "OPSEL_HI": 7, "NEG": 0, "NEG_HI": 0,
+          "WAVE_MODE_IEEE": ieee_mode(), "ROUND_MODE": 0, "M0": 0, "OPSEL": 0, "OPSEL_HI": 7, "NEG": 0, "NEG_HI": 0,
           "SIMM16": p.case.simm & 0xffff, "SIMM32": p.case.simm & 0xffffffff, "D1": 0}
   if info.family in SALU:
     dold = wave[DOLD_S - SREC] | wave[DOLD_S - SREC + 1] << 32
     vars["D0"] = dold & ((1 << max(32, info.dst_bits)) - 1)
-    if info.family == "SOPK": vars["S0"] = dold & 0xffffffff
+    if info.family == "SOPK": vars["S0"] = dold & 0xffffffff if ARCH == "rdna3" else p.case.simm & 0xffff  # sopk-s0
   return vars
 
 def lane_value(inputs:Inputs, g:int, reg:int, n:int) -> int:
@@ -824,31 +862,33 @@ class OpResult:
   detail: str = ""
   cases: int = 0
 
-_infos:dict[str, list[OpInfo]] = {}
+_infos:dict[tuple[str, str], list[OpInfo]] = {}
 
-def infos(family:str) -> list[OpInfo]:
-  if family not in _infos: _infos[family] = [op_info(family, op) for op in opcodes(family)]
-  return _infos[family]
+def infos(family:str, arch:str|None=None) -> list[OpInfo]:
+  """The opcodes of a family of the ISA being run (or of `arch`)."""
+  with using(arch or ARCH):
+    if (ARCH, family) not in _infos: _infos[(ARCH, family)] = [op_info(family, op) for op in opcodes(family)]
+    return _infos[(ARCH, family)]
 
-_probe:dict|None = None
+_probe:dict[str, dict] = {}
 
 def implemented(family:str, name:str) -> tuple[bool, bool]:
   """(numpy, C) implement the opcode, per tests/rdna_coverage.py's probe of the two translators (given this
   harness's own encoding of the opcode where the probe's placeholder operands do not build)."""
-  global _probe
   import rdna_coverage
-  if _probe is None: _probe = rdna_coverage.report((32,))  # this harness runs wave32 kernels
-  r = _probe.get((family, name))
+  if ARCH not in _probe: _probe[ARCH] = rdna_coverage.report((32,)) if ARCH == "rdna3" else {}  # wave32 kernels
+  probe = _probe[ARCH]
+  r = probe.get((family, name))
   if r is None:
     info = next(i for i in infos(family) if i.name == name)
     try: inst = _place(info, Case(info, {s_.pos: ("v" if "v" in s_.kinds else s_.kinds[0]) for s_ in info.srcs}, {}), Alloc())
     except (Untestable, _Full): return False, False
-    r = _probe[(family, name)] = probe_translators(rdna_coverage, inst.code[inst.inst_index])
+    r = probe[(family, name)] = probe_translators(rdna_coverage, inst.code[inst.inst_index])
   return r
 
 def probe_translators(rdna_coverage, inst) -> tuple[bool, bool]:
   from mockgpu.compiler.rdna.backends import numpy as translate, c as cgen
-  np_tr, c_tr = translate.Translator([], False, False), cgen.CTranslator([], False, False)
+  np_tr, c_tr = translate.Translator([], False, False, ARCH), cgen.CTranslator([], False, False, ARCH)
   c_tr.names, c_tr.vregs = {}, {0}
   return (rdna_coverage.implemented(np_tr, inst, translate.Unsupported), rdna_coverage.implemented(c_tr, inst, cgen.NoNative))
 
@@ -951,11 +991,15 @@ PATHS = ("numpy", "native")
 @dataclasses.dataclass
 class FamilyRun:
   results: dict[str, dict[str, OpResult]]   # {path: {name: OpResult}}
-  native_kernels: int                       # kernels the C backend ran (each one rdna3.native_launches)
+  native_kernels: int                       # kernels the C backend ran (each one <arch>.native_launches)
 
-def run_family(family:str, full:bool=False, seed:int=0, paths=PATHS, only:set[str]|None=None) -> FamilyRun:
-  """Every opcode of a family (or the `only` ones) on each path. The kernels of C-translated cases run on both paths
-  with the same inputs (evaluated once); the others run on numpy and are numpy-only on the native path."""
+def run_family(family:str, full:bool=False, seed:int=0, paths=PATHS, only:set[str]|None=None, arch:str="rdna3") -> FamilyRun:
+  """Every opcode of a family (or the `only` ones) of an ISA family's tables on each path. The kernels of
+  C-translated cases run on both paths with the same inputs (evaluated once); the others run on numpy and are
+  numpy-only on the native path."""
+  with using(arch): return _run_family(family, full, seed, paths, only)
+
+def _run_family(family:str, full:bool, seed:int, paths, only:set[str]|None) -> FamilyRun:
   cases, known = cases_for(family, seed, full, only)
   n_waves = (128 if full else 48) if family in SALU else (16 if full else 3)
   both, numpy_only = pack([c for c, c_ok in cases if c_ok]), pack([c for c, c_ok in cases if not c_ok])

@@ -839,7 +839,7 @@ def is_even(env, x):
   v = Fraction(x.v)
   return int(v.denominator == 1 and v.numerator % 2 == 0)
 
-def fma(env, a, b, c):
+def fma(env, a, b, c, scale:int=0):
   """a * b + c rounded once (exact through Fractions), with IEEE's special cases."""
   a, b, c = fl(a), fl(b), fl(c)
   fmt = N.wider(N.wider(a.fmt, b.fmt), c.fmt)
@@ -855,7 +855,12 @@ def fma(env, a, b, c):
     if ea * eb == 0 and ec == 0: neg = prod_neg and N.signbit(c)  # +-0 * x + +-0: IEEE's sign of an exact zero sum
     else: neg = False
     return Float(fmt, -0.0 if neg else 0.0)
-  return N.rounded(fmt, r, env.rtz)
+  return N.rounded(fmt, r * Fraction(2) ** scale, env.rtz)
+
+def fma_scaled(env, a, b, c, n):
+  """fmaScaled(a, b, c, n), a reading's function: 2**n * (a * b + c) rounded once (readings.OVERRIDES
+  V_DIV_FMAS_*: hardware scales the fused result before its one rounding)."""
+  return fma(env, a, b, c, check_int(n))
 
 def fsqrt(env, x):
   x = fl(x)
@@ -986,7 +991,7 @@ BUILTINS = {
   "f32_to_u8": f32_to_u8, "u8_to_u32": bits_identity, "u4_to_u32": bits_identity,
   "s_ff1_i32_b32": ff1(32), "s_ff1_i32_b64": ff1(64),
   "nop": lambda env: None, "s_nop": lambda env, *a: None,
-  "rint": rint, "frexpExponent": frexp_exp, "sinRevolutions": trig_rev(math.sin), "cosRevolutions": trig_rev(math.cos),
+  "rint": rint, "frexpExponent": frexp_exp, "fmaScaled": fma_scaled, "sinRevolutions": trig_rev(math.sin), "cosRevolutions": trig_rev(math.cos),
 }
 INSTRUCTION_FUNCTIONS = {k: v for k, v in BUILTINS.items() if k.startswith(("v_", "s_"))}
 

@@ -23,13 +23,16 @@ UNTESTABLE = [
   (r"V_PERMLANE(16|X16|64)_B32.*", "cross-lane within a row of 16 (wave64: across the halves): the pseudocode reads "
    "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_more.py "
    "checks these against the manual's loop with the FI/BOUND_CTRL rule"),
-  (r"V_WMMA_.*", "the pseudocode is prose (D = A x B + C); the matrix layouts are not in it"),
+  (r"V_WMMA_.*|V_SWMMAC_.*", "the pseudocode is prose (D = A x B + C; RDNA4's sparse SWMMAC too); the matrix layouts "
+   "are not in it"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),
   (r"DS_NOP", "no operands and no result"),
   (r"DS_(PERMUTE|BPERMUTE|SWIZZLE)_B32|DS_BVH_STACK_RTN_B32", "cross-lane data movement through the LDS unit (and "
    "for BVH a traversal stack): the per-lane memory model of this harness does not cover it"),
   (r"DS_(LOAD|STORE)_ADDTID_B32", "the address comes from M0 and the lane id, not from a register"),
+  (r"V_S_(EXP|LOG|RCP|RSQ|SQRT)_F(16|32)", "RDNA4's pseudo-scalar transcendentals write one SGPR value per wave: "
+   "this harness reads an SGPR destination of a VALU op as a lane mask"),
 ]
 
 def _rndne(t): return f"D0.{t} = rint(S0.{t})"
@@ -49,10 +52,32 @@ TRIG_WHY = ("the pseudocode rounds S0 * 2*pi to the operand's format before sin/
             "|S0| beyond a few revolutions (and overflows f16); the instruction takes its input in revolutions, so "
             "the reading removes S0's integer part exactly first (then 1 ulp, TOLERANCE)")
 
+def _div_scale_vcc(t:str, tiny:int) -> str:
+  u = "u32" if t == "f32" else "u64"
+  return (f"if ((64'F(S1.{t}) == 0.0) || ((S0.{u} == S1.{u}) && (S0.{u} != S2.{u}) && (exponent(S1.{t}) <= {tiny}))) then\n"
+          "VCC = 0x1LL\nendif")
+def _div_scale_huge_den(text:str) -> str:
+  """The branch of a huge denominator and a denormal quotient (1.0 / S1 and S2 / S1 denormal, f64 only: f32's
+  1.0 / S1 is never a denormal f64) scales the denominator down, not up (errata div-scale-vcc)."""
+  branch = "elsif ((1.0 / S1.f64 == DENORM.f64) && (S2.f64 / S1.f64 == DENORM.f64)) then\nVCC = 0x1LL;\nif S0.f64 == S1.f64 then\n"
+  return text.replace(branch + "// Only scale the denominator\nD0.f64 = ldexp(S0.f64, 128)",
+                      branch + "D0.f64 = ldexp(S0.f64, -128)")
+
+DIV_SCALE_WHY = ("errata div-scale-vcc: VCC is also set for a zero denominator, and for a denormal or tiny one (biased "
+                 "exponent <= 23 / 53) in the denominator's own call (S0 is S1, not S2), which LLVM's division does "
+                 "not read; where 1.0 / S1 and the quotient are both denormal (f64), the denominator is scaled by 2**-128, "
+                 "not 2**128 (the manual's 2**128 overflows it; LLVM's f64 division returns the denormal quotient only "
+                 "this way: inferred, not measured); and (class c) the pseudocode only assigns D0 in its special cases, elsewhere the "
+                 "instruction passes S0 through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first")
+DIV_FMAS_WHY = ("errata div-fmas-scale: where VCC is set, the fused result is scaled by 2**64 (f64: 2**128) when S2's "
+                "biased exponent is above 127 (1023), else by 2**-64 (2**-128), before its one rounding (fmaScaled); the "
+                "pseudocode's 2**32 (2**64) after the rounding would leave v_div_scale's quotients scaled")
+
 # instruction name -> (replacement pseudocode ({NAME} stands for the manual's text) or a function of the manual's text,
 # class, reason)
 OVERRIDES = {
   **{f"V_RNDNE_{t.upper()}": (_rndne(t), "b", RNDNE_WHY) for t in ("f16", "f32", "f64")},
+  **{f"S_RNDNE_{t.upper()}": (_rndne(t), "b", RNDNE_WHY) for t in ("f16", "f32")},  # RDNA4's float SALU
   "V_FRACT_F16": (_fract("f16", "16'F(0x3bff)"), "b", FRACT_WHY),
   "V_FRACT_F32": (_fract("f32", "32'F(0x3f7fffff)"), "b", FRACT_WHY),
   "V_FRACT_F64": (_fract("f64", "64'F(0x3fefffffffffffffLL)"), "b", FRACT_WHY),
@@ -64,19 +89,21 @@ OVERRIDES = {
   "V_LDEXP_F16": ("D0.f16 = S0.f16 * 2.0F ** 32'I(S1.i16)", "c",
                   "the pseudocode rounds the scale 2**S1 to f16 first (16'F(...)), which is 0 or inf for most "
                   "S1 and makes ldexp(inf, -20) NaN; the instruction scales exactly (reading power-of-two)"),
-  "V_DIV_FIXUP_F32": (lambda text: text.replace(
-      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif",
-      "elsif isNAN(64'F(S0.f32)) then\nD0.f32 = sign_out ? -INF.f32 : +INF.f32\n"
-      "else\nD0.f32 = sign_out ? -abs(S0.f32) : abs(S0.f32)\nendif"), "b",
+  **{f"V_DIV_FIXUP_{t.upper()}": (lambda text, t=t: text.replace(
+      f"else\nD0.{t} = sign_out ? -abs(S0.{t}) : abs(S0.{t})\nendif",
+      f"elsif isNAN(64'F(S0.{t})) then\nD0.{t} = sign_out ? -INF.{t} : +INF.{t}\n"
+      f"else\nD0.{t} = sign_out ? -abs(S0.{t}) : abs(S0.{t})\nendif"), "b",
       "errata div-fixup-nan: where the pseudocode returns the estimate S0 with the quotient's sign, a NaN estimate "
-      "gives +-inf on hardware"),
+      "gives +-inf (f32 measured; f64 by the same rule, which LLVM's f64 division needs for an overflowing quotient)")
+     for t in ("f32", "f64")},
   "V_FMAC_DX9_ZERO_F32": ("S2 = D0;\n{V_FMAC_DX9_ZERO_F32}", "c",
                           "the pseudocode (copied from V_FMA_DX9_ZERO) returns S2 for a zero product; the FMAC form "
                           "has no S2: its addend is D0"),
-  "V_DIV_SCALE_F32": ("D0.f32 = S0.f32;\n" + "{V_DIV_SCALE_F32}", "c",
-                      "the pseudocode only assigns D0 in its special cases; elsewhere the instruction passes S0 "
-                      "through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first"),
-  "V_DIV_SCALE_F64": ("D0.f64 = S0.f64;\n" + "{V_DIV_SCALE_F64}", "c", "as V_DIV_SCALE_F32: D0 = S0 outside the special cases"),
+  **{f"V_DIV_SCALE_{t.upper()}": (lambda text, t=t, tiny=tiny: f"D0.{t} = S0.{t};\n{_div_scale_huge_den(text)};\n"
+                                  + _div_scale_vcc(t, tiny), "b", DIV_SCALE_WHY) for t, tiny in (("f32", 23), ("f64", 53))},
+  **{f"V_DIV_FMAS_{t.upper()}": (f"if VCC.u64[laneId] then\nD0.{t} = fmaScaled(S0.{t}, S1.{t}, S2.{t}, "
+                                 f"exponent(S2.{t}) > {bias} ? {k} : -{k})\nelse\nD0.{t} = fma(S0.{t}, S1.{t}, S2.{t})\nendif",
+                                 "b", DIV_FMAS_WHY) for t, bias, k in (("f32", 127, 64), ("f64", 1023, 128))},
 }
 
 CHOICES = [
@@ -128,7 +155,8 @@ CHOICES = [
   ("class-mask", "V_CMP_CLASS_F16/F32/F64, V_CMPX_CLASS_*", "the class mask S1 gets integer inline constants only",
    "it is a bit mask (S1.u32[i]); tinygrad's operand table gives V_CMP_CLASS_F16's S1 the F16 format, which would make "
    "a float constant's encoding (f16 or f32 bits) a guess"),
-  ("sopk-s0", "SOPK", "S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32)",
+  ("sopk-s0", "SOPK", "RDNA3: S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32); "
+   "RDNA4: S0 is the 16-bit immediate (its pseudocode names SIMM16 S0: S_MOVK_I32 is D0 = signext(S0.i16))",
    "SOPK has one register field"),
   ("literal-64", "64-bit operands with a literal",
    "a float64 operand takes a 32-bit literal as its high half; 64-bit integer operands are only given literals "
@@ -138,11 +166,8 @@ CHOICES = [
 
 # errata of mockgpu/compiler/rdna/errata.py the suite does not compare against, and why (so they stay visible)
 NOT_COMPARED = [
-  ("div-fmas-scale", "the record gives hardware's scale as 2**+-64 (2**+-128) 'chosen by S2's exponent' without the "
-   "rule for the sign; the suite compares with the pseudocode's 2**32 (2**64), which mockgpu keeps"),
-  ("div-scale-vcc", "the record names the extra VCC cases (zero, tiny or denormal denominator, huge numerator) without "
-   "their thresholds; the suite compares with the pseudocode (with D0 = S0 as the default, OVERRIDES)"),
-  ("omod-ieee", "the harness does not set output modifiers (omod, clamp) or input modifiers (neg, abs)"),
+  ("omod-ieee", "the harness does not set output modifiers (omod, clamp) or input modifiers (neg, abs); "
+   "tests/test_rdna_errata.py checks it"),
 ]
 
 # instruction regex -> (ulps, format, reason)
@@ -167,14 +192,15 @@ def untestable(name:str) -> str|None:
     if re.fullmatch(pat, name) or re.fullmatch(pat, base_name(name)): return why
   return None
 
-def pcode_for(family:str, name:str, text:str|None) -> tuple[str|None, str|None]:
-  """(the pseudocode the suite evaluates for an instruction, or None with the reason it cannot)."""
+def pcode_for(family:str, name:str, text:str|None, arch:str="rdna3") -> tuple[str|None, str|None]:
+  """(the pseudocode the suite evaluates for an instruction, or None with the reason it cannot). The readings were
+  written for RDNA3's pseudocode: an RDNA4 text they do not match (rewritten in the RDNA4 manual) is read as it is."""
   if (why:=untestable(name)) is not None: return None, why
   if text is None: return None, "tinygrad's table has no pseudocode for it"
   o = OVERRIDES.get(base_name(name))
   if o is not None:
     new = o[0](text) if callable(o[0]) else o[0].replace("{" + base_name(name) + "}", text)
-    if new == text: raise ValueError(f"readings.OVERRIDES[{base_name(name)}] no longer applies to the pseudocode")
+    if new == text and arch == "rdna3": raise ValueError(f"readings.OVERRIDES[{base_name(name)}] no longer applies to the pseudocode")
     text = new
   return text, None
 

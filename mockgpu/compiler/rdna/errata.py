@@ -23,8 +23,9 @@ ERRATA = [
           "v[128+n] names VGPR 128+n", "v[128+n] names the high half of v[n]; v_add_f16_e32 v2, v[128], v1 with "
           "v0=0x40003c00, v1=0x4500 gives 0x4700", "errata.true16 (operands._e32, read by every backend)",
           "test_true16_e32", "fixed"),
-  Erratum("true16-vopc", "VOPC e32 16-bit compares", "v[128+n] names VGPR 128+n", "the high half of v[n]",
-          "not modelled", None, "open"),
+  Erratum("true16-vopc", "VOPC e32 16-bit compares (v_cmp_*_f16/i16/u16_e32, v_cmpx_*, v_cmp_class_f16)",
+          "v[128+n] names VGPR 128+n", "the high half of v[n]", "errata.true16 (operands._vopc, every backend)",
+          "test_true16_vopc", "fixed"),
   Erratum("vop3p-inline", "VOP3P packed ops with an inline constant (v_pk_add_u16, v_pk_add_f16, ...)",
           "the constant in both halves", "the constant fills bits 15:0 only, high half 0; integer packed ops take "
           "a float constant's f32 bit pattern (v_pk_add_u16 v1, v0=0x00030005, 2.0, op_sel_hi=3 gives 0x40030005)",
@@ -33,14 +34,29 @@ ERRATA = [
           "op_sel is ignored", "operands._vcmp reads the low halves whatever op_sel says (every backend)",
           "tests/test_conformance.py::test_family_conforms_on_both_paths (the op_sel cases, readings.halves_read)",
           "fixed"),
-  Erratum("div-fmas-scale", "v_div_fmas_f32/f64", "scale by 2^32 / 2^64 when VCC", "2^+-64 (f32), 2^+-128 (f64), "
-          "the sign chosen by S2's exponent", "not modelled (runtime keeps the pseudocode's scale)", None, "open"),
-  Erratum("div-scale-vcc", "v_div_scale_f32/f64", "VCC per the pseudocode's range checks", "VCC also for a zero, "
-          "tiny or denormal denominator; huge numerators scaled", "not modelled", None, "open"),
-  Erratum("div-fixup-nan", "v_div_fixup_f32", "a NaN estimate propagates", "a NaN estimate gives +-inf",
-          "not modelled", None, "open"),
-  Erratum("omod-ieee", "VOP3 float ops with omod", "omod scales the result", "with IEEE_MODE set (the default "
-          "descriptor) omod is ignored", "not modelled", None, "open"),
+  Erratum("div-fmas-scale", "v_div_fmas_f32/f64", "where VCC: fma(S0, S1, S2) rounded, then scaled by 2^32 / 2^64",
+          "where VCC: 2^64 (f64: 2^128) * (S0*S1 + S2) when S2's biased exponent is above 127 (1023), else 2^-64 "
+          "(2^-128), rounded once: v_div_scale's 2^64 scaling undone (the quotient estimate is too small when the "
+          "denominator was scaled up, too large when the numerator was)", "numpy_runtime.div_fmas, prelude.c "
+          "div_fmas32 (the C backend has no f64 fma: f64 on numpy, test_div_fmas_scale_f64)", "test_div_fmas_scale",
+          "fixed"),
+  Erratum("div-scale-vcc", "v_div_scale_f32/f64", "VCC per the pseudocode's range checks", "VCC also for a zero "
+          "denominator, and for a denormal or tiny one (biased exponent <= 23 / 53) in the denominator's own call "
+          "(S0 = S1 != S2); the numerator's call, the one LLVM passes to v_div_fmas, keeps the pseudocode's VCC. f64: a "
+          "huge denominator of a denormal quotient (1/S1 and S2/S1 denormal) is scaled by 2^-128, not 2^128 (which "
+          "overflows it; inferred from LLVM's f64 division, tests/test_rdna_division.py). A huge "
+          "quotient (exponent gap >= 96 / 768) scales the denominator by 2^64 with VCC set, as the pseudocode says "
+          "(thresholds: mockgpu's reading of the record, not measured)", "numpy_runtime.div_scale (the C backend "
+          "declines two-result ops)", "test_div_scale_vcc", "numpy"),
+  Erratum("div-fixup-nan", "v_div_fixup_f32 (measured), v_div_fixup_f64 (inferred)", "a NaN estimate S0 propagates",
+          "a NaN estimate S0 (NaN-free S1, S2) gives infinity with the quotient's sign: the estimate of an overflowing "
+          "quotient is inf - inf in LLVM's Newton chain; f64 by the same rule, without which LLVM's precise f64 "
+          "division returns NaN for an overflowing quotient (tests/test_rdna_division.py)", "numpy_runtime.div_fixup (the C backend declines v_div_fixup)",
+          "test_div_fixup_nan_estimate", "numpy"),
+  Erratum("omod-ieee", "VOP3 float ops with omod", "omod scales the result", "with IEEE_MODE set (COMPUTE_PGM_RSRC1 "
+          "bit 23, set in LLVM's and tinygrad's RDNA3 descriptors) omod is ignored; gfx12 has no IEEE mode",
+          "program.valu (ieee from executor.ieee_mode, semantics IEEE_MODE_BIT; every backend)", "test_omod_ieee",
+          "fixed"),
   Erratum("bitset-rmw", "s_bitset0/1_b32/b64", "D0[S0[4:0]] = bit (the rest unspecified by some readings)",
           "read-modify-write: other bits of D keep their value, SCC unchanged", "semantics/rdna3.py SOP rows BITSET0/1 (both backends)",
           "tests/test_rdna_bitset.py::test_s_bitset", "fixed"),
@@ -74,15 +90,16 @@ ERRATA = [
           "test_writelane_constant_lane", "numpy"),
 ]
 
-def true16(t_d:str, t_s:tuple[str, ...], dst:int, srcs:list[Reg], opsel:int=0) -> tuple[int, list[Reg], int]:
-  """errata true16-e32: in an e32 encoding a 16-bit operand or destination v[128+n] is the high half of v[n].
-  t_d, t_s are the op's destination and source types; dst is a VGPR index, srcs encoded operands (VGPRs at 256+).
+def true16(t_d:str|None, t_s:tuple[str, ...], dst:int, srcs:list[Reg], opsel:int=0) -> tuple[int, list[Reg], int]:
+  """errata true16-e32 and true16-vopc: in an e32 encoding a 16-bit operand or destination v[128+n] is the high half
+  of v[n]. t_d, t_s are the op's destination and source types (t_d None: no VGPR destination, a compare); dst is a
+  VGPR index, srcs encoded operands (VGPRs at 256+).
   Returns the remapped dst, srcs and the op_sel bits (bit i: source i, bit 3: destination) that select high halves."""
   out = list(srcs)
   for i, (r, t) in enumerate(zip(srcs, t_s)):
     if t[1:] == "16" and r.offset >= 256 + 128:
       out[i], opsel = Reg(r.offset - 128), opsel | 1 << i
-  if t_d[1:] == "16" and dst >= 128: dst, opsel = dst - 128, opsel | 8
+  if t_d is not None and t_d[1:] == "16" and dst >= 128: dst, opsel = dst - 128, opsel | 8
   return dst, out, opsel
 
 def packed_inline(bits16:int, bits32:int, is_float_const:bool, integer_op:bool) -> int:

@@ -368,12 +368,11 @@ def _vop2(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   return _e32(n, inst.vdst.offset - 256, [inst.src0, inst.vsrc1], lit, sem, dpp, mods)
 
 def _e32(n:str, dst:int, regs:list, lit, sem, dpp, mods) -> Valu:
-  """VOP1/VOP2 e32 (and their DPP forms): 16-bit operands v[128+n] are high halves (errata true16-e32), but not
-  under DPP (its src0 is permuted separately) nor for ops whose destination is a source or whose K is an operand."""
+  """VOP1/VOP2 e32 (and their DPP forms): 16-bit operands v[128+n] are high halves (errata true16-e32), the
+  accumulator of v_fmac_f16 the destination's half, but not under DPP (its src0 is permuted separately)."""
   row = _vop_row(n, sem)
   opsel = 0
-  if dpp is None and sem.TRUE16_E32 and n not in sem.ACCUMULATE and n not in sem.LITERAL_K:
-    dst, regs, opsel = errata.true16(row.dst or "b32", row.source_types(), dst, regs)
+  if dpp is None and sem.TRUE16_E32: dst, regs, opsel = errata.true16(row.dst or "b32", row.source_types(), dst, regs)
   neg, abs_ = mods
   srcs = [_src(r.offset, lit, neg, abs_, opsel, i) for i, r in enumerate(regs)]
   return _valu(n, sem, dst, srcs, lit, opsel=opsel, dpp=dpp)
@@ -387,10 +386,11 @@ def _src(reg:int, lit, neg:int, abs_:int, opsel:int, i:int, t:str|None=None) -> 
   return Src(reg, lit, bool(neg >> i & 1), bool(abs_ >> i & 1), bool(opsel >> i & 1), t)
 
 def _valu(n:str, sem, dst:int, srcs:list[Src], lit, *, opsel=0, omod=0, clamp=False, mask_in=VCC, mask_out=VCC, dpp=None) -> Valu:
-  """The generic vector op: accumulators read their destination, K-literal ops their literal, as the last source."""
+  """The generic vector op: accumulators read their destination (the half op_sel bit 3 or a true16 name writes),
+  K-literal ops their literal, as the last source."""
   row = _vop_row(n, sem)
   nsrc = len(row.srcs)
-  if n in sem.ACCUMULATE: srcs = srcs[:nsrc - 1] + [Src(256 + dst)]
+  if n in sem.ACCUMULATE: srcs = srcs[:nsrc - 1] + [Src(256 + dst, hi=bool(opsel & 8))]
   if n in sem.LITERAL_K: srcs = srcs[:2] + [Src(LITERAL, lit)]
   if len(srcs) < nsrc: raise Unsupported(f"needs {nsrc} sources")
   return Valu(n, dst, srcs[:nsrc], bool(opsel & 8), omod, clamp, mask_in, mask_out, dpp)
@@ -444,14 +444,18 @@ def _vop3sd(inst, name, pc, sem, dpp=None, mods=None):
                mask_in=inst.src2.offset if "_CI_" in n else VCC, mask_out=inst.sdst.offset, dpp=dpp)
 
 def _vopc(inst, name, pc, sem, dpp=None, mods=(0, 0)):
-  return _vcmp(strip(name), [inst.src0.offset, inst.vsrc1.offset], literal(inst), VCC, *mods, sem, dpp)
+  """e32 compares: a 16-bit operand v[128+n] is v[n]'s high half (errata true16-vopc), but not under DPP."""
+  n, regs, opsel = strip(name), [inst.src0, inst.vsrc1], 0
+  if dpp is None: _, regs, opsel = errata.true16(None, _vop_row(n, sem).source_types(), -1, regs)
+  return _vcmp(n, [r.offset for r in regs], literal(inst), VCC, *mods, sem, dpp, opsel)
 
-def _vcmp(n:str, regs:list[int], lit, sdst:int, neg:int, abs_:int, sem, dpp) -> Valu:
-  """V_CMP writes its lane bits to sdst (VCC in e32), V_CMPX to EXEC. op_sel is ignored (errata vop3-cmp16-opsel
-  is open: mockgpu reads the low halves); the class mask (source 1) takes no modifiers."""
+def _vcmp(n:str, regs:list[int], lit, sdst:int, neg:int, abs_:int, sem, dpp, opsel:int=0) -> Valu:
+  """V_CMP writes its lane bits to sdst (VCC in e32), V_CMPX to EXEC. In VOP3, op_sel is ignored (errata
+  vop3-cmp16-opsel: the low halves are read); opsel here is the e32 true16 names' selection. The class mask
+  (source 1) takes no modifiers."""
   row = _vop_row(n, sem)
   if "_CLASS_" in n: neg, abs_ = neg & 1, abs_ & 1
-  srcs = [_src(r, lit, neg, abs_, 0, i) for i, r in enumerate(regs)]
+  srcs = [_src(r, lit, neg, abs_, opsel, i) for i, r in enumerate(regs)]
   return Valu(n, -1, srcs[:len(row.srcs)], mask_out=EXEC if n.startswith("CMPX_") else sdst, dpp=dpp)
 
 def _dot2(n:str, dst:int, regs:list[int], lit, opsel:int, opsel_hi:int, neg:int, neg_hi:int, dpp=None) -> Valu:

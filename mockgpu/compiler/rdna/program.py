@@ -6,6 +6,7 @@ stepper evaluates them, so neither a row's meaning nor a modifier's is written t
 An `input` node's val is a Read: an operand (Src, read as its ISA type: the backend turns the register or constant
 into a typed value) or a special value (vcc: this lane's bit of the mask the instruction reads; lane; scc; exec: the
 wave's EXEC mask; pc: the instruction's address). A scalar row's `d`, its destination's old value, is an operand read.
+`ieee`, the wave's IEEE mode, is a constant of the program (the executor reads it from the kernel's descriptor).
 """
 from __future__ import annotations
 from dataclasses import dataclass
@@ -57,7 +58,13 @@ def _outputs(row:Row, t_d:str|None, scope:dict[str, E], names:tuple[str, ...], b
     out["d"] = scope["d"]
   return out
 
-def valu(op:Valu, sem, ftz32:bool, ftz16:bool) -> Program:
+def _mode(env:dict[str, E], row:Row, ieee:bool):
+  """The IEEE mode as the constant it is for a whole dispatch, where the row reads it."""
+  if "ieee" in free_names(row): env["ieee"] = E("const", "bool", val=ieee)
+
+def valu(op:Valu, sem, ftz32:bool, ftz16:bool, ieee:bool=True) -> Program:
+  """A vector op's program. ieee: MODE.IEEE, on in the default descriptor (v_min/v_max quiet a signalling NaN; omod
+  is ignored: errata omod-ieee)."""
   row = sem.CLAMPED[op.row] if op.clamp and op.row in sem.CLAMPED else sem.VOP[op.row]
   t_d = row.dst
   float_d = t_d is not None and is_float_isa(t_d)
@@ -74,9 +81,11 @@ def valu(op:Valu, sem, ftz32:bool, ftz16:bool) -> Program:
   free = free_names(row)
   if "vcc" in free: _bind(body, env, "vcc", _special("vcc", "bool"))
   if "lane" in free: _bind(body, env, "lane", _special("lane", "u32"))
+  _mode(env, row, ieee)
   stmts, scope = instance(row, env)
   body += stmts
-  if float_d and "d" in scope: _float_out(body, scope, t_d, op.omod, op.clamp, {"f32": ftz32, "bf16": False}.get(t_d, ftz16))
+  omod = 0 if ieee else op.omod  # errata omod-ieee: hardware ignores omod in IEEE mode
+  if float_d and "d" in scope: _float_out(body, scope, t_d, omod, op.clamp, {"f32": ftz32, "bf16": False}.get(t_d, ftz16))
   if op.row in sem.HIGH16_ZEROED and not op.dst_hi and "d" in scope:  # GFX9: the 16-bit result zeroes bits 31:16
     _bind(body, scope, "d", call("bits16", (scope["d"],)))
     t_d = "b32"
@@ -89,7 +98,7 @@ def _float_out(body:list[Stmt], scope:dict[str, E], t_d:str, omod:int, clamp:boo
   if clamp: _bind(body, scope, "d", call("clamp01", (scope["d"],)))
   if ftz: _bind(body, scope, "d", call("ftz", (scope["d"],)))
 
-def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False) -> Program:
+def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False, ieee:bool=True) -> Program:
   """A scalar op's program. The float operands and results of an op writing D (RDNA4's float SALU) are flushed as the
   VALU's are; s_cmp_*_f32/f16 read theirs unflushed, as mockgpu always has (open: the manual does not say)."""
   row = sem.SOP[op.row]
@@ -105,12 +114,13 @@ def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False) -> Program:
               "pc": lambda: _special("pc", "u64")}
   for name in free:
     if name in specials: _bind(body, env, name, specials[name]())
+  _mode(env, row, ieee)
   stmts, scope = instance(row, env)
   body += stmts
   if row.dst in ftz and "d" in scope: _float_out(body, scope, row.dst, 0, False, ftz[row.dst])
   return Program(body, _outputs(row, row.dst, scope, ("d", "scc", "exec"), body), row.dst)
 
-def packed(op:Packed, sem) -> Program:
+def packed(op:Packed, sem, ieee:bool=True) -> Program:
   """Both halves through the row, then packed: D = the low result in bits 15:0, the high one in 31:16."""
   row = sem.PACKED[op.row]
   if op.clamp and row.dst != "f16":
@@ -123,6 +133,7 @@ def packed(op:Packed, sem) -> Program:
     for (name, t), s in zip(row.srcs, srcs):
       e = E("input", value_type(t), val=Read(s, t))
       _bind(body, env, name, E("neg", e.t, (e,)) if s.neg else e)
+    _mode(env, row, ieee)
     stmts, scope = instance(row, env)
     body += stmts
     if op.clamp and row.dst == "f16": _bind(body, scope, "d", call("clamp01", (scope["d"],)))

@@ -45,14 +45,14 @@ class Program:
     self.lanes = lanes
     self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
 
-def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, first_xcc:bool) -> native.NativeKernel|None:
+def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, ieee:bool, first_xcc:bool) -> native.NativeKernel|None:
   """The kernel's C translation once it is hot (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting. A
   dispatch shared by several XCCs counts once (first_xcc: its first XCC's share)."""
   if m == "0": return None
   if prog.native is not False: return prog.native
   prog.dispatches += first_xcc
   if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
-    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch, prog.lanes)
+    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch, prog.lanes, ieee)
   return prog.native or None
 
 _programs:dict[tuple, Program] = {}
@@ -62,20 +62,20 @@ def _code_window(mem:AddressSpace, pgm:int) -> bytes:
     if m.va <= pgm < m.end: return mem.read(pgm, min(m.end - pgm, decode.MAX_CODE))
   raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
 
-def _translate(arch:str, insts, ftz32:bool, ftz16:bool, lanes:int) -> str:
-  src = Translator(decode.blocks(insts), ftz32, ftz16, arch, lanes).source()
+def _translate(arch:str, insts, ftz32:bool, ftz16:bool, lanes:int, ieee:bool) -> str:
+  src = Translator(decode.blocks(insts), ftz32, ftz16, arch, lanes, ieee).source()
   used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
   return src + f"NVGPR = {max(used, default=0) + 1}\n"
 
-def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int) -> Program:
+def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool=True) -> Program:
   """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
-  key = (arch, pgm, ftz32, ftz16, lanes)
+  key = (arch, pgm, ftz32, ftz16, lanes, ieee)
   if (prog:=_programs.get(key)) is not None and mem.holds(pgm, prog.code): return prog
   window = _code_window(mem, pgm)
   insts = decode.walk(window, arch)
   code = window[:decode.extent(insts)]
-  obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}", data=code,
-                   build=lambda: _translate(arch, insts, ftz32, ftz16, lanes))
+  obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}-ieee{int(ieee)}", data=code,
+                   build=lambda: _translate(arch, insts, ftz32, ftz16, lanes, ieee))
   ns:dict = {}
   exec(obj, ns)
   _programs[key] = prog = Program(code, ns, lanes)
@@ -94,6 +94,11 @@ def _float_modes(rsrc1:int) -> tuple[bool, bool]:
       raise Unmodelled(f"RDNA executor: FLOAT_DENORM_MODE {mode} (only flush-all and allow-all are modelled)")
     out.append(mode == DENORM_FLUSH)
   return out[0], out[1]
+
+def ieee_mode(rsrc1:int, arch:str) -> bool:
+  """MODE.IEEE of the waves: the descriptor's ENABLE_IEEE_MODE bit where the family has one (gfx12 has none)."""
+  bit = semantics.family(arch).IEEE_MODE_BIT
+  return bit is not None and bool(rsrc1 >> bit & 1)
 
 class State:
   """One chunk of workgroups: its registers, LDS and private memory, read by the translated code."""
@@ -192,15 +197,16 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return debugged
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
+  ieee = ieee_mode(d.rsrc1, d.arch)
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
   try:
-    prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes)
+    prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes, d.arch)
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
     coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
@@ -274,7 +280,8 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
   fn, line = frame
   try:
     insts = decode.walk(prog.code, d.arch)
-    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1), d.arch, prog.lanes).source(), line, "pc")
+    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1), d.arch, prog.lanes,
+                                        ieee_mode(d.rsrc1, d.arch)).source(), line, "pc")
   except Exception: pc = None  # naming the instruction must not hide the error itself
   if pc is not None and pc in insts:
     return f"PC 0x{d.pgm_addr + pc:x} (kernel offset 0x{pc:x}): {decode.describe(insts[pc])}"
@@ -321,7 +328,8 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
                     scratch=np.zeros((lanes, private), np.uint8))
   code = b"" if like is not None else _code_window(mem, d.pgm_addr)
   return Stepper(code[:decode.extent(decode.walk(code, d.arch))] if like is None else b"", arch=d.arch, lanes=lanes, state=state,
-                 mem=mem, pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base, like=like)
+                 mem=mem, pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base, ieee=ieee_mode(d.rsrc1, d.arch),
+                 like=like)
 
 def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, wpg:int, lds_size:int, private:int, chunk:int,
                 budget:int) -> int:

@@ -50,10 +50,10 @@ class NativeKernel:
     self.lib = lib  # keeps the library loaded
     self.launches:dict[tuple, Launch] = {}
 
-def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int) -> NativeKernel|None:
+def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool=True) -> NativeKernel|None:
   """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here)."""
   try:
-    t = c_backend.CTranslator(blocks, ftz32, ftz16, arch, lanes)
+    t = c_backend.CTranslator(blocks, ftz32, ftz16, arch, lanes, ieee)
     src = t.source()
   except c_backend.NoNative as e:
     declined[str(e)] += 1

@@ -78,6 +78,11 @@ def _by_width(prefix:str):
   """A two-operand float helper the prelude has per width (prefix32, prefix64; an f16 is carried as a float)."""
   return lambda a, ts, t: f"{prefix}{64 if t == 'f64' else 32}({a[0]}, {a[1]})"
 
+def _ieee_minmax(prefix:str):
+  """v_min/v_max: the IEEE-mode form (a signalling NaN operand quieted) where the row's third argument, the wave's
+  IEEE mode, is the constant 1."""
+  return lambda a, ts, t: f"{prefix}{'_ieee' if a[2:] == ['1'] else ''}{64 if t == 'f64' else 32}({a[0]}, {a[1]})"
+
 def _f32(fn):
   """A helper C has for f32 operands only."""
   return lambda a, ts, t: fn(a) if ts[0] == "f32" else None
@@ -85,7 +90,10 @@ def _f32(fn):
 # helper name -> (rendered args, their types, the result type) -> C code, or None where C has no such helper
 C_CALLS = {
   "fma": lambda a, ts, t: f"fma32({a[0]}, {a[1]}, {a[2]})" if ts == ["f32"] * 3 else None,
-  "fmax": _by_width("fmax"), "fmin": _by_width("fmin"),
+  "fmax": _ieee_minmax("fmax"), "fmin": _ieee_minmax("fmin"),
+  "fmed3": lambda a, ts, t: f"fmed3_32({a[0]}, {a[1]}, {a[2]}, {a[3]})" if t != "f64" else None,
+  "quiet": lambda a, ts, t: f"qnan{64 if t == 'f64' else 32}({a[0]})",
+  "div_fmas": _f32(lambda a: f"div_fmas32({a[0]}, {a[1]}, {a[2]}, {a[3]})"),
   "ldexp": _f32(lambda a: f"ldexp32({a[0]}, {a[1]})"),
   "exp2": _f32(lambda a: f"(float)exp2((double){a[0]})"),
   "log2": _f32(lambda a: f"log2_32({a[0]})"),
@@ -235,9 +243,9 @@ def store_data(ctype:str, reg:int, count:int) -> str:
   return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})V({reg + j})[l]' for j in range(count))}}};"
 
 class CTranslator(Reads):
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
     if ftz16: raise NoNative("flushed f16/f64 denormals")
-    self.blocks, self.ftz32, self.sem, self.wave = blocks, ftz32, semantics.family(arch), wave
+    self.blocks, self.ftz32, self.sem, self.wave, self.ieee = blocks, ftz32, semantics.family(arch), wave, ieee
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.vregs:set[int] = {0}
@@ -346,7 +354,7 @@ class CTranslator(Reads):
 
   # *** VALU ***
   def valu_lines(self, op:ops.Valu) -> tuple[list[str], CBody, program.Program]:
-    prog = program.valu(op, self.sem, self.ftz32, False)
+    prog = program.valu(op, self.sem, self.ftz32, False, self.ieee)
     self.mask_in = op.mask_in
     body = CBody(lambda e: self.read(e, vec=True))
     return body.lines(prog), body, prog
@@ -368,7 +376,7 @@ class CTranslator(Reads):
   def packed(self, op:ops.Packed):
     """VOP3P packed 16-bit math: both halves through the row (program.packed), D their 32 bits."""
     body = CBody(lambda e: self.read(e, vec=True))
-    lines = body.lines(program.packed(op, self.sem))
+    lines = body.lines(program.packed(op, self.sem, self.ieee))
     self.lanes(lines + self.vstore(op.dst, "b32", body.var("d")), {})
 
   def dual(self, op:ops.Dual):
@@ -404,7 +412,7 @@ class CTranslator(Reads):
     program.check_mode_write(op, self.ftz32, False, op.value.lit)
 
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, self.wave, self.ftz32, False)
+    prog = program.salu(op, self.sem, self.wave, self.ftz32, False, self.ieee)
     body = CBody(lambda e: self.read(e, vec=False))
     lines = body.lines(prog)
     if "exec" in prog.out: lines.append(f"SET_MASK(126, {body.var('exec')});")

@@ -137,8 +137,9 @@ FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
 
 class Translator(Reads):
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
     self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
+    self.ieee = ieee  # MODE.IEEE (program.valu)
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.dpp:ops.Dpp|None = None   # the DPP source of the instruction being translated
@@ -299,7 +300,7 @@ class Translator(Reads):
   def valu(self, op:ops.Valu):
     """A vector op: its program over the lanes, then D and the lane mask it writes. With a DPP source, src0 is the
     lane-permuted vsrc0 and only lanes with a valid source write."""
-    prog = program.valu(op, self.sem, self.ftz32, self.ftz16)
+    prog = program.valu(op, self.sem, self.ftz32, self.ftz16, self.ieee)
     if op.dpp is not None: self.dpp_source(op.dpp)
     self.mask_in, self.dpp = op.mask_in, op.dpp
     try: self.body(prog, vec=True)
@@ -323,7 +324,7 @@ class Translator(Reads):
     """VOPD: both ops read their sources before either writes."""
     results = []
     for tag, half in (("x", op.x), ("y", op.y)):
-      prog = program.valu(half, self.sem, self.ftz32, self.ftz16)
+      prog = program.valu(half, self.sem, self.ftz32, self.ftz16, self.ieee)
       self.mask_in = half.mask_in
       self.body(prog, vec=True)
       self.out(f"_{tag} = {'fbits32' if prog.dst == 'f32' else 'bits32'}(d)")
@@ -331,7 +332,7 @@ class Translator(Reads):
     for d, v in results: self.out(f"vw(V, {d}, w, {v}, m, full)")
 
   def packed(self, op:ops.Packed):
-    self.body(program.packed(op, self.sem), vec=True)
+    self.body(program.packed(op, self.sem, self.ieee), vec=True)
     self.vwrite(op.dst, "b32", "d")
 
   def wmma(self, op:ops.Wmma):
@@ -399,7 +400,7 @@ class Translator(Reads):
     self.refresh_exec(d, WIDTH[t] // 32)
 
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, self.wave, self.ftz32, self.ftz16)
+    prog = program.salu(op, self.sem, self.wave, self.ftz32, self.ftz16, self.ieee)
     self.body(prog, vec=False)
     if "exec" in prog.out:
       for ln in self.set_mask(EXEC, "bits32(exec)" if self.wave == 32 else "as_u64(exec)"): self.out(ln)

@@ -225,17 +225,21 @@ def ldsstore(st, w, addr, m, full, data:list, pc:int, name:str):
   idx = _shared(st, w, addr, m, full, len(data), vals.dtype.itemsize, True, pc, name)
   _scatter(st.lds, idx, vals.reshape(-1) if full else vals[m].reshape(-1))
 
-_ATOMIC = {"add": (np.add, "u4"), "sub": (np.subtract, "u4"), "min_i": (np.minimum, "i4"), "max_i": (np.maximum, "i4"),
-           "min_u": (np.minimum, "u4"), "max_u": (np.maximum, "u4"), "and": (np.bitwise_and, "u4"),
-           "or": (np.bitwise_or, "u4"), "xor": (np.bitwise_xor, "u4"), "add_f": (np.add, "f4"),
-           "min_f": (np.fmin, "f4"), "max_f": (np.fmax, "f4"),
-           "xchg": (lambda old, new: new, "u4"),  # ds_storexchg_rtn: stores data, returns the old value
-           # RDNA4 ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
-           "min_num_f": (lambda old, new: min_num(new, old), "f4"), "max_num_f": (lambda old, new: max_num(new, old), "f4")}
+# each operation (semantics DS_ATOMIC's names): (the new memory value from the old one and the lane's data, the
+# element type); the stepper applies the same functions one lane at a time
+ATOMIC = {"add": (np.add, "u4"), "sub": (np.subtract, "u4"), "min_i": (np.minimum, "i4"), "max_i": (np.maximum, "i4"),
+          "min_u": (np.minimum, "u4"), "max_u": (np.maximum, "u4"), "and": (np.bitwise_and, "u4"),
+          "or": (np.bitwise_or, "u4"), "xor": (np.bitwise_xor, "u4"), "add_f": (np.add, "f4"),
+          # ds_min_f32/ds_max_f32: src < tmp ? src : tmp (the manual's pseudocode): a NaN on either side keeps memory
+          "min_f": (lambda old, new: np.where(new < old, new, old), "f4"),
+          "max_f": (lambda old, new: np.where(new > old, new, old), "f4"),
+          "xchg": (lambda old, new: new, "u4"),  # ds_storexchg_rtn: stores data, returns the old value
+          # RDNA4 ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
+          "min_num_f": (lambda old, new: min_num(new, old), "f4"), "max_num_f": (lambda old, new: max_num(new, old), "f4")}
 
 def ldsatomic(st, w, addr, m, full, data, op:str, pc:int, name:str) -> np.ndarray:
   """A 32-bit LDS read-modify-write. Lanes hitting the same address apply in lane order; each returns the value it saw."""
-  ufunc, t = _ATOMIC[op]
+  ufunc, t = ATOMIC[op]
   idx = _shared(st, w, addr, m, full, 1, 4, True, pc, name)
   if (idx % 4).any(): raise GPUPageFault(int(idx[0]), 4, True, _where(st, pc, name) + ": misaligned LDS atomic", "LDS")
   words = st.lds.view(t)

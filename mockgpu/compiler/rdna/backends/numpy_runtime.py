@@ -206,19 +206,32 @@ def clamp01(x):
   x = np.asarray(x)
   return np.where(x > 0, np.minimum(x, x.dtype.type(1)), x.dtype.type(0))
 
-def fmax(a, b):
-  """v_max_*: a NaN operand yields the other one (IEEE mode); +0 is greater than -0."""
-  r = np.fmax(a, b)
+def fmax(a, b, ieee:bool=False):
+  """v_max_*: a NaN operand yields the other one; +0 is greater than -0. In IEEE mode (MODE.IEEE, the descriptor's
+  IEEE_MODE) a signalling NaN operand is returned quieted instead, S0's first (the manual's pseudocode)."""
+  r = _nan_other(a, b, np.maximum(a, b))
   z = r == 0
   if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), b, a), r)
-  return r
+  return _snan_wins(a, b, r) if ieee else r
 
-def fmin(a, b):
-  """v_min_*: a NaN operand yields the other one (IEEE mode); -0 is less than +0."""
-  r = np.fmin(a, b)
+def fmin(a, b, ieee:bool=False):
+  """v_min_*: a NaN operand yields the other one; -0 is less than +0; IEEE mode as fmax."""
+  r = _nan_other(a, b, np.minimum(a, b))
   z = r == 0
   if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
-  return r
+  return _snan_wins(a, b, r) if ieee else r
+
+def _nan_other(a, b, r) -> np.ndarray:
+  """r where neither operand is a NaN, else the other operand (two NaNs: a). Not np.fmax/np.fmin: some of numpy's
+  loops (the scalar ones) return a signalling NaN operand quieted, as IEEE 754-2008 maxNum does."""
+  with np.errstate(invalid="ignore"): return np.where(np.isnan(b), a, np.where(np.isnan(a), b, r))
+
+def _snan_wins(a, b, r) -> np.ndarray:
+  """IEEE-mode min/max: r, except that a signalling NaN operand gives itself quieted (S0's before S1's)."""
+  if not (np.isnan(a).any() or np.isnan(b).any()): return r
+  qa, sa = _quiet(np.asarray(a))
+  qb, sb = _quiet(np.asarray(b))
+  return np.where(sa, qa, np.where(sb, qb, r))
 
 _QUIET_BIT = {np.dtype(f16): (u16, 0x200), np.dtype(f32): (u32, 0x400000), np.dtype(f64): (u64, 0x8000000000000)}
 
@@ -227,6 +240,13 @@ def _quiet(x:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   ut, bit = _QUIET_BIT[x.dtype]
   raw = x.view(ut)
   return (raw | ut(bit)).view(x.dtype), np.isnan(x) & ((raw & ut(bit)) == 0)
+
+def quiet(x) -> np.ndarray:
+  """cvtToQuietNAN: a NaN with its quiet bit set (its sign and payload kept); numbers unchanged. Hardware returns
+  quiet NaNs from conversions, where numpy's float16 casts keep a signalling NaN signalling."""
+  x = np.asarray(x)
+  q, _ = _quiet(x)
+  return np.where(np.isnan(x), q, x)
 
 def _ieee754_2019(a, b, pick_a) -> np.ndarray:
   """IEEE 754-2019 minimum/maximum around the non-NaN choice pick_a: the first signalling NaN operand quieted, else
@@ -251,7 +271,7 @@ def min_num(a, b) -> np.ndarray:
   return np.where(both, _quiet(np.asarray(a))[0], r) if both.any() else r
 
 def med3_num(a, b, c) -> np.ndarray:
-  """RDNA4 v_med3_num: a NaN operand makes it min3_num, else the median."""
+  """RDNA4 v_med3_num: a NaN operand makes it min3_num, else the median as v_med3 picks it."""
   nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
   return np.where(nan, min_num(min_num(a, b), c), med3(a, b, c))
 
@@ -262,11 +282,16 @@ def maximum754(a, b) -> np.ndarray:
   return _ieee754_2019(a, b, (a > b) | ((a == 0) & (b == 0) & ~np.signbit(a) & np.signbit(b)))
 
 def med3(a, b, c):
-  return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+  """The median of three numbers as the manual's v_med3 pseudocode picks it: the maximum of the two operands that
+  are not equal (==, so -0 equals +0) to the largest, ordered by v_max (+0 > -0): med3(+0, -0, +inf) is +0."""
+  m = fmax(fmax(a, b), c)
+  return np.where(m == a, fmax(b, c), np.where(m == b, fmax(a, c), fmax(a, b)))
 
-def fmed3(a, b, c):
+def fmed3(a, b, c, ieee:bool=False):
+  """v_med3_f16/f32: a NaN operand makes it v_min3 (min of min, in the wave's IEEE mode), else med3."""
   nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
-  return np.where(nan, fmin(fmin(a, b), c), med3(a, b, c))
+  r = med3(a, b, c)
+  return np.where(nan, fmin(fmin(a, b, ieee), c, ieee), r) if nan.any() else r
 
 def default_nan(x, r):
   """An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the hardware's default NaN, +qNaN.
@@ -363,18 +388,29 @@ def cmp_class(x, mask) -> np.ndarray:
         np.where(e > 0, np.where(neg, 3, 8), np.where(mant != 0, np.where(neg, 4, 7), np.where(neg, 5, 6))))
   return ((np.asarray(mask).astype(u32) >> cls.astype(u32)) & 1) == 1
 
+# the manual's default NaN of v_div_fixup's 0/0 and inf/inf (a negative quiet NaN) and its UNDERFLOW threshold on
+# exponent(S2) - exponent(S1) (f16 has none)
+_FIXUP_NAN = {f16: (u16, 0xfe00), f32: (u32, 0xffc00000), f64: (u64, 0xfff8000000000000)}
+_FIXUP_UNDERFLOW = {f32: -150, f64: -1075}
+
 def div_fixup(s0, s1, s2):
-  """v_div_fixup_f32/f64: special cases of quotient s0 = s2/s1 (ISA pseudocode)."""
-  t = np.asarray(s0).dtype.type
+  """v_div_fixup_f16/f32/f64: the special cases of the quotient s0 = s2 / s1, by the manual's pseudocode: a NaN
+  operand quieted (S2's first), 0/0 and inf/inf the negative default NaN, x/0 and inf/y infinity, x/inf and 0/y zero,
+  a quotient below the smallest subnormal (exponent(S2) - exponent(S1) < -150 / -1075) zero (the manual's UNDERFLOW),
+  else |s0| with the quotient's sign. Errata div-fixup-nan: v_div_fixup_f32/f64 turn a NaN estimate into infinity."""
+  s0, s1, s2 = np.broadcast_arrays(np.asarray(s0), np.asarray(s1), np.asarray(s2))
+  t = s0.dtype.type
   sign = np.signbit(s1) ^ np.signbit(s2)
-  inf = np.where(sign, t(-np.inf), t(np.inf))
-  zero = np.where(sign, t(-0.0), t(0.0))
+  inf, zero = np.where(sign, t(-np.inf), t(np.inf)), np.where(sign, t(-0.0), t(0.0))
   r = np.where(sign, -np.abs(s0), np.abs(s0))
+  if t is not f16: r = np.where(np.isnan(s0), inf, r)
+  if t in _FIXUP_UNDERFLOW: r = np.where(_bexp(s2) - _bexp(s1) < _FIXUP_UNDERFLOW[t], zero, r)
   r = np.where((np.abs(s1) == np.inf) | (s2 == 0), zero, r)
   r = np.where((s1 == 0) | (np.abs(s2) == np.inf), inf, r)
-  r = np.where(((s1 == 0) & (s2 == 0)) | ((np.abs(s1) == np.inf) & (np.abs(s2) == np.inf)), t(np.nan), r)
-  r = np.where(np.isnan(s1), s1, r)
-  return np.where(np.isnan(s2), s2, r).astype(t)
+  ut, bits = _FIXUP_NAN[t]
+  r = np.where(((s1 == 0) & (s2 == 0)) | ((np.abs(s1) == np.inf) & (np.abs(s2) == np.inf)), ut(bits).view(t), r)
+  r = np.where(np.isnan(s1), quiet(s1), r)
+  return np.where(np.isnan(s2), quiet(s2), r).astype(t)
 
 def _bexp(x) -> np.ndarray:
   """The biased exponent field of f32/f64 values."""
@@ -385,17 +421,26 @@ def _bexp(x) -> np.ndarray:
 def _is_denorm(x) -> np.ndarray:
   return (np.asarray(x) != 0) & (_bexp(x) == 0)
 
+# v_div_scale/v_div_fmas per format: the scale exponent, the exponent gap of a huge quotient, the biased exponent at
+# or below which a numerator (errata div-scale-vcc: a denominator) is tiny, and v_div_fmas's bias (errata
+# div-fmas-scale: a quotient estimate S2 with a biased exponent above it was computed 2^scale too small)
+_DIV = {f32: (64, 96, 23, 127), f64: (128, 768, 53, 1023)}
+
 def div_scale(s0, s1, s2):
-  """v_div_scale_f32/f64: (scaled value, VCC flag), following the ISA pseudocode's if/elsif chain."""
+  """v_div_scale_f32/f64: (the scaled S0, VCC) by the manual's pseudocode (D = S0 outside its special cases), and
+  errata div-scale-vcc: hardware also sets VCC for a zero denominator, and for a denormal or tiny one (biased
+  exponent <= 23 / 53) in the denominator's own call (S0 is S1, not S2). LLVM's division reads VCC from the
+  numerator's call only (S0 = S2), where these cases keep the pseudocode's VCC, so the quotient stays exact."""
   s0, s1, s2 = np.broadcast_arrays(*(np.asarray(v) for v in (s0, s1, s2)))
   t = s0.dtype.type
-  big, up, tiny_exp = (96, 64, 23) if t == f32 else (768, 128, 53)
+  up, big, tiny_exp, _ = _DIV[t]
   q = s2 / s1
   rcp_den = _is_denorm(1.0 / s1.astype(f64)) if t == f64 else np.zeros(s0.shape, bool)
-  conds = [((s2 == 0) | (s1 == 0), t(np.nan), False),
+  conds = [((s2 == 0) | (s1 == 0), t(np.nan), s1 == 0),
            (_bexp(s2) - _bexp(s1) >= big, np.where(s0 == s1, np.ldexp(s0, up), s0), True),
            (_is_denorm(s1), np.ldexp(s0, up), False),
-           (rcp_den & _is_denorm(q), np.where(s0 == s1, np.ldexp(s0, up), s0), True),
+           # errata div-scale-vcc: a huge denominator of a denormal quotient is scaled down (the manual: up)
+           (rcp_den & _is_denorm(q), np.where(s0 == s1, np.ldexp(s0, -up), s0), True),
            (rcp_den, np.ldexp(s0, -up), False),
            (_is_denorm(q), np.where(s0 == s2, np.ldexp(s0, up), s0), True),
            (_bexp(s2) <= tiny_exp, np.ldexp(s0, up), False)]
@@ -403,7 +448,47 @@ def div_scale(s0, s1, s2):
   for cond, val, flag in reversed(conds):  # earlier branches take priority, so apply them last
     d = np.where(cond, val, d)
     vcc = np.where(cond, flag, vcc)
+  own = (s0.view(_UINT[t]) == s1.view(_UINT[t])) & (s0.view(_UINT[t]) != s2.view(_UINT[t]))
+  vcc |= own & (s1 != 0) & (_bexp(s1) <= tiny_exp)
   return d.astype(t), vcc
+
+_UINT = {f16: u16, f32: u32, f64: u64}
+
+def div_fmas(a, b, c, vcc):
+  """v_div_fmas_f32/f64: fma(a, b, c), and where VCC is set the quotient estimate's correction for v_div_scale's
+  scaling, rounded once (errata div-fmas-scale): times 2^64 (f64: 2^128) when c's biased exponent is above 127
+  (1023), else times 2^-64 (2^-128). The manual's 2^32 (2^64) would leave LLVM's quotients scaled."""
+  a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+  t = a.dtype.type
+  fma = fma32 if t is f32 else fma64
+  r = fma(a, b, c)
+  vcc = np.broadcast_to(vcc, r.shape)
+  if not vcc.any(): return r
+  scale, _, _, bias = _DIV[t]
+  k = np.where(_bexp(c) > bias, scale, -scale)
+  finite = vcc & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)  # NaNs and infinities: the fma's own result
+  return np.where(finite, _fma_scaled(a, b, c, k), r).astype(t)
+
+def _fma_scaled(a, b, c, k) -> np.ndarray:
+  """2^k * (a*b + c), rounded once to a's format."""
+  t = a.dtype.type
+  if t is f32:  # 2^k * a and 2^k * c are exact in float64 (|k| = 64): _fma_odd rounds the scaled sum once
+    with np.errstate(all="ignore"): return _fma_odd(np.ldexp(a.astype(f64), k), b, np.ldexp(c.astype(f64), k), f32)
+  with np.errstate(all="ignore"):
+    u = fma64(a, b, c)
+    r = np.ldexp(u, k)
+  # the scaled result is exact unless it is subnormal, or the unscaled or scaled sum left float64's range: those
+  # lanes exactly
+  redo = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & \
+         (~np.isfinite(u) | ~np.isfinite(r) | ((u != 0) & (np.abs(r) < 2.0 ** -1022)))
+  if not redo.any(): return r
+  from fractions import Fraction
+  from mockgpu.compiler.exact import round_fraction
+  r = np.array(r, f64)
+  for i in zip(*np.nonzero(redo)):
+    exact = (Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))) * Fraction(2) ** int(k[i])
+    r[i] = round_fraction(exact, "rn")
+  return r
 
 def clz(x):
   """Leading zeros of 32-bit values; -1 (0xffffffff) for 0."""

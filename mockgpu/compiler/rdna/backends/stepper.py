@@ -23,6 +23,7 @@ from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, fa
 from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from mockgpu.compiler.rdna.backends import numpy_runtime
+from mockgpu.compiler.rdna.backends.numpy_memory import ATOMIC
 from mockgpu.compiler.rdna.backends.numpy import np_body, bad_vgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
 
@@ -116,14 +117,14 @@ def bits(value, isa:str) -> np.ndarray:
 
 class Stepper(Reads):
   def __init__(self, code:bytes, *, arch:str="rdna3", lanes:int=32, state:WaveState|None=None, mem:AddressSpace|None=None,
-               pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0, like:Stepper|None=None):
+               pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0, ieee:bool=True, like:Stepper|None=None):
     """like: a stepper of the same code whose decoded instructions and lowered ops this one shares (the waves of a
     dispatch: decoding and lowering once, not per wave)."""
     self.insts, self.sem, self.pgm = like.insts if like is not None else decode.walk(code, arch), semantics.family(arch), pgm
     self.lowered:dict[int, object] = like.lowered if like is not None else {}  # pc -> ops.lower(the instruction there)
     self.state = state if state is not None else WaveState.empty(lanes)
     self.mem = mem if mem is not None else AddressSpace("stepper")
-    self.ftz32, self.ftz16, self.scratch_base = ftz32, ftz16, scratch_base
+    self.ftz32, self.ftz16, self.scratch_base, self.ieee = ftz32, ftz16, scratch_base, ieee
     self.steps = 0
     self.handlers = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Packed: self.packed, ops.Wmma: self.wmma,
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
@@ -225,7 +226,7 @@ class Stepper(Reads):
   # *** vector ALU ***
   def valu_outputs(self, op:ops.Valu) -> tuple[program.Program, dict, np.ndarray]:
     """The op's program evaluated on this wave, and the lanes it writes (EXEC, narrowed by a DPP source)."""
-    prog = program.valu(op, self.sem, self.ftz32, self.ftz16)
+    prog = program.valu(op, self.sem, self.ftz32, self.ftz16, self.ieee)
     lanes = self.state.active()
     self.dpp, self.dpp_value, self.mask_in = op.dpp, None, op.mask_in
     if op.dpp is not None: self.dpp_value, lanes = self.dpp_source(op.dpp, lanes)
@@ -258,7 +259,7 @@ class Stepper(Reads):
 
   def packed(self, op:ops.Packed):
     self.dpp, self.mask_in = None, VCC
-    prog = program.packed(op, self.sem)
+    prog = program.packed(op, self.sem, self.ieee)
     self.vwrite(op.dst, "b32", evaluate(prog, lambda e: self.read(e, vec=True))["d"], self.state.active())
 
   def wmma(self, op:ops.Wmma):
@@ -310,7 +311,7 @@ class Stepper(Reads):
 
   # *** scalar ALU and control ***
   def salu(self, op:ops.Salu):
-    prog = program.salu(op, self.sem, self.lanes, self.ftz32, self.ftz16)
+    prog = program.salu(op, self.sem, self.lanes, self.ftz32, self.ftz16, self.ieee)
     self.dpp = None
     out = {k: np.asarray(x).reshape(-1)[0] for k, x in evaluate(prog, lambda e: self.read(e, vec=False)).items()}
     if "exec" in out: self.state.exec = int(out["exec"])
@@ -437,17 +438,10 @@ class Stepper(Reads):
       for l in np.nonzero(lanes)[0]: out[src[l]] = data[l]                    # each lane writes lane src: the highest wins
     st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[op.dst])
 
-  ATOMIC = {"add": lambda o, x: o + x, "sub": lambda o, x: o - x, "min_i": min, "max_i": max, "min_u": min, "max_u": max,
-            "and": lambda o, x: o & x, "or": lambda o, x: o | x, "xor": lambda o, x: o ^ x, "add_f": lambda o, x: o + x,
-            "min_f": np.fmin, "max_f": np.fmax, "xchg": lambda o, x: x,
-            # RDNA4's ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
-            "min_num_f": lambda o, x: numpy_runtime.min_num(x, o), "max_num_f": lambda o, x: numpy_runtime.max_num(x, o)}
-  ATOMIC_TYPE = {"min_i": np.int32, "max_i": np.int32, "add_f": np.float32, "min_f": np.float32, "max_f": np.float32,
-                 "min_num_f": np.float32, "max_num_f": np.float32}
-
   def ds_atomic(self, op:ops.DsAtomic):
     """A 32-bit read-modify-write per active lane, in lane order; each lane gets the value it saw."""
-    st, t = self.state, self.ATOMIC_TYPE.get(op.op, np.uint32)
+    fn, t = ATOMIC[op.op]
+    st, t = self.state, np.dtype(t).type
     lanes, idx = self.lds_lanes(op.addr, op.offset, np.dtype(np.uint32), 1, True)
     if (idx % 4).any(): raise GPUPageFault(int(idx[0]), 4, True, self.where() + ": misaligned LDS atomic")
     words, data = st.lds.view(t), st.vgpr[self.vreg(op.data)].view(t)
@@ -455,7 +449,7 @@ class Stepper(Reads):
     with np.errstate(all="ignore"):
       for l, i in zip(lanes, idx // 4):
         old[l] = np.asarray(words[i]).view(np.uint32)
-        words[i] = t(self.ATOMIC[op.op](words[i], data[l]))
+        words[i] = t(fn(words[i], data[l]))
     if op.dst is not None:
       act = st.active()
       st.vgpr[self.vreg(op.dst)] = np.where(act, old, st.vgpr[op.dst])

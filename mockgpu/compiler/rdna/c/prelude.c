@@ -148,6 +148,30 @@ static inline uint32_t sdwa_put(uint32_t r, uint32_t old, int shift, int width, 
   if (unused == 1 && (placed >> (shift + width - 1) & 1) && shift + width < 32) return placed | (0xffffffffu << (shift + width));
   return placed;
 }
+/* RDNA3 v_min/v_max in IEEE mode (numpy_runtime.fmin/fmax with ieee): a signalling NaN operand quieted, S0's first;
+ * v_med3 (numpy_runtime.fmed3): a NaN operand makes it v_min3, else the manual's median (the v_max of the two
+ * operands not equal to the largest: med3(+0, -0, +inf) is +0) */
+#define IEEE_MINMAX(W, T) \
+  static inline T fmax_ieee##W(T a, T b) { return snan##W(a) ? quiet##W(a) : snan##W(b) ? quiet##W(b) : fmax##W(a, b); } \
+  static inline T fmin_ieee##W(T a, T b) { return snan##W(a) ? quiet##W(a) : snan##W(b) ? quiet##W(b) : fmin##W(a, b); } \
+  static inline T qnan##W(T x) { return x != x ? quiet##W(x) : x; }
+IEEE_MINMAX(32, float)
+IEEE_MINMAX(64, double)
+static inline float fmed3_32(float a, float b, float c, int ieee) {
+  if (a != a || b != b || c != c) return ieee ? fmin_ieee32(fmin_ieee32(a, b), c) : fmin32(fmin32(a, b), c);
+  float m = fmax32(fmax32(a, b), c);
+  return m == a ? fmax32(b, c) : m == b ? fmax32(a, c) : fmax32(a, b);
+}
+/* v_div_fmas_f32 (numpy_runtime.div_fmas, errata div-fmas-scale): where VCC is set, 2^64 * (a*b + c) when c's biased
+ * exponent is above 127, else 2^-64 * (a*b + c), rounded once: the product is exact in double, the sum is rounded to
+ * odd (TwoSum's error moves an inexact even result to its odd neighbour), the scaling is exact, then one rounding */
+static inline float div_fmas32(float a, float b, float c, int vcc) {
+  if (!vcc || !isfinite(a) || !isfinite(b) || !isfinite(c)) return fma32(a, b, c);
+  double p = (double)a * (double)b, s = p + (double)c, bp = s - (double)c;
+  double err = (p - bp) + ((double)c - (s - bp));
+  if (err != 0 && isfinite(s) && !(U64F(s) & 1)) s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
+  return (float)ldexp(s, ((U32F(c) >> 23) & 0xff) > 127 ? 64 : -64);
+}
 
 #include "native_memory.c"
 

@@ -2,7 +2,8 @@
 
 A row's body is Python syntax: assignments separated by `;` (a bare expression means `d = <expression>`), over typed
 operands (the sources a, b, c or names the row gives them, the destination's old value d, and per kind of instruction
-the lane's mask bit `vcc`, its index `lane`, SCC `scc`, the wave's `exec` mask, the instruction's address `pc`).
+the lane's mask bit `vcc`, its index `lane`, SCC `scc`, the wave's `exec` mask, the instruction's address `pc`, and
+`ieee`, the wave's IEEE mode: a bool constant of the translation).
 Statements run in order, so `vcc = (d < a) or (vcc and d == a)` reads the incoming `vcc` and writes the outgoing one.
 Allowed: + - * & | ^ << >>, unary - and ~, `not`, one comparison at a time, `and`/`or` over bools, `x if cond else y`,
 the casts u8..u64, i8..i64, f16, f32, f64 (value conversions), and the helpers of HELPERS. Constant subexpressions
@@ -62,7 +63,7 @@ def _promoted(ts:list[str]) -> str: return promote(ts[0], ts[1])
 
 HELPERS:dict[str, object] = {
   # float arithmetic that rounds once, and IEEE-mode min/max (a NaN operand yields the other)
-  "fma": _same, "fmax": _same, "fmin": _same, "fmed3": _same, "ldexp": _same,
+  "fma": _same, "fmax": _same, "fmin": _same, "fmed3": _same, "ldexp": _same, "quiet": _same,
   # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber (a NaN operand yields the other, two NaNs the first quieted) and
   # minimum/maximum (a NaN operand yields a NaN), and v_med3_num
   "min_num": _same, "max_num": _same, "minimum754": _same, "maximum754": _same, "med3_num": _same,
@@ -70,6 +71,7 @@ HELPERS:dict[str, object] = {
   "exp2": _same, "log2": _same, "rcp": _same, "rsq": _same, "sqrt": _same, "sin_rev": _same, "cos_rev": _same,
   "floor": _same, "ceil": _same, "trunc": _same, "rint": _same, "fract": _same, "frexp_mant": _same,
   "frexp_exp": "i32", "div_fixup": _same, "div_scale": lambda ts: (ts[0], "bool"),
+  "div_fmas": _same,
   # conversions: cvt_int(x, lo, hi) truncates toward zero, saturates to [lo, hi], NaN -> 0, as an i64
   "cvt_int": "i64", "trig_preop": "f64", "cvt_rtz_f16": "f16", "fbits16": "u32", "bits16": "u32", "rbf16": _same,
   "cmp_class": "bool", "clamp01": _same, "ftz": _same, "abs": _same, "isnan": "bool",

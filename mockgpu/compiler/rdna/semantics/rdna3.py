@@ -6,7 +6,9 @@ VOPD, DPP): the operand model (operands.py) says which registers an encoding rea
 computed. A row is `NAME dst-type source-types = body` (lang.row); a row for several types names them once
 (`MAX_{F16,F32} T T T = fmax(a, b)`, lang.table). Vector rows (VOP) read their sources a, b, c, the
 lane's bit `vcc` of the lane mask they read (VCC, or the SGPR VOP3 names) and `lane`, and write d and `vcc` (the lane's
-bit of the mask they write: a carry, a compare). Scalar rows (SOP) read a, b, d (the destination's old value), `scc`,
+bit of the mask they write: a carry, a compare); `ieee` is the wave's IEEE mode (MODE.IEEE, from the descriptor's
+IEEE_MODE bit: IEEE_MODE_BIT), a constant of the translation. Conversions quiet a signalling NaN (`quiet`), as
+hardware's do. Scalar rows (SOP) read a, b, d (the destination's old value), `scc`,
 `exec`, `pc` (this instruction's address) and write d, `scc`, `exec`.
 """
 from __future__ import annotations
@@ -35,11 +37,11 @@ FMAMK_{F16,F32} T T T T = fma(a, c, b)
 FMAAK_{F16,F32} T T T T = fma(a, b, c)
 FMA_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma(a, b, c)
 FMAC_DX9_ZERO_F32 f32 f32 f32 f32 = c if a == 0 or b == 0 else fma(a, b, c)
-MAX_{F16,F32,F64} T T T = fmax(a, b)
-MIN_{F16,F32,F64} T T T = fmin(a, b)
-MAX3_{F16,F32} T T T T = fmax(fmax(a, b), c)
-MIN3_{F16,F32} T T T T = fmin(fmin(a, b), c)
-MED3_{F16,F32} T T T T = fmed3(a, b, c)
+MAX_{F16,F32,F64} T T T = fmax(a, b, ieee)
+MIN_{F16,F32,F64} T T T = fmin(a, b, ieee)
+MAX3_{F16,F32} T T T T = fmax(fmax(a, b, ieee), c, ieee)
+MIN3_{F16,F32} T T T T = fmin(fmin(a, b, ieee), c, ieee)
+MED3_{F16,F32} T T T T = fmed3(a, b, c, ieee)
 LDEXP_{F32,F64} T T i32 = ldexp(a, b)
 LDEXP_F16 f16 f16 i16 = ldexp(a, b)
 EXP_{F16,F32} T T = exp2(a)
@@ -59,12 +61,12 @@ FREXP_MANT_{F32,F64} T T = frexp_mant(a)
 FREXP_EXP_I32_{F32,F64} i32 T = frexp_exp(a)
 DIV_FIXUP_{F16,F32,F64} T T T T = div_fixup(a, b, c)
 DIV_SCALE_{F32,F64} T T T T = d, vcc = div_scale(a, b, c)
-DIV_FMAS_F32 f32 f32 f32 f32 = r = fma(a, b, c); d = r * f32(2.0**32) if vcc else r
-DIV_FMAS_F64 f64 f64 f64 f64 = r = fma(a, b, c); d = r * f64(2.0**64) if vcc else r
+DIV_FMAS_{F32,F64} T T T T = div_fmas(a, b, c, vcc)
 CVT_F32_{I32,U32} f32 T = f32(a)
 CVT_F64_{I32,U32,F32} f64 T = f64(a)
-CVT_F16_{I16,U16,F32} f16 T = f16(a)
-CVT_F32_{F16,F64} f32 T = f32(a)
+CVT_F16_{I16,U16} f16 T = f16(a)
+CVT_F16_F32 f16 f32 = f16(quiet(a))
+CVT_F32_{F16,F64} f32 T = f32(quiet(a))
 CVT_I32_{F32,F64} i32 T = i32(cvt_int(a, -2**31, 2**31 - 1))
 CVT_U32_{F32,F64} u32 T = u32(cvt_int(a, 0, 2**32 - 1))
 CVT_FLOOR_I32_F32 i32 f32 = i32(cvt_int(floor(a), -2**31, 2**31 - 1))
@@ -73,7 +75,7 @@ CVT_F32_UBYTE0 f32 u32 = f32(a & 0xff)
 CVT_F32_UBYTE1 f32 u32 = f32((a >> 8) & 0xff)
 CVT_F32_UBYTE2 f32 u32 = f32((a >> 16) & 0xff)
 CVT_F32_UBYTE3 f32 u32 = f32(a >> 24)
-CVT_PK_RTZ_F16_F32 b32 f32 f32 = fbits16(cvt_rtz_f16(a)) | (fbits16(cvt_rtz_f16(b)) << 16)
+CVT_PK_RTZ_F16_F32 b32 f32 f32 = fbits16(cvt_rtz_f16(quiet(a))) | (fbits16(cvt_rtz_f16(quiet(b))) << 16)
 CVT_I16_F16 i16 f16 = i16(cvt_int(a, -2**15, 2**15 - 1))
 CVT_U16_F16 u16 f16 = u16(cvt_int(a, 0, 2**16 - 1))
 CVT_I32_I16 i32 i16 = i32(a)
@@ -129,8 +131,8 @@ BFE_U32 u32 u32 u32 u32 = bfe(a, b, c, False)
 BFE_I32 u32 u32 u32 u32 = bfe(a, b, c, True)
 BFI_B32 u32 u32 u32 u32 = (a & b) | (~a & c)
 BFM_B32 u32 u32 u32 = ((u32(1) << (a & 31)) - u32(1)) << (b & 31)
-ALIGNBIT_B32 u32 u32 u32 u32 = u32(r64(b, a) >> u64(c & 31))
-ALIGNBYTE_B32 u32 u32 u32 u32 = u32(r64(b, a) >> u64((c & 3) * 8))
+ALIGNBIT_B32 u32 u32 u32 u16 = u32(r64(b, a) >> u64(c & 31))
+ALIGNBYTE_B32 u32 u32 u32 u16 = u32(r64(b, a) >> u64((c & 3) * 8))
 PERM_B32 u32 u32 u32 u32 = perm(a, b, c)
 BCNT_U32_B32 u32 u32 u32 = popcount(a) + b
 MAX_{I16,U16,I32,U32} T T T = max(a, b)
@@ -179,8 +181,8 @@ AND_B16 u16 u16 u16 = a & b
 OR_B16 u16 u16 u16 = a | b
 XOR_B16 u16 u16 u16 = a ^ b
 MAD_I32_I16 i32 i16 i16 i32 = i32(a) * i32(b) + c
-MAXMIN_{{F16,F32}} T T T T = fmin(fmax(a, b), c)
-MINMAX_{{F16,F32}} T T T T = fmax(fmin(a, b), c)
+MAXMIN_{{F16,F32}} T T T T = fmin(fmax(a, b, ieee), c, ieee)
+MINMAX_{{F16,F32}} T T T T = fmax(fmin(a, b, ieee), c, ieee)
 MAXMIN_{{I32,U32}} T T T T = min(max(a, b), c)
 MINMAX_{{I32,U32}} T T T T = max(min(a, b), c)
 LERP_U8 u32 u32 u32 u32 = {" + ".join(f"((({_byte('a', i)} + {_byte('b', i)} + ((c >> {8 * i}) & 1)) >> 1) << {8 * i})" for i in range(4))}
@@ -299,7 +301,8 @@ def _compares(out:str, kinds:tuple[str, ...]) -> dict:
   for suffix, t in CMP_TYPES.items():
     for cond, expr in (FCMP if t[0] == "f" else ICMP).items():
       lines += [f"{k}_{cond}_{suffix} - {t} {t} = {out} = {expr}" for k in kinds]
-    if t[0] == "f": lines += [f"{k}_CLASS_{suffix} - {t} u32 = {out} = cmp_class(a, b)" for k in kinds]
+    # the class mask: bits 9:0 of a 16-bit operand for f16 (so a true16 name v[128+n] reads v[n]'s high half)
+    if t[0] == "f": lines += [f"{k}_CLASS_{suffix} - {t} {'u16' if t == 'f16' else 'u32'} = {out} = cmp_class(a, b)" for k in kinds]
   return table("\n".join(lines))
 
 VOP.update(_compares("vcc", ("CMP", "CMPX")))
@@ -316,8 +319,8 @@ PACKED = table("""
 PK_ADD_F16 f16 f16 f16 = a + b
 PK_MUL_F16 f16 f16 f16 = a * b
 PK_FMA_F16 f16 f16 f16 f16 = fma(a, b, c)
-PK_MAX_F16 f16 f16 f16 = fmax(a, b)
-PK_MIN_F16 f16 f16 f16 = fmin(a, b)
+PK_MAX_F16 f16 f16 f16 = fmax(a, b, ieee)
+PK_MIN_F16 f16 f16 f16 = fmin(a, b, ieee)
 PK_ADD_U16 u16 u16 u16 = a + b
 PK_SUB_U16 u16 u16 u16 = a - b
 PK_ADD_I16 i16 i16 i16 = a + b
@@ -462,6 +465,11 @@ TMPRING_WAVESIZE_UNIT = 256
 TRUE16_E32 = True
 HIGH16_ZEROED:frozenset[str] = frozenset()
 MFMA:frozenset[str] = frozenset()
+PACKED_F32:dict[str, str] = {}  # GFX9's v_pk_*_f32 (semantics/cdna.py)
+FP8 = None  # the fp8/bf8 formats of the MFMA forms (semantics/cdna.py)
+# COMPUTE_PGM_RSRC1 bit 23 (ENABLE_IEEE_MODE, gfx6-gfx11) sets the waves' MODE.IEEE: signalling NaNs in v_min/v_max
+# are returned quieted, and omod is ignored (errata omod-ieee). gfx12 has no IEEE mode (the bit is DISABLE_PERF).
+IEEE_MODE_BIT:int|None = 23
 
 # *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
 # raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its

@@ -51,7 +51,9 @@ TTMP_WORKGROUP_IDS = (117, 115)
 TMPRING_WAVESIZE_BITS = 18
 # as RDNA3: gfx11-style encodings, 256-byte scratch units, true16 e32 operands, 16-bit results keep bits 31:16, no MFMA
 GFX9, TMPRING_WAVESIZE_UNIT, TRUE16_E32 = rdna3.GFX9, rdna3.TMPRING_WAVESIZE_UNIT, rdna3.TRUE16_E32
-HIGH16_ZEROED, MFMA = rdna3.HIGH16_ZEROED, rdna3.MFMA
+HIGH16_ZEROED, MFMA, PACKED_F32, FP8 = rdna3.HIGH16_ZEROED, rdna3.MFMA, rdna3.PACKED_F32, rdna3.FP8
+# gfx12 has no IEEE mode: RSRC1 bit 23 is DISABLE_PERF, and omod always applies
+IEEE_MODE_BIT = None
 
 # *** new VALU rows: IEEE 754-2019 maximumNumber/minimumNumber (a NaN operand gives the other one, two NaNs S0
 # quieted; -0 < +0) and minimum/maximum (the first signalling NaN operand quieted, else the first quiet one) ***
