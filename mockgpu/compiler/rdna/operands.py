@@ -16,6 +16,7 @@ import numpy as np
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import op_name, branch_target, imm_offset, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import errata
+from mockgpu.compiler.rdna.semantics.lang import WIDTH
 
 SCC, VCC, EXEC, NULL, M0, LITERAL = 253, 106, 126, 124, 125, 255
 VCCZ, EXECZ = 251, 252
@@ -252,12 +253,45 @@ class DsPermute:
 
 @dataclass
 class DsAtomic:
+  """A DS read-modify-write (a row of semantics ATOMIC) at each slot's address ((V[addr] + offset) & mask) + slot: one
+  slot, or two (ds_storexchg_2addr: DATA to the first address, DATA2 to the second; ds_condxchg32_rtn_b64: DATA's low
+  and high halves to ADDR0 and ADDR0 + 4, ADDR0 masked to 0xfff8). data: per slot, the first VGPR of each source of
+  the row after `old` (a, b; a 64-bit source is a pair). A lane reads all its slots before it writes any. dst: where
+  the _RTN forms return the old words, slot after slot (None: the forms without _RTN)."""
   addr:int
   offset:int
-  data:int
-  op:str                # semantics.DS_ATOMIC's operation names
-  dst:int|None          # the _RTN forms return the old value
+  slots:tuple[int, ...]
+  data:tuple[tuple[int, ...], ...]
+  row:str
+  width:int             # bits of the word the row updates: 32 or 64
+  dst:int|None
   name:str
+  mask:int = 0xffffffff
+
+@dataclass
+class VAtomic:
+  """A FLAT/GLOBAL atomic: the row of semantics ATOMIC at addr; data: the first VGPR of each row source after `old`
+  (a cmpswap's compare value follows its new value); dst: where GLC (RDNA4: TH_ATOMIC_RETURN) returns the old word."""
+  seg:str
+  addr:Addr
+  row:str
+  width:int
+  data:tuple[int, ...]
+  dst:int|None
+  name:str
+
+def atomic_row(n:str, sem) -> str:
+  """The ATOMIC row of an atomic's name without its segment prefix and _RTN (ADD_U32, SWAP_B32, SUB_CLAMP_U32)."""
+  op, _, t = n.rpartition("_")
+  row = f"{sem.ATOMIC_ALIASES.get(op, op)}_{t}"
+  if row not in sem.ATOMIC: raise Unsupported("not implemented")
+  return row
+
+def atomic_data(first:int, row:str, sem) -> tuple[int, ...]:
+  """The VGPRs of an atomic's sources after `old`, consecutive from first (pairs for a 64-bit row)."""
+  r = sem.ATOMIC[row]
+  step = WIDTH[r.dst] // 32
+  return tuple(first + i * step for i in range(len(r.srcs) - 1))
 
 # *** lowering, one function per encoding ***
 
@@ -525,36 +559,46 @@ def _field(inst, rdna3:str, rdna4:str):
   vsrc for data)."""
   return getattr(inst, rdna4 if any(n == rdna4 for n, _ in type(inst)._fields) else rdna3)
 
-def _vmem(inst, name:str, seg:str, addr:Addr) -> Vmem:
+def _vmem(inst, name:str, seg:str, addr:Addr, sem):
   n = strip(name)[len(seg) + 1:]
-  if "ATOMIC" in n or "LDS" in n or "ADDTID" in n: raise Unsupported("not implemented")
+  if n.startswith("ATOMIC_"): return _vatomic(inst, name, seg, addr, n[len("ATOMIC_"):], sem)
+  if "LDS" in n or "ADDTID" in n: raise Unsupported("not implemented")
   load, kind, ndw, d16 = mem_common(n)
   return Vmem(seg, load, kind, ndw, d16, (inst.vdst if load else _field(inst, "data", "vsrc")).offset - 256, addr, name.lower())
 
+def _vatomic(inst, name:str, seg:str, addr:Addr, n:str, sem) -> VAtomic:
+  """GLC (RDNA4: TH bit 0, TH_ATOMIC_RETURN) asks for the old value."""
+  row = atomic_row(n, sem)
+  rtn = bool(inst.th & 1) if hasattr(inst, "th") else bool(inst.glc)
+  data = atomic_data(_field(inst, "data", "vsrc").offset - 256, row, sem)
+  return VAtomic(seg, addr, row, WIDTH[sem.ATOMIC[row].dst], data, inst.vdst.offset - 256 if rtn else None, name.lower())
+
 def _global(inst, name, pc, sem):
   off, v = imm_offset(inst), _field(inst, "addr", "vaddr").offset - 256
-  if inst.saddr.offset == NULL: return _vmem(inst, name, "GLOBAL", Addr(v, True, offset=off))
-  return _vmem(inst, name, "GLOBAL", Addr(v, False, sbase=inst.saddr.offset, offset=off))
+  if inst.saddr.offset == NULL: return _vmem(inst, name, "GLOBAL", Addr(v, True, offset=off), sem)
+  return _vmem(inst, name, "GLOBAL", Addr(v, False, sbase=inst.saddr.offset, offset=off), sem)
 
 def _flat(inst, name, pc, sem):
   """FLAT addresses are treated as global ones: the LDS and private apertures are not modelled."""
   if (off := imm_offset(inst)) < 0: raise Unsupported("negative FLAT offset")
   if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
-  return _vmem(inst, name, "FLAT", Addr(_field(inst, "addr", "vaddr").offset - 256, True, offset=off))
+  return _vmem(inst, name, "FLAT", Addr(_field(inst, "addr", "vaddr").offset - 256, True, offset=off), sem)
 
 def _scratch(inst, name, pc, sem):
   soff = None if inst.saddr.offset == NULL else Src(inst.saddr.offset)
   addr = Addr(_field(inst, "addr", "vaddr").offset - 256 if inst.sve else None, False, soff=soff, offset=imm_offset(inst))
-  return _vmem(inst, name, "SCRATCH", addr)
+  return _vmem(inst, name, "SCRATCH", addr, sem)
 
 def _ds(inst, name, pc, sem):
   n = strip(name)[3:] if name.startswith("DS_") else strip(name)
   a, off, nm = inst.addr.offset - 256, inst.offset0 | (inst.offset1 << 8), name.lower()
   if "2ADDR" in n:
-    if n.startswith("STOREXCHG"): raise Unsupported("not implemented")
     ndw = 2 if n.endswith("B64") else 1
     scale = (8 if ndw == 2 else 4) * (64 if "STRIDE64" in n else 1)
     offs = (inst.offset0 * scale, inst.offset1 * scale)
+    if n.startswith("STOREXCHG"):  # each lane exchanges DATA at the first address and DATA2 at the second
+      row = f"STOREXCHG_B{32 * ndw}"
+      return DsAtomic(a, 0, offs, ((inst.data0.offset - 256,), (inst.data1.offset - 256,)), row, 32 * ndw, inst.vdst.offset - 256, nm)
     if n.startswith("LOAD"): return DsPair(True, a, offs, ndw, (inst.vdst.offset - 256, inst.vdst.offset - 256 + ndw), nm)
     return DsPair(False, a, offs, ndw, (inst.data0.offset - 256, inst.data1.offset - 256), nm)
   if n in ("BPERMUTE_B32", "PERMUTE_B32"):
@@ -566,10 +610,14 @@ def _ds(inst, name, pc, sem):
     load, kind, ndw, d16 = mem_common(n)
     if load: return DsLoad(a, off, kind, ndw, d16, inst.vdst.offset - 256, nm)
     return DsStore(a, off, kind, ndw, d16, inst.data0.offset - 256, nm)
-  key = n.replace("_RTN", "")
-  if key in sem.DS_ATOMIC:
-    return DsAtomic(a, off, inst.data0.offset - 256, sem.DS_ATOMIC[key], inst.vdst.offset - 256 if "_RTN_" in n else None, nm)
-  raise Unsupported("not implemented")
+  dst = inst.vdst.offset - 256 if "_RTN" in n else None
+  if n == "CONDXCHG32_RTN_B64":  # two 32-bit exchanges, each taking its half of DATA when that half's bit 31 is set
+    d = inst.data0.offset - 256
+    return DsAtomic(a, off, (0, 4), ((d,), (d + 1,)), "CONDXCHG32_B32", 32, dst, nm, mask=0xfff8)
+  row = atomic_row(n.replace("_RTN", ""), sem)
+  r = sem.ATOMIC[row]
+  data = (inst.data0.offset - 256, inst.data1.offset - 256)[:len(r.srcs) - 1]
+  return DsAtomic(a, off, (0,), (data,), row, WIDTH[r.dst], dst, nm)
 
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),

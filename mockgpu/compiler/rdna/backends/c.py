@@ -238,7 +238,8 @@ class CTranslator(Reads):
     self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Salu: self.salu, ops.ReadLane: self.readlane,
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
-                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair}
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsAtomic: self.ds_atomic,
+                     ops.VAtomic: self.vatomic}
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -459,3 +460,47 @@ class CTranslator(Reads):
     for o, dr in zip(op.offsets, op.regs):
       self.vregs |= set(range(dr, dr + ndw))
       self.lanes([store_data("uint32_t", dr, ndw), f"ldsstore(lds, V({a})[l] + {o}u, t_, 4, {ndw});"])
+
+  # *** atomics: every lane's words checked (bounds, then alignment) before any is written; then lane after lane, each
+  # reading all its words before it writes them ***
+  def atomic_word(self, prog:program.Program, k:int, old:str, data:list[str]) -> list[str]:
+    """C lines computing the row's new word n<k> (raw bits) from the raw old word and the lane's raw data."""
+    raw = {"old": old, **dict(zip("ab", data))}
+    body = CBody(lambda e: typed(raw[e.val.special], e.val.isa))
+    lines = body.lines(prog)
+    return ["{ " + " ".join(lines) + f" n{k} = {vstore_bits(prog.dst, body.var('d'))}; }}"]
+
+  def lane_word(self, r:int, width:int) -> str:
+    self.vregs |= {r, r + 1} if width == 64 else {r}
+    return f"V({r})[l]" if width == 32 else f"R64(V({r})[l], V({r + 1})[l])"
+
+  def returns(self, dst:int|None, olds:list[str], width:int) -> list[str]:
+    """Lines writing the old words (raw C values) to VGPRs dst.. of the lane, dword after dword."""
+    if dst is None: return []
+    dwords = [f"(uint32_t)({o} >> {32 * j})" for o in olds for j in range(width // 32)]
+    self.vregs |= set(range(dst, dst + len(dwords)))
+    return [f"V({dst + j})[l] = {x};" for j, x in enumerate(dwords)]
+
+  def ds_atomic(self, op:ops.DsAtomic):
+    nbytes, ctype, prog = op.width // 8, f"uint{op.width}_t", program.atomic(op.row, self.sem)
+    self.vregs.add(op.addr)
+    base = f"(V({op.addr})[l] + {op.offset}u)" + (f" & {op.mask}u" if op.mask != 0xffffffff else "")
+    addrs = [f"(uint32_t)(({base}) + {sl}u)" for sl in op.slots]
+    for a in addrs: self.lanes([f"ldscheck(c, {a}, {nbytes}, 1, 1, {self.pc});"])
+    for a in addrs: self.lanes([f"if ({a} & {nbytes - 1}u) misaligned(c, {a}, {nbytes}, {self.pc}, LDS_SPACE);"])
+    body = [f"uint32_t a{k} = {a}; {ctype} o{k}, n{k}; memcpy(&o{k}, lds + a{k}, {nbytes});" for k, a in enumerate(addrs)]
+    for k, regs in enumerate(op.data):
+      body += [f"{{ {ctype} c_; memcpy(&c_, lds + a{k}, {nbytes});"]  # a second word equal to the first sees its new value
+      body += self.atomic_word(prog, k, "c_", [self.lane_word(r, op.width) for r in regs])
+      body += [f"memcpy(lds + a{k}, &n{k}, {nbytes}); }}"]
+    self.lanes(body + self.returns(op.dst, [f"o{k}" for k in range(len(addrs))], op.width))
+
+  def vatomic(self, op:ops.VAtomic):
+    nbytes, ctype, prog = op.width // 8, f"uint{op.width}_t", program.atomic(op.row, self.sem)
+    addr = self.address(op.addr)
+    self.lanes([f"gcheck(c, {addr}, {nbytes}, 1, 1, {self.pc});"])
+    self.lanes([f"uint64_t a_ = {addr}; if (a_ & {nbytes - 1}u) misaligned(c, a_, {nbytes}, {self.pc}, GLOBAL_SPACE);"])
+    body = [f"uint64_t a_ = {addr}; {ctype} o0, n0; gload(c, &o0, a_, {nbytes}, 1, {self.pc});",
+            *self.atomic_word(prog, 0, "o0", [self.lane_word(r, op.width) for r in op.data]),
+            f"gstore(c, a_, &n0, {nbytes}, 1);"]
+    self.lanes(body + self.returns(op.dst, ["o0"], op.width))

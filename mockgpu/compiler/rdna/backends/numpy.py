@@ -129,6 +129,16 @@ def np_body(prog:program.Program, read) -> list[str]:
   """A program's statements as numpy lines."""
   return [f"{', '.join(s.targets)} = {np_expr(s.value, read)}" for s in prog.body]
 
+STORED_BITS = {"f32": "fbits32", "f64": "f64bits"}  # a row's result as the raw bits memory gets
+
+def np_atomic(prog:program.Program, fn:str) -> list[str]:
+  """An ATOMIC row's program as a module-level numpy function fn(_old, _a, _b) over raw bits (uint32 or uint64 arrays,
+  one element per lane) returning the bits of the new memory word."""
+  lines = [f"def {fn}(_old, _a=None, _b=None):"]
+  lines += ["  " + ln for ln in np_body(prog, lambda e: typed(f"_{e.val.special}", e.val.isa))]
+  wide = WIDTH[prog.dst] == 64
+  return lines + [f"  return {STORED_BITS.get(prog.dst, 'as_u64' if wide else 'bits32')}(d)"]
+
 COL = {True: "[:, None]", False: ""}
 FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits  # a scalar operand in vector context is a column: one value per wave
 
@@ -138,12 +148,13 @@ class Translator(Reads):
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.dpp:ops.Dpp|None = None   # the DPP source of the instruction being translated
+    self.helpers:dict[str, list[str]] = {}  # module-level functions the blocks call (atomic rows), by name
     self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Packed: self.packed, ops.Wmma: self.wmma,
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
-                     ops.DsAtomic: self.ds_atomic}
+                     ops.DsAtomic: self.ds_atomic, ops.VAtomic: self.vatomic}
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
@@ -165,7 +176,8 @@ class Translator(Reads):
                 f"[{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
     consts:dict[str, str] = {}
     body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
-    return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + head[2:] + body) + "\n"
+    helpers = [ln for lines in self.helpers.values() for ln in lines]
+    return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + helpers + head[2:] + body) + "\n"
 
   @staticmethod
   def _ends_in_barrier(b:Block) -> bool:
@@ -434,6 +446,31 @@ class Translator(Reads):
     self.out(f"_r = {fn}((V[{op.addr}][w] + u32({op.offset})) >> 2, V[{op.data}][w], m)")
     self.out(f"vw(V, {op.dst}, w, _r, m, full)")
 
+  def atomic_fn(self, row:str) -> str:
+    """The module-level function computing an ATOMIC row (np_atomic), emitted once per kernel."""
+    fn = f"_at_{row}"
+    if fn not in self.helpers: self.helpers[fn] = np_atomic(program.atomic(row, self.sem), fn)
+    return fn
+
+  def word(self, r:int, width:int) -> str:
+    return f"V[{r}][w]" if width == 32 else f"r64(V[{r}][w], V[{r + 1}][w])"
+
+  def returned(self, dst:int|None, ndw:int):
+    """The old words an atomic returns (_r: ndw dwords), written to VGPRs dst.. of the active lanes."""
+    if dst is not None:
+      for j in range(ndw): self.out(f"vw(V, {dst + j}, w, _r[{j}], m, full)")
+
   def ds_atomic(self, op:ops.DsAtomic):
-    self.out(f"_r = ldsatomic(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, V[{op.data}][w], {op.op!r}, {self.pc}, {op.name!r})")
-    if op.dst is not None: self.out(f"vw(V, {op.dst}, w, _r, m, full)")
+    base = f"V[{op.addr}][w] + u32({op.offset})"
+    if op.mask != 0xffffffff: base = f"(({base}) & u32({op.mask}))"
+    addrs = ", ".join(f"{base} + u32({s})" if s else base for s in op.slots)
+    data = ", ".join("[" + ", ".join(self.word(r, op.width) for r in regs) + "]" for regs in op.data)
+    self.out(f"_r = ldsatomic(st, w, [{addrs}], m, full, [{data}], {self.atomic_fn(op.row)}, {op.width // 8}, "
+             f"{op.row in self.sem.ASSOCIATIVE}, {self.pc}, {op.name!r})")
+    self.returned(op.dst, len(op.slots) * op.width // 32)
+
+  def vatomic(self, op:ops.VAtomic):
+    data = ", ".join(self.word(r, op.width) for r in op.data)
+    self.out(f"_r = gatomic(st, w, {self.address(op.addr, op.seg)}, m, full, [{data}], {self.atomic_fn(op.row)}, "
+             f"{op.width // 8}, {op.row in self.sem.ASSOCIATIVE}, {self.pc}, {op.name!r})")
+    self.returned(op.dst, op.width // 32)

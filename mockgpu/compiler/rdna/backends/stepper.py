@@ -20,7 +20,7 @@ from mockgpu.memory import AddressSpace
 from mockgpu.compiler.rdna import decode, operands as ops, program, semantics
 from mockgpu.compiler.rdna.decode import Bad
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
-from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside
+from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside, misaligned
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from mockgpu.compiler.rdna.backends import numpy_runtime
 from mockgpu.compiler.rdna.backends.numpy import np_body, bad_vgprs
@@ -125,7 +125,8 @@ class Stepper(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
-                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic}
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic,
+                     ops.VAtomic: self.vatomic}
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -401,27 +402,52 @@ class Stepper(Reads):
       for l in np.nonzero(lanes)[0]: out[src[l]] = data[l]                    # each lane writes lane src: the highest wins
     st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[op.dst])
 
-  ATOMIC = {"add": lambda o, x: o + x, "sub": lambda o, x: o - x, "min_i": min, "max_i": max, "min_u": min, "max_u": max,
-            "and": lambda o, x: o & x, "or": lambda o, x: o | x, "xor": lambda o, x: o ^ x, "add_f": lambda o, x: o + x,
-            "min_f": np.fmin, "max_f": np.fmax, "xchg": lambda o, x: x,
-            # RDNA4's ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
-            "min_num_f": lambda o, x: numpy_runtime.min_num(x, o), "max_num_f": lambda o, x: numpy_runtime.max_num(x, o)}
-  ATOMIC_TYPE = {"min_i": np.int32, "max_i": np.int32, "add_f": np.float32, "min_f": np.float32, "max_f": np.float32,
-                 "min_num_f": np.float32, "max_num_f": np.float32}
+  # *** atomics: lane after lane, each lane reading all its words before writing them ***
+  def atomic_word(self, prog:program.Program, old:int, data:list[int], width:int) -> int:
+    """The row's new word from the old one and the lane's data (raw bits as Python ints)."""
+    raw = {"old": old, **dict(zip("ab", data))}
+    t = UINT[width]
+    out = evaluate(prog, lambda e: typed(t(raw[e.val.special]), e.val.isa, False))
+    return int(bits(out["d"], prog.dst)[0])
+
+  def lane_data(self, regs, width:int, lane:int) -> list[int]:
+    v = self.state.vgpr
+    return [int(v[self.vreg(r), lane]) | (int(v[self.vreg(r + 1), lane]) << 32 if width == 64 else 0) for r in regs]
+
+  def write_old(self, dst:int|None, lane:int, olds:list[int], width:int):
+    """An atomic's returned words into VGPRs dst.. of one lane."""
+    if dst is None: return
+    dwords = [w >> (32 * j) & 0xffffffff for w in olds for j in range(width // 32)]
+    for j, x in enumerate(dwords): self.state.vgpr[self.vreg(dst + j), lane] = x
 
   def ds_atomic(self, op:ops.DsAtomic):
-    """A 32-bit read-modify-write per active lane, in lane order; each lane gets the value it saw."""
-    st, t = self.state, self.ATOMIC_TYPE.get(op.op, np.uint32)
-    lanes, idx = self.lds_lanes(op.addr, op.offset, np.dtype(np.uint32), 1, True)
-    if (idx % 4).any(): raise GPUPageFault(int(idx[0]), 4, True, self.where() + ": misaligned LDS atomic")
-    words, data = st.lds.view(t), st.vgpr[self.vreg(op.data)].view(t)
-    old = np.zeros(self.lanes, np.uint32)
-    with np.errstate(all="ignore"):
-      for l, i in zip(lanes, idx // 4):
-        old[l] = np.asarray(words[i]).view(np.uint32)
-        words[i] = t(self.ATOMIC[op.op](words[i], data[l]))
-    if op.dst is not None:
-      act = st.active()
-      st.vgpr[self.vreg(op.dst)] = np.where(act, old, st.vgpr[op.dst])
+    st, nbytes = self.state, op.width // 8
+    prog, lanes = program.atomic(op.row, self.sem), np.nonzero(st.active())[0]
+    v = st.vgpr[self.vreg(op.addr)]
+    addrs = [[((((int(v[l]) + op.offset) & 0xffffffff & op.mask) + s) & 0xffffffff) for l in lanes] for s in op.slots]
+    for slot in addrs:  # every lane's words checked (bounds, then alignment) before any is written
+      for a in slot: self.lds_index(a, nbytes, True)
+    for slot in addrs:
+      for a in slot:
+        if a % nbytes: raise GPUPageFault(a, nbytes, True, misaligned(self.where(), "LDS", a, nbytes))
+    words = st.lds[:len(st.lds) // nbytes * nbytes].view(UINT[op.width])
+    for i, l in enumerate(lanes):
+      olds = [int(words[slot[i] // nbytes]) for slot in addrs]
+      for slot, regs in zip(addrs, op.data):  # in slot order: a second word equal to the first sees its new value
+        words[slot[i] // nbytes] = self.atomic_word(prog, int(words[slot[i] // nbytes]), self.lane_data(regs, op.width, l), op.width)
+      self.write_old(op.dst, l, olds, op.width)
+
+  def vatomic(self, op:ops.VAtomic):
+    nbytes, t = op.width // 8, np.dtype(UINT[op.width])
+    prog, lanes = program.atomic(op.row, self.sem), np.nonzero(self.state.active())[0]
+    addrs = np.array([self.address(op.addr, int(l)) for l in lanes], np.uint64)
+    if len(addrs): self.mem.locate(addrs, nbytes, True, self.where())  # every lane checked before any is written
+    for a in addrs:
+      if int(a) % nbytes: raise GPUPageFault(int(a), nbytes, True, misaligned(self.where(), "global", int(a), nbytes))
+    for a, l in zip(addrs, lanes):
+      old = int(self.mem.load(a[None], t, self.where())[0])
+      new = self.atomic_word(prog, old, self.lane_data(op.data, op.width, l), op.width)
+      self.mem.store(a[None], np.array([new], t), self.where())
+      self.write_old(op.dst, l, [old], op.width)
 
 def op_name_lower(inst) -> str: return decode.op_name(inst).lower()

@@ -1,0 +1,162 @@
+"""RDNA3 atomics (FLAT/GLOBAL and DS read-modify-writes) on the numpy path, the C path and the reference stepper,
+against the ISA manual's pseudocode (tests/pcode's evaluator, independent of mockgpu's table) run lane after lane
+over one shared memory: many lanes, waves and workgroups hit the same words, so the final words and every returned
+old value must be those of the serial order hardware defines for one instruction (lanes in order, then waves,
+then workgroups). Also: faults (an unmapped or misaligned atomic names the instruction) and the numpy path's
+associative prefix scan against its serial loop."""
+from __future__ import annotations
+import struct
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as hs
+from tinygrad.renderer.amd.dsl import s, v
+from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
+from tinygrad.runtime.autogen.amd.rdna3.str_pcode import PCODE
+from mockgpu import system
+from mockgpu.errors import GPUPageFault
+from mockgpu.memory import AddressSpace
+from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
+from pcode import interp
+from test_rdna_harness import aligned
+from test_rdna_isa import RSRC1, RSRC2
+
+CALLS = interp.calls_for(PCODE)
+BLOCK, GRID = (48, 1, 1), (2, 1, 1)   # two workgroups of a full and a half wave: 96 lanes, 4 waves
+LANES = BLOCK[0] * GRID[0]
+WORDS = 3                              # the words each op's lanes share (lane g updates word g % WORDS)
+REC = 32                               # bytes of a lane's input record: 4 data dwords, then its word's byte offset
+
+class Shared:
+  """Byte-addressed memory for the pseudocode's MEM[...]: one dict shared by every lane (the serial reference)."""
+  def __init__(self, base:int, data:bytes): self.bytes = {base + i: b for i, b in enumerate(data)}
+  def read(self, addr:int, n:int) -> int: return sum(self.bytes[addr + i] << (8 * i) for i in range(n))
+  def write(self, addr:int, n:int, bits:int, fields=()):
+    for i in range(n): self.bytes[addr + i] = (int(bits) >> (8 * i)) & 0xff
+
+def word_bytes(name:str) -> int: return 8 if name.endswith("64") else 4
+def data_dwords(name:str) -> int: return word_bytes(name) // 4 * (2 if "CMP" in name or "MSKOR" in name or "WRAP" in name else 1)
+
+SPECIAL32 = [0, 1, 2, 0x7fffffff, 0x80000000, 0xffffffff, 0xfffffffe, 5]
+FLOATS = [0.0, -0.0, 1.0, -1.5, 3.25, 1e30, -1e-30, 2.0**-126, 0.1, -7.0]
+
+def values(rng, name:str, n:int) -> np.ndarray:
+  """n words (uint64, the low half for 32-bit ops) that make the op's interesting cases meet: small counters for
+  inc/dec/wrap, a few values for cmpswap so compares succeed, finite floats for the float ops (NaN: test_rdna_atomics
+  leaves min/max's NaN rule to the conformance suite's DS rows, expected_mismatches.txt)."""
+  wide = word_bytes(name) == 8
+  if name.endswith("F32") or name.endswith("F64"):
+    f = rng.choice(FLOATS, n) if "CMP" in name else rng.choice(FLOATS + list(rng.standard_normal(8) * 100), n)
+    return (np.asarray(f, np.float64).view(np.uint64) if wide else np.asarray(f, np.float32).view(np.uint32).astype(np.uint64))
+  if any(k in name for k in ("INC", "DEC", "WRAP", "CMP", "CSUB")): return rng.integers(0, 6, n).astype(np.uint64)
+  pool = SPECIAL32 + [int(x) for x in rng.integers(0, 2**32, 8)]
+  lo = np.asarray(rng.choice(pool, n), np.uint64)
+  return lo | (np.asarray(rng.choice(pool, n), np.uint64) << np.uint64(32)) if wide else lo
+
+def global_ops() -> list[str]: return [op.name for op in E.GLOBALOp if "ATOMIC" in op.name]
+
+def _atomic(name:str, **kw):
+  """The DSL instruction (its register check counts a cmpswap's vdst as one register: give it one)."""
+  fn = getattr(I, name.lower())
+  try: return fn(**kw)
+  except TypeError: return fn(**{**kw, "vdst": v[kw["vdst"].offset - 256]})
+
+def global_kernel(names:list[str]) -> bytes:
+  """Each op in turn: every lane loads its record (data, word offset) from `in`, runs the op with GLC on `target`
+  (saddr form) and stores the returned dwords to `out`; then the three bases move to the next op's region."""
+  code = [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_load_b64(sdata=s[8:9], sbase=s[0:1], offset=16),
+          I.s_waitcnt(simm16=0), I.s_mul_i32(s[10], s[2], BLOCK[0]), I.v_add_nc_u32_e32(v[1], s[10], v[0]),
+          I.v_lshlrev_b32_e32(v[9], 4, v[1]), I.v_lshlrev_b32_e32(v[1], 5, v[1])]
+  for name in names:
+    code += [I.global_load_b128(vdst=v[4:7], addr=v[1], saddr=s[6:7], offset=0),
+             I.global_load_b32(vdst=v[2], addr=v[1], saddr=s[6:7], offset=16), I.v_mov_b32_e32(v[10], 0),
+             I.v_mov_b32_e32(v[11], 0), I.s_waitcnt(simm16=0)]
+    nd = data_dwords(name)
+    code.append(_atomic(name, vdst=v[10:11] if word_bytes(name) == 8 else v[10], addr=v[2], data=v[4:4 + nd - 1] if nd > 1 else v[4],
+                        saddr=s[8:9], offset=0, glc=1))
+    code += [I.s_waitcnt(simm16=0), I.global_store_b64(addr=v[9], data=v[10:11], saddr=s[4:5], offset=0)]
+    for lo, step in ((6, LANES * REC), (4, LANES * 16), (8, WORDS * 8)):
+      code += [I.s_add_u32(s[lo], s[lo], step), I.s_addc_u32(s[lo + 1], s[lo + 1], 0)]
+  code.append(I.s_endpgm())
+  return b"".join(i.to_bytes() for i in code)
+
+class Setup:
+  """The buffers of one run: in (records), out (returned dwords), target (the words), mapped in an AddressSpace."""
+  def __init__(self, names:list[str], seed:int):
+    rng = np.random.default_rng([seed, len(names)])
+    self.names, n = names, len(names)
+    self.rec = aligned(n * LANES * REC, 256).view(np.uint32).reshape(n, LANES, REC // 4)
+    self.out = aligned(n * LANES * 16, 256).view(np.uint32).reshape(n, LANES, 4)
+    self.target = aligned(n * WORDS * 8, 256).view(np.uint64).reshape(n, WORDS)
+    for i, name in enumerate(names):
+      nd = data_dwords(name)
+      vals = [values(rng, name, LANES) for _ in range(nd * 4 // word_bytes(name))]
+      words = np.stack([x for w in vals for x in ((w & 0xffffffff, w >> np.uint64(32)) if word_bytes(name) == 8 else (w,))], 1)
+      self.rec[i, :, :nd] = words.astype(np.uint32)
+      self.rec[i, :, 4] = (np.arange(LANES) % WORDS) * word_bytes(name)
+      self.target[i] = values(rng, name, WORDS)
+    self.start = self.target.copy()
+
+  def dispatch(self, code:bytes, lds:int=0) -> tuple[AddressSpace, Dispatch]:
+    img, args = aligned(len(code) + 256), aligned(256, 256)
+    img[:len(code)] = np.frombuffer(code, np.uint8)
+    struct.pack_into("<QQQ", args, 0, self.out.ctypes.data, self.rec.ctypes.data, self.target.ctypes.data)
+    mem = AddressSpace("atomics")
+    for a in (img, args, self.rec, self.out, self.target): mem.map(a.ctypes.data, a.nbytes)
+    self.keep = (img, args)
+    user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
+    return mem, Dispatch("rdna3", img.ctypes.data, RSRC1, RSRC2 | (lds // 512) << 15, 0, user, 0, 0, BLOCK, GRID, True)
+
+  def reset(self):
+    self.target[:] = self.start
+    self.out[:] = 0
+
+def reference(st:Setup, i:int, name:str) -> tuple[np.ndarray, np.ndarray]:
+  """The op's pseudocode run lane after lane (workgroup, wave, lane order) on one shared memory: the final words and
+  each lane's RETURN_DATA (as two dwords)."""
+  prog = interp.Program(PCODE[getattr(E.GLOBALOp, name)], CALLS)
+  nb = word_bytes(name)
+  mem = Shared(0, st.start[i].tobytes())
+  ret = np.zeros((LANES, 2), np.uint32)
+  for g in range(LANES):
+    rec = [int(x) for x in st.rec[i, g]]
+    data = sum(rec[j] << (32 * j) for j in range(data_dwords(name)))
+    env = interp.Env({"ADDR": rec[4], "DATA": data, "RETURN_DATA": 0, "laneId": g % 32, "WAVE_MODE_IEEE": 1}, mem=mem)
+    prog.run(env)
+    r = interp.as_bits(env.vars["RETURN_DATA"]) & ((1 << (8 * nb)) - 1)
+    ret[g] = (r & 0xffffffff, r >> 32)
+  return np.array([mem.read(k * nb, nb) for k in range(WORDS)], np.uint64), ret
+
+def words(st:Setup, i:int, name:str) -> np.ndarray:
+  """The op's words after the run (32-bit ops use the first WORDS dwords of its region)."""
+  return st.target[i] if word_bytes(name) == 8 else st.target[i].view(np.uint32)[:WORDS].astype(np.uint64)
+
+def run_path(st:Setup, code:bytes, path:str, monkeypatch, lds:int=0):
+  st.reset()
+  mem, d = st.dispatch(code, lds)
+  if path == "stepper":  # the reference stepper: each wave alone, in the order the C path runs them
+    waves = -(-BLOCK[0] // 32)
+    for g in range(GRID[0]):
+      for w in range(waves): executor.stepper(mem, d, g, w).run()
+    return
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
+  before = system.stats["rdna3.native_launches"]
+  run_dispatch(mem, d)
+  assert (system.stats["rdna3.native_launches"] > before) == (path == "native"), f"{path}: the C path {'did not run' if path == 'native' else 'ran'}"
+
+PATHS = ("numpy", "native", "stepper")
+
+@pytest.mark.parametrize("path", PATHS)
+def test_global_atomics_serial_as_the_pseudocode(path, monkeypatch):
+  """Every RDNA3 GLOBAL_ATOMIC_* (with GLC: the old value returned) with 32 lanes on each word, 4 waves, 2 workgroups."""
+  names = global_ops()
+  st = Setup(names, 1)
+  run_path(st, global_kernel(names), path, monkeypatch)
+  bad = []
+  for i, name in enumerate(names):
+    final, ret = reference(st, i, name)
+    if not (words(st, i, name) == final).all(): bad.append(f"{name}: words {words(st, i, name)} != pseudocode {final}")
+    got = st.out[i, :, :2] if word_bytes(name) == 8 else st.out[i, :, :1]
+    if not (got == ret[:, :got.shape[1]]).all():
+      g = int(np.argmax((got != ret[:, :got.shape[1]]).any(1)))
+      bad.append(f"{name}: lane {g} returned {got[g]}, pseudocode {ret[g, :got.shape[1]]}")
+  assert not bad, "\n".join(bad)
