@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as hs
-from tinygrad.renderer.amd.dsl import s, v
+from tinygrad.renderer.amd.dsl import s, v, VCC_LO, EXEC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
 from tinygrad.runtime.autogen.amd.rdna3.str_pcode import PCODE
 from mockgpu import system
@@ -96,15 +96,17 @@ class Setup:
       self.target[i] = values(rng, name, WORDS)
     self.start = self.target.copy()
 
-  def dispatch(self, code:bytes, lds:int=0) -> tuple[AddressSpace, Dispatch]:
+  def dispatch(self, code:bytes, lds:int=0, block=BLOCK, extra=()) -> tuple[AddressSpace, Dispatch]:
     img, args = aligned(len(code) + 256), aligned(256, 256)
     img[:len(code)] = np.frombuffer(code, np.uint8)
     struct.pack_into("<QQQ", args, 0, self.out.ctypes.data, self.rec.ctypes.data, self.target.ctypes.data)
+    for k, a in enumerate(extra): struct.pack_into("<Q", args, 24 + 8 * k, a.ctypes.data)
     mem = AddressSpace("atomics")
-    for a in (img, args, self.rec, self.out, self.target): mem.map(a.ctypes.data, a.nbytes)
+    for a in (img, args, self.rec, self.out, self.target, *extra): mem.map(a.ctypes.data, a.nbytes)
     self.keep = (img, args)
     user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
-    return mem, Dispatch("rdna3", img.ctypes.data, RSRC1, RSRC2 | (lds // 512) << 15, 0, user, 0, 0, BLOCK, GRID, True)
+    lds_granules = -(-lds // 512)
+    return mem, Dispatch("rdna3", img.ctypes.data, RSRC1, RSRC2 | lds_granules << 15, 0, user, 0, 0, block, GRID, True)
 
   def reset(self):
     self.target[:] = self.start
@@ -130,11 +132,11 @@ def words(st:Setup, i:int, name:str) -> np.ndarray:
   """The op's words after the run (32-bit ops use the first WORDS dwords of its region)."""
   return st.target[i] if word_bytes(name) == 8 else st.target[i].view(np.uint32)[:WORDS].astype(np.uint64)
 
-def run_path(st:Setup, code:bytes, path:str, monkeypatch, lds:int=0):
+def run_path(st:Setup, code:bytes, path:str, monkeypatch, lds:int=0, block=BLOCK, extra=()):
   st.reset()
-  mem, d = st.dispatch(code, lds)
+  mem, d = st.dispatch(code, lds, block, extra)
   if path == "stepper":  # the reference stepper: each wave alone, in the order the C path runs them
-    waves = -(-BLOCK[0] // 32)
+    waves = -(-block[0] // 32)
     for g in range(GRID[0]):
       for w in range(waves): executor.stepper(mem, d, g, w).run()
     return
@@ -159,4 +161,93 @@ def test_global_atomics_serial_as_the_pseudocode(path, monkeypatch):
     if not (got == ret[:, :got.shape[1]]).all():
       g = int(np.argmax((got != ret[:, :got.shape[1]]).any(1)))
       bad.append(f"{name}: lane {g} returned {got[g]}, pseudocode {ret[g, :got.shape[1]]}")
+  assert not bad, "\n".join(bad)
+
+# *** DS: the lanes of a workgroup share its LDS words ***
+
+def ds_ops() -> list[str]:
+  """The single-address DS read-modify-writes (the two-address and condxchg forms: the conformance suite, per lane)."""
+  return [op.name for op in E.DSOp if op.name.startswith(("DS_ADD_", "DS_SUB_U", "DS_SUB_RTN_U", "DS_RSUB", "DS_INC", "DS_DEC", "DS_MIN", "DS_MAX",
+                                                          "DS_AND", "DS_OR", "DS_XOR", "DS_MSKOR", "DS_CMPSTORE", "DS_WRAP", "DS_STOREXCHG_RTN"))
+          and "GS_REG" not in op.name and op.name != "DS_ORDERED_COUNT"]
+
+REGION = 24  # LDS bytes of one op's words (three 64-bit words, or the first three dwords for 32-bit ops)
+
+def ds_kernel(names:list[str], block) -> bytes:
+  """Lanes 0-5 of each workgroup copy the start words into LDS, a barrier, then each op in turn as global_kernel
+  (the record's word offset plus the op's region as the instruction's offset), a barrier, and lanes 0-5 copy the
+  final words out to `final` (the 4th kernel argument, one region per workgroup)."""
+  n = len(names)
+  code = [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_load_b128(sdata=s[8:11], sbase=s[0:1], offset=16),
+          I.s_waitcnt(simm16=0), I.s_mul_i32(s[16], s[2], block[0]), I.v_add_nc_u32_e32(v[1], s[16], v[0]),
+          I.v_lshlrev_b32_e32(v[9], 4, v[1]), I.v_lshlrev_b32_e32(v[1], 5, v[1]), I.v_lshlrev_b32_e32(v[3], 2, v[0]),
+          I.s_mul_i32(s[17], s[2], n * REGION), I.v_add_nc_u32_e32(v[21], s[17], v[3]),
+          I.v_cmp_gt_u32_e32(6, v[0]), I.s_and_saveexec_b32(s[14], VCC_LO)]
+  for i in range(n):
+    code += [I.global_load_b32(vdst=v[20], addr=v[3], saddr=s[8:9], offset=i * REGION), I.s_waitcnt(simm16=0),
+             I.ds_store_b32(addr=v[3], data0=v[20], offset0=(i * REGION) & 0xff, offset1=(i * REGION) >> 8)]
+  code += [I.s_mov_b32(EXEC_LO, s[14]), I.s_waitcnt(simm16=0), I.s_barrier()]
+  for name in names:
+    i = names.index(name)
+    code += [I.global_load_b128(vdst=v[4:7], addr=v[1], saddr=s[6:7], offset=0),
+             I.global_load_b32(vdst=v[2], addr=v[1], saddr=s[6:7], offset=16), I.v_mov_b32_e32(v[10], 0),
+             I.v_mov_b32_e32(v[11], 0), I.s_waitcnt(simm16=0)]
+    wide = word_bytes(name) == 8
+    kw = {"addr": v[2], "data0": v[4:5] if wide else v[4], "offset0": (i * REGION) & 0xff, "offset1": (i * REGION) >> 8}
+    if data_dwords(name) > word_bytes(name) // 4: kw["data1"] = v[6:7] if wide else v[5]
+    if "_RTN" in name: kw["vdst"] = v[10:11] if wide else v[10]
+    code += [_atomic(name, **kw), I.s_waitcnt(simm16=0), I.global_store_b64(addr=v[9], data=v[10:11], saddr=s[4:5], offset=0)]
+    for lo, step in ((6, LANES * REC), (4, LANES * 16)):
+      code += [I.s_add_u32(s[lo], s[lo], step), I.s_addc_u32(s[lo + 1], s[lo + 1], 0)]
+  code += [I.s_waitcnt(simm16=0), I.s_barrier(), I.v_cmp_gt_u32_e32(6, v[0]), I.s_and_saveexec_b32(s[14], VCC_LO)]
+  for i in range(n):
+    code += [I.ds_load_b32(vdst=v[20], addr=v[3], offset0=(i * REGION) & 0xff, offset1=(i * REGION) >> 8), I.s_waitcnt(simm16=0),
+             I.global_store_b32(addr=v[21], data=v[20], saddr=s[10:11], offset=i * REGION)]
+  return b"".join(x.to_bytes() for x in code + [I.s_endpgm()])
+
+def ds_reference(st:Setup, names:list[str], block) -> tuple[np.ndarray, np.ndarray]:
+  """Per workgroup, every op's pseudocode lane after lane over the workgroup's LDS: its final regions (bytes) and
+  each lane's RETURN_DATA per op."""
+  n = len(names)
+  final = np.zeros((GRID[0], n * REGION), np.uint8)
+  ret = np.zeros((n, LANES, 2), np.uint32)
+  progs = [interp.Program(PCODE[getattr(E.DSOp, name)], CALLS) for name in names]
+  for wg in range(GRID[0]):
+    mem = Shared(0, b"".join(st.start[i].tobytes() for i in range(n)))
+    for i, (name, prog) in enumerate(zip(names, progs)):
+      nb = word_bytes(name)
+      for g in range(wg * block[0], (wg + 1) * block[0]):
+        rec = [int(x) for x in st.rec[i, g]]
+        k = nb // 4
+        data, data2 = sum(rec[j] << (32 * j) for j in range(k)), sum(rec[k + j] << (32 * j) for j in range(k))
+        env = interp.Env({"ADDR": rec[4] + i * REGION, "DATA": data, "DATA2": data2, "RETURN_DATA": 0, "laneId": g % 32,
+                          "WAVE_MODE_IEEE": 1, "M0": 0}, mem=mem)
+        prog.run(env)
+        r = interp.as_bits(env.vars["RETURN_DATA"]) & ((1 << (8 * nb)) - 1)
+        ret[i, g] = (r & 0xffffffff, r >> 32)
+    final[wg] = [mem.read(b, 1) for b in range(n * REGION)]
+  return final, ret
+
+@pytest.mark.parametrize("path,block", [("numpy", BLOCK), ("native", BLOCK), ("stepper", (32, 1, 1))])
+def test_ds_atomics_serial_as_the_pseudocode(path, block, monkeypatch):
+  """Every single-address DS read-modify-write, 16 to 24 lanes of each workgroup on each word (the stepper runs
+  one-wave workgroups: its waves have an LDS each), against the pseudocode lane after lane over the workgroup's LDS."""
+  names = ds_ops()
+  st = Setup(names, 2)
+  final = aligned(GRID[0] * len(names) * REGION, 256)
+  run_path(st, ds_kernel(names, block), path, monkeypatch, lds=len(names) * REGION, block=block, extra=(final,))
+  want_final, want_ret = ds_reference(st, names, block)
+  bad = []
+  got_final = final.reshape(GRID[0], -1)
+  lanes = GRID[0] * block[0]
+  for i, name in enumerate(names):
+    region = slice(i * REGION, (i + 1) * REGION)
+    if not (got_final[:, region] == want_final[:, region]).all():
+      bad.append(f"{name}: LDS words {got_final[:, region].view(np.uint32)} != pseudocode {want_final[:, region].view(np.uint32)}")
+    if "_RTN" in name:
+      k = word_bytes(name) // 4
+      got, want = st.out[i, :lanes, :k], want_ret[i, :lanes, :k]
+      if not (got == want).all():
+        g = int(np.argmax((got != want).any(1)))
+        bad.append(f"{name}: lane {g} returned {got[g]}, pseudocode {want[g]}")
   assert not bad, "\n".join(bad)
