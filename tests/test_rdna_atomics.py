@@ -251,3 +251,68 @@ def test_ds_atomics_serial_as_the_pseudocode(path, block, monkeypatch):
         g = int(np.argmax((got != want).any(1)))
         bad.append(f"{name}: lane {g} returned {got[g]}, pseudocode {want[g]}")
   assert not bad, "\n".join(bad)
+
+# *** faults: every lane is checked before any word is written ***
+
+def fault_kernel(name:str, bad_lane:int, shift:int, ds:bool) -> bytes:
+  """Lane l adds 1 at target + 4 * (l % WORDS) (global, saddr form) or LDS 4 * (l % WORDS); lane bad_lane's address
+  is moved by `shift` bytes (past the allocation, or off the word's alignment)."""
+  code = [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0),
+          I.v_and_b32_e32(v[2], 3, v[0]), I.v_lshlrev_b32_e32(v[2], 2, v[2]), I.v_mov_b32_e32(v[3], shift),
+          I.v_cmp_eq_u32_e32(bad_lane, v[0]), I.v_cndmask_b32_e32(v[3], 0, v[3]), I.v_add_nc_u32_e32(v[2], v[2], v[3]),
+          I.v_mov_b32_e32(v[4], 1)]
+  if ds: code.append(_atomic(name, addr=v[2], data0=v[4], offset0=0, offset1=0))
+  else: code.append(I.s_load_b64(sdata=s[8:9], sbase=s[0:1], offset=16))
+  if not ds: code += [I.s_waitcnt(simm16=0), _atomic(name, vdst=v[5], addr=v[2], data=v[4], saddr=s[8:9], offset=0, glc=1)]
+  return b"".join(x.to_bytes() for x in code + [I.s_waitcnt(simm16=0), I.s_endpgm()])
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("name,shift,ds,why", [
+  ("GLOBAL_ATOMIC_ADD_U32", 1 << 30, False, "outside every allocation"),
+  ("GLOBAL_ATOMIC_ADD_U32", 2, False, "global atomic at 0x{va:x} is not 4-byte aligned"),
+  ("DS_ADD_U32", 4096, True, "LDS offset 0x{off:x} is outside its 512 byte allocation"),
+  ("DS_ADD_U32", 2, True, "LDS atomic at 0x{off:x} is not 4-byte aligned")])
+def test_atomic_faults_name_the_instruction(path, name, shift, ds, why, monkeypatch):
+  """A bad address in lane 5 of every wave (the first wave faults first) is a GPUPageFault naming the instruction and its PC, and no lane's word has been written."""
+  st = Setup([name], 3)
+  st.start[:] = 0
+  bad = 5
+  code = fault_kernel(name, bad, shift, ds)
+  with pytest.raises(GPUPageFault) as e: run_path(st, code, path, monkeypatch, lds=512 if ds else 0)
+  msg = str(e.value)
+  va = st.target.ctypes.data + 4 * (bad % 4) + shift
+  off = 4 * (bad % 4) + shift
+  assert why.format(va=va, off=off) in msg, msg
+  assert f"{name.lower()} at PC 0x" in msg, msg
+  assert not st.target.any(), "a faulting atomic wrote a word"
+
+# *** the numpy path's prefix scan against its loop ***
+
+def row_fn(row:str):
+  """The numpy backend's function for an RDNA3 ATOMIC row (the one its kernels call)."""
+  from mockgpu.compiler.rdna import program
+  from mockgpu.compiler.rdna.backends.numpy import np_atomic
+  from mockgpu.compiler.rdna.semantics import rdna3
+  ns:dict = {}
+  exec("from mockgpu.compiler.rdna.backends.numpy_runtime import *\n" + "\n".join(np_atomic(program.atomic(row, rdna3), "fn")), ns)
+  return ns["fn"]
+
+def associative_rows() -> list[str]:
+  from mockgpu.compiler.rdna.semantics import rdna3
+  return sorted(n for n in rdna3.ASSOCIATIVE if n.endswith("32"))
+
+@settings(max_examples=60, deadline=None)
+@given(keys=hs.lists(hs.integers(0, 5), min_size=1, max_size=80), seed=hs.integers(0, 2**32 - 1),
+       row=hs.sampled_from(associative_rows()))
+def test_prefix_scan_equals_the_serial_loop(keys, seed, row):
+  """serial(associative=True) (a log-step scan) gives the same values seen, words and final values as the
+  one-element-at-a-time loop for every ASSOCIATIVE row, on random conflicts."""
+  from mockgpu.compiler.rdna.backends import numpy_memory as nm
+  fn = row_fn(row)
+  rng = np.random.default_rng(seed)
+  k = np.asarray(keys, np.int64)
+  cur = rng.integers(0, 2**32, 6, dtype=np.uint64).astype(np.uint32)
+  cols = [rng.choice(np.asarray(SPECIAL32 + [7, 9], np.uint32), len(k))]
+  got = nm.serial(k, lambda u: cur[u], cols, fn, True)
+  want = nm.serial(k, lambda u: cur[u], cols, fn, False)
+  for g, w in zip(got, want): assert (g == w).all(), (row, keys, got, want)
