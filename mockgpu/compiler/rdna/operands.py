@@ -201,6 +201,7 @@ class Addr:
   sbase:int|None = None
   soff:Src|None = None
   offset:int = 0
+  addtid:bool = False   # global_load/store_addtid: the lane's index * 4 in place of a VGPR (vaddr None)
 
 @dataclass
 class Vmem:
@@ -215,7 +216,7 @@ class Vmem:
 
 @dataclass
 class DsLoad:
-  addr:int
+  addr:int|None         # None: ds_load_addtid (M0[15:0] + the lane's index * 4 in place of a VGPR)
   offset:int
   kind:str
   ndw:int
@@ -225,13 +226,21 @@ class DsLoad:
 
 @dataclass
 class DsStore:
-  addr:int
+  addr:int|None         # None: ds_store_addtid, as DsLoad
   offset:int
   kind:str
   ndw:int
   d16:str|None
   data:int
   name:str
+
+@dataclass
+class DsSwizzle:
+  """ds_swizzle_b32: each lane i reads `data` of lane swizzle_lanes(offset, wave)[i] (an inactive source lane gives 0);
+  no LDS access."""
+  data:int
+  dst:int
+  offset:int
 
 @dataclass
 class DsPair:
@@ -562,7 +571,10 @@ def _field(inst, rdna3:str, rdna4:str):
 def _vmem(inst, name:str, seg:str, addr:Addr, sem):
   n = strip(name)[len(seg) + 1:]
   if n.startswith("ATOMIC_"): return _vatomic(inst, name, seg, addr, n[len("ATOMIC_"):], sem)
-  if "LDS" in n or "ADDTID" in n: raise Unsupported("not implemented")
+  if "LDS" in n: raise Unsupported("not implemented")
+  if "ADDTID" in n:  # SGPR_ADDR + INST_OFFSET + laneID * 4: no VGPR address
+    if seg != "GLOBAL" or addr.sbase is None: raise Unsupported(f"{n} needs the GLOBAL encoding with an SGPR base (saddr)")
+    addr, n = Addr(None, False, sbase=addr.sbase, offset=addr.offset, addtid=True), n.replace("_ADDTID", "")
   load, kind, ndw, d16 = mem_common(n)
   return Vmem(seg, load, kind, ndw, d16, (inst.vdst if load else _field(inst, "data", "vsrc")).offset - 256, addr, name.lower())
 
@@ -603,7 +615,11 @@ def _ds(inst, name, pc, sem):
     return DsPair(False, a, offs, ndw, (inst.data0.offset - 256, inst.data1.offset - 256), nm)
   if n in ("BPERMUTE_B32", "PERMUTE_B32"):
     return DsPermute(n == "BPERMUTE_B32", a, off, inst.data0.offset - 256, inst.vdst.offset - 256)
-  if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n and "XCHG" not in n:
+  if n == "SWIZZLE_B32": return DsSwizzle(inst.data0.offset - 256, inst.vdst.offset - 256, off)
+  if n in ("LOAD_ADDTID_B32", "STORE_ADDTID_B32"):  # MEM[{OFFSET1, OFFSET0} + M0[15:0] + laneID * 4]
+    if n.startswith("LOAD"): return DsLoad(None, off, "u32", 1, None, inst.vdst.offset - 256, nm)
+    return DsStore(None, off, "u32", 1, None, inst.data0.offset - 256, nm)
+  if n.startswith(("LOAD", "STORE")) and "XCHG" not in n:
     if "_D16" in n:  # DS names put D16 last (LOAD_U8_D16_HI): reorder to the VMEM form (LOAD_D16_HI_U8)
       op, size, *d16 = n.split("_")
       n = "_".join([op, *d16, size])
@@ -618,6 +634,26 @@ def _ds(inst, name, pc, sem):
   r = sem.ATOMIC[row]
   data = (inst.data0.offset - 256, inst.data1.offset - 256)[:len(r.srcs) - 1]
   return DsAtomic(a, off, (0,), (data,), row, WIDTH[r.dst], dst, nm)
+
+def swizzle_lanes(offset:int, wave:int) -> np.ndarray:
+  """The lane each lane reads in ds_swizzle_b32 with this 16-bit offset, as the RDNA3 manual's pseudocode gives it
+  (tinygrad's copy stops after the FFT case): FFT (offset >= 0xe000), rotate (>= 0xc000), the quad permute (bit 15)
+  and the and/or/xor bit mask (bit 15 clear); each stays within its group of 32 lanes. The rotate's
+  (i + rotate) & ~mask is taken within the 5 lane bits (the manual's ~mask has no width)."""
+  out = []
+  for i in range(wave):
+    lo, group = i & 0x1f, i & 0x20
+    if offset >= 0xe000:
+      mask = offset & 0x1f
+      j = (int(f"{lo:05b}"[::-1], 2) >> bin(mask).count("1")) | (lo & mask)
+    elif offset >= 0xc000:
+      mask, rot = offset & 0x1f, (offset >> 5) & 0x1f
+      rot = -rot if offset >> 10 & 1 else rot
+      j = (lo & mask) | ((lo + rot) & ~mask & 0x1f)
+    elif offset & 0x8000: j = (lo & ~3) | (offset >> (2 * (lo & 3)) & 3)
+    else: j = (((lo & offset) & 0x1f) | (offset >> 5 & 0x1f)) ^ (offset >> 10 & 0x1f)
+    out.append(j | group)
+  return np.array(out, np.int64)
 
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),

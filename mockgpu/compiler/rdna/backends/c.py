@@ -21,7 +21,7 @@ import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name
 from mockgpu.compiler.rdna import operands as ops, program, semantics
-from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, failure
+from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, M0, failure
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
@@ -411,6 +411,7 @@ class CTranslator(Reads):
     if a.wide:
       self.vregs |= {a.vaddr, a.vaddr + 1}
       return f"R64(V({a.vaddr})[l], V({a.vaddr + 1})[l]) + {off}"
+    if a.addtid: return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)l * 4 + {off}"
     self.vregs.add(a.vaddr)
     return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)V({a.vaddr})[l] + {off}"
 
@@ -428,12 +429,18 @@ class CTranslator(Reads):
     self.lanes([f"uint64_t a_ = {addr}; gcheck(c, a_, {nbytes}, {ndw}, 1, {self.pc});"])
     self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, op.reg, ndw)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
 
+  def ds_address(self, a:int|None, offset:int) -> str:
+    """A DS load's or store's LDS address: its VGPR plus offset, or for the ADDTID forms M0[15:0] plus the lane's index * 4."""
+    if a is None: return f"((s[{M0}] & 0xffffu) + (uint32_t)l * 4u + {offset}u)"
+    self.vregs.add(a)
+    return f"V({a})[l] + {offset}u"
+
   def ds_load(self, op:ops.DsLoad):
     if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
-    a, d, ndw = op.addr, op.dst, op.ndw
-    self.vregs |= {a} | set(range(d, d + ndw))
-    addr = f"V({a})[l] + {op.offset}u"
+    d, ndw = op.dst, op.ndw
+    self.vregs |= set(range(d, d + ndw))
+    addr = self.ds_address(op.addr, op.offset)
     # checked lane by lane as it loads: the first lane out of range is still the one reported
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 0, {self.pc});", f"{ctype} t_[{ndw}]; ldsload(lds, t_, {addr}, {nbytes}, {ndw});",
                 *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
@@ -441,9 +448,9 @@ class CTranslator(Reads):
   def ds_store(self, op:ops.DsStore):
     if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
-    a, ndw = op.addr, op.ndw
-    self.vregs |= {a} | set(range(op.data, op.data + ndw))
-    addr = f"V({a})[l] + {op.offset}u"
+    ndw = op.ndw
+    self.vregs |= set(range(op.data, op.data + ndw))
+    addr = self.ds_address(op.addr, op.offset)
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 1, {self.pc});"])  # every lane checked before any lane writes
     self.lanes([store_data(ctype, op.data, ndw), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
 

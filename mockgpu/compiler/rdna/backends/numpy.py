@@ -17,7 +17,7 @@ import hashlib, os, re
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, BARRIERS, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import operands as ops, program, semantics
-from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
+from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, M0, failure
 import numpy as np
 from mockgpu.compiler.rdna.semantics import lang
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS
@@ -153,7 +153,7 @@ class Translator(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
-                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle,
                      ops.DsAtomic: self.ds_atomic, ops.VAtomic: self.vatomic}
 
   # *** output ***
@@ -413,6 +413,7 @@ class Translator(Reads):
       if a.soff is not None: parts.append(f"{self.raw(a.soff, 32, vec=False)}[:, None]")
       return " + ".join(parts + [f"u32({a.offset & 0xffffffff})"])
     if a.wide: return f"r64(V[{a.vaddr}][w], V[{a.vaddr + 1}][w]){plus64(a.offset)}"
+    if a.addtid: return f"r64(S[{a.sbase}][w], S[{a.sbase + 1}][w])[:, None] + ({self.read_lane()} * u32(4)).astype(u64){plus64(a.offset)}"
     return f"r64(S[{a.sbase}][w], S[{a.sbase + 1}][w])[:, None] + V[{a.vaddr}][w].astype(u64){plus64(a.offset)}"
 
   def vmem(self, op:ops.Vmem):
@@ -423,13 +424,18 @@ class Translator(Reads):
     data = self.store_data(op.reg, op.kind, op.ndw, op.d16)
     self.out(f"{'scstore' if scratch else 'gstore'}(st, w, {addr}, m, full, {data}, {self.pc}, {op.name!r})")
 
+  def ds_address(self, addr:int|None, offset:int) -> str:
+    """A DS load's or store's LDS address: its VGPR plus offset, or for the ADDTID forms M0[15:0] plus the lane's index * 4."""
+    if addr is None: return f"(S[{M0}][w][:, None] & u32(0xffff)) + {self.read_lane()} * u32(4) + u32({offset})"
+    return f"V[{addr}][w] + u32({offset})"
+
   def ds_load(self, op:ops.DsLoad):
-    self.out(f"_r = ldsload(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
+    self.out(f"_r = ldsload(st, w, {self.ds_address(op.addr, op.offset)}, m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
     self.load_write(op.dst, op.ndw, op.d16)
 
   def ds_store(self, op:ops.DsStore):
     data = self.store_data(op.data, op.kind, op.ndw, op.d16)
-    self.out(f"ldsstore(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, {data}, {self.pc}, {op.name!r})")
+    self.out(f"ldsstore(st, w, {self.ds_address(op.addr, op.offset)}, m, full, {data}, {self.pc}, {op.name!r})")
 
   def ds_pair(self, op:ops.DsPair):
     a0, a1 = (f"V[{op.addr}][w] + u32({o})" for o in op.offsets)
@@ -444,6 +450,10 @@ class Translator(Reads):
   def ds_permute(self, op:ops.DsPermute):
     fn = "bpermute" if op.back else "permute"
     self.out(f"_r = {fn}((V[{op.addr}][w] + u32({op.offset})) >> 2, V[{op.data}][w], m)")
+    self.out(f"vw(V, {op.dst}, w, _r, m, full)")
+
+  def ds_swizzle(self, op:ops.DsSwizzle):
+    self.out(f"_r = swizzle(V[{op.data}][w], m, {op.offset})")
     self.out(f"vw(V, {op.dst}, w, _r, m, full)")
 
   def atomic_fn(self, row:str) -> str:

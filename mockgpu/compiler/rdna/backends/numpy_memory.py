@@ -5,11 +5,13 @@ and its PC). Scratch (per-lane private memory) and LDS (per workgroup) are array
 outside the kernel's private segment or its workgroup's LDS allocation is reported as a GPUPageFault too.
 """
 from __future__ import annotations
+import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import outside as out_of_bounds
 from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, lo32, hi32
 from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error
+from mockgpu.compiler.rdna.operands import swizzle_lanes
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
 NOT3 = ~np.uint64(3)
@@ -315,6 +317,13 @@ def bpermute(idx, data, m) -> np.ndarray:
   src = np.where(m, data, 0)
   lanes = np.broadcast_to(np.asarray(idx, u32) & (m.shape[1] - 1), m.shape).astype(np.int64)
   return np.take_along_axis(src, lanes, axis=1).astype(u32)
+
+_swizzle_src = functools.lru_cache(maxsize=None)(swizzle_lanes)
+
+def swizzle(data, m, offset:int) -> np.ndarray:
+  """ds_swizzle_b32: each lane reads `data` of its source lane (operands.swizzle_lanes; an inactive source reads 0)."""
+  src = _swizzle_src(offset, m.shape[1])
+  return np.where(m[:, src], np.broadcast_to(data, m.shape)[:, src], 0).astype(u32)
 
 def permute(idx, data, m) -> np.ndarray:
   """ds_permute_b32: each active lane writes its `data` to lane idx % lanes (the highest writer wins)."""

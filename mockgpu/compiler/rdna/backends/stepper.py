@@ -125,7 +125,7 @@ class Stepper(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
-                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic,
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle, ops.DsAtomic: self.ds_atomic,
                      ops.VAtomic: self.vatomic}
 
   @property
@@ -308,7 +308,7 @@ class Stepper(Reads):
     v = self.state.vgpr
     if a.wide: return (int(v[self.vreg(a.vaddr), lane]) | int(v[self.vreg(a.vaddr + 1), lane]) << 32) + a.offset & (2**64 - 1)
     base = int(self.state.sgpr[a.sbase]) | int(self.state.sgpr[a.sbase + 1]) << 32
-    return (base + int(v[self.vreg(a.vaddr), lane]) + a.offset) & (2**64 - 1)
+    return (base + (4 * lane if a.addtid else int(v[self.vreg(a.vaddr), lane])) + a.offset) & (2**64 - 1)
 
   def vmem(self, op:ops.Vmem):
     if op.seg == "SCRATCH": return self.scratch_access(op)
@@ -358,10 +358,12 @@ class Stepper(Reads):
       raise GPUPageFault(addr, nbytes, write, outside(self.where(), "LDS", addr, len(self.state.lds)))
     return addr
 
-  def lds_lanes(self, base:int, offset:int, dt:np.dtype, ndw:int, write:bool) -> tuple[np.ndarray, np.ndarray]:
-    """The active lanes and the LDS byte index of each of their elements (checked before any is touched)."""
+  def lds_lanes(self, base:int|None, offset:int, dt:np.dtype, ndw:int, write:bool) -> tuple[np.ndarray, np.ndarray]:
+    """The active lanes and the LDS byte index of each of their elements (checked before any is touched); base None:
+    the ADDTID forms' M0[15:0] + the lane's index * 4."""
     lanes = np.nonzero(self.state.active())[0]
-    v = self.state.vgpr[self.vreg(base)]
+    if base is None: v = (int(self.state.sgpr[ops.M0]) & 0xffff) + 4 * np.arange(self.lanes)
+    else: v = self.state.vgpr[self.vreg(base)]
     idx = [self.lds_index((int(v[l]) + offset + dt.itemsize * j) & 0xffffffff, dt.itemsize, write) for l in lanes for j in range(ndw)]
     return lanes, np.array(idx, np.int64)
 
@@ -401,6 +403,12 @@ class Stepper(Reads):
     else:
       for l in np.nonzero(lanes)[0]: out[src[l]] = data[l]                    # each lane writes lane src: the highest wins
     st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[op.dst])
+
+  def ds_swizzle(self, op:ops.DsSwizzle):
+    st = self.state
+    lanes, src = st.active(), ops.swizzle_lanes(op.offset, self.lanes)
+    out = np.where(lanes[src], st.vgpr[self.vreg(op.data)][src], 0).astype(np.uint32)
+    st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[self.vreg(op.dst)])
 
   # *** atomics: lane after lane, each lane reading all its words before writing them ***
   def atomic_word(self, prog:program.Program, old:int, data:list[int], width:int) -> int:
