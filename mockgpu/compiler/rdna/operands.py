@@ -204,8 +204,19 @@ class Addr:
   addtid:bool = False   # global_load/store_addtid: the lane's index * 4 in place of a VGPR (vaddr None)
 
 @dataclass
+class BufAddr:
+  """A MUBUF address (buffer.py): the V# in SGPRs srsrc..srsrc+3, VGPR vaddr (the index with IDXEN, then the offset
+  with OFFEN: vaddr + 1 when both), the SGPR offset soffset and the instruction's offset."""
+  srsrc:int
+  vaddr:int
+  idxen:bool
+  offen:bool
+  soffset:Src
+  offset:int
+
+@dataclass
 class Vmem:
-  seg:str               # GLOBAL, FLAT (addressed as global), SCRATCH
+  seg:str               # GLOBAL, FLAT (addressed as global), SCRATCH, BUFFER (addr a BufAddr)
   load:bool
   kind:str              # element type: u8 i8 u16 i16 u32
   ndw:int
@@ -310,10 +321,16 @@ def lower(inst:Inst, pc:int, sem) -> object:
   cls, name = type(inst).__name__, op_name(inst)
   name = sem.ALIASES.get(name, name)
   if "DPP" in cls: return _dpp(inst, name, cls, sem)
+  if (why := unmodelled(cls, name, sem)) is not None: raise Unsupported(f"not modelled: {why}")
   if name in NOOPS or name in sem.NOOPS: return Nop()
   for prefix, fn in _ENCODINGS:
     if cls.startswith(prefix): return fn(inst, name, pc, sem)
   raise Unsupported(f"{cls} encoding is not implemented")
+
+def unmodelled(cls:str, name:str, sem) -> str|None:
+  """Why the family's table leaves this instruction unmodelled (sem.UNMODELLED, by encoding or name prefix), or None."""
+  table = getattr(sem, "UNMODELLED", {})
+  return table.get(cls) or next((why for k, why in table.items() if name.startswith(k)), None)
 
 def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   n, lit = strip(name), literal(inst)
@@ -601,6 +618,22 @@ def _scratch(inst, name, pc, sem):
   addr = Addr(_field(inst, "addr", "vaddr").offset - 256 if inst.sve else None, False, soff=soff, offset=imm_offset(inst))
   return _vmem(inst, name, "SCRATCH", addr, sem)
 
+def _mubuf(inst, name, pc, sem):
+  """Raw buffer loads, stores and atomics through the V# (buffer.py); the cache invalidations are no-ops (the mock has
+  no caches)."""
+  n = strip(name)[len("BUFFER_"):]
+  if n in ("GL0_INV", "GL1_INV"): return Nop()
+  if "FORMAT" in n: raise Unsupported("not modelled: the format conversions of the V#'s FORMAT field (raw loads and stores are)")
+  if "LDS" in n: raise Unsupported("not modelled: loads into LDS (M0-addressed LDS DMA)")
+  if inst.tfe: raise Unsupported("not modelled: TFE (the texture-fail status VGPR)")
+  addr = BufAddr(inst.srsrc.offset, inst.vaddr.offset - 256, bool(inst.idxen), bool(inst.offen), Src(inst.soffset.offset), inst.offset)
+  vdata = inst.vdata.offset - 256
+  if n.startswith("ATOMIC_"):
+    row = atomic_row(n[len("ATOMIC_"):], sem)
+    return VAtomic("BUFFER", addr, row, WIDTH[sem.ATOMIC[row].dst], atomic_data(vdata, row, sem), vdata if inst.glc else None, name.lower())
+  load, kind, ndw, d16 = mem_common(n)
+  return Vmem("BUFFER", load, kind, ndw, d16, vdata, addr, name.lower())
+
 def _ds(inst, name, pc, sem):
   n = strip(name)[3:] if name.startswith("DS_") else strip(name)
   a, off, nm = inst.addr.offset - 256, inst.offset0 | (inst.offset1 << 8), name.lower()
@@ -658,7 +691,7 @@ def swizzle_lanes(offset:int, wave:int) -> np.ndarray:
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),
               ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch),
-              ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
+              ("MUBUF", _mubuf), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
 
 def failure(inst:Inst, why:str) -> str:
   """The message of an instruction that cannot run: an invalid one names its bytes as well."""

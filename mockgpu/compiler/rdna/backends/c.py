@@ -416,7 +416,7 @@ class CTranslator(Reads):
     return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)V({a.vaddr})[l] + {off}"
 
   def vmem(self, op:ops.Vmem):
-    if op.seg == "SCRATCH" or op.d16: raise NoNative(op.name)
+    if op.seg in ("SCRATCH", "BUFFER") or op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
     addr, ndw = self.address(op.addr), op.ndw
     if op.load:
@@ -503,6 +503,7 @@ class CTranslator(Reads):
     self.lanes(body + self.returns(op.dst, [f"o{k}" for k in range(len(addrs))], op.width))
 
   def vatomic(self, op:ops.VAtomic):
+    if op.seg == "BUFFER": raise NoNative(op.name)
     nbytes, ctype, prog = op.width // 8, f"uint{op.width}_t", program.atomic(op.row, self.sem)
     addr = self.address(op.addr)
     self.lanes([f"gcheck(c, {addr}, {nbytes}, 1, 1, {self.pc});"])

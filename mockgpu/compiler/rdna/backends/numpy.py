@@ -416,7 +416,27 @@ class Translator(Reads):
     if a.addtid: return f"r64(S[{a.sbase}][w], S[{a.sbase + 1}][w])[:, None] + ({self.read_lane()} * u32(4)).astype(u64){plus64(a.offset)}"
     return f"r64(S[{a.sbase}][w], S[{a.sbase + 1}][w])[:, None] + V[{a.vaddr}][w].astype(u64){plus64(a.offset)}"
 
+  def buffer_address(self, a:ops.BufAddr, nbytes:int, ndw:int, name:str):
+    """_ba (each lane's first byte address) and _bok (per element, the lanes in range) of a MUBUF access (buffer.py)."""
+    words = ", ".join(f"S[{a.srsrc + k}][w]" for k in range(4))
+    idx = f"V[{a.vaddr}][w]" if a.idxen else "None"
+    off = f"V[{a.vaddr + a.idxen}][w]" if a.offen else "None"
+    self.out(f"_ba, _bok = buffer_lanes(st, [{words}], {idx}, {off}, {self.raw(a.soffset, 32, vec=False)}, {a.offset}, "
+             f"{a.idxen}, {a.offen}, {nbytes}, {ndw}, m, {self.pc}, {name!r})")
+
+  def buffer(self, op:ops.Vmem):
+    """A MUBUF load or store: each element only in the lanes where it is in range (a load out of range gives 0)."""
+    size = int(op.kind[1:]) // 8  # u8 .. u32: the element's bytes
+    self.buffer_address(op.addr, size, op.ndw, op.name)
+    if op.load:
+      for j in range(op.ndw):
+        self.out(f"_r{j} = gload(st, w, _ba + u64({4 * j}), m & _bok[{j}], False, {op.kind}, 1, {self.pc}, {op.name!r})")
+      self.out("_r = [" + ", ".join(f"_r{j}[0]" for j in range(op.ndw)) + "]")
+      return self.load_write(op.reg, op.ndw, op.d16)
+    self.out(f"bstore(st, _ba, _bok, m, {self.store_data(op.reg, op.kind, op.ndw, op.d16)}, {self.pc}, {op.name!r})")
+
   def vmem(self, op:ops.Vmem):
+    if op.seg == "BUFFER": return self.buffer(op)
     addr, scratch = self.address(op.addr, op.seg), op.seg == "SCRATCH"
     if op.load:
       self.out(f"_r = {'scload' if scratch else 'gload'}(st, w, {addr}, m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
@@ -481,6 +501,11 @@ class Translator(Reads):
 
   def vatomic(self, op:ops.VAtomic):
     data = ", ".join(self.word(r, op.width) for r in op.data)
+    if op.seg == "BUFFER":  # out of range: no update, 0 returned
+      self.buffer_address(op.addr, op.width // 8, 1, op.name)
+      self.out(f"_r = gatomic(st, w, _ba, m & _bok[0], False, [{data}], {self.atomic_fn(op.row)}, "
+               f"{op.width // 8}, {op.row in self.sem.ASSOCIATIVE}, {self.pc}, {op.name!r})")
+      return self.returned(op.dst, op.width // 32)
     self.out(f"_r = gatomic(st, w, {self.address(op.addr, op.seg)}, m, full, [{data}], {self.atomic_fn(op.row)}, "
              f"{op.width // 8}, {op.row in self.sem.ASSOCIATIVE}, {self.pc}, {op.name!r})")
     self.returned(op.dst, op.width // 32)

@@ -12,6 +12,7 @@ from mockgpu.memory import outside as out_of_bounds
 from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, lo32, hi32
 from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error
 from mockgpu.compiler.rdna.operands import swizzle_lanes
+from mockgpu.compiler.rdna import buffer
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
 NOT3 = ~np.uint64(3)
@@ -136,6 +137,21 @@ def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
     return
   vals = np.stack([_full(d, m.shape) for d in data], axis=-1)
   _store(st, a, vals.reshape(-1) if full else vals[m].reshape(-1), len(data), pc, name)
+
+def buffer_lanes(st, words, vindex, voffset, soffset, offset:int, idxen:bool, offen:bool, size:int, ndw:int, m, pc:int, name:str):
+  """A MUBUF access's byte addresses [waves, lanes] and per element its in-range lanes (buffer.address); a V# with
+  swizzling enabled in an active wave raises (not modelled)."""
+  addr, ok, swizzled = buffer.address(words, vindex, voffset, soffset, offset, idxen, offen, size, ndw, m.shape[1])
+  if (swizzled & m.any(1)).any():
+    raise unsupported(st, pc, f"{name}: a V# with SWIZZLE_ENABLE set (the swizzled buffer layout) is not modelled")
+  return addr, ok
+
+def bstore(st, addr, ok:list, m, data:list, pc:int, name:str):
+  """A MUBUF store: the in-range elements of the active lanes, lane after lane (a later lane's dword wins, as for a
+  global store), every address checked before any is written."""
+  sel = np.stack([m & o for o in ok], -1)
+  a = np.stack([_full(addr + u64(4 * j), m.shape) for j in range(len(data))], -1)[sel]
+  _store(st, a, np.stack([_full(d, m.shape) for d in data], -1)[sel], 1, pc, name)
 
 # *** arrays owned by the dispatch (scratch, LDS) ***
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
-from mockgpu.compiler.rdna import decode, operands as ops, program, semantics
+from mockgpu.compiler.rdna import buffer, decode, operands as ops, program, semantics
 from mockgpu.compiler.rdna.decode import Bad
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
 from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside, misaligned
@@ -310,7 +310,36 @@ class Stepper(Reads):
     base = int(self.state.sgpr[a.sbase]) | int(self.state.sgpr[a.sbase + 1]) << 32
     return (base + (4 * lane if a.addtid else int(v[self.vreg(a.vaddr), lane])) + a.offset) & (2**64 - 1)
 
+  def buffer_lanes(self, a:ops.BufAddr, size:int, ndw:int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each lane's first byte address and, per element, whether it is in range (buffer.address) of a MUBUF access."""
+    st, v = self.state, self.state.vgpr
+    words = [np.array([st.sgpr[a.srsrc + k]]) for k in range(4)]
+    idx = v[self.vreg(a.vaddr)][None] if a.idxen else None
+    off = v[self.vreg(a.vaddr + a.idxen)][None] if a.offen else None
+    soff = int(self.raw(a.soffset, 32, False, "u32"))
+    addr, ok, swizzled = buffer.address(words, idx, off, soff, a.offset, a.idxen, a.offen, size, ndw, self.lanes)
+    if swizzled.any() and st.active().any():
+      raise instruction_error(f"{self.name}: a V# with SWIZZLE_ENABLE set (the swizzled buffer layout) is not modelled", self.pgm, self.pc)
+    return addr[0], [o[0] for o in ok]
+
+  def buffer(self, op:ops.Vmem):
+    """A MUBUF load or store: each element only in the lanes where it is in range (a load out of range gives 0)."""
+    dt = np.dtype(NP[op.kind])
+    addr, ok = self.buffer_lanes(op.addr, dt.itemsize, op.ndw)
+    lanes = np.nonzero(self.state.active())[0]
+    if op.load:
+      vals = np.zeros((len(lanes), op.ndw), dt)
+      for j in range(op.ndw):
+        sel = ok[j][lanes]
+        vals[sel, j] = self.mem.load(addr[lanes[sel]] + np.uint64(4 * j), dt, self.where())
+      return self.load_write(op.reg, lanes, vals.reshape(-1), op.ndw, op.d16)
+    data = self.store_data(op.reg, lanes, dt, op.ndw, op.d16).reshape(len(lanes), op.ndw)
+    sel = np.stack([o[lanes] for o in ok], 1)  # lane after lane: a later lane's dword wins
+    addrs = addr[lanes][:, None] + np.uint64(4) * np.arange(op.ndw, dtype=np.uint64)
+    self.mem.store(addrs[sel], data[sel], self.where())
+
   def vmem(self, op:ops.Vmem):
+    if op.seg == "BUFFER": return self.buffer(op)
     if op.seg == "SCRATCH": return self.scratch_access(op)
     lanes = np.nonzero(self.state.active())[0]
     dt = np.dtype(NP[op.kind])
@@ -448,7 +477,12 @@ class Stepper(Reads):
   def vatomic(self, op:ops.VAtomic):
     nbytes, t = op.width // 8, np.dtype(UINT[op.width])
     prog, lanes = program.atomic(op.row, self.sem), np.nonzero(self.state.active())[0]
-    addrs = np.array([self.address(op.addr, int(l)) for l in lanes], np.uint64)
+    if op.seg == "BUFFER":  # lanes out of range neither update nor return (0)
+      addr, ok = self.buffer_lanes(op.addr, nbytes, 1)
+      for l in lanes[~ok[0][lanes]]: self.write_old(op.dst, int(l), [0], op.width)
+      lanes = lanes[ok[0][lanes]]
+      addrs = addr[lanes]
+    else: addrs = np.array([self.address(op.addr, int(l)) for l in lanes], np.uint64)
     if len(addrs): self.mem.locate(addrs, nbytes, True, self.where())  # every lane checked before any is written
     for a in addrs:
       if int(a) % nbytes: raise GPUPageFault(int(a), nbytes, True, misaligned(self.where(), "global", int(a), nbytes))

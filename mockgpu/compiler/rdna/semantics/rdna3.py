@@ -320,6 +320,28 @@ ASSOCIATIVE = frozenset({"ADD_U32", "ADD_U64", "MIN_I32", "MIN_U32", "MIN_I64", 
                          "MAX_U64", "AND_B32", "AND_B64", "OR_B32", "OR_B64", "XOR_B32", "XOR_B64", "STOREXCHG_B32",
                          "STOREXCHG_B64"})
 
+# instructions mockgpu does not model, by encoding or name prefix, with the reason (operands.lower raises it; the
+# conformance report lists them): graphics-pipeline state a compute dispatch does not have, or GDS/GWS state outside it
+UNMODELLED = {
+  "MIMG": "image instructions: no image resources (T#) or samplers (S#) are modelled; tinygrad's AMD backend uses none",
+  "EXP": "exports go to the graphics pipeline's render targets and position buffers, which a compute dispatch lacks",
+  "LDSDIR": "LDS parameter and direct loads feed pixel-shader attribute interpolation from the SPI, which a compute "
+            "dispatch lacks (the manual gives LDS_PARAM_LOAD no pseudocode)",
+  "VINTERP": "pixel-shader attribute interpolation over the per-quad parameters LDS_PARAM_LOAD leaves; its pseudocode "
+             "reads two sources from other lanes of the quad, which the operand model (one DPP source) does not yet express",
+  "MTBUF": "typed buffer access: the conversions of the instruction's FORMAT field are not modelled (MUBUF raw access is)",
+  "DS_GWS_": "global wave sync: a resource shared across dispatches (GWS), not modelled",
+  "DS_APPEND": "append/consume counters live in GDS (M0 names a GDS word), not modelled",
+  "DS_CONSUME": "append/consume counters live in GDS (M0 names a GDS word), not modelled",
+  "DS_ORDERED_COUNT": "ordered count: a GDS counter ordered across waves by the dispatcher, not modelled",
+  "DS_ADD_GS_REG_RTN": "geometry-shader stream-out registers (GS_REG), which a compute dispatch lacks",
+  "DS_SUB_GS_REG_RTN": "geometry-shader stream-out registers (GS_REG), which a compute dispatch lacks",
+  "DS_BVH_STACK_RTN_B32": "the ray-tracing traversal stack (paired with IMAGE_BVH_INTERSECT_RAY), not modelled",
+  "GLOBAL_LOAD_LDS_": "LDS DMA (memory to LDS at M0): the manual gives no pseudocode; not modelled",
+  "SCRATCH_LOAD_LDS_": "LDS DMA (memory to LDS at M0): the manual gives no pseudocode; not modelled",
+  "BUFFER_LOAD_LDS_": "LDS DMA (memory to LDS at M0): the manual gives no pseudocode; not modelled",
+}
+
 # v_wmma_*: (A/B element kind, C/D kind, VGPRs of A and of B, VGPRs of C and D); the layout and the exact sum are
 # numpy_runtime.wmma's (WMMA_LAYOUT): lanes 16-31 replicate lanes 0-15
 WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8, 8),
