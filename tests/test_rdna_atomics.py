@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as hs
-from tinygrad.renderer.amd.dsl import s, v, VCC_LO, EXEC_LO
+from tinygrad.renderer.amd.dsl import s, v, VCC_LO, EXEC_LO, NULL as NULL_S
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
 from tinygrad.runtime.autogen.amd.rdna3.str_pcode import PCODE
 from mockgpu import system
@@ -62,7 +62,9 @@ def _atomic(name:str, **kw):
 
 def global_kernel(names:list[str]) -> bytes:
   """Each op in turn: every lane loads its record (data, word offset) from `in`, runs the op with GLC on `target`
-  (saddr form) and stores the returned dwords to `out`; then the three bases move to the next op's region."""
+  (saddr form; a BUFFER_ op through a raw V# whose base is target, stride 0, NUM_RECORDS past the words, OOB_SELECT 3,
+  the word offset as its OFFEN VGPR) and stores the returned dwords to `out`; then the three bases move to the next
+  op's region."""
   code = [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_load_b64(sdata=s[8:9], sbase=s[0:1], offset=16),
           I.s_waitcnt(simm16=0), I.s_mul_i32(s[10], s[2], BLOCK[0]), I.v_add_nc_u32_e32(v[1], s[10], v[0]),
           I.v_lshlrev_b32_e32(v[9], 4, v[1]), I.v_lshlrev_b32_e32(v[1], 5, v[1])]
@@ -71,9 +73,13 @@ def global_kernel(names:list[str]) -> bytes:
              I.global_load_b32(vdst=v[2], addr=v[1], saddr=s[6:7], offset=16), I.v_mov_b32_e32(v[10], 0),
              I.v_mov_b32_e32(v[11], 0), I.s_waitcnt(simm16=0)]
     nd = data_dwords(name)
-    code.append(_atomic(name, vdst=v[10:11] if word_bytes(name) == 8 else v[10], addr=v[2], data=v[4:4 + nd - 1] if nd > 1 else v[4],
-                        saddr=s[8:9], offset=0, glc=1))
-    code += [I.s_waitcnt(simm16=0), I.global_store_b64(addr=v[9], data=v[10:11], saddr=s[4:5], offset=0)]
+    data = v[4:4 + nd - 1] if nd > 1 else v[4]
+    if name.startswith("BUFFER_"):
+      code += [I.s_mov_b32(s[12], s[8]), I.s_and_b32(s[13], s[9], 0xffff), I.s_mov_b32(s[14], WORDS * 8), I.s_mov_b32(s[15], 3 << 28),
+               getattr(I, name.lower())(vdata=data, vaddr=v[2], srsrc=s[12:15], soffset=NULL_S, offset=0, offen=1, glc=1)]
+    else: code.append(_atomic(name, vdst=v[10:11] if word_bytes(name) == 8 else v[10], addr=v[2], data=data, saddr=s[8:9], offset=0, glc=1))
+    ret = v[4:5] if name.startswith("BUFFER_") else v[10:11]  # MUBUF returns into VDATA
+    code += [I.s_waitcnt(simm16=0), I.global_store_b64(addr=v[9], data=ret, saddr=s[4:5], offset=0)]
     for lo, step in ((6, LANES * REC), (4, LANES * 16), (8, WORDS * 8)):
       code += [I.s_add_u32(s[lo], s[lo], step), I.s_addc_u32(s[lo + 1], s[lo + 1], 0)]
   code.append(I.s_endpgm())
@@ -115,7 +121,7 @@ class Setup:
 def reference(st:Setup, i:int, name:str) -> tuple[np.ndarray, np.ndarray]:
   """The op's pseudocode run lane after lane (workgroup, wave, lane order) on one shared memory: the final words and
   each lane's RETURN_DATA (as two dwords)."""
-  prog = interp.Program(PCODE[getattr(E.GLOBALOp, name)], CALLS)
+  prog = interp.Program(PCODE[getattr(E.MUBUFOp if name.startswith("BUFFER_") else E.GLOBALOp, name)], CALLS)
   nb = word_bytes(name)
   mem = Shared(0, st.start[i].tobytes())
   ret = np.zeros((LANES, 2), np.uint32)
@@ -147,10 +153,11 @@ def run_path(st:Setup, code:bytes, path:str, monkeypatch, lds:int=0, block=BLOCK
 
 PATHS = ("numpy", "native", "stepper")
 
-@pytest.mark.parametrize("path", PATHS)
-def test_global_atomics_serial_as_the_pseudocode(path, monkeypatch):
-  """Every RDNA3 GLOBAL_ATOMIC_* (with GLC: the old value returned) with 32 lanes on each word, 4 waves, 2 workgroups."""
-  names = global_ops()
+@pytest.mark.parametrize("path,seg", [(p, "GLOBAL") for p in PATHS] + [("numpy", "BUFFER"), ("stepper", "BUFFER")])
+def test_global_atomics_serial_as_the_pseudocode(path, seg, monkeypatch):
+  """Every RDNA3 GLOBAL_ATOMIC_* (with GLC: the old value returned) with 32 lanes on each word, 4 waves, 2 workgroups;
+  and every BUFFER_ATOMIC_* the same way through a raw V# (numpy and the stepper: C leaves buffer kernels to numpy)."""
+  names = global_ops() if seg == "GLOBAL" else [op.name for op in E.MUBUFOp if "ATOMIC" in op.name]
   st = Setup(names, 1)
   run_path(st, global_kernel(names), path, monkeypatch)
   bad = []
