@@ -143,3 +143,38 @@ def test_unmodelled_memory_instructions_say_why(path, make, name, why, monkeypat
   out = aligned(128, 256).view(np.uint32)
   with pytest.raises(UnsupportedInstruction, match=rf"{name}.*not modelled: .*{why}"):
     run_on(path, PROLOGUE + [make(), I.s_waitcnt(simm16=0)], [out], monkeypatch, native_expected=False, block=(32, 1, 1))
+
+@pytest.mark.parametrize("path", ["numpy", "stepper"])
+def test_buffer_sub_dword_forms(path, monkeypatch):
+  """buffer_load_i8 (sign-extended), buffer_load_u16, buffer_load_d16_hi_u8 (into the high half, the low kept),
+  buffer_store_b8 and buffer_store_d16_hi_b16, byte offsets per lane through a raw V# of 40 bytes: lanes past it load
+  0 and store nothing."""
+  mem = aligned(256, 256).view(np.uint8)
+  mem[:] = (np.arange(256) * 37 + 200) % 256
+  start = mem.copy()
+  out = aligned(3 * 128, 256).view(np.uint32)
+  inp = aligned(256, 256).view(np.uint32)
+  off = np.arange(32, dtype=np.uint32) * 3 % 48   # bytes 0..45: some past NUM_RECORDS = 40
+  inp[32:64] = off
+  rs = dict(vaddr=v[3], srsrc=s[8:11], soffset=NULL_S, offset=0, offen=1)
+  code = PROLOGUE + set_vsharp(vsharp(mem.ctypes.data, 0, 40, 3)) + [
+    I.global_load_b32(vdst=v[3], addr=v[1], saddr=s[6:7], offset=128), I.s_waitcnt(simm16=0),
+    I.v_mov_b32_e32(v[4], 0xdead), I.v_mov_b32_e32(v[5], 0xdead), I.v_mov_b32_e32(v[6], 0x12345678),
+    I.buffer_load_i8(vdata=v[4], **rs), I.buffer_load_u16(vdata=v[5], **rs), I.buffer_load_d16_hi_u8(vdata=v[6], **rs), I.s_waitcnt(simm16=0),
+    I.global_store_b32(addr=v[1], data=v[4], saddr=s[4:5], offset=0), I.global_store_b32(addr=v[1], data=v[5], saddr=s[4:5], offset=128),
+    I.global_store_b32(addr=v[1], data=v[6], saddr=s[4:5], offset=256),
+    I.v_lshlrev_b32_e32(v[7], 16, v[0]), I.v_or_b32_e32(v[7], 0x80, v[7]), I.s_waitcnt(simm16=0),
+    I.buffer_store_b8(vdata=v[7], **rs), I.buffer_store_d16_hi_b16(vdata=v[7], **{**rs, "offset": 1})]
+  run_on(path, code, [out, inp, mem], monkeypatch, native_expected=False, block=(32, 1, 1))
+  o = off.astype(np.int64)
+  def byte(a): return np.where(a + 1 <= 40, start[np.minimum(a, 255)], 0).astype(np.int64)
+  half = np.where(o + 2 <= 40, start[o].astype(np.int64) | start[np.minimum(o + 1, 255)].astype(np.int64) << 8, 0)
+  assert (out[:32] == (((byte(o) ^ 0x80) - 0x80) & 0xffffffff)).all()
+  assert (out[32:64] == half).all()
+  assert (out[64:96] == (byte(o) << 16 | 0x5678)).all()
+  want = start.copy()
+  for l in range(32):  # lane order: a later lane's byte wins
+    if o[l] + 1 <= 40: want[o[l]] = 0x80
+  for l in range(32):
+    if o[l] + 1 + 2 <= 40: want[o[l] + 1:o[l] + 3] = [l & 0xff, l >> 8]  # the instruction offset counts in the check
+  assert (mem == want).all(), np.nonzero(mem != want)
