@@ -77,6 +77,9 @@ def global_kernel(names:list[str]) -> bytes:
     if name.startswith("BUFFER_"):
       code += [I.s_mov_b32(s[12], s[8]), I.s_and_b32(s[13], s[9], 0xffff), I.s_mov_b32(s[14], WORDS * 8), I.s_mov_b32(s[15], 3 << 28),
                getattr(I, name.lower())(vdata=data, vaddr=v[2], srsrc=s[12:15], soffset=NULL_S, offset=0, offen=1, glc=1)]
+    elif name.startswith("FLAT_"):  # a 64-bit address: target + the word offset
+      code += [I.v_add_co_u32(v[12], VCC_LO, s[8], v[2]), I.v_mov_b32_e32(v[14], 0), I.v_add_co_ci_u32_e32(v[13], s[9], v[14]),
+               _atomic(name, vdst=v[10:11] if word_bytes(name) == 8 else v[10], addr=v[12:13], data=data, offset=0, glc=1)]
     else: code.append(_atomic(name, vdst=v[10:11] if word_bytes(name) == 8 else v[10], addr=v[2], data=data, saddr=s[8:9], offset=0, glc=1))
     ret = v[4:5] if name.startswith("BUFFER_") else v[10:11]  # MUBUF returns into VDATA
     code += [I.s_waitcnt(simm16=0), I.global_store_b64(addr=v[9], data=ret, saddr=s[4:5], offset=0)]
@@ -121,7 +124,9 @@ class Setup:
 def reference(st:Setup, i:int, name:str) -> tuple[np.ndarray, np.ndarray]:
   """The op's pseudocode run lane after lane (workgroup, wave, lane order) on one shared memory: the final words and
   each lane's RETURN_DATA (as two dwords)."""
-  prog = interp.Program(PCODE[getattr(E.MUBUFOp if name.startswith("BUFFER_") else E.GLOBALOp, name)], CALLS)
+  enum = {"BUFFER": E.MUBUFOp, "FLAT": E.FLATOp}.get(name.split("_")[0], E.GLOBALOp)
+  # FLAT_ATOMIC_CSUB_U32 has no pseudocode in tinygrad's table: GLOBAL_ATOMIC_CSUB_U32's (the same operation)
+  prog = interp.Program(PCODE.get(getattr(enum, name)) or PCODE[getattr(E.GLOBALOp, "GLOBAL" + name[4:])], CALLS)
   nb = word_bytes(name)
   mem = Shared(0, st.start[i].tobytes())
   ret = np.zeros((LANES, 2), np.uint32)
@@ -153,11 +158,13 @@ def run_path(st:Setup, code:bytes, path:str, monkeypatch, lds:int=0, block=BLOCK
 
 PATHS = ("numpy", "native", "stepper")
 
-@pytest.mark.parametrize("path,seg", [(p, "GLOBAL") for p in PATHS] + [("numpy", "BUFFER"), ("stepper", "BUFFER")])
+@pytest.mark.parametrize("path,seg", [(p, g) for p in PATHS for g in ("GLOBAL", "FLAT")] + [("numpy", "BUFFER"), ("stepper", "BUFFER")])
 def test_global_atomics_serial_as_the_pseudocode(path, seg, monkeypatch):
-  """Every RDNA3 GLOBAL_ATOMIC_* (with GLC: the old value returned) with 32 lanes on each word, 4 waves, 2 workgroups;
-  and every BUFFER_ATOMIC_* the same way through a raw V# (numpy and the stepper: C leaves buffer kernels to numpy)."""
-  names = global_ops() if seg == "GLOBAL" else [op.name for op in E.MUBUFOp if "ATOMIC" in op.name]
+  """Every RDNA3 GLOBAL_ATOMIC_* and FLAT_ATOMIC_* (with GLC: the old value returned) with 32 lanes on each word, 4
+  waves, 2 workgroups; and every BUFFER_ATOMIC_* the same way through a raw V# (numpy and the stepper: C leaves buffer
+  kernels to numpy)."""
+  enum = {"GLOBAL": E.GLOBALOp, "FLAT": E.FLATOp, "BUFFER": E.MUBUFOp}[seg]
+  names = [op.name for op in enum if "ATOMIC" in op.name]
   st = Setup(names, 1)
   run_path(st, global_kernel(names), path, monkeypatch)
   bad = []
