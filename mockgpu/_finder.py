@@ -26,6 +26,8 @@ def _bind_cuda_headers(module=None):
   toolchain.bind_cuda_headers(module)
 
 def _on_mock_interface():
+  from mockgpu import trace
+  trace.start()   # MOCKGPU_TRACE / MOCKGPU_TIMELINE: subscribe their listeners before the first event
   from mockgpu.compiler import toolchain
   if "AMD" in os.environ.get("DEV", "").upper():  # a libLLVM that knows the AMD board (gfx950: LLVM 22), before tinygrad loads one
     from mockgpu.boards import selected_amd_board

@@ -8,7 +8,7 @@ ranges (doorbell pages, usermode MMIO). Nothing else in the process is touched.
 """
 from __future__ import annotations
 import os, sys
-from mockgpu import system
+from mockgpu import events, system
 
 if "tinygrad.runtime.support.hcq" not in sys.modules:
   raise ImportError("mockgpu.bridge is what tinygrad's hcq module imports when DEV names a MOCK interface; import tinygrad first")
@@ -43,10 +43,17 @@ class SignalMMIOInterface(MockMMIOInterface):
   blocked on memory (system.poll), and raises a GPU fault that no doorbell could report for the GPU owning the signal."""
   def __getitem__(self, k):
     system.get().poll(self.addr)
-    return super().__getitem__(k)
+    value = super().__getitem__(k)
+    if events.enabled and isinstance(value, int) and _last_read.get(self.addr) != value:  # a wait loop reads a signal thousands of times: say each change
+      _last_read[self.addr] = value
+      events.emit("signal", addr=self.addr, op="read", value=value)
+    return value
   def __setitem__(self, k, v):
     super().__setitem__(k, v)
+    if events.enabled and isinstance(v, int): events.emit("signal", addr=self.addr, op="write", value=v)
     system.get().poll(self.addr)
+
+_last_read:dict[int, int] = {}  # signal address -> the value the runtime last read there (the trace says each change)
 
 def _system_ready() -> bool: return system._system is not None
 
@@ -67,10 +74,17 @@ class MockFileIOInterface(_RealFileIO):
     return self.handle.ioctl(request, arg)
   def mmap(self, start, sz, prot, flags, offset):
     if self.handle is None: return super().mmap(start, sz, prot, flags, offset)
-    return self.handle.mmap(start, sz, prot, flags, offset)
+    addr = self.handle.mmap(start, sz, prot, flags, offset)
+    if events.enabled: events.emit("mmap", path=self.path, addr=addr, size=sz, prot=prot, flags=flags, offset=offset)
+    return addr
+  @staticmethod
+  def munmap(buf, sz):
+    if events.enabled: events.emit("munmap", addr=int(buf), size=int(sz))
+    return _RealFileIO.munmap(buf, sz)
   def read(self, size=None, binary=False, offset=None):
     if self.handle is None: return super().read(size, binary, offset)
     data = self.handle.read(size, offset)
+    if events.enabled: events.emit("file_read", path=self.path, size=len(data), offset=offset, text=data[:256].decode(errors="replace"))
     return data if binary else data.decode()
   def write(self, content, binary=False, offset=None):
     if self.handle is None: return super().write(content, binary, offset)

@@ -1,6 +1,7 @@
 """The `mockgpu` command: `mockgpu demo`, `mockgpu doctor` (what toolchain tinygrad will find, and the LLVM each board
 compiles with), `mockgpu info`, `mockgpu replay FILE` (re-run the dispatch an EmulatorBug wrote, see mockgpu/replay.py),
-`mockgpu coverage FILE` (the instructions a MOCKGPU_COVERAGE=FILE run contained, see mockgpu/coverage.py)."""
+`mockgpu coverage FILE` (the instructions a MOCKGPU_COVERAGE=FILE run contained, see mockgpu/coverage.py),
+`mockgpu timeline FILE --png OUT` (draw a MOCKGPU_TIMELINE=FILE run, see mockgpu/timeline.py)."""
 from __future__ import annotations
 import argparse, sys
 
@@ -18,7 +19,14 @@ def main(argv:list[str]|None=None) -> int:
   c = sub.add_parser("coverage", help="per ISA family, the instructions the kernels of a MOCKGPU_COVERAGE=FILE run contained, "
                      "marking the unimplemented ones (exit status 1) and those that keep a kernel on numpy")
   c.add_argument("file")
+  t = sub.add_parser("timeline", help="draw a MOCKGPU_TIMELINE=FILE trace-event file (needs matplotlib)")
+  t.add_argument("file")
+  t.add_argument("--png", required=True, help="the picture to write")
   args = ap.parse_args(argv)
+  if args.cmd == "timeline":
+    from mockgpu import timeline
+    timeline.render_png(args.file, args.png)
+    return 0
   if args.cmd == "coverage":
     from mockgpu import coverage
     text, status = coverage.report(args.file)
@@ -50,7 +58,8 @@ def info() -> int:
         f"boards (DEV's arch field, MOCKGPU_AMD_BOARD, MOCKGPU_NV_MODEL): {boards.selection_summary()}\n"
         f"instruction budget (MOCKGPU_BUDGET): {config.instruction_budget()}\ntranslation cache (MOCKGPU_CACHE_DIR): {config.cache_dir()}\n"
         f"replay files (MOCKGPU_REPLAY_DIR): {config.replay_dir()}\n"
-        f"instruction coverage (MOCKGPU_COVERAGE): {config.coverage_file() or 'off'}")
+        f"instruction coverage (MOCKGPU_COVERAGE): {config.coverage_file() or 'off'}\n"
+        f"trace (MOCKGPU_TRACE): {config.trace() or 'off'}\ntimeline (MOCKGPU_TIMELINE): {config.timeline() or 'off'}")
   return 0
 
 if __name__ == "__main__": sys.exit(main())

@@ -63,6 +63,13 @@ def coverage_file() -> str|None:
   """MOCKGPU_COVERAGE=FILE: the file every process appends instruction-coverage records to (mockgpu/coverage.py)."""
   return env("MOCKGPU_COVERAGE", None) or None
 
-def trace() -> bool:
-  """MOCKGPU_TRACE=1 logs every ioctl, packet and launch to stderr."""
-  return bool(_int("MOCKGPU_TRACE", 0))
+def trace() -> str:
+  """MOCKGPU_TRACE: "" (unset or 0: off), "1" (every event of the bus to stderr, one line each) or a file that every
+  process appends the events to as JSON lines (mockgpu/trace.py)."""
+  v = env("MOCKGPU_TRACE", "0").strip()
+  return "" if v in ("", "0") else v
+
+def timeline() -> str|None:
+  """MOCKGPU_TIMELINE=FILE: the Chrome/Perfetto trace-event file a process writes at exit (mockgpu/timeline.py); a
+  `%p` in it is replaced by the process id."""
+  return env("MOCKGPU_TIMELINE", None) or None

@@ -25,11 +25,36 @@ class InstructionBudgetExceeded(MockGPUError):
   """A kernel ran past the configured instruction budget (MOCKGPU_BUDGET): it probably never ends."""
 
 class GPUPageFault(MockGPUError):
-  """An emulated memory access outside the device's allocations."""
-  def __init__(self, va:int, size:int, write:bool, where:str=""):
-    self.va, self.size, self.write, self.where = va, size, write, where
-    super().__init__(f"GPU page fault: {'write' if write else 'read'} of {size} bytes at 0x{va:x} is outside every allocation"
-                     + (f" ({where})" if where else ""))
+  """An emulated memory access outside the device's allocations: its address and size (the whole access of the lane:
+  16 bytes for a b128 store) and, as the layers above add them (add_context), the kernel, who made the access
+  (AMD: workgroup, wave, lane; NVIDIA: CTA and thread) and the nearest allocation with the offset into it."""
+  CONTEXT = ("kernel", "workgroup", "wave", "lane", "cta", "thread", "nearest")
+
+  def __init__(self, va:int, size:int, write:bool, where:str="", space:str="global", **context):
+    """space: "global" (va is a GPU virtual address; the nearest allocation means something) or the window or array
+    the offset va is in ("LDS", "scratch", "shared", "local", "param", "module")."""
+    self.va, self.size, self.write, self.where, self.space = va, size, write, where, space
+    for k in self.CONTEXT: setattr(self, k, context.get(k))
+    super().__init__(self.report())
+
+  def add_context(self, **context):
+    """Fill in what the raising layer did not know (fields already set stay), and say it in the message."""
+    for k, v in context.items():
+      if getattr(self, k) is None: setattr(self, k, v)
+    self.args = (self.report(),)
+    return self
+
+  def report(self) -> str:
+    who = ", ".join(f"{k} {_dims(v)}" for k in ("kernel", "workgroup", "wave", "lane", "cta", "thread") if (v:=getattr(self, k)) is not None)
+    return (f"GPU page fault: {'write' if self.write else 'read'} of {self.size} bytes at 0x{self.va:x} is outside every allocation"
+            + (f" ({self.where})" if self.where else "") + (f"; {who}" if who else "") + (f"; {self.nearest}" if self.nearest else ""))
+
+  def fields(self) -> dict:
+    """The report as data (the trace's `fault` event)."""
+    return {"address": self.va, "size": self.size, "write": self.write, "where": self.where, "space": self.space,
+            **{k: list(v) if isinstance(v, tuple) else v for k in self.CONTEXT if (v:=getattr(self, k)) is not None}}
+
+def _dims(v) -> str: return f"({', '.join(map(str, v))})" if isinstance(v, tuple) else str(v)
 
 class LaunchRefused(MockGPUError, ValueError):
   """A launch the board's limits refuse (block, grid, shared memory), as the hardware would: names the kernel and board."""

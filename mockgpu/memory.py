@@ -126,6 +126,27 @@ class AddressSpace:
     i = bisect.bisect_right(self._starts, va) - 1
     return self._maps[i] if i >= 0 and va < self._maps[i].end else None
 
+  def nearest(self, va:int) -> str|None:
+    """Where va lies against the closest allocation, for a fault report: "0x10 bytes past the end of the allocation
+    at 0x... (0x1000 bytes)", "0x8 bytes before ...", "offset 0x... into ..."."""
+    if not self._maps: return None
+    i = bisect.bisect_right(self._starts, va)
+    near = [m for m in self._maps[max(i - 1, 0):i + 1]]
+    m = min(near, key=lambda m: 0 if m.va <= va < m.va + m.exact else (va - (m.va + m.exact) if va >= m.va else m.va - va))
+    alloc = f"the allocation at 0x{m.va:x} (0x{m.exact:x} bytes)"
+    if va < m.va: return f"0x{m.va - va:x} bytes before {alloc}"
+    if va == m.va + m.exact: return f"offset 0x{va - m.va:x}: just past the end of {alloc}"
+    if va > m.va + m.exact: return f"offset 0x{va - m.va:x}: 0x{va - m.va - m.exact:x} bytes past the end of {alloc}"
+    return f"offset 0x{va - m.va:x} into {alloc}"
+
+  def unmapped(self, addrs:np.ndarray, nbytes:int) -> np.ndarray:
+    """For each address, whether the nbytes there are not inside one mapping (what locate faults on)."""
+    a = np.asarray(addrs, np.uint64).reshape(-1)
+    if not self._maps: return np.ones(len(a), bool)
+    idx = np.searchsorted(self._np_starts, a, side="right").astype(np.int64) - 1
+    j = np.maximum(idx, 0)
+    return (idx < 0) | outside(a - self._np_starts[j], nbytes, self._np_sizes[j])
+
   # *** scalar (host-side, command processor) accesses ***
 
   def view(self, va:int, size:int, write:bool=False, where:str="") -> np.ndarray:

@@ -143,7 +143,7 @@ def _write(rec:dict, mem:AddressSpace, start) -> str:
 # *** `mockgpu replay FILE` ***
 
 # settings the replay takes from the environment it runs in, not from the record
-LOCAL_SETTINGS = ("MOCKGPU_REPLAY_DIR", "MOCKGPU_CACHE_DIR", "MOCKGPU_TRACE", "MOCKGPU_REPLAY_SNAPSHOT")
+LOCAL_SETTINGS = ("MOCKGPU_REPLAY_DIR", "MOCKGPU_CACHE_DIR", "MOCKGPU_TRACE", "MOCKGPU_TIMELINE", "MOCKGPU_REPLAY_SNAPSHOT")
 NATIVE_SETTING = {"AMD": "MOCKGPU_RDNA_NATIVE", "NVIDIA": "MOCKGPU_PTX_NATIVE"}
 
 def load(file:str) -> dict:

@@ -11,12 +11,6 @@ from mockgpu.vfs import VFS
 from mockgpu import config
 
 log = logging.getLogger("mockgpu")
-if config.trace() and not log.handlers:
-  # MOCKGPU_TRACE: mockgpu's own logger gets a stderr handler; the root logger of the user's process is left alone
-  _trace = logging.StreamHandler(sys.stderr)
-  _trace.setFormatter(logging.Formatter("mockgpu: %(message)s"))
-  log.addHandler(_trace)
-  log.setLevel(logging.DEBUG)
 
 class Queue(Protocol):
   name:str

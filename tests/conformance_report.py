@@ -85,6 +85,13 @@ def unimplemented_lines() -> list[str]:
   out += [f"    + {' '.join(x)}" for x in gained if x not in hidden] + [f"    - {' '.join(x)}" for x in lost]
   return out
 
+def not_executed_lines() -> list[str]:
+  """The instructions the RDNA3 table lists as not executed (semantics/rdna3.py NOT_EXECUTED), by reason."""
+  from mockgpu.compiler.rdna.semantics import rdna3
+  by_reason = collections.defaultdict(list)
+  for name, why in rdna3.NOT_EXECUTED.items(): by_reason[why].append(name)
+  return [f"  {len(ns):3}  {why}\n       {', '.join(sorted(ns))}" for why, ns in by_reason.items()]
+
 def parse_lines() -> list[str]:
   out = []
   for fam in ("rdna3", "rdna4", "cdna"):
@@ -115,6 +122,8 @@ def main(argv:list[str]):
   for pat, ulps, fmt, why in readings.TOLERANCE: print(f"  {pat:24} within {ulps} ulp ({fmt}): {why}")
   print("\nErrata not compared (mockgpu/compiler/rdna/errata.py):")
   for eid, why in readings.NOT_COMPARED: print(f"  {eid:24} {why}")
+  print("\nListed as not executed, with the reason (semantics/rdna3.py NOT_EXECUTED; raises UnsupportedInstruction):")
+  print("\n".join(not_executed_lines()))
   print("\nNot implemented on either path (tinygrad's RDNA3 tables, all encodings):")
   print("\n".join(unimplemented_lines()))
   print("\nPseudocode parse check (the evaluator's language over each family's table):")

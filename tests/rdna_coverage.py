@@ -16,11 +16,28 @@ def opcodes() -> list[tuple[str, enum.Enum]]:
   """(encoding, opcode) for every opcode in the tables; VOP3 repeats the VOP1/VOP2/VOPC ops as their e64 forms."""
   return [(enc, op) for enc in ENCODINGS for op in getattr(E, f"{enc}Op")]
 
+# ops whose encoding needs VGPR operands (an SGPR placeholder is an operand error, not a missing opcode)
+VGPR_ONLY = {"V_SWAP_B16_E32": (v[0], v[1]), "V_SWAP_B32_E32": (v[0], v[1]), "V_PERMLANE64_B32_E32": (v[0], v[1]),
+             "V_PERMLANE16_B32": (v[0], v[1], s[0], s[1]), "V_PERMLANEX16_B32": (v[0], v[1], s[0], s[1]),
+             **{f"V_WMMA_{k}": (v[0:7], v[8:15], v[16:23], v[0:7]) for k in
+                ("F32_16X16X16_F16", "F32_16X16X16_BF16", "F16_16X16X16_F16", "BF16_16X16X16_BF16")},
+             **{f"V_WMMA_I32_16X16X16_{k}": (v[0:7], v[8:9 + n], v[12:13 + n], v[0:7]) for k, n in (("IU8", 2), ("IU4", 0))}}
+
+# ops whose zero immediate is refused as an operand (hwreg 0 is no register; denorm mode 0 flushes, a MODE change)
+MODE_FIELD = 1 | 7 << 11  # hwreg(MODE, 0, 8)
+FIELDS = {"S_GETREG_B32": dict(simm16=MODE_FIELD), "S_SETREG_B32": dict(simm16=MODE_FIELD), "S_DENORM_MODE": dict(simm16=0xf),
+          "S_SENDMSG": dict(simm16=3)}  # MSG_DEALLOC_VGPRS, the message modelled
+
 def build(enc:str, op):
   """The opcode in its encoding; ops the DSL only accepts through their own constructor (V_FMAAK_F32 wants its
   literal, V_READFIRSTLANE_B32 an SGPR destination) are tried with a few operand shapes."""
   cls = getattr(I, enc)
-  if enc == "VOPD": return cls(opx=op, opy=E.VOPDOp.V_DUAL_MOV_B32, vdstx=v[0], vdsty=v[1], srcx0=v[2], srcy0=v[3])
+  if enc == "VOPD":
+    fields = dict(opx=op, opy=E.VOPDOp.V_DUAL_MOV_B32, vdstx=v[0], vdsty=v[1], srcx0=v[2], srcy0=v[3])
+    if op.name.endswith(("FMAAK_F32", "FMAMK_F32")): return I.VOPD_LIT(**fields, literal=0x3f800000)
+    return cls(**fields)
+  if op.name in VGPR_ONLY: return getattr(I, op.name.lower())(*VGPR_ONLY[op.name])
+  if op.name in FIELDS: return cls(op=op, **FIELDS[op.name])
   try: return cls(op=op)
   except Exception: pass
   fn = getattr(I, op.name.lower())
@@ -41,14 +58,20 @@ def implemented(tr, inst, refusal) -> bool:
   except Exception: return True  # got past the name dispatch and tripped on the placeholder operands
   return True
 
-def report() -> dict:
-  np_tr, c_tr = translate.Translator([], False, False), cgen.CTranslator([], False, False)
+def translators(wave:int) -> tuple:
+  np_tr, c_tr = translate.Translator([], False, False, wave=wave), cgen.CTranslator([], False, False, wave=wave)
   c_tr.names, c_tr.vregs = {}, {0}
+  return np_tr, c_tr
+
+def report(wave_sizes=(32, 64)) -> dict:
+  """(numpy, C) implemented per opcode: in a wave32 or, for the wave64 forms (s_and_saveexec_b64), a wave64 kernel."""
+  waves = {w: translators(w) for w in wave_sizes}
   rows = {}
   for enc, op in opcodes():
     try: inst = build(enc, op)
     except Exception: rows[(enc, op.name)] = None; continue  # the DSL cannot build it: not probed
-    rows[(enc, op.name)] = (implemented(np_tr, inst, translate.Unsupported), implemented(c_tr, inst, cgen.NoNative))
+    rows[(enc, op.name)] = tuple(any(implemented(trs[k], inst, refusal) for trs in waves.values())
+                                 for k, refusal in enumerate((translate.Unsupported, cgen.NoNative)))
   return rows
 
 BASELINE = __file__.replace("rdna_coverage.py", "rdna_coverage_baseline.txt")

@@ -37,7 +37,7 @@ def unimplemented(n:int) -> list:
   of coverage.py), or a skip once the ISA is implemented that far."""
   from mockgpu.compiler.rdna.backends import numpy as translate
   tr = translate.Translator([], False, False)
-  found = [i for i in (I.s_movrels_b32(s[9], s[1]), I.s_ceil_f32(s[9], s[1]), I.s_getreg_b32(s[9], simm16=0x1801))
+  found = [i for i in (I.s_movrels_b32(s[9], s[1]), I.s_movreld_b32(s[9], s[1]), I.s_movrels_b64(s[8:9], s[2:3]))
            if not rdna_coverage.implemented(tr, i, translate.Unsupported)]
   if len(found) < n: pytest.skip(f"fewer than {n} of the candidate instructions are unimplemented now: pick others")
   return found[:n]

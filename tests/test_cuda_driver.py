@@ -239,13 +239,20 @@ def test_events_and_streams(cu):
   assert cu.cuEventSynchronize(end) == cu.CUDA_ERROR_INVALID_HANDLE
   assert cu.cuEventCreate(ctypes.byref(end), cu.CU_EVENT_INTERPROCESS) == cu.CUDA_ERROR_INVALID_VALUE
 
-def test_trace_logs_every_call(cu, monkeypatch, caplog):
-  monkeypatch.setenv("MOCKGPU_TRACE", "1")
-  with caplog.at_level(logging.DEBUG, logger="mockgpu"):
+def test_trace_event_per_call(cu):
+  from mockgpu import events
+  seen = []
+  events.subscribe(seen.append)
+  try:
     assert cu.cuInit(0) == 0
     assert cu.cuMemAlloc_v2(ctypes.byref(cu.CUdeviceptr()), 16) == cu.CUDA_ERROR_INVALID_CONTEXT
-  assert "cuInit(0) -> CUDA_SUCCESS" in caplog.text
-  assert "cuMemAlloc_v2(&c_ulong, 16) -> CUDA_ERROR_INVALID_CONTEXT (no current context)" in caplog.text
+    assert cu.cuDriverGetVersion(ctypes.byref(v:=ctypes.c_int())) == 0
+  finally: events.unsubscribe(seen.append)
+  calls = [e for e in seen if e["kind"] == "cuda"]
+  assert [(e["call"], e["result"]) for e in calls] == [("cuInit", "CUDA_SUCCESS"), ("cuMemAlloc_v2", "CUDA_ERROR_INVALID_CONTEXT"),
+                                                        ("cuDriverGetVersion", "CUDA_SUCCESS")]
+  assert calls[0]["args"] == {"Flags": "0"} and calls[1]["why"] == "no current context" and calls[1]["args"]["bytesize"] == "16"
+  assert calls[2]["out"] == {"driverVersion": v.value}  # the value stored, not `&c_int`
 
 # *** modules ***
 

@@ -70,4 +70,5 @@ def test_two_devices_and_copies():
 def test_trace_logs_driver_calls():
   p = run_tinygrad("MOCK+CUDA", "from tinygrad import Tensor; print((Tensor([1., 2]) * 2).tolist())", env={"MOCKGPU_TRACE": "1"})
   assert p.stdout.strip() == "[2.0, 4.0]"
-  for call in ("cuInit(0) -> CUDA_SUCCESS", "cuModuleLoadData(", "cuLaunchKernel(", "cuMemcpyDtoH_v2("): assert call in p.stderr
+  for call in ("call=cuInit args={Flags=0} out={} result=CUDA_SUCCESS", "call=cuModuleLoadData", "call=cuLaunchKernel", "call=cuMemcpyDtoH_v2"):
+    assert call in p.stderr, call

@@ -125,8 +125,8 @@ def test_trace_logs_ioctls_and_methods():
     from tinygrad import Tensor
     print(Tensor([1., 2.]).tolist())
   """, MOCKGPU_TRACE="1")
-  for needle in ("NV_ESC_CARD_INFO", "RM_ALLOC AMPERE_CHANNEL_GPFIFO_A", "RM_CONTROL NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN",
-                 "UVM map_external -> NV_OK", "doorbell, token", "host NVC56F_SEM_EXECUTE", "AMPERE_DMA_COPY_B NVC6B5_LAUNCH_DMA"):
+  for needle in ("name=NV_ESC_CARD_INFO", "RM_ALLOC AMPERE_CHANNEL_GPFIFO_A", "RM_CONTROL NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN",
+                 "name=UVM_MAP_EXTERNAL_ALLOCATION", "status=NV_OK", "doorbell", "method=NVC56F_SEM_EXECUTE", "cls=AMPERE_DMA_COPY_B method=NVC6B5_LAUNCH_DMA"):
     assert needle in r.stderr, needle
 
 @pytest.mark.parametrize("dev,model", [("MOCK+NV", "sm_89"), ("MOCK+NV:PTX", "sm_89"), ("MOCK+NV", "sm_120")])  # sm_120: QMD V05

@@ -33,10 +33,15 @@ static uint8_t *gptr(Ctx *c, uint64_t va, int64_t n, int write, int64_t pc) {
   if (!m || (uint64_t)n > m->size - (va - m->va)) fault(c, va, n, write, pc, GLOBAL_SPACE);
   return (uint8_t *)(uintptr_t)(m->host + (va - m->va));
 }
+/* an access of count elements (a b128 store, a .v4 load) that misses is reported whole: its first address and all its
+ * bytes, as the numpy paths report the lane's access */
 static inline void gcheck(Ctx *c, uint64_t va, int64_t esize, int64_t count, int write, int64_t pc) {
   const Map *m = find(c, va);
   if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) return;
-  for (int64_t i = 0; i < count; i++) gptr(c, va + i * esize, esize, write, pc);
+  for (int64_t i = 0; i < count; i++) {
+    const Map *e = find(c, va + i * esize);
+    if (!e || (uint64_t)esize > e->size - (va + i * esize - e->va)) fault(c, va, esize * count, write, pc, GLOBAL_SPACE);
+  }
 }
 static inline void gload(Ctx *c, void *dst, uint64_t va, int64_t esize, int64_t count, int64_t pc) {
   const Map *m = find(c, va);
@@ -44,6 +49,7 @@ static inline void gload(Ctx *c, void *dst, uint64_t va, int64_t esize, int64_t 
     memcpy(dst, (const void *)(uintptr_t)(m->host + (va - m->va)), esize * count);
     return;
   }
+  gcheck(c, va, esize, count, 0, pc);
   for (int64_t i = 0; i < count; i++) memcpy((uint8_t *)dst + i * esize, gptr(c, va + i * esize, esize, 0, pc), esize);
 }
 static inline void gstore(Ctx *c, uint64_t va, const void *src, int64_t esize, int64_t count) {

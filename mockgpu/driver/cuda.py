@@ -28,7 +28,7 @@ A driver call tinygrad's ABI table declares but this model does not implement ra
 from __future__ import annotations
 import ctypes, functools, itertools, mmap, re, struct, threading, time, types
 import tinygrad.runtime.autogen.cuda as _abi
-from mockgpu import config
+from mockgpu import config, events
 from mockgpu.boards import NVBoard, selected_nv_board
 from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded
 from mockgpu.driver import uaccess
@@ -196,6 +196,9 @@ def _out(ref, value):
   try: raw = bytes(ctypes.c_void_p(value) if isinstance(obj, ctypes._Pointer) else type(obj)(value))
   except (TypeError, ValueError): raise _Fail(CUDA_ERROR_INVALID_VALUE, f"out-parameter of type {type(obj).__name__}") from None
   _user(uaccess.copy_to_user, ctypes.addressof(obj), raw[:ctypes.sizeof(obj)], "out-parameter")
+  if events.enabled: _outputs.append((ref, value))
+
+_outputs:list = []  # (out-parameter, value stored) of the running driver call, for the trace
 
 def _get(h, cls, code=CUDA_ERROR_INVALID_HANDLE):
   obj = _handles.get(_addr(h))
@@ -221,7 +224,8 @@ def _device(ordinal) -> Device:
   return _drv.devices[i]
 
 def _show(x) -> str:
-  if isinstance(x, (bytes, bytearray)): return f"<{len(x)} bytes>"
+  if isinstance(x, (bytes, bytearray)):
+    return bytes(x).decode() if len(x) <= 256 and re.fullmatch(rb"[\w.$]+", bytes(x)) else f"<{len(x)} bytes>"  # a name, else its size
   if isinstance(x, ctypes.Structure): return f"<{type(x).__name__} {ctypes.sizeof(x)} bytes>"
   if hasattr(x, "_obj"): return f"&{type(x._obj).__name__}"
   try: v = _addr(x)
@@ -231,18 +235,24 @@ def _show(x) -> str:
 _NEEDS_NO_INIT = {"cuGetErrorString", "cuGetErrorName", "cuInit", "cuDriverGetVersion"}
 
 def _api(fn):
-  """A driver call: returns its CUresult; logs it when MOCKGPU_TRACE=1."""
+  """A driver call: returns its CUresult; traced, a `cuda` event with its arguments, the values it stored through its
+  out-parameters (by parameter name) and its result."""
   name, needs_init = fn.__name__, fn.__name__ not in _NEEDS_NO_INIT
+  names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
   @functools.wraps(fn)
   def call(*args):
     why = ""
+    t0 = events.now() if events.enabled else 0  # 0: not traced (a listener may join during the call)
+    _outputs.clear()
     try:
       if needs_init and _drv is None: raise _Fail(CUDA_ERROR_NOT_INITIALIZED, "cuInit was not called")
       fn(*args)
       rc = CUDA_SUCCESS
     except _Fail as e: rc, why = e.code, e.why
-    if config.trace():
-      log.debug("cuda %s(%s) -> %s%s", name, ", ".join(map(_show, args)), enum_cudaError_enum.get(rc, rc), f" ({why})" if why else "")
+    if t0 and events.enabled:
+      outs = {names[i] if i < len(names) else str(i): v for ref, v in _outputs for i, a in enumerate(args) if a is ref}
+      events.emit("cuda", ts=t0, dur=events.now() - t0, call=name, args={n: _show(a) for n, a in zip(names, args)}, out=outs,
+                  result=enum_cudaError_enum.get(rc, rc), **({"why": why} if why else {}))
     return rc
   return call
 
@@ -684,6 +694,7 @@ def _check_dims(grid:tuple, block:tuple, smem:int, f:Function):
 
 def _fault(ctx:Context, code:int, f:Function, e:Exception):
   ctx.error = code
+  events.fault(ctx.device.mem.name, None, e)
   log.error("cuLaunchKernel(%s) on CUDA:%d: %s; the context is now in error %d (%s)", f.name, ctx.device.ordinal, e, code,
             ERROR_STRINGS[code])
 
@@ -695,9 +706,13 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
   grid, block = tuple(map(_addr, (gridDimX, gridDimY, gridDimZ))), tuple(map(_addr, (blockDimX, blockDimY, blockDimZ)))
   _check_dims(grid, block, smem:=_addr(sharedMemBytes), fn)
   params = _param_bytes(fn, kernelParams, extra)
-  try: _ptx().launch(ctx.device.mem, fn.kernel, grid, block, params, smem)
+  t0 = events.now() if events.enabled else 0
+  try: stats = _ptx().launch(ctx.device.mem, fn.kernel, grid, block, params, smem)
   except GPUPageFault as e: _fault(ctx, CUDA_ERROR_ILLEGAL_ADDRESS, fn, e)
   except InstructionBudgetExceeded as e: _fault(ctx, CUDA_ERROR_LAUNCH_TIMEOUT, fn, e)
+  else:
+    if t0 and events.enabled: events.emit("dispatch", ctx.device.mem.name, f"stream 0x{_addr(hStream):x}", ts=t0, dur=events.now() - t0,
+                                   **_ptx().launch_fields(fn.kernel, grid, block, smem, stats))
 
 # *** everything else in the ABI table ***
 

@@ -14,7 +14,7 @@ error state (KFD devices cannot recover). The mock itself stays healthy: the oth
 from __future__ import annotations
 import ctypes, errno, functools, logging, os, time
 from tinygrad.runtime.autogen import kfd, amdgpu_drm, hsa
-from mockgpu import config, system as system_mod
+from mockgpu import config, events, system as system_mod
 from mockgpu.driver import amd_sysfs
 from mockgpu.boards import selected_amd_board
 from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user, user_struct
@@ -48,10 +48,6 @@ DOMAINS = {kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM: "vram", kfd.KFD_IOC_ALLOC_MEM_FLAGS
 DRM_FAMILY = {9: amdgpu_drm.AMDGPU_FAMILY_AI, 11: amdgpu_drm.AMDGPU_FAMILY_GC_11_0_0, 12: 152}
 
 def _err(code:int, msg:str) -> OSError: return OSError(code, f"{os.strerror(code)}: {msg}")
-
-def _struct_str(st) -> str:
-  return " ".join(f"{f[0]}={getattr(st, f[0]):#x}" for f in getattr(st, "_real_fields_", getattr(st, "_fields_", []))
-                  if isinstance(getattr(st, f[0]), int))
 
 class BO:
   """A KFD buffer object."""
@@ -108,9 +104,7 @@ class KFD:
       raise UnsupportedIoctl(f"/dev/kfd: {name} (ioctl nr 0x{nr:02x}) is not modelled by mockgpu")
     if struct is not None and (size != ctypes.sizeof(struct) or not isinstance(arg, struct)):
       raise _err(errno.EINVAL, f"/dev/kfd: {name} with a {size}-byte argument, expected struct {struct.__name__}")
-    if log.isEnabledFor(logging.DEBUG): log.debug("kfd %s(%s)", name, _struct_str(arg))
-    handler(arg)
-    if log.isEnabledFor(logging.DEBUG): log.debug("kfd %s -> %s", name, _struct_str(arg))
+    events.ioctl("kfd", name, arg, lambda: handler(arg), "/dev/kfd")
     return 0
 
   def _get_version(self, a):
@@ -377,7 +371,9 @@ class KFD:
     nr = request & 0xff
     name = DRM_IOCTLS.get(nr, (f"DRM ioctl 0x{request:x}", None))[0] if (request >> 8) & 0xff == ord("d") else f"ioctl 0x{request:x}"
     if name != "DRM_IOCTL_AMDGPU_INFO": raise UnsupportedIoctl(f"renderD{gpu.props['drm_render_minor']}: {name} is not modelled by mockgpu")
-    if log.isEnabledFor(logging.DEBUG): log.debug("drm %s(%s)", name, _struct_str(arg))
+    return events.ioctl("drm", name, arg, lambda: self._amdgpu_info(gpu, arg), gpu.name)
+
+  def _amdgpu_info(self, gpu:AMDGPU, arg) -> int:
     if arg.query != amdgpu_drm.AMDGPU_INFO_DEV_INFO:
       raise UnsupportedIoctl(f"renderD{gpu.props['drm_render_minor']}: DRM_IOCTL_AMDGPU_INFO query 0x{arg.query:x} is not modelled "
                              "(only AMDGPU_INFO_DEV_INFO)")

@@ -16,7 +16,7 @@ NV_ESC_RM_MAP_MEMORY naming that node's fd asked for, as the real driver does.
 from __future__ import annotations
 import ctypes, errno, functools, itertools, logging, mmap, os
 from tinygrad.runtime.autogen import nv_570 as nv
-from mockgpu import config, system
+from mockgpu import config, events, system
 from mockgpu.boards import selected_nv_board
 from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
 from mockgpu.vfs import Handle
@@ -34,6 +34,10 @@ class RMError(Exception):
   def __init__(self, status:int, msg:str):
     super().__init__(f"{msg}: {nv.nv_status_codes.get(status, status)}")
     self.status = status
+
+ESCAPE_NAMES:dict[int, str] = {}  # escape number -> NV_ESC_* name
+for _n, _v in vars(nv).items():
+  if _n.startswith("NV_ESC_") and isinstance(_v, int): ESCAPE_NAMES.setdefault(_v, _n)
 
 def status_name(status:int) -> str: return nv.nv_status_codes.get(status, str(status))
 
@@ -113,7 +117,7 @@ class Usermode(Object):
   def write(self, offset:int, value:int):
     if offset != DOORBELL: raise Unmodelled(f"mockgpu {self.gpu.name}: usermode register 0x{offset:x} is not modelled")
     if (ch:=self.gpu.channels.get(value)) is None: raise PacketError(f"{self.gpu.name}: doorbell rung with token {value}, which no channel has")
-    log.debug("%s: doorbell, token %d", self.gpu.name, value)
+    if events.enabled: events.emit("doorbell", self.gpu.name, ch.name, offset=offset, value=value)
     ch.doorbell()
     try:
       system.get().kick()
@@ -159,7 +163,18 @@ def _params(T, ptr:int|None, what:str, required:bool=True):
   if not ptr:
     if required: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"{what}: no parameters")
     return None
-  return _user(uaccess.user_struct, T, ptr, f"{what} parameters")
+  p = _user(uaccess.user_struct, T, ptr, f"{what} parameters")
+  if events.enabled: _params_seen.append((T.__name__, p, events.fields_of(p)))  # the trace shows them in and out
+  return p
+
+# the parameter blocks RM read during the current escape: (struct name, live struct, fields as read), for the trace
+_params_seen:list[tuple[str, object, dict]] = []
+
+def params_decoded() -> dict:
+  """The parameter blocks of the escape that just ran, decoded in and out (the `params` field of its ioctl event)."""
+  out = {name: {"in": before, "out": events.fields_of(p)} for name, p, before in _params_seen}
+  _params_seen.clear()
+  return out
 
 class RM:
   def __init__(self, gpus:list[NVGPU]):
@@ -312,7 +327,8 @@ class RM:
 
   def _engine(self, h, cls, parent, params):
     self._expect(parent, ChannelObject, cls)
-    parent.channel.objects[cls] = engine_for(parent.gpu, cls)
+    engine = parent.channel.objects[cls] = engine_for(parent.gpu, cls)
+    if engine is not None: engine.queue = parent.channel.name
     return EngineObject(h, cls, parent)
 
   def _debugger(self, h, cls, parent, params):
@@ -423,7 +439,6 @@ class NVFile(Handle):
   def mmap(self, start, size, prot, flags, offset):
     if self.map_request is None: raise OSError(errno.EINVAL, f"{self.path}: mmap without an NV_ESC_RM_MAP_MEMORY for this file")
     addr = self.drv.rm.cpu_map(self.map_request, start, size, bool(flags & MAP_FIXED))
-    log.debug("mmap %s: 0x%x bytes of %s at 0x%x", self.path, size, class_name(self.map_request[0].cls), addr)
     return addr
   def close(self): self.drv.files.pop(self.fd, None)
 
@@ -441,6 +456,7 @@ class Driver:
     self.system = system
     self.files:dict[int, Handle] = {}
     self._rm:RM|None = None
+    self._last_call:str|None = None  # what the running escape asked RM for, for the trace
     self.escapes = {
       nv.NV_ESC_CARD_INFO: ((nv.nv_ioctl_card_info_t * 64), self._card_info),
       nv.NV_ESC_REGISTER_FD: (nv.nv_ioctl_register_fd_t, self._register_fd),
@@ -474,21 +490,30 @@ class Driver:
     nr, size = request & 0xff, (request >> 16) & 0x3fff
     if (request >> 8) & 0xff != ord("F"): raise UnsupportedIoctl(f"mockgpu: {f.path}: ioctl 0x{request:x} is not an NVIDIA escape")
     if (entry:=self.escapes.get(nr)) is None:
-      name = next((n for n, v in vars(nv).items() if n.startswith("NV_ESC_") and v == nr), "unknown")
-      raise UnsupportedIoctl(f"mockgpu: {f.path}: escape 0x{nr:x} ({name}) is not modelled")
+      raise UnsupportedIoctl(f"mockgpu: {f.path}: escape 0x{nr:x} ({ESCAPE_NAMES.get(nr, 'unknown')}) is not modelled")
     T, fn = entry
     if size != ctypes.sizeof(T) & 0x3fff or ctypes.sizeof(arg) != ctypes.sizeof(T):
       raise OSError(errno.EINVAL, f"{f.path}: escape 0x{nr:x} with a {ctypes.sizeof(arg)}-byte argument, {ctypes.sizeof(T)} expected")
-    return fn(f, T.from_buffer(arg))
+    p = T.from_buffer(arg)
+    _params_seen.clear()
+    return events.ioctl("rm", ESCAPE_NAMES.get(nr, hex(nr)), p, lambda: fn(f, p), f.path, after=lambda: self._traced_call(p))
+
+  def _traced_call(self, p) -> dict:
+    """The trace's view of an escape beyond its argument: the RM call it made (class or control name), its NV status
+    and its parameter blocks in and out."""
+    out = {"call": self._last_call, "params": params_decoded()}
+    if (status:=getattr(p, "status", None)) is not None and isinstance(status, int): out["status"] = status_name(status)
+    self._last_call = None
+    return out
 
   def _rm_call(self, what:str, call) -> tuple[object, int]:
     """Run an RM operation; a failure becomes its NV status, as the driver reports it."""
+    self._last_call = what
     try:
       ret, status = call(), nv.NV_OK
     except RMError as e:
       ret, status = None, e.status
       if status != nv.NV_ERR_NOT_SUPPORTED: log.info("%s: %s", what, e)  # not-modelled was already logged as a warning
-    log.debug("%s -> %s", what, status_name(status))
     return ret, status
 
   def _card_info(self, f, cards):
@@ -497,13 +522,11 @@ class Driver:
       c.valid, c.gpu_id, c.minor_number, c.fb_size, c.reg_size = 1, gpu.gpu_id, i, gpu.board.memory_size, 16 << 20
       c.pci_info.domain, c.pci_info.bus, c.pci_info.slot, c.pci_info.function = 0, gpu.gpu_id >> 8, 0, 0
       c.pci_info.vendor_id, c.pci_info.device_id = gpu.board.pci_vendor_id, gpu.board.pci_device_id
-    log.debug("NV_ESC_CARD_INFO: %d GPUs", len(self.gpus))
     return 0
 
   def _register_fd(self, f, p):
     ctl = self.files.get(p.ctl_fd)
     if getattr(ctl, "kind", None) != "ctl": raise OSError(errno.EINVAL, f"{f.path}: NV_ESC_REGISTER_FD with fd {p.ctl_fd}, not nvidiactl")
-    log.debug("NV_ESC_REGISTER_FD: %s with fd %d", f.path, p.ctl_fd)
     return 0
 
   def _alloc(self, f, p):

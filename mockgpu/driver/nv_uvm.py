@@ -8,12 +8,14 @@ from __future__ import annotations
 import ctypes, logging
 from dataclasses import dataclass, field
 from tinygrad.runtime.autogen import nv_570 as nv
+from mockgpu import events
 from mockgpu.errors import UnsupportedIoctl
 from mockgpu.emulators.nv_gpu import NVGPU
 from mockgpu.driver.nv_rm import RM, RMError, Memory, Plain, ChannelObject, status_name
 
 log = logging.getLogger("mockgpu")
 PAGE = 0x1000
+UVM_NAMES = {v: k for k, v in vars(nv).items() if k.startswith("UVM_") and isinstance(v, int) and hasattr(nv, k + "_PARAMS")}  # ioctl -> name
 
 @dataclass
 class Range:
@@ -42,20 +44,22 @@ class UVM:
 
   def ioctl(self, handle, cmd:int, arg) -> int:
     if (entry:=self.handlers.get(cmd)) is None:
-      name = next((n for n, v in vars(nv).items() if n.startswith("UVM_") and v == cmd and isinstance(v, int)), "unknown")
-      raise UnsupportedIoctl(f"mockgpu: /dev/nvidia-uvm ioctl {cmd} ({name}) is not modelled")
+      raise UnsupportedIoctl(f"mockgpu: /dev/nvidia-uvm ioctl {cmd} ({UVM_NAMES.get(cmd, 'unknown')}) is not modelled")
     T, fn = entry
     if ctypes.sizeof(arg) != ctypes.sizeof(T): raise UnsupportedIoctl(f"mockgpu: UVM ioctl {cmd}: argument of {ctypes.sizeof(arg)} bytes")
     p = T.from_buffer(arg)
+    events.ioctl("uvm", UVM_NAMES.get(cmd, str(cmd)), p, lambda: self._call(handle, cmd, fn, p), "/dev/nvidia-uvm",
+                 after=lambda: {"status": status_name(p.rmStatus)})
+    return 0
+
+  def _call(self, handle, cmd:int, fn, p):
     if cmd not in (nv.UVM_INITIALIZE, nv.UVM_MM_INITIALIZE) and not handle.initialized: status = nv.NV_ERR_ILLEGAL_ACTION
     else:
       try: status = fn(handle, p) or nv.NV_OK
       except RMError as e:
         log.info("UVM %s: %s", fn.__name__.strip("_"), e)
         status = e.status
-    log.debug("UVM %s -> %s", fn.__name__.strip("_"), status_name(status))
     p.rmStatus = status
-    return 0
 
   def _gpu(self, uuid, what:str) -> NVGPU:
     gpu = self.rm.gpu_by_uuid(bytes(uuid.uuid))
@@ -115,7 +119,6 @@ class UVM:
       gpu.mem.map(p.base, p.length, host=mem.host + p.offset, tag=mem)
       mem.uvm_maps += 1
       r.maps.append((gpu, p.base, p.length, mem))
-      log.debug("UVM %s maps 0x%x+0x%x", gpu.name, p.base, p.length)
 
   def _free(self, handle, p):
     if (r:=self.ranges.pop(p.base, None)) is None: raise RMError(nv.NV_ERR_INVALID_ADDRESS, f"FREE 0x{p.base:x}: no such range")

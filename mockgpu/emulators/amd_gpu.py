@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes, errno, functools, importlib, logging, mmap, os, time, weakref
 from mockgpu.memory import AddressSpace
 from mockgpu.errors import GPUPageFault, PacketError, Unmodelled
-from mockgpu import system
+from mockgpu import events, system
 
 log = logging.getLogger("mockgpu")
 PAGE = 0x1000
@@ -132,7 +132,7 @@ class AMDGPU:
     if offset & ~7 not in self.doorbell_queues:
       log.warning("%s: doorbell write 0x%x at offset 0x%x rings no queue", self.name, value, offset)
       return
-    if log.isEnabledFor(logging.DEBUG): log.debug("%s: doorbell 0x%x of %s", self.name, value, self.doorbell_queues[offset & ~7].name)
+    if events.enabled: events.emit("doorbell", self.name, self.doorbell_queues[offset & ~7].name, offset=offset, value=value)
     system.get().kick()
 
   def interrupt(self, ctxid:int, valid_bits:int):
@@ -195,6 +195,7 @@ class RingQueue:
     self.ring = Stream(ring_va, ring_size // 4, 0, 0, True)
     self.ibs:list[Stream] = []
     self.error:Exception|None = None
+    self._wait_since = 0  # when the packet the queue is blocked at was first tried (events.now()), for the trace
     gpu.mem.write_u64(rptr_va, 0, where=f"{self.name} read pointer")
 
   def step(self) -> bool:
@@ -209,6 +210,8 @@ class RingQueue:
 
   def _stop(self, err:Exception):
     self.error = err
+    if isinstance(err, GPUPageFault) and err.space == "global": err.add_context(nearest=self.gpu.mem.nearest(err.va))  # a packet's access
+    events.fault(self.gpu.name, self.name, err)
     log.warning("%s stopped: %s", self.name, err)
     self.gpu.fault(self, err)
 
@@ -235,14 +238,29 @@ class RingQueue:
         n = self._length(header, s)
         if s.pos + n > s.end: raise self.packet_error(s, header, f"truncated packet: {n} dwords, but only {s.end - s.pos} were submitted")
         body = s.read(self.gpu.mem, s.pos + 1, n - 1)
-        if log.isEnabledFor(logging.DEBUG): log.debug("%s %s: %s %s", self.name, s.where(s.pos), self.opname(header, s), [hex(x) for x in body])
-        if (skip:=self._execute(header, body, s)) is None: break
+        t0 = (self._wait_since or events.now()) if events.enabled else 0  # 0: not traced (a listener may join meanwhile)
+        if (skip:=self._execute(header, body, s)) is None:
+          if t0 and not self._wait_since: self._wait_since = t0  # the wait's span starts at its first try
+          break
+        if t0 and events.enabled: self._traced(header, body, s, t0)
         if s.pos + n + skip > s.end: raise self.packet_error(s, header, f"predicated block of {skip} dwords runs past the end")
         s.pos += n + skip
         progress = True
     finally:  # report how far the ring was consumed, also when a packet failed
       if self.ring.pos != start: self.gpu.mem.write_u64(self.rptr_va, self.ring.pos * 4 // self.PTR_BYTES, where=f"{self.name} read pointer")
     return progress
+
+  def _traced(self, header:int, body:list[int], s:Stream, t0:int):
+    """The `packet` event of the packet just executed (a `wait` span too when it had to wait), decoded by describe()."""
+    op, fields = self.describe(header, body, s)
+    end = events.now()
+    events.emit("packet", self.gpu.name, self.name, ts=t0, dur=end - t0, engine=self.KIND, where=s.where(s.pos), op=op, **fields)
+    if self._wait_since: events.emit("wait", self.gpu.name, self.name, ts=t0, dur=end - t0, op=op, **fields)
+    self._wait_since = 0
+
+  def describe(self, header:int, body:list[int], s:Stream) -> tuple[str, dict]:
+    """A packet's name and decoded fields, for the trace; subclasses know their packets."""
+    return self.opname(header, s), {"body": body}
 
   def push_ib(self, s:Stream, header:int, va:int, ndw:int):
     if self.ibs: raise self.packet_error(s, header, "an indirect buffer inside an indirect buffer is not modelled", UnmodelledFeature)

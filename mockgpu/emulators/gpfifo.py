@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes, logging, struct
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
+from mockgpu import events
 from mockgpu.errors import PacketError, GPUPageFault, Unmodelled
 from mockgpu.emulators.nv_gpu import NVGPU, Engine, Fault, field, write_semaphore, class_name, method_name, timestamp_ns
 
@@ -45,6 +46,7 @@ class Channel:
     self.userd = np.ctypeslib.as_array((ctypes.c_uint32 * 128).from_address(userd_host))  # AmpereAControlGPFifo, as words
     self.gp_get, self.held = 0, None  # held: a slot the runtime will rewrite, not run before the next doorbell
     self.pos, self.resume, self.executed = 0, 0, 0  # where in the current entry: header word, method within it; methods run
+    self._wait_since = 0  # when the method the channel is blocked at was first tried (events.now()), for the trace
     self.error:Exception|None = None  # the first failure in the current entry, reported when the entry ends or blocks
     self.objects:dict[int, Engine] = {}  # class -> the engine object RM allocated on this channel
     self.subch:list[Engine|None] = [None] * 8
@@ -98,6 +100,8 @@ class Channel:
         self._failed(PacketError(f"{self.name}: GPFIFO entry {idx}: control opcode {op} is not modelled"))
       return True
     addr = (field(hi, nv.NVC56F_GP_ENTRY1_GET_HI) << 32) | (field(lo, nv.NVC56F_GP_ENTRY0_GET) << 2)
+    if events.enabled and self.pos == 0 and self.resume == 0:
+      events.emit("gpfifo", self.gpu.name, self.name, entry=idx, address=addr, length=length, fetch=field(hi, nv.NVC56F_GP_ENTRY1_SYNC))
     words = self.gpu.mem.view(addr, length * 4, False, f"{self.name}: pushbuffer").view(np.uint32)
     return self._segment(addr, [int(w) for w in words])
 
@@ -117,12 +121,15 @@ class Channel:
       elif hdr == 0: data, steps = [], []  # a zero word is an empty GRP0 method: no operation
       else: return self._failed(PacketError(f"{where}: method header 0x{hdr:08x} has an unsupported opcode (SEC_OP {op})"))
       for i in range(self.resume, len(data)):
+        t0 = (self._wait_since or events.now()) if events.enabled else 0  # 0: not traced (a listener may join meanwhile)
         try: ran = self._method(subch, mthd + steps[i], data[i], where)
         except GPUPageFault: raise
         except Exception as e: ran = self._failed(e)
         if not ran:
           self.resume = i  # blocked: retry this very method on the next pass
+          if t0 and not self._wait_since: self._wait_since = t0  # the wait's span starts at its first try
           return False
+        if t0 and events.enabled: self._traced(subch, mthd + steps[i], data[i], where, t0)
         self.executed += 1
       self.resume = 0
       self.pos += 1 if op == nv.NVC56F_DMA_SEC_OP_IMMD_DATA_METHOD or hdr == 0 else 1 + count
@@ -131,19 +138,28 @@ class Channel:
   def _failed(self, e:Exception) -> bool:
     """Skip what failed and go on; the entry's first error is raised when the entry ends."""
     log.warning("%s", e)
+    events.fault(self.gpu.name, self.name, e)
     if self.error is None: self.error = e
     return True
 
   def _method(self, subch:int, mthd:int, data:int, where:str) -> bool:
     if mthd < 0x100: return self._host(subch, mthd, data, where)
     if (obj:=self.subch[subch]) is None: raise PacketError(f"{where}: method 0x{mthd:x} on subchannel {subch}, which has no object (SET_OBJECT)")
-    if log.isEnabledFor(logging.DEBUG): log.debug("%s: %s %s = 0x%x", where, class_name(obj.cls), method_name(obj.prefix, mthd), data)
     obj.method(mthd, data, where)
     return True
 
+  def _traced(self, subch:int, mthd:int, data:int, where:str, t0:int):
+    """The `method` event of a method that ran, by class and method name (a `wait` span too for a semaphore acquire that waited)."""
+    host = mthd < 0x100
+    cls = self.cls if host else self.subch[subch].cls
+    name = method_name("NVC56F" if host else self.subch[subch].prefix, mthd)
+    end = events.now()
+    events.emit("method", self.gpu.name, self.name, ts=t0, dur=end - t0, where=where, subchannel=subch, cls=class_name(cls), method=name, data=data)
+    if self._wait_since: events.emit("wait", self.gpu.name, self.name, ts=t0, dur=end - t0, op=name, semaphore={method_name("NVC56F", k): v for k, v in self.sem.items()})
+    self._wait_since = 0
+
   # *** host class (AMPERE_CHANNEL_GPFIFO_A and later share these methods) ***
   def _host(self, subch:int, mthd:int, data:int, where:str) -> bool:
-    if log.isEnabledFor(logging.DEBUG): log.debug("%s: host %s = 0x%x", where, method_name("NVC56F", mthd), data)
     if mthd == nv.NVC56F_SET_OBJECT:
       cls = field(data, nv.NVC56F_SET_OBJECT_NVCLASS)
       if cls not in self.objects: raise PacketError(f"{where}: SET_OBJECT {class_name(cls)} (0x{cls:x}): no such object on this channel")
@@ -171,6 +187,8 @@ class Channel:
   def _channel_error(self, e:GPUPageFault):
     """RC: record the fault for the debugger, write every channel's error notifier, stop the group."""
     access = nv.NV_PFAULT_ACCESS_TYPE_VIRT_WRITE if e.write else nv.NV_PFAULT_ACCESS_TYPE_VIRT_READ
+    if e.space == "global": e.add_context(nearest=self.gpu.mem.nearest(e.va))  # a method's own access (a copy, a semaphore)
+    events.fault(self.gpu.name, self.name, e)
     self.gpu.fault(Fault(e.va, nv.NV_PFAULT_FAULT_TYPE_PTE, access, f"{self.name}: {e}"))
     self.group.error = e
     for ch in self.group.channels: ch.write_error_notifier(ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)

@@ -12,6 +12,7 @@ import functools, hashlib, logging, re, struct, time
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
+from mockgpu import events
 from mockgpu.boards import NVBoard
 from mockgpu.memory import AddressSpace
 from mockgpu.errors import PacketError, GPUPageFault, Unmodelled
@@ -96,6 +97,7 @@ class Engine:
   state:frozenset[int] = frozenset()
   def __init__(self, gpu:NVGPU, cls:int):
     self.gpu, self.cls, self.regs = gpu, cls, {}
+    self.queue:str|None = None  # the channel it is bound to (set by the driver), for the trace
     self.actions = self._actions()
   def _actions(self) -> dict: return {}
   def method(self, mthd:int, data:int, where:str):
@@ -136,8 +138,10 @@ class CopyEngine(Engine):
     length = self.regs.get(nv.NVC6B5_LINE_LENGTH_IN, 0)
     lines = self.regs.get(nv.NVC6B5_LINE_COUNT, 1) if multi_line else 1
     pitch_in, pitch_out = self.regs.get(nv.NVC6B5_PITCH_IN, 0), self.regs.get(nv.NVC6B5_PITCH_OUT, 0)
-    log.debug("%s: copy 0x%x bytes x %d lines 0x%x -> 0x%x", where, length, lines, src, dst)
+    t0 = events.now() if events.enabled else 0
     for i in range(lines): self.gpu.mem.copy(dst + i * pitch_out, src + i * pitch_in, length, f"{where}: copy")
+    if t0 and events.enabled: events.emit("copy", self.gpu.name, self.queue, ts=t0, dur=events.now() - t0, src=src, dst=dst, size=length * lines,
+                                   lines=lines, pitch_in=pitch_in, pitch_out=pitch_out)
 
 class ComputeEngine(Engine):
   """The compute class (AMPERE_COMPUTE_B, ADA_COMPUTE_A, BLACKWELL_COMPUTE_B): QMD launches and their semaphores."""
@@ -161,7 +165,7 @@ class ComputeEngine(Engine):
     action = field(data, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION)
     if action in self.NO_SCHEDULE: return
     if action not in self.SCHEDULE: raise Unmodelled(f"{where}: SEND_SIGNALING_PCAS2_B action {action} (QMD queues) is not modelled")
-    launch_qmd(self.gpu, self.regs.get(nv.NVC6C0_SEND_PCAS_A, 0) << 8, where)
+    launch_qmd(self.gpu, self.regs.get(nv.NVC6C0_SEND_PCAS_A, 0) << 8, where, self.queue)
 
 def engine_for(gpu:NVGPU, cls:int) -> Engine|None:
   if cls == gpu.board.compute: return ComputeEngine(gpu, cls)
@@ -224,7 +228,7 @@ class QMD:
 
 MAX_QMD_CHAIN = 1024  # QMDs one PCAS schedule may run through DEPENDENT_QMD0 (a bound: the model reports a longer chain)
 
-def launch_qmd(gpu:NVGPU, addr:int, where:str):
+def launch_qmd(gpu:NVGPU, addr:int, where:str, queue:str|None=None):
   """Run a QMD and the chain of QMDs it schedules, each followed by its release semaphores. A kernel the executor
   cannot run (not a page fault: that is a channel error) still releases its semaphores, which carry the runtime's
   timeline; the first such error is raised once the chain is done."""
@@ -236,7 +240,7 @@ def launch_qmd(gpu:NVGPU, addr:int, where:str):
                         f"is longer than {MAX_QMD_CHAIN} QMDs") + " (DEPENDENT_QMD0_POINTER)")
     seen.add(addr)
     q = QMD(gpu.mem, addr, gpu.board, where)
-    try: run_kernel(gpu, q, f"{where}: QMD 0x{addr:x}")
+    try: run_kernel(gpu, q, f"{where}: QMD 0x{addr:x}", queue)
     except GPUPageFault: raise
     except Exception as e: error = error or e
     for sem_addr, payload, structure, payload64, reduction in q.releases():
@@ -292,14 +296,17 @@ def program_kernel(gpu:"NVGPU", addr:int, where:str):
   gpu.kernels[addr] = (text.encode() + b"\0", kernel)
   return kernel
 
-def run_kernel(gpu:NVGPU, q:QMD, where:str):
+def run_kernel(gpu:NVGPU, q:QMD, where:str, queue:str|None=None):
   from mockgpu.emulators import ptx
   kernel = program_kernel(gpu, q.program(), where)
   first = args_offset(q)
   cbuf = gpu.mem.view(q.cbuf(0), max(first + 8 * len(kernel.params), COUNTS + 8), False, f"{where}: cbuf0")
   params = kernel_params(kernel, cbuf, first, where)
-  log.debug("%s: launch %s grid %s block %s", where, getattr(kernel, "name", "?"), q.grid(), q.block())
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
   if (bad:=gpu.board.launch_error(kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
-  ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
+  if not events.enabled: return ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
+  events.emit("qmd", gpu.name, queue, addr=q.addr, fields={k: v for k in q.fields if (v:=q[k])})
+  t0 = events.now()
+  stats = ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
+  events.emit("dispatch", gpu.name, queue, ts=t0, dur=events.now() - t0, **ptx.launch_fields(kernel, q.grid(), q.block(), 0, stats))
 

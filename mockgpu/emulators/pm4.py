@@ -25,6 +25,7 @@ import importlib, collections, ctypes, logging, struct, time
 from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv
 from tinygrad.runtime.support.amd import import_soc
+from mockgpu import events
 from mockgpu.errors import Unmodelled
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
 
@@ -123,6 +124,23 @@ class PM4Queue(RingQueue):
     if s.pos + n > s.pred[0]: raise self.packet_error(s, header, f"the packet runs past the end of its PRED_EXEC block (dword {s.pred[0]})")
     return [i for i, x in enumerate(self.xccs) if s.pred[1] >> x & 1]
 
+  def describe(self, header:int, body:list[int], s:Stream) -> tuple[str, dict]:
+    if header >> 30 != 3: return f"type-{header >> 30} filler", {}
+    op = (header >> 8) & 0xff
+    name = OPCODES.get(op, f"opcode 0x{op:02x}")
+    if op in (pm4_nv.PACKET3_SET_SH_REG, pm4_nv.PACKET3_SET_UCONFIG_REG):
+      start = (SH_RANGE if op == pm4_nv.PACKET3_SET_SH_REG else UCONFIG_RANGE)[0] + (body[0] & 0xffff)
+      names = registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version)
+      return name, {"registers": {names.get(start + i, f"0x{start + i:x}"): v for i, v in enumerate(body[1:])}}
+    if op == pm4_nv.PACKET3_RELEASE_MEM:
+      f = release_mem_fields(body)
+      return name, {"event": self.soc.enum_VGT_EVENT_TYPE.get(f["event_type"], f["event_type"]), **f}
+    if op == pm4_nv.PACKET3_EVENT_WRITE: return name, {"event": self.soc.enum_VGT_EVENT_TYPE.get(body[0] & 0x3f, body[0] & 0x3f)}
+    if (decode:=PACKET_FIELDS.get(op)) is not None: return name, decode(body)
+    if op == pm4_nv.PACKET3_DISPATCH_DIRECT:
+      return name, {"dim_x": body[0], "dim_y": body[1], "dim_z": body[2], "initiator": self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR.decode(body[3])}
+    return name, {"body": body}
+
   # *** registers ***
   def _set_sh_reg(self, body, s, header): return self._set_regs(body, s, header, SH_RANGE)
   def _set_uconfig_reg(self, body, s, header): return self._set_regs(body, s, header, UCONFIG_RANGE)
@@ -178,8 +196,8 @@ class PM4Queue(RingQueue):
     return 0
 
   def _wait_reg_mem(self, body, s, header) -> int|None:
-    ctl, a_lo, a_hi, ref, mask = body[:5]
-    func, mem_space, operation = ctl & 7, (ctl >> 4) & 3, (ctl >> 6) & 3
+    w = wait_reg_mem_fields(body)
+    func, mem_space, operation, a_lo, a_hi, ref, mask = w["function"], w["mem_space"], w["operation"], body[1], body[2], w["reference"], w["mask"]
     if func == 7: raise self.packet_error(s, header, "WAIT_REG_MEM compare function 7 is reserved")
     if mem_space == 1 and operation == 0:
       value = self.gpu.mem.read_u32(((a_hi << 32) | a_lo) & ~3, where=f"{self.name} WAIT_REG_MEM")
@@ -190,8 +208,9 @@ class PM4Queue(RingQueue):
     return 0 if compare(func, value & mask, ref) else None
 
   def _copy_data(self, body, s, header) -> int:
-    ctl, src_lo, src_hi, dst_lo, dst_hi = body
-    src_sel, dst_sel, wide = ctl & 0xf, (ctl >> 8) & 0xf, bool(ctl & (1 << 16))
+    _, src_lo, src_hi, dst_lo, dst_hi = body
+    c = copy_data_fields(body)
+    src_sel, dst_sel, wide = c["src_sel"], c["dst_sel"], c["count_sel"]
     if src_sel == 0: value = self._read_reg(src_lo & 0x3ffff, s, header)
     elif src_sel == 2:
       va = (src_hi << 32) | src_lo
@@ -210,12 +229,12 @@ class PM4Queue(RingQueue):
     return 0
 
   def _release_mem(self, body, s, header) -> int:
-    event_dw, sel, a_lo, a_hi, d_lo, d_hi, ctxid = body
-    event, dst_sel, int_sel, data_sel = event_dw & 0x3f, (sel >> 16) & 3, (sel >> 24) & 7, (sel >> 29) & 7
+    r = release_mem_fields(body)
+    event, dst_sel, int_sel, data_sel, va, d_lo, d_hi, ctxid = (r[k] for k in ("event_type", "dst_sel", "int_sel", "data_sel", "address",
+                                                                               "data_lo", "data_hi", "int_ctxid"))
     if event not in (self.soc.CACHE_FLUSH_TS, self.soc.CACHE_FLUSH_AND_INV_TS_EVENT, self.soc.BOTTOM_OF_PIPE_TS, self.soc.CS_DONE):
       raise self.packet_error(s, header, f"RELEASE_MEM event {self.soc.enum_VGT_EVENT_TYPE.get(event, hex(event))} is not an end-of-pipe event")
     if dst_sel > 1: raise self.packet_error(s, header, f"RELEASE_MEM dst_sel {dst_sel} (queue write pointer) is not modelled", UnmodelledFeature)
-    va = (a_hi << 32) | a_lo
     if data_sel == 1: self.gpu.mem.write_u32(va & ~3, d_lo, self.name)
     elif data_sel == 2: self.gpu.mem.write_u64(va & ~7, (d_hi << 32) | d_lo, self.name)
     elif data_sel == 3: self.gpu.mem.write_u64(va & ~7, gpu_clock(), self.name)
@@ -271,9 +290,55 @@ class PM4Queue(RingQueue):
                          scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
                          block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
                          wave32=bool(init.get("cs_w32_en", 0)), xcc=self._share(s, header))
-    if log.isEnabledFor(logging.DEBUG): log.debug("%s: dispatch %s", self.name, d)
-    _rdna().run_dispatch(self.gpu.mem, d)
+    self._run(d)
     return 0
+
+  def _run(self, d):
+    """Run a dispatch; traced, a `dispatch` event with its kernel, geometry, decoded resources and what it ran."""
+    if not events.enabled: return _rdna().run_dispatch(self.gpu.mem, d)
+    t0 = events.now()
+    stats = _rdna().run_dispatch(self.gpu.mem, d)
+    events.emit("dispatch", self.gpu.name, self.name, ts=t0, dur=events.now() - t0, **self._dispatch_fields(d, stats))
+    return stats
+
+  def _dispatch_fields(self, d, stats) -> dict:
+    from mockgpu.emulators.rdna.executor import kernel_name, resources
+    lds, private = resources(d)
+    gc = self.gpu.gc
+    return {"kernel": kernel_name(d.pgm_addr), "pgm_addr": d.pgm_addr, "grid": list(d.grid), "block": list(d.block), "wave_size": d.wave_size,
+            "rsrc1": gc.regCOMPUTE_PGM_RSRC1.decode(d.rsrc1), "rsrc2": gc.regCOMPUTE_PGM_RSRC2.decode(d.rsrc2),
+            "lds_bytes": lds, "scratch_bytes_per_lane": private, "xcc": list(d.xcc), "waves": stats.waves,
+            "instructions": stats.wave_instructions, "seconds": stats.seconds, "path": "C" if stats.native else "numpy"}
+
+# *** packet fields, as the PM4 specification names them: what the handlers act on and what the trace shows ***
+
+def release_mem_fields(body:list[int]) -> dict:
+  event_dw, sel, a_lo, a_hi, d_lo, d_hi, ctxid = body
+  return {"event_type": event_dw & 0x3f, "event_index": (event_dw >> 8) & 0xf, "gcr_cntl": (event_dw >> 12) & 0xfff,
+          "dst_sel": (sel >> 16) & 3, "int_sel": (sel >> 24) & 7, "data_sel": (sel >> 29) & 7, "address": (a_hi << 32) | a_lo,
+          "data_lo": d_lo, "data_hi": d_hi, "int_ctxid": ctxid}
+
+def wait_reg_mem_fields(body:list[int]) -> dict:
+  ctl, a_lo, a_hi, ref, mask, poll = body[:6]
+  return {"function": ctl & 7, "mem_space": (ctl >> 4) & 3, "operation": (ctl >> 6) & 3, "engine_sel": (ctl >> 8) & 3,
+          "address": (a_hi << 32) | a_lo, "reference": ref, "mask": mask, "poll_interval": poll & 0xffff}
+
+def copy_data_fields(body:list[int]) -> dict:
+  ctl, src_lo, src_hi, dst_lo, dst_hi = body
+  return {"src_sel": ctl & 0xf, "dst_sel": (ctl >> 8) & 0xf, "count_sel": bool(ctl & (1 << 16)), "wr_confirm": bool(ctl & (1 << 20)),
+          "src": (src_hi << 32) | src_lo, "dst": (dst_hi << 32) | dst_lo}
+
+def acquire_mem_fields(body:list[int]) -> dict:
+  """gfx10+ (pm4_nv): CP_COHER_CNTL, size (lo, hi), base (lo, hi), poll interval, GCR_CNTL; gfx9 has no GCR_CNTL."""
+  out = {"coher_cntl": body[0], "coher_size": (body[2] << 32) | body[1], "coher_base": (body[4] << 32) | body[3], "poll_interval": body[5]}
+  if len(body) > 6: out["gcr_cntl"] = body[6]
+  return out
+
+PACKET_FIELDS = {pm4_nv.PACKET3_WAIT_REG_MEM: wait_reg_mem_fields, pm4_nv.PACKET3_COPY_DATA: copy_data_fields,
+                 pm4_nv.PACKET3_ACQUIRE_MEM: acquire_mem_fields,
+                 pm4_nv.PACKET3_INDIRECT_BUFFER: lambda b: {"address": (b[1] << 32) | (b[0] & ~3), "size_dw": b[2] & 0xfffff, "control": b[2]},
+                 pm4_nv.PACKET3_PRED_EXEC: lambda b: {"exec_count": b[0] & 0x3fff, "xcc_mask": b[0] >> 24},
+                 pm4_nv.PACKET3_NOP: lambda b: {"dwords": len(b)}}
 
 def _rdna():
   """The RDNA executor, imported at the first dispatch (copies and signals need none). Looked up through
@@ -309,6 +374,14 @@ class AQLQueue(PM4Queue):
     return f"AQL {AQL_TYPES.get(header & 0xff, f'packet type 0x{header & 0xff:x}')} packet"
 
   def _length(self, header:int, s:Stream) -> int: return 16 if s.is_ring else super()._length(header, s)
+
+  def describe(self, header:int, body:list[int], s:Stream) -> tuple[str, dict]:
+    if not s.is_ring: return super().describe(header, body, s)
+    name = AQL_TYPES.get(header & 0xff, f"packet type 0x{header & 0xff:x}")
+    if header & 0xff != hsa.HSA_PACKET_TYPE_KERNEL_DISPATCH: return name, {"header": header, "body": body}
+    pkt = hsa.hsa_kernel_dispatch_packet_t.from_buffer_copy(struct.pack("<16I", header, *body))
+    return name, {k: getattr(pkt, k) or 0 for k in ("setup", "workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "grid_size_x",
+                  "grid_size_y", "grid_size_z", "private_segment_size", "group_segment_size", "kernel_object", "kernarg_address")}
 
   def _execute(self, header:int, body:list[int], s:Stream) -> int|None:
     if not s.is_ring: return super()._execute(header, body, s)
@@ -349,8 +422,7 @@ class AQLQueue(PM4Queue):
                            rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15), rsrc3=kd.compute_pgm_rsrc3, user_data=user,
                            tmpring_size=q.compute_tmpring_size, scratch_base=self._xcc_scratch(q), block=wg,
                            grid=tuple(g // w for g, w in zip(size, wg)), wave32=wave32, xcc=self._share(s, header))
-      if log.isEnabledFor(logging.DEBUG): log.debug("%s: dispatch %s", self.name, d)
-      _rdna().run_dispatch(self.gpu.mem, d)
+      self._run(d)
 
   def _xcc_scratch(self, q) -> int:
     """This XCC's scratch: the queue's scratch backing memory holds one slice per XCC, of the size the runtime puts in

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from tinygrad.runtime.autogen.am import am
 from tinygrad.runtime.support.amd import import_module
+from mockgpu import events
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock
 
 def sdma_module(board):
@@ -37,6 +38,35 @@ def header_mask(sdma, packet:str) -> int:
     if k.startswith(prefix) and k.endswith("_mask") and isinstance(v, int): mask |= v << getattr(sdma, k.removesuffix("_mask") + "_shift")
   return mask
 
+# the table's packet name of each opcode (and sub-opcode), for naming the fields of a traced packet
+PACKETS = {"COPY": "COPY_LINEAR", "WRITE": "WRITE_UNTILED", "CONST_FILL": "CONSTANT_FILL", "GCR_REQ": "GCR_REQ", "NOP": "NOP",
+           "INDIRECT": "INDIRECT", "FENCE": "FENCE", "TRAP": "TRAP", "POLL_REGMEM": "POLL_REGMEM", "TIMESTAMP": "TIMESTAMP_GET_GLOBAL"}
+
+@functools.cache
+def packet_fields(sdma, packet:str) -> tuple[tuple[str, int, int, int], ...]:
+  """(field, dword, shift, mask) of each field the table defines for SDMA_PKT_<packet>, but the header's op and sub_op
+  and reserved bits. A constant's name is <packet>_<DWORD NAME>_<field>: the dword's name is upper case, the field's
+  lower; a longer packet sharing the prefix (COPY_LINEAR_RECT) has a header of its own and is left out."""
+  prefix, out = f"SDMA_PKT_{packet}_", []
+  for k, v in vars(sdma).items():
+    if not (k.startswith(prefix) and k.endswith("_shift") and isinstance(v, int)): continue
+    tokens = k.removeprefix(prefix).removesuffix("_shift").split("_")
+    first_lower = next(i for i, t in enumerate(tokens) if not t.isupper() and not t.isdigit())
+    section, name = tokens[:first_lower], "_".join(tokens[first_lower:])
+    if section[0] != "HEADER" and hasattr(sdma, f"{prefix}{section[0]}_HEADER_op_shift"): continue  # another packet's
+    if name in ("op", "sub_op") or name.startswith("reserved"): continue
+    base = k.removesuffix("_shift")
+    out.append((name, getattr(sdma, base + "_offset"), v, getattr(sdma, base + "_mask")))
+  return tuple(out)
+
+def decode(sdma, packet:str, words:list[int]) -> dict:
+  """A packet's fields by name; a 64-bit address split into *_31_N and *_63_32 fields is joined into one."""
+  f = {name: (words[dw] >> shift) & mask for name, dw, shift, mask in packet_fields(sdma, packet) if dw < len(words)}
+  for lo in [k for k in f if "_31_" in k]:
+    base, low_bit = lo.rsplit("_31_", 1)
+    if (hi:=base + "_63_32") in f and low_bit.isdigit(): f[base] = (f.pop(hi) << 32) | (f.pop(lo) << int(low_bit))
+  return f
+
 class SDMAQueue(RingQueue):
   KIND, PTR_BYTES = "SDMA", 1
 
@@ -54,6 +84,11 @@ class SDMAQueue(RingQueue):
 
   def opname(self, header:int, s:Stream) -> str:
     return f"SDMA op {(op:=header & 0xff)} ({self.opnames.get(op, 'unknown')}) sub_op {(header >> 8) & 0xff}"
+
+  def describe(self, header:int, body:list[int], s:Stream) -> tuple[str, dict]:
+    name = self.opnames.get(header & 0xff, f"op {header & 0xff}")
+    packet = "TIMESTAMP_GET" if name == "TIMESTAMP" and (header >> 8) & 0xff == self.sdma.SDMA_SUBOP_TIMESTAMP_GET else PACKETS.get(name, name)
+    return packet, decode(self.sdma, packet, [header, *body])
 
   def _length(self, header:int, s:Stream) -> int:
     op = header & 0xff
@@ -93,7 +128,10 @@ class SDMAQueue(RingQueue):
       raise self.packet_error(s, header, f"COPY_LINEAR count 0x{count:x} is wider than the count field "
                                          f"(0x{self.sdma.SDMA_PKT_COPY_LINEAR_COUNT_count_mask:x} is the largest)")
     size = self.field(count, "COPY_LINEAR_COUNT_count") + 1
+    t0 = events.now() if events.enabled else 0
     self.gpu.mem.copy((dst_hi << 32) | dst_lo, (src_hi << 32) | src_lo, size, where=f"{self.name} COPY_LINEAR")
+    if t0 and events.enabled: events.emit("copy", self.gpu.name, self.name, ts=t0, dur=events.now() - t0, src=(src_hi << 32) | src_lo,
+                                   dst=(dst_hi << 32) | dst_lo, size=size)
     return 0
 
   def _write(self, header, body, s) -> int:

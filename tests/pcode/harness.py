@@ -837,7 +837,7 @@ def implemented(family:str, name:str) -> tuple[bool, bool]:
   harness's own encoding of the opcode where the probe's placeholder operands do not build)."""
   global _probe
   import rdna_coverage
-  if _probe is None: _probe = rdna_coverage.report()
+  if _probe is None: _probe = rdna_coverage.report((32,))  # this harness runs wave32 kernels
   r = _probe.get((family, name))
   if r is None:
     info = next(i for i in infos(family) if i.name == name)

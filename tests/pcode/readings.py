@@ -20,6 +20,9 @@ UNTESTABLE = [
   (r"S_WAITCNT_.*|S_VERSION|S_SUBVECTOR_LOOP_.*", "no data result (a wait, a version tag, a loop marker)"),
   (r"S_MOVREL.*|V_MOVREL.*|V_SWAPREL_B32.*", "M0-relative register addressing: this harness does not model a whole "
                                               "register file as relative moves need"),
+  (r"V_PERMLANE(16|X16|64)_B32.*", "cross-lane within a row of 16 (wave64: across the halves): the pseudocode reads "
+   "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_more.py "
+   "checks these against the manual's loop with the FI/BOUND_CTRL rule"),
   (r"V_WMMA_.*", "the pseudocode is prose (D = A x B + C); the matrix layouts are not in it"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),

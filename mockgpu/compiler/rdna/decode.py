@@ -57,14 +57,17 @@ def branch_target(pc:int, inst:Inst) -> int:
   simm = inst.simm16 - (1 << 16) if inst.simm16 & 0x8000 else inst.simm16
   return pc + 4 + 4 * simm
 
+# tinygrad decodes both CDNA generations with its "cdna" tables (the gfx950 additions are opcodes of the same formats)
+TABLES = {"cdna3": "cdna", "cdna4": "cdna"}
+
 # encodings tinygrad's decoder does not try for gfx11 (it lists those its renderer emits), tried after it finds none:
 # the buffer instructions run; image, export and LDS-direct ones decode so that they are named as not modelled
 EXTRA_FORMATS = {"rdna3": ("MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR")}
 
 def _decode_word(data:bytes, arch:str) -> Inst:
-  try: return decode_inst(data, arch)
+  try: return decode_inst(data, TABLES.get(arch, arch))
   except ValueError:
-    ins = importlib.import_module(f"tinygrad.runtime.autogen.amd.{arch}.ins")
+    ins = importlib.import_module(f"tinygrad.runtime.autogen.amd.{TABLES.get(arch, arch)}.ins")
     for name in EXTRA_FORMATS.get(arch, ()):
       if _matches(data, cls := getattr(ins, name)): return cls.from_bytes(data)
     raise

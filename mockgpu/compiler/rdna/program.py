@@ -10,7 +10,7 @@ wave's EXEC mask; pc: the instruction's address). A scalar row's `d`, its destin
 from __future__ import annotations
 from dataclasses import dataclass
 from mockgpu.compiler.rdna.semantics.lang import E, Stmt, Row, value_type, binary, call, cast, instance, free_names, WIDTH
-from mockgpu.compiler.rdna.operands import Src, Valu, Salu, Packed, Unsupported
+from mockgpu.compiler.rdna.operands import Src, Valu, Salu, Packed, Mode, Unsupported
 
 @dataclass(frozen=True)
 class Read:
@@ -25,6 +25,9 @@ class Program:
   dst:str|None          # the ISA type D is stored as (b32, f16, ...)
 
 OMOD = (1, 2.0, 4.0, 0.5)
+# a row with a result wider than 64 bits (v_mqsad_u32_u8's 128) writes D's first dword as d, the next ones as these
+# (each of D's type, to VGPRs D + 1, D + 2, D + 3)
+D_MORE = ("d1", "d2", "d3")
 
 def _var(name:str, t:str) -> E: return E("var", t, val=name)
 
@@ -35,12 +38,14 @@ def _bind(body:list[Stmt], env:dict[str, E], name:str, e:E):
 def operand(src:Src, isa:str, ftz:bool) -> E:
   """A source read as ISA type isa, with its modifiers: flush, then abs, then neg (floats only)."""
   e = E("input", value_type(isa), val=Read(src, isa))
-  if isa[0] == "f":
-    if ftz: e = call("ftz", (e,))
+  if is_float_isa(isa):
+    if ftz and isa[0] == "f": e = call("ftz", (e,))
     if src.abs: e = call("abs", (e,))
     if src.neg: e = E("neg", e.t, (e,))
   elif src.neg or src.abs: raise Unsupported(f"neg/abs modifier on a {isa} operand")
   return e
+
+def is_float_isa(isa:str) -> bool: return isa[0] == "f" or isa == "bf16"
 
 def _special(name:str, t:str) -> E: return E("input", t, val=Read(None, special=name))
 
@@ -55,7 +60,7 @@ def _outputs(row:Row, t_d:str|None, scope:dict[str, E], names:tuple[str, ...], b
 def valu(op:Valu, sem, ftz32:bool, ftz16:bool) -> Program:
   row = sem.CLAMPED[op.row] if op.clamp and op.row in sem.CLAMPED else sem.VOP[op.row]
   t_d = row.dst
-  float_d = t_d is not None and t_d[0] == "f"
+  float_d = t_d is not None and is_float_isa(t_d)
   if op.clamp and not float_d and op.row not in sem.CLAMPED: raise Unsupported("integer clamp")
   if op.omod and not float_d: raise Unsupported("output modifier on an integer op")
   types = [s.type or t for s, t in zip(op.srcs, row.source_types())]
@@ -71,8 +76,11 @@ def valu(op:Valu, sem, ftz32:bool, ftz16:bool) -> Program:
   if "lane" in free: _bind(body, env, "lane", _special("lane", "u32"))
   stmts, scope = instance(row, env)
   body += stmts
-  if float_d and "d" in scope: _float_out(body, scope, t_d, op.omod, op.clamp, ftz32 if t_d == "f32" else ftz16)
-  return Program(body, _outputs(row, t_d, scope, ("d", "vcc"), body), t_d)
+  if float_d and "d" in scope: _float_out(body, scope, t_d, op.omod, op.clamp, {"f32": ftz32, "bf16": False}.get(t_d, ftz16))
+  if op.row in sem.HIGH16_ZEROED and not op.dst_hi and "d" in scope:  # GFX9: the 16-bit result zeroes bits 31:16
+    _bind(body, scope, "d", call("bits16", (scope["d"],)))
+    t_d = "b32"
+  return Program(body, _outputs(row, t_d, scope, ("d", *D_MORE, "vcc"), body), t_d)
 
 def _float_out(body:list[Stmt], scope:dict[str, E], t_d:str, omod:int, clamp:bool, ftz:bool):
   """A float result's output modifiers, in the order the hardware applies them: omod, clamp, then the flush."""
@@ -105,6 +113,9 @@ def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False) -> Program:
 def packed(op:Packed, sem) -> Program:
   """Both halves through the row, then packed: D = the low result in bits 15:0, the high one in 31:16."""
   row = sem.PACKED[op.row]
+  if op.clamp and row.dst != "f16":
+    if op.row not in sem.PACKED_CLAMPED: raise Unsupported("clamp on this packed op")
+    row = sem.PACKED_CLAMPED[op.row]
   body:list[Stmt] = []
   halves = []
   for half, srcs in enumerate((op.lo, op.hi)):
@@ -114,7 +125,8 @@ def packed(op:Packed, sem) -> Program:
       _bind(body, env, name, E("neg", e.t, (e,)) if s.neg else e)
     stmts, scope = instance(row, env)
     body += stmts
-    _bind(body, scope, f"d{half}", scope["d"])
+    if op.clamp and row.dst == "f16": _bind(body, scope, "d", call("clamp01", (scope["d"],)))
+    _bind(body, scope, f"d{half}", cast(scope["d"], value_type(row.dst)))
     halves.append(call("bits16", (scope[f"d{half}"],)))
   lo, hi = halves
   d = binary("|", lo, binary("<<", hi, E("const", "int", val=16)))
@@ -131,3 +143,18 @@ def atomic(row_name:str, sem) -> Program:
   stmts, scope = instance(row, env)
   body += stmts
   return Program(body, _outputs(row, row.dst, scope, ("d",), body), row.dst)
+
+# *** MODE's float fields ***
+
+def mode_field(op:Mode, ftz32:bool, ftz16:bool) -> int:
+  """The bits op reads or must write: a kernel runs with round to nearest even (0) in both rounding fields and its
+  RSRC1 denormal modes, allow (3) or flush (0), f32 in bits 5:4 and f16/f64 in bits 7:6."""
+  mode = (0 if ftz32 else 3) << 4 | (0 if ftz16 else 3) << 6
+  return mode >> op.offset & ((1 << op.size) - 1)
+
+def mode_change(op:Mode, value:int) -> str:
+  """Why writing value to op's MODE bits is refused."""
+  return f"a MODE change (bits {op.offset}..{op.offset + op.size - 1} to {value}) the executor does not model"
+
+def check_mode_write(op:Mode, ftz32:bool, ftz16:bool, value:int):
+  if value & ((1 << op.size) - 1) != mode_field(op, ftz32, ftz16): raise Unsupported(mode_change(op, value))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from mockgpu import config, coverage, replay, system
 from mockgpu.boards import NVBoard, selected_nv_board
-from mockgpu.errors import UnsupportedInstruction, LaunchRefused
+from mockgpu.errors import GPUPageFault, UnsupportedInstruction, LaunchRefused
 from mockgpu.compiler.cache import translated
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.syntax import PTXSyntaxError
@@ -142,12 +142,21 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))
           k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+  except GPUPageFault as e:
+    e.add_context(kernel=k.name, nearest=mem.nearest(e.va) if e.space == "global" else None)
+    raise
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, k, grid, block, params, dynamic_shared, nk, start) from e
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st, nk is not None)
   system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
   return stats
+
+def launch_fields(k:PTXKernel, grid, block, dynamic_shared:int, stats:LaunchStats) -> dict:
+  """What the trace's `dispatch` event says of a PTX launch."""
+  return {"kernel": k.name, "grid": list(grid), "block": list(block), "shared_bytes": k.shared_size + dynamic_shared,
+          "local_bytes_per_thread": k.local_size, "threads": stats.threads, "instructions": stats.warp_instructions,
+          "thread_instructions": stats.thread_instructions, "seconds": stats.seconds, "path": "C" if stats.native else "numpy"}
 
 # *** naming an internal error (mockgpu/replay.py) ***
 

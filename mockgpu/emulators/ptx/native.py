@@ -100,16 +100,17 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
           hints=nk.hints.ctypes.data)
   status = nk.run(ctypes.byref(c))
   if status == FAULT:
-    where, va = nk.messages[c.fault_pc], c.fault_va
-    if c.fault_kind == CONST_SPACE: where = f"{where} (.const is read-only)"
+    where, va, space = nk.messages[c.fault_pc], c.fault_va, "global"
+    if c.fault_kind == CONST_SPACE: where, space = f"{where} (.const is read-only)", "module"
     elif va >> 56 in (MODULE_WINDOW >> 56, CONST_WINDOW >> 56) and c.fault_kind == GLOBAL_SPACE:  # other tags: global memory
       w = kernel.module.memory.consts if va >> 56 == CONST_WINDOW >> 56 else kernel.module.memory.globals
-      where, va = f"{where} (module .{w.name} variables, {w.size} bytes)", va & 0x00FF_FFFF_FFFF_FFFF
-    if c.fault_kind == SHARED_SPACE: where = f"{where} (shared window of {shared} bytes)"
-    elif c.fault_kind == PARAM_SPACE: where = f"{where} (param space of {len(params)} bytes)"
+      where, va, space = f"{where} (module .{w.name} variables, {w.size} bytes)", va & 0x00FF_FFFF_FFFF_FFFF, "module"
+    if c.fault_kind == SHARED_SPACE: where, space = f"{where} (shared window of {shared} bytes)", "shared"
+    elif c.fault_kind == PARAM_SPACE: where, space = f"{where} (param space of {len(params)} bytes)", "param"
     elif c.fault_kind == LOCAL_SPACE:
+      space = "local"
       where = f"{where} (local window of {kernel.local_size} bytes)" if kernel.local_size else f"{where} (the kernel has no .local memory)"
-    raise GPUPageFault(va, c.fault_size, bool(c.fault_write), where)
+    raise GPUPageFault(va, c.fault_size, bool(c.fault_write), where, space)
   if status == BUDGET: raise InstructionBudgetExceeded(f"PTX kernel {kernel.name} ran past {budget} warp-instructions (MOCKGPU_BUDGET)")
   if status != DONE: raise RuntimeError(f"PTX native kernel {kernel.name}: unknown status {status}")
   return c.used

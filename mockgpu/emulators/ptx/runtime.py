@@ -104,7 +104,7 @@ class Env(Collective):
 
   def param(self, off:int, dt:np.dtype, where:str):
     if off < 0 or off + dt.itemsize > len(self.params):
-      raise GPUPageFault(off, dt.itemsize, False, f"{where} (param space of {len(self.params)} bytes)")
+      raise GPUPageFault(off, dt.itemsize, False, f"{where} (param space of {len(self.params)} bytes)", "param")
     return np.frombuffer(self.params, dt, 1, off)[0]
 
   # *** per-CTA and per-thread memories ***
@@ -114,12 +114,12 @@ class Env(Collective):
     a = np.asarray(a, U64) & _LOW
     if space == "shared": size, owner, store = self.shared_bytes, self.cta, self.shared
     else: size, owner, store = self.local_bytes, self.thread, self.local
-    if store is None: raise GPUPageFault(int(np.max(a)), nbytes, write, f"{where} (the kernel has no .local memory)")
+    if store is None: raise GPUPageFault(int(np.max(a)), nbytes, write, f"{where} (the kernel has no .local memory)", "local")
     if m is not None:
       a = np.broadcast_to(a, (self.n,))[m]
       owner = np.broadcast_to(owner, (self.n,))[m]
     if a.size and (bad := np.atleast_1d(outside(a, nbytes, size))).any():   # a uniform address is 0-d
-      raise GPUPageFault(int(np.broadcast_to(a, bad.shape)[np.argmax(bad)]), nbytes, write, f"{where} ({space} window of {size} bytes)")
+      raise GPUPageFault(int(np.broadcast_to(a, bad.shape)[np.argmax(bad)]), nbytes, write, f"{where} ({space} window of {size} bytes)", space)
     return store.reshape(-1), owner * store.shape[1] + a.astype(np.int64)
 
   def ld_space(self, space:str, a, dt:np.dtype, nvec:int, m, where:str):
@@ -155,6 +155,22 @@ class Env(Collective):
 
   def ld_global(self, a, dt:np.dtype, nvec:int, m, where:str):
     """Generic/global load: values for the active lanes (a scalar per component when the address is uniform)."""
+    try: return self._ld_global(a, dt, nvec, m, where)
+    except GPUPageFault as e: raise self.thread_fault(e, a, dt.itemsize * nvec, m) from None
+
+  def thread_fault(self, e:GPUPageFault, a, nbytes:int, m) -> GPUPageFault:
+    """A global access that faulted, named by the first active thread whose whole access (nbytes: 16 for a .v4.f32)
+    misses every allocation: its address, its CTA and thread. A fault in a state-space window keeps its own report."""
+    a = np.broadcast_to(np.asarray(a, U64), (self.n,))
+    glob = (a < U64(LOWEST_WINDOW)) if m is None else (np.asarray(m, bool) & (a < U64(LOWEST_WINDOW)))
+    bad = np.zeros(self.n, bool)
+    bad[glob] = self.mem.unmapped(a[glob], nbytes)
+    if not bad.any(): return e
+    i = int(np.argmax(bad))
+    def at(xyz): return tuple(int(np.broadcast_to(c, (self.n,))[i]) for c in xyz)
+    return GPUPageFault(int(a[i]), nbytes, e.write, e.where, cta=at(self.ctaid), thread=at(self.tid))
+
+  def _ld_global(self, a, dt:np.dtype, nvec:int, m, where:str):
     a = np.asarray(a, U64)
     if a.ndim == 0:
       if m is not None and not m.any(): return [np.zeros(0, dt)] * nvec
@@ -192,6 +208,10 @@ class Env(Collective):
     return _transpose(rows, count, dt)
 
   def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
+    try: return self._st_global(a, vals, dt, m, where)
+    except GPUPageFault as e: raise self.thread_fault(e, a, dt.itemsize * len(vals), m) from None
+
+  def _st_global(self, a, vals:list, dt:np.dtype, m, where:str):
     a = np.asarray(a, U64)
     if a.ndim == 0: a = np.broadcast_to(a, (self.n,))
     act_a = a if m is None else a[m]
@@ -206,7 +226,7 @@ class Env(Collective):
       space = self._window_of(int(tag))
       if space is None: self._scatter(a[sel], [v[sel] for v in full], dt, where)
       elif isinstance(space, str): self.st_space(space, a, full, dt, sel, where)
-      elif space is self.module_mem.consts: raise GPUPageFault(int(a[sel][0]), dt.itemsize * len(vals), True, f"{where} (.const is read-only)")
+      elif space is self.module_mem.consts: raise GPUPageFault(int(a[sel][0]), dt.itemsize * len(vals), True, f"{where} (.const is read-only)", "module")
       else: space.store(a[sel] & _LOW, self._pack(full, dt, sel, int(sel.sum())), where)
 
   def _pack(self, vals:list, dt:np.dtype, m, count:int) -> np.ndarray:
@@ -341,7 +361,7 @@ class _Window:
   def _idx(self, off:np.ndarray, nbytes:int, write:bool, where:str):
     off = np.asarray(off, U64).reshape(-1)
     if off.size and (bad := outside(off, nbytes, self.size)).any():
-      raise GPUPageFault(int(off[np.argmax(bad)]), nbytes, write, f"{where} (module .{self.name} variables, {self.size} bytes)")
+      raise GPUPageFault(int(off[np.argmax(bad)]), nbytes, write, f"{where} (module .{self.name} variables, {self.size} bytes)", "module")
     return off.astype(np.int64)[:, None] + np.arange(nbytes)
   def load(self, off, dt, nvec, where):
     idx = self._idx(off, dt.itemsize * nvec, False, where)

@@ -8,7 +8,7 @@ from mockgpu.compiler.rdna import semantics
 
 @dataclass
 class Dispatch:
-  arch:str                     # the board's ISA family: "rdna3", "rdna4" (cdna: raises Unmodelled)
+  arch:str                     # the board's ISA family: "rdna3", "rdna4", "cdna3", "cdna4"
   pgm_addr:int                 # byte address of the first instruction (COMPUTE_PGM_LO/HI << 8)
   rsrc1:int                    # COMPUTE_PGM_RSRC1
   rsrc2:int                    # COMPUTE_PGM_RSRC2
@@ -27,6 +27,11 @@ class Dispatch:
   def wave_size(self) -> int:
     """Lanes per wave: CS_W32_EN set is wave32, clear wave64 (RDNA runs both; CDNA only wave64)."""
     return 32 if self.wave32 else 64
+
+  def workgroup(self, linear:int) -> tuple[int, int, int]:
+    """The (x, y, z) of the workgroup with linear index `linear` (x fastest)."""
+    gx, gy, _ = self.grid
+    return (linear % gx, (linear // gx) % gy, linear // (gx * gy))
 
   def workgroup_ids(self):
     """The linear workgroup indices (x + gx * (y + gy * z)) this dispatch runs, in order: its XCC's chunks."""

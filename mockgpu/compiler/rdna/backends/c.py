@@ -25,6 +25,7 @@ from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, M0
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
+from mockgpu.compiler.rdna.cdna import sdwa_field
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "c", "prelude.c"))
 CTYPE = {"bool": "int", "u8": "uint8_t", "i8": "int8_t", "u16": "uint16_t", "i16": "int16_t", "u32": "uint32_t",
@@ -100,6 +101,7 @@ C_CALLS = {
   "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})" if t in ("f64", "f32", "f16", "i32") else None,
   "isnan": lambda a, ts, t: f"isnan({a[0]})",
   "fbits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})",
+  "bits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})" if ts[0] == "f16" else f"((uint32_t)({a[0]}) & 0xffffu)",
   "brev32": lambda a, ts, t: f"brev32({a[0]})", "brev64": lambda a, ts, t: f"brev64({a[0]})",
   "clz": lambda a, ts, t: f"clz32({a[0]})", "ctz": lambda a, ts, t: f"ctz32({a[0]})", "cls32": lambda a, ts, t: f"cls32({a[0]})",
   "clz64": lambda a, ts, t: f"clz64({a[0]})", "ctz64": lambda a, ts, t: f"ctz64({a[0]})",
@@ -114,6 +116,10 @@ C_CALLS = {
   # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber and minimum/maximum
   "min_num": _by_width("min_num"), "max_num": _by_width("max_num"),
   "minimum754": _by_width("minimum754_"), "maximum754": _by_width("maximum754_"),
+  "bits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})" if ts[0] == "f16" else f"(uint32_t)(uint16_t)({a[0]})",
+  # CDNA's GFX9 IEEE-mode min/max and v_bitop3
+  "fmax_gfx9": _by_width("fmax_gfx9_"), "fmin_gfx9": _by_width("fmin_gfx9_"),
+  "bitop3": lambda a, ts, t: f"(({CTYPE[t]})bitop3({a[0]}, {a[1]}, {a[2]}, {a[3]}))",
 }
 PROMOTED_ARGS = {"max", "min"}   # helpers whose arguments take the result's type, as numpy's maximum/minimum do
 RAW_ARGS = {"cvt_int": (1, 2), "sext": (1,), "bfe": (3, 4), "bfe64": (2,)}  # constant arguments written as they are
@@ -181,8 +187,10 @@ class CBody:
   def call(self, e:E) -> str:
     name, ts = e.val, [a.t for a in e.args]
     fn = C_CALLS.get(name)
+    strong = next((a.t for a in e.args if not is_weak(a.t)), e.t)  # a literal argument takes its operands' type
     if name in PROMOTED_ARGS: args = [self.as_type(a, e.t) for a in e.args]
-    else: args = [str(int(a.val)) if i in RAW_ARGS.get(name, ()) and a.op == "const" else self.expr(a) for i, a in enumerate(e.args)]
+    else: args = [str(int(a.val)) if i in RAW_ARGS.get(name, ()) and a.op == "const" else
+                  self.as_type(a, strong) if a.op == "const" and is_weak(a.t) else self.expr(a) for i, a in enumerate(e.args)]
     code = fn(args, ts, e.t) if fn is not None else None
     if code is None: raise NoNative(f"{name}({', '.join(ts)}) has no C form")
     return code
@@ -239,7 +247,7 @@ class CTranslator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsAtomic: self.ds_atomic,
-                     ops.VAtomic: self.vatomic}
+                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed}
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -296,6 +304,7 @@ class CTranslator(Reads):
   def raw_scc(self, width:int, vec:bool) -> str: return "s[253]" if width <= 32 else "(uint64_t)s[253]"
   def raw_zero(self, mask:int, width:int, vec:bool) -> str: return f"(uint32_t)(MASK({mask}) == 0)"
   def raw_const(self, bits:int, width:int) -> str: return f"0x{bits:x}u" if width <= 32 else f"0x{bits:x}ull"
+  def sdwa(self, code:str, sel:int, sext:bool) -> str: return f"sdwa32({code}, {', '.join(map(str, sdwa_field(sel)))}, {int(sext)})"
   def read_vcc(self) -> str: return f"(MASK({self.mask_in}) >> l & 1)" if self.mask_in != NULL else "0"
   def read_lane(self) -> str: return "(uint32_t)l"
   def read_scc(self) -> str: return "s[253]"
@@ -345,10 +354,23 @@ class CTranslator(Reads):
 
   def valu(self, op:ops.Valu):
     lines, body, prog = self.valu_lines(op)
-    if "d" in prog.out: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
+    if "d" in prog.out:
+      if op.sdwa_dst is None: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
+      else:  # GFX9 SDWA: the result's bits into the selected byte or word
+        lines += self.vstore(op.dst, "b32", f"sdwa_put({vstore_bits(prog.dst, body.var('d'))}, V({op.dst})[l], "
+                                            f"{', '.join(map(str, sdwa_field(op.sdwa_dst[0])))}, {op.sdwa_dst[1]})")
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in prog.out: lines += self.vstore(op.dst + k, prog.dst, body.var(name))
     masks = {}
-    if "vcc" in prog.out and (d := self.mask_dst(op.mask_out)) is not None: masks[d] = body.var("vcc")
+    for out in (op.mask_out, op.mask_copy):  # GFX9 v_cmpx writes EXEC and SDST
+      if "vcc" in prog.out and (d := self.mask_dst(out)) is not None: masks[d] = body.var("vcc")
     self.lanes(lines, masks)
+
+  def packed(self, op:ops.Packed):
+    """VOP3P packed 16-bit math: both halves through the row (program.packed), D their 32 bits."""
+    body = CBody(lambda e: self.read(e, vec=True))
+    lines = body.lines(program.packed(op, self.sem))
+    self.lanes(lines + self.vstore(op.dst, "b32", body.var("d")), {})
 
   def dual(self, op:ops.Dual):
     """VOPD: both ops read their sources before either writes."""
@@ -374,6 +396,13 @@ class CTranslator(Reads):
     if WIDTH[t] == 64:
       return [f"{{ uint64_t t_ = {vstore_bits(t, expr)}; s[{d}] = (uint32_t)t_; s[{d + 1}] = (uint32_t)(t_ >> 32); }}"]
     return [f"s[{d}] = {vstore_bits(t, expr)};"]
+
+  def mode(self, op:ops.Mode):
+    """MODE's float bits: C kernels never flush f16/f64 denormals (ftz16 raises NoNative); s_setreg_b32's value is only
+    known at run time, and only the numpy path checks it."""
+    if op.dst is not None: return self.out("{ " + " ".join(self.swrite(op.dst, "u32", f"{program.mode_field(op, self.ftz32, False)}u")) + " }")
+    if op.value.reg != ops.LITERAL: raise NoNative("s_setreg_b32 from an SGPR")
+    program.check_mode_write(op, self.ftz32, False, op.value.lit)
 
   def salu(self, op:ops.Salu):
     prog = program.salu(op, self.sem, self.wave, self.ftz32, False)

@@ -27,7 +27,8 @@ from mockgpu.compiler.rdna.backends.reads import Reads
 _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
 _SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna/faults.py", "compiler/rdna/operands.py",
             "compiler/rdna/program.py", "compiler/rdna/semantics/__init__.py", "compiler/rdna/semantics/lang.py",
-            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
+            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py",
+            "compiler/rdna/semantics/cdna.py", "compiler/rdna/semantics/cdna4.py", "compiler/rdna/cdna.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
             "compiler/rdna/backends/numpy_runtime.py",
             "compiler/rdna/backends/numpy_memory.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
@@ -42,9 +43,11 @@ def plus64(off:int) -> str:
 VREG = re.compile(r"\bV\[(-?\d+)\]|\bvw(?:16)?\(V, (-?\d+)|r64\(V\[-?\d+\]\[w\], V\[(-?\d+)\]")
 
 def bad_vgprs(regs) -> str|None:
-  """Why VGPR indexes one instruction touches are not in the register file (v0..v255), or None. A negative index is
-  an SGPR or constant encoded where the instruction needs a VGPR (v_readlane_b32's src0, say)."""
-  if past := [i for i in regs if i > 255]: return f"{INVALID}v{min(past)} is past v255"
+  """Why VGPR indexes one instruction touches are not in the register file (v0..v255, and CDNA's AGPRs a0..a255 at
+  operands.AGPR), or None. A negative index is an SGPR or constant encoded where the instruction needs a VGPR
+  (v_readlane_b32's src0, say)."""
+  if past := [i for i in regs if 255 < i < ops.AGPR]: return f"{INVALID}v{min(past)} is past v255"
+  if past := [i for i in regs if i >= ops.AGPR + 256]: return f"{INVALID}a{min(past) - ops.AGPR} is past a255"
   if below := [i for i in regs if i < 0]: return f"{INVALID}operand encoding {min(below) + 256} where a VGPR is required"
   return None
 
@@ -139,8 +142,9 @@ def np_atomic(prog:program.Program, fn:str) -> list[str]:
   wide = WIDTH[prog.dst] == 64
   return lines + [f"  return {STORED_BITS.get(prog.dst, 'as_u64' if wide else 'bits32')}(d)"]
 
-COL = {True: "[:, None]", False: ""}
-FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits  # a scalar operand in vector context is a column: one value per wave
+COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
+FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
+FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
 
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32):
@@ -154,7 +158,8 @@ class Translator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle,
-                     ops.DsAtomic: self.ds_atomic, ops.VAtomic: self.vatomic}
+                     ops.DsAtomic: self.ds_atomic, ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane,
+                     ops.Mode: self.mode}
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
@@ -228,6 +233,7 @@ class Translator(Reads):
   def raw_zero(self, mask:int, width:int, vec:bool) -> str:
     return f"({self.mask(mask)} == 0).astype({'u32' if width <= 32 else 'u64'}){COL[vec]}"
   def raw_const(self, bits:int, width:int) -> str: return f"u32(0x{bits:x})" if width <= 32 else f"u64(0x{bits:x})"
+  def sdwa(self, code:str, sel:int, sext:bool) -> str: return f"sdwa_src({code}, {sel}, {sext})"
   def read_vcc(self) -> str: return f"unpack({self.mask(self.mask_in)})" if self.mask_in != NULL else "np.False_"
   def read_lane(self) -> str: return "LANE" if self.wave == 32 else "LANE64"
   def read_scc(self) -> str: return "S[253][w]"
@@ -259,12 +265,14 @@ class Translator(Reads):
     return re.compile(rf"\bS\[{d}\]" if self.wave == 32 else rf"\bS\[(?:{d}|{d + 1})\]")
 
   # *** vector writes ***
-  def vwrite(self, d:int, t:str, expr:str, hi:bool=False):
+  def vwrite(self, d:int, t:str, expr:str, hi:bool=False, sdwa:tuple[int, int]|None=None):
     width = WIDTH[t]
-    if width == 32:
+    if sdwa is not None:  # GFX9 SDWA: the result's low bits into the selected byte or word
+      self.out(f"vw(V, {d}, w, sdwa_dst({'fbits32' if t == 'f32' else 'bits32'}({expr}), V[{d}][w], {sdwa[0]}, {sdwa[1]}), m, full)")
+    elif width == 32:
       self.out(f"vw(V, {d}, w, {'fbits32' if t == 'f32' else 'bits32'}({expr}), m, full)")
     elif width == 16:
-      self.out(f"vw16(V, {d}, w, {'fbits16' if t == 'f16' else 'bits32'}({expr}), m, full, {hi})")
+      self.out(f"vw16(V, {d}, w, {FBITS16.get(t, 'bits32')}({expr}), m, full, {hi})")
     else:
       self.out(f"_t = {'f64bits' if t == 'f64' else 'as_u64'}({expr})")
       self.out(f"vw(V, {d}, w, lo32(_t), m, full)")
@@ -309,8 +317,12 @@ class Translator(Reads):
     self.mask_in, self.dpp = op.mask_in, op.dpp
     try: self.body(prog, vec=True)
     finally: self.dpp = None
-    if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi)
-    if "vcc" in prog.out: self.sgpr_mask_write(op.mask_out, "vcc")
+    if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi, op.sdwa_dst)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in prog.out: self.vwrite(op.dst + k, prog.dst, name)
+    if "vcc" in prog.out:
+      self.sgpr_mask_write(op.mask_out, "vcc")
+      self.sgpr_mask_write(op.mask_copy, "vcc")  # GFX9 v_cmpx: EXEC and SDST
     if op.dpp is not None: self.out(f"m, full = em({self.mask(EXEC)})")
 
   def dpp_source(self, dpp:ops.Dpp):
@@ -342,6 +354,13 @@ class Translator(Reads):
              f"{op.layout!r})")
     for j in range(len(op.c)): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
 
+  def mfma(self, op:ops.Mfma):
+    """CDNA v_mfma_*: the D registers of the form's layout from A, B and C (registers, or a constant in every element)."""
+    regs = lambda block: "[" + ", ".join(f"V[{r}][w]" for r in block) + "]"
+    c = regs(op.c) if op.c is not None else str(op.c_bits)
+    self.out(f"_d = mfma_regs({op.name!r}, {regs(op.a)}, {regs(op.b)}, {c}, {op.fp8!r})")
+    for j, d in enumerate(op.dst): self.out(f"vw(V, {d}, w, _d[{j}], m, full)")
+
   def readlane(self, op:ops.ReadLane):
     if op.lane is None:
       self.out("_l = np.where(m.any(axis=1), m.argmax(axis=1), 0)")
@@ -353,7 +372,30 @@ class Translator(Reads):
     self.out(f"_l = unpack(u32(1) << ({lane} & 31))" if self.wave == 32 else f"_l = unpack(u64(1) << ({lane} & 63).astype(u64))")
     self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
 
+  def mode(self, op:ops.Mode):
+    want = program.mode_field(op, self.ftz32, self.ftz16)
+    if op.dst is not None: return self.swrite(op.dst, "u32", f"u32({want})")
+    if op.value.reg == ops.LITERAL: return program.check_mode_write(op, self.ftz32, self.ftz16, op.value.lit)
+    value = f"({self.raw(op.value, 32, vec=False)} & {(1 << op.size) - 1})"
+    why = f"s_setreg_b32: {program.mode_change(op, 'another value')}"
+    self.out(f"if np.any({value} != {want}): raise unsupported(st, {self.pc}, {why!r})")
+
+  def permlane(self, op:ops.Permlane):
+    if op.width == 64:
+      if self.wave == 64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], 32, axis=1), m, full)")
+      return
+    lo, hi = self.raw(op.sel_lo, 32, vec=False), self.raw(op.sel_hi, 32, vec=False)
+    self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, {lo}, {hi}, {op.cross}, {op.fi}, {op.bound_ctrl})")
+    self.out(f"vw(V, {op.dst}, w, _v, m & _ok, False)")
+
   def swap(self, op:ops.Swap):
+    if op.halves is not None:  # v_swap_b16: the chosen 16-bit halves change places, the other halves stay
+      half = lambda r, hi: f"(V[{r}][w] >> 16)" if hi else f"(V[{r}][w] & 0xffff)"
+      (ha, hb) = op.halves
+      self.out(f"_t, _u = {half(op.a, ha)}, {half(op.b, hb)}")
+      self.out(f"vw16(V, {op.a}, w, _u, m, full, {ha})")
+      self.out(f"vw16(V, {op.b}, w, _t, m, full, {hb})")
+      return
     self.out(f"_t = V[{op.a}][w]")
     self.out(f"vw(V, {op.a}, w, V[{op.b}][w], m, full)")
     self.out(f"vw(V, {op.b}, w, _t, m, full)")

@@ -126,11 +126,32 @@ def sload(st, addr, ndw:int, pc:int, name:str, kind=u32) -> list[np.ndarray]:
     return list(np.repeat(words[:, None], len(a), axis=1))
   return list(_load(st, a, np.dtype(u32), ndw, pc, name).reshape(-1, ndw).T.copy())
 
+def lane_fault(st, w, a:np.ndarray, m, full:bool, nbytes:int, write:bool, pc:int, name:str) -> GPUPageFault:
+  """The fault of a global memory instruction whose lane addresses `a` (the active lanes', wave-major) missed: the
+  first lane whose whole access (nbytes: 16 for a b128) is not inside one mapping."""
+  j = int(np.argmax(st.mem.unmapped(a, nbytes)))
+  return _named(GPUPageFault(int(a[j]), nbytes, write, _where(st, pc, name)), w, m, full, j)
+
+def _named(e:GPUPageFault, w, m, full:bool, j:int) -> GPUPageFault:
+  """Name the j-th active lane (wave-major) in a fault: its lane, and its wave's index in the chunk as `chunk_wave`
+  (the executor turns that into the workgroup and the wave in it)."""
+  flat = j if full else int(np.flatnonzero(m.reshape(-1))[j])
+  row, lane = divmod(flat, m.shape[1])
+  e.chunk_wave = int(w[row]) if isinstance(w, np.ndarray) else row
+  return e.add_context(lane=lane)
+
 def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
-  return _spread(_widen(_load(st, _lanes(addr, m, full), np.dtype(kind), ndw, pc, name)), m, full, ndw)
+  a = _lanes(addr, m, full)
+  try: vals = _load(st, a, np.dtype(kind), ndw, pc, name)
+  except GPUPageFault: raise lane_fault(st, w, a, m, full, np.dtype(kind).itemsize * ndw, False, pc, name) from None
+  return _spread(_widen(vals), m, full, ndw)
 
 def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
   a = _lanes(addr, m, full)
+  try: _gstore(st, a, m, full, data, pc, name)
+  except GPUPageFault: raise lane_fault(st, w, a, m, full, np.asarray(data[0]).dtype.itemsize * len(data), True, pc, name) from None
+
+def _gstore(st, a:np.ndarray, m, full, data:list, pc:int, name:str):
   if full and len(a) and data[0].dtype == u32 and (dense:=_dense(st, a, 4 * len(data), True)) is not None:
     lanes = dense.view(u32).reshape(m.shape + (len(data),))
     for j, d in enumerate(data): lanes[:, :, j] = d  # interleave the dwords straight into memory
@@ -167,11 +188,15 @@ def _scatter(u8:np.ndarray, off:np.ndarray, vals:np.ndarray):
   elif u8.size % n == 0 and not (off & (n - 1)).any(): u8.view(vals.dtype)[off >> (n.bit_length() - 1)] = vals
   else: u8[off[:, None] + np.arange(n)] = np.ascontiguousarray(vals).view(np.uint8).reshape(-1, n)
 
-def _check(off:np.ndarray, nbytes:int, limit:int, base:np.ndarray, write:bool, where:str, space:str):
+def _check(off:np.ndarray, nbytes:int, ndw:int, limit:int, base:np.ndarray, write:bool, where:str, space:str, who):
+  """Raise the fault of the first lane with an element (nbytes each, ndw per lane) outside [0, limit): the lane's whole
+  access, named by who (lane_fault's context)."""
   bad = out_of_bounds(off.astype(np.int64).view(np.uint64), nbytes, limit)  # a negative offset is huge: outside too
   if bad.any():
-    i = int(np.argmax(bad))
-    raise GPUPageFault(int(base[i]) + int(off[i]), nbytes, write, outside(where, space, int(off[i]), limit))
+    first = int(np.argmax(bad)) // ndw * ndw
+    e = GPUPageFault(int(base[first]) + int(off[first]), nbytes * ndw, write, outside(where, space, int(off[first]), limit),
+                     "LDS" if space == "LDS" else "scratch")
+    raise who(e, first // ndw)
 
 def _private(st, w, off, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:str):
   """Byte indices into the dispatch's scratch array for the active lanes, checked against the private segment size."""
@@ -182,8 +207,8 @@ def _private(st, w, off, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:
   if ndw > 1:
     off = (off[:, None].astype(np.int64) + np.arange(ndw) * 4).reshape(-1)
     lane = np.repeat(lane, ndw)
-  _check(off, nbytes, st.private_size, st.scratch_base + lane.astype(np.int64) * st.private_size, write,
-         _where(st, pc, name), "private (scratch)")
+  _check(off, nbytes, ndw, st.private_size, st.scratch_base + lane.astype(np.int64) * st.private_size, write,
+         _where(st, pc, name), "private (scratch)", lambda e, j: _named(e, w, m, full, j))
   return lane.astype(np.int64) * st.private_size + off
 
 def scload(st, w, off, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
@@ -205,7 +230,7 @@ def _shared(st, w, addr, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:
   if ndw > 1:
     addr = (addr[:, None] + np.arange(ndw) * 4).reshape(-1)
     base = np.repeat(base, ndw)
-  _check(addr, nbytes, st.lds_size, np.zeros_like(addr), write, _where(st, pc, name), "LDS")
+  _check(addr, nbytes, ndw, st.lds_size, np.zeros_like(addr), write, _where(st, pc, name), "LDS", lambda e, j: _named(e, w, m, full, j))
   return base + addr
 
 def ldsload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
@@ -285,7 +310,7 @@ def _aligned(off:np.ndarray, nbytes:int, va:np.ndarray, where:str, space:str):
   bad = (off & (nbytes - 1)) != 0
   if bad.any():
     i = int(np.argmax(bad))
-    raise GPUPageFault(int(va[i]), nbytes, True, misaligned(where, space, int(va[i]), nbytes))
+    raise GPUPageFault(int(va[i]), nbytes, True, misaligned(where, space, int(va[i]), nbytes), space)
 
 WORD = {4: u32, 8: u64}
 

@@ -25,10 +25,13 @@ An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the
 float32), on every host CPU.
 """
 from __future__ import annotations
+import functools
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
+# CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
+from mockgpu.compiler.rdna.cdna import fmax_gfx9, fmin_gfx9, bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -121,6 +124,26 @@ def bf16(x, hi:bool=False) -> np.ndarray:
   """The bf16 in the low (or high) half, widened exactly to f32."""
   x = np.asarray(x, u32)
   return (((x >> 16) if hi else (x & 0xffff)) << 16).astype(u32).view(f32)
+
+def bf16bits(x) -> np.ndarray:
+  """An f32 value rounded to bf16 (to nearest even; a NaN stays a NaN, quieted) as the 16 bits of a register half."""
+  u = np.asarray(x, f32).view(u32)
+  r = np.where(np.isnan(np.asarray(x, f32)), u | u32(0x400000), u + u32(0x7fff) + ((u >> 16) & 1))
+  return (r >> 16).astype(u32)
+
+def bf16bits_f64(x) -> np.ndarray:
+  """An f64 value rounded once to bf16 (to nearest even) as 16 bits: rounded to f32 to odd first (the f32 bits of the
+  value truncated toward zero, the last bit set where inexact), which then rounds to bf16 as x itself would."""
+  x = np.asarray(x, f64)
+  f = x.astype(f32)
+  b = f.view(u32)
+  inexact = (f.astype(f64) != x) & ~np.isnan(x)
+  b = np.where(inexact & (np.abs(f.astype(f64)) > np.abs(x)), b - u32(1), b)  # the magnitude toward zero
+  return bf16bits(np.where(inexact, b | u32(1), b).astype(u32).view(f32))
+
+def rbf16(x) -> np.ndarray:
+  """An f32 value rounded to the nearest bf16 value (as an f32)."""
+  return (bf16bits(x) << 16).astype(u32).view(f32)
 
 def r64(lo, hi) -> np.ndarray:
   return (np.asarray(hi, u32).astype(u64) << 32) | np.asarray(lo, u32)
@@ -283,6 +306,33 @@ def frexp_exp(x):
 def ldexp(x, e):
   # beyond +-2200 every float64 (2**-1074 .. 2**1024) scales past the range, so clipping there keeps the result
   return np.ldexp(x, np.clip(np.asarray(e).astype(np.int64), -2200, 2200).astype(i32))
+
+def _two_over_pi_bits(n:int) -> int:
+  """The first n bits of the fraction of 2/pi (2/pi < 1): floor(2/pi * 2**n), from Machin's formula in integers."""
+  guard = n + 64
+  def arctan_inv(k:int) -> int:  # arctan(1/k) * 2**guard
+    total, term, j, sign = 0, (1 << guard) // k, 1, 1
+    while term:
+      total += sign * (term // j)
+      term, j, sign = term // (k * k), j + 2, -sign
+    return total
+  pi = 16 * arctan_inv(5) - 4 * arctan_inv(239)  # pi * 2**guard
+  return (2 << (guard + n)) // pi
+
+_TRIG_PREOP:list = []
+
+def trig_preop(x, sel):
+  """v_trig_preop_f64: the 53-bit segment of 2/pi's 1201 fraction bits that starts shift = S1[4:0] * 53 bits after its
+  point (plus exponent(S0) - 1077 for a large S0), as an exact float scaled by 2**(-53 - shift) (2**128 more for
+  exponent(S0) >= 1968): the pseudocode's (1201'B(2/PI) << shift) & (2**53 - 1) read as the segment it describes."""
+  if not _TRIG_PREOP:  # every segment, shift 0 .. 31 * 53 + 2047 - 1077
+    bits = _two_over_pi_bits(1201)
+    _TRIG_PREOP.append(np.array([(bits >> (1148 - s) if s <= 1148 else bits << (s - 1148)) & ((1 << 53) - 1)
+                                 for s in range(31 * 53 + 2047 - 1077 + 1)], u64))
+  exp = ((np.asarray(x, f64).view(u64) >> u64(52)) & u64(0x7ff)).astype(np.int64)
+  shift = (np.asarray(sel).astype(np.int64) & 31) * 53 + np.maximum(exp - 1077, 0)
+  scale = -53 - shift + np.where(exp >= 1968, 128, 0)
+  return np.ldexp(_TRIG_PREOP[0][shift].astype(f64), scale.astype(i32))
 
 def cvt_int(x, lo:int, hi:int):
   """float -> integer in [lo, hi] as int64, truncating toward zero, saturating, NaN -> 0 (as the hardware converts)."""
@@ -479,10 +529,11 @@ def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray
   cols = []
   for r in regs:
     r = np.asarray(r, u32)
-    if kind == "iu8":
-      for k in range(4):
-        byte = ((r >> (8 * k)) & 0xff).astype(np.int64)
-        cols.append(np.where(byte >= 128, byte - 256, byte) if signed else byte)
+    if kind in ("iu8", "iu4"):  # four bytes or eight nibbles a VGPR
+      bits = 8 if kind == "iu8" else 4
+      for k in range(32 // bits):
+        e = ((r >> (bits * k)) & ((1 << bits) - 1)).astype(np.int64)
+        cols.append(np.where(e >> (bits - 1), e - (1 << bits), e) if signed else e)
     else:
       half = h16 if kind == "f16" else bf16
       cols += [half(r).astype(f64), half(r, True).astype(f64)]
@@ -491,13 +542,13 @@ def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray
 
 def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False,
          layout:str="rdna3"):
-  """v_wmma_{f32,f16,i32}_16x16x16_{f16,bf16,iu8}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
+  """v_wmma_{f32,f16,bf16,i32}_16x16x16_{f16,bf16,iu8,iu4}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
   l % 16) on RDNA3 and (row j + 8 * (l // 16), column l % 16) on RDNA4 (layout). A whole f32/i32 element is VGPR j;
-  an f16 one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
+  an f16 (bf16) one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
   VGPR j // 2 on RDNA4 (packed: 4 VGPRs). Products are summed exactly (float64 for f16/bf16 inputs: 16 products of
-  11-bit mantissas fit; int64 for iu8) and rounded once; hardware accumulates in an unspecified order, so float
+  11-bit mantissas fit; int64 for iu8/iu4) and rounded once; hardware accumulates in an unspecified order, so float
   results can differ from it in the last bit."""
-  integer, rdna4 = kind_in == "iu8", layout == "rdna4"
+  integer, rdna4 = kind_in in ("iu8", "iu4"), layout == "rdna4"
   a = _wmma_rows(a_regs, kind_in, signed[0], rdna4)
   b = _wmma_rows(b_regs, kind_in, signed[1], rdna4)
   d = np.einsum("nrk,nck->nrc", a, b)              # [n, row, col]
@@ -516,7 +567,8 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
     return [res[:, 2 * k] | (res[:, 2 * k + 1] << 16) for k in range(4)]
   else:
     ch = (c >> 16) if hi else (c & 0xffff)
-    res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
+    if kind_out == "bf16": res = bf16bits_f64(acc + (ch << 16).astype(u32).view(f32).astype(f64))
+    else: res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
     out = (c & 0xffff) | (res << 16) if hi else (c & 0xffff0000) | res
   return [out[:, j] for j in range(8)]
 
@@ -529,8 +581,30 @@ def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, ba
   ok = exists[None, :] & (m[:, src] | fetch_inactive)
   return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & dpp16_enabled(row_mask, bank_mask, m.shape[1])[None, :]
 
+def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool):
+  """v_permlane16/x16_b32 (operands.Permlane): each lane's value and which lanes are written. x, m: [n, lanes];
+  sel_lo, sel_hi: the per-wave lane selects [n]."""
+  lane = np.arange(x.shape[1])
+  sel = (r64(sel_lo, sel_hi)[:, None] >> (4 * (lane % 16)).astype(u64)) & u64(15)
+  src = ((lane // 16) ^ int(cross)) * 16 + sel.astype(np.int64)
+  ok = np.take_along_axis(m, src, 1) | fi
+  return np.where(ok, np.take_along_axis(np.asarray(x), src, 1), u32(0)), ok | bound_ctrl
+
 def dpp8(x, m, sels:list[int], fetch_inactive:bool):
   """DPP8 operand: lane i reads lane (i & ~7) | sels[i & 7]; an inactive source reads 0 unless FI."""
   src = dpp8_lanes(sels, m.shape[1])
   vals = np.asarray(x)[:, src]
   return np.where(m[:, src] | fetch_inactive, vals, u32(0)), np.ones(m.shape, bool)
+
+@functools.lru_cache(maxsize=None)
+def _mfma_shape(name:str) -> MFMAShape: return MFMAShape.parse(name.upper())
+
+def mfma_regs(name:str, a:list, b:list, c, fp8:str) -> list[np.ndarray]:
+  """CDNA v_mfma_* over waves: A, B and C registers [waves, 64] uint32 (c an int: that constant's bits in every
+  element of C) -> the D registers (compiler/rdna/cdna.mfma: the products summed exactly, rounded once)."""
+  shape = _mfma_shape(name)
+  if not isinstance(c, list):
+    waves = np.asarray(a[0]).shape[0]
+    words = [c & M32, c >> 32] * (shape.out_regs // 2) if shape.out == "F64" else [c] * shape.out_regs
+    c = [np.full((waves, 64), x, u32) for x in words]
+  return mfma(shape, a, b, c, fp8)

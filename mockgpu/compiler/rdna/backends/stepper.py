@@ -110,6 +110,7 @@ def bits(value, isa:str) -> np.ndarray:
   """A value stored as ISA type isa: its raw bits (uint16/32/64): floats rounded to the type, integers wrapped."""
   t = {"b16": "u16", "b32": "u32", "b64": "u64", "bf16": "u16"}.get(isa, isa)
   width = WIDTH[isa]
+  if isa == "bf16": return numpy_runtime.bf16bits(value).astype(np.uint16)
   if t[0] == "f": return np.asarray(value, NP[t]).view(UINT[width])
   return np.asarray(value).astype(UINT[width])
 
@@ -126,7 +127,7 @@ class Stepper(Reads):
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
                      ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle, ops.DsAtomic: self.ds_atomic,
-                     ops.VAtomic: self.vatomic}
+                     ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -177,6 +178,7 @@ class Stepper(Reads):
   def raw_scc(self, width:int, vec:bool): return UINT[max(width, 32)](self.state.sgpr[SCC])
   def raw_zero(self, mask:int, width:int, vec:bool): return UINT[max(width, 32)](self.state.mask(mask) == 0)
   def raw_const(self, bits:int, width:int): return UINT[max(width, 32)](bits)
+  def sdwa(self, raw, sel:int, sext:bool): return numpy_runtime.sdwa_src(raw, sel, sext)
   def read_vcc(self):
     if self.mask_in == NULL: return np.bool_(False)
     return (np.uint64(self.state.mask(self.mask_in)) >> np.arange(self.lanes, dtype=np.uint64) & np.uint64(1)).astype(bool)
@@ -185,10 +187,12 @@ class Stepper(Reads):
   def read_exec(self): return UINT[self.lanes](self.state.exec)
   def read_pc(self): return np.uint64(self.pgm + self.pc)
 
-  def vwrite(self, d:int, isa:str, value, lanes:np.ndarray, hi:bool=False):
-    """Write value (as ISA type isa) to VGPR d (d, d + 1 for 64 bits; one half for 16) in the given lanes."""
+  def vwrite(self, d:int, isa:str, value, lanes:np.ndarray, hi:bool=False, sdwa:tuple[int, int]|None=None):
+    """Write value (as ISA type isa) to VGPR d (d, d + 1 for 64 bits; one half for 16; a byte or word of it for a
+    GFX9 SDWA destination) in the given lanes."""
     st, b = self.state, np.broadcast_to(bits(value, isa), (self.lanes,))
-    if WIDTH[isa] == 16:
+    if sdwa is not None: st.vgpr[self.vreg(d)] = np.where(lanes, numpy_runtime.sdwa_dst(b, st.vgpr[d], *sdwa), st.vgpr[d])
+    elif WIDTH[isa] == 16:
       old = st.vgpr[self.vreg(d)]
       new = (old & 0xffff) | (b.astype(np.uint32) << 16) if hi else (old & 0xffff0000) | b.astype(np.uint32)
       st.vgpr[d] = np.where(lanes, new, old)
@@ -237,8 +241,12 @@ class Stepper(Reads):
 
   def valu(self, op:ops.Valu):
     prog, out, lanes = self.valu_outputs(op)
-    if "d" in out: self.vwrite(op.dst, prog.dst, out["d"], lanes, op.dst_hi)
-    if "vcc" in out: self.mask_write(op.mask_out, out["vcc"], lanes)
+    if "d" in out: self.vwrite(op.dst, prog.dst, out["d"], lanes, op.dst_hi, op.sdwa_dst)
+    for k, name in enumerate(program.D_MORE, 1):
+      if name in out: self.vwrite(op.dst + k, prog.dst, out[name], lanes)
+    if "vcc" in out:
+      self.mask_write(op.mask_out, out["vcc"], lanes)
+      self.mask_write(op.mask_copy, out["vcc"], lanes)  # GFX9 v_cmpx: EXEC and SDST
 
   def dual(self, op:ops.Dual):
     results = [(half, *self.valu_outputs(half)) for half in (op.x, op.y)]  # both read before either writes
@@ -255,6 +263,11 @@ class Stepper(Reads):
     d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout)
     for j in range(len(op.c)): self.vwrite(op.dst + j, "b32", d[j][0], self.state.active())
 
+  def mfma(self, op:ops.Mfma):
+    regs = lambda block: [self.state.vgpr[self.vreg(r)][None, :] for r in block]
+    d = numpy_runtime.mfma_regs(op.name, regs(op.a), regs(op.b), regs(op.c) if op.c is not None else op.c_bits, op.fp8)
+    for r, x in zip(op.dst, d): self.vwrite(r, "b32", x[0], self.state.active())
+
   def readlane(self, op:ops.ReadLane):
     if op.lane is None:
       lanes = self.state.active()
@@ -268,9 +281,27 @@ class Stepper(Reads):
     value = np.broadcast_to(self.raw(op.value, 32, True, "b32"), (self.lanes,))
     self.state.vgpr[self.vreg(op.dst), lane] = value[lane]  # EXEC does not apply
 
+  def mode(self, op:ops.Mode):
+    if op.dst is not None: return self.swrite(op.dst, "u32", program.mode_field(op, self.ftz32, self.ftz16))
+    program.check_mode_write(op, self.ftz32, self.ftz16, int(self.raw(op.value, 32, False, "u32")))
+
+  def permlane(self, op:ops.Permlane):
+    lanes, x = self.state.active(), self.state.vgpr[self.vreg(op.src)].copy()
+    if op.width == 64:
+      if self.lanes == 64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, 32), self.state.vgpr[op.dst])
+      return
+    sel = [np.array([self.raw(s, 32, False, "u32")], np.uint32) for s in (op.sel_lo, op.sel_hi)]
+    val, ok = numpy_runtime.permlane16(x[None], lanes[None], *sel, op.cross, op.fi, op.bound_ctrl)
+    self.state.vgpr[self.vreg(op.dst)] = np.where(lanes & ok[0], val[0], self.state.vgpr[op.dst])
+
   def swap(self, op:ops.Swap):
     lanes, v = self.state.active(), self.state.vgpr
     a, b = v[self.vreg(op.a)].copy(), v[self.vreg(op.b)].copy()
+    if op.halves is not None:  # v_swap_b16: the chosen 16-bit halves change places, the other halves stay
+      (ha, hb), half = op.halves, lambda x, hi: (x >> 16) if hi else (x & 0xffff)
+      self.vwrite(op.a, "b16", half(b, hb), lanes, ha)
+      self.vwrite(op.b, "b16", half(a, ha), lanes, hb)
+      return
     v[op.a], v[op.b] = np.where(lanes, b, a), np.where(lanes, a, b)
 
   # *** scalar ALU and control ***
@@ -466,7 +497,7 @@ class Stepper(Reads):
       for a in slot: self.lds_index(a, nbytes, True)
     for slot in addrs:
       for a in slot:
-        if a % nbytes: raise GPUPageFault(a, nbytes, True, misaligned(self.where(), "LDS", a, nbytes))
+        if a % nbytes: raise GPUPageFault(a, nbytes, True, misaligned(self.where(), "LDS", a, nbytes), "LDS")
     words = st.lds[:len(st.lds) // nbytes * nbytes].view(UINT[op.width])
     for i, l in enumerate(lanes):
       olds = [int(words[slot[i] // nbytes]) for slot in addrs]

@@ -71,7 +71,7 @@ HELPERS:dict[str, object] = {
   "floor": _same, "ceil": _same, "trunc": _same, "rint": _same, "fract": _same, "frexp_mant": _same,
   "frexp_exp": "i32", "div_fixup": _same, "div_scale": lambda ts: (ts[0], "bool"),
   # conversions: cvt_int(x, lo, hi) truncates toward zero, saturates to [lo, hi], NaN -> 0, as an i64
-  "cvt_int": "i64", "cvt_rtz_f16": "f16", "fbits16": "u32", "bits16": "u32",
+  "cvt_int": "i64", "trig_preop": "f64", "cvt_rtz_f16": "f16", "fbits16": "u32", "bits16": "u32", "rbf16": _same,
   "cmp_class": "bool", "clamp01": _same, "ftz": _same, "abs": _same, "isnan": "bool",
   # bits
   "brev32": "u32", "brev64": "u64", "clz": "u32", "ctz": "u32", "cls32": "u32", "clz64": "u32", "ctz64": "u32",

@@ -144,13 +144,145 @@ FMA_MIX_F32 f32 f32 f32 f32 = fma(f32(a), f32(b), f32(c))
 FMA_MIX{LO,HI}_F16 f16 f32 f32 f32 = f16(fma(f32(a), f32(b), f32(c)))
 """)
 
-# integer ops whose clamp bit saturates instead of wrapping (computed in i64)
-CLAMPED = table("""
-ADD_NC_U32 u32 u32 u32 = min(max(i64(a) + i64(b), 0), 2**32 - 1)
-SUB_NC_U32 u32 u32 u32 = min(max(i64(a) - i64(b), 0), 2**32 - 1)
-ADD_NC_I32 i32 i32 i32 = min(max(i64(a) + i64(b), -2**31), 2**31 - 1)
-SUB_NC_I32 i32 i32 i32 = min(max(i64(a) - i64(b), -2**31), 2**31 - 1)
+# *** byte and halfword arithmetic: sums of absolute differences, averages, packing conversions ***
+
+def _byte(x:str, i:int) -> str: return f"(({x} >> {8 * i}) & 255)" if i else f"({x} & 255)"
+def _absdiff(x:str, y:str) -> str: return f"(max({x}, {y}) - min({x}, {y}))"
+
+def _sad8(x:str, y:str, masked:bool=False) -> str:
+  """v_sad_u8's sum over the four bytes of u32 values x and y (v_msad_u8, masked: a zero byte of y adds nothing)."""
+  terms = [_absdiff(_byte(x, i), _byte(y, i)) for i in range(4)]
+  if masked: terms = [f"(u32(0) if {_byte(y, i)} == 0 else {t})" for i, t in enumerate(terms)]
+  return " + ".join(terms)
+
+def _qsad(masked:bool, fields:int, clamp:bool=False) -> str:
+  """v_qsad_pk_u16_u8 / v_mqsad_pk_u16_u8 (fields 16: four 16-bit accumulators in S2, D) and v_mqsad_u32_u8 (fields
+  32: four 32-bit ones, S2 and D as four VGPRs c0..c3 / d, d1..d3): field k is the SAD of S0's bytes k..k+3 with S1,
+  plus field k of S2 (clamp: saturated at the field's maximum)."""
+  lines = [f"w{k} = u32(a >> {8 * k})" for k in range(4)]
+  for k in range(4):
+    acc = f"((c >> {16 * k}) & 0xffff)" if fields == 16 else f"c{k}"
+    total = f"{acc} + {_sad8(f'w{k}', 'b', masked)}"
+    lines.append(f"s{k} = u32(min(i64({acc}) + i64({_sad8(f'w{k}', 'b', masked)}), 2**{fields} - 1))" if clamp else f"s{k} = {total}")
+  if fields == 32: return "; ".join(lines + ["d = s0; d1 = s1; d2 = s2; d3 = s3"])
+  return "; ".join(lines + ["d = " + " | ".join(f"(u64(s{k} & 0xffff) << {16 * k})" for k in range(4))])
+
+# float -> snorm/unorm 16 and u8: clamped to [-1, 1] ([0, 1]), scaled exactly in f64, rounded to nearest even; NaN 0
+def _norm(x:str, signed:bool) -> str:
+  lo, scale = (-1.0, 32767) if signed else (0.0, 65535)
+  return (f"(i64(0) if isnan({x}) else cvt_int(rint(f64(fmin(fmax({x}, {lo}), 1.0)) * {scale}.0), "
+          f"{-scale if signed else 0}, {scale}))")
+def _pk16(lo:str, hi:str) -> str: return f"u32(u16({lo})) | (u32(u16({hi})) << 16)"
+
+VOP.update(table(f"""
+AND_B16 u16 u16 u16 = a & b
+OR_B16 u16 u16 u16 = a | b
+XOR_B16 u16 u16 u16 = a ^ b
+MAD_I32_I16 i32 i16 i16 i32 = i32(a) * i32(b) + c
+MAXMIN_{{F16,F32}} T T T T = fmin(fmax(a, b), c)
+MINMAX_{{F16,F32}} T T T T = fmax(fmin(a, b), c)
+MAXMIN_{{I32,U32}} T T T T = min(max(a, b), c)
+MINMAX_{{I32,U32}} T T T T = max(min(a, b), c)
+LERP_U8 u32 u32 u32 u32 = {" + ".join(f"((({_byte('a', i)} + {_byte('b', i)} + ((c >> {8 * i}) & 1)) >> 1) << {8 * i})" for i in range(4))}
+SAD_U8 u32 u32 u32 u32 = c + {_sad8("a", "b")}
+SAD_HI_U8 u32 u32 u32 u32 = (({_sad8("a", "b")}) << 16) + c
+SAD_U16 u32 u32 u32 u32 = c + {_absdiff("(a & 0xffff)", "(b & 0xffff)")} + {_absdiff("(a >> 16)", "(b >> 16)")}
+MSAD_U8 u32 u32 u32 u32 = c + {_sad8("a", "b", True)}
+QSAD_PK_U16_U8 b64 b64 u32 b64 = {_qsad(False, 16)}
+MQSAD_PK_U16_U8 b64 b64 u32 b64 = {_qsad(True, 16)}
+MQSAD_U32_U8 b32 a:b64 b:u32 c0:u32 c1:u32 c2:u32 c3:u32 = {_qsad(True, 32)}
+CVT_PK_I16_F32 b32 f32 f32 = {_pk16("cvt_int(a, -2**15, 2**15 - 1)", "cvt_int(b, -2**15, 2**15 - 1)")}
+CVT_PK_U16_F32 b32 f32 f32 = {_pk16("cvt_int(a, 0, 2**16 - 1)", "cvt_int(b, 0, 2**16 - 1)")}
+CVT_PK_I16_I32 b32 i32 i32 = {_pk16("min(max(a, -2**15), 2**15 - 1)", "min(max(b, -2**15), 2**15 - 1)")}
+CVT_PK_U16_U32 b32 u32 u32 = {_pk16("min(a, 2**16 - 1)", "min(b, 2**16 - 1)")}
+CVT_PK_NORM_I16_{{F16,F32}} b32 T T = {_pk16(_norm("a", True), _norm("b", True))}
+CVT_PK_NORM_U16_{{F16,F32}} b32 T T = {_pk16(_norm("a", False), _norm("b", False))}
+CVT_NORM_I16_F16 i16 f16 = i16({_norm("a", True)})
+CVT_NORM_U16_F16 u16 f16 = u16({_norm("a", False)})
+CVT_PK_U8_F32 b32 f32 u32 u32 = sh = (b & 3) * 8; v = u32(0) if isnan(a) else u32(cvt_int(rint(fmin(fmax(a, 0.0), 255.0)), 0, 255)); d = (c & ~(u32(255) << sh)) | (v << sh)
+SAT_PK_U8_I16 u16 u32 = u16(min(max(i16(a), 0), 255)) | (u16(min(max(i16(a >> 16), 0), 255)) << 8)
+CVT_OFF_F32_I4 f32 u32 = f32(sext(a, 4)) * f32(0.0625)
+FREXP_MANT_F16 f16 f16 = frexp_mant(a)
+FREXP_EXP_I16_F16 i16 f16 = i16(frexp_exp(a))
+"""))
+
+# *** dot products: v_dot2 of f16/bf16 pairs into f16/bf16 (the pseudocode's products and sums each rounded to the
+# format; rbf16 rounds an f32 to bf16), v_dot4/v_dot8 of bytes/nibbles into 32 bits ***
+VOP.update(table("""
+DOT2_F16_F16 f16 a0:f16 b0:f16 a1:f16 b1:f16 c:f16 = t = c + a0 * b0; d = t + a1 * b1
+DOT2_BF16_BF16 bf16 a0:bf16 b0:bf16 a1:bf16 b1:bf16 c:bf16 = t = rbf16(c + rbf16(a0 * b0)); d = t + rbf16(a1 * b1)
+"""))
+
+# the _IU forms' row per NEG[1:0] (bit i set: source i's elements are signed), e.g. DOT4_I32_IU8_SU
+DOT_SIGNS = {0: "", 1: "_SU", 2: "_US", 3: "_SS"}
+
+def _dot_sum(n:int, bits:int, signed:tuple[bool, bool]) -> str:
+  """S2 plus the n products of the bits-wide elements of S0 and S1, exactly (i64)."""
+  def el(x:str, i:int, sgn:bool) -> str:
+    v = f"({x} >> {bits * i})" if i else x
+    return f"sext({v}, {bits})" if sgn else f"i64({v} & {(1 << bits) - 1})"
+  return f"i64(c) + " + " + ".join(f"{el('a', i, signed[0])} * {el('b', i, signed[1])}" for i in range(n))
+
+def _dots(clamp:bool) -> dict:
+  rows = []
+  for n, bits in ((4, 8), (8, 4)):
+    s = _dot_sum(n, bits, (False, False))
+    rows.append(f"DOT{n}_U32_U{bits} u32 u32 u32 u32 = u32({f'min({s}, 2**32 - 1)' if clamp else s})")
+    for signs, suffix in DOT_SIGNS.items():
+      s = _dot_sum(n, bits, (bool(signs & 1), bool(signs & 2)))
+      rows.append(f"DOT{n}_I32_IU{bits}{suffix} i32 u32 u32 i32 = i32({f'min(max({s}, -2**31), 2**31 - 1)' if clamp else s})")
+  return table("\n".join(rows))
+VOP.update(_dots(False))
+
+# *** v_trig_preop_f64: a 53-bit segment of 2/pi for the argument reduction of sin/cos (numpy_runtime.trig_preop) ***
+VOP.update(table("""
+TRIG_PREOP_F64 f64 f64 u32 = trig_preop(a, b)
+"""))
+
+# *** cube maps, v_mullit ***
+_MAJOR_Z, _MAJOR_Y = "(abs(c) >= abs(a) and abs(c) >= abs(b))", "(abs(b) >= abs(a))"
+VOP.update(table(f"""
+CUBEID_F32 f32 f32 f32 f32 = (f32(5.0) if c < 0 else f32(4.0)) if {_MAJOR_Z} else ((f32(3.0) if b < 0 else f32(2.0)) if {_MAJOR_Y} else (f32(1.0) if a < 0 else f32(0.0)))
+CUBESC_F32 f32 f32 f32 f32 = (-a if c < 0 else a) if {_MAJOR_Z} else (a if {_MAJOR_Y} else (c if a < 0 else -c))
+CUBETC_F32 f32 f32 f32 f32 = -b if {_MAJOR_Z} else ((-c if b < 0 else c) if {_MAJOR_Y} else -b)
+CUBEMA_F32 f32 f32 f32 f32 = (c if {_MAJOR_Z} else (b if {_MAJOR_Y} else a)) * f32(2.0)
+MULLIT_F32 f32 f32 f32 f32 = f32(-3.4028234663852886e+38) if (b <= f32(-3.4028234663852886e+38) or isnan(b) or c <= 0 or isnan(c)) else a * b
+"""))
+
+# integer ops whose clamp bit saturates instead of wrapping (computed in i64; a carry-out stays the carry of the
+# unsaturated result; v_mad_u64_u32/v_mad_i64_i32 saturate where their 64-bit sum overflows)
+def _sat(x:str, t:str) -> str:
+  lo, hi = {"u16": (0, "2**16 - 1"), "i16": ("-2**15", "2**15 - 1"), "u32": (0, "2**32 - 1"), "i32": ("-2**31", "2**31 - 1")}[t]
+  return f"min(max({x}, {lo}), {hi})"
+CLAMPED = table(f"""
+{chr(10).join(f"{op}_NC_{t.upper()} {t} {t} {t} = {_sat(f'i64(a) {sign} i64(b)', t)}" for op, sign in (("ADD", "+"), ("SUB", "-")) for t in ("u16", "i16", "u32", "i32"))}
+SUBREV_NC_U32 u32 u32 u32 = {_sat("i64(b) - i64(a)", "u32")}
+ADD_CO_U32 u32 u32 u32 = s = i64(a) + i64(b); d = min(s, 2**32 - 1); vcc = s > 2**32 - 1
+SUB_CO_U32 u32 u32 u32 = s = i64(a) - i64(b); d = max(s, 0); vcc = s < 0
+SUBREV_CO_U32 u32 u32 u32 = s = i64(b) - i64(a); d = max(s, 0); vcc = s < 0
+ADD_CO_CI_U32 u32 u32 u32 = s = i64(a) + i64(b) + i64(vcc); d = min(s, 2**32 - 1); vcc = s > 2**32 - 1
+SUB_CO_CI_U32 u32 u32 u32 = s = i64(a) - i64(b) - i64(vcc); d = max(s, 0); vcc = s < 0
+SUBREV_CO_CI_U32 u32 u32 u32 = s = i64(b) - i64(a) - i64(vcc); d = max(s, 0); vcc = s < 0
+{chr(10).join(f"MAD_{t.upper()} {t} {t} {t} {t} = {_sat('i64(a) * i64(b) + i64(c)', t)}" for t in ("u16", "i16"))}
+MAD_U32_U16 u32 u16 u16 u32 = {_sat("i64(a) * i64(b) + i64(c)", "u32")}
+MAD_I32_I16 i32 i16 i16 i32 = {_sat("i64(a) * i64(b) + i64(c)", "i32")}
+MAD_U32_U24 u32 u32 u32 u32 = {_sat("i64(a & 0xffffff) * i64(b & 0xffffff) + i64(c)", "u32")}
+MAD_I32_I24 u32 u32 u32 u32 = u32({_sat("sext(a, 24) * sext(b, 24) + sext(c, 32)", "i32")})
+MUL_U32_U24 u32 u32 u32 = {_sat("i64(a & 0xffffff) * i64(b & 0xffffff)", "u32")}
+MUL_I32_I24 u32 u32 u32 = u32({_sat("sext(a, 24) * sext(b, 24)", "i32")})
+MAD_U64_U32 u64 u32 u32 u64 = p = u64(a) * u64(b); s = p + c; vcc = s < p; d = ~u64(0) if vcc else s
+MAD_I64_I32 u64 i32 i32 u64 = p = i64(a) * i64(b); s = p + i64(c); ov = (p < 0) == (i64(c) < 0) and (s < 0) != (p < 0); vcc = (s < 0) != ov; d = u64((i64(2**63 - 1) if p >= 0 else i64(-2**63)) if ov else s)
+SAD_U8 u32 u32 u32 u32 = {_sat(f"i64(c) + i64({_sad8('a', 'b')})", "u32")}
+SAD_HI_U8 u32 u32 u32 u32 = {_sat(f"(i64({_sad8('a', 'b')}) << 16) + i64(c)", "u32")}
+SAD_U16 u32 u32 u32 u32 = {_sat(f"i64(c) + i64({_absdiff('(a & 0xffff)', '(b & 0xffff)')} + {_absdiff('(a >> 16)', '(b >> 16)')})", "u32")}
+SAD_U32 u32 u32 u32 u32 = {_sat(f"i64(c) + i64({_absdiff('a', 'b')})", "u32")}
+MSAD_U8 u32 u32 u32 u32 = {_sat(f"i64(c) + i64({_sad8('a', 'b', True)})", "u32")}
+QSAD_PK_U16_U8 b64 b64 u32 b64 = {_qsad(False, 16, True)}
+MQSAD_PK_U16_U8 b64 b64 u32 b64 = {_qsad(True, 16, True)}
+MQSAD_U32_U8 b32 a:b64 b:u32 c0:u32 c1:u32 c2:u32 c3:u32 = {_qsad(True, 32, True)}
 """)
+
+CLAMPED.update(_dots(True))
 
 # what the comparisons of V_CMP*, V_CMPX* and S_CMP* compute, by condition; the types come from the name
 FCMP = {"F": "False", "LT": "a < b", "EQ": "a == b", "LE": "a <= b", "GT": "a > b", "LG": "(a < b) or (a > b)",
@@ -201,6 +333,13 @@ PK_MIN_I16 i16 i16 i16 = min(a, b)
 PK_MAX_U16 u16 u16 u16 = max(a, b)
 PK_MIN_U16 u16 u16 u16 = min(a, b)
 """)
+
+# packed integer ops whose clamp bit saturates each half (min/max cannot leave the range: their rows serve); the f16
+# ones clamp each half to [0, 1]
+PACKED_CLAMPED = {**{n: PACKED[n] for n in ("PK_MAX_I16", "PK_MIN_I16", "PK_MAX_U16", "PK_MIN_U16")}, **table(chr(10).join(
+  [f"PK_{op}_{t.upper()} {t} {t} {t} = {_sat(f'i64(a) {sign} i64(b)', t)}" for op, sign in (("ADD", "+"), ("SUB", "-")) for t in ("u16", "i16")] +
+  [f"PK_MAD_{t.upper()} {t} {t} {t} {t} = {_sat('i64(a) * i64(b) + i64(c)', t)}" for t in ("u16", "i16")] +
+  [f"PK_MUL_LO_U16 u16 u16 u16 = {_sat('i64(a) * i64(b)', 'u16')}"]))}
 
 SOP = table("""
 MOV_{B32,B64} T T = a
@@ -283,6 +422,13 @@ _SAVEEXEC = {"AND": "a & exec", "OR": "a | exec", "XOR": "a ^ exec", "NAND": "~(
              "OR_NOT1": "a | ~exec"}
 SOP.update(table("\n".join(f"{op}_SAVEEXEC_B{w} u{w} u{w} = d = exec; exec = {e}; scc = exec != 0"
                            for op, e in _SAVEEXEC.items() for w in (32, 64))))
+# s_*_wrexec: EXEC the op of S0 and EXEC, D the new EXEC, SCC whether it is not zero
+SOP.update(table("\n".join(f"{op}_WREXEC_B{w} u{w} u{w} = exec = {_SAVEEXEC[op]}; d = exec; scc = exec != 0"
+                           for op in ("AND_NOT0", "AND_NOT1") for w in (32, 64))))
+SOP.update(table("""
+CLS_I32_I64 u32 u64 = clz64(~a if (a >> 63) == 1 else a)
+BITREPLICATE_B64_B32 u64 u32 = x = u64(a); x = (x | (x << 16)) & 0x0000ffff0000ffff; x = (x | (x << 8)) & 0x00ff00ff00ff00ff; x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0f; x = (x | (x << 2)) & 0x3333333333333333; x = (x | (x << 1)) & 0x5555555555555555; d = x | (x << 1)
+"""))
 SOP.update(_compares("scc", ("CMP",)))
 # s_cmpk_*: the comparison of S_CMP with the 16-bit immediate as its second source
 SOP.update({f"CMPK_{n[4:]}": r for n, r in SOP.items() if n.startswith("CMP_") and n.endswith(("_I32", "_U32"))})
@@ -345,7 +491,8 @@ UNMODELLED = {
 # v_wmma_*: (A/B element kind, C/D kind, VGPRs of A and of B, VGPRs of C and D); the layout and the exact sum are
 # numpy_runtime.wmma's (WMMA_LAYOUT): lanes 16-31 replicate lanes 0-15
 WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 8, 8),
-        "WMMA_F16_16X16X16_F16": ("f16", "f16", 8, 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4, 8)}
+        "WMMA_F16_16X16X16_F16": ("f16", "f16", 8, 8), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 4, 8),
+        "WMMA_BF16_16X16X16_BF16": ("bf16", "bf16", 8, 8), "WMMA_I32_16X16X16_IU4": ("iu4", "i32", 2, 8)}
 WMMA_LAYOUT = "rdna3"
 
 # what later families change (semantics/rdna4.py): RDNA3 renames nothing, has no extra no-ops, no sub-dword SMEM
@@ -357,3 +504,37 @@ SMEM_KINDS:dict[str, str] = {}
 HIGH_HALF:set[str] = set()
 TTMP_WORKGROUP_IDS = None
 TMPRING_WAVESIZE_BITS = 15
+# what the GFX9 family (semantics/cdna.py) changes: its encodings (operands._gfx9), COMPUTE_TMPRING_SIZE.WAVESIZE in 1 KiB
+# units (RDNA: 256 bytes), e32 16-bit operands v[128+n] as VGPRs (RDNA3: high halves, errata true16-e32), 16-bit results
+# zeroing bits 31:16 (RDNA: kept), MFMA forms
+GFX9 = False
+TMPRING_WAVESIZE_UNIT = 256
+TRUE16_E32 = True
+HIGH16_ZEROED:frozenset[str] = frozenset()
+MFMA:frozenset[str] = frozenset()
+
+# *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
+# raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its
+# PC; tests/conformance_report.py lists them. Keys are instruction names without _E32/_E64. ***
+SALU_FLOAT_WHY = ("invalid instruction: RDNA3.5 (gfx115x) scalar float op: the RDNA3 boards of boards.py (gfx110x) do not decode it (RDNA4 "
+               "executes it: semantics/rdna4.py)")
+_NOT_EXECUTED_WHY = {
+  SALU_FLOAT_WHY: [f"S_{op}_{t}" for op in ("ADD", "SUB", "MIN", "MAX", "MUL", "FMAC") for t in ("F32", "F16")] +
+    ["S_FMAAK_F32", "S_FMAMK_F32", "S_CVT_PK_RTZ_F16_F32", "S_CVT_F32_I32", "S_CVT_F32_U32", "S_CVT_I32_F32", "S_CVT_U32_F32",
+     "S_CVT_F16_F32", "S_CVT_F32_F16", "S_CVT_HI_F32_F16"] + [f"S_{op}_{t}" for op in ("CEIL", "FLOOR", "TRUNC", "RNDNE") for t in ("F32", "F16")],
+  "a computed or saved program counter (call, return, jump through an SGPR pair): the translators compile basic blocks "
+  "with static branch targets": ["S_SETPC_B64", "S_SWAPPC_B64", "S_CALL_B64"],
+  "trap handlers (TBA/TMA, trap status) are not modelled": ["S_TRAP", "S_RFE_B64"],
+  "executed s_code_end: the padding after s_endpgm (the program ran past its end)": ["S_CODE_END"],
+  "debugger state (halt, kill, the host debugger's CDBG bits) is not modelled":
+    ["S_SETHALT", "S_SETKILL", "S_SENDMSGHALT", "S_CBRANCH_CDBGSYS", "S_CBRANCH_CDBGUSER", "S_CBRANCH_CDBGSYS_OR_USER",
+     "S_CBRANCH_CDBGSYS_AND_USER"],
+  "the message bus (doorbell ID, real time, TMA) has no modelled source for a returned value": ["S_SENDMSG_RTN_B32", "S_SENDMSG_RTN_B64"],
+  "graphics and context-save program ends (pixel-shader ordering, CWSR) are not modelled": ["S_ENDPGM_SAVED", "S_ENDPGM_ORDERED_PS_DONE"],
+  "graphics export events are not modelled": ["S_WAIT_EVENT"],
+  "subvector looping (a wave64 run as two wave32 halves in a loop) is not modelled": ["S_SUBVECTOR_LOOP_BEGIN", "S_SUBVECTOR_LOOP_END"],
+  "not implemented yet: M0-relative VGPR/SGPR indexing (the translators address registers by static index)":
+    ["V_MOVRELS_B32", "V_MOVRELD_B32", "V_MOVRELSD_B32", "V_MOVRELSD_2_B32", "V_SWAPREL_B32", "S_MOVRELS_B32",
+     "S_MOVRELS_B64", "S_MOVRELD_B32", "S_MOVRELD_B64", "S_MOVRELSD_2_B32"],
+}
+NOT_EXECUTED:dict[str, str] = {name: why for why, names in _NOT_EXECUTED_WHY.items() for name in names}

@@ -49,6 +49,9 @@ NOOPS = frozenset({"S_WAIT_LOADCNT", "S_WAIT_STORECNT", "S_WAIT_SAMPLECNT", "S_W
 TTMP_WORKGROUP_IDS = (117, 115)
 # COMPUTE_TMPRING_SIZE.WAVESIZE (the wave's scratch slot, 256-byte units) is bits 12..29 on gfx12 (gfx11: 12..26)
 TMPRING_WAVESIZE_BITS = 18
+# as RDNA3: gfx11-style encodings, 256-byte scratch units, true16 e32 operands, 16-bit results keep bits 31:16, no MFMA
+GFX9, TMPRING_WAVESIZE_UNIT, TRUE16_E32 = rdna3.GFX9, rdna3.TMPRING_WAVESIZE_UNIT, rdna3.TRUE16_E32
+HIGH16_ZEROED, MFMA = rdna3.HIGH16_ZEROED, rdna3.MFMA
 
 # *** new VALU rows: IEEE 754-2019 maximumNumber/minimumNumber (a NaN operand gives the other one, two NaNs S0
 # quieted; -0 < +0) and minimum/maximum (the first signalling NaN operand quieted, else the first quiet one) ***
@@ -65,6 +68,7 @@ MAXIMUM3_{F16,F32} T T T T = maximum754(maximum754(a, b), c)
 MED3_NUM_{F16,F32} T T T T = med3_num(a, b, c)
 """)}
 CLAMPED, ACCUMULATE, LITERAL_K, FLOAT_MODS = rdna3.CLAMPED, rdna3.ACCUMULATE, rdna3.LITERAL_K, rdna3.FLOAT_MODS
+PACKED_CLAMPED, DOT_SIGNS = rdna3.PACKED_CLAMPED, rdna3.DOT_SIGNS
 
 PACKED = {**rdna3.PACKED, **table("""
 PK_MIN_NUM_F16 f16 f16 f16 = min_num(a, b)
@@ -109,6 +113,9 @@ MAX_NUM_{F32,F64} T old:T a:T = max_num(a, old)
 COND_SUB_U32 u32 old:u32 a:u32 = old - a if old >= a else old
 """)}
 ATOMIC_ALIASES, ASSOCIATIVE = {**rdna3.ATOMIC_ALIASES, "SUB_CLAMP": "CSUB"}, rdna3.ASSOCIATIVE
+
+# RDNA3's list less the scalar float ops, which RDNA4 executes
+NOT_EXECUTED = {n: why for n, why in rdna3.NOT_EXECUTED.items() if why != rdna3.SALU_FLOAT_WHY}
 
 # s_load_u8/i8/u16/i16: one element, zero- or sign-extended
 SMEM_KINDS = {"LOAD_U8": "u8", "LOAD_I8": "i8", "LOAD_U16": "u16", "LOAD_I16": "i16"}

@@ -1,0 +1,87 @@
+"""The event bus: drivers, devices and executors say what happened here; the tracer (trace.py), the timeline
+(timeline.py) and the debugger's hooks listen.
+
+An event is a plain dict: `kind`, `ts` (time.monotonic_ns() when it began), `pid`, `device` and `queue` (None where
+they do not apply), then the kind's own fields (the README's trace schema). Spans (dispatches, copies, waits) carry
+`dur` in nanoseconds and `ts` at their start.
+
+Emitting costs nothing while nobody listens: emitters on hot paths check the module flag `enabled` before they build
+their fields (`if events.enabled: events.emit(...)`). Subscribers are called in order, synchronously, in the thread
+that emitted; one that raises is logged on the mockgpu logger and removed, so a broken listener cannot break a run.
+"""
+from __future__ import annotations
+import errno, logging, os, time
+from typing import Callable
+
+log = logging.getLogger("mockgpu")
+enabled = False  # True while any subscriber listens; emitters check it before building an event's fields
+_subscribers:list[Callable[[dict], None]] = []
+
+def subscribe(fn:Callable[[dict], None]):
+  """Call fn(event) for every event from now on."""
+  global enabled
+  if fn not in _subscribers: _subscribers.append(fn)
+  enabled = True
+
+def unsubscribe(fn:Callable[[dict], None]):
+  global enabled
+  if fn in _subscribers: _subscribers.remove(fn)
+  enabled = bool(_subscribers)
+
+def now() -> int: return time.monotonic_ns()
+
+def emit(kind:str, device:str|None=None, queue:str|None=None, ts:int|None=None, **fields):
+  """Send one event to every subscriber. ts: when it began (default now)."""
+  if not enabled: return
+  ev = {"kind": kind, "ts": now() if ts is None else ts, "pid": os.getpid(), "device": device, "queue": queue, **fields}
+  for fn in list(_subscribers):
+    try: fn(ev)
+    except Exception:
+      log.exception("mockgpu event subscriber %r failed on a %s event; it is unsubscribed", fn, kind)
+      unsubscribe(fn)
+
+def fault(device:str|None, queue:str|None, err:Exception):
+  """A `fault` event: a GPU page fault's report (GPUPageFault.fields()) or another error that stopped a queue (a budget
+  stop, an unsupported instruction): its type and message."""
+  if not enabled: return
+  fields = err.fields() if hasattr(err, "fields") else {}
+  emit("fault", device, queue, error=type(err).__name__, message=str(err), **fields)
+
+def fields_of(st) -> dict:
+  """A ctypes struct's integer and nested-struct fields by name (the decoded form of an ioctl argument or RM parameter
+  block); arrays of integers become lists, byte arrays hex text."""
+  out = {}
+  for f in getattr(st, "_real_fields_", None) or getattr(st, "_fields_", []):
+    name = f[0]
+    if name.startswith("_"): continue
+    try: v = getattr(st, name)
+    except (AttributeError, ValueError): continue
+    out[name] = _value(v)
+  return out
+
+def _value(v, depth:int=0):
+  if isinstance(v, (int, float, str)) or v is None: return v
+  if isinstance(v, bytes): return v.rstrip(b"\0").decode(errors="replace") if v.rstrip(b"\0").isascii() else v.hex()
+  if hasattr(v, "_length_"):  # a ctypes array
+    items = list(v)
+    if items and isinstance(items[0], int):
+      while items and items[-1] == 0: items.pop()  # trailing zeros of fixed-size tables say nothing
+      return items
+    return [_value(x, depth + 1) for x in items[:64]] if depth < 3 else f"<{len(items)} items>"
+  if hasattr(v, "_fields_") or hasattr(v, "_real_fields_"): return fields_of(v) if depth < 3 else f"<{type(v).__name__}>"
+  if hasattr(v, "value"): return _value(v.value, depth)
+  return repr(v)
+
+def ioctl(interface:str, name:str, arg, run:Callable, device:str|None=None, after:Callable[[], dict]|None=None):
+  """Run an ioctl's handler (run(), which fills arg in place) and emit an `ioctl` event: arg decoded before (args_in)
+  and after (args_out), the result (0, or the errno name of the OSError it raised) and what after() adds."""
+  if not enabled: return run()
+  t0, before = now(), fields_of(arg)
+  try: ret = run()
+  except OSError as e:
+    emit("ioctl", device, ts=t0, dur=now() - t0, interface=interface, name=name, args_in=before, args_out=None,
+         result=errno.errorcode.get(e.errno, e.errno), error=str(e), **(after() if after else {}))
+    raise
+  emit("ioctl", device, ts=t0, dur=now() - t0, interface=interface, name=name, args_in=before, args_out=fields_of(arg), result=0,
+       **(after() if after else {}))
+  return ret
