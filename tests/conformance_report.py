@@ -53,13 +53,21 @@ def untestable_lines(runs:dict[str, H.FamilyRun]) -> list[str]:
       if r.status == "untestable": by_reason[r.detail].append(name)
   return [f"  {len(ns):3}  {why}\n       {', '.join(sorted(ns))}" for why, ns in sorted(by_reason.items(), key=lambda x: -len(x[1]))]
 
+def unmodelled_reason(enc:str, name:str) -> str|None:
+  from mockgpu.compiler.rdna import operands
+  from mockgpu.compiler.rdna.semantics import rdna3
+  return operands.unmodelled(enc, name, rdna3)
+
 def unimplemented_lines() -> list[str]:
   """Opcodes of tinygrad's RDNA3 tables that neither backend implements, per encoding, and the changes against the
   checked-in baseline (tests/rdna_coverage_baseline.txt)."""
   rows = rdna_coverage.report()
   with open(rdna_coverage.BASELINE) as f: base = {tuple(l.split()) for l in f if l.strip()}
-  out, by_enc, unbuilt = [], collections.defaultdict(list), set()
+  out, by_enc, unbuilt, unmodelled = [], collections.defaultdict(list), set(), collections.defaultdict(list)
   for (enc, name), r in sorted(rows.items()):
+    if (why := unmodelled_reason(enc, name)) is not None and not (r and any(r)):
+      unmodelled[why].append(name)
+      continue
     if r is None and enc in H.FAMILIES:  # probed with the harness's encoding: the coverage probe cannot build it
       r = rows[(enc, name)] = H.implemented(enc, name)
       unbuilt.add((enc, name))
@@ -67,6 +75,8 @@ def unimplemented_lines() -> list[str]:
     elif not r[0] and not r[1]: by_enc[enc].append(name)
   for enc in rdna_coverage.ENCODINGS:
     if by_enc.get(enc): out.append(f"  {enc} ({len(by_enc[enc])}): {', '.join(by_enc[enc])}")
+  out.append("  not modelled, with the reason (semantics/rdna3.py UNMODELLED):")
+  out += [f"    {len(ns):3}  {why}\n         {', '.join(sorted(set(ns)))}" for why, ns in sorted(unmodelled.items(), key=lambda x: -len(x[1]))]
   now = {(p, enc, name) for (enc, name), r in rows.items() if r for p, ok in zip(("numpy", "C"), r) if ok}
   gained, lost = sorted(now - base), sorted(base - now)
   hidden = [x for x in gained if x[1:] in unbuilt]

@@ -76,14 +76,14 @@ def test_table_names_its_tests():
 @pytest.mark.parametrize("path", PATHS)
 def test_ds_storexchg_rtn_returns_old(path):
   """ds_storexchg_rtn_b32: each lane swaps v3 into LDS[4*lane] and gets the old word (here 1000+lane, written
-  first); the C backend declines the kernel, so numpy runs it on both settings (asserted). Then v2 = the old value,
-  and the reloaded LDS word is the new one (checked through v2 of a second kernel form below)."""
+  first); both paths run it (asserted). Then v2 = the old value, and the reloaded LDS word is the new one (checked
+  through v2 of a second kernel form below)."""
   pre = [I.v_lshlrev_b32_e32(v[6], 2, v[0]), I.v_add_nc_u32_e32(v[7], 1000, v[0]),
          I.ds_store_b32(addr=v[6], data0=v[7]), I.s_waitcnt(simm16=0),
          I.v_add_nc_u32_e32(v[3], 5000, v[0]), I.ds_storexchg_rtn_b32(vdst=v[2], addr=v[6], data0=v[3]), I.s_waitcnt(simm16=0)]
-  old = lanes(pre, path, False)
+  old = lanes(pre, path, True)
   assert (old == 1000 + np.arange(32)).all()
-  new = lanes(pre + [I.ds_load_b32(vdst=v[2], addr=v[6]), I.s_waitcnt(simm16=0)], path, False)
+  new = lanes(pre + [I.ds_load_b32(vdst=v[2], addr=v[6]), I.s_waitcnt(simm16=0)], path, True)
   assert (new == 5000 + np.arange(32)).all()
 
 @pytest.mark.parametrize("path", PATHS)

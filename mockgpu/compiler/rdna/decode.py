@@ -6,7 +6,8 @@ follow every branch, stop each path at s_endpgm. Words that do not decode end th
 from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
-from tinygrad.renderer.amd import decode_inst
+import importlib
+from tinygrad.renderer.amd import decode_inst, _matches
 from tinygrad.renderer.amd.dsl import Inst, Reg
 
 MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
@@ -59,10 +60,22 @@ def branch_target(pc:int, inst:Inst) -> int:
 # tinygrad decodes both CDNA generations with its "cdna" tables (the gfx950 additions are opcodes of the same formats)
 TABLES = {"cdna3": "cdna", "cdna4": "cdna"}
 
+# encodings tinygrad's decoder does not try for gfx11 (it lists those its renderer emits), tried after it finds none:
+# the buffer instructions run; image, export and LDS-direct ones decode so that they are named as not modelled
+EXTRA_FORMATS = {"rdna3": ("MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR")}
+
+def _decode_word(data:bytes, arch:str) -> Inst:
+  try: return decode_inst(data, TABLES.get(arch, arch))
+  except ValueError:
+    ins = importlib.import_module(f"tinygrad.runtime.autogen.amd.{TABLES.get(arch, arch)}.ins")
+    for name in EXTRA_FORMATS.get(arch, ()):
+      if _matches(data, cls := getattr(ins, name)): return cls.from_bytes(data)
+    raise
+
 def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
   if pc + 4 > len(code): return Bad(0, "instruction fetch runs past the end of the code's memory")
   word = int.from_bytes(code[pc:pc+4], "little")
-  try: inst = _dpp8(decode_inst(code[pc:pc+16], TABLES.get(arch, arch)), code[pc:pc+16])
+  try: inst = _dpp8(_decode_word(code[pc:pc+16], arch), code[pc:pc+16])
   except (ValueError, AssertionError) as e: return Bad(word, f"{INVALID}undecodable instruction word 0x{word:08x} ({e})")
   if pc + inst.size() > len(code): return Bad(word, "instruction runs past the end of the code's memory")
   return _fields_valid(inst, word)

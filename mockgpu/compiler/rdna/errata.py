@@ -61,7 +61,7 @@ ERRATA = [
           "read-modify-write: other bits of D keep their value, SCC unchanged", "semantics/rdna3.py SOP rows BITSET0/1 (both backends)",
           "tests/test_rdna_bitset.py::test_s_bitset", "fixed"),
   Erratum("ds-storexchg-rtn", "ds_storexchg_rtn_b32/b64", "returns the old value", "returns the old value",
-          "numpy_memory.ldsatomic 'xchg' (the C backend declines it)", "test_ds_storexchg_rtn_returns_old", "numpy"),
+          "semantics/rdna3.py ATOMIC row STOREXCHG_B32/B64 (every backend)", "test_ds_storexchg_rtn_returns_old", "fixed"),
   Erratum("cdna-mad-mix-fused", "CDNA v_mad_mix_f32, v_mad_mixlo_f16, v_mad_mixhi_f16 (gfx942/gfx950)",
           "D = in[0] * in[1] + in[2], a multiply then an add", "one fused multiply-add (rounded once to f32): LLVM's "
           "gfx940 target names these opcodes v_fma_mix_* (FeatureFmaMixInsts) and selects them only for fma; not "

@@ -13,3 +13,7 @@ def instruction_error(what:str, pgm:int, pc:int) -> UnsupportedInstruction:
 
 def outside(where:str, space:str, off:int, limit:int) -> str:
   return f"{where}: {space} offset 0x{off:x} is outside its {limit} byte allocation"
+
+def misaligned(where:str, space:str, va:int, nbytes:int) -> str:
+  """An atomic whose address is not a multiple of its word size (va: the address, an LDS offset for LDS)."""
+  return f"{where}: {space} atomic at 0x{va:x} is not {nbytes}-byte aligned"

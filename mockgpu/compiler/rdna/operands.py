@@ -258,10 +258,22 @@ class Addr:
   sbase:int|None = None
   soff:Src|None = None
   offset:int = 0
+  addtid:bool = False   # global_load/store_addtid: the lane's index * 4 in place of a VGPR (vaddr None)
+
+@dataclass
+class BufAddr:
+  """A MUBUF address (buffer.py): the V# in SGPRs srsrc..srsrc+3, VGPR vaddr (the index with IDXEN, then the offset
+  with OFFEN: vaddr + 1 when both), the SGPR offset soffset and the instruction's offset."""
+  srsrc:int
+  vaddr:int
+  idxen:bool
+  offen:bool
+  soffset:Src
+  offset:int
 
 @dataclass
 class Vmem:
-  seg:str               # GLOBAL, FLAT (addressed as global), SCRATCH
+  seg:str               # GLOBAL, FLAT (addressed as global), SCRATCH, BUFFER (addr a BufAddr)
   load:bool
   kind:str              # element type: u8 i8 u16 i16 u32
   ndw:int
@@ -272,7 +284,7 @@ class Vmem:
 
 @dataclass
 class DsLoad:
-  addr:int
+  addr:int|None         # None: ds_load_addtid (M0[15:0] + the lane's index * 4 in place of a VGPR)
   offset:int
   kind:str
   ndw:int
@@ -282,13 +294,21 @@ class DsLoad:
 
 @dataclass
 class DsStore:
-  addr:int
+  addr:int|None         # None: ds_store_addtid, as DsLoad
   offset:int
   kind:str
   ndw:int
   d16:str|None
   data:int
   name:str
+
+@dataclass
+class DsSwizzle:
+  """ds_swizzle_b32: each lane i reads `data` of lane swizzle_lanes(offset, wave)[i] (an inactive source lane gives 0);
+  no LDS access."""
+  data:int
+  dst:int
+  offset:int
 
 @dataclass
 class DsPair:
@@ -310,12 +330,45 @@ class DsPermute:
 
 @dataclass
 class DsAtomic:
+  """A DS read-modify-write (a row of semantics ATOMIC) at each slot's address ((V[addr] + offset) & mask) + slot: one
+  slot, or two (ds_storexchg_2addr: DATA to the first address, DATA2 to the second; ds_condxchg32_rtn_b64: DATA's low
+  and high halves to ADDR0 and ADDR0 + 4, ADDR0 masked to 0xfff8). data: per slot, the first VGPR of each source of
+  the row after `old` (a, b; a 64-bit source is a pair). A lane reads all its slots before it writes any. dst: where
+  the _RTN forms return the old words, slot after slot (None: the forms without _RTN)."""
   addr:int
   offset:int
-  data:int
-  op:str                # semantics.DS_ATOMIC's operation names
-  dst:int|None          # the _RTN forms return the old value
+  slots:tuple[int, ...]
+  data:tuple[tuple[int, ...], ...]
+  row:str
+  width:int             # bits of the word the row updates: 32 or 64
+  dst:int|None
   name:str
+  mask:int = 0xffffffff
+
+@dataclass
+class VAtomic:
+  """A FLAT/GLOBAL atomic: the row of semantics ATOMIC at addr; data: the first VGPR of each row source after `old`
+  (a cmpswap's compare value follows its new value); dst: where GLC (RDNA4: TH_ATOMIC_RETURN) returns the old word."""
+  seg:str
+  addr:Addr
+  row:str
+  width:int
+  data:tuple[int, ...]
+  dst:int|None
+  name:str
+
+def atomic_row(n:str, sem) -> str:
+  """The ATOMIC row of an atomic's name without its segment prefix and _RTN (ADD_U32, SWAP_B32, SUB_CLAMP_U32)."""
+  op, _, t = n.rpartition("_")
+  row = f"{sem.ATOMIC_ALIASES.get(op, op)}_{t}"
+  if row not in sem.ATOMIC: raise Unsupported("not implemented")
+  return row
+
+def atomic_data(first:int, row:str, sem) -> tuple[int, ...]:
+  """The VGPRs of an atomic's sources after `old`, consecutive from first (pairs for a 64-bit row)."""
+  r = sem.ATOMIC[row]
+  step = WIDTH[r.dst] // 32
+  return tuple(first + i * step for i in range(len(r.srcs) - 1))
 
 # *** lowering, one function per encoding ***
 
@@ -328,10 +381,16 @@ def lower(inst:Inst, pc:int, sem) -> object:
   if "DPP" in cls: return _dpp(inst, name, cls, sem)
   base = name[:-len("_E32")] if name.endswith(("_E32", "_E64")) else name  # v_nop_e32, v_pipeflush_e64
   if base in sem.NOT_EXECUTED: raise Unsupported(sem.NOT_EXECUTED[base])
+  if (why := unmodelled(cls, name, sem)) is not None: raise Unsupported(f"not modelled: {why}")
   if base in NOOPS or base in sem.NOOPS: return Nop()
   for prefix, fn in _ENCODINGS:
     if cls.startswith(prefix): return fn(inst, name, pc, sem)
   raise Unsupported(f"{cls} encoding is not implemented")
+
+def unmodelled(cls:str, name:str, sem) -> str|None:
+  """Why the family's table leaves this instruction unmodelled (sem.UNMODELLED, by encoding or name prefix), or None."""
+  table = getattr(sem, "UNMODELLED", {})
+  return table.get(cls) or next((why for k, why in table.items() if name.startswith(k)), None)
 
 def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   n, lit = strip(name), literal(inst)
@@ -672,56 +731,113 @@ def _field(inst, rdna3:str, rdna4:str):
   vsrc for data)."""
   return getattr(inst, rdna4 if any(n == rdna4 for n, _ in type(inst)._fields) else rdna3)
 
-def _vmem(inst, name:str, seg:str, addr:Addr) -> Vmem:
+def _vmem(inst, name:str, seg:str, addr:Addr, sem):
   n = strip(name)[len(seg) + 1:]
-  if "ATOMIC" in n or "LDS" in n or "ADDTID" in n: raise Unsupported("not implemented")
+  if n.startswith("ATOMIC_"): return _vatomic(inst, name, seg, addr, n[len("ATOMIC_"):], sem)
+  if "LDS" in n: raise Unsupported("not implemented")
+  if "ADDTID" in n:  # SGPR_ADDR + INST_OFFSET + laneID * 4: no VGPR address
+    if seg != "GLOBAL" or addr.sbase is None: raise Unsupported(f"{n} needs the GLOBAL encoding with an SGPR base (saddr)")
+    addr, n = Addr(None, False, sbase=addr.sbase, offset=addr.offset, addtid=True), n.replace("_ADDTID", "")
   load, kind, ndw, d16 = mem_common(n)
   return Vmem(seg, load, kind, ndw, d16, (inst.vdst if load else _field(inst, "data", "vsrc")).offset - 256, addr, name.lower())
 
+def _vatomic(inst, name:str, seg:str, addr:Addr, n:str, sem) -> VAtomic:
+  """GLC (RDNA4: TH bit 0, TH_ATOMIC_RETURN) asks for the old value."""
+  row = atomic_row(n, sem)
+  rtn = bool(inst.th & 1) if hasattr(inst, "th") else bool(inst.glc)
+  data = atomic_data(_field(inst, "data", "vsrc").offset - 256, row, sem)
+  return VAtomic(seg, addr, row, WIDTH[sem.ATOMIC[row].dst], data, inst.vdst.offset - 256 if rtn else None, name.lower())
+
 def _global(inst, name, pc, sem):
   off, v = imm_offset(inst), _field(inst, "addr", "vaddr").offset - 256
-  if inst.saddr.offset == NULL: return _vmem(inst, name, "GLOBAL", Addr(v, True, offset=off))
-  return _vmem(inst, name, "GLOBAL", Addr(v, False, sbase=inst.saddr.offset, offset=off))
+  if inst.saddr.offset == NULL: return _vmem(inst, name, "GLOBAL", Addr(v, True, offset=off), sem)
+  return _vmem(inst, name, "GLOBAL", Addr(v, False, sbase=inst.saddr.offset, offset=off), sem)
 
 def _flat(inst, name, pc, sem):
   """FLAT addresses are treated as global ones: the LDS and private apertures are not modelled."""
   if (off := imm_offset(inst)) < 0: raise Unsupported("negative FLAT offset")
   if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
-  return _vmem(inst, name, "FLAT", Addr(_field(inst, "addr", "vaddr").offset - 256, True, offset=off))
+  return _vmem(inst, name, "FLAT", Addr(_field(inst, "addr", "vaddr").offset - 256, True, offset=off), sem)
 
 def _scratch(inst, name, pc, sem):
   soff = None if inst.saddr.offset == NULL else Src(inst.saddr.offset)
   addr = Addr(_field(inst, "addr", "vaddr").offset - 256 if inst.sve else None, False, soff=soff, offset=imm_offset(inst))
-  return _vmem(inst, name, "SCRATCH", addr)
+  return _vmem(inst, name, "SCRATCH", addr, sem)
+
+def _mubuf(inst, name, pc, sem):
+  """Raw buffer loads, stores and atomics through the V# (buffer.py); the cache invalidations are no-ops (the mock has
+  no caches)."""
+  n = strip(name)[len("BUFFER_"):]
+  if n in ("GL0_INV", "GL1_INV"): return Nop()
+  if "FORMAT" in n: raise Unsupported("not modelled: the format conversions of the V#'s FORMAT field (raw loads and stores are)")
+  if "LDS" in n: raise Unsupported("not modelled: loads into LDS (M0-addressed LDS DMA)")
+  if inst.tfe: raise Unsupported("not modelled: TFE (the texture-fail status VGPR)")
+  addr = BufAddr(inst.srsrc.offset, inst.vaddr.offset - 256, bool(inst.idxen), bool(inst.offen), Src(inst.soffset.offset), inst.offset)
+  vdata = inst.vdata.offset - 256
+  if n.startswith("ATOMIC_"):
+    row = atomic_row(n[len("ATOMIC_"):], sem)
+    return VAtomic("BUFFER", addr, row, WIDTH[sem.ATOMIC[row].dst], atomic_data(vdata, row, sem), vdata if inst.glc else None, name.lower())
+  load, kind, ndw, d16 = mem_common(n)
+  return Vmem("BUFFER", load, kind, ndw, d16, vdata, addr, name.lower())
 
 def _ds(inst, name, pc, sem):
   n = strip(name)[3:] if name.startswith("DS_") else strip(name)
   a, off, nm = inst.addr.offset - 256, inst.offset0 | (inst.offset1 << 8), name.lower()
   if "2ADDR" in n:
-    if n.startswith("STOREXCHG"): raise Unsupported("not implemented")
     ndw = 2 if n.endswith("B64") else 1
     scale = (8 if ndw == 2 else 4) * (64 if "STRIDE64" in n else 1)
     offs = (inst.offset0 * scale, inst.offset1 * scale)
+    if n.startswith("STOREXCHG"):  # each lane exchanges DATA at the first address and DATA2 at the second
+      row = f"STOREXCHG_B{32 * ndw}"
+      return DsAtomic(a, 0, offs, ((inst.data0.offset - 256,), (inst.data1.offset - 256,)), row, 32 * ndw, inst.vdst.offset - 256, nm)
     if n.startswith("LOAD"): return DsPair(True, a, offs, ndw, (inst.vdst.offset - 256, inst.vdst.offset - 256 + ndw), nm)
     return DsPair(False, a, offs, ndw, (inst.data0.offset - 256, inst.data1.offset - 256), nm)
   if n in ("BPERMUTE_B32", "PERMUTE_B32"):
     return DsPermute(n == "BPERMUTE_B32", a, off, inst.data0.offset - 256, inst.vdst.offset - 256)
-  if n.startswith(("LOAD", "STORE")) and "ADDTID" not in n and "XCHG" not in n:
+  if n == "SWIZZLE_B32": return DsSwizzle(inst.data0.offset - 256, inst.vdst.offset - 256, off)
+  if n in ("LOAD_ADDTID_B32", "STORE_ADDTID_B32"):  # MEM[{OFFSET1, OFFSET0} + M0[15:0] + laneID * 4]
+    if n.startswith("LOAD"): return DsLoad(None, off, "u32", 1, None, inst.vdst.offset - 256, nm)
+    return DsStore(None, off, "u32", 1, None, inst.data0.offset - 256, nm)
+  if n.startswith(("LOAD", "STORE")) and "XCHG" not in n:
     if "_D16" in n:  # DS names put D16 last (LOAD_U8_D16_HI): reorder to the VMEM form (LOAD_D16_HI_U8)
       op, size, *d16 = n.split("_")
       n = "_".join([op, *d16, size])
     load, kind, ndw, d16 = mem_common(n)
     if load: return DsLoad(a, off, kind, ndw, d16, inst.vdst.offset - 256, nm)
     return DsStore(a, off, kind, ndw, d16, inst.data0.offset - 256, nm)
-  key = n.replace("_RTN", "")
-  if key in sem.DS_ATOMIC:
-    return DsAtomic(a, off, inst.data0.offset - 256, sem.DS_ATOMIC[key], inst.vdst.offset - 256 if "_RTN_" in n else None, nm)
-  raise Unsupported("not implemented")
+  dst = inst.vdst.offset - 256 if "_RTN" in n else None
+  if n == "CONDXCHG32_RTN_B64":  # two 32-bit exchanges, each taking its half of DATA when that half's bit 31 is set
+    d = inst.data0.offset - 256
+    return DsAtomic(a, off, (0, 4), ((d,), (d + 1,)), "CONDXCHG32_B32", 32, dst, nm, mask=0xfff8)
+  row = atomic_row(n.replace("_RTN", ""), sem)
+  r = sem.ATOMIC[row]
+  data = (inst.data0.offset - 256, inst.data1.offset - 256)[:len(r.srcs) - 1]
+  return DsAtomic(a, off, (0,), (data,), row, WIDTH[r.dst], dst, nm)
+
+def swizzle_lanes(offset:int, wave:int) -> np.ndarray:
+  """The lane each lane reads in ds_swizzle_b32 with this 16-bit offset, as the RDNA3 manual's pseudocode gives it
+  (tinygrad's copy stops after the FFT case): FFT (offset >= 0xe000), rotate (>= 0xc000), the quad permute (bit 15)
+  and the and/or/xor bit mask (bit 15 clear); each stays within its group of 32 lanes. The rotate's
+  (i + rotate) & ~mask is taken within the 5 lane bits (the manual's ~mask has no width)."""
+  out = []
+  for i in range(wave):
+    lo, group = i & 0x1f, i & 0x20
+    if offset >= 0xe000:
+      mask = offset & 0x1f
+      j = (int(f"{lo:05b}"[::-1], 2) >> bin(mask).count("1")) | (lo & mask)
+    elif offset >= 0xc000:
+      mask, rot = offset & 0x1f, (offset >> 5) & 0x1f
+      rot = -rot if offset >> 10 & 1 else rot
+      j = (lo & mask) | ((lo + rot) & ~mask & 0x1f)
+    elif offset & 0x8000: j = (lo & ~3) | (offset >> (2 * (lo & 3)) & 3)
+    else: j = (((lo & offset) & 0x1f) | (offset >> 5 & 0x1f)) ^ (offset >> 10 & 0x1f)
+    out.append(j | group)
+  return np.array(out, np.int64)
 
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),
               ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch),
-              ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
+              ("MUBUF", _mubuf), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
 
 def failure(inst:Inst, why:str) -> str:
   """The message of an instruction that cannot run: an invalid one names its bytes as well."""

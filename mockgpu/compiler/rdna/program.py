@@ -144,6 +144,17 @@ def packed(op:Packed, sem, ieee:bool=True) -> Program:
   body.append(Stmt(("d",), d))
   return Program(body, {"d": _var("d", d.t)}, "b32")
 
+def atomic(row_name:str, sem) -> Program:
+  """A read-modify-write row of sem.ATOMIC as a program: its inputs (the memory word `old`, the data a and b) are read
+  by name (Read.special, as the row's ISA types); its output d is the word memory gets."""
+  row = sem.ATOMIC[row_name]
+  body:list[Stmt] = []
+  env:dict[str, E] = {}
+  for name, t in row.srcs: _bind(body, env, name, E("input", value_type(t), val=Read(None, t, special=name)))
+  stmts, scope = instance(row, env)
+  body += stmts
+  return Program(body, _outputs(row, row.dst, scope, ("d",), body), row.dst)
+
 # *** MODE's float fields ***
 
 def mode_field(op:Mode, ftz32:bool, ftz16:bool) -> int:

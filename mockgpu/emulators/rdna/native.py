@@ -20,13 +20,13 @@ from mockgpu.compiler.rdna import semantics
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded
-from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
+from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error
 
 HOT_DISPATCHES = native.HOT_DISPATCHES
 MAX_WAVES_PER_GROUP = 32  # the waves of one workgroup the C scheduler (c/prelude.c, mockgpu_run) holds
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
-LDS_SPACE = 1
+LDS_SPACE, MISALIGNED = 1, 2  # c/prelude.c: a fault's space, | MISALIGNED for a misaligned atomic
 
 declined:collections.Counter = collections.Counter()  # why kernels stayed on the numpy path, for `mockgpu info`-style reports
 
@@ -121,9 +121,10 @@ def _error(k:NativeKernel, c:Ctx, status:int, d, budget:int, workgroup:int, wave
   where = at_pc(k.names.get(c.fault_pc, "?"), pgm, c.fault_pc)
   wg = d.workgroup(workgroup)
   if status == FAULT:
-    if c.fault_kind == LDS_SPACE: where = outside(where, "LDS", c.fault_va, c.lds_size)
-    return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where, "LDS" if c.fault_kind == LDS_SPACE else "global",
-                        workgroup=wg, wave=wave)
+    space = "LDS" if c.fault_kind & LDS_SPACE else "global"
+    if c.fault_kind & MISALIGNED: where = misaligned(where, space, c.fault_va, c.fault_size)
+    elif c.fault_kind == LDS_SPACE: where = outside(where, "LDS", c.fault_va, c.lds_size)
+    return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where, space, workgroup=wg, wave=wave)
   if status == BUDGET:
     e = budget_exceeded(pgm, budget, c.fault_pc)
     e.args = (f"{e}; the running wave: workgroup {wg}, wave {wave}",)

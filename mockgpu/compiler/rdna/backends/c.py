@@ -21,7 +21,7 @@ import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name
 from mockgpu.compiler.rdna import operands as ops, program, semantics
-from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, failure
+from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, M0, failure
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
@@ -254,7 +254,8 @@ class CTranslator(Reads):
     self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Salu: self.salu, ops.ReadLane: self.readlane,
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
-                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.Mode: self.mode, ops.Packed: self.packed}
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsAtomic: self.ds_atomic,
+                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed}
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -447,11 +448,12 @@ class CTranslator(Reads):
     if a.wide:
       self.vregs |= {a.vaddr, a.vaddr + 1}
       return f"R64(V({a.vaddr})[l], V({a.vaddr + 1})[l]) + {off}"
+    if a.addtid: return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)l * 4 + {off}"
     self.vregs.add(a.vaddr)
     return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)V({a.vaddr})[l] + {off}"
 
   def vmem(self, op:ops.Vmem):
-    if op.seg == "SCRATCH" or op.d16: raise NoNative(op.name)
+    if op.seg in ("SCRATCH", "BUFFER") or op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
     addr, ndw = self.address(op.addr), op.ndw
     if op.load:
@@ -464,12 +466,18 @@ class CTranslator(Reads):
     self.lanes([f"uint64_t a_ = {addr}; gcheck(c, a_, {nbytes}, {ndw}, 1, {self.pc});"])
     self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, op.reg, ndw)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
 
+  def ds_address(self, a:int|None, offset:int) -> str:
+    """A DS load's or store's LDS address: its VGPR plus offset, or for the ADDTID forms M0[15:0] plus the lane's index * 4."""
+    if a is None: return f"((s[{M0}] & 0xffffu) + (uint32_t)l * 4u + {offset}u)"
+    self.vregs.add(a)
+    return f"V({a})[l] + {offset}u"
+
   def ds_load(self, op:ops.DsLoad):
     if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
-    a, d, ndw = op.addr, op.dst, op.ndw
-    self.vregs |= {a} | set(range(d, d + ndw))
-    addr = f"V({a})[l] + {op.offset}u"
+    d, ndw = op.dst, op.ndw
+    self.vregs |= set(range(d, d + ndw))
+    addr = self.ds_address(op.addr, op.offset)
     # checked lane by lane as it loads: the first lane out of range is still the one reported
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 0, {self.pc});", f"{ctype} t_[{ndw}]; ldsload(lds, t_, {addr}, {nbytes}, {ndw});",
                 *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
@@ -477,9 +485,9 @@ class CTranslator(Reads):
   def ds_store(self, op:ops.DsStore):
     if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
-    a, ndw = op.addr, op.ndw
-    self.vregs |= {a} | set(range(op.data, op.data + ndw))
-    addr = f"V({a})[l] + {op.offset}u"
+    ndw = op.ndw
+    self.vregs |= set(range(op.data, op.data + ndw))
+    addr = self.ds_address(op.addr, op.offset)
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 1, {self.pc});"])  # every lane checked before any lane writes
     self.lanes([store_data(ctype, op.data, ndw), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
 
@@ -496,3 +504,48 @@ class CTranslator(Reads):
     for o, dr in zip(op.offsets, op.regs):
       self.vregs |= set(range(dr, dr + ndw))
       self.lanes([store_data("uint32_t", dr, ndw), f"ldsstore(lds, V({a})[l] + {o}u, t_, 4, {ndw});"])
+
+  # *** atomics: every lane's words checked (bounds, then alignment) before any is written; then lane after lane, each
+  # reading all its words before it writes them ***
+  def atomic_word(self, prog:program.Program, k:int, old:str, data:list[str]) -> list[str]:
+    """C lines computing the row's new word n<k> (raw bits) from the raw old word and the lane's raw data."""
+    raw = {"old": old, **dict(zip("ab", data))}
+    body = CBody(lambda e: typed(raw[e.val.special], e.val.isa))
+    lines = body.lines(prog)
+    return ["{ " + " ".join(lines) + f" n{k} = {vstore_bits(prog.dst, body.var('d'))}; }}"]
+
+  def lane_word(self, r:int, width:int) -> str:
+    self.vregs |= {r, r + 1} if width == 64 else {r}
+    return f"V({r})[l]" if width == 32 else f"R64(V({r})[l], V({r + 1})[l])"
+
+  def returns(self, dst:int|None, olds:list[str], width:int) -> list[str]:
+    """Lines writing the old words (raw C values) to VGPRs dst.. of the lane, dword after dword."""
+    if dst is None: return []
+    dwords = [f"(uint32_t)({o} >> {32 * j})" for o in olds for j in range(width // 32)]
+    self.vregs |= set(range(dst, dst + len(dwords)))
+    return [f"V({dst + j})[l] = {x};" for j, x in enumerate(dwords)]
+
+  def ds_atomic(self, op:ops.DsAtomic):
+    nbytes, ctype, prog = op.width // 8, f"uint{op.width}_t", program.atomic(op.row, self.sem)
+    self.vregs.add(op.addr)
+    base = f"(V({op.addr})[l] + {op.offset}u)" + (f" & {op.mask}u" if op.mask != 0xffffffff else "")
+    addrs = [f"(uint32_t)(({base}) + {sl}u)" for sl in op.slots]
+    for a in addrs: self.lanes([f"ldscheck(c, {a}, {nbytes}, 1, 1, {self.pc});"])
+    for a in addrs: self.lanes([f"if ({a} & {nbytes - 1}u) misaligned(c, {a}, {nbytes}, {self.pc}, LDS_SPACE);"])
+    body = [f"uint32_t a{k} = {a}; {ctype} o{k}, n{k}; memcpy(&o{k}, lds + a{k}, {nbytes});" for k, a in enumerate(addrs)]
+    for k, regs in enumerate(op.data):
+      body += [f"{{ {ctype} c_; memcpy(&c_, lds + a{k}, {nbytes});"]  # a second word equal to the first sees its new value
+      body += self.atomic_word(prog, k, "c_", [self.lane_word(r, op.width) for r in regs])
+      body += [f"memcpy(lds + a{k}, &n{k}, {nbytes}); }}"]
+    self.lanes(body + self.returns(op.dst, [f"o{k}" for k in range(len(addrs))], op.width))
+
+  def vatomic(self, op:ops.VAtomic):
+    if op.seg == "BUFFER": raise NoNative(op.name)
+    nbytes, ctype, prog = op.width // 8, f"uint{op.width}_t", program.atomic(op.row, self.sem)
+    addr = self.address(op.addr)
+    self.lanes([f"gcheck(c, {addr}, {nbytes}, 1, 1, {self.pc});"])
+    self.lanes([f"uint64_t a_ = {addr}; if (a_ & {nbytes - 1}u) misaligned(c, a_, {nbytes}, {self.pc}, GLOBAL_SPACE);"])
+    body = [f"uint64_t a_ = {addr}; {ctype} o0, n0; gload(c, &o0, a_, {nbytes}, 1, {self.pc});",
+            *self.atomic_word(prog, 0, "o0", [self.lane_word(r, op.width) for r in op.data]),
+            f"gstore(c, a_, &n0, {nbytes}, 1);"]
+    self.lanes(body + self.returns(op.dst, ["o0"], op.width))

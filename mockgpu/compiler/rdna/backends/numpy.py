@@ -17,7 +17,7 @@ import hashlib, os, re
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, BARRIERS, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import operands as ops, program, semantics
-from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
+from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, M0, failure
 import numpy as np
 from mockgpu.compiler.rdna.semantics import lang
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS
@@ -132,6 +132,16 @@ def np_body(prog:program.Program, read) -> list[str]:
   """A program's statements as numpy lines."""
   return [f"{', '.join(s.targets)} = {np_expr(s.value, read)}" for s in prog.body]
 
+STORED_BITS = {"f32": "fbits32", "f64": "f64bits"}  # a row's result as the raw bits memory gets
+
+def np_atomic(prog:program.Program, fn:str) -> list[str]:
+  """An ATOMIC row's program as a module-level numpy function fn(_old, _a, _b) over raw bits (uint32 or uint64 arrays,
+  one element per lane) returning the bits of the new memory word."""
+  lines = [f"def {fn}(_old, _a=None, _b=None):"]
+  lines += ["  " + ln for ln in np_body(prog, lambda e: typed(f"_{e.val.special}", e.val.isa))]
+  wide = WIDTH[prog.dst] == 64
+  return lines + [f"  return {STORED_BITS.get(prog.dst, 'as_u64' if wide else 'bits32')}(d)"]
+
 COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
 FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
@@ -143,12 +153,14 @@ class Translator(Reads):
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
     self.dpp:ops.Dpp|None = None   # the DPP source of the instruction being translated
+    self.helpers:dict[str, list[str]] = {}  # module-level functions the blocks call (atomic rows), by name
     self.emitters = {ops.Valu: self.valu, ops.Dual: self.dual, ops.Packed: self.packed, ops.Wmma: self.wmma,
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
-                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
-                     ops.DsAtomic: self.ds_atomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode}
+                     ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle,
+                     ops.DsAtomic: self.ds_atomic, ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane,
+                     ops.Mode: self.mode}
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
@@ -170,7 +182,8 @@ class Translator(Reads):
                 f"[{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
     consts:dict[str, str] = {}
     body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
-    return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + head[2:] + body) + "\n"
+    helpers = [ln for lines in self.helpers.values() for ln in lines]
+    return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + helpers + head[2:] + body) + "\n"
 
   @staticmethod
   def _ends_in_barrier(b:Block) -> bool:
@@ -443,9 +456,30 @@ class Translator(Reads):
       if a.soff is not None: parts.append(f"{self.raw(a.soff, 32, vec=False)}[:, None]")
       return " + ".join(parts + [f"u32({a.offset & 0xffffffff})"])
     if a.wide: return f"r64(V[{a.vaddr}][w], V[{a.vaddr + 1}][w]){plus64(a.offset)}"
+    if a.addtid: return f"r64(S[{a.sbase}][w], S[{a.sbase + 1}][w])[:, None] + ({self.read_lane()} * u32(4)).astype(u64){plus64(a.offset)}"
     return f"r64(S[{a.sbase}][w], S[{a.sbase + 1}][w])[:, None] + V[{a.vaddr}][w].astype(u64){plus64(a.offset)}"
 
+  def buffer_address(self, a:ops.BufAddr, nbytes:int, ndw:int, name:str):
+    """_ba (each lane's first byte address) and _bok (per element, the lanes in range) of a MUBUF access (buffer.py)."""
+    words = ", ".join(f"S[{a.srsrc + k}][w]" for k in range(4))
+    idx = f"V[{a.vaddr}][w]" if a.idxen else "None"
+    off = f"V[{a.vaddr + a.idxen}][w]" if a.offen else "None"
+    self.out(f"_ba, _bok = buffer_lanes(st, [{words}], {idx}, {off}, {self.raw(a.soffset, 32, vec=False)}, {a.offset}, "
+             f"{a.idxen}, {a.offen}, {nbytes}, {ndw}, m, {self.pc}, {name!r})")
+
+  def buffer(self, op:ops.Vmem):
+    """A MUBUF load or store: each element only in the lanes where it is in range (a load out of range gives 0)."""
+    size = int(op.kind[1:]) // 8  # u8 .. u32: the element's bytes
+    self.buffer_address(op.addr, size, op.ndw, op.name)
+    if op.load:
+      for j in range(op.ndw):
+        self.out(f"_r{j} = gload(st, w, _ba + u64({4 * j}), m & _bok[{j}], False, {op.kind}, 1, {self.pc}, {op.name!r})")
+      self.out("_r = [" + ", ".join(f"_r{j}[0]" for j in range(op.ndw)) + "]")
+      return self.load_write(op.reg, op.ndw, op.d16)
+    self.out(f"bstore(st, _ba, _bok, m, {self.store_data(op.reg, op.kind, op.ndw, op.d16)}, {self.pc}, {op.name!r})")
+
   def vmem(self, op:ops.Vmem):
+    if op.seg == "BUFFER": return self.buffer(op)
     addr, scratch = self.address(op.addr, op.seg), op.seg == "SCRATCH"
     if op.load:
       self.out(f"_r = {'scload' if scratch else 'gload'}(st, w, {addr}, m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
@@ -453,13 +487,18 @@ class Translator(Reads):
     data = self.store_data(op.reg, op.kind, op.ndw, op.d16)
     self.out(f"{'scstore' if scratch else 'gstore'}(st, w, {addr}, m, full, {data}, {self.pc}, {op.name!r})")
 
+  def ds_address(self, addr:int|None, offset:int) -> str:
+    """A DS load's or store's LDS address: its VGPR plus offset, or for the ADDTID forms M0[15:0] plus the lane's index * 4."""
+    if addr is None: return f"(S[{M0}][w][:, None] & u32(0xffff)) + {self.read_lane()} * u32(4) + u32({offset})"
+    return f"V[{addr}][w] + u32({offset})"
+
   def ds_load(self, op:ops.DsLoad):
-    self.out(f"_r = ldsload(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
+    self.out(f"_r = ldsload(st, w, {self.ds_address(op.addr, op.offset)}, m, full, {op.kind}, {op.ndw}, {self.pc}, {op.name!r})")
     self.load_write(op.dst, op.ndw, op.d16)
 
   def ds_store(self, op:ops.DsStore):
     data = self.store_data(op.data, op.kind, op.ndw, op.d16)
-    self.out(f"ldsstore(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, {data}, {self.pc}, {op.name!r})")
+    self.out(f"ldsstore(st, w, {self.ds_address(op.addr, op.offset)}, m, full, {data}, {self.pc}, {op.name!r})")
 
   def ds_pair(self, op:ops.DsPair):
     a0, a1 = (f"V[{op.addr}][w] + u32({o})" for o in op.offsets)
@@ -476,6 +515,40 @@ class Translator(Reads):
     self.out(f"_r = {fn}((V[{op.addr}][w] + u32({op.offset})) >> 2, V[{op.data}][w], m)")
     self.out(f"vw(V, {op.dst}, w, _r, m, full)")
 
+  def ds_swizzle(self, op:ops.DsSwizzle):
+    self.out(f"_r = swizzle(V[{op.data}][w], m, {op.offset})")
+    self.out(f"vw(V, {op.dst}, w, _r, m, full)")
+
+  def atomic_fn(self, row:str) -> str:
+    """The module-level function computing an ATOMIC row (np_atomic), emitted once per kernel."""
+    fn = f"_at_{row}"
+    if fn not in self.helpers: self.helpers[fn] = np_atomic(program.atomic(row, self.sem), fn)
+    return fn
+
+  def word(self, r:int, width:int) -> str:
+    return f"V[{r}][w]" if width == 32 else f"r64(V[{r}][w], V[{r + 1}][w])"
+
+  def returned(self, dst:int|None, ndw:int):
+    """The old words an atomic returns (_r: ndw dwords), written to VGPRs dst.. of the active lanes."""
+    if dst is not None:
+      for j in range(ndw): self.out(f"vw(V, {dst + j}, w, _r[{j}], m, full)")
+
   def ds_atomic(self, op:ops.DsAtomic):
-    self.out(f"_r = ldsatomic(st, w, V[{op.addr}][w] + u32({op.offset}), m, full, V[{op.data}][w], {op.op!r}, {self.pc}, {op.name!r})")
-    if op.dst is not None: self.out(f"vw(V, {op.dst}, w, _r, m, full)")
+    base = f"V[{op.addr}][w] + u32({op.offset})"
+    if op.mask != 0xffffffff: base = f"(({base}) & u32({op.mask}))"
+    addrs = ", ".join(f"{base} + u32({s})" if s else base for s in op.slots)
+    data = ", ".join("[" + ", ".join(self.word(r, op.width) for r in regs) + "]" for regs in op.data)
+    self.out(f"_r = ldsatomic(st, w, [{addrs}], m, full, [{data}], {self.atomic_fn(op.row)}, {op.width // 8}, "
+             f"{op.row in self.sem.ASSOCIATIVE}, {self.pc}, {op.name!r})")
+    self.returned(op.dst, len(op.slots) * op.width // 32)
+
+  def vatomic(self, op:ops.VAtomic):
+    data = ", ".join(self.word(r, op.width) for r in op.data)
+    if op.seg == "BUFFER":  # out of range: no update, 0 returned
+      self.buffer_address(op.addr, op.width // 8, 1, op.name)
+      self.out(f"_r = gatomic(st, w, _ba, m & _bok[0], False, [{data}], {self.atomic_fn(op.row)}, "
+               f"{op.width // 8}, {op.row in self.sem.ASSOCIATIVE}, {self.pc}, {op.name!r})")
+      return self.returned(op.dst, op.width // 32)
+    self.out(f"_r = gatomic(st, w, {self.address(op.addr, op.seg)}, m, full, [{data}], {self.atomic_fn(op.row)}, "
+             f"{op.width // 8}, {op.row in self.sem.ASSOCIATIVE}, {self.pc}, {op.name!r})")
+    self.returned(op.dst, op.width // 32)

@@ -5,11 +5,14 @@ and its PC). Scratch (per-lane private memory) and LDS (per workgroup) are array
 outside the kernel's private segment or its workgroup's LDS allocation is reported as a GPUPageFault too.
 """
 from __future__ import annotations
+import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import outside as out_of_bounds
-from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, min_num, max_num
-from mockgpu.compiler.rdna.faults import at_pc, outside, instruction_error
+from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, lo32, hi32
+from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error
+from mockgpu.compiler.rdna.operands import swizzle_lanes
+from mockgpu.compiler.rdna import buffer
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
 NOT3 = ~np.uint64(3)
@@ -156,6 +159,21 @@ def _gstore(st, a:np.ndarray, m, full, data:list, pc:int, name:str):
   vals = np.stack([_full(d, m.shape) for d in data], axis=-1)
   _store(st, a, vals.reshape(-1) if full else vals[m].reshape(-1), len(data), pc, name)
 
+def buffer_lanes(st, words, vindex, voffset, soffset, offset:int, idxen:bool, offen:bool, size:int, ndw:int, m, pc:int, name:str):
+  """A MUBUF access's byte addresses [waves, lanes] and per element its in-range lanes (buffer.address); a V# with
+  swizzling enabled in an active wave raises (not modelled)."""
+  addr, ok, swizzled = buffer.address(words, vindex, voffset, soffset, offset, idxen, offen, size, ndw, m.shape[1])
+  if (swizzled & m.any(1)).any():
+    raise unsupported(st, pc, f"{name}: a V# with SWIZZLE_ENABLE set (the swizzled buffer layout) is not modelled")
+  return addr, ok
+
+def bstore(st, addr, ok:list, m, data:list, pc:int, name:str):
+  """A MUBUF store: the in-range elements of the active lanes, lane after lane (a later lane's dword wins, as for a
+  global store), every address checked before any is written."""
+  sel = np.stack([m & o for o in ok], -1)
+  a = np.stack([_full(addr + u64(4 * j), m.shape) for j in range(len(data))], -1)[sel]
+  _store(st, a, np.stack([_full(d, m.shape) for d in data], -1)[sel], 1, pc, name)
+
 # *** arrays owned by the dispatch (scratch, LDS) ***
 
 def _gather(u8:np.ndarray, off:np.ndarray, dt:np.dtype) -> np.ndarray:
@@ -225,52 +243,128 @@ def ldsstore(st, w, addr, m, full, data:list, pc:int, name:str):
   idx = _shared(st, w, addr, m, full, len(data), vals.dtype.itemsize, True, pc, name)
   _scatter(st.lds, idx, vals.reshape(-1) if full else vals[m].reshape(-1))
 
-# each operation (semantics DS_ATOMIC's names): (the new memory value from the old one and the lane's data, the
-# element type); the stepper applies the same functions one lane at a time
-ATOMIC = {"add": (np.add, "u4"), "sub": (np.subtract, "u4"), "min_i": (np.minimum, "i4"), "max_i": (np.maximum, "i4"),
-          "min_u": (np.minimum, "u4"), "max_u": (np.maximum, "u4"), "and": (np.bitwise_and, "u4"),
-          "or": (np.bitwise_or, "u4"), "xor": (np.bitwise_xor, "u4"), "add_f": (np.add, "f4"),
-          # ds_min_f32/ds_max_f32: src < tmp ? src : tmp (the manual's pseudocode): a NaN on either side keeps memory
-          "min_f": (lambda old, new: np.where(new < old, new, old), "f4"),
-          "max_f": (lambda old, new: np.where(new > old, new, old), "f4"),
-          "xchg": (lambda old, new: new, "u4"),  # ds_storexchg_rtn: stores data, returns the old value
-          # RDNA4 ds_min_num/max_num_f32: the data is the pseudocode's first operand (two NaNs: it, quieted)
-          "min_num_f": (lambda old, new: min_num(new, old), "f4"), "max_num_f": (lambda old, new: max_num(new, old), "f4")}
+# *** atomics: read-modify-writes applied lane after lane ***
 
-def ldsatomic(st, w, addr, m, full, data, op:str, pc:int, name:str) -> np.ndarray:
-  """A 32-bit LDS read-modify-write. Lanes hitting the same address apply in lane order; each returns the value it saw."""
-  ufunc, t = ATOMIC[op]
-  idx = _shared(st, w, addr, m, full, 1, 4, True, pc, name)
-  if (idx % 4).any(): raise GPUPageFault(int(idx[0]), 4, True, _where(st, pc, name) + ": misaligned LDS atomic", "LDS")
-  words = st.lds.view(t)
-  d = np.broadcast_to(data, m.shape)
-  d = (d.reshape(-1) if full else d[m]).view(t)
-  slot = idx // 4
-  before = np.empty(len(slot), np.dtype(t))
-  order = np.argsort(slot, kind="stable")  # group equal addresses, keeping lane order within each
-  s, dv = slot[order], d[order]
-  start = np.r_[True, s[1:] != s[:-1]]
-  seg = np.cumsum(start) - 1
+def _scan(seg:np.ndarray, vals:np.ndarray, fn) -> np.ndarray:
+  """The inclusive prefix of an associative fn over vals within each run of equal seg (sorted runs): log2 of the
+  longest run numpy passes (Hillis and Steele), whatever the number of conflicting lanes."""
+  out, step = vals, 1
+  while step < len(vals):
+    i = np.nonzero(seg[step:] == seg[:-step])[0] + step
+    if not len(i): break  # runs are contiguous: none is longer than step
+    nxt = out.copy()
+    nxt[i] = fn(out[i - step], out[i])
+    out, step = nxt, 2 * step
+  return out
+
+def serial(keys:np.ndarray, current, cols:list[np.ndarray], fn, associative:bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Read-modify-writes fn(old, *data) applied one after another in element order (keys: the word each element
+  updates; current(words): their values before the instruction). Returns the value each element saw, the distinct
+  words and their final values. Elements of one word apply in turn, all words at once: one numpy pass per element of
+  the most contended word, or a prefix scan (log2 passes) for an associative row (semantics ATOMIC rows in ASSOCIATIVE)."""
+  order = np.argsort(keys, kind="stable")  # groups equal words, keeping element order within each
+  s = keys[order]
+  start = np.ones(len(s), bool)
+  start[1:] = s[1:] != s[:-1]
   first = np.nonzero(start)[0]
-  acc = words[s[first]].copy()
-  # walk the k-th lane of every address group at once: loops over the deepest conflict, not over lanes
+  uniq, old = s[first], current(s[first])
+  cols = [c[order] for c in cols]
+  before = np.empty(len(s), old.dtype)
+  if len(first) == len(s):  # no two elements share a word
+    before[order] = old
+    return before, uniq, fn(old, *cols)
+  seg = np.cumsum(start) - 1
+  if associative:  # old (+) a1 (+) ... (+) ak: the prefixes of the data, each combined with old once
+    pre = _scan(seg, cols[0], fn)
+    last = np.r_[first[1:], len(s)] - 1
+    shifted = np.r_[pre[:1], pre[:-1]]  # the prefix before each element (an element starting its word sees old)
+    before[order] = np.where(start, old[seg], fn(old[seg], shifted))
+    return before, uniq, fn(old, pre[last])
+  acc = old.copy()
   rank = np.arange(len(s)) - first[seg]
-  for k in range(int(rank.max()) + 1 if len(s) else 0):
+  for k in range(int(rank.max()) + 1):  # the k-th element of every word at once
     sel = rank == k
     g = seg[sel]
     before[order[sel]] = acc[g]
-    acc[g] = ufunc(acc[g], dv[sel]).astype(t)
-  words[s[first]] = acc
-  ret = np.zeros(m.shape, np.dtype(t))
-  if full: ret = before.reshape(m.shape)
-  else: ret[m] = before
-  return ret.view(u32)
+    acc[g] = fn(acc[g], *(c[sel] for c in cols))
+  return before, uniq, acc
+
+def _selected(x, m, full) -> np.ndarray:
+  """A per-lane operand ([waves, lanes] or broadcastable) as the active lanes' values, in wave then lane order."""
+  x = _full(np.asarray(x), m.shape)
+  return x.reshape(-1) if full else x[m]
+
+def _returned(before:np.ndarray, m, full, nbytes:int) -> list[np.ndarray]:
+  """The old words the active lanes saw as dwords [waves, lanes] (0 in inactive lanes)."""
+  words = [before] if nbytes == 4 else [lo32(before), hi32(before)]
+  out = []
+  for x in words:
+    if full: out.append(x.astype(u32).reshape(m.shape))
+    else:
+      r = np.zeros(m.shape, u32)
+      r[m] = x
+      out.append(r)
+  return out
+
+def _aligned(off:np.ndarray, nbytes:int, va:np.ndarray, where:str, space:str):
+  bad = (off & (nbytes - 1)) != 0
+  if bad.any():
+    i = int(np.argmax(bad))
+    raise GPUPageFault(int(va[i]), nbytes, True, misaligned(where, space, int(va[i]), nbytes), space)
+
+WORD = {4: u32, 8: u64}
+
+def ldsatomic(st, w, addrs:list, m, full, data:list, fn, nbytes:int, associative:bool, pc:int, name:str) -> list[np.ndarray]:
+  """An LDS read-modify-write at one or two addresses per lane (addrs: per slot; data: per slot, the row's data
+  operands as raw words). Every lane's slots are checked (bounds, then alignment) before any is written; lanes then
+  apply in order, each reading all its slots before writing them. Returns the old words, slot after slot, as dwords."""
+  where = _where(st, pc, name)
+  idx = [_shared(st, w, a, m, full, 1, nbytes, True, pc, name) for a in addrs]
+  for i in idx: _aligned(i, nbytes, i % max(st.lds_size, 1), where, "LDS")
+  slots = len(addrs)
+  keys = np.stack(idx, 1).reshape(-1)  # a lane's slots next to each other: lane order, then slot order
+  cols = [np.stack([_selected(d[j], m, full) for d in data], 1).reshape(-1) for j in range(len(data[0]))]
+  t = WORD[nbytes]
+  words = st.lds[:len(st.lds) // nbytes * nbytes].view(t)
+  before, uniq, final = serial(keys // nbytes, lambda u: words[u], [c.astype(t, copy=False) for c in cols], fn, associative)
+  words[uniq] = final
+  before = before.reshape(-1, slots)
+  if slots == 2:  # a lane reads both its words before it writes either
+    same = idx[0] == idx[1]
+    before[same, 1] = before[same, 0]
+  return [x for j in range(slots) for x in _returned(before[:, j], m, full, nbytes)]
+
+def gatomic(st, w, addr, m, full, data:list, fn, nbytes:int, associative:bool, pc:int, name:str) -> list[np.ndarray]:
+  """A FLAT/GLOBAL read-modify-write: every lane's address is checked (mapped, then aligned) before any is written;
+  lanes then apply in order (waves in order). Returns the old words as dwords."""
+  where = _where(st, pc, name)
+  a = _lanes(addr, m, full)
+  t = WORD[nbytes]
+  if not len(a): return _returned(np.zeros(0, t), m, full, nbytes)
+  if (span:=_span(st, a, nbytes, True)) is None: st.mem.locate(a, nbytes, True, where)  # raises for the first bad lane
+  _aligned(a, nbytes, a, where, "global")
+  cols = [_selected(d, m, full).astype(t, copy=False) for d in data]
+  if span is not None:  # one mapping: its words, indexed directly
+    words = span[0].view(t)
+    before, uniq, final = serial(span[1] // nbytes, lambda u: words[u], cols, fn, associative)
+    words[uniq] = final
+  else:
+    before, uniq, final = serial(a, lambda u: st.mem.load(u, t, where), cols, fn, associative)
+    st.mem.store(uniq, final, where)
+  return _returned(before, m, full, nbytes)
 
 def bpermute(idx, data, m) -> np.ndarray:
   """ds_bpermute_b32: each lane reads `data` of lane idx % lanes (an inactive source lane reads 0)."""
   src = np.where(m, data, 0)
   lanes = np.broadcast_to(np.asarray(idx, u32) & (m.shape[1] - 1), m.shape).astype(np.int64)
   return np.take_along_axis(src, lanes, axis=1).astype(u32)
+
+_swizzle_src = functools.lru_cache(maxsize=None)(swizzle_lanes)
+
+def swizzle(data, m, offset:int) -> np.ndarray:
+  """ds_swizzle_b32: each lane reads `data` of its source lane (operands.swizzle_lanes; an inactive source reads 0)."""
+  src = _swizzle_src(offset, m.shape[1])
+  return np.where(m[:, src], np.broadcast_to(data, m.shape)[:, src], 0).astype(u32)
 
 def permute(idx, data, m) -> np.ndarray:
   """ds_permute_b32: each active lane writes its `data` to lane idx % lanes (the highest writer wins)."""

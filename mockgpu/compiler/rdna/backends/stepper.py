@@ -17,13 +17,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
-from mockgpu.compiler.rdna import decode, operands as ops, program, semantics
+from mockgpu.compiler.rdna import buffer, decode, operands as ops, program, semantics
 from mockgpu.compiler.rdna.decode import Bad
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
-from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside
+from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside, misaligned
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from mockgpu.compiler.rdna.backends import numpy_runtime
-from mockgpu.compiler.rdna.backends.numpy_memory import ATOMIC
 from mockgpu.compiler.rdna.backends.numpy import np_body, bad_vgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
 
@@ -130,8 +129,8 @@ class Stepper(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
-                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic,
-                     ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode}
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle, ops.DsAtomic: self.ds_atomic,
+                     ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -344,9 +343,38 @@ class Stepper(Reads):
     v = self.state.vgpr
     if a.wide: return (int(v[self.vreg(a.vaddr), lane]) | int(v[self.vreg(a.vaddr + 1), lane]) << 32) + a.offset & (2**64 - 1)
     base = int(self.state.sgpr[a.sbase]) | int(self.state.sgpr[a.sbase + 1]) << 32
-    return (base + int(v[self.vreg(a.vaddr), lane]) + a.offset) & (2**64 - 1)
+    return (base + (4 * lane if a.addtid else int(v[self.vreg(a.vaddr), lane])) + a.offset) & (2**64 - 1)
+
+  def buffer_lanes(self, a:ops.BufAddr, size:int, ndw:int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each lane's first byte address and, per element, whether it is in range (buffer.address) of a MUBUF access."""
+    st, v = self.state, self.state.vgpr
+    words = [np.array([st.sgpr[a.srsrc + k]]) for k in range(4)]
+    idx = v[self.vreg(a.vaddr)][None] if a.idxen else None
+    off = v[self.vreg(a.vaddr + a.idxen)][None] if a.offen else None
+    soff = int(self.raw(a.soffset, 32, False, "u32"))
+    addr, ok, swizzled = buffer.address(words, idx, off, soff, a.offset, a.idxen, a.offen, size, ndw, self.lanes)
+    if swizzled.any() and st.active().any():
+      raise instruction_error(f"{self.name}: a V# with SWIZZLE_ENABLE set (the swizzled buffer layout) is not modelled", self.pgm, self.pc)
+    return addr[0], [o[0] for o in ok]
+
+  def buffer(self, op:ops.Vmem):
+    """A MUBUF load or store: each element only in the lanes where it is in range (a load out of range gives 0)."""
+    dt = np.dtype(NP[op.kind])
+    addr, ok = self.buffer_lanes(op.addr, dt.itemsize, op.ndw)
+    lanes = np.nonzero(self.state.active())[0]
+    if op.load:
+      vals = np.zeros((len(lanes), op.ndw), dt)
+      for j in range(op.ndw):
+        sel = ok[j][lanes]
+        vals[sel, j] = self.mem.load(addr[lanes[sel]] + np.uint64(4 * j), dt, self.where())
+      return self.load_write(op.reg, lanes, vals.reshape(-1), op.ndw, op.d16)
+    data = self.store_data(op.reg, lanes, dt, op.ndw, op.d16).reshape(len(lanes), op.ndw)
+    sel = np.stack([o[lanes] for o in ok], 1)  # lane after lane: a later lane's dword wins
+    addrs = addr[lanes][:, None] + np.uint64(4) * np.arange(op.ndw, dtype=np.uint64)
+    self.mem.store(addrs[sel], data[sel], self.where())
 
   def vmem(self, op:ops.Vmem):
+    if op.seg == "BUFFER": return self.buffer(op)
     if op.seg == "SCRATCH": return self.scratch_access(op)
     lanes = np.nonzero(self.state.active())[0]
     dt = np.dtype(NP[op.kind])
@@ -394,10 +422,12 @@ class Stepper(Reads):
       raise GPUPageFault(addr, nbytes, write, outside(self.where(), "LDS", addr, len(self.state.lds)))
     return addr
 
-  def lds_lanes(self, base:int, offset:int, dt:np.dtype, ndw:int, write:bool) -> tuple[np.ndarray, np.ndarray]:
-    """The active lanes and the LDS byte index of each of their elements (checked before any is touched)."""
+  def lds_lanes(self, base:int|None, offset:int, dt:np.dtype, ndw:int, write:bool) -> tuple[np.ndarray, np.ndarray]:
+    """The active lanes and the LDS byte index of each of their elements (checked before any is touched); base None:
+    the ADDTID forms' M0[15:0] + the lane's index * 4."""
     lanes = np.nonzero(self.state.active())[0]
-    v = self.state.vgpr[self.vreg(base)]
+    if base is None: v = (int(self.state.sgpr[ops.M0]) & 0xffff) + 4 * np.arange(self.lanes)
+    else: v = self.state.vgpr[self.vreg(base)]
     idx = [self.lds_index((int(v[l]) + offset + dt.itemsize * j) & 0xffffffff, dt.itemsize, write) for l in lanes for j in range(ndw)]
     return lanes, np.array(idx, np.int64)
 
@@ -438,20 +468,63 @@ class Stepper(Reads):
       for l in np.nonzero(lanes)[0]: out[src[l]] = data[l]                    # each lane writes lane src: the highest wins
     st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[op.dst])
 
+  def ds_swizzle(self, op:ops.DsSwizzle):
+    st = self.state
+    lanes, src = st.active(), ops.swizzle_lanes(op.offset, self.lanes)
+    out = np.where(lanes[src], st.vgpr[self.vreg(op.data)][src], 0).astype(np.uint32)
+    st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[self.vreg(op.dst)])
+
+  # *** atomics: lane after lane, each lane reading all its words before writing them ***
+  def atomic_word(self, prog:program.Program, old:int, data:list[int], width:int) -> int:
+    """The row's new word from the old one and the lane's data (raw bits as Python ints)."""
+    raw = {"old": old, **dict(zip("ab", data))}
+    t = UINT[width]
+    out = evaluate(prog, lambda e: typed(t(raw[e.val.special]), e.val.isa, False))
+    return int(bits(out["d"], prog.dst)[0])
+
+  def lane_data(self, regs, width:int, lane:int) -> list[int]:
+    v = self.state.vgpr
+    return [int(v[self.vreg(r), lane]) | (int(v[self.vreg(r + 1), lane]) << 32 if width == 64 else 0) for r in regs]
+
+  def write_old(self, dst:int|None, lane:int, olds:list[int], width:int):
+    """An atomic's returned words into VGPRs dst.. of one lane."""
+    if dst is None: return
+    dwords = [w >> (32 * j) & 0xffffffff for w in olds for j in range(width // 32)]
+    for j, x in enumerate(dwords): self.state.vgpr[self.vreg(dst + j), lane] = x
+
   def ds_atomic(self, op:ops.DsAtomic):
-    """A 32-bit read-modify-write per active lane, in lane order; each lane gets the value it saw."""
-    fn, t = ATOMIC[op.op]
-    st, t = self.state, np.dtype(t).type
-    lanes, idx = self.lds_lanes(op.addr, op.offset, np.dtype(np.uint32), 1, True)
-    if (idx % 4).any(): raise GPUPageFault(int(idx[0]), 4, True, self.where() + ": misaligned LDS atomic")
-    words, data = st.lds.view(t), st.vgpr[self.vreg(op.data)].view(t)
-    old = np.zeros(self.lanes, np.uint32)
-    with np.errstate(all="ignore"):
-      for l, i in zip(lanes, idx // 4):
-        old[l] = np.asarray(words[i]).view(np.uint32)
-        words[i] = t(fn(words[i], data[l]))
-    if op.dst is not None:
-      act = st.active()
-      st.vgpr[self.vreg(op.dst)] = np.where(act, old, st.vgpr[op.dst])
+    st, nbytes = self.state, op.width // 8
+    prog, lanes = program.atomic(op.row, self.sem), np.nonzero(st.active())[0]
+    v = st.vgpr[self.vreg(op.addr)]
+    addrs = [[((((int(v[l]) + op.offset) & 0xffffffff & op.mask) + s) & 0xffffffff) for l in lanes] for s in op.slots]
+    for slot in addrs:  # every lane's words checked (bounds, then alignment) before any is written
+      for a in slot: self.lds_index(a, nbytes, True)
+    for slot in addrs:
+      for a in slot:
+        if a % nbytes: raise GPUPageFault(a, nbytes, True, misaligned(self.where(), "LDS", a, nbytes), "LDS")
+    words = st.lds[:len(st.lds) // nbytes * nbytes].view(UINT[op.width])
+    for i, l in enumerate(lanes):
+      olds = [int(words[slot[i] // nbytes]) for slot in addrs]
+      for slot, regs in zip(addrs, op.data):  # in slot order: a second word equal to the first sees its new value
+        words[slot[i] // nbytes] = self.atomic_word(prog, int(words[slot[i] // nbytes]), self.lane_data(regs, op.width, l), op.width)
+      self.write_old(op.dst, l, olds, op.width)
+
+  def vatomic(self, op:ops.VAtomic):
+    nbytes, t = op.width // 8, np.dtype(UINT[op.width])
+    prog, lanes = program.atomic(op.row, self.sem), np.nonzero(self.state.active())[0]
+    if op.seg == "BUFFER":  # lanes out of range neither update nor return (0)
+      addr, ok = self.buffer_lanes(op.addr, nbytes, 1)
+      for l in lanes[~ok[0][lanes]]: self.write_old(op.dst, int(l), [0], op.width)
+      lanes = lanes[ok[0][lanes]]
+      addrs = addr[lanes]
+    else: addrs = np.array([self.address(op.addr, int(l)) for l in lanes], np.uint64)
+    if len(addrs): self.mem.locate(addrs, nbytes, True, self.where())  # every lane checked before any is written
+    for a in addrs:
+      if int(a) % nbytes: raise GPUPageFault(int(a), nbytes, True, misaligned(self.where(), "global", int(a), nbytes))
+    for a, l in zip(addrs, lanes):
+      old = int(self.mem.load(a[None], t, self.where())[0])
+      new = self.atomic_word(prog, old, self.lane_data(op.data, op.width, l), op.width)
+      self.mem.store(a[None], np.array([new], t), self.where())
+      self.write_old(op.dst, l, [old], op.width)
 
 def op_name_lower(inst) -> str: return decode.op_name(inst).lower()

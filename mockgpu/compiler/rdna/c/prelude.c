@@ -35,7 +35,7 @@ typedef struct {
   const int64_t *wgs;                      /* the linear IDs of the workgroups to run (an XCC's share) */
   int64_t cur_wave;                        /* the wave (index in the chunk) running: what a fault or budget stop names */
 } Ctx;
-enum { GLOBAL_SPACE = 0, LDS_SPACE = 1 };
+enum { GLOBAL_SPACE = 0, LDS_SPACE = 1, MISALIGNED = 2 };  /* a fault's kind: its space, | MISALIGNED */
 
 #define V(r) (v + (r) * WAVE)
 #define R64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
@@ -180,6 +180,8 @@ static inline float div_fmas32(float a, float b, float c, int vcc) {
 static inline void ldscheck(Ctx *c, uint32_t addr, int64_t esize, int64_t count, int write, int64_t pc) {
   if ((int64_t)addr + count * esize > c->lds_size) fault(c, addr, esize * count, write, pc, LDS_SPACE);
 }
+/* an atomic whose address is not a multiple of its word size (kind: the space, with MISALIGNED set) */
+static void misaligned(Ctx *c, uint64_t va, int64_t n, int64_t pc, int64_t space) { fault(c, va, n, 1, pc, space | MISALIGNED); }
 static inline void ldsload(const uint8_t *lds, void *dst, uint32_t addr, int64_t esize, int64_t count) { memcpy(dst, lds + addr, esize * count); }
 static inline void ldsstore(uint8_t *lds, uint32_t addr, const void *src, int64_t esize, int64_t count) { memcpy(lds + addr, src, esize * count); }
 

@@ -147,13 +147,13 @@ CLAMPED = rdna3.CLAMPED
 ACCUMULATE = {"FMAC_F32", "FMAC_F64"}
 LITERAL_K = {"FMAMK_F32", "FMAAK_F32"}
 FLOAT_MODS = rdna3.FLOAT_MODS
-DS_ATOMIC = rdna3.DS_ATOMIC
 PACKED_CLAMPED = {n: r for n, r in rdna3.PACKED_CLAMPED.items() if n in PACKED}
 DOT_SIGNS = rdna3.DOT_SIGNS
 # the GFX9 lowering (operands._gfx9) names what it does not execute itself
 NOT_EXECUTED:dict[str, str] = {}
 # COMPUTE_PGM_RSRC1 bit 23 is ENABLE_IEEE_MODE on gfx9 as on gfx11 (the v_min/v_max sNaN rule, errata omod-ieee)
 IEEE_MODE_BIT = rdna3.IEEE_MODE_BIT
+ATOMIC, ATOMIC_ALIASES, ASSOCIATIVE = rdna3.ATOMIC, rdna3.ATOMIC_ALIASES, rdna3.ASSOCIATIVE
 
 # *** names: memory instructions (GFX9 name pieces -> RDNA3's; the access itself is the same) ***
 

@@ -436,10 +436,61 @@ SOP.update(_compares("scc", ("CMP",)))
 # s_cmpk_*: the comparison of S_CMP with the 16-bit immediate as its second source
 SOP.update({f"CMPK_{n[4:]}": r for n, r in SOP.items() if n.startswith("CMP_") and n.endswith(("_I32", "_U32"))})
 
-# DS read-modify-write ops (ds_add_u32, ds_add_rtn_u32, ...): the numpy memory runtime's operation names
-DS_ATOMIC = {"ADD_U32": "add", "SUB_U32": "sub", "MIN_I32": "min_i", "MAX_I32": "max_i", "MIN_U32": "min_u",
-             "MAX_U32": "max_u", "AND_B32": "and", "OR_B32": "or", "XOR_B32": "xor", "ADD_F32": "add_f",
-             "MIN_F32": "min_f", "MAX_F32": "max_f", "STOREXCHG_B32": "xchg"}
+# read-modify-write memory ops (DS, FLAT/GLOBAL and buffer atomics): `old` is the memory word's value before the op,
+# a its DATA and b its second operand (DS's DATA2, a cmpswap's compare half); d is what memory gets, and the _RTN forms
+# (and FLAT/GLOBAL/buffer atomics with GLC) return old. Lanes of one instruction hitting one word apply in lane order,
+# the waves of a dispatch in wave order. min/max of floats are the manual's compare-and-select (a NaN on either side
+# keeps the memory word, a signalling NaN unquieted), not v_min/v_max's IEEE-mode rule
+ATOMIC = table("""
+ADD_{U32,U64,F32} T old:T a:T = old + a
+SUB_{U32,U64} T old:T a:T = old - a
+RSUB_{U32,U64} T old:T a:T = a - old
+MIN_{I32,U32,I64,U64} T old:T a:T = min(old, a)
+MAX_{I32,U32,I64,U64} T old:T a:T = max(old, a)
+MIN_{F32,F64} T old:T a:T = a if a < old else old
+MAX_{F32,F64} T old:T a:T = a if a > old else old
+AND_{B32,B64} T old:T a:T = old & a
+OR_{B32,B64} T old:T a:T = old | a
+XOR_{B32,B64} T old:T a:T = old ^ a
+INC_{U32,U64} T old:T a:T = 0 if old >= a else old + 1
+DEC_{U32,U64} T old:T a:T = a if old == 0 or old > a else old - 1
+MSKOR_{B32,B64} T old:T a:T b:T = (old & ~a) | b
+CMPSTORE_{B32,B64,F32,F64} T old:T a:T b:T = a if old == b else old
+STOREXCHG_{B32,B64} T old:T a:T = a
+WRAP_B32 u32 old:u32 a:u32 b:u32 = old - a if old >= a else old + b
+CSUB_U32 u32 old:u32 a:u32 = 0 if old < a else old - a
+CONDXCHG32_B32 u32 old:u32 a:u32 = (a & 0x7fffffff) if (a >> 31) != 0 else old
+""")
+# FLAT/GLOBAL/buffer names of the same rows (global_atomic_swap_b32 is ds_storexchg_rtn_b32's row; cmpswap's DATA holds
+# the new value in its low half and the compare value in its high half, ds_cmpstore's DATA and DATA2)
+ATOMIC_ALIASES = {"SWAP": "STOREXCHG", "CMPSWAP": "CMPSTORE"}
+# rows that are old (+) a for an associative (+): conflicting lanes may be applied as a prefix scan of (+) over their data
+# (the numpy backend's log-step scan) with the same result as one after another (tests/test_rdna_atomics.py checks it)
+ASSOCIATIVE = frozenset({"ADD_U32", "ADD_U64", "MIN_I32", "MIN_U32", "MIN_I64", "MIN_U64", "MAX_I32", "MAX_U32", "MAX_I64",
+                         "MAX_U64", "AND_B32", "AND_B64", "OR_B32", "OR_B64", "XOR_B32", "XOR_B64", "STOREXCHG_B32",
+                         "STOREXCHG_B64"})
+
+# instructions mockgpu does not model, by encoding or name prefix, with the reason (operands.lower raises it; the
+# conformance report lists them): graphics-pipeline state a compute dispatch does not have, or GDS/GWS state outside it
+UNMODELLED = {
+  "MIMG": "image instructions: no image resources (T#) or samplers (S#) are modelled; tinygrad's AMD backend uses none",
+  "EXP": "exports go to the graphics pipeline's render targets and position buffers, which a compute dispatch lacks",
+  "LDSDIR": "LDS parameter and direct loads feed pixel-shader attribute interpolation from the SPI, which a compute "
+            "dispatch lacks (the manual gives LDS_PARAM_LOAD no pseudocode)",
+  "VINTERP": "pixel-shader attribute interpolation over the per-quad parameters LDS_PARAM_LOAD leaves; its pseudocode "
+             "reads two sources from other lanes of the quad, which the operand model (one DPP source) does not yet express",
+  "MTBUF": "typed buffer access: the conversions of the instruction's FORMAT field are not modelled (MUBUF raw access is)",
+  "DS_GWS_": "global wave sync: a resource shared across dispatches (GWS), not modelled",
+  "DS_APPEND": "append/consume counters live in GDS (M0 names a GDS word), not modelled",
+  "DS_CONSUME": "append/consume counters live in GDS (M0 names a GDS word), not modelled",
+  "DS_ORDERED_COUNT": "ordered count: a GDS counter ordered across waves by the dispatcher, not modelled",
+  "DS_ADD_GS_REG_RTN": "geometry-shader stream-out registers (GS_REG), which a compute dispatch lacks",
+  "DS_SUB_GS_REG_RTN": "geometry-shader stream-out registers (GS_REG), which a compute dispatch lacks",
+  "DS_BVH_STACK_RTN_B32": "the ray-tracing traversal stack (paired with IMAGE_BVH_INTERSECT_RAY), not modelled",
+  "GLOBAL_LOAD_LDS_": "LDS DMA (memory to LDS at M0): the manual gives no pseudocode; not modelled",
+  "SCRATCH_LOAD_LDS_": "LDS DMA (memory to LDS at M0): the manual gives no pseudocode; not modelled",
+  "BUFFER_LOAD_LDS_": "LDS DMA (memory to LDS at M0): the manual gives no pseudocode; not modelled",
+}
 
 # v_wmma_*: (A/B element kind, C/D kind, VGPRs of A and of B, VGPRs of C and D); the layout and the exact sum are
 # numpy_runtime.wmma's (WMMA_LAYOUT): lanes 16-31 replicate lanes 0-15

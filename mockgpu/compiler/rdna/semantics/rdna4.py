@@ -107,11 +107,17 @@ SUB_NC_U64 u64 u64 u64 = a - b
 MUL_U64 u64 u64 u64 = a * b
 """)}
 
+# read-modify-write memory ops: RDNA3's, plus ds/global min_num/max_num (IEEE 754-2019 minimumNumber with the data as
+# the first operand: two NaNs give the data quieted) and cond_sub; sub_clamp is RDNA3's csub under a new name
+ATOMIC = {**rdna3.ATOMIC, **table("""
+MIN_NUM_{F32,F64} T old:T a:T = min_num(a, old)
+MAX_NUM_{F32,F64} T old:T a:T = max_num(a, old)
+COND_SUB_U32 u32 old:u32 a:u32 = old - a if old >= a else old
+""")}
+ATOMIC_ALIASES, ASSOCIATIVE = {**rdna3.ATOMIC_ALIASES, "SUB_CLAMP": "CSUB"}, rdna3.ASSOCIATIVE
+
 # RDNA3's list less the scalar float ops, which RDNA4 executes
 NOT_EXECUTED = {n: why for n, why in rdna3.NOT_EXECUTED.items() if why != rdna3.SALU_FLOAT_WHY}
-
-# DS read-modify-write ops: RDNA3's plus ds_min_num/max_num_f32 (numpy_memory's operations)
-DS_ATOMIC = {**rdna3.DS_ATOMIC, "MIN_NUM_F32": "min_num_f", "MAX_NUM_F32": "max_num_f"}
 
 # s_load_u8/i8/u16/i16: one element, zero- or sign-extended
 SMEM_KINDS = {"LOAD_U8": "u8", "LOAD_I8": "i8", "LOAD_U16": "u16", "LOAD_I16": "i16"}
