@@ -83,13 +83,16 @@ def test_rm_parameters_at_a_bad_pointer_are_invalid_address():
 def cu(monkeypatch):
   monkeypatch.delenv("MOCKGPU_NV_MODEL", raising=False)
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0")
-  monkeypatch.setenv("MOCKGPU_TRACE", "1")  # each call's log line names why it failed
+  from mockgpu import events, trace
+  def to_log(ev): logging.getLogger("mockgpu").debug("%s", trace.human(ev))  # each call's trace line names why it failed
+  events.subscribe(to_log)
   import mockgpu.driver.cuda as mod
   mod = importlib.reload(mod)
   assert mod.cuInit(0) == 0
   ctx = mod.CUcontext()
   assert mod.cuCtxCreate_v2(ctypes.byref(ctx), 0, 0) == 0
-  return mod
+  yield mod
+  events.unsubscribe(to_log)
 
 SCALE_PTX = """.version 7.8
 .target sm_89
