@@ -25,7 +25,8 @@ VGPR_ONLY = {"V_SWAP_B16_E32": (v[0], v[1]), "V_SWAP_B32_E32": (v[0], v[1]), "V_
 
 # ops whose zero immediate is refused as an operand (hwreg 0 is no register; denorm mode 0 flushes, a MODE change)
 MODE_FIELD = 1 | 7 << 11  # hwreg(MODE, 0, 8)
-FIELDS = {"S_GETREG_B32": dict(simm16=MODE_FIELD), "S_SETREG_B32": dict(simm16=MODE_FIELD), "S_DENORM_MODE": dict(simm16=0xf)}
+FIELDS = {"S_GETREG_B32": dict(simm16=MODE_FIELD), "S_SETREG_B32": dict(simm16=MODE_FIELD), "S_DENORM_MODE": dict(simm16=0xf),
+          "S_SENDMSG": dict(simm16=3)}  # MSG_DEALLOC_VGPRS, the message modelled
 
 def build(enc:str, op):
   """The opcode in its encoding; ops the DSL only accepts through their own constructor (V_FMAAK_F32 wants its

@@ -1,6 +1,6 @@
 """The board registry (mockgpu.boards): selection by DEV's arch field, MOCKGPU_AMD_BOARD and MOCKGPU_NV_MODEL, the KFD
 properties, RM answers and CUDA attributes each board publishes as tinygrad reads them, the launch limits each NVIDIA
-record sets, and the named errors of an unknown board and of a CDNA (wave64) dispatch at the executor."""
+record sets, the named error of an unknown board, and each board's dispatches on its ISA family (CDNA: wave64 over the XCCs)."""
 import ctypes, dataclasses, importlib, json, re, subprocess, sys, textwrap
 import numpy as np
 import pytest
@@ -39,23 +39,23 @@ def test_kfd_properties_as_tinygrad_reads_them(name, cus, xcc, wave):
   assert "gfx%d%x%x" % (t // 10000, (t // 100) % 100, t % 100) == name  # ops_amd's AMDDevice.arch
   assert p["simd_count"] // p["simd_per_cu"] == cus and p["num_xcc"] == xcc and p["wave_front_size"] == wave
 
-@pytest.mark.parametrize("arch,cus", [("gfx1100", 96), ("gfx1201", 64)])
+@pytest.mark.parametrize("arch,cus", [("gfx1100", 96), ("gfx1201", 64), ("gfx942", 304), ("gfx950", 256)])
 def test_amd_device_reports_the_board(arch, cus):
   p = run_tinygrad(f"MOCKKFD+AMD:LLVM:{arch}", """
     from tinygrad import Device
     d = Device["AMD"]; print(d.arch, d.cu_cnt * d.xccs)""")
   assert p.stdout.split()[-2:] == [arch, str(cus)]
 
-@pytest.mark.parametrize("arch,family", [("gfx942", "cdna3")])
-def test_cdna_runs_up_to_the_executor_which_refuses_wave64(arch, family):
-  # soc15 PM4, AQL over 8 XCCs and SDMA 4.4 are modelled (tests/test_cdna_device.py): copies work; the kernel reaches
-  # the executor as a cdna3 wave64 Dispatch, which raises its named Unmodelled until CDNA execution is implemented
-  p = run_tinygrad(f"MOCKKFD+AMD:LLVM:{arch}", """
+@pytest.mark.parametrize("arch,family", [("gfx942", "cdna3"), ("gfx950", "cdna4")])
+def test_cdna_dispatch_runs_wave64_on_its_family_over_the_xccs(arch, family):
+  # soc15 PM4, AQL over 8 XCCs and SDMA 4.4 (tests/test_cdna_device.py) hand the executor a wave64 Dispatch per XCC;
+  # each runs its XCC's share of the workgroups on the family's table (semantics/cdna.py, cdna4.py)
+  p = run_tinygrad(f"MOCKKFD+AMD:LLVM:{arch}", f"""
     from tinygrad import Tensor
-    print("copied", Tensor([1.0, 2.0]).numpy().tolist())
-    (Tensor([1.0, 2.0]) + 1).realize().numpy()""", check=False)
-  assert "copied [1.0, 2.0]" in p.stdout, p.stderr[-3000:]
-  assert p.returncode != 0 and f"Unmodelled: RDNA executor: {family} dispatches run wave64" in p.stderr, p.stderr[-3000:]
+    from mockgpu import system
+    x = Tensor(list(range(5000))) * 3 + 1  # int32: the sum is exact
+    print(x.sum().item(), x[4999].item(), system.stats["{family}.launches"] > 0, system.stats["rdna3.launches"])""")
+  assert p.stdout.split("\n")[-2] == f"{sum(3 * i + 1 for i in range(5000))} 14998 True 0", p.stdout[-2000:]
 
 def test_doctor_lists_the_boards_llvm_compiles_for():
   import subprocess, sys

@@ -21,7 +21,7 @@ def kernel(*insts) -> list:
   return [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0), *insts]
 
 def run(insts, out:np.ndarray, inp:np.ndarray|None=None, block=(32, 1, 1), grid=(1, 1, 1), rsrc1=RSRC1, rsrc2=RSRC2,
-        lds:int=0, tmpring:int=0, mem:AddressSpace|None=None, arch:str="rdna3"):
+        lds:int=0, tmpring:int=0, mem:AddressSpace|None=None, arch:str="rdna3", wave32:bool=True, xcc=(0, 1, 1)):
   code = b"".join(i.to_bytes() for i in insts)
   img = aligned(4096)
   img[:len(code)] = np.frombuffer(code, np.uint8)
@@ -31,7 +31,7 @@ def run(insts, out:np.ndarray, inp:np.ndarray|None=None, block=(32, 1, 1), grid=
   mem = mem or AddressSpace("isa")
   for a in (img, args, out, inp): mem.map(a.ctypes.data, a.nbytes)
   user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
-  d = Dispatch(arch, img.ctypes.data, rsrc1, rsrc2 | (lds // 512) << 15, 0, user, tmpring, 0, block, grid, True)
+  d = Dispatch(arch, img.ctypes.data, rsrc1, rsrc2 | (lds // 512) << 15, 0, user, tmpring, 0, block, grid, wave32, xcc)
   return run_dispatch(mem, d), img.ctypes.data
 
 def tid_times4():

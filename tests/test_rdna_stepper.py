@@ -3,7 +3,8 @@ visible between instructions; and the oracle of the fast backends. Seeded random
 implemented VALU and SALU rows (every operand kind: VGPRs, SGPRs, inline constants, literals, 16-bit halves through
 op_sel, 64-bit pairs, neg/abs/omod/clamp; EXEC and VCC patterns; special float and integer values) run on the stepper,
 the numpy backend and the C backend, and must leave the same registers; RDNA4 programs (its table: renamed ops, the float
-SALU, v_s_*, the IEEE 754-2019 min/max rows) as well. MOCKGPU_FUZZ multiplies the programs."""
+SALU, v_s_*, the IEEE 754-2019 min/max rows) and CDNA3 wave64 programs (its table, by the DSL's GFX9 names) as well.
+MOCKGPU_FUZZ multiplies the programs."""
 from __future__ import annotations
 import os, struct
 import numpy as np
@@ -11,13 +12,14 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC, VCC_LO, VCC_HI, EXEC_LO, EXEC_HI
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
+from tinygrad.runtime.autogen.amd.cdna import ins as IC
 from mockgpu import system
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from mockgpu.compiler.rdna.backends.c import c_rows
 from mockgpu.compiler.rdna.semantics.lang import free_names
-from mockgpu.compiler.rdna.semantics import rdna3 as sem, rdna4 as sem4
+from mockgpu.compiler.rdna.semantics import rdna3 as sem, rdna4 as sem4, cdna as semc
 from mockgpu.compiler.rdna.operands import strip
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from test_rdna_harness import aligned
@@ -77,24 +79,32 @@ EXEC_PATTERNS = [None, 0x5a5a5a5a, 0x0000ffff, 0x80000001, 0x00000000]
 class Isa:
   """A family's DSL and table, and the few encodings the kernel around a random program spells differently."""
   def __init__(self, family:str):
-    self.family, self.I, self.sem = family, (I if family == "rdna3" else I4), (sem if family == "rdna3" else sem4)
-    self.off = "offset" if family == "rdna3" else "ioffset"
-  def s_load(self, sdata, sbase): return [self.I.s_load_b128(sdata=sdata, sbase=sbase, **{self.off: 0}), self.wait()]
-  def wait(self): return I.s_waitcnt(simm16=0) if self.family == "rdna3" else I4.s_wait_kmcnt(simm16=0)
-  def wait_loads(self): return I.s_waitcnt(simm16=0) if self.family == "rdna3" else I4.s_wait_loadcnt(simm16=0)
+    self.family, self.I, self.sem = family, {"rdna3": I, "rdna4": I4, "cdna3": IC}[family], {"rdna3": sem, "rdna4": sem4, "cdna3": semc}[family]
+    self.off = "ioffset" if family == "rdna4" else "offset"
+    self.lanes = 64 if family == "cdna3" else 32
+    # a row's DSL name: the GFX9 name of a row CDNA took from RDNA3 under another name (v_add_u32 is ADD_NC_U32)
+    self.names = {strip(new): strip(old) for old, new in self.sem.ALIASES.items() if old.startswith("V_")} if family == "cdna3" else {}
+  def s_load(self, sdata, sbase):
+    if self.family == "cdna3": return [IC.s_load_dwordx4(sdata=sdata, sbase=sbase, offset=0, imm=1), self.wait()]
+    return [self.I.s_load_b128(sdata=sdata, sbase=sbase, **{self.off: 0}), self.wait()]
+  def wait(self): return I4.s_wait_kmcnt(simm16=0) if self.family == "rdna4" else self.I.s_waitcnt(simm16=0)
+  def wait_loads(self): return I4.s_wait_loadcnt(simm16=0) if self.family == "rdna4" else self.I.s_waitcnt(simm16=0)
+  def add_u32(self, *args): return (IC.v_add_u32_e32 if self.family == "cdna3" else self.I.v_add_nc_u32_e32)(*args)
   def gload(self, vdst, addr, saddr):
-    if self.family == "rdna3": return I.global_load_b32(vdst=vdst, addr=addr, saddr=saddr, offset=0)
-    return I4.global_load_b32(vdst=vdst, vaddr=v[addr.offset - 256:addr.offset - 255], saddr=saddr, ioffset=0)  # the DSL wants a pair
+    if self.family == "rdna4":  # the DSL wants a pair
+      return I4.global_load_b32(vdst=vdst, vaddr=v[addr.offset - 256:addr.offset - 255], saddr=saddr, ioffset=0)
+    return (IC.global_load_dword if self.family == "cdna3" else I.global_load_b32)(vdst=vdst, addr=addr, saddr=saddr, offset=0)
   def gstore(self, addr, data, saddr):
-    if self.family == "rdna3": return I.global_store_b32(addr=addr, data=data, saddr=saddr, offset=0)
-    return I4.global_store_b32(vaddr=v[addr.offset - 256:addr.offset - 255], vsrc=data, saddr=saddr, ioffset=0)
+    if self.family == "rdna4": return I4.global_store_b32(vaddr=v[addr.offset - 256:addr.offset - 255], vsrc=data, saddr=saddr, ioffset=0)
+    return (IC.global_store_dword if self.family == "cdna3" else I.global_store_b32)(addr=addr, data=data, saddr=saddr, offset=0)
 
-ISAS = {f: Isa(f) for f in ("rdna3", "rdna4")}
+ISAS = {f: Isa(f) for f in ("rdna3", "rdna4", "cdna3")}
 
 def _enc(row:str, isa:Isa=ISAS["rdna3"]):
   """The encodings tinygrad's DSL offers for a vector row: (e32 builder or None, e64 builder or None)."""
-  e32 = getattr(isa.I, f"v_{row.lower()}_e32", None)
-  e64 = getattr(isa.I, f"v_{row.lower()}_e64", None) or getattr(isa.I, f"v_{row.lower()}", None)
+  name = isa.names.get(row, row).lower()
+  e32 = getattr(isa.I, f"v_{name}_e32", None)
+  e64 = getattr(isa.I, f"v_{name}_e64", None) or getattr(isa.I, f"v_{name}", None)
   return e32, e64
 
 def _rows(c_only:bool, isa:Isa=ISAS["rdna3"]) -> list[str]:
@@ -105,7 +115,7 @@ def _rows(c_only:bool, isa:Isa=ISAS["rdna3"]) -> list[str]:
   out = []
   for name, row in isa.sem.VOP.items():
     if name in sem.LITERAL_K or name in sem.ACCUMULATE or not all(n in "abc" for n, _ in row.srcs): continue
-    if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_")) or "CLASS" in name: continue
+    if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_", "ACCVGPR_")) or "CLASS" in name: continue
     if c_only and (not crows[name] or name in ("ADD_F16", "MUL_F16")): continue
     if _enc(name, isa) == (None, None): continue
     out.append(name)
@@ -167,7 +177,7 @@ class Gen:
     x = self.r.random()
     if vgpr_only or x < 0.5: return self.vreg(wide)
     if x < 0.7: return self.sreg(wide)
-    if x < 0.9 or not allow_lit: return self.pick(INLINE)
+    if x < 0.9 or not allow_lit or self.isa.family == "cdna3": return self.pick(INLINE)  # GFX9's VOP3 takes no literal
     return self.literal()
 
   def valu(self):
@@ -228,13 +238,13 @@ class Gen:
     body = []
     while len(body) < n:
       try: inst = self.valu() if self.r.random() < 0.7 else self.salu()
-      except (TypeError, ValueError, RuntimeError): inst = None  # an operand the encoding does not take: draw again
+      except (TypeError, ValueError, RuntimeError, AssertionError): inst = None  # an operand the encoding does not take: draw again
       if inst is not None: body.append(inst)
     return body
 
 def _row_offset(k:int, lanes:int, isa:Isa) -> list:
   """v3 = the byte address offset of row k of the dump (one dword per lane)."""
-  return [isa.I.v_lshlrev_b32_e32(v[3], 2, v[0]), isa.I.v_add_nc_u32_e32(v[3], 4 * lanes * k, v[3])]
+  return [isa.I.v_lshlrev_b32_e32(v[3], 2, v[0]), isa.add_u32(v[3], 4 * lanes * k, v[3])]
 
 def _kernel(g:Gen, n:int) -> tuple[list, np.ndarray]:
   """Load the data VGPRs per lane, set the data SGPRs, VCC and EXEC, run n random instructions, then dump every data
@@ -311,16 +321,19 @@ def test_random_programs_same_on_stepper_and_numpy(seed, monkeypatch):
   body, inputs = _kernel(g, 120)
   _same(_run(body, inputs, 32, "numpy"), _run(body, inputs, 32, "stepper"), "numpy vs stepper", body)
 
+@pytest.mark.parametrize("family,lanes,base", [("rdna4", 32, 4000), ("cdna3", 64, 6000)])
 @pytest.mark.parametrize("seed", range(PROGRAMS))
-def test_random_rdna4_programs_same_on_stepper_numpy_and_c(seed, monkeypatch):
+def test_random_family_programs_same_on_stepper_numpy_and_c(seed, family, lanes, base, monkeypatch):
   """RDNA4 programs over its table (RDNA3's rows by their RDNA4 names, the renamed scalar ops, the float SALU, v_s_*,
-  v_min_num & co.): the stepper, numpy and C agree, and numpy-only rows too on the stepper and numpy."""
+  v_min_num & co.) and CDNA3 wave64 ones over its table (GFX9 encodings: M0 at 124, e32 v[128+] as VGPRs, 16-bit
+  results zeroing bits 31:16, GFX9 min/max): the stepper, numpy and C agree, and numpy-only rows too on the stepper and
+  numpy."""
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
-  g = Gen(4000 + seed, 32, c_only=True, isa=ISAS["rdna4"])
+  g = Gen(base + seed, lanes, c_only=True, isa=ISAS[family])
   body, inputs = _kernel(g, 120)
-  want = _run(body, inputs, 32, "stepper", "rdna4")
-  _same(_run(body, inputs, 32, "numpy", "rdna4"), want, "numpy vs stepper", body)
-  _same(_run(body, inputs, 32, "native", "rdna4"), want, "C vs stepper", body)
-  g = Gen(5000 + seed, 32, c_only=False, isa=ISAS["rdna4"])
+  want = _run(body, inputs, lanes, "stepper", family)
+  _same(_run(body, inputs, lanes, "numpy", family), want, "numpy vs stepper", body)
+  _same(_run(body, inputs, lanes, "native", family), want, "C vs stepper", body)
+  g = Gen(base + 1000 + seed, lanes, c_only=False, isa=ISAS[family])
   body, inputs = _kernel(g, 120)
-  _same(_run(body, inputs, 32, "numpy", "rdna4"), _run(body, inputs, 32, "stepper", "rdna4"), "numpy vs stepper", body)
+  _same(_run(body, inputs, lanes, "numpy", family), _run(body, inputs, lanes, "stepper", family), "numpy vs stepper", body)

@@ -56,10 +56,13 @@ def branch_target(pc:int, inst:Inst) -> int:
   simm = inst.simm16 - (1 << 16) if inst.simm16 & 0x8000 else inst.simm16
   return pc + 4 + 4 * simm
 
+# tinygrad decodes both CDNA generations with its "cdna" tables (the gfx950 additions are opcodes of the same formats)
+TABLES = {"cdna3": "cdna", "cdna4": "cdna"}
+
 def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
   if pc + 4 > len(code): return Bad(0, "instruction fetch runs past the end of the code's memory")
   word = int.from_bytes(code[pc:pc+4], "little")
-  try: inst = _dpp8(decode_inst(code[pc:pc+16], arch), code[pc:pc+16])
+  try: inst = _dpp8(decode_inst(code[pc:pc+16], TABLES.get(arch, arch)), code[pc:pc+16])
   except (ValueError, AssertionError) as e: return Bad(word, f"{INVALID}undecodable instruction word 0x{word:08x} ({e})")
   if pc + inst.size() > len(code): return Bad(word, "instruction runs past the end of the code's memory")
   return _fields_valid(inst, word)

@@ -49,7 +49,13 @@ ERRATA = [
   Erratum("cdna-mad-mix-fused", "CDNA v_mad_mix_f32, v_mad_mixlo_f16, v_mad_mixhi_f16 (gfx942/gfx950)",
           "D = in[0] * in[1] + in[2], a multiply then an add", "one fused multiply-add (rounded once to f32): LLVM's "
           "gfx940 target names these opcodes v_fma_mix_* (FeatureFmaMixInsts) and selects them only for fma; not "
-          "checked on MI300 hardware", "cdna.mix (no backend runs CDNA yet)", "tests/test_cdna.py::test_mad_mix_is_fused", "open"),
+          "checked on MI300 hardware", "semantics/cdna.py MIX: aliases to RDNA3's FMA_MIX rows (every backend)",
+          "tests/test_cdna_exec.py::test_mad_mix_is_one_fused_rounding", "fixed"),
+  Erratum("cdna-16bit-high-zero", "CDNA 16-bit VALU results (v_add_f16, v_mul_lo_u16, v_cvt_f16_f32, ...; not v_fma_f16, "
+          "v_mad_u16/i16, v_div_fixup_f16, the mix forms)", "D0.f16 = ...: bits 31:16 of the VGPR not written",
+          "GFX9 writes 0 to bits 31:16 (LLVM's GCNSubtarget::zeroesHigh16BitsOfDest; gfx9 changed the listed ops to "
+          "keep them); not checked on MI300 hardware", "semantics/cdna.py HIGH16_ZEROED (program.valu, every backend)",
+          "tests/test_cdna_exec.py::test_16bit_results_zero_the_high_half", "fixed"),
   Erratum("rndne-ieee", "v_rndne_f16/f32/f64", "D0 = floor(S0 + 0.5), then 1 subtracted at an odd tie: +0 for "
           "-0.5 < S0 < 0, and for f16 S0 + 0.5 is rounded first (1601 gives 1602)", "IEEE roundToIntegralTiesToEven: "
           "-0.3 gives -0, 1601 stays 1601 (LLVM lowers llvm.rint/roundeven to it unchanged)",

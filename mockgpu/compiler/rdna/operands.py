@@ -6,16 +6,20 @@ stepper) consumes these descriptions; none of them looks at an encoding's fields
 
 Operands keep their encoded number (Src.reg): 0-105 SGPRs, 106/107 VCC, 108-123 trap temporaries, 124 NULL, 125 M0,
 126/127 EXEC, 128-208 inline integers, 240-248 inline floats, 233/234/250 a DPP source, 251 VCCZ, 252 EXECZ, 253 SCC,
-255 the literal, 256-511 VGPRs. An instruction this model cannot express raises Unsupported (its message starts with
-decode.INVALID when the ISA itself does not define it).
+255 the literal, 256-511 VGPRs, and for CDNA 768-1023 the AGPRs (accumulation registers, a second file that every
+backend holds after the VGPRs: a[n] is register index AGPR + n). GFX9 (CDNA) words are renumbered into this model
+(its M0 is 124) by the GFX9 section at the end. An instruction this model cannot express raises Unsupported (its
+message starts with decode.INVALID when the ISA itself does not define it).
 """
 from __future__ import annotations
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import numpy as np
-from tinygrad.renderer.amd.dsl import Inst, Reg
+from tinygrad.renderer.amd.dsl import Inst, Reg, SrcField, VGPRField
 from mockgpu.compiler.rdna.decode import op_name, branch_target, imm_offset, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import errata
+from mockgpu.compiler.rdna.semantics.lang import WIDTH
+from mockgpu.compiler.rdna.cdna import bitop3_table, flat_offset, MFMAShape
 
 SCC, VCC, EXEC, NULL, M0, LITERAL = 253, 106, 126, 124, 125, 255
 VCCZ, EXECZ = 251, 252
@@ -48,6 +52,7 @@ class Src:
   abs:bool = False
   hi:bool = False
   type:str|None = None
+  sdwa:tuple[int, bool]|None = None   # GFX9 SDWA: (SRC_SEL, SEXT): a byte or word of the 32-bit operand, extended
 
   @property
   def vgpr(self) -> int|None: return self.reg - 256 if self.reg >= 256 else None
@@ -113,6 +118,8 @@ class Valu:
   mask_in:int = VCC
   mask_out:int|None = VCC
   dpp:Dpp|None = None
+  mask_copy:int|None = None                 # GFX9 v_cmpx: the lane mask also goes to this SGPR (VCC or SDST)
+  sdwa_dst:tuple[int, int]|None = None      # GFX9 SDWA: (DST_SEL, DST_UNUSED) place the result in a byte or word
 
 @dataclass
 class Dual:
@@ -144,6 +151,18 @@ class Wmma:
   signed:tuple[bool, bool]
   clamp:bool
   layout:str
+
+@dataclass
+class Mfma:
+  """CDNA v_mfma_*: D = A * B + C over the wave in the form's register layout (compiler/rdna/cdna.MFMAShape); registers
+  are backend indexes (AGPRs at AGPR + n); c is None when C is the inline constant c_bits in every element."""
+  name:str
+  dst:list[int]
+  a:list[int]
+  b:list[int]
+  c:list[int]|None
+  c_bits:int
+  fp8:str               # the family's fp8/bf8 formats (semantics FP8: FNUZ on cdna3, OCP on cdna4)
 
 @dataclass
 class Salu:
@@ -305,6 +324,7 @@ def lower(inst:Inst, pc:int, sem) -> object:
   sem.ALIASES, is lowered under the name of its row)."""
   cls, name = type(inst).__name__, op_name(inst)
   name = sem.ALIASES.get(name, name)
+  if sem.GFX9: return _gfx9(inst, name, pc, sem)
   if "DPP" in cls: return _dpp(inst, name, cls, sem)
   base = name[:-len("_E32")] if name.endswith(("_E32", "_E64")) else name  # v_nop_e32, v_pipeflush_e64
   if base in sem.NOT_EXECUTED: raise Unsupported(sem.NOT_EXECUTED[base])
@@ -352,7 +372,7 @@ def _e32(n:str, dst:int, regs:list, lit, sem, dpp, mods) -> Valu:
   under DPP (its src0 is permuted separately) nor for ops whose destination is a source or whose K is an operand."""
   row = _vop_row(n, sem)
   opsel = 0
-  if dpp is None and n not in sem.ACCUMULATE and n not in sem.LITERAL_K:
+  if dpp is None and sem.TRUE16_E32 and n not in sem.ACCUMULATE and n not in sem.LITERAL_K:
     dst, regs, opsel = errata.true16(row.dst or "b32", row.source_types(), dst, regs)
   neg, abs_ = mods
   srcs = [_src(r.offset, lit, neg, abs_, opsel, i) for i, r in enumerate(regs)]
@@ -529,11 +549,14 @@ def reserved_dpp16(ctrl:int) -> str:
   return f"{INVALID}DPP16 control 0x{ctrl:x} is reserved on RDNA (wave shifts and row_bcast15/31 are GCN's)"
 
 def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
-  """For a DPP16 control word: each lane's source lane and whether that source exists (row shifts fall off a row of
-  16 lanes; a wave has wave // 16 rows)."""
+  """For a DPP16 control word (RDNA's, or GFX9's DPP_CTRL: dpp16_valid / gfx9_dpp_valid say which are defined): each
+  lane's source lane and whether that source exists (row shifts fall off a row of 16 lanes; a wave has wave // 16 rows;
+  GFX9's wave shifts move one lane across the wave, its row broadcasts feed a row from lane 15 of the row below, or
+  rows 2 and 3 from lane 31)."""
   lane = np.arange(wave)
   row, i = lane & ~15, lane & 15
   if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(wave, bool)
+  if ctrl in GFX9_WAVE_DPP: return GFX9_WAVE_DPP[ctrl](lane, row, wave)
   n = ctrl & 15
   if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
   elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
@@ -544,6 +567,20 @@ def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   elif 0x160 <= ctrl <= 0x16f: src = i ^ n                     # row_xmask
   else: raise Unsupported(reserved_dpp16(ctrl))
   return row | (src & 15), (src >= 0) & (src <= 15)
+
+# GFX9 DPP_CTRL values that are not row-local: wave_shl1, wave_rol1, wave_shr1, wave_ror1, row_bcast15, row_bcast31
+GFX9_WAVE_DPP = {0x130: lambda lane, row, wave: ((lane + 1) % wave, lane + 1 < wave),
+                 0x134: lambda lane, row, wave: ((lane + 1) % wave, np.ones(wave, bool)),
+                 0x138: lambda lane, row, wave: ((lane - 1) % wave, lane >= 1),
+                 0x13c: lambda lane, row, wave: ((lane - 1) % wave, np.ones(wave, bool)),
+                 0x142: lambda lane, row, wave: (np.maximum(row - 1, 0), row >= 16),
+                 0x143: lambda lane, row, wave: (np.full(wave, 31), lane >= 32)}
+
+def gfx9_dpp_valid(ctrl:int) -> bool:
+  """GFX9's DPP_CTRL: quad_perm, row_shl/shr/ror 1-15, the wave shifts and row broadcasts, row_mirror,
+  row_half_mirror and (gfx90a+) row_newbcast (RDNA's row_share)."""
+  return ctrl <= 0xff or 0x101 <= ctrl <= 0x10f or 0x111 <= ctrl <= 0x11f or 0x121 <= ctrl <= 0x12f or \
+         ctrl in GFX9_WAVE_DPP or ctrl in (0x140, 0x141) or 0x150 <= ctrl <= 0x15f
 
 def dpp16_enabled(row_mask:int, bank_mask:int, wave:int) -> np.ndarray:
   """The lanes a DPP16 op may write: its row in ROW_MASK and its bank (4 lanes of a row) in BANK_MASK."""
@@ -604,7 +641,6 @@ def _sopp(inst, name, pc, sem):
   if name in BRANCHES: return Branch(BRANCH_CONDS[name], branch_target(pc, inst), pc + 4)
   if name == "S_ROUND_MODE": return Mode(0, 4, value=Src(LITERAL, inst.simm16 & 15))
   if name == "S_DENORM_MODE": return Mode(4, 4, value=Src(LITERAL, inst.simm16 & 15))
-  if name == "S_CODE_END": raise Unsupported("executed s_code_end (fell past s_endpgm)")
   raise Unsupported("not implemented")
 
 # *** memory ***
@@ -687,3 +723,234 @@ def failure(inst:Inst, why:str) -> str:
   """The message of an instruction that cannot run: an invalid one names its bytes as well."""
   if why.startswith(INVALID): return f"{INVALID}{op_name(inst).lower()} (bytes {inst.to_bytes().hex()}): {why[len(INVALID):]}"
   return f"{op_name(inst).lower()}: {why}"
+
+# *** GFX9 (CDNA3/CDNA4): lower() sends every word of a GFX9 family here (semantics GFX9). Each encoding is renumbered
+# into the model (GFX9's M0 is 124, the model's 125; a FLAT-family SADDR of 0x7f is "off") and lowered by the gfx11
+# function where the encodings agree, by its own where they differ: SDWA, GFX9 DPP, SMEM offsets, FLAT offsets, the ACC
+# bits (AGPRs), v_cmpx (writes EXEC and SDST), packed f32, v_accvgpr_*, v_bitop3 and MFMA. ***
+
+AGPR = 512                # the register index of a0 in every backend's register file (after v0..v255 and a gap)
+AGPR_SRC = 256 + AGPR     # a[n] as an operand number (Src.reg; Src.vgpr is then AGPR + n)
+GFX9_M0, GFX9_SADDR_OFF = 124, 0x7f
+GFX9_RESERVED = frozenset({125}) | frozenset(range(209, 235))
+GFX9_UNMODELLED = {102: "FLAT_SCRATCH_LO", 103: "FLAT_SCRATCH_HI", 104: "XNACK_MASK_LO", 105: "XNACK_MASK_HI"}
+SDWA_DWORD = 6            # SDWA SRC_SEL/DST_SEL: 0-3 bytes, 4-5 words, 6 the whole dword; 7 is reserved
+SDWA_PRESERVE = 2         # DST_UNUSED: 0 pad with zeros, 1 sign-extend, 2 keep the old bits
+
+def _gfx9(inst, name:str, pc:int, sem):
+  cls = type(inst).__name__
+  if name in NOOPS or name in sem.NOOPS: return Nop()
+  base = cls.removesuffix("_LIT")
+  fn = _GFX9_ENCODINGS.get(base)
+  if fn is None: raise Unsupported(f"{cls} encoding is not implemented")
+  return fn(_renumbered(inst), name, pc, sem)
+
+def gfx9_reg(o:int, field:str="") -> int:
+  """A GFX9 scalar operand encoding in the model's numbering."""
+  if o in GFX9_RESERVED: raise Unsupported(f"{INVALID}operand encoding {o} is reserved on CDNA")
+  if o in GFX9_UNMODELLED: raise Unsupported(f"{GFX9_UNMODELLED[o]} is not modelled")
+  if field == "saddr" and o == GFX9_SADDR_OFF: return NULL
+  return M0 if o == GFX9_M0 else o
+
+def _renumbered(inst):
+  """inst with every scalar operand field (not the VGPR fields, not SMEM's, which _smem9 reads) renumbered."""
+  if type(inst).__name__ == "SMEM": return inst
+  raw = int.from_bytes(inst.to_bytes(), "little")
+  for name, f in type(inst)._fields:
+    if not isinstance(f, SrcField) or isinstance(f, VGPRField): continue
+    o = (raw >> f.lo) & f.mask
+    if o >= 235: continue  # the aperture registers, constants, SDWA/DPP markers and VGPRs: as they are
+    raw = (raw & ~(f.mask << f.lo)) | (gfx9_reg(o, name) << f.lo)
+  return type(inst).from_bytes(raw.to_bytes(inst.size(), "little"))
+
+def _sopp9(inst, name, pc, sem):
+  """gfx11's SOPP but s_sendmsg: GFX9 has no dealloc-VGPRs message and no message a compute kernel's result needs."""
+  if name == "S_SENDMSG": raise Unsupported(f"message {inst.simm16:#x}")
+  return _sopp(inst, name, pc, sem)
+
+def _smem9(inst, name, pc, sem):
+  """s_load_dword*: the SGPR pair's base plus, by IMM/SOFFSET_EN, the SGPR OFFSET[6:0] names (0/0), the 21-bit signed
+  OFFSET (1/0), the SGPR SOFFSET names (0/1), or both (1/1)."""
+  n = strip(name)
+  if not n.startswith("LOAD_B"): raise Unsupported("not implemented")
+  if inst.sbase.offset >= 102: raise Unsupported(f"{INVALID}s[{inst.sbase.offset}] is not an SGPR pair base")
+  if inst.soffset_en: soff = Src(gfx9_reg(inst.soffset.offset))
+  elif not inst.imm: soff = Src(gfx9_reg(inst.offset & 0x7f))
+  else: soff = None
+  off = signed(inst.offset, 21) if inst.imm else 0
+  return Smem(gfx9_reg(inst.sdata.offset), int(n[len("LOAD_B"):]) // 32, inst.sbase.offset, off, soff, op_name(inst).lower())
+
+def _cmpx9(op:Valu, sdst:int) -> Valu:
+  """GFX9's V_CMPX writes its lane mask to EXEC and to its SDST (VCC in e32)."""
+  if op.row.startswith("CMPX_"): op.mask_copy = sdst
+  return op
+
+def _vop1_9(inst, name, pc, sem, dpp=None, mods=(0, 0)):
+  n = strip(name)
+  if n in ("ACCVGPR_MOV_B32", "READFIRSTLANE_B32") and dpp is not None: raise Unsupported("DPP on this op")
+  if n == "ACCVGPR_MOV_B32":
+    return Valu("ACCVGPR_MOV_B32", AGPR + inst.vdst.offset - 256, [Src(_agpr_src(inst.src0.offset))], mask_out=None)
+  if n == "READFIRSTLANE_B32": return _readlane9(inst, None)
+  return _vop1(inst, name, pc, sem, dpp, mods)
+
+def _readlane9(inst, lane:Src|None):
+  """v_readfirstlane_b32 (lane None) / v_readlane_b32: tinygrad's cdna tables give their SGPR destination a VGPR field,
+  so the encoded number is vdst - 256, in GFX9's scalar numbering."""
+  dst, src = gfx9_reg(inst.vdst.offset - 256), inst.src0.offset
+  if src < 256:
+    if lane is not None: raise Unsupported(f"{INVALID}v_readlane_b32 needs a VGPR source")
+    return Salu("MOV_B32", dst, [Src(src, literal(inst))])
+  return ReadLane(dst, src - 256, lane)
+
+def _vopc9(inst, name, pc, sem):
+  return _cmpx9(_vopc(inst, name, pc, sem), VCC)
+
+def _vop3_9(inst, name, pc, sem):
+  n = strip(name)
+  if n.startswith("BITOP3_"): return _bitop3(inst, n, sem)
+  if n in ("READLANE_B32", "READFIRSTLANE_B32"):
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel: raise Unsupported("modifiers on a lane read")
+    return _readlane9(inst, Src(inst.src1.offset, literal(inst)) if n == "READLANE_B32" else None)
+  return _cmpx9(_vop3(inst, name, pc, sem), inst.vdst.offset) if n.startswith("CMP") else _vop3(inst, name, pc, sem)
+
+def _bitop3(inst, n:str, sem) -> Valu:
+  """v_bitop3 (gfx950): the truth table sits in the OMOD/ABS/NEG fields, so the op has no modifiers; it is the row's
+  fourth (constant) source."""
+  if inst.clmp or inst.opsel: raise Unsupported("clamp or op_sel on v_bitop3")
+  srcs = [Src(r.offset) for r in (inst.src0, inst.src1, inst.src2)] + [Src(LITERAL, bitop3_table(inst))]
+  return _valu(n, sem, inst.vdst.offset - 256, srcs, None)
+
+def _agpr_src(o:int) -> int:
+  if not 256 <= o < 512: raise Unsupported(f"{INVALID}operand encoding {o} where an AGPR is required")
+  return o - 256 + AGPR_SRC
+
+def _vop3p9(inst, name, pc, sem):
+  """GFX9 VOP3P: packed 16-bit and mix ops as gfx11's; v_accvgpr_read/write, packed f32 and v_pk_mov_b32 here."""
+  n = strip(name)
+  if n in ("ACCVGPR_READ", "ACCVGPR_WRITE"):
+    if inst.neg or inst.neg_hi or inst.clmp or inst.opsel: raise Unsupported("modifiers on v_accvgpr_*")
+    if n == "ACCVGPR_READ": return Valu(n, inst.vdst.offset - 256, [Src(_agpr_src(inst.src0.offset))], mask_out=None)
+    return Valu(n, AGPR + inst.vdst.offset - 256, [Src(inst.src0.offset, literal(inst))], mask_out=None)
+  if n in sem.PACKED_F32: return _pk_f32(inst, sem.PACKED_F32[n], sem)
+  if n == "PK_MOV_B32": return _pk_mov_b32(inst)
+  if n.startswith("DOT"): raise Unsupported("not implemented")
+  return _vop3p(inst, name, pc, sem)
+
+def _pair_half(o:int, hi:int) -> int:
+  """The register holding half `hi` of the 64-bit register pair operand o (a VGPR or SGPR pair). An inline constant is
+  its 32-bit value in the low half (LLVM folds one only where the op reads that half, op_sel_hi clear); which value
+  the high half of a constant reads is not modelled."""
+  if 128 <= o <= 248 and o not in GFX9_RESERVED:
+    if hi: raise Unsupported(f"the high half of constant operand {describe(Reg(o))} of a packed 32-bit op")
+    return o
+  if not (o < 106 or o in (VCC, EXEC) or 108 <= o < 124 or 256 <= o < 512):
+    raise Unsupported(f"operand {describe(Reg(o))} of a packed 32-bit op (only register pairs and constants are modelled)")
+  return o + hi
+
+def _pk_f32(inst, row:str, sem) -> Dual:
+  """v_pk_{add,mul,fma}_f32: the low result from the halves op_sel picks (neg), the high one from those op_sel_hi
+  picks (neg_hi); both read before either writes."""
+  regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset][:len(sem.VOP[row].srcs)]
+  d, opsel_hi = inst.vdst.offset - 256, inst.opsel_hi | inst.opsel_hi2 << 2
+  halves = [Valu(row, d + k, [Src(_pair_half(r, sel >> i & 1), neg=bool(negs >> i & 1)) for i, r in enumerate(regs)],
+                 clamp=bool(inst.clmp), mask_out=None) for k, (sel, negs) in enumerate(((inst.opsel, inst.neg), (opsel_hi, inst.neg_hi)))]
+  return Dual(*halves)
+
+def _pk_mov_b32(inst) -> Dual:
+  """v_pk_mov_b32: the low dword from S0's half op_sel[0] picks, the high dword from S1's half op_sel[1] picks."""
+  if inst.neg or inst.neg_hi or inst.clmp: raise Unsupported("modifiers on v_pk_mov_b32")
+  d = inst.vdst.offset - 256
+  return Dual(Valu("MOV_B32", d, [Src(_pair_half(inst.src0.offset, inst.opsel & 1))], mask_out=None),
+              Valu("MOV_B32", d + 1, [Src(_pair_half(inst.src1.offset, inst.opsel >> 1 & 1))], mask_out=None))
+
+def _mfma(inst, name, pc, sem) -> Mfma:
+  """v_mfma_*: A, B from VGPRs or AGPRs (ACC bits 0, 1), C and D from AGPRs with ACC_CD; C may be an inline constant.
+  The broadcast controls (CBSZ, ABID, BLGP) and f64's NEG are not modelled."""
+  if name not in sem.MFMA: raise Unsupported("not implemented")
+  # VOP3P's NEG_HI, OP_SEL and NEG bits are CBSZ, ABID and BLGP here; its CLAMP bit is ACC_CD
+  if inst.cbsz or inst.abid or inst.blgp: raise Unsupported("CBSZ/ABID/BLGP broadcasts (f64: NEG) on MFMA are not modelled")
+  shape = MFMAShape.parse(name)
+  def regs(o:int, count:int, acc:bool, what:str) -> list[int]:
+    if not 256 <= o <= 512 - count: raise Unsupported(f"{INVALID}MFMA {what} must be {count} VGPRs or AGPRs")
+    return [(AGPR if acc else 0) + o - 256 + j for j in range(count)]
+  a = regs(inst.src0.offset, shape.in_regs(shape.a), inst.acc & 1, "A")
+  b = regs(inst.src1.offset, shape.in_regs(shape.b), inst.acc >> 1 & 1, "B")
+  d = regs(inst.vdst.offset, shape.out_regs, inst.acc_cd, "D")
+  if inst.src2.offset >= 256: c, c_bits = regs(inst.src2.offset, shape.out_regs, inst.acc_cd, "C"), 0
+  else:
+    width = 64 if shape.out == "F64" else 32
+    c, c_bits = None, Src(inst.src2.offset).bits(width, "f64" if width == 64 else shape.out.lower())
+    if c_bits is None: raise Unsupported("an SGPR as MFMA's C (only registers and inline constants are modelled)")
+  return Mfma(op_name(inst).lower(), d, a, b, c, c_bits, sem.FP8)
+
+ACC_FIELDS = ("dst", "data", "reg", "regs")  # the fields of the memory ops that name data or destination VGPRs
+
+def _acc(op, inst):
+  """A memory op under its CDNA name, its data or destination registers AGPRs when the ACC bit is set."""
+  changes = {"name": op_name(inst).lower()} if hasattr(op, "name") else {}
+  for k in ACC_FIELDS if inst.acc else ():
+    v = getattr(op, k, None)
+    if v is not None: changes[k] = tuple(x + AGPR for x in v) if isinstance(v, tuple) else v + AGPR
+  return replace(op, **changes)
+
+def _ds9(inst, name, pc, sem):
+  if inst.gds: raise Unsupported("GDS is not modelled")
+  return _acc(_ds(inst, name, pc, sem), inst)
+
+def _saddr9(inst):
+  s = inst.saddr.offset
+  if s != NULL and (s >= 102 or s & 1): raise Unsupported(f"{INVALID}SADDR {describe(Reg(s))} is not an SGPR pair or off")
+  if inst.sve and type(inst).__name__ != "SCRATCH": raise Unsupported(f"{INVALID}SVE set on a {type(inst).__name__} access")
+
+def _global9(inst, name, pc, sem):
+  _saddr9(inst)
+  return _acc(_global(inst, name, pc, sem), inst)
+
+def _flat9(inst, name, pc, sem):
+  """FLAT on gfx940: a 12-bit unsigned offset, no SGPR base; addressed as global (the apertures are not modelled)."""
+  _saddr9(inst)
+  if inst.saddr.offset != NULL: raise Unsupported("an SGPR base on a FLAT-segment access")
+  return _acc(_vmem(inst, name, "FLAT", Addr(inst.addr.offset - 256, True, offset=flat_offset("FLAT", inst.offset))), inst)
+
+def _scratch9(inst, name, pc, sem):
+  _saddr9(inst)
+  return _acc(_scratch(inst, name, pc, sem), inst)
+
+def _sdwa_src(o:int, as_sgpr:int, sel:int, sext:int, neg:int, abs_:int) -> Src:
+  """An SDWA source: VGPR field o (256 + n), or the scalar operand n when the S bit is set; its byte or word."""
+  if sel > SDWA_DWORD: raise Unsupported(f"{INVALID}SDWA select {sel} is reserved")
+  reg = gfx9_reg(o - 256) if as_sgpr else o
+  return Src(reg, None, bool(neg), bool(abs_), sdwa=None if sel == SDWA_DWORD and not sext else (sel, bool(sext)))
+
+def _sdwa(inst, name, pc, sem):
+  """VOP1/VOP2/VOPC with SDWA: each source a byte or word of its register (SRC_SEL, SEXT); a VOP1/VOP2 result goes
+  to the byte or word DST_SEL names (DST_UNUSED: the other bits zero, sign-extended, or kept)."""
+  n, cls = strip(name), type(inst).__name__
+  srcs = [_sdwa_src(inst.vsrc0.offset, inst.s0, inst.src0_sel, inst.src0_sext, inst.src0_neg, inst.src0_abs)]
+  if not cls.startswith("VOP1"):
+    srcs.append(_sdwa_src(inst.vsrc1.offset, inst.s1, inst.src1_sel, inst.src1_sext, inst.src1_neg, inst.src1_abs))
+  row = _vop_row(n, sem)
+  if any(WIDTH[t] == 64 for t in row.source_types()) or (row.dst and WIDTH[row.dst] == 64): raise Unsupported("SDWA on a 64-bit op")
+  if cls.startswith("VOPC"):
+    sdst = inst.sdst.offset if inst.sd else VCC
+    return _cmpx9(Valu(n, -1, srcs[:len(row.srcs)], mask_out=EXEC if n.startswith("CMPX_") else sdst), sdst)
+  if n in sem.ACCUMULATE or n in sem.LITERAL_K or n in ("READFIRSTLANE_B32", "SWAP_B32", "ACCVGPR_MOV_B32"):
+    raise Unsupported("SDWA on this op")
+  if inst.dst_sel > SDWA_DWORD or inst.dst_unused > SDWA_PRESERVE:
+    raise Unsupported(f"{INVALID}SDWA DST_SEL {inst.dst_sel} / DST_UNUSED {inst.dst_unused} is reserved")
+  op = _valu(n, sem, inst.vdst.offset - 256, srcs, None, omod=inst.omod, clamp=bool(inst.clmp))
+  op.sdwa_dst = None if inst.dst_sel == SDWA_DWORD else (inst.dst_sel, inst.dst_unused)
+  return op
+
+def _dpp9(inst, name, pc, sem):
+  """VOP1/VOP2 with GFX9 DPP: as gfx11's DPP16, with GFX9's DPP_CTRL set and no fetch-inactive bit."""
+  if not gfx9_dpp_valid(inst.dpp): raise Unsupported(f"{INVALID}DPP_CTRL 0x{inst.dpp:x} is reserved on CDNA")
+  d = Dpp(inst.vsrc0.offset - 256, inst.dpp, bool(inst.bc), False, inst.row_mask, inst.bank_mask)
+  mods = (inst.src0_neg | inst.src1_neg << 1, inst.src0_abs | inst.src1_abs << 1)
+  return (_vop1_9 if type(inst).__name__.startswith("VOP1") else _vop2)(inst, name, 0, sem, d, mods)
+
+_GFX9_ENCODINGS = {"SOPP": _sopp9, "SOPK": _sopk, "SOPC": _sopc, "SOP1": _sop1, "SOP2": _sop2, "SMEM": _smem9,
+                   "VOP1": _vop1_9, "VOP2": _vop2, "VOPC": _vopc9, "VOP3": _vop3_9, "VOP3_SDST": _vop3_9, "VOP3SD": _vop3sd,
+                   "VOP3P": _vop3p9, "VOP3P_MFMA": _mfma, "DS": _ds9, "GLOBAL": _global9, "FLAT": _flat9,
+                   "SCRATCH": _scratch9, "VOP1_SDWA": _sdwa, "VOP2_SDWA": _sdwa, "VOPC_SDWA_SDST": _sdwa,
+                   "VOP1_DPP16": _dpp9, "VOP2_DPP16": _dpp9}

@@ -77,6 +77,9 @@ def valu(op:Valu, sem, ftz32:bool, ftz16:bool) -> Program:
   stmts, scope = instance(row, env)
   body += stmts
   if float_d and "d" in scope: _float_out(body, scope, t_d, op.omod, op.clamp, {"f32": ftz32, "bf16": False}.get(t_d, ftz16))
+  if op.row in sem.HIGH16_ZEROED and not op.dst_hi and "d" in scope:  # GFX9: the 16-bit result zeroes bits 31:16
+    _bind(body, scope, "d", call("bits16", (scope["d"],)))
+    t_d = "b32"
   return Program(body, _outputs(row, t_d, scope, ("d", *D_MORE, "vcc"), body), t_d)
 
 def _float_out(body:list[Stmt], scope:dict[str, E], t_d:str, omod:int, clamp:bool, ftz:bool):

@@ -8,7 +8,7 @@ from mockgpu.compiler.rdna import semantics
 
 @dataclass
 class Dispatch:
-  arch:str                     # the board's ISA family: "rdna3", "rdna4" (cdna: raises Unmodelled)
+  arch:str                     # the board's ISA family: "rdna3", "rdna4", "cdna3", "cdna4"
   pgm_addr:int                 # byte address of the first instruction (COMPUTE_PGM_LO/HI << 8)
   rsrc1:int                    # COMPUTE_PGM_RSRC1
   rsrc2:int                    # COMPUTE_PGM_RSRC2

@@ -19,11 +19,10 @@ from mockgpu.compiler.rdna import decode, semantics
 from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
+from mockgpu.compiler.rdna.operands import AGPR
 from tinygrad.runtime.autogen import amdgpu_kd as kd
-from mockgpu.boards import AMD_BOARDS
 
-ARCHS = ("rdna3", "rdna4")
-WAVE64 = frozenset(b.family for b in AMD_BOARDS.values() if b.wave64)  # the families of the wave64-only (CDNA) boards
+ARCHS = tuple(semantics.FAMILIES)  # rdna3, rdna4, cdna3, cdna4
 # register, LDS and scratch bytes per chunk of workgroups: about CACHE_CHUNK_BYTES, so that each instruction's arrays
 # stay in cache, but at least MIN_CHUNK_WAVES waves, so that numpy's per-call cost is spread over enough lanes (kernels
 # with many registers), and never over MAX_CHUNK_BYTES (kernels with large private segments)
@@ -46,11 +45,12 @@ class Program:
     self.lanes = lanes
     self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
 
-def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str) -> native.NativeKernel|None:
-  """The kernel's C translation once it is hot (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting."""
+def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, first_xcc:bool) -> native.NativeKernel|None:
+  """The kernel's C translation once it is hot (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting. A
+  dispatch shared by several XCCs counts once (first_xcc: its first XCC's share)."""
   if m == "0": return None
   if prog.native is not False: return prog.native
-  prog.dispatches += 1
+  prog.dispatches += first_xcc
   if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
     prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch, prog.lanes)
   return prog.native or None
@@ -142,10 +142,11 @@ def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int, la
   return v0, pack(t < bx * by * bz, waves_per_wg, lanes)
 
 def _private_size(rsrc2:int, tmpring_size:int, lanes:int, arch:str) -> int:
-  """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (256-byte units, as wide as the
-  family's field) over its lanes."""
+  """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (in the family's units: 256 bytes
+  on RDNA, 1 KiB on GFX9; as wide as its field) over its lanes."""
   if not rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
-  return _field(tmpring_size, 12, semantics.family(arch).TMPRING_WAVESIZE_BITS) * 256 // lanes
+  sem = semantics.family(arch)
+  return _field(tmpring_size, 12, sem.TMPRING_WAVESIZE_BITS) * sem.TMPRING_WAVESIZE_UNIT // lanes
 
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
   return budget_exceeded(st.pgm, budget, prog.block_pc[b])
@@ -187,10 +188,7 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
 def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
-  if d.arch in WAVE64: raise Unmodelled(f"RDNA executor: {d.arch} dispatches run wave64 on the GFX9 instruction set, which "
-                                        f"mockgpu does not model (families: {', '.join(ARCHS)})")
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
-  if d.xcc[1] > 1: raise Unmodelled(f"RDNA executor: a dispatch shared between {d.xcc[1]} XCCs (Dispatch.workgroup_ids) is not modelled")
   if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return debugged
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
@@ -199,13 +197,15 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   try:
     prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes)
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes, d.arch)
-    if nwg == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
+    wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
+    if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
+    nwg = len(wg_ids)
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
     coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
-    used = native.run(k, mem, d, wpg, nwg, lds_size, budget, 0) if k is not None else \
-           _run_chunks(mem, d, prog, nwg, wpg, lds_size, private, chunk, budget)
+    used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0) if k is not None else \
+           _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
   except UnsupportedInstruction as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
@@ -306,11 +306,13 @@ def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, l
   chunk = max(1, min(max(CACHE_CHUNK_BYTES // per_wg, MIN_CHUNK_WAVES // max(wpg, 1)), MAX_CHUNK_BYTES // per_wg))
   return nwg, wpg, lds_size, private, chunk
 
-def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int=256, like:Stepper|None=None) -> Stepper:
+def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int|None=None, like:Stepper|None=None) -> Stepper:
   """The reference stepper (compiler/rdna/backends/stepper.py) for one wave of dispatch d, its registers set up as the
-  SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same). like:
-  another wave's stepper of the same dispatch, whose decoded code this one shares."""
+  SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same). Its
+  register file holds 256 VGPRs, and CDNA's AGPRs after them (from operands.AGPR). like: another wave's stepper of the
+  same dispatch, whose decoded code this one shares."""
   lanes = d.wave_size
+  nvgpr = nvgpr or (AGPR + 256 if semantics.family(d.arch).GFX9 else 256)
   ftz32, ftz16 = _float_modes(d.rsrc1)
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, nvgpr, lanes, d.arch)
   st = State(mem, d, wpg, lanes, nvgpr, np.zeros(wpg, np.int64), lds_size, private)
@@ -321,11 +323,12 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   return Stepper(code[:decode.extent(decode.walk(code, d.arch))] if like is None else b"", arch=d.arch, lanes=lanes, state=state,
                  mem=mem, pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base, like=like)
 
-def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, nwg:int, wpg:int, lds_size:int, private:int, chunk:int, budget:int) -> int:
-  """The numpy path: the workgroups in chunks, all waves of a chunk advancing together."""
+def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, wpg:int, lds_size:int, private:int, chunk:int,
+                budget:int) -> int:
+  """The numpy path: the workgroups (linear IDs wg_ids) in chunks, all waves of a chunk advancing together."""
   used = 0
-  for g0 in range(0, nwg, chunk):
-    ids = np.arange(g0, min(nwg, g0 + chunk))
+  for g0 in range(0, len(wg_ids), chunk):
+    ids = wg_ids[g0:g0 + chunk]
     waves = len(ids) * wpg
     st = State(mem, d, waves, prog.lanes, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)

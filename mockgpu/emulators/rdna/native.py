@@ -37,7 +37,7 @@ class Ctx(ctypes.Structure):
                                               "nuser", "enables", "comps", "ttmp_x", "ttmp_yz")),
               ("pgm", ctypes.c_uint64), ("budget", ctypes.c_int64), ("used", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
-              ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p), ("cur_wave", ctypes.c_int64)]
+              ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p), ("wgs", ctypes.c_void_p), ("cur_wave", ctypes.c_int64)]
 
 def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
@@ -84,8 +84,10 @@ class Launch:
     c.wg0, c.waves = 0, self.chunk * wpg
     self.ref, self.nuser, self.generation, self.last_user = ctypes.byref(c), nuser, None, None
 
-def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, nwg:int, lds_size:int, budget:int, used:int) -> int:
-  """Run every workgroup of dispatch d; returns the wave-instructions used so far (raises as the numpy path does)."""
+def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, wg_ids:np.ndarray, lds_size:int, budget:int, used:int) -> int:
+  """Run the workgroups wg_ids (linear IDs: this XCC's share) of dispatch d; returns the wave-instructions used so far
+  (raises as the numpy path does)."""
+  nwg = len(wg_ids)
   key = (wpg, nwg, lds_size, d.rsrc2, d.grid, d.block)
   if (ln:=k.launches.get(key)) is None:
     if len(k.launches) > 16: k.launches.clear()
@@ -99,7 +101,8 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, nwg:int, lds_size:int, bud
     try: ln.user[:len(u)] = u
     except OverflowError: ln.user[:len(u)] = [x & 0xffffffff for x in u]  # registers hold 32 bits
     ln.last_user = d.user_data
-  c.pgm, c.budget, c.used = d.pgm_addr, budget, used
+  ln.wgs = np.ascontiguousarray(wg_ids, np.int64)  # kept alive while the C side reads it
+  c.pgm, c.budget, c.used, c.wgs = d.pgm_addr, budget, used, ln.wgs.ctypes.data
   wg0 = 0
   if ln.chunk >= nwg: status = k.run(ln.ref)  # the common case: one chunk, set up once
   else:
@@ -108,7 +111,7 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, nwg:int, lds_size:int, bud
       if (status:=k.run(ln.ref)) != DONE: break
     wg0 = c.wg0
     c.wg0, c.waves = 0, ln.chunk * wpg
-  if status != DONE: raise _error(k, c, status, d, budget, wg0 + c.cur_wave // wpg, c.cur_wave % wpg)
+  if status != DONE: raise _error(k, c, status, d, budget, int(wg_ids[wg0 + c.cur_wave // wpg]), c.cur_wave % wpg)
   return c.used
 
 def _error(k:NativeKernel, c:Ctx, status:int, d, budget:int, workgroup:int, wave:int) -> Exception:

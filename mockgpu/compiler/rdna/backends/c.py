@@ -25,6 +25,7 @@ from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, fa
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
+from mockgpu.compiler.rdna.cdna import sdwa_field
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "c", "prelude.c"))
 CTYPE = {"bool": "int", "u8": "uint8_t", "i8": "int8_t", "u16": "uint16_t", "i16": "int16_t", "u32": "uint32_t",
@@ -115,6 +116,10 @@ C_CALLS = {
   # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber and minimum/maximum
   "min_num": _by_width("min_num"), "max_num": _by_width("max_num"),
   "minimum754": _by_width("minimum754_"), "maximum754": _by_width("maximum754_"),
+  "bits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})" if ts[0] == "f16" else f"(uint32_t)(uint16_t)({a[0]})",
+  # CDNA's GFX9 IEEE-mode min/max and v_bitop3
+  "fmax_gfx9": _by_width("fmax_gfx9_"), "fmin_gfx9": _by_width("fmin_gfx9_"),
+  "bitop3": lambda a, ts, t: f"(({CTYPE[t]})bitop3({a[0]}, {a[1]}, {a[2]}, {a[3]}))",
 }
 PROMOTED_ARGS = {"max", "min"}   # helpers whose arguments take the result's type, as numpy's maximum/minimum do
 RAW_ARGS = {"cvt_int": (1, 2), "sext": (1,), "bfe": (3, 4), "bfe64": (2,)}  # constant arguments written as they are
@@ -298,6 +303,7 @@ class CTranslator(Reads):
   def raw_scc(self, width:int, vec:bool) -> str: return "s[253]" if width <= 32 else "(uint64_t)s[253]"
   def raw_zero(self, mask:int, width:int, vec:bool) -> str: return f"(uint32_t)(MASK({mask}) == 0)"
   def raw_const(self, bits:int, width:int) -> str: return f"0x{bits:x}u" if width <= 32 else f"0x{bits:x}ull"
+  def sdwa(self, code:str, sel:int, sext:bool) -> str: return f"sdwa32({code}, {', '.join(map(str, sdwa_field(sel)))}, {int(sext)})"
   def read_vcc(self) -> str: return f"(MASK({self.mask_in}) >> l & 1)" if self.mask_in != NULL else "0"
   def read_lane(self) -> str: return "(uint32_t)l"
   def read_scc(self) -> str: return "s[253]"
@@ -347,11 +353,16 @@ class CTranslator(Reads):
 
   def valu(self, op:ops.Valu):
     lines, body, prog = self.valu_lines(op)
-    if "d" in prog.out: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
+    if "d" in prog.out:
+      if op.sdwa_dst is None: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
+      else:  # GFX9 SDWA: the result's bits into the selected byte or word
+        lines += self.vstore(op.dst, "b32", f"sdwa_put({vstore_bits(prog.dst, body.var('d'))}, V({op.dst})[l], "
+                                            f"{', '.join(map(str, sdwa_field(op.sdwa_dst[0])))}, {op.sdwa_dst[1]})")
     for k, name in enumerate(program.D_MORE, 1):
       if name in prog.out: lines += self.vstore(op.dst + k, prog.dst, body.var(name))
     masks = {}
-    if "vcc" in prog.out and (d := self.mask_dst(op.mask_out)) is not None: masks[d] = body.var("vcc")
+    for out in (op.mask_out, op.mask_copy):  # GFX9 v_cmpx writes EXEC and SDST
+      if "vcc" in prog.out and (d := self.mask_dst(out)) is not None: masks[d] = body.var("vcc")
     self.lanes(lines, masks)
 
   def packed(self, op:ops.Packed):

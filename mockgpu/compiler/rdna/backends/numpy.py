@@ -27,7 +27,8 @@ from mockgpu.compiler.rdna.backends.reads import Reads
 _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
 _SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna/faults.py", "compiler/rdna/operands.py",
             "compiler/rdna/program.py", "compiler/rdna/semantics/__init__.py", "compiler/rdna/semantics/lang.py",
-            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
+            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py",
+            "compiler/rdna/semantics/cdna.py", "compiler/rdna/semantics/cdna4.py", "compiler/rdna/cdna.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
             "compiler/rdna/backends/numpy_runtime.py",
             "compiler/rdna/backends/numpy_memory.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
@@ -42,9 +43,11 @@ def plus64(off:int) -> str:
 VREG = re.compile(r"\bV\[(-?\d+)\]|\bvw(?:16)?\(V, (-?\d+)|r64\(V\[-?\d+\]\[w\], V\[(-?\d+)\]")
 
 def bad_vgprs(regs) -> str|None:
-  """Why VGPR indexes one instruction touches are not in the register file (v0..v255), or None. A negative index is
-  an SGPR or constant encoded where the instruction needs a VGPR (v_readlane_b32's src0, say)."""
-  if past := [i for i in regs if i > 255]: return f"{INVALID}v{min(past)} is past v255"
+  """Why VGPR indexes one instruction touches are not in the register file (v0..v255, and CDNA's AGPRs a0..a255 at
+  operands.AGPR), or None. A negative index is an SGPR or constant encoded where the instruction needs a VGPR
+  (v_readlane_b32's src0, say)."""
+  if past := [i for i in regs if 255 < i < ops.AGPR]: return f"{INVALID}v{min(past)} is past v255"
+  if past := [i for i in regs if i >= ops.AGPR + 256]: return f"{INVALID}a{min(past) - ops.AGPR} is past a255"
   if below := [i for i in regs if i < 0]: return f"{INVALID}operand encoding {min(below) + 256} where a VGPR is required"
   return None
 
@@ -144,7 +147,7 @@ class Translator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "-1", ops.Barrier: lambda op: None,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute,
-                     ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane, ops.Mode: self.mode}
+                     ops.DsAtomic: self.ds_atomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
@@ -217,6 +220,7 @@ class Translator(Reads):
   def raw_zero(self, mask:int, width:int, vec:bool) -> str:
     return f"({self.mask(mask)} == 0).astype({'u32' if width <= 32 else 'u64'}){COL[vec]}"
   def raw_const(self, bits:int, width:int) -> str: return f"u32(0x{bits:x})" if width <= 32 else f"u64(0x{bits:x})"
+  def sdwa(self, code:str, sel:int, sext:bool) -> str: return f"sdwa_src({code}, {sel}, {sext})"
   def read_vcc(self) -> str: return f"unpack({self.mask(self.mask_in)})" if self.mask_in != NULL else "np.False_"
   def read_lane(self) -> str: return "LANE" if self.wave == 32 else "LANE64"
   def read_scc(self) -> str: return "S[253][w]"
@@ -248,9 +252,11 @@ class Translator(Reads):
     return re.compile(rf"\bS\[{d}\]" if self.wave == 32 else rf"\bS\[(?:{d}|{d + 1})\]")
 
   # *** vector writes ***
-  def vwrite(self, d:int, t:str, expr:str, hi:bool=False):
+  def vwrite(self, d:int, t:str, expr:str, hi:bool=False, sdwa:tuple[int, int]|None=None):
     width = WIDTH[t]
-    if width == 32:
+    if sdwa is not None:  # GFX9 SDWA: the result's low bits into the selected byte or word
+      self.out(f"vw(V, {d}, w, sdwa_dst({'fbits32' if t == 'f32' else 'bits32'}({expr}), V[{d}][w], {sdwa[0]}, {sdwa[1]}), m, full)")
+    elif width == 32:
       self.out(f"vw(V, {d}, w, {'fbits32' if t == 'f32' else 'bits32'}({expr}), m, full)")
     elif width == 16:
       self.out(f"vw16(V, {d}, w, {FBITS16.get(t, 'bits32')}({expr}), m, full, {hi})")
@@ -298,10 +304,12 @@ class Translator(Reads):
     self.mask_in, self.dpp = op.mask_in, op.dpp
     try: self.body(prog, vec=True)
     finally: self.dpp = None
-    if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi)
+    if "d" in prog.out: self.vwrite(op.dst, prog.dst, "d", op.dst_hi, op.sdwa_dst)
     for k, name in enumerate(program.D_MORE, 1):
       if name in prog.out: self.vwrite(op.dst + k, prog.dst, name)
-    if "vcc" in prog.out: self.sgpr_mask_write(op.mask_out, "vcc")
+    if "vcc" in prog.out:
+      self.sgpr_mask_write(op.mask_out, "vcc")
+      self.sgpr_mask_write(op.mask_copy, "vcc")  # GFX9 v_cmpx: EXEC and SDST
     if op.dpp is not None: self.out(f"m, full = em({self.mask(EXEC)})")
 
   def dpp_source(self, dpp:ops.Dpp):
@@ -332,6 +340,13 @@ class Translator(Reads):
     self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp}, "
              f"{op.layout!r})")
     for j in range(len(op.c)): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
+
+  def mfma(self, op:ops.Mfma):
+    """CDNA v_mfma_*: the D registers of the form's layout from A, B and C (registers, or a constant in every element)."""
+    regs = lambda block: "[" + ", ".join(f"V[{r}][w]" for r in block) + "]"
+    c = regs(op.c) if op.c is not None else str(op.c_bits)
+    self.out(f"_d = mfma_regs({op.name!r}, {regs(op.a)}, {regs(op.b)}, {c}, {op.fp8!r})")
+    for j, d in enumerate(op.dst): self.out(f"vw(V, {d}, w, _d[{j}], m, full)")
 
   def readlane(self, op:ops.ReadLane):
     if op.lane is None:

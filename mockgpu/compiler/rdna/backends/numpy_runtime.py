@@ -25,10 +25,13 @@ An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the
 float32), on every host CPU.
 """
 from __future__ import annotations
+import functools
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
+# CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
+from mockgpu.compiler.rdna.cdna import fmax_gfx9, fmin_gfx9, bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -592,3 +595,16 @@ def dpp8(x, m, sels:list[int], fetch_inactive:bool):
   src = dpp8_lanes(sels, m.shape[1])
   vals = np.asarray(x)[:, src]
   return np.where(m[:, src] | fetch_inactive, vals, u32(0)), np.ones(m.shape, bool)
+
+@functools.lru_cache(maxsize=None)
+def _mfma_shape(name:str) -> MFMAShape: return MFMAShape.parse(name.upper())
+
+def mfma_regs(name:str, a:list, b:list, c, fp8:str) -> list[np.ndarray]:
+  """CDNA v_mfma_* over waves: A, B and C registers [waves, 64] uint32 (c an int: that constant's bits in every
+  element of C) -> the D registers (compiler/rdna/cdna.mfma: the products summed exactly, rounded once)."""
+  shape = _mfma_shape(name)
+  if not isinstance(c, list):
+    waves = np.asarray(a[0]).shape[0]
+    words = [c & M32, c >> 32] * (shape.out_regs // 2) if shape.out == "F64" else [c] * shape.out_regs
+    c = [np.full((waves, 64), x, u32) for x in words]
+  return mfma(shape, a, b, c, fp8)

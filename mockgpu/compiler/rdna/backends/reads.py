@@ -10,7 +10,12 @@ class Reads:
   dpp = None
 
   def raw(self, r:Src, width:int, vec:bool, t:str="b32"):
-    """An operand's raw bits (32, or 64 for a 64-bit operand); vec: in a vector instruction, where VGPRs may be read."""
+    """An operand's raw bits (32, or 64 for a 64-bit operand); vec: in a vector instruction, where VGPRs may be read. A
+    GFX9 SDWA source is the byte or word it selects, extended (the backend's sdwa)."""
+    code = self.raw_operand(r, width, vec, t)
+    return code if r.sdwa is None else self.sdwa(code, *r.sdwa)
+
+  def raw_operand(self, r:Src, width:int, vec:bool, t:str):
     o = r.reg
     if o in DPP_SRC:
       if self.dpp is None or not vec: raise Unsupported("a DPP operand outside a DPP encoding")

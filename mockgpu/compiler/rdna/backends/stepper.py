@@ -129,7 +129,8 @@ class Stepper(Reads):
                      ops.Salu: self.salu, ops.ReadLane: self.readlane, ops.WriteLane: self.writelane, ops.Swap: self.swap,
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
-                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic, ops.Permlane: self.permlane, ops.Mode: self.mode}
+                     ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsAtomic: self.ds_atomic,
+                     ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode}
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -181,6 +182,7 @@ class Stepper(Reads):
   def raw_scc(self, width:int, vec:bool): return UINT[max(width, 32)](self.state.sgpr[SCC])
   def raw_zero(self, mask:int, width:int, vec:bool): return UINT[max(width, 32)](self.state.mask(mask) == 0)
   def raw_const(self, bits:int, width:int): return UINT[max(width, 32)](bits)
+  def sdwa(self, raw, sel:int, sext:bool): return numpy_runtime.sdwa_src(raw, sel, sext)
   def read_vcc(self):
     if self.mask_in == NULL: return np.bool_(False)
     return (np.uint64(self.state.mask(self.mask_in)) >> np.arange(self.lanes, dtype=np.uint64) & np.uint64(1)).astype(bool)
@@ -189,10 +191,12 @@ class Stepper(Reads):
   def read_exec(self): return UINT[self.lanes](self.state.exec)
   def read_pc(self): return np.uint64(self.pgm + self.pc)
 
-  def vwrite(self, d:int, isa:str, value, lanes:np.ndarray, hi:bool=False):
-    """Write value (as ISA type isa) to VGPR d (d, d + 1 for 64 bits; one half for 16) in the given lanes."""
+  def vwrite(self, d:int, isa:str, value, lanes:np.ndarray, hi:bool=False, sdwa:tuple[int, int]|None=None):
+    """Write value (as ISA type isa) to VGPR d (d, d + 1 for 64 bits; one half for 16; a byte or word of it for a
+    GFX9 SDWA destination) in the given lanes."""
     st, b = self.state, np.broadcast_to(bits(value, isa), (self.lanes,))
-    if WIDTH[isa] == 16:
+    if sdwa is not None: st.vgpr[self.vreg(d)] = np.where(lanes, numpy_runtime.sdwa_dst(b, st.vgpr[d], *sdwa), st.vgpr[d])
+    elif WIDTH[isa] == 16:
       old = st.vgpr[self.vreg(d)]
       new = (old & 0xffff) | (b.astype(np.uint32) << 16) if hi else (old & 0xffff0000) | b.astype(np.uint32)
       st.vgpr[d] = np.where(lanes, new, old)
@@ -241,10 +245,12 @@ class Stepper(Reads):
 
   def valu(self, op:ops.Valu):
     prog, out, lanes = self.valu_outputs(op)
-    if "d" in out: self.vwrite(op.dst, prog.dst, out["d"], lanes, op.dst_hi)
+    if "d" in out: self.vwrite(op.dst, prog.dst, out["d"], lanes, op.dst_hi, op.sdwa_dst)
     for k, name in enumerate(program.D_MORE, 1):
       if name in out: self.vwrite(op.dst + k, prog.dst, out[name], lanes)
-    if "vcc" in out: self.mask_write(op.mask_out, out["vcc"], lanes)
+    if "vcc" in out:
+      self.mask_write(op.mask_out, out["vcc"], lanes)
+      self.mask_write(op.mask_copy, out["vcc"], lanes)  # GFX9 v_cmpx: EXEC and SDST
 
   def dual(self, op:ops.Dual):
     results = [(half, *self.valu_outputs(half)) for half in (op.x, op.y)]  # both read before either writes
@@ -260,6 +266,11 @@ class Stepper(Reads):
     regs = [[self.state.vgpr[self.vreg(r)][None, :] for r in block] for block in (op.a, op.b, op.c)]
     d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout)
     for j in range(len(op.c)): self.vwrite(op.dst + j, "b32", d[j][0], self.state.active())
+
+  def mfma(self, op:ops.Mfma):
+    regs = lambda block: [self.state.vgpr[self.vreg(r)][None, :] for r in block]
+    d = numpy_runtime.mfma_regs(op.name, regs(op.a), regs(op.b), regs(op.c) if op.c is not None else op.c_bits, op.fp8)
+    for r, x in zip(op.dst, d): self.vwrite(r, "b32", x[0], self.state.active())
 
   def readlane(self, op:ops.ReadLane):
     if op.lane is None:

@@ -32,6 +32,7 @@ typedef struct {
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
   uint64_t fault_va;
   const uint32_t *user;                    /* [32] */
+  const int64_t *wgs;                      /* the linear IDs of the workgroups to run (an XCC's share) */
   int64_t cur_wave;                        /* the wave (index in the chunk) running: what a fault or budget stop names */
 } Ctx;
 enum { GLOBAL_SPACE = 0, LDS_SPACE = 1 };
@@ -114,6 +115,40 @@ static inline int snan64(double x) { return x != x && !(U64F(x) & 0x800000000000
 IEEE754_2019(32, float)
 IEEE754_2019(64, double)
 
+/* CDNA (GFX9) v_max/v_min in IEEE mode (compiler/rdna/cdna.py fmax_gfx9/fmin_gfx9): a signalling NaN operand quieted
+ * (S0 first), else a quiet NaN yields the other operand (two NaNs: S1); +0 > -0. */
+#define GFX9_MINMAX(W, T) \
+  static inline T pick_gfx9_##W(T a, T b, int pick_a) { \
+    if (snan##W(a)) return quiet##W(a); \
+    if (snan##W(b)) return quiet##W(b); \
+    return a != a ? b : b != b ? a : pick_a ? a : b; \
+  } \
+  static inline T fmax_gfx9_##W(T a, T b) { return pick_gfx9_##W(a, b, a > b || (a == b && !signbit(a))); } \
+  static inline T fmin_gfx9_##W(T a, T b) { return pick_gfx9_##W(a, b, a < b || (a == b && signbit(a))); }
+GFX9_MINMAX(32, float)
+GFX9_MINMAX(64, double)
+/* v_bitop3 (cdna.bitop3): result bit i is bit (a_i << 2 | b_i << 1 | c_i) of the truth table t */
+static inline uint32_t bitop3(uint32_t a, uint32_t b, uint32_t c, uint32_t t) {
+  uint32_t d = 0;
+  for (int k = 0; k < 8; k++)
+    if (t >> k & 1) d |= (k & 4 ? a : ~a) & (k & 2 ? b : ~b) & (k & 1 ? c : ~c);
+  return d;
+}
+/* GFX9 SDWA (cdna.sdwa_src / sdwa_dst): the byte or word [shift, shift + width) of x, zero- or sign-extended; a result
+ * placed in that field of old, the other bits zero (unused 0), copies of the field's top bit above it (1) or old's (2) */
+static inline uint32_t sdwa32(uint32_t x, int shift, int width, int sext) {
+  if (width == 32) return x;
+  uint32_t v = (x >> shift) & ((1u << width) - 1);
+  return sext && (v >> (width - 1) & 1) ? v | (0xffffffffu << width) : v;
+}
+static inline uint32_t sdwa_put(uint32_t r, uint32_t old, int shift, int width, int unused) {
+  if (width == 32) return r;
+  uint32_t field = ((1u << width) - 1) << shift, placed = (r << shift) & field;
+  if (unused == 2) return placed | (old & ~field);
+  if (unused == 1 && (placed >> (shift + width - 1) & 1) && shift + width < 32) return placed | (0xffffffffu << (shift + width));
+  return placed;
+}
+
 #include "native_memory.c"
 
 /* *** LDS: an access with an element past the workgroup's LDS is a fault, reported whole (its offset and all its bytes) *** */
@@ -126,7 +161,8 @@ static inline void ldsstore(uint8_t *lds, uint32_t addr, const void *src, int64_
 
 /* *** dispatch *** */
 
-/* user SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, as the SPI sets them up */
+/* user SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, as the SPI sets them up; the
+ * chunk's workgroups are wgs[wg0 ..] */
 static void init(Ctx *c) {
   memset(c->s, 0, (size_t)c->waves * 256 * 4);
   memset(c->v, 0, (size_t)c->waves * c->nvgpr * WAVE * 4);
@@ -135,7 +171,7 @@ static void init(Ctx *c) {
   for (int64_t w = 0; w < c->waves; w++) {
     uint32_t *s = c->s + w * 256, *v0 = c->v + w * c->nvgpr * WAVE;
     lanes_t ex = 0;
-    int64_t g = c->wg0 + w / c->wpg, k = c->nuser;
+    int64_t g = c->wgs[c->wg0 + w / c->wpg], k = c->nuser;
     for (int64_t i = 0; i < c->nuser; i++) s[i] = c->user[i];
     if (c->enables & 1) s[k++] = (uint32_t)(g % c->gx);
     if (c->enables & 2) s[k++] = (uint32_t)((g / c->gx) % c->gy);

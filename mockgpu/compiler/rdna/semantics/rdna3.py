@@ -454,6 +454,14 @@ SMEM_KINDS:dict[str, str] = {}
 HIGH_HALF:set[str] = set()
 TTMP_WORKGROUP_IDS = None
 TMPRING_WAVESIZE_BITS = 15
+# what the GFX9 family (semantics/cdna.py) changes: its encodings (operands._gfx9), COMPUTE_TMPRING_SIZE.WAVESIZE in 1 KiB
+# units (RDNA: 256 bytes), e32 16-bit operands v[128+n] as VGPRs (RDNA3: high halves, errata true16-e32), 16-bit results
+# zeroing bits 31:16 (RDNA: kept), MFMA forms
+GFX9 = False
+TMPRING_WAVESIZE_UNIT = 256
+TRUE16_E32 = True
+HIGH16_ZEROED:frozenset[str] = frozenset()
+MFMA:frozenset[str] = frozenset()
 
 # *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
 # raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its
@@ -467,6 +475,7 @@ _NOT_EXECUTED_WHY = {
   "a computed or saved program counter (call, return, jump through an SGPR pair): the translators compile basic blocks "
   "with static branch targets": ["S_SETPC_B64", "S_SWAPPC_B64", "S_CALL_B64"],
   "trap handlers (TBA/TMA, trap status) are not modelled": ["S_TRAP", "S_RFE_B64"],
+  "executed s_code_end: the padding after s_endpgm (the program ran past its end)": ["S_CODE_END"],
   "debugger state (halt, kill, the host debugger's CDBG bits) is not modelled":
     ["S_SETHALT", "S_SETKILL", "S_SENDMSGHALT", "S_CBRANCH_CDBGSYS", "S_CBRANCH_CDBGUSER", "S_CBRANCH_CDBGSYS_OR_USER",
      "S_CBRANCH_CDBGSYS_AND_USER"],

@@ -49,6 +49,9 @@ NOOPS = frozenset({"S_WAIT_LOADCNT", "S_WAIT_STORECNT", "S_WAIT_SAMPLECNT", "S_W
 TTMP_WORKGROUP_IDS = (117, 115)
 # COMPUTE_TMPRING_SIZE.WAVESIZE (the wave's scratch slot, 256-byte units) is bits 12..29 on gfx12 (gfx11: 12..26)
 TMPRING_WAVESIZE_BITS = 18
+# as RDNA3: gfx11-style encodings, 256-byte scratch units, true16 e32 operands, 16-bit results keep bits 31:16, no MFMA
+GFX9, TMPRING_WAVESIZE_UNIT, TRUE16_E32 = rdna3.GFX9, rdna3.TMPRING_WAVESIZE_UNIT, rdna3.TRUE16_E32
+HIGH16_ZEROED, MFMA = rdna3.HIGH16_ZEROED, rdna3.MFMA
 
 # *** new VALU rows: IEEE 754-2019 maximumNumber/minimumNumber (a NaN operand gives the other one, two NaNs S0
 # quieted; -0 < +0) and minimum/maximum (the first signalling NaN operand quieted, else the first quiet one) ***
