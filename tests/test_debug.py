@@ -471,3 +471,16 @@ def test_reverse_step_on_random_programs(seed, lanes, monkeypatch):
   s.run(AMDTarget(mem, d, "random"))
   assert len(checks) > 2 * 40 and all(checks)
   assert out.tobytes() == fast.tobytes()
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("mockgpu.debug.ptx_target") is None,
+                    reason="the PTX adapter (mockgpu/debug/ptx_target.py) comes with the PTX stepper's branch")
+def test_cli_on_mock_nv(tmp_path):
+  """The same command line on MOCK+NV:PTX: a session attaches the PTX adapter; PTX source lines around the pc, a
+  register by its PTX name as a lane table, reverse-step, and the program's result unchanged."""
+  p = debug_cli(tmp_path, "--batch", "-ex", "break r_*", "-ex", "step 10", "-ex", "where", "-ex", "reverse-step 2", "-ex", "continue",
+                env={"DEV": "MOCK+NV:PTX"})
+  assert p.returncode == 0, p.stderr[-3000:]
+  out = p.stdout
+  assert "stopped: launch of r_" in out and "[ptx]: CTA 0 warp 0 of" in out and "PTX line" in out
+  assert "10 instructions\n" in out and "2 instructions undone" in out
+  assert f"RESULT {float((np.arange(64).reshape(8, 8) @ np.full((8, 8), 2)).sum())}" in out

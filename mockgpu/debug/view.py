@@ -13,7 +13,8 @@ def disassembly(t:DebugTarget, before:int=3, after:int=5) -> str:
 
 def where(t:DebugTarget) -> str:
   g, w = t.selected
-  return f"{t.kernel} [{t.isa}]: workgroup {g} wave {w} of {len(t.units())} waves; {t.location()}"
+  group, unit = ("CTA", "warp") if t.isa == "ptx" else ("workgroup", "wave")
+  return f"{t.kernel} [{t.isa}]: {group} {g} {unit} {w} of {len(t.units())} {unit}s; {t.location()}"
 
 def masks(t:DebugTarget) -> str:
   r, n = t.registers(), t.lanes
