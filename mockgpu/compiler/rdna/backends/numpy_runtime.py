@@ -458,11 +458,11 @@ def div_fmas(a, b, c, vcc):
   """v_div_fmas_f32/f64: fma(a, b, c), and where VCC is set the quotient estimate's correction for v_div_scale's
   scaling, rounded once (errata div-fmas-scale): times 2^64 (f64: 2^128) when c's biased exponent is above 127
   (1023), else times 2^-64 (2^-128). The manual's 2^32 (2^64) would leave LLVM's quotients scaled."""
-  a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+  # VCC is per lane where all three sources may be wave-uniform constants: broadcast the four together
+  a, b, c, vcc = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c), np.asarray(vcc))
   t = a.dtype.type
   fma = fma32 if t is f32 else fma64
   r = fma(a, b, c)
-  vcc = np.broadcast_to(vcc, r.shape)
   if not vcc.any(): return r
   scale, _, _, bias = _DIV[t]
   k = np.where(_bexp(c) > bias, scale, -scale)
