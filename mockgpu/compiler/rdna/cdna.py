@@ -5,7 +5,7 @@ section of operands.py. This module holds what those and the backends use beside
   operands    OPERANDS: the GFX9 operand encodings (M0 is 124 here, 125 reserved; SDWA 249, DPP 250, VCCZ 251 ...).
               AGPRs (accumulation VGPRs, v_accvgpr_*, MFMA C/D with acc_cd) are a second file of AGPRS registers
               (acc_registers names which fields are AGPRs).
-  helpers     the numpy forms of CDNA's row helpers (fmax_gfx9, fmin_gfx9, bitop3; the numpy runtime and the stepper
+  helpers     the numpy forms of CDNA's row helpers (bitop3; the numpy runtime and the stepper
               call them), v_bitop3's truth table (bitop3_table), SDWA operand selection (sdwa_src, sdwa_dst), buffer
               (MUBUF, not lowered: LLVM emits none for tinygrad's kernels) addressing and FLAT offsets.
   MFMA        MFMAShape: the shapes and register layouts of v_mfma_*; mfma() computes D = A*B + C as the pseudocode
@@ -106,37 +106,6 @@ def acc_registers(inst) -> dict[str, str]:
   return {}
 
 # *** numeric helpers of the CDNA rows ***
-
-def _quiet(x:np.ndarray) -> np.ndarray:
-  """x with a signaling NaN made quiet (the quiet bit set), as the pseudocode's cvtToQuietNAN."""
-  x = np.asarray(x)
-  u = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
-  bit = u(1) << u({2: 9, 4: 22, 8: 51}[x.dtype.itemsize])
-  return np.where(np.isnan(x), (x.view(u) | bit).view(x.dtype), x)
-
-def _snan(x:np.ndarray) -> np.ndarray:
-  x = np.asarray(x)
-  u = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
-  bit = u(1) << u({2: 9, 4: 22, 8: 51}[x.dtype.itemsize])
-  return np.isnan(x) & ((x.view(u) & bit) == 0)
-
-def _minmax_gfx9(a, b, pick_a):
-  """CDNA v_max/v_min (IEEE mode, the descriptor's default): a signaling NaN operand is returned quieted (S0 first);
-  a quiet NaN yields the other operand, so two quiet NaNs give S1; +0 beats -0 for max, -0 for min."""
-  a, b = np.asarray(a), np.asarray(b)
-  out = np.where(pick_a, a, b)
-  out = np.where(np.isnan(b), a, out)
-  out = np.where(np.isnan(a), b, out)
-  out = np.where(_snan(b), _quiet(b), out)
-  return np.where(_snan(a), _quiet(a), out)
-
-def fmax_gfx9(a, b):
-  a, b = np.asarray(a), np.asarray(b)
-  return _minmax_gfx9(a, b, (a > b) | ((a == b) & ~np.signbit(a)))
-
-def fmin_gfx9(a, b):
-  a, b = np.asarray(a), np.asarray(b)
-  return _minmax_gfx9(a, b, (a < b) | ((a == b) & np.signbit(a)))
 
 def bitop3(a, b, c, ttbl):
   """v_bitop3: each result bit is bit (a<<2 | b<<1 | c) of the 8-bit truth table ttbl."""

@@ -31,7 +31,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import fmax_gfx9, fmin_gfx9, bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma  # noqa: F401
+from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -220,6 +220,18 @@ def fmin(a, b, ieee:bool=False):
   z = r == 0
   if z.any(): r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
   return _snan_wins(a, b, r) if ieee else r
+
+def fmax_gfx9(a, b):
+  """CDNA (GFX9) v_max_*, IEEE mode (the descriptor's default): RDNA's, except that two quiet NaNs give S1."""
+  return _two_quiet_nans_s1(a, b, fmax(a, b, ieee=True))
+
+def fmin_gfx9(a, b): return _two_quiet_nans_s1(a, b, fmin(a, b, ieee=True))
+
+def _two_quiet_nans_s1(a, b, r) -> np.ndarray:
+  a, b = np.asarray(a), np.asarray(b)
+  both = np.isnan(a) & np.isnan(b)
+  if not both.any(): return r
+  return np.where(both & ~_quiet(a)[1] & ~_quiet(b)[1], b, r)
 
 def _nan_other(a, b, r) -> np.ndarray:
   """r where neither operand is a NaN, else the other operand (two NaNs: a). Not np.fmax/np.fmin: some of numpy's

@@ -115,18 +115,6 @@ static inline int snan64(double x) { return x != x && !(U64F(x) & 0x800000000000
 IEEE754_2019(32, float)
 IEEE754_2019(64, double)
 
-/* CDNA (GFX9) v_max/v_min in IEEE mode (compiler/rdna/cdna.py fmax_gfx9/fmin_gfx9): a signalling NaN operand quieted
- * (S0 first), else a quiet NaN yields the other operand (two NaNs: S1); +0 > -0. */
-#define GFX9_MINMAX(W, T) \
-  static inline T pick_gfx9_##W(T a, T b, int pick_a) { \
-    if (snan##W(a)) return quiet##W(a); \
-    if (snan##W(b)) return quiet##W(b); \
-    return a != a ? b : b != b ? a : pick_a ? a : b; \
-  } \
-  static inline T fmax_gfx9_##W(T a, T b) { return pick_gfx9_##W(a, b, a > b || (a == b && !signbit(a))); } \
-  static inline T fmin_gfx9_##W(T a, T b) { return pick_gfx9_##W(a, b, a < b || (a == b && signbit(a))); }
-GFX9_MINMAX(32, float)
-GFX9_MINMAX(64, double)
 /* v_bitop3 (cdna.bitop3): result bit i is bit (a_i << 2 | b_i << 1 | c_i) of the truth table t */
 static inline uint32_t bitop3(uint32_t a, uint32_t b, uint32_t c, uint32_t t) {
   uint32_t d = 0;
@@ -157,6 +145,13 @@ static inline uint32_t sdwa_put(uint32_t r, uint32_t old, int shift, int width, 
   static inline T qnan##W(T x) { return x != x ? quiet##W(x) : x; }
 IEEE_MINMAX(32, float)
 IEEE_MINMAX(64, double)
+/* CDNA (GFX9) v_max/v_min (numpy_runtime.fmax_gfx9/fmin_gfx9): RDNA's IEEE-mode min/max, except that two quiet NaNs
+ * give S1 */
+#define GFX9_MINMAX(W, T) \
+  static inline T fmax_gfx9_##W(T a, T b) { return (a != a && b != b && !snan##W(a) && !snan##W(b)) ? b : fmax_ieee##W(a, b); } \
+  static inline T fmin_gfx9_##W(T a, T b) { return (a != a && b != b && !snan##W(a) && !snan##W(b)) ? b : fmin_ieee##W(a, b); }
+GFX9_MINMAX(32, float)
+GFX9_MINMAX(64, double)
 static inline float fmed3_32(float a, float b, float c, int ieee) {
   if (a != a || b != b || c != c) return ieee ? fmin_ieee32(fmin_ieee32(a, b), c) : fmin32(fmin32(a, b), c);
   float m = fmax32(fmax32(a, b), c);
