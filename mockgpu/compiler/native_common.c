@@ -27,7 +27,7 @@ static inline float mul32(float a, float b) { return nan32(a * b, a, b); }
 static inline double add64(double a, double b) { return nan64(a + b, a, b); }
 static inline double mul64(double a, double b) { return nan64(a * b, a, b); }
 /* the NaN of a*b+c as the float64 emulation (runtime._fma_odd) and the native ufunc produce it */
-static float fma_nan32(float x, float y, float z) {
+__attribute__((cold, noinline)) static float fma_nan32(float x, float y, float z) {
   if (x != x) return quiet32(x);
   if (y != y) return quiet32(y);
   volatile double p = (double)x * (double)y;
