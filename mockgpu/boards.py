@@ -7,7 +7,7 @@ public specifications of each product (CU/SM counts, LDS/shared memory, memory) 
 kernel driver reports for its chip.
 """
 from __future__ import annotations
-import dataclasses
+import dataclasses, functools
 from tinygrad.runtime.autogen.am import am
 from mockgpu import config
 from mockgpu.errors import MockGPUError
@@ -57,12 +57,13 @@ class AMDBoard:
   num_sdma_queues_per_engine: int = 6
   vram_type: str = "GDDR6"  # amdgpu_drm's AMDGPU_VRAM_TYPE_<name>, as AMDGPU_INFO_DEV_INFO reports it
 
-  @property
+  # cached: the PM4 model names every register it writes by these versions
+  @functools.cached_property
   def ip(self) -> dict: return {(hwid, inst): ver for hwid, inst, ver in self.ip_table}
   def ip_version(self, hwid:int) -> tuple[int, int, int]: return self.ip[(hwid, 0)]
-  @property
+  @functools.cached_property
   def gc_version(self) -> tuple[int, int, int]: return self.ip_version(am.GC_HWID)
-  @property
+  @functools.cached_property
   def nbio_version(self) -> tuple[int, int, int]: return self.ip_version(am.NBIF_HWID)
   @property
   def wave64(self) -> bool: return self.wave_front_size == 64

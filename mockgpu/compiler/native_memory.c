@@ -43,20 +43,28 @@ static inline void gcheck(Ctx *c, uint64_t va, int64_t esize, int64_t count, int
     if (!e || (uint64_t)esize > e->size - (va + i * esize - e->va)) fault(c, va, esize * count, write, pc, GLOBAL_SPACE);
   }
 }
-static inline void gload(Ctx *c, void *dst, uint64_t va, int64_t esize, int64_t count, int64_t pc) {
-  const Map *m = find(c, va);
-  if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) {
-    memcpy(dst, (const void *)(uintptr_t)(m->host + (va - m->va)), esize * count);
-    return;
-  }
+/* an access that straddles mappings (or misses): element by element, out of line so that gload's hit stays small
+ * enough to inline at every load */
+__attribute__((noinline)) static void gload_split(Ctx *c, void *dst, uint64_t va, int64_t esize, int64_t count, int64_t pc) {
   gcheck(c, va, esize, count, 0, pc);
   for (int64_t i = 0; i < count; i++) memcpy((uint8_t *)dst + i * esize, gptr(c, va + i * esize, esize, 0, pc), esize);
 }
+static inline void gload(Ctx *c, void *dst, uint64_t va, int64_t esize, int64_t count, int64_t pc) {
+  const Map *m = find(c, va);
+  if (__builtin_expect(m && (uint64_t)(esize * count) <= m->size - (va - m->va), 1)) {
+    memcpy(dst, (const void *)(uintptr_t)(m->host + (va - m->va)), esize * count);
+    return;
+  }
+  gload_split(c, dst, va, esize, count, pc);
+}
+__attribute__((noinline)) static void gstore_split(Ctx *c, uint64_t va, const void *src, int64_t esize, int64_t count) {
+  for (int64_t i = 0; i < count; i++) memcpy(gptr(c, va + i * esize, esize, 1, 0), (const uint8_t *)src + i * esize, esize);
+}
 static inline void gstore(Ctx *c, uint64_t va, const void *src, int64_t esize, int64_t count) {
   const Map *m = find(c, va);
-  if (m && (uint64_t)(esize * count) <= m->size - (va - m->va)) {
+  if (__builtin_expect(m && (uint64_t)(esize * count) <= m->size - (va - m->va), 1)) {
     memcpy((void *)(uintptr_t)(m->host + (va - m->va)), src, esize * count);
     return;
   }
-  for (int64_t i = 0; i < count; i++) memcpy(gptr(c, va + i * esize, esize, 1, 0), (const uint8_t *)src + i * esize, esize);
+  gstore_split(c, va, src, esize, count);
 }
