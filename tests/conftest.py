@@ -5,6 +5,9 @@ import pytest
 from mockgpu.config import CONFIGURATIONS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the slow tier (tox -e slow): configurations that repeat what CI's tier already runs through another path to the same
+# executor (tests/test_rdna_regressions.py's explicit renderer and interface names)
+SLOW = os.environ.get("MOCKGPU_SLOW") == "1"
 
 def board_configs(wave64:bool=True) -> list[str]:
   """DEV for each AMD board other than the default one that mockgpu runs (mockgpu.boards): MOCKKFD+AMD:LLVM:gfx1201,

@@ -12,7 +12,7 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run
+from test_rdna_isa import kernel, run, salu_rows
 
 M64 = (1 << 64) - 1
 
@@ -42,25 +42,12 @@ def cases() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   return np.array(s0, np.uint64), np.array(s1, np.uint32), np.array(scc, np.uint32)
 
 def run_bfe64(op, s0:np.ndarray, s1:np.ndarray, scc:np.ndarray, path:str, monkeypatch) -> tuple[np.ndarray, np.ndarray]:
-  """Per workgroup g: s[8:9] = S0, s10 = S1, SCC = prior; s[12:13] = op(s[8:9], s10), s14 = SCC; stored to out[4g:4g+3]."""
+  """Per workgroup g: s[8:9] = S0, s10 = S1, SCC = prior; s[12:13] = op(s[8:9], s10), s14 = SCC."""
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
-  n = len(s0)
-  inp = aligned(16 * n, 256).view(np.uint32).reshape(n, 4)
-  inp[:, 0], inp[:, 1] = (s0 & np.uint64(M64 >> 32)).astype(np.uint32), (s0 >> np.uint64(32)).astype(np.uint32)
-  inp[:, 2], inp[:, 3] = s1, scc
-  out = aligned(16 * n, 256).view(np.uint32).reshape(n, 4)
-  out[:] = 0xdeadbeef
-  body = [I.s_lshl_b32(s[16], s[2], 4),                                          # this workgroup's 16 bytes
-          I.s_add_u32(s[6], s[6], s[16]), I.s_addc_u32(s[7], s[7], 0), I.s_add_u32(s[4], s[4], s[16]), I.s_addc_u32(s[5], s[5], 0),
-          I.s_load_b128(sdata=s[8:11], sbase=s[6:7], offset=0), I.s_waitcnt(simm16=0),
-          I.s_cmp_eq_u32(s[11], 1),                                              # the SCC the op must overwrite
-          op(s[12:13], s[8:9], s[10]),
-          I.s_cselect_b32(s[14], 1, 0),
-          I.v_mov_b32_e32(v[2], s[12]), I.v_mov_b32_e32(v[3], s[13]), I.v_mov_b32_e32(v[4], s[14]), I.v_mov_b32_e32(v[5], 0x5a),
-          I.v_mov_b32_e32(v[1], 0), I.global_store_b128(addr=v[1], data=v[2:5], saddr=s[4:5], offset=0), I.s_endpgm()]
-  stats, _ = run(kernel(*body), out, inp, grid=(n, 1, 1))
-  assert stats.native == (path == "native"), f"{path}: ran on the other path"
-  assert (out[:, 3] == 0x5a).all()
+  rows = np.stack([(s0 & np.uint64(M64 >> 32)).astype(np.uint32), (s0 >> np.uint64(32)).astype(np.uint32), s1, scc], 1)
+  body = [I.s_cmp_eq_u32(s[11], 1),                                              # the SCC the op must overwrite
+          op(s[12:13], s[8:9], s[10])]
+  out = salu_rows(rows, s[8:11], body, (s[12], s[13]), s[14], path)
   return out[:, 0].astype(np.uint64) | (out[:, 1].astype(np.uint64) << np.uint64(32)), out[:, 2].copy()
 
 @pytest.mark.parametrize("signed", [False, True], ids=["u64", "i64"])

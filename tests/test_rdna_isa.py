@@ -34,6 +34,25 @@ def run(insts, out:np.ndarray, inp:np.ndarray|None=None, block=(32, 1, 1), grid=
   d = Dispatch(arch, img.ctypes.data, rsrc1, rsrc2 | (lds // 512) << 15, 0, user, tmpring, 0, block, grid, wave32, xcc)
   return run_dispatch(mem, d), img.ctypes.data
 
+def salu_rows(rows:np.ndarray, sdata, body:list, result, scc, path:str) -> np.ndarray:
+  """A scalar op per row: workgroup g loads row g of rows (n x 4 dwords) into the SGPRs sdata, runs body, then stores
+  (result lo, result hi, SCC as 0/1, 0x5a) as row g of the (n x 4) array returned; asserts the path it ran on."""
+  n = len(rows)
+  inp = aligned(16 * n, 256).view(np.uint32).reshape(n, 4)
+  inp[:] = rows
+  out = aligned(16 * n, 256).view(np.uint32).reshape(n, 4)
+  out[:] = 0xdeadbeef
+  code = [I.s_lshl_b32(s[16], s[2], 4),                                          # this workgroup's 16 bytes
+          I.s_add_u32(s[6], s[6], s[16]), I.s_addc_u32(s[7], s[7], 0), I.s_add_u32(s[4], s[4], s[16]), I.s_addc_u32(s[5], s[5], 0),
+          I.s_load_b128(sdata=sdata, sbase=s[6:7], offset=0), I.s_waitcnt(simm16=0), *body,
+          I.s_cselect_b32(scc, 1, 0),
+          I.v_mov_b32_e32(v[2], result[0]), I.v_mov_b32_e32(v[3], result[1]), I.v_mov_b32_e32(v[4], scc), I.v_mov_b32_e32(v[5], 0x5a),
+          I.v_mov_b32_e32(v[1], 0), I.global_store_b128(addr=v[1], data=v[2:5], saddr=s[4:5], offset=0), I.s_endpgm()]
+  stats, _ = run(kernel(*code), out, inp, grid=(n, 1, 1))
+  assert stats.native == (path == "native"), f"{path}: ran on the other path"
+  assert (out[:, 3] == 0x5a).all()
+  return out
+
 def tid_times4():
   return I.v_lshlrev_b32_e32(v[1], 2, v[0])
 
