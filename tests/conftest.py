@@ -9,20 +9,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # executor (tests/test_rdna_regressions.py's explicit renderer and interface names)
 SLOW = os.environ.get("MOCKGPU_SLOW") == "1"
 
-def board_configs(wave64:bool=True) -> list[str]:
+def board_configs() -> list[str]:
   """DEV for each AMD board other than the default one that mockgpu runs (mockgpu.boards): MOCKKFD+AMD:LLVM:gfx1201,
-  and with wave64 the CDNA boards gfx942 and gfx950."""
+  gfx942 and gfx950."""
   from mockgpu.boards import AMD_BOARDS, DEFAULT_AMD_BOARD
-  return [f"MOCKKFD+AMD:LLVM:{b.name}" for b in AMD_BOARDS.values() if (wave64 or not b.wave64) and b.name != DEFAULT_AMD_BOARD]
+  return [f"MOCKKFD+AMD:LLVM:{b.name}" for b in AMD_BOARDS.values() if b.name != DEFAULT_AMD_BOARD]
 
-def device_configs(boards:bool=False, cdna:bool=True) -> list[str]:
+def device_configs(boards:bool=False) -> list[str]:
   """The configurations the suites run on (MOCKGPU_TEST_DEVICES=comma list to narrow it, or to add boards to any
-  suite); with `boards`, also every other AMD board (board_configs; without `cdna`, not the wave64 CDNA boards) unless
-  MOCKGPU_TEST_DEVICES names the list. The smoke test runs on every board; the op suite on gfx1201, and on the CDNA
-  boards only when MOCKGPU_TEST_DEVICES names them (about 5 minutes a board at -n 2); the differential suite, the
-  slowest, only when asked."""
+  suite); with `boards`, also every other AMD board (board_configs) unless MOCKGPU_TEST_DEVICES names the list. The smoke test and the op suite run on every board; the differential suite,
+  the slowest, on the other boards only when asked."""
   if (chosen:=os.environ.get("MOCKGPU_TEST_DEVICES")) is not None: return [d for d in chosen.split(",") if d]
-  return [*CONFIGURATIONS, *(board_configs(wave64=cdna) if boards else [])]
+  return [*CONFIGURATIONS, *(board_configs() if boards else [])]
 
 def _native_launches(isa:str) -> int:
   from mockgpu import system

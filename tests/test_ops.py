@@ -1,5 +1,5 @@
-"""The op suite (tests/opcases.py) on every mock device configuration and every other AMD board mockgpu runs (gfx1201;
-gfx942 and gfx950 when MOCKGPU_TEST_DEVICES names them, e.g. MOCKGPU_TEST_DEVICES=MOCKKFD+AMD:LLVM:gfx942),
+"""The op suite (tests/opcases.py) on every mock device configuration and every other AMD board mockgpu runs (gfx1201,
+gfx942, gfx950; MOCKGPU_TEST_DEVICES=MOCKKFD+AMD:LLVM:gfx942 narrows it to one),
 each result compared with DEV=CPU, and every instruction of its kernels (RDNA, PTX) implemented, executed or not
 (instruction coverage, mockgpu/coverage.py)."""
 import numpy as np
@@ -25,7 +25,7 @@ def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
     np.testing.assert_allclose(got.astype(np.float64), w64, rtol=spec["rtol"], atol=atol, equal_nan=True,
                                err_msg=f"{what} ({spec['why']})")
 
-@pytest.mark.parametrize("dev", device_configs(boards=True, cdna=False))  # CDNA: MOCKGPU_TEST_DEVICES
+@pytest.mark.parametrize("dev", device_configs(boards=True))
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op(op_runners, dev, name):
   runner = op_runners(dev)
