@@ -17,8 +17,9 @@ def board_configs() -> list[str]:
 
 def device_configs(boards:bool=False) -> list[str]:
   """The configurations the suites run on (MOCKGPU_TEST_DEVICES=comma list to narrow it, or to add boards to any
-  suite); with `boards`, also every other AMD board (board_configs) unless MOCKGPU_TEST_DEVICES names the list. The smoke test and the op suite run on every board; the differential suite,
-  the slowest, on the other boards only when asked."""
+  suite); with `boards`, also every other AMD board (board_configs) unless MOCKGPU_TEST_DEVICES names the list. The
+  smoke test, the op suite and the differential suite (its programs, its JIT/multi-GPU part, and in the slow tier its
+  generated API cases) run on every board."""
   if (chosen:=os.environ.get("MOCKGPU_TEST_DEVICES")) is not None: return [d for d in chosen.split(",") if d]
   return [*CONFIGURATIONS, *(board_configs() if boards else [])]
 
@@ -113,7 +114,7 @@ def op_runners():
 def diff_runners():
   """The differential suite's workers (tests/diffcompare.py): DEV=CPU, the reference, and each configuration."""
   from diffcompare import Runner, reference_env
-  runners = {"CPU": Runner("CPU", reference_env()), **{dev: Runner(dev) for dev in device_configs()}}
+  runners = {"CPU": Runner("CPU", reference_env()), **{dev: Runner(dev) for dev in device_configs(boards=True)}}
   yield runners
   for r in runners.values(): r.close()
 

@@ -10,7 +10,7 @@ Inputs are whole numbers in float32, so every summation order gives the same flo
 """
 import json
 import pytest
-from conftest import run_tinygrad
+from conftest import run_tinygrad, board_configs
 from mockgpu.config import CONFIGURATIONS
 
 PROGRAM = r'''
@@ -67,7 +67,7 @@ res["device graph"] = Device[D].graph is not None
 print("RESULT " + json.dumps(res))
 '''
 
-@pytest.mark.parametrize("dev", CONFIGURATIONS + ("MOCKKFD+AMD",))
+@pytest.mark.parametrize("dev", [*CONFIGURATIONS, "MOCKKFD+AMD", *board_configs()])
 def test_jit_graphs_sharding_and_copies(dev):
   p = run_tinygrad(dev, PROGRAM, timeout=600)
   res = json.loads(next(l for l in p.stdout.splitlines() if l.startswith("RESULT "))[7:])
