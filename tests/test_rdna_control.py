@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 import numpy as np
 import pytest
-from tinygrad.renderer.amd.dsl import s, v, M0, EXEC_LO
+from tinygrad.renderer.amd.dsl import s, v, M0, EXEC_LO, NULL
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.errors import GPUPageFault, KernelTrap, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
@@ -221,3 +221,60 @@ def test_trap_stops_the_dispatch_naming_pc_and_id(path, monkeypatch):
   body = kernel(*setup(32), I.s_trap(simm16=0x105), *stores(32))  # the trap ID is SIMM16[7:0]
   with pytest.raises(KernelTrap, match=r"s_trap 5: the wave trapped \(trap ID 5\).* at PC 0x[0-9a-f]+"):
     (run_stepped if path == "stepper" else run_fast)(body, 32, grid=1)
+
+# *** the other families: RDNA4 (VOP1 and SOP1 forms, M0 from the workgroup ID in ttmp9) and CDNA (wave64, SOP1 only:
+# tinygrad's cdna tables have no v_movrel*; GFX9's M0 is operand 124) ***
+
+@pytest.mark.parametrize("path", ["numpy", "native"])
+def test_rdna4_relative_moves_and_jump(path, monkeypatch):
+  from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
+  from tinygrad.renderer.amd.dsl import ttmp
+  import test_rdna4
+  out = aligned(4 * 32 * 3 * GRID, 256).view(np.uint32)
+  body = test_rdna4.kernel(
+    I4.s_mul_i32(s[3], ttmp[9], 3 * 128), I4.v_lshlrev_b32_e32(v[1], 2, v[0]), I4.v_add_nc_u32_e32(v[1], s[3], v[1]),
+    *[I4.v_add_nc_u32_e32(v[2 + k], 100 * k, v[0]) for k in range(3)], I4.s_mov_b32(M0, ttmp[9]),
+    I4.v_movrels_b32_e32(v[5], v[2]),                                                 # v5 = v[2 + wg]
+    I4.s_add_co_u32(s[12], ttmp[9], 7), I4.s_movreld_b32(s[20], s[12]), I4.s_mov_b32(s[30], 0), I4.s_mov_b32(s[31], 0),
+    I4.s_movrels_b32(s[13], s[20]), I4.v_mov_b32_e32(v[6], s[13]),                    # s[20 + wg] = wg + 7, read back
+    I4.s_getpc_b64(s[8:9]), I4.s_add_co_u32(s[8], s[8], 20), I4.s_add_co_ci_u32(s[9], s[9], 0), I4.s_setpc_b64(ssrc0=s[8:9]),
+    I4.v_mov_b32_e32(v[6], 0xdead),                                                   # jumped over (8 bytes)
+    I4.v_mov_b32_e32(v[7], v[5]),
+    *[I4.global_store_b32(vaddr=v[1:2], vsrc=v[5 + k], saddr=s[4:5], ioffset=128 * k) for k in range(3)], I4.s_endpgm(),
+    I4.s_code_end())
+  test_rdna4.run(body, out, path=path, monkeypatch=monkeypatch, grid=(GRID, 1, 1), rsrc1=RSRC1)
+  got = out.reshape(GRID, 3, 32)
+  for g in range(GRID):
+    np.testing.assert_array_equal(got[g, 0], np.arange(32) + 100 * g)
+    np.testing.assert_array_equal(got[g, 1], np.full(32, g + 7))
+    np.testing.assert_array_equal(got[g, 2], np.arange(32) + 100 * g)
+
+class Undecodable:
+  """A word no GFX9 format decodes: it ends the sweep of code after s_endpgm, as s_code_end does on gfx10+ (gfx9 has
+  none)."""
+  def to_bytes(self) -> bytes: return (0xffffffff).to_bytes(4, "little")
+
+@pytest.mark.parametrize("family", ["cdna3", "cdna4"])
+@pytest.mark.parametrize("path", ["numpy", "native"])
+def test_cdna_scalar_relative_moves_jump_and_trap(family, path, monkeypatch):
+  from tinygrad.runtime.autogen.amd.cdna import ins as I9
+  import test_cdna_exec as cx
+  m0 = NULL  # GFX9's M0 is operand 124, the DSL's NULL
+  out = aligned(4 * 64 * 2 * GRID, 256).view(np.uint32)
+  body = cx.kernel(
+    I9.s_mul_i32(s[3], s[2], 2 * 256), I9.v_add_u32_e32(v[1], s[3], v[1]), I9.s_mov_b32(m0, s[2]),
+    *[I9.s_add_u32(s[12 + k], s[2], 1000 + 10 * k) for k in range(4)],
+    I9.s_movrels_b32(s[10], s[12]), I9.v_mov_b32_e32(v[2], s[10]),                   # s[12 + wg]
+    I9.s_mov_b32(s[20], 0x1234), I9.s_mov_b32(s[21], 0x5678), I9.s_movreld_b64(s[12:13], s[20:21]),
+    I9.s_getpc_b64(s[8:9]), I9.s_add_u32(s[8], s[8], 20), I9.s_addc_u32(s[9], s[9], 0), I9.s_setpc_b64(ssrc0=s[8:9]),
+    I9.s_mov_b32(s[14], 0xdead),                                                     # jumped over (8 bytes)
+    I9.v_mov_b32_e32(v[3], s[14]), *cx.store(v[2], 0), *cx.store(v[3], 1), I9.s_endpgm(), Undecodable())
+  cx.run(body, out, path=path, monkeypatch=monkeypatch, family=family, grid=(GRID, 1, 1), rsrc1=RSRC1)
+  got = out.reshape(GRID, 2, 64)
+  for g in range(GRID):
+    regs = {12 + k: g + 1000 + 10 * k for k in range(4)}
+    np.testing.assert_array_equal(got[g, 0], np.full(64, regs[12 + g]))
+    regs[12 + g], regs[13 + g] = 0x1234, 0x5678                                      # the pair s[12 + wg : 13 + wg]
+    np.testing.assert_array_equal(got[g, 1], np.full(64, regs[14]))
+  with pytest.raises(KernelTrap, match=r"s_trap 3: the wave trapped \(trap ID 3\)"):
+    cx.run(cx.kernel(I9.s_trap(simm16=3), I9.s_endpgm()), out, path=path, monkeypatch=monkeypatch, family=family)

@@ -456,14 +456,15 @@ def _vmovrel(n:str, d:int, src0:Reg, lit) -> MovRel:
   dst_rel, src_rel, swap = VMOVREL[n]
   name = f"v_{n.lower()}"
   if src_rel is None: return MovRel(name, True, d, dst_rel, Src(src0.offset, lit), None, None, 256)
-  return MovRel(name, True, d, dst_rel, None, _vgpr(src0, name), src_rel, 256, swap=swap)
+  if src0.offset < 256: raise Unsupported(f"{INVALID}{describe(src0)} where {name} needs a VGPR (its source is a register index)")
+  return MovRel(name, True, d, dst_rel, None, src0.offset - 256, src_rel, 256, swap=swap)
 
 def _smovrel(n:str, d:int, src0:int, lit, sem) -> MovRel:
   """s_movrel*: the indexes reach the SGPR file (sem.SGPRS), not VCC, M0, EXEC or the trap temporaries."""
   dst_rel, src_rel = SMOVREL[n]
   ndw = 2 if n.endswith("_B64") else 1
   if src_rel is None: return MovRel(f"s_{n.lower()}", False, d, dst_rel, Src(src0, lit), None, None, sem.SGPRS, ndw)
-  if Src(src0).sgpr is None: raise Unsupported(f"{describe(Reg(src0))} where s_{n.lower()} needs an SGPR")
+  if Src(src0).sgpr is None: raise Unsupported(f"{INVALID}{describe(Reg(src0))} where s_{n.lower()} needs an SGPR (its source is a register index)")
   return MovRel(f"s_{n.lower()}", False, d, dst_rel, None, src0, src_rel, sem.SGPRS, ndw)
 
 def _vgpr(r:Reg, what:str) -> int:
