@@ -278,3 +278,13 @@ def test_cdna_scalar_relative_moves_jump_and_trap(family, path, monkeypatch):
     np.testing.assert_array_equal(got[g, 1], np.full(64, regs[14]))
   with pytest.raises(KernelTrap, match=r"s_trap 3: the wave trapped \(trap ID 3\)"):
     cx.run(cx.kernel(I9.s_trap(simm16=3), I9.s_endpgm()), out, path=path, monkeypatch=monkeypatch, family=family)
+
+@pytest.mark.parametrize("path", ["numpy", "native"])
+def test_rdna4_trap_id_is_simm16_3_0(path, monkeypatch):
+  """gfx12's s_trap: TrapID = SIMM16[3:0] (RDNA3: [7:0])."""
+  from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
+  import test_rdna4
+  out = aligned(4 * 32, 256).view(np.uint32)
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
+  with pytest.raises(KernelTrap, match=r"s_trap 5: the wave trapped \(trap ID 5\)"):
+    test_rdna4.run(test_rdna4.kernel(I4.s_trap(simm16=0x15), I4.s_endpgm()), out)

@@ -6,15 +6,12 @@ import numpy as np
 from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, vw
 from mockgpu.compiler.rdna.faults import relative_error, jump_error, trap_error  # noqa: F401 (trap_error: the translated code raises it)
 
-def relative(st, base:int, m0, field:tuple[int, int]|None, ndw:int, limit:int, pc:int, name:str) -> np.ndarray:
+def relative(st, base:int, m0, field:tuple[int, int], ndw:int, limit:int, pc:int, name:str) -> np.ndarray:
   """Per wave, the register index base plus the M0 field (shift, bits) (uint32 arithmetic, as the pseudocode's
   `addr += M0.u32[...]`), checked: an index whose ndw registers reach past limit raises."""
-  m0 = np.asarray(m0, u32)
-  if field is None: idx = np.full(m0.shape, base, np.int64)
-  else:
-    shift, bits = field
-    idx = ((m0 >> u32(shift)) & u32((1 << bits) - 1) if bits < 32 else m0).astype(u32)
-    idx = (idx + u32(base)).astype(np.int64)  # wraps in uint32 first
+  m0, (shift, bits) = np.asarray(m0, u32), field
+  idx = ((m0 >> u32(shift)) & u32((1 << bits) - 1) if bits < 32 else m0).astype(u32)
+  idx = (idx + u32(base)).astype(np.int64)  # wraps in uint32 first
   bad = idx + ndw > limit
   if bad.any(): raise relative_error(name, st.pgm, pc, int(idx[bad][0]), limit)
   return idx

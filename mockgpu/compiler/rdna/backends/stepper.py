@@ -331,12 +331,10 @@ class Stepper(Reads):
     self.state.done, self.next_pc = True, self.pc
 
   # *** M0-relative moves, computed jumps, traps ***
-  def rel_index(self, op:ops.MovRel, base:int, field:tuple[int, int]|None) -> int:
+  def rel_index(self, op:ops.MovRel, base:int, field:tuple[int, int]) -> int:
     """base plus the M0 field (shift, bits), in uint32 as the pseudocode adds; past the reachable registers it raises."""
-    idx = base
-    if field is not None:
-      shift, bits = field
-      idx = (base + (int(self.state.sgpr[M0]) >> shift & ((1 << bits) - 1))) & 0xffffffff
+    shift, bits = field
+    idx = (base + (int(self.state.sgpr[M0]) >> shift & ((1 << bits) - 1))) & 0xffffffff
     limit = self.vgprs if op.vgpr else op.limit
     if idx + op.ndw > limit: raise relative_error(op.name, self.pgm, self.pc, idx, limit)
     return idx
