@@ -3,11 +3,12 @@ and C paths (rdna_path: the [native] variant asserts C ran) and on the reference
 here from the manual's pseudocode (str_pcode). M0 differs per wave (it is the workgroup ID), so the numpy path's
 gathers, scatters and jump tables are exercised across waves of one group."""
 from __future__ import annotations
-import struct
+import contextlib, struct
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, M0, EXEC_LO, NULL
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
+from mockgpu import system
 from mockgpu.errors import GPUPageFault, KernelTrap, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
@@ -52,6 +53,15 @@ def run_stepped(insts, lanes:int, grid:int=GRID) -> np.ndarray:
     first = first or st
     st.run()
   return out.reshape(grid, NREG, lanes)
+
+@contextlib.contextmanager
+def on(path:str, monkeypatch, arch:str="rdna3"):
+  """Run the body on a path (numpy, native: C from the first dispatch, or stepper: executor.stepper) and check that a
+  launch was handed to C exactly on the native path (counted before C runs, so a C run that raises counts)."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
+  before = system.stats[f"{arch}.native_launches"]
+  yield run_stepped if path == "stepper" else run_fast
+  assert (system.stats[f"{arch}.native_launches"] > before) == (path == "native"), f"{path}: ran on another path"
 
 def initial(lanes:int) -> list[np.ndarray]:
   return [np.arange(lanes, dtype=np.uint64) + 100 * k for k in range(NREG)]
@@ -150,11 +160,10 @@ BOUNDS = [(I.v_movrels_b32_e32(v[7], v[2]), 14, 16, "v_movrels_b32"),   # v[2 + 
 @pytest.mark.parametrize("inst, m0, limit, name", BOUNDS)
 @pytest.mark.parametrize("path", ["numpy", "native", "stepper"])
 def test_relative_index_past_the_registers_raises(inst, m0, limit, name, path, monkeypatch):
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
   body = kernel(*setup(32), I.s_add_u32(M0, s[2], m0), inst, *stores(32))
   index = {"v_movrels_b32": m0 + 2, "s_movreld_b32": 100 + m0, "s_movrels_b64": 104 + m0}[name]
-  with pytest.raises(UnsupportedInstruction, match=rf"{name}: M0-relative register index {index} is past the {limit} registers .* at PC 0x"):
-    (run_stepped if path == "stepper" else run_fast)(body, 32, grid=1)
+  with on(path, monkeypatch) as go, pytest.raises(UnsupportedInstruction, match=rf"{name}: M0-relative register index {index} is past the {limit} registers .* at PC 0x"):
+    go(body, 32, grid=1)
 
 # *** computed program counters ***
 
@@ -205,22 +214,19 @@ def bad_jump_kernel(offset:int) -> list:
 def test_jump_to_no_instruction_raises(path, monkeypatch):
   """Into the middle of an instruction (s_add_u32's literal): named, with the target; outside every mapping: the
   instruction-fetch fault of a kernel entry outside memory."""
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
-  go = run_stepped if path == "stepper" else run_fast
-  with pytest.raises(UnsupportedInstruction, match=r"s_setpc_b64: computed jump to 0x[0-9a-f]+ \(kernel offset \+0x[0-9a-f]+\), "
+  with on(path, monkeypatch) as go, pytest.raises(UnsupportedInstruction, match=r"s_setpc_b64: computed jump to 0x[0-9a-f]+ \(kernel offset \+0x[0-9a-f]+\), "
                                                   r"which is not an instruction of the decoded program at PC 0x"):
     go(bad_jump_kernel(2), 32, grid=1)
-  with pytest.raises(GPUPageFault, match=r"instruction fetch at PC 0x[0-9a-f]+, the target of s_setpc_b64 at PC 0x"):
+  with on(path, monkeypatch) as go, pytest.raises(GPUPageFault, match=r"instruction fetch at PC 0x[0-9a-f]+, the target of s_setpc_b64 at PC 0x"):
     go(bad_jump_kernel(1 << 30), 32, grid=1)
 
 # *** s_trap ***
 
 @pytest.mark.parametrize("path", ["numpy", "native", "stepper"])
 def test_trap_stops_the_dispatch_naming_pc_and_id(path, monkeypatch):
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
   body = kernel(*setup(32), I.s_trap(simm16=0x105), *stores(32))  # the trap ID is SIMM16[7:0]
-  with pytest.raises(KernelTrap, match=r"s_trap 5: the wave trapped \(trap ID 5\).* at PC 0x[0-9a-f]+"):
-    (run_stepped if path == "stepper" else run_fast)(body, 32, grid=1)
+  with on(path, monkeypatch) as go, pytest.raises(KernelTrap, match=r"s_trap 5: the wave trapped \(trap ID 5\).* at PC 0x[0-9a-f]+"):
+    go(body, 32, grid=1)
 
 # *** the other families: RDNA4 (VOP1 and SOP1 forms, M0 from the workgroup ID in ttmp9) and CDNA (wave64, SOP1 only:
 # tinygrad's cdna tables have no v_movrel*; GFX9's M0 is operand 124) ***
@@ -285,6 +291,24 @@ def test_rdna4_trap_id_is_simm16_3_0(path, monkeypatch):
   from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
   import test_rdna4
   out = aligned(4 * 32, 256).view(np.uint32)
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
-  with pytest.raises(KernelTrap, match=r"s_trap 5: the wave trapped \(trap ID 5\)"):
+  with on(path, monkeypatch, "rdna4"), pytest.raises(KernelTrap, match=r"s_trap 5: the wave trapped \(trap ID 5\)"):
     test_rdna4.run(test_rdna4.kernel(I4.s_trap(simm16=0x15), I4.s_endpgm()), out)
+
+@pytest.mark.parametrize("path", ["numpy", "native", "stepper"])
+def test_getpc_and_return_addresses(path, monkeypatch):
+  """s_getpc_b64: D = PC + 4 (the next instruction's address); s_swappc_b64 and s_call_b64: D = PC + 4 too (the
+  return address), the target read before D is written (s_swappc names one pair as both)."""
+  head = kernel(*setup(32))
+  getpc = len(b"".join(i.to_bytes() for i in head))
+  body = head + [I.s_getpc_b64(s[8:9]), I.s_add_u32(s[8], s[8], 8), I.s_addc_u32(s[9], s[9], 0),
+                 I.s_swappc_b64(s[8:9], s[8:9]),                      # to the next instruction; s[8:9] = its address
+                 I.s_call_b64(s[10:11], simm16=0),                   # to the next instruction; s[10:11] = its address
+                 *[I.v_mov_b32_e32(v[2 + k], s[8 + k]) for k in range(4)], *stores(32)]
+  out = aligned(4 * 32 * NREG, 256).view(np.uint32)
+  mem, d = dispatch(body, out, 32, grid=1)
+  with on(path, monkeypatch):
+    if path == "stepper": executor.stepper(mem, d).run()
+    else: run_dispatch(mem, d)
+  got = out.reshape(NREG, 32)[:4, 0].astype(np.uint64)
+  swappc = d.pgm_addr + getpc + 4 + 4 + 4  # s_getpc, s_add (inline 8), s_addc
+  assert got[0] | got[1] << 32 == swappc + 4 and got[2] | got[3] << 32 == swappc + 8
