@@ -21,6 +21,12 @@ class InvalidInstruction(UnsupportedInstruction):
   file): not a gap of the mock, hardware raises an illegal-instruction exception. Names the word, its PC and the kernel.
   A subclass of UnsupportedInstruction, as the PTX front end's InvalidPTX is, so callers of either see it."""
 
+class KernelTrap(MockGPUError):
+  """A kernel executed a trap instruction (PTX `trap`, RDNA `s_trap`) with no debugger attached: the launch stops. On
+  AMD the trap handler KFD installs reports it to the runtime as a queue error, as a page fault is reported (the
+  queue stops; tinygrad sees the device's exception event). Names the kernel, the instruction and its PC or PTX
+  line, and on AMD the trap ID."""
+
 class InstructionBudgetExceeded(MockGPUError):
   """A kernel ran past the configured instruction budget (MOCKGPU_BUDGET): it probably never ends."""
 

@@ -19,6 +19,8 @@ def opcodes() -> list[tuple[str, enum.Enum]]:
 # ops whose encoding needs VGPR operands (an SGPR placeholder is an operand error, not a missing opcode)
 VGPR_ONLY = {"V_SWAP_B16_E32": (v[0], v[1]), "V_SWAP_B32_E32": (v[0], v[1]), "V_PERMLANE64_B32_E32": (v[0], v[1]),
              "V_PERMLANE16_B32": (v[0], v[1], s[0], s[1]), "V_PERMLANEX16_B32": (v[0], v[1], s[0], s[1]),
+             **{f"V_{k}_{e}": (v[0], v[1]) for k in ("MOVRELS_B32", "MOVRELSD_B32", "MOVRELSD_2_B32", "SWAPREL_B32") for e in ("E32", "E64")
+                if not (k == "SWAPREL_B32" and e == "E64")},
              **{f"V_WMMA_{k}": (v[0:7], v[8:15], v[16:23], v[0:7]) for k in
                 ("F32_16X16X16_F16", "F32_16X16X16_BF16", "F16_16X16X16_F16", "BF16_16X16X16_BF16")},
              **{f"V_WMMA_I32_16X16X16_{k}": (v[0:7], v[8:9 + n], v[12:13 + n], v[0:7]) for k, n in (("IU8", 2), ("IU4", 0))}}

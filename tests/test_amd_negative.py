@@ -86,3 +86,23 @@ fresh_op("AMD:1")
   va = next(l for l in out if l.startswith("VA ")).split()[1]
   assert kind == "RuntimeError" and msg.startswith(f"MMU fault: {va} ") and "NotPresent=1" in msg
   assert fresh == "FRESH True"
+
+def test_s_trap_is_a_queue_error_naming_kernel_pc_and_trap_id():
+  """s_trap with no debugger attached: KFD's trap handler reports the wave's trap as a queue error, as a page fault is
+  reported: the queue stops, tinygrad's wait sees the hardware-exception event, and the named error (kernel, PC, trap
+  ID) is what the queue stopped with (mockgpu's log)."""
+  p = run_tinygrad("MOCK+AMD", SETUP + """
+a = Tensor.ones(64).contiguous().realize()
+assert (a + 1).tolist()[0] == 2
+prg = [p for p in gc.get_objects() if isinstance(p, AMDProgram) and p.dev is dev and p.name.startswith("E_")][-1]
+ctypes.c_uint32.from_address(prg.prog_addr).value = 0xbf900007  # s_trap 7 at the kernel's entry
+print("KERNEL", prg.name, f"0x{prg.prog_addr:x}")
+report(lambda: (a + 1).tolist())
+fresh_op("AMD:1")
+""", env={"MOCKGPU_COUNT": "2", "HCQDEV_WAIT_TIMEOUT_MS": "5000"})
+  lines = p.stdout.splitlines()
+  kind, _, msg = next(l for l in lines if l.startswith("ERROR ")).split(" ", 1)[1].partition(" | ")
+  _, name, pc = next(l for l in lines if l.startswith("KERNEL ")).split()
+  assert kind == "RuntimeError" and msg.startswith("HW fault: "), msg
+  assert "stopped: s_trap 7: the wave trapped (trap ID 7)" in p.stderr and f"at PC {pc} in kernel {name}" in p.stderr, p.stderr[-3000:]
+  assert "FRESH True" in lines

@@ -37,7 +37,8 @@ def unimplemented(n:int) -> list:
   of coverage.py), or a skip once the ISA is implemented that far."""
   from mockgpu.compiler.rdna.backends import numpy as translate
   tr = translate.Translator([], False, False)
-  found = [i for i in (I.s_movrels_b32(s[9], s[1]), I.s_movreld_b32(s[9], s[1]), I.s_movrels_b64(s[8:9], s[2:3]))
+  found = [i for i in (I.s_buffer_load_b32(sdata=s[9], sbase=s[0:3], offset=0), I.s_buffer_load_b64(sdata=s[8:9], sbase=s[0:3], offset=0),
+                       I.s_atc_probe(sdata=s[0], sbase=s[0:1], offset=0))
            if not rdna_coverage.implemented(tr, i, translate.Unsupported)]
   if len(found) < n: pytest.skip(f"fewer than {n} of the candidate instructions are unimplemented now: pick others")
   return found[:n]
@@ -48,7 +49,7 @@ def test_rdna_kernel_marks_unimplemented_and_numpy_only(cov, monkeypatch, capsys
   name = missing.op_name
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "1")  # C from the first dispatch, where it covers the kernel
   readlane = I.v_readlane_b32(s[8], v[0], 5)
-  body = [tid_times4(), readlane, I.v_mov_b32_e32(v[2], s[8]), I.s_cmp_eq_u32(s[0], s[0]), I.s_cbranch_scc1(simm16=1), missing,
+  body = [tid_times4(), readlane, I.v_mov_b32_e32(v[2], s[8]), I.s_cmp_eq_u32(s[0], s[0]), I.s_cbranch_scc1(simm16=missing.size() // 4), missing,
           store(v[2]), I.s_endpgm()]
   out = aligned(4 * 32, 256).view(np.uint32)
   for _ in range(2): run(kernel(*body), out)  # one record per (kernel, path) and process

@@ -111,8 +111,8 @@ def test_not_executed_names_are_instructions_with_a_reason():
 
 @pytest.mark.parametrize("inst, err, words", [
   (I.s_add_f32(s[12], s[12], s[12]), "InvalidInstruction", "RDNA3.5"),
-  (I.s_setpc_b64(s[12:13]), "UnsupportedInstruction", "static branch targets"),
-  (I.v_movrels_b32_e32(v[4], v[2]), "UnsupportedInstruction", "M0-relative")])
+  (I.s_rfe_b64(ssrc0=s[12:13]), "UnsupportedInstruction", "no trap handler runs here"),
+  (I.s_sethalt(simm16=1), "UnsupportedInstruction", "debugger state")])
 def test_a_not_executed_instruction_raises_its_reason(inst, err, words, monkeypatch):
   from mockgpu import errors
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")

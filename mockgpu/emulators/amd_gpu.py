@@ -8,7 +8,7 @@ runtime maps or unmaps, and freed VRAM is returned to the host by punching holes
 from __future__ import annotations
 import ctypes, errno, functools, importlib, logging, mmap, os, time, weakref
 from mockgpu.memory import AddressSpace
-from mockgpu.errors import GPUPageFault, PacketError, Unmodelled
+from mockgpu.errors import GPUPageFault, KernelTrap, PacketError, Unmodelled
 from mockgpu import events, system
 
 log = logging.getLogger("mockgpu")
@@ -201,7 +201,7 @@ class RingQueue:
   def step(self) -> bool:
     if self.error is not None: return False  # a faulted queue stays stopped, like a hung hardware queue
     try: return self._process()
-    except GPUPageFault as e:
+    except (GPUPageFault, KernelTrap) as e:  # reported through the driver's exception events, as hardware reports them
       self._stop(e)
       return False
     except Exception as e:

@@ -18,8 +18,9 @@ UNTESTABLE = [
   (r"S_SENDMSG_RTN_B(32|64)", "returns a message-bus value (no modelled source)"),
   (r"S_(GETREG|SETREG|SETREG_IMM32)_B32", "reads or writes hardware registers (HW_REGISTERS)"),
   (r"S_WAITCNT_.*|S_VERSION|S_SUBVECTOR_LOOP_.*", "no data result (a wait, a version tag, a loop marker)"),
-  (r"S_MOVREL.*|V_MOVREL.*|V_SWAPREL_B32.*", "M0-relative register addressing: this harness does not model a whole "
-                                              "register file as relative moves need"),
+  (r"S_MOVREL.*|V_MOVREL.*|V_SWAPREL_B32.*", "M0-relative register addressing: the index is the encoded register "
+   "number plus M0, and this harness's evaluator reads named operands, not a register file indexed at run time (its M0 "
+   "is 0); tests/test_rdna_control.py checks these against the pseudocode with M0 different per wave"),
   (r"V_PERMLANE(16|X16|64)_B32.*", "cross-lane within a row of 16 (wave64: across the halves): the pseudocode reads "
    "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_more.py "
    "checks these against the manual's loop with the FI/BOUND_CTRL rule"),

@@ -13,7 +13,9 @@ from tinygrad.renderer.amd.dsl import Inst, Reg
 MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
 BRANCHES = {"S_BRANCH", "S_CBRANCH_SCC0", "S_CBRANCH_SCC1", "S_CBRANCH_VCCZ", "S_CBRANCH_VCCNZ", "S_CBRANCH_EXECZ",
             "S_CBRANCH_EXECNZ"}
-ENDS = {"S_ENDPGM", "S_ENDPGM_SAVED", "S_SETPC_B64", "S_SWAPPC_B64", "S_RFE_B64", "S_CODE_END", "S_TRAP", "S_SETHALT"}
+ENDS = {"S_ENDPGM", "S_ENDPGM_SAVED", "S_SETPC_B64", "S_RFE_B64", "S_CODE_END", "S_TRAP", "S_SETHALT"}
+CALLS = {"S_CALL_B64"}                       # a static target; the next instruction is where the callee returns
+COMPUTED = {"S_SETPC_B64", "S_SWAPPC_B64"}   # a target known only at run time (s_swappc returns to the next instruction)
 BARRIERS = {"S_BARRIER", "S_BARRIER_WAIT"}  # where a wave waits for its workgroup (RDNA4 splits s_barrier in two)
 
 # the start of the message of an instruction the ISA does not define: both paths raise InvalidInstruction for it
@@ -100,30 +102,49 @@ def _dpp8(inst:Inst, data:bytes) -> Inst:
   return inst if variant is None else variant.from_bytes(data)
 
 def walk(code:bytes, arch:str) -> dict[int, Inst|Bad]:
-  """Every instruction reachable from offset 0, by offset."""
+  """Every instruction reachable from offset 0, by offset. A kernel with a computed jump (s_setpc_b64, s_swappc_b64)
+  may reach code no static path does (a subroutine after s_endpgm): its code is also swept linearly past each path's
+  end, up to s_code_end (the padding the assembler puts after the last function) or a word that does not decode."""
   insts:dict[int, Inst|Bad] = {}
-  todo = [0]
+  ends = _paths(code, arch, insts, [0], sweep=False)
+  if computed(insts): _paths(code, arch, insts, ends, sweep=True)
+  return insts
+
+def _paths(code:bytes, arch:str, insts:dict, todo:list[int], sweep:bool) -> list[int]:
+  """Decode every path from the offsets todo into insts; returns the offsets after the instructions that end a path.
+  Sweeping, a path goes on past its end and stops before s_code_end or a word that does not decode."""
+  ends:list[int] = []
   while todo:
     pc = todo.pop()
     while pc not in insts:
-      inst = insts[pc] = _decode(code, pc, arch)
+      inst = _decode(code, pc, arch)
+      if sweep and (isinstance(inst, Bad) or op_name(inst) == "S_CODE_END"): break
+      insts[pc] = inst
       if isinstance(inst, Bad): break
       name = op_name(inst)
-      if name in BRANCHES: todo.append(branch_target(pc, inst))
-      if name in ENDS or name == "S_BRANCH": break
+      if name in BRANCHES or name in CALLS: todo.append(branch_target(pc, inst))
+      if not sweep and (name in ENDS or name == "S_BRANCH"):
+        ends.append(pc + inst.size())
+        break
       pc += inst.size()
-  return insts
+  return ends
 
 def extent(insts:dict[int, Inst|Bad]) -> int:
   return max(pc + (4 if isinstance(i, Bad) else i.size()) for pc, i in insts.items())
 
+def computed(insts:dict[int, Inst|Bad]) -> bool:
+  """Whether the code has a computed jump: the translators then make every instruction a block (a jump target)."""
+  return any(not isinstance(i, Bad) and op_name(i) in COMPUTED for i in insts.values())
+
 def blocks(insts:dict[int, Inst|Bad]) -> list[Block]:
-  """Basic blocks in address order. A block ends at a branch, s_endpgm, s_barrier, a bad word or before a target."""
+  """Basic blocks in address order. A block ends at a branch, a call, s_endpgm, s_barrier, a bad word or before a
+  target; in code with a computed jump every instruction is a block."""
   leaders = {0}
+  if computed(insts): leaders |= set(insts)  # a computed target may be any instruction: each is a block of its own
   for pc, inst in insts.items():
     if isinstance(inst, Bad): continue
     name = op_name(inst)
-    if name in BRANCHES: leaders |= {branch_target(pc, inst), pc + inst.size()}
+    if name in BRANCHES or name in CALLS: leaders |= {branch_target(pc, inst), pc + inst.size()}
     elif name in ENDS or name in BARRIERS: leaders.add(pc + inst.size())
   out:list[Block] = []
   expected = -1

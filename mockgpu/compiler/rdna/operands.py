@@ -233,6 +233,43 @@ class Branch:
   fallthrough:int
 
 @dataclass
+class Jump:
+  """A computed or saved program counter: s_setpc_b64 (the target address in `target`, a 64-bit source), s_swappc_b64
+  (and the return address, the next instruction's, into the SGPR pair `link`), s_call_b64 (the static target `offset`
+  and a link). ret: the byte offset of the next instruction."""
+  name:str
+  target:Src|None       # the source holding the target address; None: the static offset
+  link:int|None         # the SGPR pair receiving the return address, or None
+  ret:int
+  offset:int|None = None
+
+@dataclass
+class Trap:
+  """s_trap: the wave enters the trap handler KFD installs, which reports the trap to the runtime as a queue error."""
+  trap_id:int
+
+# M0 bit fields an M0-relative move adds to an encoded register index: (shift, bits)
+M0_ALL, M0_SRC, M0_DST = (0, 32), (0, 10), (16, 10)
+
+@dataclass
+class MovRel:
+  """An M0-relative move (v_movrel*/v_swaprel_b32 over the VGPRs, s_movrel* over the SGPRs): the destination register
+  dst, plus the M0 field dst_rel when it is relative, gets either the value of the operand src (movreld) or register
+  src_reg plus the M0 field src_rel; swap exchanges the two registers (v_swaprel_b32). ndw: 1, or 2 for the _b64
+  forms (a pair from the relative index). limit: the registers a relative index may reach (SGPRs: the family's file;
+  VGPRs: 256, narrowed at run time to the wave's allocation). name: for error messages."""
+  name:str
+  vgpr:bool
+  dst:int
+  dst_rel:tuple[int, int]|None
+  src:Src|None
+  src_reg:int|None
+  src_rel:tuple[int, int]|None
+  limit:int
+  ndw:int = 1
+  swap:bool = False
+
+@dataclass
 class End: pass
 @dataclass
 class Barrier: pass
@@ -396,6 +433,9 @@ def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   n, lit = strip(name), literal(inst)
   if n in ("READFIRSTLANE_B32", "SWAP_B32", "SWAP_B16") and dpp is not None: raise Unsupported("DPP on this op")
   if n == "READFIRSTLANE_B32": return _readfirstlane(inst, lit)
+  if n in VMOVREL:
+    if dpp is not None: raise Unsupported("DPP on this op")
+    return _vmovrel(n, inst.vdst.offset - 256, inst.src0, lit)
   if n == "SWAP_B32": return Swap(inst.src0.offset - 256, inst.vdst.offset - 256)
   if n == "PERMLANE64_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
@@ -405,6 +445,27 @@ def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
     if r.offset < 256: raise Unsupported(f"{describe(r)} where v_swap_b16 needs a VGPR")
     return Swap(r.offset - 256, d, (bool(opsel & 1), bool(opsel & 8)))
   return _e32(n, inst.vdst.offset - 256, [inst.src0], lit, sem, dpp, mods)
+
+# VGPR M0-relative moves: name -> (destination M0 field, source M0 field or None for a plain operand, swap)
+VMOVREL = {"MOVRELD_B32": (M0_ALL, None, False), "MOVRELS_B32": (None, M0_ALL, False), "MOVRELSD_B32": (M0_ALL, M0_ALL, False),
+           "MOVRELSD_2_B32": (M0_DST, M0_SRC, False), "SWAPREL_B32": (M0_DST, M0_SRC, True)}
+SMOVREL = {"MOVRELD_B32": (M0_ALL, None), "MOVRELD_B64": (M0_ALL, None), "MOVRELS_B32": (None, M0_ALL),
+           "MOVRELS_B64": (None, M0_ALL), "MOVRELSD_2_B32": (M0_DST, M0_SRC)}
+
+def _vmovrel(n:str, d:int, src0:Reg, lit) -> MovRel:
+  dst_rel, src_rel, swap = VMOVREL[n]
+  name = f"v_{n.lower()}"
+  if src_rel is None: return MovRel(name, True, d, dst_rel, Src(src0.offset, lit), None, None, 256)
+  if src0.offset < 256: raise Unsupported(f"{INVALID}{describe(src0)} where {name} needs a VGPR (its source is a register index)")
+  return MovRel(name, True, d, dst_rel, None, src0.offset - 256, src_rel, 256, swap=swap)
+
+def _smovrel(n:str, d:int, src0:int, lit, sem) -> MovRel:
+  """s_movrel*: the indexes reach the SGPR file (sem.SGPRS), not VCC, M0, EXEC or the trap temporaries."""
+  dst_rel, src_rel = SMOVREL[n]
+  ndw = 2 if n.endswith("_B64") else 1
+  if src_rel is None: return MovRel(f"s_{n.lower()}", False, d, dst_rel, Src(src0, lit), None, None, sem.SGPRS, ndw)
+  if Src(src0).sgpr is None: raise Unsupported(f"{INVALID}{describe(Reg(src0))} where s_{n.lower()} needs an SGPR (its source is a register index)")
+  return MovRel(f"s_{n.lower()}", False, d, dst_rel, None, src0, src_rel, sem.SGPRS, ndw)
 
 def _vgpr(r:Reg, what:str) -> int:
   if r.offset < 256: raise Unsupported(f"{describe(r)} where {what} needs a VGPR")
@@ -462,6 +523,9 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
     if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None:
       raise Unsupported("modifiers on a scalar-result VALU op")
     return _salu(n, inst.vdst.offset, [Src(regs[0], lit)], sem)
+  if n in VMOVREL:
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None: raise Unsupported("modifiers on this op")
+    return _vmovrel(n, inst.vdst.offset - 256, inst.src0, lit)
   if n in VOP3_WHOLE:
     if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None: raise Unsupported("modifiers on this op")
     if n == "READFIRSTLANE_B32": return _readfirstlane(inst, lit)
@@ -659,7 +723,9 @@ def dpp8_lanes(sels, wave:int) -> np.ndarray:
 
 def _sop1(inst, name, pc, sem):
   n, lit, d = strip(name), literal(inst), inst.sdst.offset
-  if n in ("SETPC_B64", "SWAPPC_B64", "RFE_B64"): raise Unsupported("indirect branches are not implemented")
+  if n in ("SETPC_B64", "SWAPPC_B64"):
+    return Jump(f"s_{n.lower()}", Src(inst.ssrc0.offset, lit), d if n == "SWAPPC_B64" else None, pc + inst.size())
+  if n in SMOVREL: return _smovrel(n, d, inst.ssrc0.offset, lit, sem)
   if name == "S_BARRIER_SIGNAL":  # the wait (s_barrier_wait) does the work: a signalled wave still holds the others
     if inst.ssrc0.offset != INLINE_MINUS_ONE:
       raise Unsupported("a barrier ID other than the workgroup barrier -1 (named barriers are not modelled)")
@@ -688,6 +754,7 @@ def _sopk(inst, name, pc, sem):
   if n == "GETREG_B32": return Mode(*_hwreg(k), dst=d)
   if n == "SETREG_B32": return Mode(*_hwreg(k), value=Src(d))  # SDST names the source SGPR
   if n == "SETREG_IMM32_B32": return Mode(*_hwreg(k), value=Src(LITERAL, literal(inst)))
+  if n == "CALL_B64": return Jump("s_call_b64", None, d, pc + 4, branch_target(pc, inst))
   raise Unsupported("not implemented")
 
 def _sopp(inst, name, pc, sem):
@@ -702,6 +769,7 @@ def _sopp(inst, name, pc, sem):
     if inst.simm16 & 0xff == MSG_DEALLOC_VGPRS: return Nop()
     raise Unsupported(f"message {inst.simm16:#x}")
   if name in BRANCHES: return Branch(BRANCH_CONDS[name], branch_target(pc, inst), pc + 4)
+  if name == "S_TRAP": return Trap(inst.simm16 & ((1 << sem.TRAP_ID_BITS) - 1))
   if name == "S_ROUND_MODE": return Mode(0, 4, value=Src(LITERAL, inst.simm16 & 15))
   if name == "S_DENORM_MODE": return Mode(4, 4, value=Src(LITERAL, inst.simm16 & 15))
   raise Unsupported("not implemented")

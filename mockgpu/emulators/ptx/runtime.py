@@ -9,7 +9,7 @@ their own; every other generic address is a global one and goes through the devi
 from __future__ import annotations
 import functools
 import numpy as np
-from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, MockGPUError
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, MockGPUError  # noqa: F401 (KernelTrap: the PTX layer names it here)
 from mockgpu.memory import outside
 from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx.layout import SHARED_WINDOW, LOCAL_WINDOW, MODULE_WINDOW, CONST_WINDOW, WINDOW_MASK, LOW_BITS, LOWEST_WINDOW
@@ -18,8 +18,6 @@ from mockgpu.emulators.ptx.collective import Collective
 _LOW = np.uint64(LOW_BITS)
 U64 = np.uint64
 
-class KernelTrap(MockGPUError):
-  """The kernel executed trap."""
 
 class BatchShape:
   """Per-thread index arrays of a batch of `nctas` CTAs of `block` threads; shared by every such batch of a launch."""

@@ -66,3 +66,9 @@ def spi_setup(rsrc2:int, arch:str="rdna3") -> tuple[int, tuple[bool, bool, bool]
 def budget_exceeded(pgm:int, budget:int, pc:int) -> InstructionBudgetExceeded:
   return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{pgm:x} ran past MOCKGPU_BUDGET={budget} "
                                    f"wave-instructions (waves at PC 0x{pgm + pc:x})")
+
+def allocated_vgprs(d:Dispatch) -> int:
+  """The VGPRs a wave of d has (RSRC1.GRANULATED_WORKITEM_VGPR_COUNT in the family's unit for its wave size), at most
+  256: the registers an M0-relative VGPR index may reach."""
+  count = field(d.rsrc1, kd.COMPUTE_PGM_RSRC1_GRANULATED_WORKITEM_VGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC1_GRANULATED_WORKITEM_VGPR_COUNT_WIDTH)
+  return min(256, (count + 1) * semantics.family(d.arch).VGPR_GRANULES[d.wave_size])

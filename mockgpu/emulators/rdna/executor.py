@@ -11,10 +11,10 @@ import dataclasses, functools, gc, re, sys, time, weakref
 import numpy as np
 from mockgpu import config, coverage, replay, system
 from mockgpu.compiler.cache import translated
-from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, Unmodelled, UnsupportedInstruction
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
-from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded
+from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, allocated_vgprs
 from mockgpu.compiler.rdna import decode, semantics
 from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
@@ -63,9 +63,10 @@ def _code_window(mem:AddressSpace, pgm:int) -> bytes:
   raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
 
 def _translate(arch:str, insts, ftz32:bool, ftz16:bool, lanes:int, ieee:bool) -> str:
-  src = Translator(decode.blocks(insts), ftz32, ftz16, arch, lanes, ieee).source()
+  t = Translator(decode.blocks(insts), ftz32, ftz16, arch, lanes, ieee)
+  src = t.source()
   used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
-  return src + f"NVGPR = {max(used, default=0) + 1}\n"
+  return src + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"  # M0-relative moves may reach any VGPR
 
 def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool=True) -> Program:
   """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
@@ -110,6 +111,7 @@ class State:
     self.wave_wg, self.lds_size = wave_wg, lds_size
     self.lds = np.zeros(max(1, (int(wave_wg.max()) + 1) * lds_size), np.uint8)
     self.private_size, self.scratch_base, self._scratch = private_size, d.scratch_base, None
+    self.vgprs = min(nvgpr, allocated_vgprs(d))  # the VGPRs an M0-relative index may reach
   def scratch(self) -> np.ndarray:
     if self._scratch is None: self._scratch = np.zeros(max(1, len(self.wave_index) * self.lanes * self.private_size), np.uint8)
     return self._scratch
@@ -212,7 +214,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
     used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0) if k is not None else \
            _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
-  except UnsupportedInstruction as e:
+  except (UnsupportedInstruction, KernelTrap) as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
   except GPUPageFault as e:
@@ -329,7 +331,7 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   code = b"" if like is not None else _code_window(mem, d.pgm_addr)
   return Stepper(code[:decode.extent(decode.walk(code, d.arch))] if like is None else b"", arch=d.arch, lanes=lanes, state=state,
                  mem=mem, pgm=d.pgm_addr, ftz32=ftz32, ftz16=ftz16, scratch_base=d.scratch_base, ieee=ieee_mode(d.rsrc1, d.arch),
-                 like=like)
+                 like=like, vgprs=allocated_vgprs(d))
 
 def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, wpg:int, lds_size:int, private:int, chunk:int,
                 budget:int) -> int:

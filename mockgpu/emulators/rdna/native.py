@@ -19,13 +19,14 @@ from mockgpu.compiler.rdna.backends import c as c_backend
 from mockgpu.compiler.rdna import semantics
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded
-from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error
+from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded, allocated_vgprs
+from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error, relative_error, jump_error, trap_error
 
 HOT_DISPATCHES = native.HOT_DISPATCHES
 MAX_WAVES_PER_GROUP = 32  # the waves of one workgroup the C scheduler (c/prelude.c, mockgpu_run) holds
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
+RELATIVE, BAD_JUMP, TRAPPED = 10, 11, 12  # c/prelude.c: a wave's stops besides faults
 LDS_SPACE, MISALIGNED = 1, 2  # c/prelude.c: a fault's space, | MISALIGNED for a misaligned atomic
 
 declined:collections.Counter = collections.Counter()  # why kernels stayed on the numpy path, for `mockgpu info`-style reports
@@ -37,7 +38,8 @@ class Ctx(ctypes.Structure):
                                               "nuser", "enables", "comps", "ttmp_x", "ttmp_yz")),
               ("pgm", ctypes.c_uint64), ("budget", ctypes.c_int64), ("used", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
-              ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p), ("wgs", ctypes.c_void_p), ("cur_wave", ctypes.c_int64)]
+              ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p), ("wgs", ctypes.c_void_p), ("cur_wave", ctypes.c_int64),
+              ("vgprs", ctypes.c_int64)]
 
 def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
@@ -78,7 +80,7 @@ class Launch:
     self.ctx = c = Ctx(s=self.buffers[0].ctypes.data, v=self.buffers[1].ctypes.data, lds=self.buffers[2].ctypes.data,
                        wpg=wpg, nvgpr=k.nvgpr, lds_size=lds_size, gx=d.grid[0], gy=d.grid[1], gz=d.grid[2],
                        bx=d.block[0], by=d.block[1], bz=d.block[2], nuser=nuser, enables=enables, comps=comps,
-                       ttmp_x=ttmp_x, ttmp_yz=ttmp_yz)
+                       ttmp_x=ttmp_x, ttmp_yz=ttmp_yz, vgprs=min(k.nvgpr, allocated_vgprs(d)))
     self.user = np.zeros(32, np.uint32)
     c.user = self.user.ctypes.data
     c.wg0, c.waves = 0, self.chunk * wpg
@@ -88,7 +90,7 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, wg_ids:np.ndarray, lds_siz
   """Run the workgroups wg_ids (linear IDs: this XCC's share) of dispatch d; returns the wave-instructions used so far
   (raises as the numpy path does)."""
   nwg = len(wg_ids)
-  key = (wpg, nwg, lds_size, d.rsrc2, d.grid, d.block)
+  key = (wpg, nwg, lds_size, d.rsrc1, d.rsrc2, d.grid, d.block)
   if (ln:=k.launches.get(key)) is None:
     if len(k.launches) > 16: k.launches.clear()
     ln = k.launches[key] = Launch(k, d, wpg, nwg, lds_size)
@@ -111,10 +113,10 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, wg_ids:np.ndarray, lds_siz
       if (status:=k.run(ln.ref)) != DONE: break
     wg0 = c.wg0
     c.wg0, c.waves = 0, ln.chunk * wpg
-  if status != DONE: raise _error(k, c, status, d, budget, int(wg_ids[wg0 + c.cur_wave // wpg]), c.cur_wave % wpg)
+  if status != DONE: raise _error(k, c, status, d, budget, int(wg_ids[wg0 + c.cur_wave // wpg]), c.cur_wave % wpg, mem)
   return c.used
 
-def _error(k:NativeKernel, c:Ctx, status:int, d, budget:int, workgroup:int, wave:int) -> Exception:
+def _error(k:NativeKernel, c:Ctx, status:int, d, budget:int, workgroup:int, wave:int, mem:AddressSpace) -> Exception:
   """The error of a C run that stopped, naming the wave that was running (the C path runs one at a time); the lane of a
   fault is not known here."""
   pgm = d.pgm_addr
@@ -130,4 +132,7 @@ def _error(k:NativeKernel, c:Ctx, status:int, d, budget:int, workgroup:int, wave
     e.args = (f"{e}; the running wave: workgroup {wg}, wave {wave}",)
     return e
   if status == UNSUPPORTED: return instruction_error(k.messages[c.fault_size], pgm, c.fault_pc)
+  if status == RELATIVE: return relative_error(k.messages[c.fault_kind], pgm, c.fault_pc, c.fault_va, c.fault_size)
+  if status == BAD_JUMP: return jump_error(mem, k.messages[c.fault_kind], pgm, c.fault_pc, c.fault_va)
+  if status == TRAPPED: return trap_error(pgm, c.fault_pc, c.fault_va)
   return RuntimeError(f"RDNA native kernel at PC 0x{pgm:x}: unknown status {status}")

@@ -255,7 +255,8 @@ class CTranslator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsAtomic: self.ds_atomic,
-                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed}
+                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed, ops.MovRel: self.movrel,
+                     ops.Jump: self.jump, ops.Trap: lambda op: f"return trap(c, {self.pc}, {op.trap_id});"}
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -430,6 +431,50 @@ class CTranslator(Reads):
     cond = {"scc0": "s[253] == 0", "scc1": "s[253] != 0", "vccz": "MASK(106) == 0", "vccnz": "MASK(106) != 0",
             "execz": "MASK(126) == 0", "execnz": "MASK(126) != 0"}[op.cond]
     return f"if ({cond}) goto B{self.index[op.target]}; goto B{self.index[op.fallthrough]};"
+
+  # *** M0-relative moves, computed jumps ***
+  def rel_index(self, var:str, op:ops.MovRel, base:int, field:tuple[int, int]|None) -> str:
+    """A C declaration of var: base plus the M0 field (shift, bits), checked against the reachable registers."""
+    shift, bits = field
+    limit = "c->vgprs" if op.vgpr else op.limit
+    return f"int64_t {var} = rel(c, {base}u, s[{M0}], {shift}, {bits}, {op.ndw}, {limit}, {self.pc}, {self.message(op.name)});"
+
+  def message(self, text:str) -> int:
+    self.messages.append(text)
+    return len(self.messages) - 1
+
+  def movrel(self, op:ops.MovRel):
+    """Both indexes first (a bad one stops the wave before any write), then the move; VGPR moves per active lane."""
+    t = "b64" if op.ndw == 2 else "b32"
+    decl = ([self.rel_index("si", op, op.src_reg, op.src_rel)] if op.src is None else []) + \
+           ([self.rel_index("di", op, op.dst, op.dst_rel)] if op.dst_rel is not None else [])
+    if op.vgpr:
+      self.vregs |= set(range(256))  # any VGPR may be reached: the wave holds them all (c->vgprs: those it has)
+      x = self.raw(op.src, 32, True, t) if op.src is not None else "V(si)[l]"
+      if op.dst_rel is None: body = self.vstore(op.dst, "b32", x)
+      elif op.swap: body = ["{ uint32_t t_ = V(di)[l]; V(di)[l] = V(si)[l]; V(si)[l] = t_; }"]
+      else: body = [f"V(di)[l] = {x};"]
+      self.out("{ " + " ".join(decl))
+      self.lanes(body)
+      return self.out("}")
+    x = self.raw(op.src, 32 * op.ndw, False, t) if op.src is not None else ("s[si]" if op.ndw == 1 else "R64(s[si], s[si + 1])")
+    if op.dst_rel is None: body = self.swrite(op.dst, "u64" if op.ndw == 2 else "u32", x)
+    elif op.ndw == 1: body = [f"s[di] = {x};"]
+    else: body = [f"{{ uint64_t t_ = {x}; s[di] = (uint32_t)t_; s[di + 1] = (uint32_t)(t_ >> 32); }}"]
+    self.out("{ " + " ".join(decl + body) + " }")
+
+  def jump(self, op:ops.Jump) -> str:
+    """s_call_b64: a goto; s_setpc/s_swappc: a switch from the target's offset to its block (every instruction is one
+    in code with a computed jump); the return address is written after the target is read."""
+    if op.target is None:
+      if op.offset not in self.index: raise NoNative("call target outside the decoded code")
+      target = None
+    else: target = self.raw(op.target, 64, False, "b64")
+    link = self.swrite(op.link, "u64", f"(c->pgm + {op.ret}ull)") if op.link is not None else []
+    if target is None: return " ".join(link + [f"goto B{self.index[op.offset]};"])
+    cases = " ".join(f"case {b.start}: goto B{k};" for k, b in enumerate(self.blocks))
+    return (f"{{ uint64_t j_ = {target}; {' '.join(link)} switch (j_ - c->pgm) {{ {cases} "
+            f"default: return bad_jump(c, {self.pc}, j_, {self.message(op.name)}); }} }}")
 
   # *** memory ***
   def smem(self, op:ops.Smem):

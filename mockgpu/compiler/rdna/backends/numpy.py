@@ -30,7 +30,7 @@ _SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna
             "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py",
             "compiler/rdna/semantics/cdna.py", "compiler/rdna/semantics/cdna4.py", "compiler/rdna/cdna.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
             "compiler/rdna/backends/numpy_runtime.py",
-            "compiler/rdna/backends/numpy_memory.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
+            "compiler/rdna/backends/numpy_memory.py", "compiler/rdna/backends/numpy_control.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
 VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
 CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
@@ -160,14 +160,16 @@ class Translator(Reads):
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle,
                      ops.DsAtomic: self.ds_atomic, ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane,
-                     ops.Mode: self.mode}
+                     ops.Mode: self.mode, ops.MovRel: self.movrel, ops.Jump: self.jump, ops.Trap: self.trap}
+    self.relative = False  # an M0-relative VGPR move: the waves then hold every VGPR (NVGPR 256)
 
   # *** output ***
   def out(self, line:str): self.lines.append("    " + line)
 
   def source(self) -> str:
     head = ["from mockgpu.compiler.rdna.backends.numpy_runtime import *", "from mockgpu.compiler.rdna.backends.numpy_memory import *",
-            f"BLOCK_PC = {[b.start for b in self.blocks]}", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
+            "from mockgpu.compiler.rdna.backends.numpy_control import *",
+            f"BLOCK_PC = {[b.start for b in self.blocks]}", "BLOCK_STARTS = np.array(BLOCK_PC, u64)", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
             f"BLOCK_BARRIER = {[self._ends_in_barrier(b) for b in self.blocks]}", "def build(st):",
             "  S, V = st.S, st.V"]
     body:list[str] = []
@@ -183,7 +185,7 @@ class Translator(Reads):
     consts:dict[str, str] = {}
     body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
     helpers = [ln for lines in self.helpers.values() for ln in lines]
-    return "\n".join(head[:2] + [f"{name} = {expr}" for expr, name in consts.items()] + helpers + head[2:] + body) + "\n"
+    return "\n".join(head[:3] + [f"{name} = {expr}" for expr, name in consts.items()] + helpers + head[3:] + body) + "\n"
 
   @staticmethod
   def _ends_in_barrier(b:Block) -> bool:
@@ -431,6 +433,38 @@ class Translator(Reads):
             "execz": f"{exec_} == 0", "execnz": f"{exec_} != 0"}[op.cond]
     self.out(f"_b = {cond}")
     return f"{t} if _b.all() else ({f} if not _b.any() else np.where(_b, {t}, {f}))"
+
+  # *** M0-relative moves, computed jumps, traps ***
+  def movrel(self, op:ops.MovRel):
+    """Each wave's indexes (checked before any write), then a gather and a scatter per distinct index."""
+    if not op.vgpr: self.flush_masks()  # the register file must hold every lane mask before it is indexed
+    else: self.relative = True
+    limit = "st.vgprs" if op.vgpr else op.limit
+    index = lambda base, field: f"relative(st, {base}, S[{M0}][w], {field}, {op.ndw}, {limit}, {self.pc}, {op.name!r})"
+    if op.src is None: self.out(f"_si = {index(op.src_reg, op.src_rel)}")
+    if op.dst_rel is not None: self.out(f"_di = {index(op.dst, op.dst_rel)}")
+    gather = f"vgather(V, w, _si)" if op.vgpr else f"sgather(S, w, _si, {op.ndw})"
+    self.out(f"_x = {self.raw(op.src, 32 * op.ndw, op.vgpr, 'b64' if op.ndw == 2 else 'b32') if op.src is not None else gather}")
+    if op.swap: self.out("_y = vgather(V, w, _di)")
+    if op.dst_rel is None: return self.vwrite(op.dst, "b32", "_x") if op.vgpr else self.swrite(op.dst, f"u{32 * op.ndw}", "_x")
+    self.out("vscatter(V, w, _di, _x, m, full)" if op.vgpr else f"sscatter(S, w, _di, _x, {op.ndw})")
+    if op.swap: self.out("vscatter(V, w, _si, _y, m, full)")
+
+  def jump(self, op:ops.Jump) -> str:
+    """s_setpc/s_swappc: each wave's target address to its block at run time; s_call_b64: a static target. The return
+    address is written after the target is read (s_swappc_b64 may name one pair twice)."""
+    if op.target is None:
+      if op.offset not in self.index: raise Unsupported("call target outside the decoded code")
+      nxt = str(self.index[op.offset])
+    else:
+      self.out(f"_j = {self.raw(op.target, 64, False, 'b64')}")
+      nxt = f"jump(st, np.broadcast_to(_j, n), BLOCK_STARTS, {self.pc}, {op.name!r})"
+    if op.link is not None: self.swrite(op.link, "u64", f"u64(st.pgm + {op.ret})")
+    return nxt
+
+  def trap(self, op:ops.Trap) -> str:
+    self.out(f"raise trap_error(st.pgm, {self.pc}, {op.trap_id})")
+    return "-1"
 
   # *** memory ***
   def smem(self, op:ops.Smem):

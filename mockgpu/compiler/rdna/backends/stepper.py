@@ -19,8 +19,8 @@ from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
 from mockgpu.compiler.rdna import buffer, decode, operands as ops, program, semantics
 from mockgpu.compiler.rdna.decode import Bad
-from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, failure
-from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside, misaligned
+from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, M0, failure
+from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside, misaligned, relative_error, jump_error, trap_error
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from mockgpu.compiler.rdna.backends import numpy_runtime
 from mockgpu.compiler.rdna.backends.numpy import np_body, bad_vgprs
@@ -116,9 +116,11 @@ def bits(value, isa:str) -> np.ndarray:
 
 class Stepper(Reads):
   def __init__(self, code:bytes, *, arch:str="rdna3", lanes:int=32, state:WaveState|None=None, mem:AddressSpace|None=None,
-               pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0, ieee:bool=True, like:Stepper|None=None):
+               pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0, ieee:bool=True, like:Stepper|None=None,
+               vgprs:int|None=None):
     """like: a stepper of the same code whose decoded instructions and lowered ops this one shares (the waves of a
-    dispatch: decoding and lowering once, not per wave)."""
+    dispatch: decoding and lowering once, not per wave). vgprs: the VGPRs the wave has (the ones an M0-relative index
+    may reach; default its register file, at most 256)."""
     self.insts, self.sem, self.pgm = like.insts if like is not None else decode.walk(code, arch), semantics.family(arch), pgm
     self.lowered:dict[int, object] = like.lowered if like is not None else {}  # pc -> ops.lower(the instruction there)
     self.state = state if state is not None else WaveState.empty(lanes)
@@ -130,7 +132,9 @@ class Stepper(Reads):
                      ops.Branch: self.branch, ops.End: self.end, ops.Barrier: lambda op: None, ops.Nop: lambda op: None,
                      ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load, ops.DsStore: self.ds_store,
                      ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle, ops.DsAtomic: self.ds_atomic,
-                     ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode}
+                     ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane, ops.Mode: self.mode,
+                     ops.MovRel: self.movrel, ops.Jump: self.jump, ops.Trap: self.trap}
+    self.vgprs = min(256, self.state.vgpr.shape[0]) if vgprs is None else vgprs
 
   @property
   def pc(self) -> int: return self.state.pc
@@ -325,6 +329,41 @@ class Stepper(Reads):
 
   def end(self, op):
     self.state.done, self.next_pc = True, self.pc
+
+  # *** M0-relative moves, computed jumps, traps ***
+  def rel_index(self, op:ops.MovRel, base:int, field:tuple[int, int]) -> int:
+    """base plus the M0 field (shift, bits), in uint32 as the pseudocode adds; past the reachable registers it raises."""
+    shift, bits = field
+    idx = (base + (int(self.state.sgpr[M0]) >> shift & ((1 << bits) - 1))) & 0xffffffff
+    limit = self.vgprs if op.vgpr else op.limit
+    if idx + op.ndw > limit: raise relative_error(op.name, self.pgm, self.pc, idx, limit)
+    return idx
+
+  def movrel(self, op:ops.MovRel):
+    st, t = self.state, "b64" if op.ndw == 2 else "b32"
+    si = self.rel_index(op, op.src_reg, op.src_rel) if op.src is None else None
+    di = self.rel_index(op, op.dst, op.dst_rel) if op.dst_rel is not None else None
+    if op.vgpr:
+      lanes = st.active()
+      x = np.broadcast_to(self.raw(op.src, 32, True, t), (self.lanes,)) if op.src is not None else st.vgpr[si].copy()
+      if di is None: return self.vwrite(op.dst, "b32", x, lanes)
+      y = st.vgpr[di].copy()
+      st.vgpr[di] = np.where(lanes, x, y)
+      if op.swap: st.vgpr[si] = np.where(lanes, y, st.vgpr[si])
+      return
+    if op.src is not None: x = int(np.asarray(self.raw(op.src, 32 * op.ndw, False, t)).reshape(-1)[0])
+    else: x = sum(int(st.sgpr[si + j]) << 32 * j for j in range(op.ndw))
+    if di is None: return self.swrite(op.dst, "u64" if op.ndw == 2 else "u32", np.uint64(x) if op.ndw == 2 else np.uint32(x))
+    for j in range(op.ndw): st.sgpr[di + j] = x >> 32 * j & 0xffffffff
+
+  def jump(self, op:ops.Jump):
+    """The target is read before the return address is written (s_swappc_b64 may name one pair twice)."""
+    target = self.pgm + op.offset if op.target is None else int(np.asarray(self.raw(op.target, 64, False, "b64")).reshape(-1)[0])
+    if op.link is not None: self.swrite(op.link, "u64", np.uint64(self.pgm + op.ret))
+    if (target - self.pgm) not in self.insts: raise jump_error(self.mem, op.name, self.pgm, self.pc, target)
+    self.next_pc = target - self.pgm
+
+  def trap(self, op:ops.Trap): raise trap_error(self.pgm, self.pc, op.trap_id)
 
   # *** memory: lane by lane ***
   def where(self) -> str: return at_pc(self.name, self.pgm, self.pc)

@@ -34,6 +34,7 @@ typedef struct {
   const uint32_t *user;                    /* [32] */
   const int64_t *wgs;                      /* the linear IDs of the workgroups to run (an XCC's share) */
   int64_t cur_wave;                        /* the wave (index in the chunk) running: what a fault or budget stop names */
+  int64_t vgprs;                           /* the VGPRs a wave has: the ones an M0-relative index may reach */
 } Ctx;
 enum { GLOBAL_SPACE = 0, LDS_SPACE = 1, MISALIGNED = 2 };  /* a fault's kind: its space, | MISALIGNED */
 
@@ -169,6 +170,22 @@ static inline float div_fmas32(float a, float b, float c, int vcc) {
 }
 
 #include "native_memory.c"
+
+/* *** stops of one wave besides faults (emulators/rdna/native.py raises each as the numpy path does): an M0-relative
+ * index past the reachable registers, a computed jump to no instruction of the program, s_trap. fault_kind: the
+ * index of the instruction's name in the translation's messages *** */
+enum { RELATIVE = 10, BAD_JUMP = 11, TRAPPED = 12 };
+static int64_t stop_wave(Ctx *c, int64_t status, int64_t pc, uint64_t what, int64_t size, int64_t name) {
+  c->status = status; c->fault_pc = pc; c->fault_va = what; c->fault_size = size; c->fault_kind = name; longjmp(stop, 1); return -1;
+}
+/* base plus M0's field (shift, bits) as the pseudocode adds it (uint32), checked: its ndw registers below limit */
+static inline int64_t rel(Ctx *c, uint32_t base, uint32_t m0, int shift, int bits, int64_t ndw, int64_t limit, int64_t pc, int64_t name) {
+  uint32_t idx = base + (bits < 32 ? (m0 >> shift) & ((1u << bits) - 1) : m0);
+  if ((int64_t)idx + ndw > limit) stop_wave(c, RELATIVE, pc, idx, limit, name);
+  return idx;
+}
+static int64_t bad_jump(Ctx *c, int64_t pc, uint64_t target, int64_t name) { return stop_wave(c, BAD_JUMP, pc, target, 0, name); }
+static int64_t trap(Ctx *c, int64_t pc, int64_t trap_id) { return stop_wave(c, TRAPPED, pc, (uint64_t)trap_id, 0, -1); }
 
 /* *** LDS: an access with an element past the workgroup's LDS is a fault, reported whole (its offset and all its bytes) *** */
 

@@ -231,6 +231,10 @@ PRESERVE_HIGH16 = frozenset({"FMA_F16", "MAD_U16", "MAD_I16", "DIV_FIXUP_F16", "
 HIGH16_ZEROED = frozenset(n for n, r in VOP.items() if r.dst is not None and WIDTH[r.dst] == 16) - PRESERVE_HIGH16
 WMMA:dict = {}
 WMMA_LAYOUT = None
+# s_movrel* reach s0..s101 (gfx9: 102 SGPRs, then FLAT_SCRATCH and XNACK_MASK); s_trap's ID is SIMM16[7:0]
+SGPRS = 102
+TRAP_ID_BITS = 8
+VGPR_GRANULES = {64: 8}  # gfx90a+: VGPRs and AGPRs together (cdna.VGPR_GRANULE)
 
 # v_mfma_*: the forms gfx942 has that compiler/rdna/cdna.MFMAShape models (the xf32, sparse SMFMAC and f8f6f4 forms
 # are not modelled); FP8 names the fp8/bf8 formats (FNUZ on gfx942)

@@ -521,6 +521,13 @@ FP8 = None  # the fp8/bf8 formats of the MFMA forms (semantics/cdna.py)
 # COMPUTE_PGM_RSRC1 bit 23 (ENABLE_IEEE_MODE, gfx6-gfx11) sets the waves' MODE.IEEE: signalling NaNs in v_min/v_max
 # are returned quieted, and omod is ignored (errata omod-ieee). gfx12 has no IEEE mode (the bit is DISABLE_PERF).
 IEEE_MODE_BIT:int|None = 23
+# the SGPRs an M0-relative index (s_movrel*) may reach: s0..s105 (VCC, the trap temporaries, M0 and EXEC are not in the
+# indexed file); the bits of s_trap's SIMM16 that are its trap ID (RDNA3: [7:0])
+SGPRS = 106
+TRAP_ID_BITS = 8
+# RSRC1.GRANULATED_WORKITEM_VGPR_COUNT's unit by wave size (gfx10+): a wave has (count + 1) * unit VGPRs, the ones an
+# M0-relative VGPR index may reach
+VGPR_GRANULES = {32: 8, 64: 4}
 
 # *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
 # raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its
@@ -531,9 +538,8 @@ _NOT_EXECUTED_WHY = {
   SALU_FLOAT_WHY: [f"S_{op}_{t}" for op in ("ADD", "SUB", "MIN", "MAX", "MUL", "FMAC") for t in ("F32", "F16")] +
     ["S_FMAAK_F32", "S_FMAMK_F32", "S_CVT_PK_RTZ_F16_F32", "S_CVT_F32_I32", "S_CVT_F32_U32", "S_CVT_I32_F32", "S_CVT_U32_F32",
      "S_CVT_F16_F32", "S_CVT_F32_F16", "S_CVT_HI_F32_F16"] + [f"S_{op}_{t}" for op in ("CEIL", "FLOOR", "TRUNC", "RNDNE") for t in ("F32", "F16")],
-  "a computed or saved program counter (call, return, jump through an SGPR pair): the translators compile basic blocks "
-  "with static branch targets": ["S_SETPC_B64", "S_SWAPPC_B64", "S_CALL_B64"],
-  "trap handlers (TBA/TMA, trap status) are not modelled": ["S_TRAP", "S_RFE_B64"],
+  "a return from the trap handler: no trap handler runs here (s_trap stops the dispatch as KFD's handler does, "
+  "errors.KernelTrap), so no wave is ever in one to return": ["S_RFE_B64"],
   "executed s_code_end: the padding after s_endpgm (the program ran past its end)": ["S_CODE_END"],
   "debugger state (halt, kill, the host debugger's CDBG bits) is not modelled":
     ["S_SETHALT", "S_SETKILL", "S_SENDMSGHALT", "S_CBRANCH_CDBGSYS", "S_CBRANCH_CDBGUSER", "S_CBRANCH_CDBGSYS_OR_USER",
@@ -542,8 +548,5 @@ _NOT_EXECUTED_WHY = {
   "graphics and context-save program ends (pixel-shader ordering, CWSR) are not modelled": ["S_ENDPGM_SAVED", "S_ENDPGM_ORDERED_PS_DONE"],
   "graphics export events are not modelled": ["S_WAIT_EVENT"],
   "subvector looping (a wave64 run as two wave32 halves in a loop) is not modelled": ["S_SUBVECTOR_LOOP_BEGIN", "S_SUBVECTOR_LOOP_END"],
-  "not implemented yet: M0-relative VGPR/SGPR indexing (the translators address registers by static index)":
-    ["V_MOVRELS_B32", "V_MOVRELD_B32", "V_MOVRELSD_B32", "V_MOVRELSD_2_B32", "V_SWAPREL_B32", "S_MOVRELS_B32",
-     "S_MOVRELS_B64", "S_MOVRELD_B32", "S_MOVRELD_B64", "S_MOVRELSD_2_B32"],
 }
 NOT_EXECUTED:dict[str, str] = {name: why for why, names in _NOT_EXECUTED_WHY.items() for name in names}

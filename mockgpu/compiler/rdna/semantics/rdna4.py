@@ -54,6 +54,8 @@ GFX9, TMPRING_WAVESIZE_UNIT, TRUE16_E32 = rdna3.GFX9, rdna3.TMPRING_WAVESIZE_UNI
 HIGH16_ZEROED, MFMA, PACKED_F32, FP8 = rdna3.HIGH16_ZEROED, rdna3.MFMA, rdna3.PACKED_F32, rdna3.FP8
 # gfx12 has no IEEE mode: RSRC1 bit 23 is DISABLE_PERF, and omod always applies
 IEEE_MODE_BIT = None
+# s_trap's trap ID is SIMM16[3:0] on gfx12 (RDNA3: [7:0]); the M0-indexed SGPR file is RDNA3's
+TRAP_ID_BITS, SGPRS, VGPR_GRANULES = 4, rdna3.SGPRS, rdna3.VGPR_GRANULES
 
 # *** new VALU rows: IEEE 754-2019 maximumNumber/minimumNumber (a NaN operand gives the other one, two NaNs S0
 # quieted; -0 < +0) and minimum/maximum (the first signalling NaN operand quieted, else the first quiet one) ***
