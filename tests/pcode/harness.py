@@ -105,6 +105,7 @@ class OpInfo:
   wave_level: bool
   sdst: bool                        # VOP3SD's second (mask) destination
   literal_k: bool                   # FMAAK/FMAMK: the literal K is SIMM32
+  scalar: bool = False              # RDNA4's V_S_* (pseudo-scalar): one SGPR value per wave, evaluated once per wave
 
 def names_in(ast) -> tuple[set[str], set[str]]:
   """(names assigned, names read) of a pseudocode AST."""
@@ -184,7 +185,11 @@ def op_info(family:str, op) -> OpInfo:
   writes, reads = names_in(prog.ast) if prog else (set(), set())
   wave_level = "VGPR" in reads or "VGPR" in writes
   return OpInfo(family, op, name, text or "", prog, why, srcs, dst, dst_bits, dst_cls, writes, reads, wave_level,
-                family == "VOP3SD" and "sdst" in ops, "FMAAK" in name or "FMAMK" in name)
+                family == "VOP3SD" and "sdst" in ops, "FMAAK" in name or "FMAMK" in name, is_pseudo_scalar(family, name))
+
+def is_pseudo_scalar(family:str, name:str) -> bool:
+  """RDNA4's V_S_EXP_F32 & co.: VOP3 ops on scalar sources whose result is one SGPR value (not a lane mask)."""
+  return family == "VOP3" and name.startswith("V_S_")
 
 def opcodes(family:str) -> list:
   return list(getattr(E, f"{family}Op"))
@@ -364,6 +369,7 @@ def _valu_destination(info:OpInfo, case:Case, a:Alloc, kw:dict, outputs:dict, pr
     d = _need(a.sgpr(1))
     kw["vdst"] = s[d]
     outputs["D0"] = ("s", d, 1)
+    if info.scalar: pre.append(I.s_mov_b32(s[d], s[DOLD_S]))  # the old value a 16-bit result may keep
   elif info.dst == "exec": kw["vdst"] = EXEC_LO
   if info.sdst:
     d = _need(a.sgpr(1))
@@ -473,7 +479,10 @@ def _expect_ds(p:Placed, inputs:Inputs, w:int, out:dict):
     lane_addr = l * slot
     vaddr = lane_addr + (base if "2ADDR" in info.name else 0)
     mem = LaneMemory({lane_addr + base + c: (old["MEM"] >> (128 * i)) & ((1 << 128) - 1) for i, c in enumerate(chunks)})
-    vars = {"ADDR": vaddr if names_offset else lane_addr + addr_off, "ADDR_BASE": vaddr, "OFFSET": (o1 << 8 | o0) if "2ADDR" in info.name else addr_off,
+    offset = (o1 << 8 | o0) if "2ADDR" in info.name else addr_off
+    # RDNA4's pseudocode: addr = CalcDsAddr(vgpr_a.b32, offset.b32), the address register and the instruction's offset
+    vars = {"ADDR": vaddr if names_offset else lane_addr + addr_off, "ADDR_BASE": vaddr, "OFFSET": offset,
+            "vgpr_a": vaddr, "offset": offset,
             "OFFSET0": o0, "OFFSET1": o1, "RETURN_DATA": old.get("D0", 0), "laneId": l, "M0": 0, "WAVE_MODE_IEEE": ieee_mode()}
     for src in info.srcs: vars["DATA" if src.pos == 0 else "DATA2"] = src_bits(p, src, inputs, g, w)
     env = interp.Env(vars, mem=mem)
@@ -686,7 +695,7 @@ def base_vars(p:Placed, inputs:Inputs, w:int) -> dict:
   vars = {"VCC": wave[VCC_IN - SREC], "EXEC": wave[EXEC_IN - SREC], "SCC": wave[SCC_IN - SREC] & 1,
           "WAVE_MODE_IEEE": ieee_mode(), "ROUND_MODE": 0, "M0": 0, "OPSEL": 0, "OPSEL_HI": 7, "NEG": 0, "NEG_HI": 0,
           "SIMM16": p.case.simm & 0xffff, "SIMM32": p.case.simm & 0xffffffff, "D1": 0}
-  if info.family in SALU:
+  if info.family in SALU or info.scalar:
     dold = wave[DOLD_S - SREC] | wave[DOLD_S - SREC + 1] << 32
     vars["D0"] = dold & ((1 << max(32, info.dst_bits)) - 1)
     if info.family == "SOPK": vars["S0"] = dold & 0xffffffff if ARCH == "rdna3" else p.case.simm & 0xffff  # sopk-s0
@@ -702,7 +711,7 @@ def expect(p:Placed, inputs:Inputs) -> dict:
   n_waves = len(inputs.waves)
   out = {k: [] for k in p.outputs}
   for w in range(n_waves):
-    if info.family in SALU: _expect_salu(p, inputs, w, out)
+    if info.family in SALU or info.scalar: _expect_salu(p, inputs, w, out)
     elif info.family == "DS": _expect_ds(p, inputs, w, out)
     elif info.wave_level: _expect_wave(p, inputs, w, out)
     else: _expect_lanes(p, inputs, w, out)

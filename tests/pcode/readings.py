@@ -31,8 +31,9 @@ UNTESTABLE = [
   (r"DS_(PERMUTE|BPERMUTE|SWIZZLE)_B32|DS_BVH_STACK_RTN_B32", "cross-lane data movement through the LDS unit (and "
    "for BVH a traversal stack): the per-lane memory model of this harness does not cover it"),
   (r"DS_(LOAD|STORE)_ADDTID_B32", "the address comes from M0 and the lane id, not from a register"),
-  (r"V_S_(EXP|LOG|RCP|RSQ|SQRT)_F(16|32)", "RDNA4's pseudo-scalar transcendentals write one SGPR value per wave: "
-   "this harness reads an SGPR destination of a VALU op as a lane mask"),
+  (r"S_BARRIER_SIGNAL(_ISFIRST)?|S_GET_BARRIER_STATE", "RDNA4's split barriers: the named barriers' state "
+   "(BARRIER_STATE[n].signalCnt/memberCnt, WAVE_STATUS.PRIV) is workgroup state outside one wave's registers; "
+   "tests/test_rdna4.py runs s_barrier_signal -1 / s_barrier_wait across waves"),
 ]
 
 def _rndne(t): return f"D0.{t} = rint(S0.{t})"
@@ -158,6 +159,19 @@ CHOICES = [
   ("sopk-s0", "SOPK", "RDNA3: S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32); "
    "RDNA4: S0 is the 16-bit immediate (its pseudocode names SIMM16 S0: S_MOVK_I32 is D0 = signext(S0.i16))",
    "SOPK has one register field"),
+  ("pseudo-scalar", "RDNA4's V_S_EXP/LOG/RCP/RSQ/SQRT_F16/F32",
+   "evaluated once per wave from the scalar operand, the SGPR destination set whatever EXEC holds (EXEC 0 included); "
+   "a 16-bit result keeps bits 31:16 as the pseudocode's D0.f16 write does",
+   "the pseudocode has no lane and no EXEC test; the instructions are VALU-issued scalar operations"),
+  ("trapsts-invalid", "RDNA4's min/max NUM/IMUM and their 3-operand and packed forms",
+   "TRAPSTS.INVALID = 1 (IEEE's invalid-operation flag, set for a signalling NaN operand) is recorded, not compared",
+   "mockgpu does not model the trap status register; the flag changes no result"),
+  ("fp8-formats", ".fp8 and .bf8 (RDNA4's conversions and dot products)",
+   "OCP FP8: .fp8 is E4M3 (bias 7, no infinity, S.1111.111 the NaN, largest 448), .bf8 E5M2 (IEEE-like, bias 15); "
+   "f32_to_fp8/f32_to_bf8 round to nearest even and, past the largest finite, give the NaN (fp8) or infinity (bf8)",
+   "the manual names the formats and functions without defining them; gfx12 implements the OCP formats (LLVM's "
+   "gfx12 FP8 conversion instructions), and the non-saturating conversion is OCP's default (the clamp bit is not set "
+   "by this harness)"),
   ("literal-64", "64-bit operands with a literal",
    "a float64 operand takes a 32-bit literal as its high half; 64-bit integer operands are only given literals "
    "below 2**31, where zero and sign extension agree",
@@ -172,6 +186,8 @@ NOT_COMPARED = [
 
 # instruction regex -> (ulps, format, reason)
 TOLERANCE = [
+  (r"V_S_(RCP|RSQ|SQRT|EXP|LOG)_F32", 1, "f32", "RDNA4's pseudo-scalar forms of the 1 ULP approximations"),
+  (r"V_S_(RCP|RSQ|SQRT|EXP|LOG)_F16", 1, "f16", "RDNA4's pseudo-scalar forms of the 1 ULP approximations"),
   (r"V_(RCP|RCP_IFLAG|RSQ|SQRT|EXP|LOG|SIN|COS)_F32", 1, "f32",
    "the ISA documents these as approximations accurate to 1 ULP"),
   (r"V_(RCP|RSQ|SQRT|EXP|LOG|SIN|COS)_F16", 1, "f16", "the ISA documents these as approximations accurate to 1 ULP"),
