@@ -772,13 +772,26 @@ def _mubuf(inst, name, pc, sem):
   if "FORMAT" in n: raise Unsupported("not modelled: the format conversions of the V#'s FORMAT field (raw loads and stores are)")
   if "LDS" in n: raise Unsupported("not modelled: loads into LDS (M0-addressed LDS DMA)")
   if inst.tfe: raise Unsupported("not modelled: TFE (the texture-fail status VGPR)")
-  addr = BufAddr(inst.srsrc.offset, inst.vaddr.offset - 256, bool(inst.idxen), bool(inst.offen), Src(inst.soffset.offset), inst.offset)
+  srsrc, offset, rtn = _buffer_fields(inst)
+  addr = BufAddr(srsrc, inst.vaddr.offset - 256, bool(inst.idxen), bool(inst.offen), Src(inst.soffset.offset), offset)
   vdata = inst.vdata.offset - 256
   if n.startswith("ATOMIC_"):
     row = atomic_row(n[len("ATOMIC_"):], sem)
-    return VAtomic("BUFFER", addr, row, WIDTH[sem.ATOMIC[row].dst], atomic_data(vdata, row, sem), vdata if inst.glc else None, name.lower())
+    return VAtomic("BUFFER", addr, row, WIDTH[sem.ATOMIC[row].dst], atomic_data(vdata, row, sem), vdata if rtn else None, name.lower())
   load, kind, ndw, d16 = mem_common(n)
   return Vmem("BUFFER", load, kind, ndw, d16, vdata, addr, name.lower())
+
+V_SHARP_SGPRS = (range(0, 103, 4), range(108, 121, 4))  # s0..s103 and ttmp0..ttmp15, four at a time
+
+def _buffer_fields(inst) -> tuple[int, int, bool]:
+  """(the V#'s first SGPR, the immediate offset, whether an atomic returns the old value) of an RDNA3 MUBUF or an
+  RDNA4 VBUFFER word. VBUFFER's RSRC holds the SGPR's operand number (9 bits; MUBUF's SRSRC its index / 4), its
+  IOFFSET is 24 bits, and TH bit 0 (TH_ATOMIC_RETURN) is MUBUF's GLC."""
+  if not hasattr(inst, "rsrc"): return inst.srsrc.offset, inst.offset, bool(inst.glc)
+  if not any(inst.rsrc in r for r in V_SHARP_SGPRS):
+    raise Unsupported(f"{INVALID}RSRC {inst.rsrc} does not name four aligned SGPRs (s0..s103 or ttmp0..ttmp15 by fours)")
+  if inst.ioffset >> 23: raise Unsupported(f"a negative buffer offset (IOFFSET 0x{inst.ioffset:06x}, bit 23 set) is not modelled")
+  return inst.rsrc, inst.ioffset, bool(inst.th & 1)
 
 def _ds(inst, name, pc, sem):
   n = strip(name)[3:] if name.startswith("DS_") else strip(name)
@@ -837,7 +850,7 @@ def swizzle_lanes(offset:int, wave:int) -> np.ndarray:
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),
               ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch),
-              ("MUBUF", _mubuf), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
+              ("MUBUF", _mubuf), ("VBUFFER", _mubuf), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
 
 def failure(inst:Inst, why:str) -> str:
   """The message of an instruction that cannot run: an invalid one names its bytes as well."""

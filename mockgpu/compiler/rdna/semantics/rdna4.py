@@ -119,6 +119,11 @@ ATOMIC_ALIASES, ASSOCIATIVE = {**rdna3.ATOMIC_ALIASES, "SUB_CLAMP": "CSUB"}, rdn
 # RDNA3's list less the scalar float ops, which RDNA4 executes
 NOT_EXECUTED = {n: why for n, why in rdna3.NOT_EXECUTED.items() if why != rdna3.SALU_FLOAT_WHY}
 
+# RDNA3's unmodelled encodings under their gfx12 names (VBUFFER's raw loads, stores and atomics run as MUBUF's; its
+# TBUFFER_* forms are MTBUF's typed access)
+UNMODELLED = {**rdna3.UNMODELLED, "VIMAGE": rdna3.UNMODELLED["MIMG"], "VSAMPLE": rdna3.UNMODELLED["MIMG"],
+              "VEXPORT": rdna3.UNMODELLED["EXP"], "VDSDIR": rdna3.UNMODELLED["LDSDIR"], "TBUFFER_": rdna3.UNMODELLED["MTBUF"]}
+
 # s_load_u8/i8/u16/i16: one element, zero- or sign-extended
 SMEM_KINDS = {"LOAD_U8": "u8", "LOAD_I8": "i8", "LOAD_U16": "u16", "LOAD_I16": "i16"}
 
