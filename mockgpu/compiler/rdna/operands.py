@@ -151,6 +151,7 @@ class Wmma:
   signed:tuple[bool, bool]
   clamp:bool
   layout:str
+  fp8:str|None = None   # the family's fp8/bf8 formats (semantics FP8) for the fp8/bf8 forms
 
 @dataclass
 class Mfma:
@@ -576,7 +577,7 @@ def _wmma(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
     if not 256 <= r < 512: raise Unsupported("WMMA operands must be VGPRs")
     blocks.append([r - 256 + j for j in range(cnt)])
   return Wmma(n, d, *blocks, kind_in, kind_out, bool(inst.opsel & 4), (bool(inst.neg & 1), bool(inst.neg & 2)),
-              bool(inst.clmp), sem.WMMA_LAYOUT)
+              bool(inst.clmp), sem.WMMA_LAYOUT, sem.FP8)
 
 def _vopd(inst, name, pc, sem):
   lit = literal(inst)

@@ -51,7 +51,7 @@ TTMP_WORKGROUP_IDS = (117, 115)
 TMPRING_WAVESIZE_BITS = 18
 # as RDNA3: gfx11-style encodings, 256-byte scratch units, true16 e32 operands, 16-bit results keep bits 31:16, no MFMA
 GFX9, TMPRING_WAVESIZE_UNIT, TRUE16_E32 = rdna3.GFX9, rdna3.TMPRING_WAVESIZE_UNIT, rdna3.TRUE16_E32
-HIGH16_ZEROED, MFMA, PACKED_F32, FP8 = rdna3.HIGH16_ZEROED, rdna3.MFMA, rdna3.PACKED_F32, rdna3.FP8
+HIGH16_ZEROED, MFMA, PACKED_F32 = rdna3.HIGH16_ZEROED, rdna3.MFMA, rdna3.PACKED_F32
 # gfx12 has no IEEE mode: RSRC1 bit 23 is DISABLE_PERF, and omod always applies
 IEEE_MODE_BIT = None
 
@@ -127,10 +127,17 @@ UNMODELLED = {**rdna3.UNMODELLED, "VIMAGE": rdna3.UNMODELLED["MIMG"], "VSAMPLE":
 # s_load_u8/i8/u16/i16: one element, zero- or sign-extended
 SMEM_KINDS = {"LOAD_U8": "u8", "LOAD_I8": "i8", "LOAD_U16": "u16", "LOAD_I16": "i16"}
 
-# *** WMMA: wave32 layouts without RDNA3's replicated halves (numpy_runtime.wmma, layout "rdna4") ***
+# *** WMMA: wave32 layouts without RDNA3's replicated halves (numpy_runtime.wmma_rdna4, layout "rdna4") ***
 
-# name -> (A/B element kind, C/D kind, VGPRs of A and B, VGPRs of C and D): lanes 16-31 hold the second half of K, so
-# A and B take half RDNA3's VGPRs; an f16 D is packed two elements a VGPR
+# name -> (A/B element kind, C/D kind, VGPRs of A and B, VGPRs of C and D): lanes 16-31 hold the odd chunks of 8 K
+# elements (numpy_runtime.wmma_matrix), so A and B take half RDNA3's VGPRs; an f16/bf16 D is packed two elements a
+# VGPR. A mixed fp8 form names A's kind then B's ('fp8_bf8': A fp8, B bf8; numpy_runtime.wmma_kinds).
 WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 4, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 4, 8),
-        "WMMA_F16_16X16X16_F16": ("f16", "f16", 4, 4), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 2, 8)}
+        "WMMA_F16_16X16X16_F16": ("f16", "f16", 4, 4), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 2, 8),
+        "WMMA_BF16_16X16X16_BF16": ("bf16", "bf16", 4, 4), "WMMA_I32_16X16X16_IU4": ("iu4", "i32", 1, 8),
+        "WMMA_I32_16X16X32_IU4": ("iu4", "i32", 2, 8),
+        **{f"WMMA_F32_16X16X16_{a}_{b}": (a.lower() if a == b else f"{a}_{b}".lower(), "f32", 2, 8)
+           for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
 WMMA_LAYOUT = "rdna4"
+# gfx12's fp8/bf8 are the OCP formats (E4M3 with one NaN and no infinity, E5M2), as gfx950's: cdna.FP8[("cdna4", ...)]
+FP8 = "cdna4"
