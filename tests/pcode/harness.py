@@ -21,7 +21,8 @@ from tinygrad.runtime.autogen.amd.common import OpType
 from pcode import interp, numbers as N, operands as O, readings
 from pcode.parse import PcodeSyntaxError
 
-FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "DS"]
+FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "DS", "VINTERP"]
+OPSEL = ("VOP3", "VINTERP")               # encodings whose op_sel field picks 16-bit halves (the others: true16 names)
 SALU = ("SOP1", "SOP2", "SOPC", "SOPK")
 ARCHS = ("rdna3", "rdna4")
 
@@ -144,7 +145,7 @@ def expr_sub(t, expr):
 
 def src_kinds(family:str, name:str, field:str, optype, bits:int) -> tuple[str, ...]:
   if optype in (OpType.OPR_SREG,) and bits == 64 and field.startswith("src"): return ("m",)
-  if optype == OpType.OPR_SRC_VGPR: return ("v",)
+  if optype == OpType.OPR_SRC_VGPR or family == "VINTERP": return ("v",)  # VINTERP: quad sources are other lanes' VGPRs
   if optype in (OpType.OPR_SSRC, OpType.OPR_SSRC_LANESEL, OpType.OPR_SREG): return ("s", "c", "l")
   if field == "vsrc1" or field == "vsrc0": return ("v",)
   if family in SALU: return ("s", "c", "l")
@@ -224,12 +225,13 @@ def variants(info:OpInfo, rng, full:bool, index:int) -> list[Case]:
       c.consts[pos] = O.pick_literal(rng, src.cls)
     out.append(c)
   if (h:=high_halves(info)):  # the high halves of 16-bit operands: op_sel (VOP3), v[128 + n] (e32)
-    out.append(Case(info, dict(base), {}, label="op_sel" if info.family == "VOP3" else "true16", halves=h))
+    out.append(Case(info, dict(base), {}, label="op_sel" if info.family in OPSEL else "true16", halves=h))
   return out
 
 def high_halves(info:OpInfo) -> int:
   """The halves bits a 16-bit instruction can select: its 16-bit VGPR sources and a 16-bit VGPR destination."""
-  if info.family not in ("VOP1", "VOP2", "VOPC", "VOP3") or info.wave_level or "S0" in info.writes: return 0
+  if info.family not in ("VOP1", "VOP2", "VOPC", "VOP3", "VINTERP") or "S0" in info.writes: return 0
+  if info.wave_level and info.family != "VINTERP": return 0
   if info.family == "VOP3" and "D0" in info.reads: return 0  # which op_sel bit selects an accumulator's half is open
   bits = sum(1 << s_.pos for s_ in info.srcs if s_.bits == 16 and "v" in s_.kinds)
   if info.dst == "v" and info.dst_bits == 16: bits |= 8
@@ -330,10 +332,10 @@ def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
   e32_16 = fam in ("VOP1", "VOP2", "VOPC") and (info.dst_bits == 16 or any(x.bits == 16 for x in info.srcs))
   for src in info.srcs:
     dsl, what = operand(case, src)
-    if case.halves >> src.pos & 1 and fam != "VOP3": dsl = v[what[1] + 128]  # true16: v[128 + n] is v[n].h
+    if case.halves >> src.pos & 1 and fam not in OPSEL: dsl = v[what[1] + 128]  # true16: v[128 + n] is v[n].h
     kw[src.field] = dsl
     operands[src.pos] = what
-  if case.halves and fam == "VOP3": kw["opsel"] = case.halves
+  if case.halves and fam in OPSEL: kw["opsel"] = case.halves
   priv = None
   if "S0" in info.writes and fam not in SALU:  # v_swap writes its source register: give it a private copy
     priv = _need(a.vgpr(1, low=e32_16))
@@ -363,7 +365,7 @@ def _valu_destination(info:OpInfo, case:Case, a:Alloc, kw:dict, outputs:dict, pr
   if info.dst == "v":
     n = max(1, info.dst_bits // 32)
     d = _need(a.vgpr(n, low=e32_16))
-    kw["vdst"] = v[d + 128] if case.halves & 8 and info.family != "VOP3" else v[d] if n == 1 else v[d:d + n - 1]
+    kw["vdst"] = v[d + 128] if case.halves & 8 and info.family not in OPSEL else v[d] if n == 1 else v[d:d + n - 1]
     outputs["D0"] = ("v", d, n)
   elif info.dst == "s":
     d = _need(a.sgpr(1))
@@ -713,7 +715,7 @@ def expect(p:Placed, inputs:Inputs) -> dict:
   for w in range(n_waves):
     if info.family in SALU or info.scalar: _expect_salu(p, inputs, w, out)
     elif info.family == "DS": _expect_ds(p, inputs, w, out)
-    elif info.wave_level: _expect_wave(p, inputs, w, out)
+    elif info.wave_level and info.family != "VINTERP": _expect_wave(p, inputs, w, out)
     else: _expect_lanes(p, inputs, w, out)
   return out
 
@@ -750,7 +752,7 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
     for src in info.srcs:
       x = src_bits(p, src, inputs, g, w)
       vars[f"S{src.pos}"] = swap16(x) if halves >> src.pos & 1 else x
-    env = interp.Env(vars)
+    env = interp.Env(vars, vgpr=quad_regs(p, inputs, w, halves, vars) if info.family == "VINTERP" else None)
     info.prog.run(env)
     for k, o in p.outputs.items():
       if o[0] != "v": continue
@@ -766,6 +768,18 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
       sd = int(env.vars["D1"]) & 1 if "D1" in info.writes else int(interp.truthy(env.vars["VCC"])) if whole_vcc else bit("VCC")
       masks["SDST"] |= sd << l
   for k, m in masks.items(): out[k].append((m, ()))
+
+def quad_regs(p:Placed, inputs:Inputs, w:int, halves:int, vars:dict) -> "WaveRegs":
+  """VINTERP: the wave's source registers for the pseudocode's VGPR[(laneId & ~3) + k][SRCn] (every lane's value,
+  active or not: the pseudocode reads the register), their halves exchanged where op_sel picks the high one; SRC0 and
+  SRC2 name them."""
+  regs = {}
+  for src in p.case.info.srcs:
+    kind, r = p.operands[src.pos]
+    vars[f"SRC{src.pos}"] = r
+    swap = swap16 if halves >> src.pos & 1 else (lambda x: x)
+    regs[r] = [swap(inputs.L[w * WAVE + l][r]) for l in range(WAVE)]
+  return WaveRegs(regs)
 
 def swap16(x:int) -> int:
   """A 32-bit register with its halves exchanged: the pseudocode's S0.f16 (bits 15:0) then reads the high half."""

@@ -74,6 +74,9 @@ DIV_FMAS_WHY = ("errata div-fmas-scale: where VCC is set, the fused result is sc
                 "biased exponent is above 127 (1023), else by 2**-64 (2**-128), before its one rounding (fmaScaled); the "
                 "pseudocode's 2**32 (2**64) after the rounding would leave v_div_scale's quotients scaled")
 
+INTERP_RTZ_WHY = ("the RTZ forms' pseudocode is the round-to-nearest forms' text; the instruction rounds toward zero "
+                  "(its name; RDNA3 ISA: 'round toward zero'), so the reading evaluates it under ROUND_TOWARD_ZERO")
+
 # instruction name -> (replacement pseudocode ({NAME} stands for the manual's text) or a function of the manual's text,
 # class, reason)
 OVERRIDES = {
@@ -97,6 +100,10 @@ OVERRIDES = {
       "errata div-fixup-nan: where the pseudocode returns the estimate S0 with the quotient's sign, a NaN estimate "
       "gives +-inf (f32 measured; f64 by the same rule, which LLVM's f64 division needs for an overflowing quotient)")
      for t in ("f32", "f64")},
+  "V_INTERP_P10_RTZ_F16_F32": ("ROUND_MODE = ROUND_TOWARD_ZERO;\n{V_INTERP_P10_RTZ_F16_F32}", "c", INTERP_RTZ_WHY),
+  "V_INTERP_P2_RTZ_F16_F32": ("ROUND_MODE = ROUND_TOWARD_ZERO;\nD0.f16 = 16'F(fma(32'F(VGPR[(laneId.u32 & 0xfffffffcU) + 2U]"
+                              "[SRC0.u32].f16), S1.f32, S2.f32))", "c", INTERP_RTZ_WHY + "; and its D0.f32 is the f16 "
+                              "result V_INTERP_P2_F16_F32 writes (the operand table's f16 VDST)"),
   "V_FMAC_DX9_ZERO_F32": ("S2 = D0;\n{V_FMAC_DX9_ZERO_F32}", "c",
                           "the pseudocode (copied from V_FMA_DX9_ZERO) returns S2 for a zero product; the FMAC form "
                           "has no S2: its addend is D0"),

@@ -53,6 +53,8 @@ class Src:
   hi:bool = False
   type:str|None = None
   sdwa:tuple[int, bool]|None = None   # GFX9 SDWA: (SRC_SEL, SEXT): a byte or word of the 32-bit operand, extended
+  quad:int|None = None                # VINTERP: the VGPR read in lane (lane & ~3) + quad of this lane's quad, whatever
+                                      # EXEC holds there (the pseudocode's VGPR[(laneId & 0xfffffffc) + quad][SRC])
 
   @property
   def vgpr(self) -> int|None: return self.reg - 256 if self.reg >= 256 else None
@@ -455,6 +457,23 @@ def _valu(n:str, sem, dst:int, srcs:list[Src], lit, *, opsel=0, omod=0, clamp=Fa
   if len(srcs) < nsrc: raise Unsupported(f"needs {nsrc} sources")
   return Valu(n, dst, srcs[:nsrc], bool(opsel & 8), omod, clamp, mask_in, mask_out, dpp)
 
+# VINTERP: which quad lane each source reads (None: the lane itself), from the pseudocode: P10 reads S0 from the quad's
+# lane 1 and S2 from its lane 0, P2 reads S0 from lane 2
+INTERP_QUAD = {"P10": (1, None, 0), "P2": (2, None, None)}
+
+def _vinterp(inst, name, pc, sem):
+  """v_interp_p10/p2_{f32,f16_f32,rtz_f16_f32}: an fma whose quad sources are VGPRs read from other lanes of the quad
+  (Src.quad); NEG negates source i, op_sel bit i picks a 16-bit source's high half and bit 3 the f16 result's; CLAMP
+  clamps; WAIT_EXP (a wait for exports, which a compute dispatch has none of) is a no-op."""
+  n = strip(name)
+  quads = INTERP_QUAD[n.split("_")[1]]
+  srcs = []
+  for i, (f, quad) in enumerate(zip((inst.src0, inst.src1, inst.src2), quads)):
+    if f.offset == LITERAL: raise Unsupported("a literal in the VINTERP encoding")
+    if quad is not None and f.offset < 256: raise Unsupported(f"{describe(f)} as S{i}, which is read from another lane: it must be a VGPR")
+    srcs.append(Src(f.offset, None, bool(inst.neg >> i & 1), False, bool(inst.opsel >> i & 1), quad=quad))
+  return _valu(n, sem, inst.vdst.offset - 256, srcs, None, opsel=inst.opsel, clamp=bool(inst.clmp), mask_out=None)
+
 def _vop3(inst, name, pc, sem, dpp=None, mods=None):
   n, lit = strip(name), literal(inst)
   regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset]
@@ -851,7 +870,7 @@ def swizzle_lanes(offset:int, wave:int) -> np.ndarray:
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),
               ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch),
-              ("MUBUF", _mubuf), ("VBUFFER", _mubuf), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
+              ("MUBUF", _mubuf), ("VBUFFER", _mubuf), ("VINTERP", _vinterp), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
 
 def failure(inst:Inst, why:str) -> str:
   """The message of an instruction that cannot run: an invalid one names its bytes as well."""

@@ -228,6 +228,7 @@ class Translator(Reads):
   typed = staticmethod(typed)
   def raw_dpp(self) -> str: return "_dpp"
   def raw_vgpr(self, v:int, width:int) -> str: return f"V[{v}][w]" if width <= 32 else f"r64(V[{v}][w], V[{v+1}][w])"
+  def raw_quad(self, v:int, quad:int) -> str: return f"V[{v}][w][:, quad_lanes({self.wave}, {quad})]"
   def raw_sgpr(self, o:int, width:int, vec:bool) -> str:
     return f"S[{o}][w]{COL[vec]}" if width <= 32 else f"r64(S[{o}][w], S[{o+1}][w]){COL[vec]}"
   def raw_scc(self, width:int, vec:bool) -> str: return f"S[253][w]{COL[vec]}" if width <= 32 else f"S[253][w].astype(u64){COL[vec]}"

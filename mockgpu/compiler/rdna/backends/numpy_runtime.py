@@ -196,6 +196,25 @@ def fma32(a, b, c) -> np.ndarray:
 
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
 
+def fma_rtz(a, b, c) -> np.ndarray:
+  """f32 a*b+c rounded once toward zero (VINTERP's RTZ forms): a*b is exact in f64, TwoSum gives the f64 sum's exact
+  error, and the f32 nearest to the sum steps toward zero where it lies beyond the exact value (overflow: the largest
+  finite value)."""
+  a, b, c = (np.asarray(x, f32).astype(f64) for x in (a, b, c))
+  with np.errstate(all="ignore"):
+    p = a * b
+    s = p + c
+    bp = s - c
+    err = (p - bp) + (c - (s - bp))
+    r = s.astype(f32)
+    beyond = (np.abs(r.astype(f64)) > np.abs(s)) | ((r.astype(f64) == s) & (err != 0) & ((err > 0) != (s > 0)))
+    return np.where(np.isfinite(s) & beyond, np.nextafter(r, f32(0)), r)
+
+@functools.lru_cache(maxsize=None)
+def quad_lanes(wave:int, quad:int) -> np.ndarray:
+  """The lane each lane reads for a VINTERP source of quad lane `quad`: (lane & ~3) + quad."""
+  return (np.arange(wave) & ~3) + quad
+
 def fma64(a, b, c) -> np.ndarray:
   """f64 a*b+c rounded once (to nearest even): compiler/exact.py's float64 fma, one implementation for both ISAs (a Dekker
   split here gave inf or NaN for products near float64's range and lost -0 + -0's sign)."""

@@ -176,6 +176,7 @@ class Stepper(Reads):
   def raw_vgpr(self, v:int, width:int):
     st = self.state
     return st.vgpr[self.vreg(v)].copy() if width <= 32 else numpy_runtime.r64(st.vgpr[self.vreg(v)], st.vgpr[self.vreg(v + 1)])
+  def raw_quad(self, v:int, quad:int): return self.state.vgpr[self.vreg(v)][numpy_runtime.quad_lanes(self.lanes, quad)]
   def raw_sgpr(self, o:int, width:int, vec:bool):
     st = self.state
     return np.uint32(st.sgpr[o]) if width <= 32 else np.uint64(int(st.sgpr[o]) | int(st.sgpr[o + 1]) << 32)
