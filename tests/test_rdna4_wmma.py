@@ -138,3 +138,72 @@ def test_wmma_f32_rounds_the_exact_sum_once(monkeypatch):
   want = reference(A, B, C, form)
   np.testing.assert_array_equal(got, pack_cd(want, "f32"))
   assert int(want[0, 0]) == 0x3f800000  # 1 + 2**-30 rounds to 1.0
+
+# *** v_swmmac_*: A 2:4 structured-sparse (two nonzero elements in every group of four along K), given compressed ***
+
+SPARSE = [  # (instruction, A kind, B kind, K (dense), output kind)
+  ("v_swmmac_f32_16x16x32_f16", "f16", "f16", 32, "f32"), ("v_swmmac_f32_16x16x32_bf16", "bf16", "bf16", 32, "f32"),
+  ("v_swmmac_f16_16x16x32_f16", "f16", "f16", 32, "f16"), ("v_swmmac_bf16_16x16x32_bf16", "bf16", "bf16", 32, "bf16"),
+  ("v_swmmac_i32_16x16x32_iu8", "iu8", "iu8", 32, "i32"), ("v_swmmac_i32_16x16x32_iu4", "iu4", "iu4", 32, "i32"),
+  ("v_swmmac_i32_16x16x64_iu4", "iu4", "iu4", 64, "i32"),
+  *[(f"v_swmmac_f32_16x16x32_{a}_{b}", a, b, 32, "f32") for a in ("fp8", "bf8") for b in ("fp8", "bf8")]]
+
+def sparse_index(offsets:np.ndarray, key:int) -> np.ndarray:
+  """The index VGPR of each lane: two bits per compressed element the lane holds (its element e at bit 2e, moved up
+  16 bits by the index key), the element's offset within its group of four. offsets: [16, K/2] per compressed (row,
+  k'); lane l holds row l % 16 and, by the chunks of 8, k' = 8 * (2 * (e // 8) + l // 16) + e % 8."""
+  per_lane = offsets.shape[1] // 2
+  out = np.zeros(32, np.uint64)
+  for l in range(32):
+    for e in range(per_lane):
+      k = 8 * (2 * (e // 8) + l // 16) + e % 8
+      out[l] |= np.uint64(int(offsets[l % 16, k]) << (2 * e + 16 * key))
+  return out.astype(np.uint32)
+
+@pytest.mark.parametrize("form", SPARSE, ids=[f[0] for f in SPARSE])
+def test_swmmac_rdna4_forms_against_the_layout(form, monkeypatch):
+  """D = A x B + D with A the dense 16 x K matrix whose group g of four along K holds compressed elements 2g and
+  2g + 1 at the offsets the index gives (distinct: a 2:4 pattern); B dense; index key 1 where the form has one."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  name, ka, kb, K, ko = form
+  rng = np.random.default_rng(abs(hash(name)) % 2**32)
+  Ac, B = finite_codes(rng, ka, (16, K // 2)), finite_codes(rng, kb, (K, 16))
+  pairs = np.array([(i, j) for i in range(4) for j in range(4) if i != j])
+  offsets = pairs[rng.integers(0, len(pairs), (16, K // 4))].reshape(16, K // 2)
+  if ko == "i32": C = rng.integers(0, 2**32, (16, 16))
+  elif ko == "f32": C = np.array([[N.round_ratio(int(x), 64, "f32") for x in row] for row in rng.integers(-4096, 4096, (16, 16))])
+  else: C = finite_codes(rng, ko, (16, 16))
+  key = 1 if K == 32 else 0
+  # the dense A: zero codes but for the compressed elements at their places
+  A = np.zeros((16, K), np.int64)
+  for r in range(16):
+    for k in range(K // 2): A[r, 4 * (k // 2) + offsets[r, k]] = Ac[r, k]
+  a, b, c = pack_operand(Ac, ka, False), pack_operand(B, kb, True), pack_cd(C, ko)
+  idx = sparse_index(offsets, key)[:, None]
+  na, nb, nc = a.shape[1], b.shape[1], c.shape[1]
+  regs = np.concatenate([a, b, idx, c], axis=1)
+  inp = aligned(4 * regs.size, 256).view(np.uint32)
+  inp[:] = regs.reshape(-1)
+  out = aligned(4 * 32 * nc, 256).view(np.uint32)
+  r = lambda lo, n: v[lo] if n == 1 else v[lo:lo + n - 1]
+  dreg = 8 + na + nb + 1
+  body = [I.v_mul_u32_u24_e32(v[1], 4 * regs.shape[1], v[0]),
+          *(I.global_load_b32(vdst=v[8 + i], vaddr=v[1:2], saddr=s[6:7], ioffset=4 * i) for i in range(regs.shape[1])),
+          I.s_wait_loadcnt(simm16=0), getattr(I, name)(r(dreg, nc), r(8, na), r(8 + na, nb), v[8 + na + nb], opsel=key),
+          I.v_mul_u32_u24_e32(v[1], 4 * nc, v[0]),
+          *(I.global_store_b32(vaddr=v[1:2], vsrc=v[dreg + i], saddr=s[4:5], ioffset=4 * i) for i in range(nc)), I.s_endpgm()]
+  run(kernel(*body), out, inp, "numpy", None)
+  want = reference(A, B, C, (name, ka, kb, K, ko))
+  np.testing.assert_array_equal(out.reshape(32, nc), pack_cd(want, ko))
+
+def test_swmmac_modifiers_it_does_not_have_raise(monkeypatch):
+  """op_sel bits past the index key, an index key on the x64 form (it reads the whole index VGPR) and NEG on a float
+  form raise UnsupportedInstruction naming the instruction."""
+  from mockgpu.errors import UnsupportedInstruction
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  out = aligned(256, 256).view(np.uint32)
+  cases = [(I.v_swmmac_f32_16x16x32_f16(v[24:31], v[8:11], v[12:19], v[20], opsel=2), r"v_swmmac_f32_16x16x32_f16: op_sel 0x2"),
+           (I.v_swmmac_i32_16x16x64_iu4(v[24:31], v[8:9], v[12:15], v[20], opsel=1), r"v_swmmac_i32_16x16x64_iu4: op_sel 0x1"),
+           (I.v_swmmac_f32_16x16x32_f16(v[24:31], v[8:11], v[12:19], v[20], neg=1), r"v_swmmac_f32_16x16x32_f16: modifiers")]
+  for inst, msg in cases:
+    with pytest.raises(UnsupportedInstruction, match=msg): run(kernel(inst, I.s_endpgm()), out, None, "numpy", None)

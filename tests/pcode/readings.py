@@ -24,7 +24,7 @@ UNTESTABLE = [
    "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_more.py "
    "checks these against the manual's loop with the FI/BOUND_CTRL rule"),
   (r"V_WMMA_.*|V_SWMMAC_.*", "the pseudocode is prose (D = A x B + C; RDNA4's sparse SWMMAC too); the matrix layouts "
-   "are not in it"),
+   "are not in it (tests/test_rdna_alu_more.py and tests/test_rdna4_wmma.py check them against the ISA guide's layouts)"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),
   (r"DS_NOP", "no operands and no result"),

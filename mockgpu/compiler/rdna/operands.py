@@ -154,6 +154,8 @@ class Wmma:
   clamp:bool
   layout:str
   fp8:str|None = None   # the family's fp8/bf8 formats (semantics FP8) for the fp8/bf8 forms
+  index:int|None = None  # RDNA4 v_swmmac_*: the VGPR of A's sparsity index (A is then the compressed 2:4 matrix, C is D)
+  index_key:int = 0      # which 16 bits of the index VGPR the x32 forms read (op_sel bit 0)
 
 @dataclass
 class Mfma:
@@ -549,6 +551,7 @@ def _vop3p(inst, name, pc, sem):
   opsel, opsel_hi = inst.opsel, inst.opsel_hi | (inst.opsel_hi2 << 2)
   d = inst.vdst.offset - 256
   if n.startswith("WMMA_"): return _wmma(n, d, regs, inst, sem)
+  if n.startswith("SWMMAC_"): return _swmmac(n, d, regs, inst, sem)
   if n.startswith(("DOT4_", "DOT8_")): return _dot_int(n, d, regs, lit, inst, sem)
   if n in ("DOT2_F32_F16", "DOT2_F32_BF16"):
     op = _dot2(n, d, regs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
@@ -597,6 +600,23 @@ def _wmma(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
     blocks.append([r - 256 + j for j in range(cnt)])
   return Wmma(n, d, *blocks, kind_in, kind_out, bool(inst.opsel & 4), (bool(inst.neg & 1), bool(inst.neg & 2)),
               bool(inst.clmp), sem.WMMA_LAYOUT, sem.FP8)
+
+def _swmmac(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
+  """RDNA4's sparse WMMA: D = A x B + D, A 2:4 structured-sparse, given compressed (src0) with its index VGPR (src2);
+  the layout is numpy_runtime.wmma_rdna4's. op_sel bit 0 is the index key of the x32 forms (the x64 form reads the
+  whole index VGPR); NEG[1:0] make integer A and B signed, as WMMA's; the other modifiers raise."""
+  if n not in getattr(sem, "SWMMAC", {}): raise Unsupported("not implemented")
+  kind_in, kind_out, na, nb, ncd = sem.SWMMAC[n]
+  integer = kind_in in ("iu8", "iu4")
+  if (inst.neg & ~3) or inst.neg_hi or (not integer and (inst.neg or inst.clmp)): raise Unsupported(f"modifiers on {n.lower()}")
+  key_bits = 1 if "X32" in n else 0
+  if inst.opsel & ~key_bits: raise Unsupported(f"op_sel 0x{inst.opsel:x} on {n.lower()} (bit 0 is the index key of the x32 forms)")
+  blocks = []
+  for r, cnt in zip((regs[0], regs[1], 256 + d, regs[2]), (na, nb, ncd, 1)):
+    if not 256 <= r < 512: raise Unsupported("SWMMAC operands must be VGPRs")
+    blocks.append([r - 256 + j for j in range(cnt)])
+  return Wmma(n, d, *blocks[:3], kind_in, kind_out, False, (bool(inst.neg & 1), bool(inst.neg & 2)), bool(inst.clmp),
+              sem.WMMA_LAYOUT, sem.FP8, blocks[3][0], inst.opsel & key_bits)
 
 def _vopd(inst, name, pc, sem):
   lit = literal(inst)

@@ -352,8 +352,9 @@ class Translator(Reads):
   def wmma(self, op:ops.Wmma):
     if self.wave != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = ["[" + ", ".join(f"V[{r}][w]" for r in block) + "]" for block in (op.a, op.b, op.c)]
+    index = "None" if op.index is None else f"V[{op.index}][w]"
     self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp}, "
-             f"{op.layout!r}, {op.fp8!r})")
+             f"{op.layout!r}, {op.fp8!r}, {index}, {op.index_key})")
     for j in range(len(op.c)): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
 
   def mfma(self, op:ops.Mfma):

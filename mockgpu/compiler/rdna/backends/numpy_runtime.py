@@ -645,14 +645,14 @@ def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray
   return np.concatenate([x[:, :16], x[:, 16:]], axis=-1) if split else x[:, :16]
 
 def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False,
-         layout:str="rdna3", fp8:str|None=None):
+         layout:str="rdna3", fp8:str|None=None, index=None, index_key:int=0):
   """v_wmma_{f32,f16,bf16,i32}_16x16x16_{f16,bf16,iu8,iu4}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
   l % 16) on RDNA3 and (row j + 8 * (l // 16), column l % 16) on RDNA4 (layout). A whole f32/i32 element is VGPR j;
   an f16 (bf16) one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
   VGPR j // 2 on RDNA4 (packed: 4 VGPRs). RDNA3: products are summed in float64 (16 products of 11-bit mantissas) or
   int64 (iu8/iu4) and rounded once; RDNA4 (wmma_rdna4): every form summed exactly and rounded once. Hardware
   accumulates in an unspecified order, so float results can differ from it in the last bit."""
-  if layout == "rdna4": return wmma_rdna4(a_regs, b_regs, c_regs, kind_in, kind_out, signed, clamp, fp8)
+  if layout == "rdna4": return wmma_rdna4(a_regs, b_regs, c_regs, kind_in, kind_out, signed, clamp, fp8, index, index_key)
   integer = kind_in in ("iu8", "iu4")
   a = _wmma_rows(a_regs, kind_in, signed[0])
   b = _wmma_rows(b_regs, kind_in, signed[1])
@@ -697,25 +697,45 @@ def wmma_matrix(regs, kind:str, signed:bool=True, fp8:str|None=None) -> np.ndarr
   """A (rows) or B (columns) of an RDNA4 WMMA from its VGPRs -> [n, 16, K]. Lane l holds row/column l % 16; K runs in
   chunks of 8 elements, chunk c in lanes 0-15 (c even) or 16-31 (c odd) at the lane's elements 8 * (c // 2) on
   (16x16x16 f16: lanes 0-15 K 0-7, lanes 16-31 K 8-15; 16x16x32 iu4: VGPR 0 K 0-7 / 8-15, VGPR 1 K 16-23 / 24-31)."""
-  x = _wmma_elements(regs, kind, signed, fp8)
+  return _chunked(_wmma_elements(regs, kind, signed, fp8))
+
+def _chunked(x:np.ndarray) -> np.ndarray:
+  """A lane-ordered operand [n, 32 lanes, E] as its matrix [n, 16, 2E] by the chunks of 8 (wmma_matrix)."""
   q = x.shape[-1] // 8
   chunks = [x[:, 16 * (c % 2):16 * (c % 2) + 16, 8 * (c // 2):8 * (c // 2) + 8] for c in range(2 * q)]
   return np.concatenate(chunks, axis=-1)
 
-def wmma_rdna4(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, signed=(True, True), clamp:bool=False, fp8:str|None=None):
-  """RDNA4 v_wmma_*: D = A x B + C. C/D element j of lane l is (row j + 8 * (l // 16), column l % 16): VGPR j for
-  f32/i32, half j % 2 of VGPR j // 2 for f16/bf16. Float products (exact in float64 for every input kind) and C are
-  summed exactly and rounded once to the output format; integer sums wrap to 32 bits, or saturate with clamp."""
+def sparse_k(index, key:int, per_lane:int) -> np.ndarray:
+  """v_swmmac_*: the K (of the dense 16 x 2E matrix) of each compressed A element [n, 16, E]. Each lane's index VGPR
+  holds two bits per compressed element it holds, element e at bits 2e + 16 * key (the x32 forms' 16 bits: op_sel's
+  index key; the x64 form's 32); compressed elements 2g and 2g + 1 are the two nonzero ones of the group of four
+  dense K 4g..4g + 3, at offsets given by their bits. The compressed matrix's elements follow wmma_matrix's chunks."""
+  idx = np.asarray(index, u32).astype(np.int64)[..., None]                     # [n, lane, 1]
+  e = np.arange(per_lane)
+  bits = (idx >> (2 * e + 16 * key)) & 3                                        # [n, lane, E]
+  return _chunked(bits) + 4 * (np.arange(2 * per_lane) // 2)                   # dense K = 4 * group + offset
+
+def wmma_rdna4(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, signed=(True, True), clamp:bool=False, fp8:str|None=None,
+               index=None, index_key:int=0):
+  """RDNA4 v_wmma_* and v_swmmac_* (index: A is compressed, sparse_k places its elements): D = A x B + C. C/D element
+  j of lane l is (row j + 8 * (l // 16), column l % 16): VGPR j for f32/i32, half j % 2 of VGPR j // 2 for f16/bf16.
+  Float products (exact in float64 for every input kind) and C are summed exactly and rounded once to the output
+  format; integer sums wrap to 32 bits, or saturate with clamp."""
   ka, kb = wmma_kinds(kind_in)
   a, b = wmma_matrix(a_regs, ka, signed[0], fp8), wmma_matrix(b_regs, kb, signed[1], fp8)
   j, lane = np.arange(8)[:, None], np.arange(32)
-  rows, cols = j + 8 * (lane // 16), lane % 16                    # [element, lane]
+  rows, cols = j + 8 * (lane // 16), np.broadcast_to(lane % 16, (8, 32))   # [element, lane]
   c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)      # [n, VGPR, lane]
+  if index is None: bsel = b[:, cols, :]                          # [n, element, lane, K]: B's column for each product
+  else:  # each compressed element meets the row of B at its dense K
+    k = sparse_k(index, index_key, a.shape[-1] // 2)[:, rows, :]  # [n, element, lane, K']
+    bsel = np.take_along_axis(b[:, cols, :], k, axis=-1)
+  prods = a[:, rows, :] * bsel                                    # exact (integers: int64)
   if kind_out == "i32":
-    acc = np.einsum("nrk,nck->nrc", a, b)[:, rows, cols] + c.view(i32).astype(np.int64)
+    acc = prods.sum(-1) + c.view(i32).astype(np.int64)
     acc = np.clip(acc, -2**31, 2**31 - 1) if clamp else acc
     return list(np.moveaxis(acc.astype(np.int64).astype(u32), 1, 0))
-  prods = np.moveaxis(a[:, rows, :] * b[:, cols, :], -1, 0)      # [K, n, element, lane], exact
+  prods = np.moveaxis(prods, -1, 0)                               # [K, n, element, lane]
   if kind_out == "f32": return list(np.moveaxis(exact_sum([*prods, c.view(f32).astype(f64)], f32).view(u32), 1, 0))
   ch = np.stack([(c[:, k // 2] >> (16 * (k % 2))) & 0xffff for k in range(8)], axis=1)   # [n, element, lane]
   cval = ch.astype(u16).view(f16).astype(f64) if kind_out == "f16" else (ch << 16).astype(u32).view(f32).astype(f64)

@@ -265,7 +265,8 @@ class Stepper(Reads):
   def wmma(self, op:ops.Wmma):
     if self.lanes != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = [[self.state.vgpr[self.vreg(r)][None, :] for r in block] for block in (op.a, op.b, op.c)]
-    d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout, op.fp8)
+    index = None if op.index is None else self.state.vgpr[self.vreg(op.index)][None, :]
+    d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout, op.fp8, index, op.index_key)
     for j in range(len(op.c)): self.vwrite(op.dst + j, "b32", d[j][0], self.state.active())
 
   def mfma(self, op:ops.Mfma):

@@ -138,6 +138,14 @@ WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 4, 8), "WMMA_F32_16X16X16_BF16":
         "WMMA_I32_16X16X32_IU4": ("iu4", "i32", 2, 8),
         **{f"WMMA_F32_16X16X16_{a}_{b}": (a.lower() if a == b else f"{a}_{b}".lower(), "f32", 2, 8)
            for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
+# v_swmmac_*: (A/B element kinds, C/D kind, VGPRs of the compressed A, of B, of C/D): A is 16 x K with two nonzero
+# elements in every group of four along K, given as its 16 x K/2 compressed elements and an index VGPR
+SWMMAC = {"SWMMAC_F32_16X16X32_F16": ("f16", "f32", 4, 8, 8), "SWMMAC_F32_16X16X32_BF16": ("bf16", "f32", 4, 8, 8),
+          "SWMMAC_F16_16X16X32_F16": ("f16", "f16", 4, 8, 4), "SWMMAC_BF16_16X16X32_BF16": ("bf16", "bf16", 4, 8, 4),
+          "SWMMAC_I32_16X16X32_IU8": ("iu8", "i32", 2, 4, 8), "SWMMAC_I32_16X16X32_IU4": ("iu4", "i32", 1, 2, 8),
+          "SWMMAC_I32_16X16X64_IU4": ("iu4", "i32", 2, 4, 8),
+          **{f"SWMMAC_F32_16X16X32_{a}_{b}": (a.lower() if a == b else f"{a}_{b}".lower(), "f32", 2, 4, 8)
+             for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
 WMMA_LAYOUT = "rdna4"
 # gfx12's fp8/bf8 are the OCP formats (E4M3 with one NaN and no infinity, E5M2), as gfx950's: cdna.FP8[("cdna4", ...)]
 FP8 = "cdna4"
