@@ -185,6 +185,8 @@ def op_info(family:str, op) -> OpInfo:
   if dst == "s" and dst_cls == "b64" and ops.get("vdst", ops.get("sdst"))[0].name == "FMT_NUM_M64": dst_bits = 32
   writes, reads = names_in(prog.ast) if prog else (set(), set())
   wave_level = "VGPR" in reads or "VGPR" in writes
+  for src in srcs:  # a source the pseudocode reads as VGPR[...][SRCn] (VINTERP, v_cvt_f32_fp8) must be a VGPR
+    if f"SRC{src.pos}" in reads and family not in SALU: src.kinds = ("v",)
   return OpInfo(family, op, name, text or "", prog, why, srcs, dst, dst_bits, dst_cls, writes, reads, wave_level,
                 family == "VOP3SD" and "sdst" in ops, "FMAAK" in name or "FMAMK" in name, is_pseudo_scalar(family, name))
 
@@ -715,7 +717,7 @@ def expect(p:Placed, inputs:Inputs) -> dict:
   for w in range(n_waves):
     if info.family in SALU or info.scalar: _expect_salu(p, inputs, w, out)
     elif info.family == "DS": _expect_ds(p, inputs, w, out)
-    elif info.wave_level and info.family != "VINTERP": _expect_wave(p, inputs, w, out)
+    elif info.wave_level and not lane_vgprs(info): _expect_wave(p, inputs, w, out)
     else: _expect_lanes(p, inputs, w, out)
   return out
 
@@ -752,7 +754,7 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
     for src in info.srcs:
       x = src_bits(p, src, inputs, g, w)
       vars[f"S{src.pos}"] = swap16(x) if halves >> src.pos & 1 else x
-    env = interp.Env(vars, vgpr=quad_regs(p, inputs, w, halves, vars) if info.family == "VINTERP" else None)
+    env = interp.Env(vars, vgpr=wave_regs(p, inputs, w, halves, vars) if lane_vgprs(info) else None)
     info.prog.run(env)
     for k, o in p.outputs.items():
       if o[0] != "v": continue
@@ -769,10 +771,14 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
       masks["SDST"] |= sd << l
   for k, m in masks.items(): out[k].append((m, ()))
 
-def quad_regs(p:Placed, inputs:Inputs, w:int, halves:int, vars:dict) -> "WaveRegs":
-  """VINTERP: the wave's source registers for the pseudocode's VGPR[(laneId & ~3) + k][SRCn] (every lane's value,
-  active or not: the pseudocode reads the register), their halves exchanged where op_sel picks the high one; SRC0 and
-  SRC2 name them."""
+def lane_vgprs(info:OpInfo) -> bool:
+  """A per-lane instruction whose pseudocode reads its sources as VGPR[lane][SRCn] (VINTERP's quad lanes, RDNA4's
+  v_cvt_f32_fp8): evaluated lane by lane with the wave's registers."""
+  return info.wave_level and "laneId" in info.reads and "VGPR" not in info.writes
+
+def wave_regs(p:Placed, inputs:Inputs, w:int, halves:int, vars:dict) -> "WaveRegs":
+  """The wave's source registers for the pseudocode's VGPR[lane][SRCn] (every lane's value, active or not: the
+  pseudocode reads the register), their halves exchanged where op_sel picks the high one; SRCn name them."""
   regs = {}
   for src in p.case.info.srcs:
     kind, r = p.operands[src.pos]

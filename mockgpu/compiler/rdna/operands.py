@@ -401,6 +401,8 @@ def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   n, lit = strip(name), literal(inst)
   if n in ("READFIRSTLANE_B32", "SWAP_B32", "SWAP_B16") and dpp is not None: raise Unsupported("DPP on this op")
   if n == "READFIRSTLANE_B32": return _readfirstlane(inst, lit)
+  if n in getattr(sem, "BYTE_SELECT", ()) and inst.src0.offset < 256 and dpp is None:
+    raise Unsupported(f"{describe(inst.src0)} as S0, which the pseudocode reads as a VGPR")
   if n == "SWAP_B32": return Swap(inst.src0.offset - 256, inst.vdst.offset - 256)
   if n == "PERMLANE64_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
@@ -507,9 +509,18 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
   if n == "WRITELANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return WriteLane(inst.vdst.offset - 256, Src(inst.src0.offset, lit), Src(inst.src1.offset, lit))
-  srcs = [_src(r, lit, inst.neg, inst.abs, inst.opsel if i < 3 else 0, i) for i, r in enumerate(regs)]
-  return _valu(n, sem, inst.vdst.offset - 256, srcs, lit, opsel=inst.opsel, omod=inst.omod, clamp=bool(inst.clmp),
+  opsel = inst.opsel
+  if n in getattr(sem, "BYTE_SELECT", ()): n, opsel = _byte_select(n, regs[0], opsel, sem)
+  srcs = [_src(r, lit, inst.neg, inst.abs, opsel if i < 3 else 0, i) for i, r in enumerate(regs)]
+  return _valu(n, sem, inst.vdst.offset - 256, srcs, lit, opsel=opsel, omod=inst.omod, clamp=bool(inst.clmp),
                mask_in=inst.src2.offset if n in CARRY_IN else VCC, dpp=dpp)
+
+def _byte_select(n:str, reg:int, opsel:int, sem) -> tuple[str, int]:
+  """RDNA4 v_cvt_f32_fp8/bf8 (VOP3): the row of the byte op_sel[1:0] selects, and the op_sel bits left; the pseudocode
+  reads S0 as VGPR[laneId][SRC0], so S0 must be a VGPR."""
+  if reg < 256: raise Unsupported(f"{describe(Reg(reg, 1))} as S0, which the pseudocode reads as a VGPR")
+  k = sem.OPSEL_BYTE[opsel & 3]
+  return (f"{n}_BYTE{k}" if k else n), opsel & ~3
 
 VOP3_WHOLE = ("READFIRSTLANE_B32",)  # VOP1 ops with no semantics row, lowered as in VOP1 when VOP3 adds no modifier
 

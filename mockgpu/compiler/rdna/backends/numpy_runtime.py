@@ -210,6 +210,14 @@ def fma_rtz(a, b, c) -> np.ndarray:
     beyond = (np.abs(r.astype(f64)) > np.abs(s)) | ((r.astype(f64) == s) & (err != 0) & ((err > 0) != (s > 0)))
     return np.where(np.isfinite(s) & beyond, np.nextafter(r, f32(0)), r)
 
+def fp8_f32(x) -> np.ndarray:
+  """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: cdna.FP8's "cdna4" formats, gfx950's)."""
+  return fp8_table("cdna4", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def bf8_f32(x) -> np.ndarray:
+  """An OCP E5M2 byte as f32, exactly."""
+  return fp8_table("cdna4", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
 @functools.lru_cache(maxsize=None)
 def quad_lanes(wave:int, quad:int) -> np.ndarray:
   """The lane each lane reads for a VINTERP source of quad lane `quad`: (lane & ~3) + quad."""

@@ -69,6 +69,22 @@ MINIMUM3_{F16,F32} T T T T = minimum754(minimum754(a, b), c)
 MAXIMUM3_{F16,F32} T T T T = maximum754(maximum754(a, b), c)
 MED3_NUM_{F16,F32} T T T T = med3_num(a, b, c)
 """)}
+
+# *** OCP fp8/bf8 (E4M3, E5M2; FP8 below): v_cvt_f32_fp8/bf8 convert one byte of S0, which op_sel[1:0] selects in VOP3
+# in the manual's reversed order (0: bits 7:0, 2: 15:8, 1: 23:16, 3: 31:24), one row per byte (the e32 form reads byte
+# 0); v_dot4_f32_* add four products to S2 in order, each sum rounded to f32 as the pseudocode's tmp += ... does ***
+
+BYTE_SELECT = ("CVT_F32_FP8", "CVT_F32_BF8")
+OPSEL_BYTE = (0, 2, 1, 3)   # op_sel[1:0] -> the byte
+def _dot4_f32(a:str, b:str) -> str:
+  terms = [f"{a}_f32((a >> {8 * k}) & 0xff) * {b}_f32((b >> {8 * k}) & 0xff)" for k in range(4)]
+  body = "c"
+  for t in terms: body = f"({body} + {t})"
+  return f"DOT4_F32_{a.upper()}_{b.upper()} f32 u32 u32 f32 = {body}"
+VOP = {**VOP, **{f"{n}{f'_BYTE{k}' if k else ''}": row(f"{n}{f'_BYTE{k}' if k else ''} f32 u32 = {n[-3:].lower()}_f32((a >> {8 * k}) & 0xff)")
+                 for n in BYTE_SELECT for k in range(4)},
+       **{f"DOT4_F32_{a}_{b}": row(_dot4_f32(a.lower(), b.lower())) for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
+
 CLAMPED, ACCUMULATE, LITERAL_K, FLOAT_MODS = rdna3.CLAMPED, rdna3.ACCUMULATE, rdna3.LITERAL_K, rdna3.FLOAT_MODS
 PACKED_CLAMPED, DOT_SIGNS = rdna3.PACKED_CLAMPED, rdna3.DOT_SIGNS
 
