@@ -12,7 +12,7 @@ from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.compiler.rdna.semantics import rdna4
 from test_rdna_harness import aligned
 from test_rdna_lane_memory import run_on, EXEC_PATTERN
-from test_rdna_buffer import vsharp, CASES, expected, lane_regs
+from test_rdna_buffer import vsharp, CASES, check_loads_and_stores
 
 PATHS = ("numpy", "native", "stepper")
 ARCH = rdna4.FAMILY
@@ -47,30 +47,7 @@ def buffer_kernel(vs:list[int], c, load:bool) -> list:
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("c", CASES, ids=[f"oob{c[0]}-stride{c[1]}-nr{c[2]}-{'idx' if c[3] else ''}{'off' if c[4] else ''}{'-tid' if c[5] else ''}-x{c[8]}" for c in CASES])
 def test_vbuffer_loads_and_stores_as_the_manual(path, c, monkeypatch):
-  rng = np.random.default_rng([4, *c[:3]])
-  vindex, voffset = lane_regs(rng, 48, 160 if c[0] else c[1] // 4 + 2)
-  lane_ok = [(EXEC_PATTERN >> l) & 1 == 1 for l in range(32)]
-  mem = aligned(1024 * 4 * 2, 256).view(np.uint32)
-  mem[:] = np.arange(len(mem), dtype=np.uint32) * 5 + 11
-  inp = aligned(256, 256).view(np.uint32)
-  inp[:32], inp[32:64] = vindex, voffset
-  out = aligned(128 * 4, 256).view(np.uint32)
-  vs = vsharp(mem.ctypes.data, c[1], c[2], c[0], c[5])
-  run_on(path, buffer_kernel(vs, c, True), [out, inp, mem], monkeypatch, native_expected=False, block=(32, 1, 1), arch=ARCH)
-  want = np.zeros((4, 32), np.uint32)
-  def load(l, j, off, ok): want[j, l] = mem[off // 4] if ok else 0
-  expected(c, vindex, voffset, lane_ok, load)
-  got = out.reshape(4, 32)
-  for j in range(c[8]):
-    assert (got[j][lane_ok] == want[j][lane_ok]).all(), f"dword {j}: {got[j]} != {want[j]}"
-    assert (got[j][~np.array(lane_ok)] == 0xdead).all()
-  start = mem.copy()
-  run_on(path, buffer_kernel(vs, c, False), [out, inp, mem], monkeypatch, native_expected=False, block=(32, 1, 1), arch=ARCH)
-  ref = start.copy()
-  def store(l, j, off, ok):
-    if ok: ref[off // 4] = 0x1000 * (j + 1) + l
-  expected(c, vindex, voffset, lane_ok, store)
-  assert (mem == ref).all(), np.nonzero(mem != ref)
+  check_loads_and_stores(path, c, monkeypatch, buffer_kernel, ARCH)
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("th", [TH_ATOMIC_RETURN, 0])
