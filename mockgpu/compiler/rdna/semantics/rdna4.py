@@ -8,7 +8,8 @@ operand model (operands.py) lowers them as RDNA3's encodings, reading this modul
   new rows    instructions RDNA3 lacks (gfx1100 has no float SALU; tinygrad's RDNA3 table lists RDNA3.5's, which
               gfx1100 must reject, so they are rows of this table only): the float SALU, 64-bit scalar add/sub/mul,
               the V_S_* scalar-result transcendentals, v_min_num/v_max_num and v_minimum/v_maximum (and their
-              3-operand, packed and DS forms), s_load_u8/i8/u16/i16, the WMMA layouts. SALU_FROM_VALU derives each
+              3-operand, packed and DS forms), s_load_u8/i8/u16/i16, the WMMA layouts and forms, the sparse
+              SWMMAC, the OCP fp8/bf8 conversions and dot products. SALU_FROM_VALU derives each
               float SALU row from the VALU row that computes the same thing, so no op's meaning is written twice.
   waves       s_wait_* counters (no-ops: memory is synchronous here), and gfx12's architected workgroup IDs: x in
               ttmp9, y and z in ttmp7's halves, instead of the SGPRs after the user SGPRs (LLVM's gfx12 ABI; RSRC2
