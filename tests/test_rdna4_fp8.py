@@ -1,6 +1,6 @@
 """RDNA4's OCP fp8/bf8 VALU forms (gfx1201) on the numpy path (their rows' fp8 helpers have no C form): v_cvt_f32_fp8 and
 v_cvt_f32_bf8 with every op_sel byte select (the pseudocode's reversed order: 0 bits 7:0, 2 bits 15:8, 1 bits 23:16, 3
-bits 31:24) and every byte value against the formats' definitions (E4M3: bias 7, S.1111.111 the only NaN, no infinity;
+bits 31:24), v_cvt_pk_f32_fp8/bf8 (either half) and every byte value against the formats' definitions (E4M3: bias 7, S.1111.111 the only NaN, no infinity;
 E5M2: IEEE-like, bias 15), computed here; v_dot4_f32_* against the pseudocode's four f32 additions in order."""
 from __future__ import annotations
 import math
@@ -69,3 +69,20 @@ def test_dot4_f32_adds_in_order(a, b, monkeypatch):
     tmp = np.float32(C[l])
     for k in range(4): tmp = np.float32(np.float64(tmp) + ocp(int(A[l, k]), a) * ocp(int(B[l, k]), b))  # one rounding each
     assert got[l].view(np.uint32) == tmp.view(np.uint32), (l, got[l], tmp)
+
+@pytest.mark.parametrize("kind", ["fp8", "bf8"])
+def test_cvt_pk_f32_both_bytes_of_either_half(kind, monkeypatch):
+  """v_cvt_pk_f32_fp8/bf8: bytes 0 and 1 of S0's low half (op_sel bit 0: of its high half) as two f32, the low byte's
+  in the first VGPR of D."""
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  op = getattr(I, f"v_cvt_pk_f32_{kind}_e64")
+  rng = np.random.default_rng(ord(kind[0]))
+  words = rng.integers(0, 2**32, 32).astype(np.uint32)
+  for opsel in (0, 1):
+    lo = one_lane_op([op(v[4:5], v[2], opsel=opsel), I.v_mov_b32_e32(v[5], v[4])], words[None, :]).view(np.float32)
+    hi = one_lane_op([op(v[4:5], v[2], opsel=opsel), I.v_mov_b32_e32(v[5], v[5])], words[None, :]).view(np.float32)
+    for w, g0, g1 in zip(words, lo, hi):
+      half = int(w) >> (16 * opsel) & 0xffff
+      for g, code in ((g0, half & 0xff), (g1, half >> 8)):
+        want = ocp(code, kind)
+        assert (math.isnan(g) and math.isnan(want)) or float(g) == want, (kind, hex(int(w)), opsel)

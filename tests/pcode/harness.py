@@ -233,7 +233,7 @@ def variants(info:OpInfo, rng, full:bool, index:int) -> list[Case]:
 def high_halves(info:OpInfo) -> int:
   """The halves bits a 16-bit instruction can select: its 16-bit VGPR sources and a 16-bit VGPR destination."""
   if info.family not in ("VOP1", "VOP2", "VOPC", "VOP3", "VINTERP") or "S0" in info.writes: return 0
-  if info.wave_level and info.family != "VINTERP": return 0
+  if info.wave_level and not lane_vgprs(info): return 0
   if info.family == "VOP3" and "D0" in info.reads: return 0  # which op_sel bit selects an accumulator's half is open
   bits = sum(1 << s_.pos for s_ in info.srcs if s_.bits == 16 and "v" in s_.kinds)
   if info.dst == "v" and info.dst_bits == 16: bits |= 8

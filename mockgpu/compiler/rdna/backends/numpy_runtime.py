@@ -218,6 +218,16 @@ def bf8_f32(x) -> np.ndarray:
   """An OCP E5M2 byte as f32, exactly."""
   return fp8_table("cdna4", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
 
+def fp8_pk_f32(x) -> np.ndarray:
+  """The two E4M3 bytes of a 16-bit value as f32 bits, the low byte's in bits 31:0 (v_cvt_pk_f32_fp8)."""
+  x = np.asarray(x).astype(u64)
+  return fbits32(fp8_f32(x)).astype(u64) | fbits32(fp8_f32(x >> u64(8))).astype(u64) << u64(32)
+
+def bf8_pk_f32(x) -> np.ndarray:
+  """The two E5M2 bytes of a 16-bit value as f32 bits, the low byte's in bits 31:0 (v_cvt_pk_f32_bf8)."""
+  x = np.asarray(x).astype(u64)
+  return fbits32(bf8_f32(x)).astype(u64) | fbits32(bf8_f32(x >> u64(8))).astype(u64) << u64(32)
+
 @functools.lru_cache(maxsize=None)
 def quad_lanes(wave:int, quad:int) -> np.ndarray:
   """The lane each lane reads for a VINTERP source of quad lane `quad`: (lane & ~3) + quad."""

@@ -84,7 +84,10 @@ def _dot4_f32(a:str, b:str) -> str:
   return f"DOT4_F32_{a.upper()}_{b.upper()} f32 u32 u32 f32 = {body}"
 VOP = {**VOP, **{f"{n}{f'_BYTE{k}' if k else ''}": row(f"{n}{f'_BYTE{k}' if k else ''} f32 u32 = {n[-3:].lower()}_f32((a >> {8 * k}) & 0xff)")
                  for n in BYTE_SELECT for k in range(4)},
-       **{f"DOT4_F32_{a}_{b}": row(_dot4_f32(a.lower(), b.lower())) for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
+       **{f"DOT4_F32_{a}_{b}": row(_dot4_f32(a.lower(), b.lower())) for a in ("FP8", "BF8") for b in ("FP8", "BF8")},
+       # v_cvt_pk_f32_fp8/bf8: the two bytes of a 16-bit source (op_sel bit 0 / a true16 name: S0's high half) as two
+       # f32, the low byte's in D's first VGPR
+       **{f"CVT_PK_F32_{k}": row(f"CVT_PK_F32_{k} u64 u16 = {k.lower()}_pk_f32(a)") for k in ("FP8", "BF8")}}
 
 CLAMPED, ACCUMULATE, LITERAL_K, FLOAT_MODS = rdna3.CLAMPED, rdna3.ACCUMULATE, rdna3.LITERAL_K, rdna3.FLOAT_MODS
 PACKED_CLAMPED, DOT_SIGNS = rdna3.PACKED_CLAMPED, rdna3.DOT_SIGNS
