@@ -187,6 +187,7 @@ def op_info(family:str, op) -> OpInfo:
   wave_level = "VGPR" in reads or "VGPR" in writes
   for src in srcs:  # a source the pseudocode reads as VGPR[...][SRCn] (VINTERP, v_cvt_f32_fp8) must be a VGPR
     if f"SRC{src.pos}" in reads and family not in SALU: src.kinds = ("v",)
+    if is_pseudo_scalar(family, name): src.kinds = tuple(k for k in src.kinds if k != "v")  # V_S_*: scalar sources
   return OpInfo(family, op, name, text or "", prog, why, srcs, dst, dst_bits, dst_cls, writes, reads, wave_level,
                 family == "VOP3SD" and "sdst" in ops, "FMAAK" in name or "FMAMK" in name, is_pseudo_scalar(family, name))
 

@@ -167,8 +167,8 @@ CHOICES = [
    "RDNA4: S0 is the 16-bit immediate (its pseudocode names SIMM16 S0: S_MOVK_I32 is D0 = signext(S0.i16))",
    "SOPK has one register field"),
   ("pseudo-scalar", "RDNA4's V_S_EXP/LOG/RCP/RSQ/SQRT_F16/F32",
-   "evaluated once per wave from the scalar operand, the SGPR destination set whatever EXEC holds (EXEC 0 included); "
-   "a 16-bit result keeps bits 31:16 as the pseudocode's D0.f16 write does",
+   "evaluated once per wave from the scalar operand (SGPRs, constants and literals only: the sources are scalar), the "
+   "SGPR destination set whatever EXEC holds (EXEC 0 included); the F16 forms' pseudocode zeroes bits 31:16 itself",
    "the pseudocode has no lane and no EXEC test; the instructions are VALU-issued scalar operations"),
   ("trapsts-invalid", "RDNA4's min/max NUM/IMUM and their 3-operand and packed forms",
    "TRAPSTS.INVALID = 1 (IEEE's invalid-operation flag, set for a signalling NaN operand) is recorded, not compared",
