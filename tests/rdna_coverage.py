@@ -39,6 +39,7 @@ def build(enc:str, op):
     if op.name.endswith(("FMAAK_F32", "FMAMK_F32")): return I.VOPD_LIT(**fields, literal=0x3f800000)
     return cls(**fields)
   if op.name in VGPR_ONLY: return getattr(I, op.name.lower())(*VGPR_ONLY[op.name])
+  if enc == "VINTERP": return getattr(I, op.name.lower())(v[0], v[1], v[2], v[3])  # quad sources are VGPRs
   if op.name in FIELDS: return cls(op=op, **FIELDS[op.name])
   try: return cls(op=op)
   except Exception: pass

@@ -138,3 +138,27 @@ def test_overrides_name_their_class_and_errata_exist():
     parse(text)
     if cls == "b": assert why.split(":")[0].removeprefix("errata ") in ids, (name, why)
   assert {eid for eid, _ in readings.NOT_COMPARED} <= ids
+
+# *** RDNA4's additions: CalcDsAddr, TRAPSTS.INVALID, the OCP 8-bit floats ***
+
+def test_rdna4_ds_address_status_flag_and_fp8():
+  v = run("addr = CalcDsAddr(vgpr_a.b32, offset.b32);\nD0.u32 = addr", vgpr_a=0xfffffff0, offset=0x20, D0=0)
+  assert v["D0"] == 0x10  # a 32-bit address: the sum wraps
+  v = run("if isSignalNAN(64'F(S0.f32)) then\nTRAPSTS.INVALID = 1\nendif;\nD0.f32 = S0.f32", S0=0x7f800001, D0=0)
+  assert v["TRAPSTS.INVALID"] == 1 and v["D0"] == 0x7f800001
+  assert "TRAPSTS.INVALID" not in run("if isSignalNAN(64'F(S0.f32)) then\nTRAPSTS.INVALID = 1\nendif", S0=0x7fc00000)
+  fp8 = lambda b: run("D0.f32 = fp8_to_f32(S0[7 : 0].fp8)", S0=b, D0=0)["D0"]
+  bf8 = lambda b: run("D0.f32 = bf8_to_f32(S0[7 : 0].bf8)", S0=b, D0=0)["D0"]
+  # E4M3: bias 7, 3 fraction bits, 0x7e the largest (448), 0x7f NaN, 0x01 the smallest subnormal (2**-9)
+  assert [fp8(b) for b in (0x38, 0x7e, 0x01, 0xb8, 0x08, 0x78)] == [f32(1.0), f32(448.0), f32(2.0**-9), f32(-1.0), f32(2.0**-6), f32(256.0)]
+  assert math.isnan(struct.unpack("<f", struct.pack("<I", fp8(0x7f)))[0])
+  # E5M2: IEEE-like, bias 15: 0x7b the largest (57344), 0x7c infinity
+  assert [bf8(b) for b in (0x3c, 0x7b, 0x7c, 0x01)] == [f32(1.0), f32(57344.0), 0x7f800000, f32(2.0**-16)]
+  to8 = lambda x, f: run(f"D0.b8 = f32_to_{f}(S0.f32)", S0=f32(x), D0=0)["D0"]
+  assert [to8(x, "fp8") for x in (1.0, 448.0, 464.0, 480.0, -1e9, 2.0**-10, 3 * 2.0**-10)] == [0x38, 0x7e, 0x7e, 0x7f, 0xff, 0, 0x02]
+  assert [to8(x, "bf8") for x in (1.0, 57344.0, 61440.0, 1e9)] == [0x3c, 0x7b, 0x7c, 0x7c]
+  # every finite 8-bit float encodes back to itself
+  for fmt in ("fp8", "bf8"):
+    for b in range(256):
+      x = N.decode(b, fmt)
+      if not x.is_nan(): assert N.encode(x, fmt)[0] == b, (fmt, hex(b))

@@ -64,6 +64,11 @@ def expected(c, vindex, voffset, lane_ok, fn):
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("c", CASES, ids=[f"oob{c[0]}-stride{c[1]}-nr{c[2]}-{'idx' if c[3] else ''}{'off' if c[4] else ''}{'-tid' if c[5] else ''}-x{c[8]}" for c in CASES])
 def test_buffer_loads_and_stores_as_the_manual(path, c, monkeypatch):
+  check_loads_and_stores(path, c, monkeypatch, lambda vs, c, load: buffer_kernel(vs, c, None, None, load))
+
+def check_loads_and_stores(path:str, c, monkeypatch, make, arch:str="rdna3"):
+  """Case c's loads, then its stores, through a V# over a buffer of known words, by the kernel make(vs, c, load) (each
+  lane's index at in[0:32], offset at in[32:64]; loads stored to out, 128 bytes a dword), against expected()."""
   rng = np.random.default_rng(list(c[:3]))
   vindex, voffset = lane_regs(rng, 48, 160 if c[0] else c[1] // 4 + 2)  # OOB_SELECT 0: offsets about the stride
   lane_ok = [(EXEC_PATTERN >> l) & 1 == 1 for l in range(32)]
@@ -73,7 +78,7 @@ def test_buffer_loads_and_stores_as_the_manual(path, c, monkeypatch):
   inp[:32], inp[32:64] = vindex, voffset
   out = aligned(128 * 4, 256).view(np.uint32)
   vs = vsharp(mem.ctypes.data, c[1], c[2], c[0], c[5])
-  run_on(path, buffer_kernel(vs, c, vindex, voffset, True), [out, inp, mem], monkeypatch, native_expected=False, block=(32, 1, 1))
+  run_on(path, make(vs, c, True), [out, inp, mem], monkeypatch, native_expected=False, block=(32, 1, 1), arch=arch)
   want = np.zeros((4, 32), np.uint32)
   def load(l, j, off, ok): want[j, l] = mem[off // 4] if ok else 0
   expected(c, vindex, voffset, lane_ok, load)
@@ -83,7 +88,7 @@ def test_buffer_loads_and_stores_as_the_manual(path, c, monkeypatch):
     assert (got[j][~np.array(lane_ok)] == 0xdead).all()
   # stores: the same addresses, data 0x1000 * (j + 1) + lane; out of range writes nothing
   start = mem.copy()
-  run_on(path, buffer_kernel(vs, c, vindex, voffset, False), [out, inp, mem], monkeypatch, native_expected=False, block=(32, 1, 1))
+  run_on(path, make(vs, c, False), [out, inp, mem], monkeypatch, native_expected=False, block=(32, 1, 1), arch=arch)
   ref = start.copy()
   def store(l, j, off, ok):
     if ok: ref[off // 4] = 0x1000 * (j + 1) + l

@@ -115,7 +115,7 @@ def _rows(c_only:bool, isa:Isa=ISAS["rdna3"]) -> list[str]:
   out = []
   for name, row in isa.sem.VOP.items():
     if name in sem.LITERAL_K or name in sem.ACCUMULATE or not all(n in "abc" for n, _ in row.srcs): continue
-    if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_", "ACCVGPR_")) or "CLASS" in name: continue
+    if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_", "ACCVGPR_", "INTERP_")) or "CLASS" in name: continue  # INTERP_: VINTERP reads quad lanes (tests/test_rdna_vinterp.py)
     if c_only and (not crows[name] or name in ("ADD_F16", "MUL_F16")): continue
     if _enc(name, isa) == (None, None): continue
     out.append(name)

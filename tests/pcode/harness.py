@@ -21,7 +21,8 @@ from tinygrad.runtime.autogen.amd.common import OpType
 from pcode import interp, numbers as N, operands as O, readings
 from pcode.parse import PcodeSyntaxError
 
-FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "DS"]
+FAMILIES = ["SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "DS", "VINTERP"]
+OPSEL = ("VOP3", "VINTERP")               # encodings whose op_sel field picks 16-bit halves (the others: true16 names)
 SALU = ("SOP1", "SOP2", "SOPC", "SOPK")
 ARCHS = ("rdna3", "rdna4")
 
@@ -105,6 +106,7 @@ class OpInfo:
   wave_level: bool
   sdst: bool                        # VOP3SD's second (mask) destination
   literal_k: bool                   # FMAAK/FMAMK: the literal K is SIMM32
+  scalar: bool = False              # RDNA4's V_S_* (pseudo-scalar): one SGPR value per wave, evaluated once per wave
 
 def names_in(ast) -> tuple[set[str], set[str]]:
   """(names assigned, names read) of a pseudocode AST."""
@@ -143,7 +145,7 @@ def expr_sub(t, expr):
 
 def src_kinds(family:str, name:str, field:str, optype, bits:int) -> tuple[str, ...]:
   if optype in (OpType.OPR_SREG,) and bits == 64 and field.startswith("src"): return ("m",)
-  if optype == OpType.OPR_SRC_VGPR: return ("v",)
+  if optype == OpType.OPR_SRC_VGPR or family == "VINTERP": return ("v",)  # VINTERP: quad sources are other lanes' VGPRs
   if optype in (OpType.OPR_SSRC, OpType.OPR_SSRC_LANESEL, OpType.OPR_SREG): return ("s", "c", "l")
   if field == "vsrc1" or field == "vsrc0": return ("v",)
   if family in SALU: return ("s", "c", "l")
@@ -183,8 +185,15 @@ def op_info(family:str, op) -> OpInfo:
   if dst == "s" and dst_cls == "b64" and ops.get("vdst", ops.get("sdst"))[0].name == "FMT_NUM_M64": dst_bits = 32
   writes, reads = names_in(prog.ast) if prog else (set(), set())
   wave_level = "VGPR" in reads or "VGPR" in writes
+  for src in srcs:  # a source the pseudocode reads as VGPR[...][SRCn] (VINTERP, v_cvt_f32_fp8) must be a VGPR
+    if f"SRC{src.pos}" in reads and family not in SALU: src.kinds = ("v",)
+    if is_pseudo_scalar(family, name): src.kinds = tuple(k for k in src.kinds if k != "v")  # V_S_*: scalar sources
   return OpInfo(family, op, name, text or "", prog, why, srcs, dst, dst_bits, dst_cls, writes, reads, wave_level,
-                family == "VOP3SD" and "sdst" in ops, "FMAAK" in name or "FMAMK" in name)
+                family == "VOP3SD" and "sdst" in ops, "FMAAK" in name or "FMAMK" in name, is_pseudo_scalar(family, name))
+
+def is_pseudo_scalar(family:str, name:str) -> bool:
+  """RDNA4's V_S_EXP_F32 & co.: VOP3 ops on scalar sources whose result is one SGPR value (not a lane mask)."""
+  return family == "VOP3" and name.startswith("V_S_")
 
 def opcodes(family:str) -> list:
   return list(getattr(E, f"{family}Op"))
@@ -219,12 +228,13 @@ def variants(info:OpInfo, rng, full:bool, index:int) -> list[Case]:
       c.consts[pos] = O.pick_literal(rng, src.cls)
     out.append(c)
   if (h:=high_halves(info)):  # the high halves of 16-bit operands: op_sel (VOP3), v[128 + n] (e32)
-    out.append(Case(info, dict(base), {}, label="op_sel" if info.family == "VOP3" else "true16", halves=h))
+    out.append(Case(info, dict(base), {}, label="op_sel" if info.family in OPSEL else "true16", halves=h))
   return out
 
 def high_halves(info:OpInfo) -> int:
   """The halves bits a 16-bit instruction can select: its 16-bit VGPR sources and a 16-bit VGPR destination."""
-  if info.family not in ("VOP1", "VOP2", "VOPC", "VOP3") or info.wave_level or "S0" in info.writes: return 0
+  if info.family not in ("VOP1", "VOP2", "VOPC", "VOP3", "VINTERP") or "S0" in info.writes: return 0
+  if info.wave_level and not lane_vgprs(info): return 0
   if info.family == "VOP3" and "D0" in info.reads: return 0  # which op_sel bit selects an accumulator's half is open
   bits = sum(1 << s_.pos for s_ in info.srcs if s_.bits == 16 and "v" in s_.kinds)
   if info.dst == "v" and info.dst_bits == 16: bits |= 8
@@ -325,10 +335,10 @@ def _place(info:OpInfo, case:Case, a:Alloc) -> Placed:
   e32_16 = fam in ("VOP1", "VOP2", "VOPC") and (info.dst_bits == 16 or any(x.bits == 16 for x in info.srcs))
   for src in info.srcs:
     dsl, what = operand(case, src)
-    if case.halves >> src.pos & 1 and fam != "VOP3": dsl = v[what[1] + 128]  # true16: v[128 + n] is v[n].h
+    if case.halves >> src.pos & 1 and fam not in OPSEL: dsl = v[what[1] + 128]  # true16: v[128 + n] is v[n].h
     kw[src.field] = dsl
     operands[src.pos] = what
-  if case.halves and fam == "VOP3": kw["opsel"] = case.halves
+  if case.halves and fam in OPSEL: kw["opsel"] = case.halves
   priv = None
   if "S0" in info.writes and fam not in SALU:  # v_swap writes its source register: give it a private copy
     priv = _need(a.vgpr(1, low=e32_16))
@@ -358,12 +368,13 @@ def _valu_destination(info:OpInfo, case:Case, a:Alloc, kw:dict, outputs:dict, pr
   if info.dst == "v":
     n = max(1, info.dst_bits // 32)
     d = _need(a.vgpr(n, low=e32_16))
-    kw["vdst"] = v[d + 128] if case.halves & 8 and info.family != "VOP3" else v[d] if n == 1 else v[d:d + n - 1]
+    kw["vdst"] = v[d + 128] if case.halves & 8 and info.family not in OPSEL else v[d] if n == 1 else v[d:d + n - 1]
     outputs["D0"] = ("v", d, n)
   elif info.dst == "s":
     d = _need(a.sgpr(1))
     kw["vdst"] = s[d]
     outputs["D0"] = ("s", d, 1)
+    if info.scalar: pre.append(I.s_mov_b32(s[d], s[DOLD_S]))  # the old value a 16-bit result may keep
   elif info.dst == "exec": kw["vdst"] = EXEC_LO
   if info.sdst:
     d = _need(a.sgpr(1))
@@ -473,7 +484,10 @@ def _expect_ds(p:Placed, inputs:Inputs, w:int, out:dict):
     lane_addr = l * slot
     vaddr = lane_addr + (base if "2ADDR" in info.name else 0)
     mem = LaneMemory({lane_addr + base + c: (old["MEM"] >> (128 * i)) & ((1 << 128) - 1) for i, c in enumerate(chunks)})
-    vars = {"ADDR": vaddr if names_offset else lane_addr + addr_off, "ADDR_BASE": vaddr, "OFFSET": (o1 << 8 | o0) if "2ADDR" in info.name else addr_off,
+    offset = (o1 << 8 | o0) if "2ADDR" in info.name else addr_off
+    # RDNA4's pseudocode: addr = CalcDsAddr(vgpr_a.b32, offset.b32), the address register and the instruction's offset
+    vars = {"ADDR": vaddr if names_offset else lane_addr + addr_off, "ADDR_BASE": vaddr, "OFFSET": offset,
+            "vgpr_a": vaddr, "offset": offset,
             "OFFSET0": o0, "OFFSET1": o1, "RETURN_DATA": old.get("D0", 0), "laneId": l, "M0": 0, "WAVE_MODE_IEEE": ieee_mode()}
     for src in info.srcs: vars["DATA" if src.pos == 0 else "DATA2"] = src_bits(p, src, inputs, g, w)
     env = interp.Env(vars, mem=mem)
@@ -686,7 +700,7 @@ def base_vars(p:Placed, inputs:Inputs, w:int) -> dict:
   vars = {"VCC": wave[VCC_IN - SREC], "EXEC": wave[EXEC_IN - SREC], "SCC": wave[SCC_IN - SREC] & 1,
           "WAVE_MODE_IEEE": ieee_mode(), "ROUND_MODE": 0, "M0": 0, "OPSEL": 0, "OPSEL_HI": 7, "NEG": 0, "NEG_HI": 0,
           "SIMM16": p.case.simm & 0xffff, "SIMM32": p.case.simm & 0xffffffff, "D1": 0}
-  if info.family in SALU:
+  if info.family in SALU or info.scalar:
     dold = wave[DOLD_S - SREC] | wave[DOLD_S - SREC + 1] << 32
     vars["D0"] = dold & ((1 << max(32, info.dst_bits)) - 1)
     if info.family == "SOPK": vars["S0"] = dold & 0xffffffff if ARCH == "rdna3" else p.case.simm & 0xffff  # sopk-s0
@@ -702,9 +716,9 @@ def expect(p:Placed, inputs:Inputs) -> dict:
   n_waves = len(inputs.waves)
   out = {k: [] for k in p.outputs}
   for w in range(n_waves):
-    if info.family in SALU: _expect_salu(p, inputs, w, out)
+    if info.family in SALU or info.scalar: _expect_salu(p, inputs, w, out)
     elif info.family == "DS": _expect_ds(p, inputs, w, out)
-    elif info.wave_level: _expect_wave(p, inputs, w, out)
+    elif info.wave_level and not lane_vgprs(info): _expect_wave(p, inputs, w, out)
     else: _expect_lanes(p, inputs, w, out)
   return out
 
@@ -741,7 +755,7 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
     for src in info.srcs:
       x = src_bits(p, src, inputs, g, w)
       vars[f"S{src.pos}"] = swap16(x) if halves >> src.pos & 1 else x
-    env = interp.Env(vars)
+    env = interp.Env(vars, vgpr=wave_regs(p, inputs, w, halves, vars) if lane_vgprs(info) else None)
     info.prog.run(env)
     for k, o in p.outputs.items():
       if o[0] != "v": continue
@@ -757,6 +771,22 @@ def _expect_lanes(p:Placed, inputs:Inputs, w:int, out:dict):
       sd = int(env.vars["D1"]) & 1 if "D1" in info.writes else int(interp.truthy(env.vars["VCC"])) if whole_vcc else bit("VCC")
       masks["SDST"] |= sd << l
   for k, m in masks.items(): out[k].append((m, ()))
+
+def lane_vgprs(info:OpInfo) -> bool:
+  """A per-lane instruction whose pseudocode reads its sources as VGPR[lane][SRCn] (VINTERP's quad lanes, RDNA4's
+  v_cvt_f32_fp8): evaluated lane by lane with the wave's registers."""
+  return info.wave_level and "laneId" in info.reads and "VGPR" not in info.writes
+
+def wave_regs(p:Placed, inputs:Inputs, w:int, halves:int, vars:dict) -> "WaveRegs":
+  """The wave's source registers for the pseudocode's VGPR[lane][SRCn] (every lane's value, active or not: the
+  pseudocode reads the register), their halves exchanged where op_sel picks the high one; SRCn name them."""
+  regs = {}
+  for src in p.case.info.srcs:
+    kind, r = p.operands[src.pos]
+    vars[f"SRC{src.pos}"] = r
+    swap = swap16 if halves >> src.pos & 1 else (lambda x: x)
+    regs[r] = [swap(inputs.L[w * WAVE + l][r]) for l in range(WAVE)]
+  return WaveRegs(regs)
 
 def swap16(x:int) -> int:
   """A 32-bit register with its halves exchanged: the pseudocode's S0.f16 (bits 15:0) then reads the high half."""

@@ -51,7 +51,7 @@ class Env:
 
 # *** types ***
 
-TYPE = re.compile(r"(u|i|b|f|bf)(\d+)$")
+TYPE = re.compile(r"(u|i|b|f|bf|fp)(\d+)$")
 
 def type_width(t:str) -> int|None:
   m = TYPE.match(t)
@@ -514,6 +514,9 @@ class Compiler:
       if value[0] == "lambda":
         lam = fv
         return lambda env: env.vars.__setitem__(name, lam(env))
+    if target[0] == "field" and target[1][0] == "name" and target[1][1] in STATUS_REGISTERS and op == "=":
+      key = f"{target[1][1]}.{target[2]}"  # a status flag (TRAPSTS.INVALID): kept in the state, not a compared result
+      return lambda env: env.vars.__setitem__(key, check_int(fv(env)))
     fp = self.place(target)
     if op == "=" and target[0] == "field" and target[1][0] == "name" and type_width(target[2]) \
        and target[1][1] not in ("EXEC_LO", "VCC_LO", "VGPR", "SGPR", "MEM"):
@@ -703,7 +706,7 @@ class Compiler:
     if e[0] == "num": return e[3]
     if e[0] == "cast": return e[1]
     if e[0] == "index": return 1
-    if e[0] == "call" and e[1] in ("SAT8",): return 8
+    if e[0] == "call" and e[1] in ("SAT8", "f32_to_fp8", "f32_to_bf8"): return 8
     raise EvalError("a concatenation part without a width")
 
   def lambda_(self, params, body):
@@ -949,6 +952,19 @@ def ff1(width:int):
 
 def bits_identity(env, x): return x
 
+def calc_ds_addr(env, addr, offset):
+  """RDNA4's CalcDsAddr(vgpr_a, offset): the LDS byte address, the address VGPR plus the instruction's offset (as
+  RDNA3's ADDR + OFFSET; the RDNA4 manual uses the function without defining it further)."""
+  return (check_int(addr) + check_int(offset)) & 0xffffffff
+
+def small_float_to_f32(fmt:str):
+  """fp8_to_f32 / bf8_to_f32: exact (every OCP 8-bit float is an f32); a NaN gives a conversion's NaN."""
+  def run(env, x):
+    x = x if isinstance(x, Float) else N.decode(check_int(x), fmt)
+    if x.is_nan(): return Float("f32", N.NAN)
+    return N.rounded("f32", x.v)
+  return run
+
 # reading helpers: functions the manual does not have, used only by readings.OVERRIDES (each says why there)
 
 def rint(env, x):
@@ -988,12 +1004,18 @@ BUILTINS = {
   "u16_to_f16": to_float_fn("f16"), "i16_to_f16": to_float_fn("f16"),
   "f16_to_snorm": to_norm(16, True), "f16_to_unorm": to_norm(16, False), "f32_to_snorm": to_norm(16, True),
   "f32_to_unorm": to_norm(16, False), "u32_to_u16": saturate(0, 0xffff), "i32_to_i16": saturate(-2**15, 2**15 - 1),
-  "f32_to_u8": f32_to_u8, "u8_to_u32": bits_identity, "u4_to_u32": bits_identity,
+  "f32_to_u8": f32_to_u8, "fp8_to_f32": small_float_to_f32("fp8"), "bf8_to_f32": small_float_to_f32("bf8"),
+  "f32_to_fp8": to_float_fn("fp8"), "f32_to_bf8": to_float_fn("bf8"), "CalcDsAddr": calc_ds_addr, "u8_to_u32": bits_identity, "u4_to_u32": bits_identity,
   "s_ff1_i32_b32": ff1(32), "s_ff1_i32_b64": ff1(64),
   "nop": lambda env: None, "s_nop": lambda env, *a: None,
   "rint": rint, "frexpExponent": frexp_exp, "fmaScaled": fma_scaled, "sinRevolutions": trig_rev(math.sin), "cosRevolutions": trig_rev(math.cos),
 }
 INSTRUCTION_FUNCTIONS = {k: v for k, v in BUILTINS.items() if k.startswith(("v_", "s_"))}
+
+# hardware status registers whose flags the pseudocode sets (TRAPSTS.INVALID: IEEE's invalid-operation exception, raised
+# for a signalling NaN operand of RDNA4's min/max): the evaluator records the write; nothing compares it (mockgpu does
+# not model the trap status, and a float exception only traps when MODE enables it)
+STATUS_REGISTERS = ("TRAPSTS",)
 
 CONSTANTS = {
   "PI": Float("f64", math.pi), "INF": Float(None, N.INF), "NAN": Float(None, N.NAN),

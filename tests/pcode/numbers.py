@@ -18,10 +18,12 @@ from __future__ import annotations
 import math, struct
 from fractions import Fraction
 
-# format -> (exponent bits, fraction bits)
-FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}
+# format -> (exponent bits, fraction bits); fp8 and bf8 are OCP 8-bit floats (RDNA4's .fp8/.bf8): bf8 (E5M2) is
+# IEEE-like, fp8 (E4M3) has no infinities and one NaN per sign (S.1111.111), its top exponent holding numbers up to 448
+FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52), "fp8": (4, 3), "bf8": (5, 2)}
 WIDTH = {f: 1 + e + m for f, (e, m) in FORMATS.items()}
-ORDER = {"f16": 1, "bf16": 1, "f32": 2, "f64": 3}
+ORDER = {"fp8": 0, "bf8": 0, "f16": 1, "bf16": 1, "f32": 2, "f64": 3}
+FP8_NAN = 0x7f
 INF, NAN = math.inf, math.nan
 
 class Float:
@@ -51,7 +53,8 @@ def _decode(bits:int, fmt:str) -> Float:
   e, m, bias = fields(fmt)
   bits &= (1 << (1 + e + m)) - 1
   sign, ex, frac = bits >> (e + m), (bits >> m) & ((1 << e) - 1), bits & ((1 << m) - 1)
-  if ex == (1 << e) - 1:
+  if fmt == "fp8" and bits & 0x7f == FP8_NAN: return Float(fmt, NAN, bits)
+  if ex == (1 << e) - 1 and fmt != "fp8":
     if frac: return Float(fmt, NAN, bits)
     return Float(fmt, -INF if sign else INF)
   if fmt == "f64": return Float(fmt, struct.unpack("<d", struct.pack("<Q", bits))[0])
@@ -59,6 +62,7 @@ def _decode(bits:int, fmt:str) -> Float:
   return Float(fmt, -v if sign else v)
 
 def is_quiet(bits:int, fmt:str) -> bool:
+  if fmt == "fp8": return True  # E4M3's one NaN has no signalling form
   _, m, _ = fields(fmt)
   return bool(bits >> (m - 1) & 1)
 
@@ -70,6 +74,7 @@ def nan_convert(bits:int, src:str, dst:str) -> int:
   sign, frac = bits >> (se + sm) & 1, bits & ((1 << sm) - 1)
   frac = frac << (dm - sm) if dm >= sm else frac >> (sm - dm)
   if frac == 0: frac = 1 << (dm - 1)
+  if dst == "fp8": return sign << 7 | FP8_NAN
   return sign << (de + dm) | ((1 << de) - 1) << dm | frac
 
 def round_ratio(n:int, d:int, fmt:str, rtz:bool=False) -> int:
@@ -80,7 +85,7 @@ def round_ratio(n:int, d:int, fmt:str, rtz:bool=False) -> int:
   n = abs(n)
   signbit = sign << (e_bits + m)
   if n == 0: return signbit
-  emin, emax, p = 1 - bias, bias, m + 1
+  emin, emax, p = 1 - bias, bias + (fmt == "fp8"), m + 1  # E4M3's top exponent holds numbers
   e = n.bit_length() - d.bit_length()
   if (n << max(0, -e)) < (d << max(0, e)): e -= 1   # now 2**e <= n/d < 2**(e+1)
   e = max(e, emin)
@@ -89,6 +94,8 @@ def round_ratio(n:int, d:int, fmt:str, rtz:bool=False) -> int:
   mant, rem = divmod(num, den)
   if not rtz and (2 * rem > den or (2 * rem == den and mant & 1)): mant += 1
   if mant == 1 << p: mant, e = mant >> 1, e + 1
+  if fmt == "fp8" and (e > emax or (e == emax and mant == (1 << p) - 1)):  # past 448: OCP's non-saturating NaN
+    return signbit | (0x7e if rtz else FP8_NAN)
   if e > emax:
     if rtz: return signbit | ((1 << e_bits) - 2) << m | ((1 << m) - 1)
     return signbit | ((1 << e_bits) - 1) << m
@@ -106,9 +113,11 @@ def encode(x:Float, fmt:str, rtz:bool=False) -> tuple[int, bool]:
   e, m, _ = fields(fmt)
   v = x.v
   if isinstance(v, float) and v != v:
+    if fmt == "fp8" and (x.nan is None or x.fmt is None): return FP8_NAN, True
     if x.nan is None or x.fmt is None: return ((1 << e) - 1) << m | 1 << (m - 1), True
     return (x.nan if x.fmt == fmt else nan_convert(x.nan, x.fmt, fmt)), False
   if isinstance(v, float) and math.isinf(v):
+    if fmt == "fp8": return (0x80 if v < 0 else 0) | FP8_NAN, False  # E4M3 has no infinity: the NaN
     return (1 << (e + m) if v < 0 else 0) | ((1 << e) - 1) << m, False
   if fmt == "f64" and isinstance(v, float): return struct.unpack("<Q", struct.pack("<d", v))[0], False
   if v == 0:  # keeps the sign of a float zero

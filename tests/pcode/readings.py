@@ -25,15 +25,16 @@ UNTESTABLE = [
    "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_more.py "
    "checks these against the manual's loop with the FI/BOUND_CTRL rule"),
   (r"V_WMMA_.*|V_SWMMAC_.*", "the pseudocode is prose (D = A x B + C; RDNA4's sparse SWMMAC too); the matrix layouts "
-   "are not in it"),
+   "are not in it (tests/test_rdna_alu_more.py and tests/test_rdna4_wmma.py check them against the ISA guide's layouts)"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),
   (r"DS_NOP", "no operands and no result"),
   (r"DS_(PERMUTE|BPERMUTE|SWIZZLE)_B32|DS_BVH_STACK_RTN_B32", "cross-lane data movement through the LDS unit (and "
    "for BVH a traversal stack): the per-lane memory model of this harness does not cover it"),
   (r"DS_(LOAD|STORE)_ADDTID_B32", "the address comes from M0 and the lane id, not from a register"),
-  (r"V_S_(EXP|LOG|RCP|RSQ|SQRT)_F(16|32)", "RDNA4's pseudo-scalar transcendentals write one SGPR value per wave: "
-   "this harness reads an SGPR destination of a VALU op as a lane mask"),
+  (r"S_BARRIER_SIGNAL(_ISFIRST)?|S_GET_BARRIER_STATE", "RDNA4's split barriers: the named barriers' state "
+   "(BARRIER_STATE[n].signalCnt/memberCnt, WAVE_STATUS.PRIV) is workgroup state outside one wave's registers; "
+   "tests/test_rdna4.py runs s_barrier_signal -1 / s_barrier_wait across waves"),
 ]
 
 def _rndne(t): return f"D0.{t} = rint(S0.{t})"
@@ -74,6 +75,9 @@ DIV_FMAS_WHY = ("errata div-fmas-scale: where VCC is set, the fused result is sc
                 "biased exponent is above 127 (1023), else by 2**-64 (2**-128), before its one rounding (fmaScaled); the "
                 "pseudocode's 2**32 (2**64) after the rounding would leave v_div_scale's quotients scaled")
 
+INTERP_RTZ_WHY = ("the RTZ forms' pseudocode is the round-to-nearest forms' text; the instruction rounds toward zero "
+                  "(its name; RDNA3 ISA: 'round toward zero'), so the reading evaluates it under ROUND_TOWARD_ZERO")
+
 # instruction name -> (replacement pseudocode ({NAME} stands for the manual's text) or a function of the manual's text,
 # class, reason)
 OVERRIDES = {
@@ -97,6 +101,10 @@ OVERRIDES = {
       "errata div-fixup-nan: where the pseudocode returns the estimate S0 with the quotient's sign, a NaN estimate "
       "gives +-inf (f32 measured; f64 by the same rule, which LLVM's f64 division needs for an overflowing quotient)")
      for t in ("f32", "f64")},
+  "V_INTERP_P10_RTZ_F16_F32": ("ROUND_MODE = ROUND_TOWARD_ZERO;\n{V_INTERP_P10_RTZ_F16_F32}", "c", INTERP_RTZ_WHY),
+  "V_INTERP_P2_RTZ_F16_F32": ("ROUND_MODE = ROUND_TOWARD_ZERO;\nD0.f16 = 16'F(fma(32'F(VGPR[(laneId.u32 & 0xfffffffcU) + 2U]"
+                              "[SRC0.u32].f16), S1.f32, S2.f32))", "c", INTERP_RTZ_WHY + "; and its D0.f32 is the f16 "
+                              "result V_INTERP_P2_F16_F32 writes (the operand table's f16 VDST)"),
   "V_FMAC_DX9_ZERO_F32": ("S2 = D0;\n{V_FMAC_DX9_ZERO_F32}", "c",
                           "the pseudocode (copied from V_FMA_DX9_ZERO) returns S2 for a zero product; the FMAC form "
                           "has no S2: its addend is D0"),
@@ -159,6 +167,19 @@ CHOICES = [
   ("sopk-s0", "SOPK", "RDNA3: S0 is the instruction's SDST register (the pseudocode of S_CMPK_* reads S0.u32); "
    "RDNA4: S0 is the 16-bit immediate (its pseudocode names SIMM16 S0: S_MOVK_I32 is D0 = signext(S0.i16))",
    "SOPK has one register field"),
+  ("pseudo-scalar", "RDNA4's V_S_EXP/LOG/RCP/RSQ/SQRT_F16/F32",
+   "evaluated once per wave from the scalar operand (SGPRs, constants and literals only: the sources are scalar), the "
+   "SGPR destination set whatever EXEC holds (EXEC 0 included); the F16 forms' pseudocode zeroes bits 31:16 itself",
+   "the pseudocode has no lane and no EXEC test; the instructions are VALU-issued scalar operations"),
+  ("trapsts-invalid", "RDNA4's min/max NUM/IMUM and their 3-operand and packed forms",
+   "TRAPSTS.INVALID = 1 (IEEE's invalid-operation flag, set for a signalling NaN operand) is recorded, not compared",
+   "mockgpu does not model the trap status register; the flag changes no result"),
+  ("fp8-formats", ".fp8 and .bf8 (RDNA4's conversions and dot products)",
+   "OCP FP8: .fp8 is E4M3 (bias 7, no infinity, S.1111.111 the NaN, largest 448), .bf8 E5M2 (IEEE-like, bias 15); "
+   "f32_to_fp8/f32_to_bf8 round to nearest even and, past the largest finite, give the NaN (fp8) or infinity (bf8)",
+   "the manual names the formats and functions without defining them; gfx12 implements the OCP formats (LLVM's "
+   "gfx12 FP8 conversion instructions), and the non-saturating conversion is OCP's default (the clamp bit is not set "
+   "by this harness)"),
   ("literal-64", "64-bit operands with a literal",
    "a float64 operand takes a 32-bit literal as its high half; 64-bit integer operands are only given literals "
    "below 2**31, where zero and sign extension agree",
@@ -173,6 +194,8 @@ NOT_COMPARED = [
 
 # instruction regex -> (ulps, format, reason)
 TOLERANCE = [
+  (r"V_S_(RCP|RSQ|SQRT|EXP|LOG)_F32", 1, "f32", "RDNA4's pseudo-scalar forms of the 1 ULP approximations"),
+  (r"V_S_(RCP|RSQ|SQRT|EXP|LOG)_F16", 1, "f16", "RDNA4's pseudo-scalar forms of the 1 ULP approximations"),
   (r"V_(RCP|RCP_IFLAG|RSQ|SQRT|EXP|LOG|SIN|COS)_F32", 1, "f32",
    "the ISA documents these as approximations accurate to 1 ULP"),
   (r"V_(RCP|RSQ|SQRT|EXP|LOG|SIN|COS)_F16", 1, "f16", "the ISA documents these as approximations accurate to 1 ULP"),

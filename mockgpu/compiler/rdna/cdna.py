@@ -247,10 +247,12 @@ def _round_expansion(expansion:list, dtype) -> np.ndarray:
     even = (s.view(np.uint64) & 1) == 0
     return np.where(sign == 0, s, np.where(beyond == sign, nb, np.where(beyond == 0, np.where(even, s, nb), s)))
   odd = (s.view(np.uint64) & 1) == 1
-  return np.where((sign == 0) | odd, s, nb).astype(dtype)
+  r = np.where((sign == 0) | odd, s, nb)
+  return r if dtype is None else r.astype(dtype)
 
 def exact_sum(terms, dtype=np.float32) -> np.ndarray:
-  """sum(terms) over axis 0 of float64 terms that are exact values, rounded once to dtype (float32 or float64).
+  """sum(terms) over axis 0 of float64 terms that are exact values, rounded once to dtype (float32 or float64; None:
+  float64 rounded to odd, which a caller rounds once more to a format of at most 51 bits, f16 or bf16, correctly).
   float32: the float64 sum is used where its error bound (n u sum|t|) keeps the exact value inside one float32
   rounding interval, as it nearly always does; the rest are summed exactly (Grow-Expansion). Non-finite terms give
   the float64 sum's inf or NaN. Zeros are signed as IEEE addition signs them (x + -x is +0, -0 + -0 is -0, and a
@@ -268,7 +270,7 @@ def exact_sum(terms, dtype=np.float32) -> np.ndarray:
       down = (r.astype(np.float64) + np.nextafter(r, np.float32(-np.inf)).astype(np.float64)) / 2
       done = special | (np.isfinite(r) & (naive - bound > down) & (naive + bound < up))
       out = r
-    else: done, out = special, naive.astype(np.float64)
+    else: done, out = special, naive.astype(np.float64)  # float64 and round-to-odd: the exact path
     if done.all(): return out
     idx = np.nonzero(~done)
     sub = t[(slice(None),) + idx]

@@ -64,7 +64,7 @@ TABLES = {"cdna3": "cdna", "cdna4": "cdna"}
 
 # encodings tinygrad's decoder does not try for gfx11 (it lists those its renderer emits), tried after it finds none:
 # the buffer instructions run; image, export and LDS-direct ones decode so that they are named as not modelled
-EXTRA_FORMATS = {"rdna3": ("MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR")}
+EXTRA_FORMATS = {"rdna3": ("MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR"), "rdna4": ("VBUFFER", "VIMAGE", "VSAMPLE", "VEXPORT", "VDSDIR")}
 
 def _decode_word(data:bytes, arch:str) -> Inst:
   try: return decode_inst(data, TABLES.get(arch, arch))

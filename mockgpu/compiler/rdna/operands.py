@@ -53,6 +53,8 @@ class Src:
   hi:bool = False
   type:str|None = None
   sdwa:tuple[int, bool]|None = None   # GFX9 SDWA: (SRC_SEL, SEXT): a byte or word of the 32-bit operand, extended
+  quad:int|None = None                # VINTERP: the VGPR read in lane (lane & ~3) + quad of this lane's quad, whatever
+                                      # EXEC holds there (the pseudocode's VGPR[(laneId & 0xfffffffc) + quad][SRC])
 
   @property
   def vgpr(self) -> int|None: return self.reg - 256 if self.reg >= 256 else None
@@ -151,6 +153,9 @@ class Wmma:
   signed:tuple[bool, bool]
   clamp:bool
   layout:str
+  fp8:str|None = None   # the family's fp8/bf8 formats (semantics FP8) for the fp8/bf8 forms
+  index:int|None = None  # RDNA4 v_swmmac_*: the VGPR of A's sparsity index (A is then the compressed 2:4 matrix, C is D)
+  index_key:int = 0      # which 16 bits of the index VGPR the x32 forms read (op_sel bit 0)
 
 @dataclass
 class Mfma:
@@ -433,6 +438,8 @@ def _vop1(inst, name, pc, sem, dpp=None, mods=(0, 0)):
   n, lit = strip(name), literal(inst)
   if n in ("READFIRSTLANE_B32", "SWAP_B32", "SWAP_B16") and dpp is not None: raise Unsupported("DPP on this op")
   if n == "READFIRSTLANE_B32": return _readfirstlane(inst, lit)
+  if n in getattr(sem, "BYTE_SELECT", ()) and inst.src0.offset < 256 and dpp is None:
+    raise Unsupported(f"{describe(inst.src0)} as S0, which the pseudocode reads as a VGPR")
   if n in VMOVREL:
     if dpp is not None: raise Unsupported("DPP on this op")
     return _vmovrel(n, inst.vdst.offset - 256, inst.src0, lit)
@@ -515,6 +522,23 @@ def _valu(n:str, sem, dst:int, srcs:list[Src], lit, *, opsel=0, omod=0, clamp=Fa
   if len(srcs) < nsrc: raise Unsupported(f"needs {nsrc} sources")
   return Valu(n, dst, srcs[:nsrc], bool(opsel & 8), omod, clamp, mask_in, mask_out, dpp)
 
+# VINTERP: which quad lane each source reads (None: the lane itself), from the pseudocode: P10 reads S0 from the quad's
+# lane 1 and S2 from its lane 0, P2 reads S0 from lane 2
+INTERP_QUAD = {"P10": (1, None, 0), "P2": (2, None, None)}
+
+def _vinterp(inst, name, pc, sem):
+  """v_interp_p10/p2_{f32,f16_f32,rtz_f16_f32}: an fma whose quad sources are VGPRs read from other lanes of the quad
+  (Src.quad); NEG negates source i, op_sel bit i picks a 16-bit source's high half and bit 3 the f16 result's; CLAMP
+  clamps; WAIT_EXP (a wait for exports, which a compute dispatch has none of) is a no-op."""
+  n = strip(name)
+  quads = INTERP_QUAD[n.split("_")[1]]
+  srcs = []
+  for i, (f, quad) in enumerate(zip((inst.src0, inst.src1, inst.src2), quads)):
+    if f.offset == LITERAL: raise Unsupported("a literal in the VINTERP encoding")
+    if quad is not None and f.offset < 256: raise Unsupported(f"{describe(f)} as S{i}, which is read from another lane: it must be a VGPR")
+    srcs.append(Src(f.offset, None, bool(inst.neg >> i & 1), False, bool(inst.opsel >> i & 1), quad=quad))
+  return _valu(n, sem, inst.vdst.offset - 256, srcs, None, opsel=inst.opsel, clamp=bool(inst.clmp), mask_out=None)
+
 def _vop3(inst, name, pc, sem, dpp=None, mods=None):
   n, lit = strip(name), literal(inst)
   regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset]
@@ -549,9 +573,18 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
   if n == "WRITELANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return WriteLane(inst.vdst.offset - 256, Src(inst.src0.offset, lit), Src(inst.src1.offset, lit))
-  srcs = [_src(r, lit, inst.neg, inst.abs, inst.opsel if i < 3 else 0, i) for i, r in enumerate(regs)]
-  return _valu(n, sem, inst.vdst.offset - 256, srcs, lit, opsel=inst.opsel, omod=inst.omod, clamp=bool(inst.clmp),
+  opsel = inst.opsel
+  if n in getattr(sem, "BYTE_SELECT", ()): n, opsel = _byte_select(n, regs[0], opsel, sem)
+  srcs = [_src(r, lit, inst.neg, inst.abs, opsel if i < 3 else 0, i) for i, r in enumerate(regs)]
+  return _valu(n, sem, inst.vdst.offset - 256, srcs, lit, opsel=opsel, omod=inst.omod, clamp=bool(inst.clmp),
                mask_in=inst.src2.offset if n in CARRY_IN else VCC, dpp=dpp)
+
+def _byte_select(n:str, reg:int, opsel:int, sem) -> tuple[str, int]:
+  """RDNA4 v_cvt_f32_fp8/bf8 (VOP3): the row of the byte op_sel[1:0] selects, and the op_sel bits left; the pseudocode
+  reads S0 as VGPR[laneId][SRC0], so S0 must be a VGPR."""
+  if reg < 256: raise Unsupported(f"{describe(Reg(reg, 1))} as S0, which the pseudocode reads as a VGPR")
+  k = sem.OPSEL_BYTE[opsel & 3]
+  return (f"{n}_BYTE{k}" if k else n), opsel & ~3
 
 VOP3_WHOLE = ("READFIRSTLANE_B32",)  # VOP1 ops with no semantics row, lowered as in VOP1 when VOP3 adds no modifier
 
@@ -593,6 +626,7 @@ def _vop3p(inst, name, pc, sem):
   opsel, opsel_hi = inst.opsel, inst.opsel_hi | (inst.opsel_hi2 << 2)
   d = inst.vdst.offset - 256
   if n.startswith("WMMA_"): return _wmma(n, d, regs, inst, sem)
+  if n.startswith("SWMMAC_"): return _swmmac(n, d, regs, inst, sem)
   if n.startswith(("DOT4_", "DOT8_")): return _dot_int(n, d, regs, lit, inst, sem)
   if n in ("DOT2_F32_F16", "DOT2_F32_BF16"):
     op = _dot2(n, d, regs, lit, opsel, opsel_hi, inst.neg, inst.neg_hi)
@@ -640,7 +674,24 @@ def _wmma(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
     if not 256 <= r < 512: raise Unsupported("WMMA operands must be VGPRs")
     blocks.append([r - 256 + j for j in range(cnt)])
   return Wmma(n, d, *blocks, kind_in, kind_out, bool(inst.opsel & 4), (bool(inst.neg & 1), bool(inst.neg & 2)),
-              bool(inst.clmp), sem.WMMA_LAYOUT)
+              bool(inst.clmp), sem.WMMA_LAYOUT, sem.FP8)
+
+def _swmmac(n:str, d:int, regs:list[int], inst, sem) -> Wmma:
+  """RDNA4's sparse WMMA: D = A x B + D, A 2:4 structured-sparse, given compressed (src0) with its index VGPR (src2);
+  the layout is numpy_runtime.wmma_rdna4's. op_sel bit 0 is the index key of the x32 forms (the x64 form reads the
+  whole index VGPR); NEG[1:0] make integer A and B signed, as WMMA's; the other modifiers raise."""
+  if n not in getattr(sem, "SWMMAC", {}): raise Unsupported("not implemented")
+  kind_in, kind_out, na, nb, ncd = sem.SWMMAC[n]
+  integer = kind_in in ("iu8", "iu4")
+  if (inst.neg & ~3) or inst.neg_hi or (not integer and (inst.neg or inst.clmp)): raise Unsupported(f"modifiers on {n.lower()}")
+  key_bits = 1 if "X32" in n else 0
+  if inst.opsel & ~key_bits: raise Unsupported(f"op_sel 0x{inst.opsel:x} on {n.lower()} (bit 0 is the index key of the x32 forms)")
+  blocks = []
+  for r, cnt in zip((regs[0], regs[1], 256 + d, regs[2]), (na, nb, ncd, 1)):
+    if not 256 <= r < 512: raise Unsupported("SWMMAC operands must be VGPRs")
+    blocks.append([r - 256 + j for j in range(cnt)])
+  return Wmma(n, d, *blocks[:3], kind_in, kind_out, False, (bool(inst.neg & 1), bool(inst.neg & 2)), bool(inst.clmp),
+              sem.WMMA_LAYOUT, sem.FP8, blocks[3][0], inst.opsel & key_bits)
 
 def _vopd(inst, name, pc, sem):
   lit = literal(inst)
@@ -840,13 +891,26 @@ def _mubuf(inst, name, pc, sem):
   if "FORMAT" in n: raise Unsupported("not modelled: the format conversions of the V#'s FORMAT field (raw loads and stores are)")
   if "LDS" in n: raise Unsupported("not modelled: loads into LDS (M0-addressed LDS DMA)")
   if inst.tfe: raise Unsupported("not modelled: TFE (the texture-fail status VGPR)")
-  addr = BufAddr(inst.srsrc.offset, inst.vaddr.offset - 256, bool(inst.idxen), bool(inst.offen), Src(inst.soffset.offset), inst.offset)
+  srsrc, offset, rtn = _buffer_fields(inst)
+  addr = BufAddr(srsrc, inst.vaddr.offset - 256, bool(inst.idxen), bool(inst.offen), Src(inst.soffset.offset), offset)
   vdata = inst.vdata.offset - 256
   if n.startswith("ATOMIC_"):
     row = atomic_row(n[len("ATOMIC_"):], sem)
-    return VAtomic("BUFFER", addr, row, WIDTH[sem.ATOMIC[row].dst], atomic_data(vdata, row, sem), vdata if inst.glc else None, name.lower())
+    return VAtomic("BUFFER", addr, row, WIDTH[sem.ATOMIC[row].dst], atomic_data(vdata, row, sem), vdata if rtn else None, name.lower())
   load, kind, ndw, d16 = mem_common(n)
   return Vmem("BUFFER", load, kind, ndw, d16, vdata, addr, name.lower())
+
+V_SHARP_SGPRS = (range(0, 103, 4), range(108, 121, 4))  # s0..s103 and ttmp0..ttmp15, four at a time
+
+def _buffer_fields(inst) -> tuple[int, int, bool]:
+  """(the V#'s first SGPR, the immediate offset, whether an atomic returns the old value) of an RDNA3 MUBUF or an
+  RDNA4 VBUFFER word. VBUFFER's RSRC holds the SGPR's operand number (9 bits; MUBUF's SRSRC its index / 4), its
+  IOFFSET is 24 bits, and TH bit 0 (TH_ATOMIC_RETURN) is MUBUF's GLC."""
+  if not hasattr(inst, "rsrc"): return inst.srsrc.offset, inst.offset, bool(inst.glc)
+  if not any(inst.rsrc in r for r in V_SHARP_SGPRS):
+    raise Unsupported(f"{INVALID}RSRC {inst.rsrc} does not name four aligned SGPRs (s0..s103 or ttmp0..ttmp15 by fours)")
+  if inst.ioffset >> 23: raise Unsupported(f"a negative buffer offset (IOFFSET 0x{inst.ioffset:06x}, bit 23 set) is not modelled")
+  return inst.rsrc, inst.ioffset, bool(inst.th & 1)
 
 def _ds(inst, name, pc, sem):
   n = strip(name)[3:] if name.startswith("DS_") else strip(name)
@@ -905,7 +969,7 @@ def swizzle_lanes(offset:int, wave:int) -> np.ndarray:
 _ENCODINGS = (("SOPP", _sopp), ("SOPK", _sopk), ("SOPC", _sopc), ("SOP1", _sop1), ("SOP2", _sop2), ("SMEM", _smem),
               ("VOPD", _vopd), ("VOP3P", _vop3p), ("VOPC", _vopc), ("VOP3SD", _vop3sd), ("VOP3", _vop3),
               ("VOP1", _vop1), ("VOP2", _vop2), ("DS", _ds), ("GLOBAL", _global), ("FLAT", _flat), ("SCRATCH", _scratch),
-              ("MUBUF", _mubuf), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
+              ("MUBUF", _mubuf), ("VBUFFER", _mubuf), ("VINTERP", _vinterp), ("VGLOBAL", _global), ("VFLAT", _flat), ("VSCRATCH", _scratch))
 
 def failure(inst:Inst, why:str) -> str:
   """The message of an instruction that cannot run: an invalid one names its bytes as well."""

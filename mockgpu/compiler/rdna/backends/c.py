@@ -309,6 +309,9 @@ class CTranslator(Reads):
   def raw_vgpr(self, v:int, width:int) -> str:
     self.vregs |= {v, v + 1} if width > 32 else {v}
     return f"V({v})[l]" if width <= 32 else f"R64(V({v})[l], V({v + 1})[l])"
+  def raw_quad(self, v:int, quad:int) -> str:  # VINTERP: the register of the quad's lane, whatever EXEC holds there
+    self.vregs |= {v}
+    return f"V({v})[(l & ~3) + {quad}]"
   def raw_sgpr(self, o:int, width:int, vec:bool) -> str: return f"s[{o}]" if width <= 32 else f"R64(s[{o}], s[{o + 1}])"
   def raw_scc(self, width:int, vec:bool) -> str: return "s[253]" if width <= 32 else "(uint64_t)s[253]"
   def raw_zero(self, mask:int, width:int, vec:bool) -> str: return f"(uint32_t)(MASK({mask}) == 0)"

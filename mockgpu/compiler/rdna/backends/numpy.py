@@ -230,6 +230,7 @@ class Translator(Reads):
   typed = staticmethod(typed)
   def raw_dpp(self) -> str: return "_dpp"
   def raw_vgpr(self, v:int, width:int) -> str: return f"V[{v}][w]" if width <= 32 else f"r64(V[{v}][w], V[{v+1}][w])"
+  def raw_quad(self, v:int, quad:int) -> str: return f"V[{v}][w][:, quad_lanes({self.wave}, {quad})]"
   def raw_sgpr(self, o:int, width:int, vec:bool) -> str:
     return f"S[{o}][w]{COL[vec]}" if width <= 32 else f"r64(S[{o}][w], S[{o+1}][w]){COL[vec]}"
   def raw_scc(self, width:int, vec:bool) -> str: return f"S[253][w]{COL[vec]}" if width <= 32 else f"S[253][w].astype(u64){COL[vec]}"
@@ -353,8 +354,9 @@ class Translator(Reads):
   def wmma(self, op:ops.Wmma):
     if self.wave != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = ["[" + ", ".join(f"V[{r}][w]" for r in block) + "]" for block in (op.a, op.b, op.c)]
+    index = "None" if op.index is None else f"V[{op.index}][w]"
     self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp}, "
-             f"{op.layout!r})")
+             f"{op.layout!r}, {op.fp8!r}, {index}, {op.index_key})")
     for j in range(len(op.c)): self.out(f"vw(V, {op.dst + j}, w, _d[{j}], m, full)")
 
   def mfma(self, op:ops.Mfma):

@@ -31,7 +31,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma  # noqa: F401
+from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -195,6 +195,43 @@ def fma32(a, b, c) -> np.ndarray:
   return _fma_odd(a, b, c, f32)
 
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
+
+def fma_rtz(a, b, c) -> np.ndarray:
+  """f32 a*b+c rounded once toward zero (VINTERP's RTZ forms): a*b is exact in f64, TwoSum gives the f64 sum's exact
+  error, and the f32 nearest to the sum steps toward zero where it lies beyond the exact value (overflow: the largest
+  finite value)."""
+  a, b, c = (np.asarray(x, f32).astype(f64) for x in (a, b, c))
+  with np.errstate(all="ignore"):
+    p = a * b
+    s = p + c
+    bp = s - c
+    err = (p - bp) + (c - (s - bp))
+    r = s.astype(f32)
+    beyond = (np.abs(r.astype(f64)) > np.abs(s)) | ((r.astype(f64) == s) & (err != 0) & ((err > 0) != (s > 0)))
+    return np.where(np.isfinite(s) & beyond, np.nextafter(r, f32(0)), r)
+
+def fp8_f32(x) -> np.ndarray:
+  """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: cdna.FP8's "cdna4" formats, gfx950's)."""
+  return fp8_table("cdna4", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def bf8_f32(x) -> np.ndarray:
+  """An OCP E5M2 byte as f32, exactly."""
+  return fp8_table("cdna4", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def fp8_pk_f32(x) -> np.ndarray:
+  """The two E4M3 bytes of a 16-bit value as f32 bits, the low byte's in bits 31:0 (v_cvt_pk_f32_fp8)."""
+  x = np.asarray(x).astype(u64)
+  return fbits32(fp8_f32(x)).astype(u64) | fbits32(fp8_f32(x >> u64(8))).astype(u64) << u64(32)
+
+def bf8_pk_f32(x) -> np.ndarray:
+  """The two E5M2 bytes of a 16-bit value as f32 bits, the low byte's in bits 31:0 (v_cvt_pk_f32_bf8)."""
+  x = np.asarray(x).astype(u64)
+  return fbits32(bf8_f32(x)).astype(u64) | fbits32(bf8_f32(x >> u64(8))).astype(u64) << u64(32)
+
+@functools.lru_cache(maxsize=None)
+def quad_lanes(wave:int, quad:int) -> np.ndarray:
+  """The lane each lane reads for a VINTERP source of quad lane `quad`: (lane & ~3) + quad."""
+  return (np.arange(wave) & ~3) + quad
 
 def fma64(a, b, c) -> np.ndarray:
   """f64 a*b+c rounded once (to nearest even): compiler/exact.py's float64 fma, one implementation for both ISAs (a Dekker
@@ -638,19 +675,20 @@ def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray
   return np.concatenate([x[:, :16], x[:, 16:]], axis=-1) if split else x[:, :16]
 
 def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False,
-         layout:str="rdna3"):
+         layout:str="rdna3", fp8:str|None=None, index=None, index_key:int=0):
   """v_wmma_{f32,f16,bf16,i32}_16x16x16_{f16,bf16,iu8,iu4}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
   l % 16) on RDNA3 and (row j + 8 * (l // 16), column l % 16) on RDNA4 (layout). A whole f32/i32 element is VGPR j;
   an f16 (bf16) one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
-  VGPR j // 2 on RDNA4 (packed: 4 VGPRs). Products are summed exactly (float64 for f16/bf16 inputs: 16 products of
-  11-bit mantissas fit; int64 for iu8/iu4) and rounded once; hardware accumulates in an unspecified order, so float
-  results can differ from it in the last bit."""
-  integer, rdna4 = kind_in in ("iu8", "iu4"), layout == "rdna4"
-  a = _wmma_rows(a_regs, kind_in, signed[0], rdna4)
-  b = _wmma_rows(b_regs, kind_in, signed[1], rdna4)
+  VGPR j // 2 on RDNA4 (packed: 4 VGPRs). RDNA3: products are summed in float64 (16 products of 11-bit mantissas) or
+  int64 (iu8/iu4) and rounded once; RDNA4 (wmma_rdna4): every form summed exactly and rounded once. Hardware
+  accumulates in an unspecified order, so float results can differ from it in the last bit."""
+  if layout == "rdna4": return wmma_rdna4(a_regs, b_regs, c_regs, kind_in, kind_out, signed, clamp, fp8, index, index_key)
+  integer = kind_in in ("iu8", "iu4")
+  a = _wmma_rows(a_regs, kind_in, signed[0])
+  b = _wmma_rows(b_regs, kind_in, signed[1])
   d = np.einsum("nrk,nck->nrc", a, b)              # [n, row, col]
   j, lane = np.arange(8)[:, None], np.arange(32)
-  rows, cols = (j + 8 * (lane // 16)) if rdna4 else (2 * j + lane // 16), lane % 16
+  rows, cols = 2 * j + lane // 16, lane % 16
   c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)    # [n, VGPR, lane] raw bits
   acc = d[:, rows, cols]                                           # [n, element, lane]
   if integer:
@@ -658,16 +696,82 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
     acc = np.clip(acc, -2**31, 2**31 - 1) if clamp else acc
     out = acc.astype(np.int64).astype(u32)
   elif kind_out == "f32": out = fbits32((acc + c.view(f32).astype(f64)).astype(f32))
-  elif rdna4:
-    ch = np.stack([(c[:, k // 2] >> (16 * (k % 2))) & 0xffff for k in range(8)], axis=1)
-    res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
-    return [res[:, 2 * k] | (res[:, 2 * k + 1] << 16) for k in range(4)]
   else:
     ch = (c >> 16) if hi else (c & 0xffff)
     if kind_out == "bf16": res = bf16bits_f64(acc + (ch << 16).astype(u32).view(f32).astype(f64))
     else: res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
     out = (c & 0xffff) | (res << 16) if hi else (c & 0xffff0000) | res
   return [out[:, j] for j in range(8)]
+
+# *** RDNA4 WMMA: the register layout of the RDNA4 ISA guide's matrix chapter ***
+
+WMMA_BITS = {"f16": 16, "bf16": 16, "iu8": 8, "fp8": 8, "bf8": 8, "iu4": 4}
+
+def wmma_kinds(kind_in:str) -> tuple[str, str]:
+  """The element kinds of A and B: one kind for both, or RDNA4's mixed fp8 forms as 'fp8_bf8' (A fp8, B bf8)."""
+  a, _, b = kind_in.partition("_")
+  return a, b or a
+
+def _wmma_elements(regs, kind:str, signed:bool, fp8:str|None) -> np.ndarray:
+  """The elements a lane holds, packed low to high through its VGPRs -> [n, 32 lanes, E] (float64 or int64)."""
+  bits = WMMA_BITS[kind]
+  words = np.stack([np.asarray(r, u32) for r in regs], axis=-1).astype(np.int64)     # [n, lane, VGPR]
+  shifts = np.arange(0, 32, bits)
+  e = ((words[..., None] >> shifts) & ((1 << bits) - 1)).reshape(words.shape[:2] + (-1,))
+  if kind in ("iu8", "iu4"): return np.where(signed & (e >> (bits - 1) == 1), e - (1 << bits), e)
+  if kind in ("fp8", "bf8"): return fp8_table(fp8, kind.upper())[e]
+  if kind == "f16": return e.astype(u16).view(f16).astype(f64)
+  return (e.astype(u32) << 16).view(f32).astype(f64)
+
+def wmma_matrix(regs, kind:str, signed:bool=True, fp8:str|None=None) -> np.ndarray:
+  """A (rows) or B (columns) of an RDNA4 WMMA from its VGPRs -> [n, 16, K]. Lane l holds row/column l % 16; K runs in
+  chunks of 8 elements, chunk c in lanes 0-15 (c even) or 16-31 (c odd) at the lane's elements 8 * (c // 2) on
+  (16x16x16 f16: lanes 0-15 K 0-7, lanes 16-31 K 8-15; 16x16x32 iu4: VGPR 0 K 0-7 / 8-15, VGPR 1 K 16-23 / 24-31)."""
+  return _chunked(_wmma_elements(regs, kind, signed, fp8))
+
+def _chunked(x:np.ndarray) -> np.ndarray:
+  """A lane-ordered operand [n, 32 lanes, E] as its matrix [n, 16, 2E] by the chunks of 8 (wmma_matrix)."""
+  q = x.shape[-1] // 8
+  chunks = [x[:, 16 * (c % 2):16 * (c % 2) + 16, 8 * (c // 2):8 * (c // 2) + 8] for c in range(2 * q)]
+  return np.concatenate(chunks, axis=-1)
+
+def sparse_k(index, key:int, per_lane:int) -> np.ndarray:
+  """v_swmmac_*: the K (of the dense 16 x 2E matrix) of each compressed A element [n, 16, E]. Each lane's index VGPR
+  holds two bits per compressed element it holds, element e at bits 2e + 16 * key (the x32 forms' 16 bits: op_sel's
+  index key; the x64 form's 32); compressed elements 2g and 2g + 1 are the two nonzero ones of the group of four
+  dense K 4g..4g + 3, at offsets given by their bits. The compressed matrix's elements follow wmma_matrix's chunks."""
+  idx = np.asarray(index, u32).astype(np.int64)[..., None]                     # [n, lane, 1]
+  e = np.arange(per_lane)
+  bits = (idx >> (2 * e + 16 * key)) & 3                                        # [n, lane, E]
+  return _chunked(bits) + 4 * (np.arange(2 * per_lane) // 2)                   # dense K = 4 * group + offset
+
+def wmma_rdna4(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, signed=(True, True), clamp:bool=False, fp8:str|None=None,
+               index=None, index_key:int=0):
+  """RDNA4 v_wmma_* and v_swmmac_* (index: A is compressed, sparse_k places its elements): D = A x B + C. C/D element
+  j of lane l is (row j + 8 * (l // 16), column l % 16): VGPR j for f32/i32, half j % 2 of VGPR j // 2 for f16/bf16.
+  Float products (exact in float64 for every input kind) and C are summed exactly and rounded once to the output
+  format; integer sums wrap to 32 bits, or saturate with clamp."""
+  ka, kb = wmma_kinds(kind_in)
+  a, b = wmma_matrix(a_regs, ka, signed[0], fp8), wmma_matrix(b_regs, kb, signed[1], fp8)
+  j, lane = np.arange(8)[:, None], np.arange(32)
+  rows, cols = j + 8 * (lane // 16), np.broadcast_to(lane % 16, (8, 32))   # [element, lane]
+  c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)      # [n, VGPR, lane]
+  if index is None: bsel = b[:, cols, :]                          # [n, element, lane, K]: B's column for each product
+  else:  # each compressed element meets the row of B at its dense K
+    k = sparse_k(index, index_key, a.shape[-1] // 2)[:, rows, :]  # [n, element, lane, K']
+    bsel = np.take_along_axis(b[:, cols, :], k, axis=-1)
+  prods = a[:, rows, :] * bsel                                    # exact (integers: int64)
+  if kind_out == "i32":
+    acc = prods.sum(-1) + c.view(i32).astype(np.int64)
+    acc = np.clip(acc, -2**31, 2**31 - 1) if clamp else acc
+    return list(np.moveaxis(acc.astype(np.int64).astype(u32), 1, 0))
+  prods = np.moveaxis(prods, -1, 0)                               # [K, n, element, lane]
+  if kind_out == "f32": return list(np.moveaxis(exact_sum([*prods, c.view(f32).astype(f64)], f32).view(u32), 1, 0))
+  ch = np.stack([(c[:, k // 2] >> (16 * (k % 2))) & 0xffff for k in range(8)], axis=1)   # [n, element, lane]
+  cval = ch.astype(u16).view(f16).astype(f64) if kind_out == "f16" else (ch << 16).astype(u32).view(f32).astype(f64)
+  odd = exact_sum([*prods, cval], None)                           # round-to-odd float64: rounds once more correctly
+  res = odd.astype(f16).view(u16).astype(u32) if kind_out == "f16" else bf16bits_f64(odd)
+  return [res[:, 2 * k] | (res[:, 2 * k + 1] << 16) for k in range(4)]
 
 def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, bank_mask:int):
   """DPP16 operand: each lane's source-lane value, and which lanes the instruction writes. An invalid source (off the

@@ -17,6 +17,9 @@ class Reads:
 
   def raw_operand(self, r:Src, width:int, vec:bool, t:str):
     o = r.reg
+    if r.quad is not None:
+      if r.vgpr is None or not vec or width > 32: raise Unsupported("a quad-lane read of a non-VGPR or 64-bit operand")
+      return self.raw_quad(r.vgpr, r.quad)
     if o in DPP_SRC:
       if self.dpp is None or not vec: raise Unsupported("a DPP operand outside a DPP encoding")
       return self.raw_dpp()

@@ -180,6 +180,7 @@ class Stepper(Reads):
   def raw_vgpr(self, v:int, width:int):
     st = self.state
     return st.vgpr[self.vreg(v)].copy() if width <= 32 else numpy_runtime.r64(st.vgpr[self.vreg(v)], st.vgpr[self.vreg(v + 1)])
+  def raw_quad(self, v:int, quad:int): return self.state.vgpr[self.vreg(v)][numpy_runtime.quad_lanes(self.lanes, quad)]
   def raw_sgpr(self, o:int, width:int, vec:bool):
     st = self.state
     return np.uint32(st.sgpr[o]) if width <= 32 else np.uint64(int(st.sgpr[o]) | int(st.sgpr[o + 1]) << 32)
@@ -268,7 +269,8 @@ class Stepper(Reads):
   def wmma(self, op:ops.Wmma):
     if self.lanes != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = [[self.state.vgpr[self.vreg(r)][None, :] for r in block] for block in (op.a, op.b, op.c)]
-    d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout)
+    index = None if op.index is None else self.state.vgpr[self.vreg(op.index)][None, :]
+    d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout, op.fp8, index, op.index_key)
     for j in range(len(op.c)): self.vwrite(op.dst + j, "b32", d[j][0], self.state.active())
 
   def mfma(self, op:ops.Mfma):

@@ -144,6 +144,11 @@ DOT2_F32_{F16,BF16} f32 a0:T b0:T a1:T b1:T c:f32 = (c + f32(a0) * f32(b0)) + f3
 DOT2ACC_F32_{F16,BF16} f32 a0:T b0:T a1:T b1:T c:f32 = (c + f32(a0) * f32(b0)) + f32(a1) * f32(b1)
 FMA_MIX_F32 f32 f32 f32 f32 = fma(f32(a), f32(b), f32(c))
 FMA_MIX{LO,HI}_F16 f16 f32 f32 f32 = f16(fma(f32(a), f32(b), f32(c)))
+INTERP_{P10,P2}_F32 f32 f32 f32 f32 = fma(a, b, c)
+INTERP_P10_F16_F32 f32 f16 f32 f16 = fma(f32(a), b, f32(c))
+INTERP_P2_F16_F32 f16 f16 f32 f32 = f16(fma(f32(a), b, c))
+INTERP_P10_RTZ_F16_F32 f32 f16 f32 f16 = fma_rtz(f32(a), b, f32(c))
+INTERP_P2_RTZ_F16_F32 f16 f16 f32 f32 = cvt_rtz_f16(fma_rtz(f32(a), b, c))
 """)
 
 # *** byte and halfword arithmetic: sums of absolute differences, averages, packing conversions ***
@@ -476,9 +481,8 @@ UNMODELLED = {
   "MIMG": "image instructions: no image resources (T#) or samplers (S#) are modelled; tinygrad's AMD backend uses none",
   "EXP": "exports go to the graphics pipeline's render targets and position buffers, which a compute dispatch lacks",
   "LDSDIR": "LDS parameter and direct loads feed pixel-shader attribute interpolation from the SPI, which a compute "
-            "dispatch lacks (the manual gives LDS_PARAM_LOAD no pseudocode)",
-  "VINTERP": "pixel-shader attribute interpolation over the per-quad parameters LDS_PARAM_LOAD leaves; its pseudocode "
-             "reads two sources from other lanes of the quad, which the operand model (one DPP source) does not yet express",
+            "dispatch lacks (the manual gives LDS_PARAM_LOAD no pseudocode): the attribute data they read is written by "
+            "the graphics pipeline's primitive setup, so there is nothing for a compute kernel to load",
   "MTBUF": "typed buffer access: the conversions of the instruction's FORMAT field are not modelled (MUBUF raw access is)",
   "DS_GWS_": "global wave sync: a resource shared across dispatches (GWS), not modelled",
   "DS_APPEND": "append/consume counters live in GDS (M0 names a GDS word), not modelled",

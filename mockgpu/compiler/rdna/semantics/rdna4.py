@@ -8,7 +8,8 @@ operand model (operands.py) lowers them as RDNA3's encodings, reading this modul
   new rows    instructions RDNA3 lacks (gfx1100 has no float SALU; tinygrad's RDNA3 table lists RDNA3.5's, which
               gfx1100 must reject, so they are rows of this table only): the float SALU, 64-bit scalar add/sub/mul,
               the V_S_* scalar-result transcendentals, v_min_num/v_max_num and v_minimum/v_maximum (and their
-              3-operand, packed and DS forms), s_load_u8/i8/u16/i16, the WMMA layouts. SALU_FROM_VALU derives each
+              3-operand, packed and DS forms), s_load_u8/i8/u16/i16, the WMMA layouts and forms, the sparse
+              SWMMAC, the OCP fp8/bf8 conversions and dot products. SALU_FROM_VALU derives each
               float SALU row from the VALU row that computes the same thing, so no op's meaning is written twice.
   waves       s_wait_* counters (no-ops: memory is synchronous here), and gfx12's architected workgroup IDs: x in
               ttmp9, y and z in ttmp7's halves, instead of the SGPRs after the user SGPRs (LLVM's gfx12 ABI; RSRC2
@@ -51,7 +52,7 @@ TTMP_WORKGROUP_IDS = (117, 115)
 TMPRING_WAVESIZE_BITS = 18
 # as RDNA3: gfx11-style encodings, 256-byte scratch units, true16 e32 operands, 16-bit results keep bits 31:16, no MFMA
 GFX9, TMPRING_WAVESIZE_UNIT, TRUE16_E32 = rdna3.GFX9, rdna3.TMPRING_WAVESIZE_UNIT, rdna3.TRUE16_E32
-HIGH16_ZEROED, MFMA, PACKED_F32, FP8 = rdna3.HIGH16_ZEROED, rdna3.MFMA, rdna3.PACKED_F32, rdna3.FP8
+HIGH16_ZEROED, MFMA, PACKED_F32 = rdna3.HIGH16_ZEROED, rdna3.MFMA, rdna3.PACKED_F32
 # gfx12 has no IEEE mode: RSRC1 bit 23 is DISABLE_PERF, and omod always applies
 IEEE_MODE_BIT = None
 # s_trap's trap ID is SIMM16[3:0] on gfx12 (RDNA3: [7:0]); the M0-indexed SGPR file is RDNA3's
@@ -71,6 +72,25 @@ MINIMUM3_{F16,F32} T T T T = minimum754(minimum754(a, b), c)
 MAXIMUM3_{F16,F32} T T T T = maximum754(maximum754(a, b), c)
 MED3_NUM_{F16,F32} T T T T = med3_num(a, b, c)
 """)}
+
+# *** OCP fp8/bf8 (E4M3, E5M2; FP8 below): v_cvt_f32_fp8/bf8 convert one byte of S0, which op_sel[1:0] selects in VOP3
+# in the manual's reversed order (0: bits 7:0, 2: 15:8, 1: 23:16, 3: 31:24), one row per byte (the e32 form reads byte
+# 0); v_dot4_f32_* add four products to S2 in order, each sum rounded to f32 as the pseudocode's tmp += ... does ***
+
+BYTE_SELECT = ("CVT_F32_FP8", "CVT_F32_BF8")
+OPSEL_BYTE = (0, 2, 1, 3)   # op_sel[1:0] -> the byte
+def _dot4_f32(a:str, b:str) -> str:
+  terms = [f"{a}_f32((a >> {8 * k}) & 0xff) * {b}_f32((b >> {8 * k}) & 0xff)" for k in range(4)]
+  body = "c"
+  for t in terms: body = f"({body} + {t})"
+  return f"DOT4_F32_{a.upper()}_{b.upper()} f32 u32 u32 f32 = {body}"
+VOP = {**VOP, **{f"{n}{f'_BYTE{k}' if k else ''}": row(f"{n}{f'_BYTE{k}' if k else ''} f32 u32 = {n[-3:].lower()}_f32((a >> {8 * k}) & 0xff)")
+                 for n in BYTE_SELECT for k in range(4)},
+       **{f"DOT4_F32_{a}_{b}": row(_dot4_f32(a.lower(), b.lower())) for a in ("FP8", "BF8") for b in ("FP8", "BF8")},
+       # v_cvt_pk_f32_fp8/bf8: the two bytes of a 16-bit source (op_sel bit 0 / a true16 name: S0's high half) as two
+       # f32, the low byte's in D's first VGPR
+       **{f"CVT_PK_F32_{k}": row(f"CVT_PK_F32_{k} u64 u16 = {k.lower()}_pk_f32(a)") for k in ("FP8", "BF8")}}
+
 CLAMPED, ACCUMULATE, LITERAL_K, FLOAT_MODS = rdna3.CLAMPED, rdna3.ACCUMULATE, rdna3.LITERAL_K, rdna3.FLOAT_MODS
 PACKED_CLAMPED, DOT_SIGNS = rdna3.PACKED_CLAMPED, rdna3.DOT_SIGNS
 
@@ -121,13 +141,33 @@ ATOMIC_ALIASES, ASSOCIATIVE = {**rdna3.ATOMIC_ALIASES, "SUB_CLAMP": "CSUB"}, rdn
 # RDNA3's list less the scalar float ops, which RDNA4 executes
 NOT_EXECUTED = {n: why for n, why in rdna3.NOT_EXECUTED.items() if why != rdna3.SALU_FLOAT_WHY}
 
+# RDNA3's unmodelled encodings under their gfx12 names (VBUFFER's raw loads, stores and atomics run as MUBUF's; its
+# TBUFFER_* forms are MTBUF's typed access)
+UNMODELLED = {**rdna3.UNMODELLED, "VIMAGE": rdna3.UNMODELLED["MIMG"], "VSAMPLE": rdna3.UNMODELLED["MIMG"],
+              "VEXPORT": rdna3.UNMODELLED["EXP"], "VDSDIR": rdna3.UNMODELLED["LDSDIR"], "TBUFFER_": rdna3.UNMODELLED["MTBUF"]}
+
 # s_load_u8/i8/u16/i16: one element, zero- or sign-extended
 SMEM_KINDS = {"LOAD_U8": "u8", "LOAD_I8": "i8", "LOAD_U16": "u16", "LOAD_I16": "i16"}
 
-# *** WMMA: wave32 layouts without RDNA3's replicated halves (numpy_runtime.wmma, layout "rdna4") ***
+# *** WMMA: wave32 layouts without RDNA3's replicated halves (numpy_runtime.wmma_rdna4, layout "rdna4") ***
 
-# name -> (A/B element kind, C/D kind, VGPRs of A and B, VGPRs of C and D): lanes 16-31 hold the second half of K, so
-# A and B take half RDNA3's VGPRs; an f16 D is packed two elements a VGPR
+# name -> (A/B element kind, C/D kind, VGPRs of A and B, VGPRs of C and D): lanes 16-31 hold the odd chunks of 8 K
+# elements (numpy_runtime.wmma_matrix), so A and B take half RDNA3's VGPRs; an f16/bf16 D is packed two elements a
+# VGPR. A mixed fp8 form names A's kind then B's ('fp8_bf8': A fp8, B bf8; numpy_runtime.wmma_kinds).
 WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 4, 8), "WMMA_F32_16X16X16_BF16": ("bf16", "f32", 4, 8),
-        "WMMA_F16_16X16X16_F16": ("f16", "f16", 4, 4), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 2, 8)}
+        "WMMA_F16_16X16X16_F16": ("f16", "f16", 4, 4), "WMMA_I32_16X16X16_IU8": ("iu8", "i32", 2, 8),
+        "WMMA_BF16_16X16X16_BF16": ("bf16", "bf16", 4, 4), "WMMA_I32_16X16X16_IU4": ("iu4", "i32", 1, 8),
+        "WMMA_I32_16X16X32_IU4": ("iu4", "i32", 2, 8),
+        **{f"WMMA_F32_16X16X16_{a}_{b}": (a.lower() if a == b else f"{a}_{b}".lower(), "f32", 2, 8)
+           for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
+# v_swmmac_*: (A/B element kinds, C/D kind, VGPRs of the compressed A, of B, of C/D): A is 16 x K with two nonzero
+# elements in every group of four along K, given as its 16 x K/2 compressed elements and an index VGPR
+SWMMAC = {"SWMMAC_F32_16X16X32_F16": ("f16", "f32", 4, 8, 8), "SWMMAC_F32_16X16X32_BF16": ("bf16", "f32", 4, 8, 8),
+          "SWMMAC_F16_16X16X32_F16": ("f16", "f16", 4, 8, 4), "SWMMAC_BF16_16X16X32_BF16": ("bf16", "bf16", 4, 8, 4),
+          "SWMMAC_I32_16X16X32_IU8": ("iu8", "i32", 2, 4, 8), "SWMMAC_I32_16X16X32_IU4": ("iu4", "i32", 1, 2, 8),
+          "SWMMAC_I32_16X16X64_IU4": ("iu4", "i32", 2, 4, 8),
+          **{f"SWMMAC_F32_16X16X32_{a}_{b}": (a.lower() if a == b else f"{a}_{b}".lower(), "f32", 2, 4, 8)
+             for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
 WMMA_LAYOUT = "rdna4"
+# gfx12's fp8/bf8 are the OCP formats (E4M3 with one NaN and no infinity, E5M2), as gfx950's: cdna.FP8[("cdna4", ...)]
+FP8 = "cdna4"
