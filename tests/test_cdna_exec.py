@@ -398,6 +398,10 @@ def test_pk_add_f32_with_an_inline_constant(path, monkeypatch):
   for k in range(2): assert [int(b) for b in out[k]] == [round_exact(Fraction(f32(int(b))) + 1, np.float32) for b in x[k]]
   with pytest.raises(UnsupportedInstruction, match="the high half of constant operand"):
     run(kernel(I.v_pk_add_f32(v[6:7], v[2:3], 1.0), I.s_endpgm()), rows(1))
+  # the constant 0 reads 0 in both halves whichever way hardware forms the high one (LLVM's bfloat16 negation uses it)
+  zero = I.v_pk_add_f32(v[6:7], 0, v[2:3], neg=2, neg_hi=2)  # each half: 0 + -x
+  run(kernel(*load(v[2], 0), *load(v[3], 1), zero, *store(v[6]), *store(v[7], 1), I.s_endpgm()), out, inputs(*x), path, monkeypatch)
+  for k in range(2): assert [int(b) for b in out[k]] == [round_exact(0 - Fraction(f32(int(b))), np.float32) for b in x[k]]
 
 # *** scratch ***
 

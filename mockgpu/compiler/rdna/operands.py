@@ -1090,10 +1090,11 @@ def _vop3p9(inst, name, pc, sem):
 
 def _pair_half(o:int, hi:int) -> int:
   """The register holding half `hi` of the 64-bit register pair operand o (a VGPR or SGPR pair). An inline constant is
-  its 32-bit value in the low half (LLVM folds one only where the op reads that half, op_sel_hi clear); which value
-  the high half of a constant reads is not modelled."""
+  its 32-bit value in the low half; which value the high half of a constant reads (the constant again, or the high
+  word of its 64-bit form) is not modelled, except for the constant 0, whose high half is 0 either way (LLVM passes
+  it for bfloat16 negation)."""
   if 128 <= o <= 248 and o not in GFX9_RESERVED:
-    if hi: raise Unsupported(f"the high half of constant operand {describe(Reg(o))} of a packed 32-bit op")
+    if hi and o != 128: raise Unsupported(f"the high half of constant operand {describe(Reg(o))} of a packed 32-bit op")
     return o
   if not (o < 106 or o in (VCC, EXEC) or 108 <= o < 124 or 256 <= o < 512):
     raise Unsupported(f"operand {describe(Reg(o))} of a packed 32-bit op (only register pairs and constants are modelled)")
