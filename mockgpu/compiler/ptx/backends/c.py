@@ -307,7 +307,7 @@ class Kernel(semantics.Backend):
     try: lay = fragments.layout(shape, ta)
     except fragments.Unmodelled as e: self.decline(str(e))   # the numpy path raises it when the instruction runs
     nd = 4 if td == "f32" else 2
-    if (len(a) * fragments.PER_REG[ta], len(b) * fragments.PER_REG[tb], len(c) * 4 // nd, n) != (lay["k"] // 2, lay["k"] // 4, 4, nd):
+    if (len(a) * fragments.PER_REG[ta], len(b) * fragments.PER_REG[tb], len(c), n) != (lay["k"] // 2, lay["k"] // 4, 4 if tc == "f32" else 2, nd):
       self.decline("mma fragment registers")
     k = len(self.collectives)
     tables = "".join(f"static const int16_t l{x}{k}[] = {{{', '.join(map(str, lay[x]))}}};\n" for x in "abc")
