@@ -161,7 +161,8 @@ class Gen:
   that they run inside divergent branches and loops (the C backend's warp mode)."""
   def __init__(self, seed:int, warps:bool=False):
     self.rng, self.nlabel, self.warps = random.Random(seed), 0, warps
-    # the C backend keeps no carry flag across a barrier (it declines such kernels): a program has one or the other
+    # a carry flag across a barrier takes the C backend's warp mode: without warp-wide rows a program has one or the
+    # other, so that the thread-at-a-time translation with barriers is the one these programs exercise
     self.barriers = self.rng.random() < 0.5
     self.ops = [o for o in INT_OPS + FLOAT_OPS if warps or not (self.barriers and ".cc" in o or self.barriers and "addc" in o)]
   def r(self): return f"%r{self.rng.randint(1, NR)}"
