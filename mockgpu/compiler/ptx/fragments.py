@@ -40,5 +40,5 @@ def multiply(a:np.ndarray, b:np.ndarray, c:np.ndarray) -> np.ndarray:
   significand bits), summed in k order from the first product, then C added: an order both backends keep, so a sum
   that rounds rounds alike."""
   s = a[..., :, 0, None] * b[..., None, 0, :]
-  for k in range(1, a.shape[-1]): s = s + a[..., :, k, None] * b[..., None, k, :]
+  for k in range(1, a.shape[-1]): s = s + a[..., :, k, None] * b[..., None, k, :]   # not matmul: BLAS picks its own order
   return s + c
