@@ -16,8 +16,14 @@ Atomics read, combine and write one thread at a time, in thread order: for one i
 numpy path's lane order. Two atomics of one thread on an address apply before the next thread's (the numpy path
 interleaves per instruction); both are orders hardware may take. %clock counts thread-instructions so far.
 
+Warp mode (Kernel.warp_source, prelude.c run_cta): a kernel whose threads combine (shfl, vote, activemask, redux,
+mma.sync, bar.red; also barrier forms and a carry across barriers that the thread-at-a-time mode cannot keep) keeps
+each thread's registers in a struct, returns to the scheduler at every block boundary and pauses at each instruction
+that combines threads; the scheduler runs the CTA's lowest block next (the numpy path's min-PC scheduling) and
+computes each such instruction once over the threads that arrived (Kernel.collective).
+
 What the translation does not cover raises NoNative at translation time and the kernel stays on the numpy path: the
-rows the table marks (semantics.Row.no_c: warp-wide instructions, the rarer opcodes), function variables outside
+rows the table marks (semantics.Row.no_c: the rarer opcodes), function variables outside
 .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend declines or
 leaves to semantics.Backend (a float64 fma in a directed mode, float min/max atomics, the rarer float16 forms). The
 instruction budget counts thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
