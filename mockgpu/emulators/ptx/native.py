@@ -1,4 +1,5 @@
-"""Run a PTX launch through the kernel's C translation (compiler/ptx/backends/c.py), one thread at a time.
+"""Run a PTX launch through the kernel's C translation (compiler/ptx/backends/c.py), one thread at a time (in warp
+mode, block by block in the numpy path's order, with the exchange buffers of the instructions that combine threads).
 
 The numpy path pays numpy's per-call cost on every instruction, and its gathers of strided rows (each lane reading a
 row of its own, as a reduction's lanes do) miss the TLB and caches lane after lane; a C thread walks its own row and
