@@ -287,9 +287,10 @@ class Kernel(semantics.Backend):
       if re.search(r"\bt\d+\b|\bused\b", e): self.decline(f"{self.ins.op} operand {e}")
     k = len(self.collectives)
     gather = " ".join(f"v[{i}] = (uint64_t)({e});" for i, e in enumerate(srcs))
+    regs = "regs(c, sp, t0 + l)" if "sp[" in gather else "(Regs *)(c->save + (t0 + l) * NSAVE)"   # special registers: the lane's
     self.collectives.append(f"{decls}static void coll{k}(Ctx *c, int64_t t0, int64_t n, uint32_t *sp) {{ /* {self.ins.where()} */\n"
-                            f"  for (int64_t l = 0; l < n; l++) {{ uint64_t *v = c->xsrc + (t0 + l) * NSRC; Regs *R = regs(c, sp, t0 + l); {gather} }}\n"
-                            f"  {call};\n}}\n")
+                            f"  for (int64_t l = 0; l < n; l++) {{ uint64_t *v = c->xsrc + (t0 + l) * NSRC; Regs *R = {regs}; {gather} }}\n"
+                            f"  (void)sp; {call};\n}}\n")
     self.cta_wide.append(cta)
     self.emit(f"PAUSE({k});")
     return [f"XR[{i}]" for i in range(nres)]

@@ -419,12 +419,19 @@ static void warp_mma(Ctx *c, int64_t t0, int K, int tab, int tc, int td, int na,
     for (int i = 0; i < eb; i++) B[lb[l * eb + i]] = frag(v + na, tab, i);
     for (int i = 0; i < 4; i++) C[lc[l * 4 + i]] = frag(v + na + nb, tc, i);
   }
-  for (int m = 0; m < 16; m++)
-    for (int j = 0; j < 8; j++) {
-      double s = mul64(A[m * K], B[j]);
-      for (int k = 1; k < K; k++) s = add64(s, mul64(A[m * K + k], B[k * 8 + j]));
-      D[m * 8 + j] = add64(s, C[m * 8 + j]);
-    }
+  for (int m = 0; m < 16; m++) {   /* a row at a time, its 8 sums side by side (the compiler vectorizes them) */
+    double s[8];
+    for (int j = 0; j < 8; j++) s[j] = A[m * K] * B[j];
+    for (int k = 1; k < K; k++) for (int j = 0; j < 8; j++) s[j] = s[j] + A[m * K + k] * B[k * 8 + j];
+    for (int j = 0; j < 8; j++) D[m * 8 + j] = s[j] + C[m * 8 + j];
+  }
+  for (int i = 0; i < 16 * 8; i++) {   /* a NaN: again with the NaN numpy's operand order keeps (nan64) */
+    if (D[i] == D[i]) continue;
+    int m = i / 8, j = i % 8;
+    double s = mul64(A[m * K], B[j]);
+    for (int k = 1; k < K; k++) s = add64(s, mul64(A[m * K + k], B[k * 8 + j]));
+    D[i] = add64(s, C[i]);
+  }
   for (int l = 0; l < 32; l++) {
     if (!c->act[t0 + l]) continue;
     uint64_t *r = c->xres + (t0 + l) * NRES;
