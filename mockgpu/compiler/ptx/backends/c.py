@@ -50,7 +50,6 @@ class NeedsWarps(NoNative):
 SPECIAL = {"tid.x": 0, "tid.y": 1, "tid.z": 2, "ntid.x": 3, "ntid.y": 4, "ntid.z": 5, "ctaid.x": 6, "ctaid.y": 7, "ctaid.z": 8,
            "nctaid.x": 9, "nctaid.y": 10, "nctaid.z": 11, "laneid": 12, "warpid": 13, "nwarpid": 14, "dynamic_smem_size": 15,
            "total_smem_size": 16, "smid": 17, "nsmid": 18}
-SP_THREAD = 19   # sp[19]: the thread's linear index in its CTA (warp mode: its exchange slots)
 # %lanemask_*: the lanes below, at or above this one (runtime.Env.lanemask), from %laneid
 LANEMASK = {"eq": "(1u << sp[12])", "lt": "((1u << sp[12]) - 1u)", "le": "(uint32_t)((2ull << sp[12]) - 1u)",
             "gt": "(uint32_t)~((2ull << sp[12]) - 1u)", "ge": "(uint32_t)~((1u << sp[12]) - 1u)"}
