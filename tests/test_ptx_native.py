@@ -605,3 +605,10 @@ def test_mma_sums_in_k_order_on_both_paths(monkeypatch):
     D = np.zeros(16 * 8, np.float32)
     D[lay["c"]] = out.view(np.float32).reshape(-1)
     assert D[0] == np.float32(2.0 ** -23) and not D[1:].any(), path
+
+def test_shfl_of_a_special_register_reads_the_source_lanes(monkeypatch):
+  """shfl's value operand is gathered in each lane's own context: %tid.x of the lane shfl.idx selects."""
+  lanes = I32_SPECIALS[:32]
+  want, got = both_paths(monkeypatch, "shfl.sync.idx.b32 %r4, %tid.x, %r1, 31, -1;\nadd.u32 %r4, %r4, 100;", lanes, lanes, lanes)
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(want, (lanes & 31) + 100)
