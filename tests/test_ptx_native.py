@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
-from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
 from mockgpu.compiler.native import HOT_DISPATCHES
 from mockgpu.emulators.ptx import native, load_module
 from test_ptx_harness import run as run_tiny
@@ -469,3 +469,146 @@ def test_generic_addresses_same_bits_and_faults(extra, error, monkeypatch):
     np.testing.assert_array_equal(outs[1], outs[0])
     t = np.arange(32)
     np.testing.assert_array_equal(outs[0], (t ^ 7) + 2 * t + (t % 4) + 1)
+
+# *** instructions that combine threads: the C backend's warp mode ***
+
+# (shape, d, a/b, c types): every mma.sync form both paths model
+MMA_FORMS = [("m16n8k16", "f32", "f16", "f32"), ("m16n8k16", "f32", "bf16", "f32"), ("m16n8k16", "f16", "f16", "f16"),
+             ("m16n8k16", "f16", "f16", "f32"), ("m16n8k16", "f32", "f16", "f16"), ("m16n8k8", "f32", "f16", "f32"),
+             ("m16n8k8", "f32", "bf16", "f32"), ("m16n8k8", "f32", "tf32", "f32"), ("m16n8k8", "f16", "f16", "f16")]
+
+def _mma_kernel(shape:str, td:str, tab:str, tc:str) -> tuple[str, int, int, int, int]:
+  """A warp loads its fragment registers (raw b32 words, lane-major) from in0, runs the mma and stores D's registers."""
+  k = int(shape[6:])
+  per = 1 if tab == "tf32" else 2
+  na, nb, nc, nd = k // 2 // per, k // 4 // per, 4 if tc == "f32" else 2, 4 if td == "f32" else 2
+  n = na + nb + nc
+  regs = lambda base, m: "{" + ", ".join(f"%r{base + i}" for i in range(m)) + "}"
+  body = ["mov.u32 %r0, %tid.x;", "ld.param.u64 %rd1, [in0];", "ld.param.u64 %rd2, [out];", f"mul.wide.u32 %rd3, %r0, {4 * n};",
+          "add.s64 %rd1, %rd1, %rd3;", f"mul.wide.u32 %rd3, %r0, {4 * nd};", "add.s64 %rd2, %rd2, %rd3;"]
+  body += [f"ld.global.b32 %r{1 + i}, [%rd1+{4 * i}];" for i in range(n)]
+  body += [f"mma.sync.aligned.{shape}.row.col.{td}.{tab}.{tab}.{tc} {regs(12, nd)}, {regs(1, na)}, {regs(1 + na, nb)}, {regs(1 + na + nb, nc)};"]
+  body += [f"st.global.b32 [%rd2+{4 * i}], %r{12 + i};" for i in range(nd)]
+  return kernel("\n".join(body), ".param .u64 out, .param .u64 in0"), n, nd, na, nb
+
+def _mma_words(tab:str, tc:str, n:int, na:int, nb:int, seed:int) -> np.ndarray:
+  """Fragment words of normal values with specials mixed in: signed zeros, subnormals, the largest finite values (f16
+  results overflow), infinities in A (inf * 0 and inf - inf make NaNs). No NaN operand: which of two NaN payloads a
+  sum keeps is numpy's loop's choice (see test_float_binary_specials)."""
+  r = np.random.default_rng(seed)
+  def elems(t:str, shape) -> np.ndarray:
+    if t == "f16": v, sp = r.standard_normal(shape).astype(np.float16).view(np.uint16), [0, 0x8000, 1, 0x83ff, 0x7bff, 0xfbff]
+    elif t == "bf16": v, sp = (r.standard_normal(shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16), [0, 0x8000, 1, 0x807f, 0x7f7f]
+    else: v, sp = (r.standard_normal(shape).astype(np.float32) * 8).view(np.uint32), [0, 0x80000000, 1, 0x807fffff, 0x7f7fffff, 0x3f801fff]
+    v = v.copy()
+    pick = r.random(shape) < 0.15
+    v[pick] = r.choice(np.array(sp, v.dtype), int(pick.sum()))
+    return v
+  def words(t:str, m:int, inf:bool=False) -> np.ndarray:
+    per = 2 if t in ("f16", "bf16") else 1
+    e = elems(t, (32, m * per))
+    if inf: e[r.random(e.shape) < 0.03] = {"f16": 0x7c00, "bf16": 0x7f80}.get(t, 0xff800000)
+    return e.view(np.uint32) if per == 2 else e
+  return np.concatenate([words(tab, na, True), words(tab, nb), words(tc, n - na - nb)], axis=1)
+
+@pytest.mark.parametrize("form", MMA_FORMS, ids=lambda f: ".".join(f))
+def test_mma_same_bits_on_both_paths(form, monkeypatch):
+  """mma.sync in C (prelude.c warp_mma) and numpy (collective.mma): the same fragment layouts and the same float64 sum
+  order (fragments.multiply), so every bit of D agrees, NaNs made by inf*0 and overflowing f16 results included."""
+  src, n, nd, na, nb = _mma_kernel(*form)
+  outs = {}
+  for seed in range(3):
+    x = _mma_words(form[2], form[3], n, na, nb, seed)
+    for path in ("numpy", "native"):
+      _path(monkeypatch, path)
+      out = np.zeros((32, nd), np.uint32)
+      assert run(src, [out, x], block=(32, 1, 1)).native == (path == "native"), dict(native.declined)
+      outs[path] = out
+    np.testing.assert_array_equal(outs["native"], outs["numpy"], err_msg=f"seed {seed}")   # EXACT
+    assert outs["numpy"].any()
+
+def test_mma_in_a_partial_warp_is_refused_alike(monkeypatch):
+  src = _mma_kernel("m16n8k8", "f32", "tf32", "f32")[0]
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    out, x = np.zeros(48 * 4, np.uint32), np.zeros(48 * 10, np.uint32)   # 4 D and 10 fragment registers a thread
+    before = native_launches()
+    with pytest.raises(UnsupportedInstruction, match=r"^PTX line \d+: mma\.sync\.aligned\.m16n8k8.*: mma\.sync in a partial warp$"):
+      run(src, [out, x], block=(48, 1, 1))
+    assert (native_launches() > before) == (path == "native")
+
+def native_launches() -> int:
+  from mockgpu import system
+  return system.stats["ptx.native_launches"]
+
+NAMED_BARRIERS = kernel("""
+mov.u32 %r0, %tid.x;
+ld.param.u64 %rd4, [out];
+mul.wide.u32 %rd0, %r0, 4;
+add.s64 %rd9, %rd4, %rd0;
+shl.b32 %r2, %r0, 2;
+mov.u32 %r1, buf;
+add.u32 %r3, %r1, %r2;
+st.shared.u32 [%r3], %r0;
+setp.lt.u32 %p1, %r0, 32;
+@%p1 bra ARRIVE;
+bar.sync 1, 64;
+xor.b32 %r6, %r0, 1;
+shl.b32 %r6, %r6, 2;
+add.u32 %r6, %r1, %r6;
+ld.shared.u32 %r4, [%r6];
+bra DONE;
+ARRIVE:
+bar.arrive 1, 64;
+mov.u32 %r4, 7;
+DONE:
+add.cc.u32 %r7, %r4, -1;
+addc.u32 %r4, %r4, 0;
+st.global.u32 [%rd9], %r4;
+""", regs=".shared .align 4 .b32 buf[64];\n")
+
+def test_named_barriers_and_a_carry_run_in_warp_mode_as_on_numpy(monkeypatch):
+  """bar.sync/bar.arrive with a barrier name and count, and a carry flag in a kernel with barriers: forms the
+  thread-at-a-time translation declines; warp mode orders them as the numpy path's min-PC scheduling does."""
+  outs = {}
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    out = np.zeros(64, np.uint32)
+    assert run(NAMED_BARRIERS, [out], block=(64, 1, 1)).native == (path == "native"), dict(native.declined)
+    outs[path] = out
+  np.testing.assert_array_equal(outs["native"], outs["numpy"])
+  t = np.arange(64)
+  np.testing.assert_array_equal(outs["numpy"], np.where(t < 32, 8, (t ^ 1) + ((t ^ 1) != 0)))
+
+def test_budget_stops_an_endless_loop_in_warp_mode(monkeypatch):
+  _path(monkeypatch, "native")
+  monkeypatch.setenv("MOCKGPU_BUDGET", "100000")
+  src = kernel("LOOP:\nshfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;\nadd.u32 %r1, %r1, 1;\nbra LOOP;")
+  before = native_launches()
+  with pytest.raises(InstructionBudgetExceeded, match="ran past 100000 warp-instructions"): run(src, [])
+  assert native_launches() > before
+
+def test_mma_sums_in_k_order_on_both_paths(monkeypatch):
+  """D[0,0] = 65504*65504 + 65504*-65504 + 2^-24*1 + C: in float64 the big products cancel before the small one is
+  added (k order, then C), so D[0,0] is 2^-24 + 2^-24; any other order loses a 2^-24 against 2^32 (fragments.multiply)."""
+  from mockgpu.compiler.ptx import fragments
+  src, n, nd, na, nb = _mma_kernel("m16n8k16", "f32", "f16", "f32")
+  lay = fragments.layout("m16n8k16", "f16")
+  A, B, C = np.zeros(16 * 16, np.float16), np.zeros(16 * 8, np.float16), np.zeros(16 * 8, np.float32)
+  A[[0, 1, 2]], B[[0, 8, 16]], C[0] = [65504, 65504, 2.0 ** -24], [65504, -65504, 1], 2.0 ** -24   # A[0, 0:3], B[0:3, 0]
+  x = np.concatenate([A[lay["a"]].reshape(32, 8).view(np.uint32), B[lay["b"]].reshape(32, 4).view(np.uint32),
+                      C[lay["c"]].reshape(32, 4).view(np.uint32)], axis=1)
+  for path in ("numpy", "native"):
+    _path(monkeypatch, path)
+    out = np.zeros((32, nd), np.uint32)
+    assert run(src, [out, np.ascontiguousarray(x)], block=(32, 1, 1)).native == (path == "native")
+    D = np.zeros(16 * 8, np.float32)
+    D[lay["c"]] = out.view(np.float32).reshape(-1)
+    assert D[0] == np.float32(2.0 ** -23) and not D[1:].any(), path
+
+def test_shfl_of_a_special_register_reads_the_source_lanes(monkeypatch):
+  """shfl's value operand is gathered in each lane's own context: %tid.x of the lane shfl.idx selects."""
+  lanes = I32_SPECIALS[:32]
+  want, got = both_paths(monkeypatch, "shfl.sync.idx.b32 %r4, %tid.x, %r1, 31, -1;\nadd.u32 %r4, %r4, 100;", lanes, lanes, lanes)
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(want, (lanes & 31) + 100)

@@ -156,18 +156,40 @@ FLOAT_OPS = ["add.f32 {D}, {A}, {B}", "sub.f32 {D}, {A}, {B}", "mul.f32 {D}, {A}
 
 class Gen:
   """Straight-line runs of random rows, divergent branches on the thread id, tid-dependent loops, and a barrier with
-  shared memory traffic between warps."""
-  def __init__(self, seed:int):
-    self.rng, self.nlabel = random.Random(seed), 0
-    # the C backend keeps no carry flag across a barrier (it declines such kernels): a program has one or the other
+  shared memory traffic between warps. warps: the rows also include instructions that combine threads (shfl in every
+  mode with clamps and segment masks, vote, activemask, redux, some under a guard) and the barrier a bar.red, so
+  that they run inside divergent branches and loops (the C backend's warp mode)."""
+  def __init__(self, seed:int, warps:bool=False):
+    self.rng, self.nlabel, self.warps = random.Random(seed), 0, warps
+    # a carry flag across a barrier takes the C backend's warp mode: without warp-wide rows a program has one or the
+    # other, so that the thread-at-a-time translation with barriers is the one these programs exercise
     self.barriers = self.rng.random() < 0.5
-    self.ops = [o for o in INT_OPS + FLOAT_OPS if not (self.barriers and ".cc" in o or self.barriers and "addc" in o)]
+    self.ops = [o for o in INT_OPS + FLOAT_OPS if warps or not (self.barriers and ".cc" in o or self.barriers and "addc" in o)]
   def r(self): return f"%r{self.rng.randint(1, NR)}"
   def f(self): return f"%f{self.rng.randint(1, NF)}"
+  def p(self): return f"{self.rng.choice(['', '!'])}%p{self.rng.randint(1, 4)}"
   def op(self) -> str:
+    if self.warps and self.rng.random() < 0.35: return self.warp_op()
     t = self.rng.choice(self.ops)
     return t.format(d=self.r(), a=self.r(), b=self.r(), c=self.r(), k=self.rng.randint(0, 40), D=self.f(), A=self.f(),
                     B=self.f(), C=self.f()) + ";"
+  def warp_op(self) -> str:
+    rng = self.rng
+    guard = f"@{self.p()} " if rng.random() < 0.3 else ""
+    kind = rng.choice(["shfl", "shfl", "shfl_p", "vote", "ballot", "activemask", "redux"])
+    if kind.startswith("shfl"):
+      mode = rng.choice(["up", "down", "bfly", "idx"])
+      lane = self.r() if rng.random() < 0.3 else rng.randint(0, 40)
+      c = self.r() if rng.random() < 0.2 else rng.choice([0, 0x10, 0x18, 0x1c, 0x1e]) << 8 | rng.choice([31, 0, rng.randint(0, 31)])
+      if kind == "shfl": return f"{guard}shfl.sync.{mode}.b32 {self.r()}, {self.r()}, {lane}, {c}, -1;"
+      return f"{guard}shfl.sync.{mode}.b32 {self.r()}|%p5, {self.r()}, {lane}, {c}, -1;\nselp.b32 {self.r()}, {self.r()}, {self.r()}, %p5;"
+    if kind == "vote":
+      return f"{guard}vote.sync.{rng.choice(['all', 'any', 'uni'])}.pred %p5, {self.p()}, -1;\nselp.b32 {self.r()}, {self.r()}, {self.r()}, %p5;"
+    if kind == "ballot": return f"{guard}vote.sync.ballot.b32 {self.r()}, {self.p()}, -1;"
+    if kind == "activemask": return f"{guard}activemask.b32 {self.r()};"
+    op, t = rng.choice([("add", "u32"), ("add", "s32"), ("min", "u32"), ("min", "s32"), ("max", "u32"), ("max", "s32"),
+                        ("and", "b32"), ("or", "b32"), ("xor", "b32")])
+    return f"{guard}redux.sync.{op}.{t} {self.r()}, {self.r()}, -1;"
   def run(self, n:int) -> list[str]: return [self.op() for _ in range(n)]
   def label(self) -> str:
     self.nlabel += 1
@@ -190,11 +212,15 @@ class Gen:
               f"setp.ne.u32 %p4, {n}, -1;", f"@%p4 bra {top};"]
     # every thread writes a register to shared memory; after the barrier it reads another warp's word
     src, dst = self.r(), self.r()
+    red = []
+    if self.warps:   # a reduction over the CTA at the second barrier
+      red = [f"setp.ne.u32 %p6, {self.r()}, 0;", f"bar.red.popc.u32 {self.r()}, 0, %p6;",
+             f"bar.red.{self.rng.choice(['and', 'or'])}.pred %p7, 0, !%p6;", f"selp.b32 {self.r()}, {self.r()}, {self.r()}, %p7;"]
     return ["shl.b32 %r11, %r0, 2;", f"st.shared.b32 [%r11+0], {src};", "bar.sync 0;", "xor.b32 %r12, %r0, 33;",
-            "and.b32 %r12, %r12, 63;", "shl.b32 %r12, %r12, 2;", f"ld.shared.b32 {dst}, [%r12+0];", "bar.sync 0;"]
+            "and.b32 %r12, %r12, 63;", "shl.b32 %r12, %r12, 2;", f"ld.shared.b32 {dst}, [%r12+0];", *(red or ["bar.sync 0;"])]
 
-def random_kernel(seed:int) -> str:
-  g = Gen(seed)
+def random_kernel(seed:int, warps:bool=False) -> str:
+  g = Gen(seed, warps)
   body = []
   for _ in range(g.rng.randint(2, 5)): body += g.piece()
   load = ["mov.u32 %r0, %tid.x;", "mov.u32 %r13, %ctaid.x;", "mad.lo.u32 %r14, %r13, 64, %r0;",
@@ -237,6 +263,16 @@ def test_random_programs_same_on_stepper_numpy_and_c(seed, monkeypatch):
   outs = run_three_ways(src, _inputs(seed), monkeypatch)
   for path in ("numpy", "C"): np.testing.assert_array_equal(outs[path], outs["stepper"], err_msg=f"{path}\n{src}")   # EXACT
 
+@pytest.mark.parametrize("seed", range(24))
+def test_random_warp_wide_programs_same_on_stepper_numpy_and_c(seed, monkeypatch):
+  """shfl/vote/activemask/redux inside divergent branches and tid-dependent loops, bar.red: the C backend's warp mode
+  combines the lanes the numpy path's min-PC scheduling does, and reads the same values of lanes that did not arrive.
+  Every fourth seed runs CTAs of 40 threads: a partial second warp."""
+  src = random_kernel(seed, warps=True)
+  block = (40, 1, 1) if seed % 4 == 3 else (64, 1, 1)
+  outs = run_three_ways(src, _inputs(seed), monkeypatch, block=block)   # asserts that the C path ran it
+  for path in ("numpy", "C"): np.testing.assert_array_equal(outs[path], outs["stepper"], err_msg=f"{path}\n{src}")   # EXACT
+
 def test_the_stepper_registers_are_what_the_paths_store(monkeypatch):
   """The stepper's own register file at the end equals the memory every path stored from it."""
   src, inputs = random_kernel(3), _inputs(3)
@@ -268,11 +304,11 @@ st.global.b32 [%rd3], %r1;
 """
 
 def test_warp_wide_instructions_see_the_same_lanes(monkeypatch):
-  """shfl and vote after a divergent branch (the C path does not run them: stepper and numpy only)."""
+  """shfl and vote after a divergent branch, on the three paths."""
   src = kernel(WARP_WIDE, params=".param .u64 out, .param .u64 in0")
   inputs = np.random.default_rng(0).integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
-  outs = run_three_ways(src, inputs, monkeypatch, grid=(1, 1, 1), c=False)
-  np.testing.assert_array_equal(outs["numpy"], outs["stepper"])
+  outs = run_three_ways(src, inputs, monkeypatch, grid=(1, 1, 1))
+  for path in ("numpy", "C"): np.testing.assert_array_equal(outs[path], outs["stepper"], err_msg=path)
   assert outs["stepper"].any()
 
 @pytest.mark.parametrize("op", ["max", "min"])

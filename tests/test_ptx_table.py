@@ -20,7 +20,7 @@ def _c_decline(body:str) -> str:
   return str(e.value)
 
 @pytest.mark.parametrize("body, why", [
-  ("shfl.sync.bfly.b32 %r4, %r1, 1, 31, -1;", "instruction shfl"),            # a row the C backend does not translate
+  ("mov.b32 %f1, %r1;\ntestp.normal.f32 %p1, %f1;\nselp.u32 %r4, 1, 0, %p1;", "instruction testp"),   # a row the C backend does not translate
   ("mov.b32 %f1, %r1;\natom.global.min.f32 %f2, [%rd9], %f1;\nmov.b32 %r4, %f2;", "atom.min.f32"),
   ("mov.b32 {%h1, %h2}, %r1;\nmin.NaN.f16 %h3, %h1, %h2;\nmov.b32 %r4, {%h3, %h3};", "min.NaN.f16"),   # a primitive it declines
   ("mov.b32 {%h1, %h2}, %r1;\ncvt.rni.f16.f16 %h3, %h1;\nmov.b32 %r4, {%h3, %h3};", "cvt.rni.f16.f16"),
@@ -29,6 +29,18 @@ def _c_decline(body:str) -> str:
 def test_the_c_backend_declines_by_row_or_primitive(body, why):
   assert _c_decline(body) == why
   if why.startswith("instruction "): assert semantics.ROWS[why.split()[1]].no_c
+
+def _c_source(body:str) -> str:
+  (fn, layout), = entries(parser.parse(kernel(LOAD3 + body + "\nst.global.b32 [%rd9], %r4;")))[0]
+  return c_backend.kernel_source(fn, layout)[0]
+
+@pytest.mark.parametrize("body", ["shfl.sync.bfly.b32 %r4, %r1, 1, 31, -1;", "setp.ne.u32 %p1, %r1, 0;\nbar.red.popc.u32 %r4, 0, %p1;",
+                                  "bar.sync 1, 32;\nmov.u32 %r4, %r1;", "add.cc.u32 %r4, %r1, %r2;\nbar.sync 0;\naddc.u32 %r4, %r4, 0;"])
+def test_threads_that_combine_take_warp_mode_and_others_do_not(body):
+  """An instruction that combines threads (or a barrier form or carry the thread-at-a-time translation cannot keep)
+  makes the kernel's C source warp mode's; a kernel without keeps the thread-at-a-time one."""
+  assert "#define WARPS 1" in _c_source(body)
+  assert "#define WARPS 1" not in _c_source("bar.sync 0;\nadd.u32 %r4, %r1, %r2;")
 
 @pytest.mark.parametrize("path", ["numpy", "native"])
 def test_a_row_once_serves_both_paths(path, monkeypatch):

@@ -7,7 +7,7 @@ farith, float_to_int, ...) whose meaning each method's docstring gives. The nump
 primitive as an expression over arrays of every thread of a batch; the C backend (backends/c.py) as an expression over
 one thread's scalars. Both compute the same bits (tests/test_ptx_native.py compares them).
 
-The C backend covers less. A row that it does not translate at all says why in `no_c` (warp-wide instructions, ...);
+The C backend covers less. A row that it does not translate at all says why in `no_c` (the rarer opcodes);
 within a row, a primitive it does not render (a float64 fma in a directed mode, generic shared/local addresses, ...)
 makes it decline. Either way the kernel stays on the numpy path and the
 reason is counted in emulators/ptx/native.declined.
@@ -222,7 +222,6 @@ class Backend:
 # *** the table ***
 
 # why the C backend declines a whole row
-WARP_WIDE = "warp-wide: the C backend runs one thread at a time"
 NUMPY_ONLY = "not translated to C (rare in compiled kernels)"
 
 @dataclass(frozen=True)
@@ -422,7 +421,7 @@ def _atom(b, ins):
 
 # *** warp-wide ***
 
-@row("shfl", no_c=WARP_WIDE)
+@row("shfl")
 def _shfl(b, ins):
   m = Mods(b, ins, {"sync", "up", "down", "bfly", "idx"})
   mode = next((f for f in m.flags if f in ("up", "down", "bfly", "idx")), None)
@@ -434,19 +433,19 @@ def _shfl(b, ins):
     if d.q is not None: b.dst(d.q, "pred", p)
   else: b.dst(d, "b32", v)
 
-@row("vote", no_c=WARP_WIDE)
+@row("vote")
 def _vote(b, ins):
   m = Mods(b, ins, {"sync", "all", "any", "uni", "ballot"})
   mode = next((f for f in m.flags if f in ("all", "any", "uni", "ballot")), None)
   if mode is None: b.unsupported("vote mode")
   b.dst(ins.args[0], "b32" if mode == "ballot" else "pred", b.vote(mode, b.src(ins.args[1], "pred")))
 
-@row("activemask", no_c=WARP_WIDE)
+@row("activemask")
 def _activemask(b, ins):
   Mods(b, ins)
   b.dst(ins.args[0], "b32", b.vote("ballot", b.const("pred", True)))
 
-@row("redux", no_c=WARP_WIDE)
+@row("redux")
 def _redux(b, ins):
   m = Mods(b, ins, {"sync", "add", "min", "max", "and", "or", "xor"})
   t = one_type(b, m)
@@ -454,7 +453,7 @@ def _redux(b, ins):
   if op is None: b.unsupported("redux operation")
   b.dst(ins.args[0], t, b.redux(op, t, b.src(ins.args[1], t)))
 
-@row("mma", no_c=WARP_WIDE)
+@row("mma")
 def _mma(b, ins):
   m = Mods(b, ins, {"sync", "aligned", "m16n8k16", "m16n8k8", "m16n8k32", "row", "col"})
   shape = next((f for f in m.flags if f.startswith("m16")), None)

@@ -1,10 +1,10 @@
 """Operations that combine lanes: atomics (with colliding addresses), warp shuffles/votes/reductions, CTA barrier
 reductions and mma.sync. A mixin of runtime.Env: `self` is the launch batch (lanes, warps, memories)."""
 from __future__ import annotations
-import functools
 import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.compiler.ptx.types import np_dtype
+from mockgpu.compiler.ptx import fragments
 from mockgpu.emulators.ptx.numerics import bf16_to_f32
 
 U64 = np.uint64
@@ -106,16 +106,17 @@ class Collective:
   # *** tensor cores ***
 
   def mma(self, shape:str, td:str, ta:str, tb:str, tc:str, a:list, b:list, c:list, where:str):
-    """mma.sync.aligned (row.col): D = A*B + C per warp, products exact, sums in float64, rounded once."""
+    """mma.sync.aligned (row.col): D = A*B + C per warp, products exact, sums in float64 (fragments.multiply), rounded once."""
     if self.n % 32 or (self.block[0] * self.block[1] * self.block[2]) % 32:
       raise UnsupportedInstruction(f"{where}: mma.sync in a partial warp")
-    lay = _mma_layout(shape, ta, where)
-    nw, M, N, K = self.n // 32, 16, 8, lay["k"]
+    try: lay = fragments.layout(shape, ta)
+    except fragments.Unmodelled as e: raise UnsupportedInstruction(f"{where}: {e}") from None
+    nw, M, N, K = self.n // 32, fragments.M, fragments.N, lay["k"]
     am, bm, cm = np.zeros((nw, M * K)), np.zeros((nw, K * N)), np.zeros((nw, M * N))
     am[:, lay["a"]] = _frag(a, ta, nw)
     bm[:, lay["b"]] = _frag(b, tb, nw)
     cm[:, lay["c"]] = _frag(c, tc, nw)
-    dm = np.matmul(am.reshape(nw, M, K), bm.reshape(nw, K, N)) + cm.reshape(nw, M, N)
+    dm = fragments.multiply(am.reshape(nw, M, K), bm.reshape(nw, K, N), cm.reshape(nw, M, N))
     D = dm.reshape(nw, M * N)[:, lay["c"]].reshape(self.n, -1)
     if td == "f32":
       out = D.astype(np.float32).view(np.uint32)
@@ -132,29 +133,6 @@ def _frag(regs:list, t:str, nw:int) -> np.ndarray:
   elif t == "f16": v = r.view(np.float16)
   else: v = bf16_to_f32(r.view(np.uint16))
   return v.astype(np.float64).reshape(nw, -1)
-
-@functools.lru_cache(maxsize=None)
-def _mma_layout(shape:str, ta:str, where:str) -> dict:
-  """Flat (row*cols + col) positions of each lane's fragment elements, per the PTX ISA's mma fragment layouts."""
-  lane = np.arange(32)
-  gid, tig = lane >> 2, lane % 4
-  if shape == "m16n8k16" and ta in ("f16", "bf16"):
-    i, j, k = np.arange(8), np.arange(4), 16
-    a_row, a_col = gid[:, None] + 8 * ((i // 2) % 2), tig[:, None] * 2 + (i % 2) + 8 * (i // 4)
-    b_row = tig[:, None] * 2 + (j % 2) + 8 * (j // 2)
-  elif shape == "m16n8k8" and ta in ("f16", "bf16"):
-    i, j, k = np.arange(4), np.arange(2), 8
-    a_row, a_col = gid[:, None] + 8 * (i // 2), tig[:, None] * 2 + (i % 2)
-    b_row = tig[:, None] * 2 + j
-  elif shape == "m16n8k8" and ta == "tf32":
-    i, j, k = np.arange(4), np.arange(2), 8
-    a_row, a_col = gid[:, None] + 8 * (i % 2), tig[:, None] + 4 * (i // 2)
-    b_row = tig[:, None] + 4 * j
-  else: raise UnsupportedInstruction(f"{where}: mma shape {shape} with .{ta} operands")
-  b_col = np.broadcast_to(gid[:, None], b_row.shape)
-  c = np.arange(4)
-  c_row, c_col = gid[:, None] + 8 * (c // 2), tig[:, None] * 2 + (c % 2)
-  return dict(k=k, a=(a_row * k + a_col).reshape(-1), b=(b_row * 8 + b_col).reshape(-1), c=(c_row * 8 + c_col).reshape(-1))
 
 # *** serial semantics of colliding atomics ***
 

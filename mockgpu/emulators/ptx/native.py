@@ -1,4 +1,5 @@
-"""Run a PTX launch through the kernel's C translation (compiler/ptx/backends/c.py), one thread at a time.
+"""Run a PTX launch through the kernel's C translation (compiler/ptx/backends/c.py), one thread at a time (in warp
+mode, block by block in the numpy path's order, with the exchange buffers of the instructions that combine threads).
 
 The numpy path pays numpy's per-call cost on every instruction, and its gathers of strided rows (each lane reading a
 row of its own, as a reduction's lanes do) miss the TLB and caches lane after lane; a C thread walks its own row and
@@ -15,10 +16,11 @@ from mockgpu.compiler import native
 from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.backends import c as cgen
 from mockgpu.compiler.ptx.layout import entries, MODULE_WINDOW, CONST_WINDOW
-from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
+from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
 from mockgpu.emulators.ptx.runtime import KernelTrap
 
-DONE, FAULT, BUDGET, TRAP = 0, 1, 2, 4   # native_common.c's statuses and prelude.c's TRAP
+DONE, FAULT, BUDGET, UNSUPPORTED, TRAP = 0, 1, 2, 3, 4   # native_common.c's statuses and prelude.c's TRAP
+NSRC, NRES = 16, 4   # prelude.c: per thread, the operands and results of an instruction that combines threads
 GLOBAL_SPACE = 0
 SHARED_SPACE, PARAM_SPACE, LOCAL_SPACE, CONST_SPACE, MISALIGNED_ATOMIC = 1, 2, 3, 4, 5   # prelude.c's fault kinds
 WARP = 32   # thread-instructions per warp-instruction of the budget
@@ -30,6 +32,7 @@ class Ctx(ctypes.Structure):
               ("shared", ctypes.c_void_p), ("shared_size", ctypes.c_int64), ("local", ctypes.c_void_p), ("local_size", ctypes.c_int64), ("params", ctypes.c_char_p), ("nparams", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "dynamic_shared", "cta0", "nctas", "budget", "used")),
               ("save", ctypes.c_void_p), ("resume", ctypes.c_void_p), ("hints", ctypes.c_void_p),
+              ("xsrc", ctypes.c_void_p), ("xres", ctypes.c_void_p), ("act", ctypes.c_void_p),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
               ("fault_va", ctypes.c_uint64)]
 
@@ -54,11 +57,13 @@ class NativeKernel:
     return self.table[1]
 
   def scratch(self, tpc:int, shared:int, local:int) -> tuple[np.ndarray, ...]:
-    """Shared and local memory, saved registers and resume points for a CTA of tpc threads (kept for the next launch)."""
+    """Shared and local memory, saved registers, resume points and the exchange of instructions that combine threads
+    for a CTA of tpc threads (kept for the next launch)."""
     if (b:=self.buffers.get((tpc, shared))) is None:
       if len(self.buffers) > 8: self.buffers.clear()
       b = self.buffers[(tpc, shared)] = (np.zeros(max(shared, 1), np.uint8), np.zeros(max(tpc * local, 1), np.uint8),
-                                         np.zeros(tpc * self.nsave, np.uint64), np.zeros(tpc, np.int64))
+                                         np.zeros(tpc * self.nsave, np.uint64), np.zeros(tpc, np.int64),
+                                         np.zeros(tpc * NSRC, np.uint64), np.zeros(tpc * NRES, np.uint64), np.zeros(tpc, np.uint8))
     return b
 
 def off() -> bool: return native.tier("MOCKGPU_PTX_NATIVE") == "0"
@@ -85,20 +90,19 @@ def translate(kernel) -> NativeKernel|None:
   if (lib:=native.library(src, "ptx")) is None:
     declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the build failed or timed out: the mockgpu logger says which)"] += 1
     return None
-  nregs = len(fn.regs)
-  return NativeKernel(lib, messages, max(nregs, 1))
+  return NativeKernel(lib, messages, len(fn.regs) + 1)   # warp mode's Regs: the registers and the carry flag
 
 def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int) -> int:
   """Run every CTA; returns the thread-instructions executed (raises as the numpy path does)."""
   shared = kernel.dynamic_base + dynamic_shared if dynamic_shared else kernel.shared_size
   tpc = block[0] * block[1] * block[2]
-  smem, lmem, save, resume = nk.scratch(tpc, shared, kernel.local_size)
+  smem, lmem, save, resume, xsrc, xres, act = nk.scratch(tpc, shared, kernel.local_size)
   maps = nk.maps(mem, kernel.module)
   c = Ctx(maps=maps.ctypes.data, nmaps=len(maps) if maps[0, 1] else 0, hint=0, shared=smem.ctypes.data, shared_size=shared,
           local=lmem.ctypes.data, local_size=kernel.local_size,
           params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2], dynamic_shared=dynamic_shared,
           cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * WARP, used=0, save=save.ctypes.data, resume=resume.ctypes.data,
-          hints=nk.hints.ctypes.data)
+          hints=nk.hints.ctypes.data, xsrc=xsrc.ctypes.data, xres=xres.ctypes.data, act=act.ctypes.data)
   status = nk.run(ctypes.byref(c))
   if status == FAULT:
     where, va, space = nk.messages[c.fault_pc], c.fault_va, "global"
@@ -114,6 +118,7 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
       where = f"{where} (local window of {kernel.local_size} bytes)" if kernel.local_size else f"{where} (the kernel has no .local memory)"
     raise GPUPageFault(va, c.fault_size, bool(c.fault_write), where, space)
   if status == TRAP: raise KernelTrap(nk.messages[c.fault_pc])
+  if status == UNSUPPORTED: raise UnsupportedInstruction(nk.messages[c.fault_pc])
   if status == BUDGET: raise InstructionBudgetExceeded(f"PTX kernel {kernel.name} ran past {budget} warp-instructions (MOCKGPU_BUDGET)")
   if status != DONE: raise RuntimeError(f"PTX native kernel {kernel.name}: unknown status {status}")
   return c.used

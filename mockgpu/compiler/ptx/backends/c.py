@@ -16,18 +16,24 @@ Atomics read, combine and write one thread at a time, in thread order: for one i
 numpy path's lane order. Two atomics of one thread on an address apply before the next thread's (the numpy path
 interleaves per instruction); both are orders hardware may take. %clock counts thread-instructions so far.
 
+Warp mode (Kernel.warp_source, prelude.c run_cta): a kernel whose threads combine (shfl, vote, activemask, redux,
+mma.sync, bar.red; also barrier forms and a carry across barriers that the thread-at-a-time mode cannot keep) keeps
+each thread's registers in a struct, returns to the scheduler at every block boundary and pauses at each instruction
+that combines threads; the scheduler runs the CTA's lowest block next (the numpy path's min-PC scheduling) and
+computes each such instruction once over the threads that arrived (Kernel.collective).
+
 What the translation does not cover raises NoNative at translation time and the kernel stays on the numpy path: the
-rows the table marks (semantics.Row.no_c: warp-wide instructions, the rarer opcodes), function variables outside
+rows the table marks (semantics.Row.no_c: the rarer opcodes), function variables outside
 .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend declines or
 leaves to semantics.Backend (a float64 fma in a directed mode, float min/max atomics, the rarer float16 forms). The
 instruction budget counts thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
 """
 from __future__ import annotations
-import os, struct
+import os, re, struct
 import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
-from mockgpu.compiler.ptx import syntax as P, semantics
+from mockgpu.compiler.ptx import syntax as P, semantics, fragments
 from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, FMTS, np_dtype, bits, is_signed, wide
 from mockgpu.compiler.ptx.blocks import split_blocks, BARRIERS
 from mockgpu.compiler.ptx.layout import Layout, WINDOWS
@@ -36,6 +42,10 @@ PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.abspath(__file__))
 
 class NoNative(Exception):
   """The kernel uses something the C translation does not cover (the message says what)."""
+
+class NeedsWarps(NoNative):
+  """The kernel has an instruction that combines threads (a warp's shfl/vote/redux/activemask/mma.sync, bar.red over
+  the CTA) or a barrier form the thread-at-a-time translation declines: translate it again in warp mode."""
 
 SPECIAL = {"tid.x": 0, "tid.y": 1, "tid.z": 2, "ntid.x": 3, "ntid.y": 4, "ntid.z": 5, "ctaid.x": 6, "ctaid.y": 7, "ctaid.z": 8,
            "nctaid.x": 9, "nctaid.y": 10, "nctaid.z": 11, "laneid": 12, "warpid": 13, "nwarpid": 14, "dynamic_smem_size": 15,
@@ -107,8 +117,10 @@ def _float_bits(v:float, n:int, exact:bool) -> int:
 
 class Kernel(semantics.Backend):
   """The C translation of one entry of a PTX module (raises NoNative when it is outside what C covers)."""
-  def __init__(self, fn:P.Function, layout:Layout):
-    self.fn, self.layout = fn, layout
+  def __init__(self, fn:P.Function, layout:Layout, warps:bool=False):
+    self.fn, self.layout, self.warps = fn, layout, warps
+    self.collectives:list[str] = []   # warp mode: the C function of each instruction that combines threads
+    self.cta_wide:list[bool] = []      # and whether it combines the CTA's threads (bar.red) rather than a warp's
     self.blocks = split_blocks(fn.body)
     self.labels = {lb: b.index for b in self.blocks for lb in b.labels}
     self.exit_block = len(self.blocks)
@@ -206,12 +218,14 @@ class Kernel(semantics.Backend):
   def window(self, space:str, t:str) -> str: return self.const(t, WINDOWS[space])
 
   # *** control flow ***
-  def branch(self, block:int): self.emit(f"goto B{block};")
+  def branch(self, block:int): self.emit(f"NEXT({block});" if self.warps else f"goto B{block};")
   def trap(self): self.emit(f"trap_stop(c, {self.where()});")
   def barrier(self, ident, with_count:bool, arrive:bool):
-    # the barrier is the block boundary before it (Kernel.source)
-    if arrive or with_count: self.decline("barrier form")
-    if ident is not None and not (isinstance(ident, P.Imm) and ident.value == 0): self.decline("named barriers")
+    # the barrier is the block boundary before it (Kernel.source); in warp mode the scheduler runs the CTA's lowest
+    # block first, as the numpy path does, which orders every barrier form as it does there
+    if self.warps: return
+    if arrive or with_count: raise NeedsWarps("barrier form")
+    if ident is not None and not (isinstance(ident, P.Imm) and ident.value == 0): raise NeedsWarps("named barriers")
 
   # *** memory ***
   def _memory(self, space:str, t:str, ordered:bool) -> tuple[int, str, int]:
@@ -260,6 +274,53 @@ class Kernel(semantics.Backend):
            "and": f"(({T})({v} & {b}))", "or": f"(({T})({v} | {b}))", "xor": f"(({T})({v} ^ {b}))"}[op]
     self.emit(f"{{ {T} n_ = {new}; memcpy({p}, &n_, {size}); }}")
     return v
+
+  # *** combining threads (warp mode) ***
+  def collective(self, call:str, srcs:list[str], nres:int=1, cta:bool=False, decls:str="") -> list[str]:
+    """The thread pauses at this instruction (PAUSE: its registers live in the CTA's save area). Once the threads of
+    the block have run up to it, the scheduler (prelude.c run_cta) gathers srcs in the context of every thread of each
+    warp (cta: of the CTA) with an arrived thread, those that did not arrive too (shfl and mma.sync read them, as the
+    numpy path's do), makes `call` over them, and resumes the arrived threads, which read their results (XR)."""
+    if not self.warps: raise NeedsWarps(f"{self.ins.op} combines threads")
+    for e in srcs:   # gathered outside the thread's own code: a temporary or %clock is not there
+      if re.search(r"\bt\d+\b|\bused\b", e): self.decline(f"{self.ins.op} operand {e}")
+    k = len(self.collectives)
+    gather = " ".join(f"v[{i}] = (uint64_t)({e});" for i, e in enumerate(srcs))
+    regs = "regs(c, sp, t0 + l)" if "sp[" in gather else "(Regs *)(c->save + (t0 + l) * NSAVE)"   # special registers: the lane's
+    self.collectives.append(f"{decls}static void coll{k}(Ctx *c, int64_t t0, int64_t n, uint32_t *sp) {{ /* {self.ins.where()} */\n"
+                            f"  for (int64_t l = 0; l < n; l++) {{ uint64_t *v = c->xsrc + (t0 + l) * NSRC; Regs *R = {regs}; {gather} }}\n"
+                            f"  (void)sp; {call};\n}}\n")
+    self.cta_wide.append(cta)
+    self.emit(f"PAUSE({k});")
+    return [f"XR[{i}]" for i in range(nres)]
+
+  def shfl(self, mode:str, a:str, b:str, c:str) -> tuple[str, str]:
+    v, p = self.collective(f"warp_shfl(c, t0, n, SHFL_{mode.upper()})", [a, b, c], nres=2)
+    return f"((uint32_t){v})", f"((uint8_t){p})"
+  def vote(self, mode:str, p:str) -> str:
+    r = self.collective(f"warp_vote(c, t0, n, VOTE_{mode.upper()})", [p])[0]
+    return f"((uint32_t){r})" if mode == "ballot" else f"((uint8_t){r})"
+  def redux(self, op:str, t:str, a:str) -> str:
+    if t not in ("b32", "u32", "s32"): self.decline(f"redux.{op}.{t}")
+    return f"(({CTYPE[t]}){self.collective(f'warp_redux(c, t0, n, RED_{op.upper()}, {int(is_signed(t))})', [a])[0]})"
+  def cta_reduce(self, p:str, op:str) -> str:
+    r = self.collective(f"cta_reduce(c, t0, n, RED_{op.upper()})", [p], cta=True)[0]
+    return f"((uint32_t){r})" if op == "popc" else f"((uint8_t){r})"
+  def mma(self, shape:str, types:list[str], a:list[str], b:list[str], c:list[str], n:int) -> list[str]:
+    """mma.sync over the warp's fragments (prelude.c warp_mma), placed by fragments.layout as the numpy path's."""
+    td, ta, tb, tc = types
+    if ta != tb or td not in ("f32", "f16") or tc not in ("f32", "f16") or ta not in fragments.PER_REG: self.decline(f"mma.{'.'.join(types)}")
+    try: lay = fragments.layout(shape, ta)
+    except fragments.Unmodelled as e: self.decline(str(e))   # the numpy path raises it when the instruction runs
+    nd = 4 if td == "f32" else 2
+    if (len(a) * fragments.PER_REG[ta], len(b) * fragments.PER_REG[tb], len(c), n) != (lay["k"] // 2, lay["k"] // 4, 4 if tc == "f32" else 2, nd):
+      self.decline("mma fragment registers")
+    k = len(self.collectives)
+    tables = "".join(f"static const int16_t l{x}{k}[] = {{{', '.join(map(str, lay[x]))}}};\n" for x in "abc")
+    self.messages.append(f"{self.ins.where()}: mma.sync in a partial warp")
+    call = (f"warp_mma(c, t0, {lay['k']}, T_{ta.upper()}, T_{tc.upper()}, T_{td.upper()}, {len(a)}, {len(b)}, la{k}, lb{k}, lc{k}, "
+            f"{len(self.messages) - 1})")
+    return [f"((uint32_t){r})" for r in self.collective(call, a + b + c, nres=n, decls=tables)]
 
   # *** integers and bits ***
   def _int(self, t:str):
@@ -314,8 +375,8 @@ class Kernel(semantics.Backend):
     x = self.let("u64", f"((uint64_t){hi} << 32) | (uint64_t){lo}")
     if left: return f"((uint32_t)(({x} << {k}) >> 32))"
     return f"((uint32_t)((int64_t){x} >> {k}))" if signed else f"((uint32_t)({x} >> {k}))"
-  def _no_barriers(self):
-    if self.barriers: self.decline("a carry flag in a kernel with barriers")   # cc_ is not among the saved registers
+  def _no_barriers(self):   # cc_ is among the saved registers in warp mode only
+    if self.barriers and not self.warps: raise NeedsWarps("a carry flag in a kernel with barriers")
   def carry_in(self, t:str) -> str:
     self._no_barriers()
     return f"(({CTYPE[t]})cc_)"
@@ -439,6 +500,7 @@ class Kernel(semantics.Backend):
   def source(self) -> str:
     for v in self.fn.vars:
       if v.space not in ("shared", "local"): raise NoNative(f".{v.space} variable {v.name}")
+    if self.warps: return self.warp_source()
     body = []
     for b in self.blocks:
       self.lines = []
@@ -468,6 +530,41 @@ class Kernel(semantics.Backend):
     out += body + [f"B{len(self.blocks)}:;", "  c->used += used;", "  return -1;", "}"]
     return "\n".join(out) + "\n"
 
+  def warp_source(self) -> str:
+    """Warp mode: the scheduler (prelude.c run_cta) runs the CTA's lowest block for the threads at it, as the numpy
+    path's min-PC scheduling does, so the threads that meet at an instruction combining them are the numpy path's. A
+    thread returns the block it goes to (NEXT) or the instruction it pauses at (PAUSE); its registers are a Regs
+    struct in the CTA's save area, which the collectives read for every thread."""
+    body = []
+    for b in self.blocks:
+      self.lines = []
+      if b.instrs:
+        self.ins = b.instrs[0]
+        self.emit(f"if ((used += {len(b.instrs)}) > left) over_budget(c, {self.where()});")
+      for self.pos, ins in enumerate(b.instrs): emit_instr(self, ins)
+      self.emit(f"NEXT({b.index + 1});")
+      body += [f"B{b.index}:;"] + self.lines
+    regs, nb = list(self.fn.regs.values()), len(self.blocks)
+    out = [f"#define NSAVE {len(regs) + 1}", "#define BARRIERS 1", "#define WARPS 1", f"#define NBLOCKS {nb}",
+           *(f"#define {s.upper()}_WINDOW 0x{w:x}ull" for s, w in WINDOWS.items()), PRELUDE,
+           f"int64_t mockgpu_hints = {max(self.nhints, 1)};",
+           "typedef struct {", *(f"  {CTYPE[r.type]} {r.name};" for r in regs), "  uint32_t cc_;", "} Regs;",
+           '_Static_assert(sizeof(Regs) <= NSAVE * 8, "the save area holds a Regs");',
+           "static inline Regs *regs(Ctx *c, uint32_t *sp, int64_t t) { thread_sp(c, sp, t); return (Regs *)(c->save + t * NSAVE); }",
+           *(f"#define {r.name} (R->{r.name})" for r in regs), "#define cc_ (R->cc_)", *self.collectives,
+           "static void coll_run(Ctx *c, int64_t k, int64_t t0, int64_t n, uint32_t *sp) {", "  switch (k) {",
+           *(f"    case {k}: coll{k}(c, t0, n, sp); break;" for k in range(len(self.collectives))), "  }", "}",
+           "static int coll_cta_wide(int64_t k) {",
+           f"  static const uint8_t wide[] = {{{', '.join(str(int(x)) for x in self.cta_wide) or '0'}}};", "  return wide[k];", "}",
+           "static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, int64_t resume) {",
+           "  int64_t used = 0, left = c->budget - c->used, *hints = c->hints;",
+           "  Regs *R = (Regs *)save;", "  switch (resume) {",
+           *(f"    case {i}: goto B{i};" for i in range(nb)),
+           *(f"    case PAUSED + {k}: goto P{k};" for k in range(len(self.collectives))), "  }"]
+    out += body + [f"B{nb}:;", "  c->used += used;", "  return NBLOCKS;", "}"]
+    return "\n".join(out) + "\n"
+
+
 def _fp8(fmt:str) -> str:
   p, emin, mx = FP8[fmt]
   return f"{p}, {emin}, {mx!r}"
@@ -492,5 +589,9 @@ MAX_REGS = 1 << 15
 def kernel_source(fn:P.Function, layout:Layout) -> tuple[str, list[str]]:
   """C source of a kernel and the messages its stop statuses name (raises NoNative)."""
   if len(fn.regs) > MAX_REGS: raise NoNative(f"{len(fn.regs)} declared registers (the C translation takes at most {MAX_REGS})")
-  k = Kernel(fn, layout)
-  return k.source(), k.messages
+  try:
+    k = Kernel(fn, layout)
+    return k.source(), k.messages
+  except NeedsWarps:
+    k = Kernel(fn, layout, warps=True)
+    return k.source(), k.messages

@@ -16,10 +16,15 @@ typedef struct {
   int64_t budget, used;                    /* thread-instructions */
   uint64_t *save; int64_t *resume;         /* per thread of a CTA: registers across a barrier, the block to resume at */
   int64_t *hints;                          /* per global load/store of the kernel: the mapping it hit last */
+  uint64_t *xsrc, *xres; uint8_t *act;     /* warp mode, per thread of a CTA: the operands (NSRC) and results (NRES) of
+                                              an instruction that combines threads, and whether it arrived there */
   int64_t status, fault_pc, fault_size, fault_write, fault_kind;
   uint64_t fault_va;
 } Ctx;
 enum { TRAP = 4 };                       /* a trap instruction stopped the launch (after native_common.c's statuses) */
+#ifndef WARPS
+#define WARPS 0
+#endif
 enum { GLOBAL_SPACE = 0, SHARED_SPACE = 1, PARAM_SPACE = 2, LOCAL_SPACE = 3, CONST_SPACE = 4, MISALIGNED_ATOMIC = 5 };
 #define LOW_BITS 0x00FFFFFFFFFFFFFFull   /* a window address without its window tag (runtime.py) */
 /* the translation defines SHARED_WINDOW, LOCAL_WINDOW and CONST_WINDOW (layout.WINDOWS: the tags of generic addresses
@@ -320,6 +325,150 @@ static inline uint32_t clz64p(uint64_t x) { return x ? (uint32_t)__builtin_clzll
 
 static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, int64_t resume);
 
+/* the special registers of thread t of the CTA (backends/c.py SPECIAL; sp[19]: t itself) */
+static inline void thread_sp(Ctx *c, uint32_t *sp, int64_t t) {
+  sp[0] = (uint32_t)(t % c->bx); sp[1] = (uint32_t)((t / c->bx) % c->by); sp[2] = (uint32_t)(t / (c->bx * c->by));
+  sp[12] = (uint32_t)(t & 31); sp[13] = (uint32_t)(t >> 5); sp[19] = (uint32_t)t;
+}
+
+#if WARPS
+/* *** warp mode: instructions that combine threads (emulators/ptx/collective.py's algorithms, over one warp's
+ * threads t0 .. t0+n-1, or the CTA's for bar.red). A thread arrives (act) at one with its operands in xsrc; every
+ * thread of the warp has its operands there too (shfl reads any lane, mma.sync every lane); each arrived thread
+ * gets its results in xres. *** */
+#define NSRC 16
+#define NRES 4
+#define PAUSED (NBLOCKS + 1)                      /* thread() returns PAUSED + k when it pauses at collective k */
+#define NEXT(b) do { c->used += used; return (b); } while (0)
+#define PAUSE(k) do { c->used += used; return PAUSED + (k); P##k:; } while (0)
+#define XR (c->xres + (int64_t)sp[19] * NRES)     /* the thread's results */
+enum { SHFL_UP, SHFL_DOWN, SHFL_BFLY, SHFL_IDX };
+enum { VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT };
+enum { RED_ADD, RED_MIN, RED_MAX, RED_AND, RED_OR, RED_XOR, RED_POPC };
+enum { T_F16, T_BF16, T_TF32, T_F32 };
+static void coll_run(Ctx *c, int64_t k, int64_t t0, int64_t n, uint32_t *sp);
+static int coll_cta_wide(int64_t k);
+
+/* shfl.sync: the lane that mode, b (xsrc 1) and c (xsrc 2: clamp, segment mask at bits 8-12) select; out of range or
+ * outside the warp, the lane's own a (xsrc 0); xres: the value and whether the selected lane was in range */
+static void warp_shfl(Ctx *c, int64_t t0, int64_t n, int mode) {
+  for (int64_t l = 0; l < n; l++) {
+    if (!c->act[t0 + l]) continue;
+    const uint64_t *v = c->xsrc + (t0 + l) * NSRC;
+    int64_t b = (int64_t)(v[1] & 31), cv = (int64_t)(uint32_t)v[2], seg = (cv >> 8) & 31, max_lane = (l & seg) | ((cv & 31) & ~seg);
+    int64_t j = mode == SHFL_UP ? l - b : mode == SHFL_DOWN ? l + b : mode == SHFL_BFLY ? l ^ b : (l & seg) | (b & ~seg);
+    int p = mode == SHFL_UP ? j >= max_lane : j <= max_lane;
+    if (!p || j < 0 || j >= n) j = l;
+    uint64_t *r = c->xres + (t0 + l) * NRES;
+    r[0] = (uint32_t)c->xsrc[(t0 + j) * NSRC]; r[1] = (uint64_t)p;
+  }
+}
+/* vote.sync and activemask over the arrived lanes' predicates (xsrc 0) */
+static void warp_vote(Ctx *c, int64_t t0, int64_t n, int mode) {
+  uint32_t ballot = 0;
+  int any = 0, all = 1;
+  for (int64_t l = 0; l < n; l++)
+    if (c->act[t0 + l]) { if (c->xsrc[(t0 + l) * NSRC]) { ballot |= 1u << l; any = 1; } else all = 0; }
+  uint64_t r = mode == VOTE_BALLOT ? ballot : mode == VOTE_ANY ? (uint64_t)any : mode == VOTE_ALL ? (uint64_t)all : (uint64_t)(all || !any);
+  for (int64_t l = 0; l < n; l++) if (c->act[t0 + l]) c->xres[(t0 + l) * NRES] = r;
+}
+/* redux.sync of the arrived lanes' 32-bit values (xsrc 0): add wraps, min/max signed or not */
+static void warp_redux(Ctx *c, int64_t t0, int64_t n, int op, int sign) {
+  uint32_t acc = op == RED_AND ? 0xffffffffu : op == RED_MIN ? (sign ? 0x7fffffffu : 0xffffffffu) : op == RED_MAX && sign ? 0x80000000u : 0u;
+  for (int64_t l = 0; l < n; l++) {
+    if (!c->act[t0 + l]) continue;
+    uint32_t x = (uint32_t)c->xsrc[(t0 + l) * NSRC];
+    int less = sign ? (int32_t)x < (int32_t)acc : x < acc;
+    switch (op) {
+      case RED_ADD: acc += x; break;
+      case RED_AND: acc &= x; break;
+      case RED_OR: acc |= x; break;
+      case RED_XOR: acc ^= x; break;
+      case RED_MIN: if (less) acc = x; break;
+      default: if (!less && x != acc) acc = x; break;
+    }
+  }
+  for (int64_t l = 0; l < n; l++) if (c->act[t0 + l]) c->xres[(t0 + l) * NRES] = acc;
+}
+/* bar.red: popc, and, or of the arrived threads' predicates (xsrc 0) over the CTA */
+static void cta_reduce(Ctx *c, int64_t t0, int64_t n, int op) {
+  int64_t cnt = 0, tot = 0;
+  for (int64_t l = 0; l < n; l++) if (c->act[t0 + l]) { tot++; cnt += c->xsrc[(t0 + l) * NSRC] != 0; }
+  uint64_t r = op == RED_POPC ? (uint64_t)(uint32_t)cnt : op == RED_AND ? (uint64_t)(cnt == tot) : (uint64_t)(cnt > 0);
+  for (int64_t l = 0; l < n; l++) if (c->act[t0 + l]) c->xres[(t0 + l) * NRES] = r;
+}
+/* element i of a lane's fragment registers of type t as a double, exactly (collective._frag) */
+static inline double frag(const uint64_t *regs, int t, int i) {
+  if (t == T_F16 || t == T_BF16) {
+    uint16_t h = (uint16_t)(regs[i / 2] >> (16 * (i % 2)));
+    return t == T_F16 ? h2d(h) : bf2d(h);
+  }
+  uint32_t x = (uint32_t)regs[i];
+  return (double)F32(t == T_TF32 ? x & 0xffffe000u : x);   /* tf32 ignores the 13 low mantissa bits */
+}
+/* mma.sync m16n8kK (row.col) of a whole warp: xsrc holds each lane's na registers of A, nb of B, then C's; la, lb, lc
+ * place each lane's elements (fragments.layout); D = A*B + C in float64 in fragments.multiply's order, rounded once */
+static void warp_mma(Ctx *c, int64_t t0, int K, int tab, int tc, int td, int na, int nb,
+                     const int16_t *la, const int16_t *lb, const int16_t *lc, int64_t msg) {
+  if ((c->bx * c->by * c->bz) % 32) { c->status = UNSUPPORTED; c->fault_pc = msg; longjmp(stop, 1); }
+  double A[16 * 16], B[16 * 8], C[16 * 8], D[16 * 8];
+  int ea = K / 2, eb = K / 4;   /* a lane's elements of A (16 x K) and B (K x 8) */
+  for (int l = 0; l < 32; l++) {
+    const uint64_t *v = c->xsrc + (t0 + l) * NSRC;
+    for (int i = 0; i < ea; i++) A[la[l * ea + i]] = frag(v, tab, i);
+    for (int i = 0; i < eb; i++) B[lb[l * eb + i]] = frag(v + na, tab, i);
+    for (int i = 0; i < 4; i++) C[lc[l * 4 + i]] = frag(v + na + nb, tc, i);
+  }
+  for (int m = 0; m < 16; m++) {   /* a row at a time, its 8 sums side by side (the compiler vectorizes them) */
+    double s[8];
+    for (int j = 0; j < 8; j++) s[j] = A[m * K] * B[j];
+    for (int k = 1; k < K; k++) for (int j = 0; j < 8; j++) s[j] = s[j] + A[m * K + k] * B[k * 8 + j];
+    for (int j = 0; j < 8; j++) D[m * 8 + j] = s[j] + C[m * 8 + j];
+  }
+  for (int i = 0; i < 16 * 8; i++) {   /* a NaN: again with the NaN numpy's operand order keeps (nan64) */
+    if (D[i] == D[i]) continue;
+    int m = i / 8, j = i % 8;
+    double s = mul64(A[m * K], B[j]);
+    for (int k = 1; k < K; k++) s = add64(s, mul64(A[m * K + k], B[k * 8 + j]));
+    D[i] = add64(s, C[i]);
+  }
+  for (int l = 0; l < 32; l++) {
+    if (!c->act[t0 + l]) continue;
+    uint64_t *r = c->xres + (t0 + l) * NRES;
+    const int16_t *p = lc + l * 4;
+    if (td == T_F32) for (int i = 0; i < 4; i++) r[i] = U32F((float)D[p[i]]);
+    else for (int i = 0; i < 2; i++) r[i] = (uint64_t)d2h(D[p[2 * i]]) | ((uint64_t)d2h(D[p[2 * i + 1]]) << 16);
+  }
+}
+/* One CTA, as the numpy path schedules it: the lowest block runs next for the threads at it (min-PC), each thread up
+ * to its next block; then the block's collectives in program order, each for the threads that arrived there, which
+ * then run on. A barrier needs nothing more: its block runs when no thread is below it. */
+static void run_cta(Ctx *c, uint32_t *sp, int64_t tpc) {
+  int64_t *pc = c->resume;
+  for (;;) {
+    int64_t b = NBLOCKS;
+    for (int64_t t = 0; t < tpc; t++) if (pc[t] < b) b = pc[t];
+    if (b == NBLOCKS) return;
+    for (int64_t t = 0; t < tpc; t++)
+      if (pc[t] == b) { thread_sp(c, sp, t); pc[t] = thread(c, sp, c->save + t * NSAVE, c->local + t * c->local_size, b); }
+    for (;;) {
+      int64_t k = -1;
+      for (int64_t t = 0; t < tpc; t++) if (pc[t] >= PAUSED && (k < 0 || pc[t] - PAUSED < k)) k = pc[t] - PAUSED;
+      if (k < 0) break;
+      for (int64_t t = 0; t < tpc; t++) c->act[t] = pc[t] == PAUSED + k;
+      if (coll_cta_wide(k)) coll_run(c, k, 0, tpc, sp);
+      else for (int64_t t0 = 0; t0 < tpc; t0 += 32) {
+        int64_t n = tpc - t0 < 32 ? tpc - t0 : 32, any = 0;
+        for (int64_t l = 0; l < n; l++) any |= c->act[t0 + l];
+        if (any) coll_run(c, k, t0, n, sp);
+      }
+      for (int64_t t = 0; t < tpc; t++)
+        if (c->act[t]) { thread_sp(c, sp, t); pc[t] = thread(c, sp, c->save + t * NSAVE, c->local + t * c->local_size, PAUSED + k); }
+    }
+  }
+}
+#endif
+
 /* Every CTA in turn. Without barriers each thread runs to its end; with them, each runs to its next barrier (keeping
  * its registers), and once every live thread has arrived the CTA's threads run on to the next one. */
 int64_t mockgpu_run(Ctx *c) {
@@ -327,14 +476,19 @@ int64_t mockgpu_run(Ctx *c) {
   c->status = DONE;
   int64_t tpc = c->bx * c->by * c->bz;
   /* backends/c.py SPECIAL: the thread, block and grid ids and sizes, lane, warp, shared memory sizes, SM (one) */
-  uint32_t sp[19] = {0, 0, 0, (uint32_t)c->bx, (uint32_t)c->by, (uint32_t)c->bz, 0, 0, 0,
+  uint32_t sp[20] = {0, 0, 0, (uint32_t)c->bx, (uint32_t)c->by, (uint32_t)c->bz, 0, 0, 0,
                      (uint32_t)c->gx, (uint32_t)c->gy, (uint32_t)c->gz, 0, 0, (uint32_t)((tpc + 31) / 32),
-                     (uint32_t)c->dynamic_shared, (uint32_t)c->shared_size, 0, 1};
+                     (uint32_t)c->dynamic_shared, (uint32_t)c->shared_size, 0, 1, 0};
   for (int64_t g = c->cta0; g < c->cta0 + c->nctas; g++) {
     sp[6] = (uint32_t)(g % c->gx); sp[7] = (uint32_t)((g / c->gx) % c->gy); sp[8] = (uint32_t)(g / (c->gx * c->gy));
     memset(c->shared, 0, (size_t)c->shared_size);
     memset(c->local, 0, (size_t)(tpc * c->local_size));
     for (int64_t t = 0; t < tpc; t++) c->resume[t] = 0;
+#if WARPS
+    memset(c->save, 0, (size_t)(tpc * NSAVE * 8));   /* every register starts at 0, as the numpy path's */
+    run_cta(c, sp, tpc);
+    continue;
+#endif
     for (int live = 1; live;) {
       live = 0;
       uint32_t x = 0, y = 0, z = 0;   /* the thread index counts up x, then y, then z */
