@@ -83,27 +83,39 @@ def _ieee_minmax(prefix:str):
   IEEE mode, is the constant 1."""
   return lambda a, ts, t: f"{prefix}{'_ieee' if a[2:] == ['1'] else ''}{64 if t == 'f64' else 32}({a[0]}, {a[1]})"
 
+def _in_double(fmt:str):
+  """A helper numpy_runtime computes in float64 and rounds once to the result type (f16: once, by d2h)."""
+  return lambda a, ts, t: ROUND_ONCE[t].format(fmt.format(x=f"(double){a[0]}")) if t in ROUND_ONCE else None
+
+ROUND_ONCE = {"f64": "{}", "f32": "(float)({})", "f16": "d2h({})"}  # a double value as type t, rounded once
+MANT_BITS = {"f16": 10, "f32": 23, "f64": 52}
+
+def _by_width1(prefix:str):
+  """A one-operand float helper the prelude has per width (a half's result is a half: its f32 form serves)."""
+  return lambda a, ts, t: f"{prefix}{64 if t == 'f64' else 32}({a[0]})"
+
 def _f32(fn):
   """A helper C has for f32 operands only."""
   return lambda a, ts, t: fn(a) if ts[0] == "f32" else None
 
 # helper name -> (rendered args, their types, the result type) -> C code, or None where C has no such helper
 C_CALLS = {
-  "fma": lambda a, ts, t: f"fma32({a[0]}, {a[1]}, {a[2]})" if ts == ["f32"] * 3 else None,
+  "fma": lambda a, ts, t: f"fma{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})" if len(set(ts)) == 1 else None,
   "fmax": _ieee_minmax("fmax"), "fmin": _ieee_minmax("fmin"),
   "fmed3": lambda a, ts, t: f"fmed3_32({a[0]}, {a[1]}, {a[2]}, {a[3]})" if t != "f64" else None,
   "quiet": lambda a, ts, t: f"qnan{64 if t == 'f64' else 32}({a[0]})",
   "div_fmas": _f32(lambda a: f"div_fmas32({a[0]}, {a[1]}, {a[2]}, {a[3]})"),
-  "ldexp": _f32(lambda a: f"ldexp32({a[0]}, {a[1]})"),
-  "exp2": _f32(lambda a: f"(float)exp2((double){a[0]})"),
-  "log2": _f32(lambda a: f"log2_32({a[0]})"),
-  "rcp": _f32(lambda a: f"(float)(1.0 / (double){a[0]})"),
-  "rsq": _f32(lambda a: f"rsq32({a[0]})"),
-  "sqrt": _f32(lambda a: f"sqrt32({a[0]})"),
-  "floor": _f32(lambda a: f"floor32({a[0]})"), "ceil": _f32(lambda a: f"ceil32({a[0]})"),
-  "trunc": _f32(lambda a: f"trunc32({a[0]})"), "rint": _f32(lambda a: f"rint32({a[0]})"),
+  "ldexp": lambda a, ts, t: f"ldexp{WIDTH[t]}({a[0]}, {a[1]})",
+  "exp2": _in_double("exp2({x})"), "log2": _in_double("dnan64({x}, log2({x}))"), "rcp": _in_double("1.0 / {x}"),
+  "rsq": _in_double("dnan64({x}, 1.0 / sqrt({x}))"), "sqrt": _in_double("dnan64({x}, sqrt({x}))"),
+  "sin_rev": _in_double("rev64({x}, 0)"), "cos_rev": _in_double("rev64({x}, 1)"),
+  "floor": _by_width1("floor"), "ceil": _by_width1("ceil"), "trunc": _by_width1("trunc"), "rint": _by_width1("rint"),
+  "fract": lambda a, ts, t: f"fract{WIDTH[t]}({a[0]})",
+  "frexp_mant": _by_width1("frexp_mant"),
+  "frexp_exp": lambda a, ts, t: f"frexp_exp64({a[0]})",
+  "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
   "cvt_int": lambda a, ts, t: f"cvt_int((double){a[0]}, {a[1]}.0, {a[2]}.0)",
-  "cmp_class": _f32(lambda a: f"cmp_class32({a[0]}, {a[1]})"),
+  "cmp_class": lambda a, ts, t: f"cmp_class_bits({vstore_bits(ts[0], a[0])}, {WIDTH[ts[0]]}, {MANT_BITS[ts[0]]}, {a[1]})",
   "clamp01": lambda a, ts, t: f"clamp01_{64 if t == 'f64' else 32}({a[0]})",
   "ftz": _f32(lambda a: f"ftz32({a[0]})"),
   "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})" if t in ("f64", "f32", "f16", "i32") else None,

@@ -173,6 +173,92 @@ static inline float div_fmas32(float a, float b, float c, int vcc) {
   return (float)ldexp(s, ((U32F(c) >> 23) & 0xff) > 127 ? 64 : -64);
 }
 
+/* *** float helpers of the f16 and f64 rows (numpy_runtime.py has the numpy side; backends/c.py C_CALLS picks them) *** */
+
+/* a double rounded once to half, carried as a float: rounded to odd at float precision first (24 bits >= 11 + 2, so
+ * rounding that to half is rounding x to half), as numpy's astype(float16) of a float64 rounds it directly */
+static inline float d2h(double x) {
+  float f = (float)x;
+  if (x != x || (double)f == x) return r16(f);
+  uint32_t b = U32F(f);
+  if (fabs((double)f) > fabs(x)) b--;   /* the float toward zero, then its odd neighbour */
+  return r16(F32(b | 1u));
+}
+/* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
+ * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
+static inline double dnan64(double a, double r) { return (r != r && a == a) ? F64(0x7ff8000000000000ull) : r; }
+static inline double rev64(double x, int cosine) {
+  if (!isfinite(x)) return F64(0x7ff8000000000000ull);
+  double y = 2 * 3.141592653589793 * (x - rint(x));
+  return cosine ? cos(y) : sin(y);
+}
+/* f16 a*b+c rounded once (numpy_runtime.fma16, _fma_odd): the product is exact in double, the sum is rounded to odd
+ * (TwoSum's error), which then rounds to half as the exact value does; NaNs as numpy's float64 operations give them */
+static inline float fma16(float a, float b, float c) {
+  double p = mul64((double)a, (double)b), s = add64(p, (double)c), bp = s - (double)c;
+  double err = (p - bp) + ((double)c - (s - bp));
+  if (err != 0 && isfinite(s) && !(U64F(s) & 1)) s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
+  return d2h(s);
+}
+/* f64 a*b+c rounded once (numpy_runtime.fma64: compiler/exact.py); a non-finite operand: a*b+c in float64 */
+static inline double fma64(double a, double b, double c) {
+  if (isfinite(a) && isfinite(b) && isfinite(c)) return fma(a, b, c);
+  return add64(mul64(a, b), c);
+}
+/* rounding to an integer (numpy quiets a signalling NaN; a half's floor is a half) */
+static inline double floor64(double a) { return a != a ? quiet64(a) : floor(a); }
+static inline double ceil64(double a) { return a != a ? quiet64(a) : ceil(a); }
+static inline double trunc64(double a) { return a != a ? quiet64(a) : trunc(a); }
+static inline double rint64(double a) { return a != a ? quiet64(a) : rint(a); }
+static inline float quiet16(float x) { return quiet32(x); }  /* a half carried as a float: its quiet bit is the float's */
+/* v_fract (numpy_runtime.fract): x - floor(x) below 1, infinity gives +qNaN; f16 rounds the difference to half */
+#define FRACT(W, T, FL, ROUND, BELOW1, QNAN) \
+  static inline T fract##W(T x) { \
+    if (x != x) return quiet##W(x); \
+    if (isinf(x)) return QNAN; \
+    T r = ROUND(x - FL(x)); \
+    return r < BELOW1 ? r : BELOW1; \
+  }
+#define SAME(x) (x)
+FRACT(16, float, floorf, r16, 0.99951171875f, F32(0x7fc00000u))
+FRACT(32, float, floorf, SAME, 0.99999994039535522461f, F32(0x7fc00000u))
+FRACT(64, double, floor, SAME, 0.99999999999999988898, F64(0x7ff8000000000000ull))
+/* v_frexp_mant/exp (numpy_runtime.frexp_mant/exp): a NaN or infinity keeps itself / gives 0 */
+static inline double frexp_mant64(double x) { int e; return isfinite(x) ? frexp(x, &e) : x; }
+static inline float frexp_mant32(float x) { int e; return isfinite(x) ? frexpf(x, &e) : x; }
+static inline int32_t frexp_exp64(double x) { int e = 0; if (isfinite(x)) frexp(x, &e); return e; }
+static inline double ldexp64(double a, int64_t e) { return a != a ? quiet64(a) : ldexp(a, e < -2200 ? -2200 : e > 2200 ? 2200 : (int)e); }
+static inline float ldexp16(float a, int64_t e) { return a != a ? quiet32(a) : r16(ldexpf(a, e < -1100 ? -1100 : e > 1100 ? 1100 : (int)e)); }
+/* v_cmp_class of any width (numpy_runtime.cmp_class) from the value's bits */
+static inline uint32_t cmp_class_bits(uint64_t b, int nbits, int mant_bits, uint32_t mask) {
+  uint64_t emax = (1ull << (nbits - 1 - mant_bits)) - 1, e = (b >> mant_bits) & emax, m = b & ((1ull << mant_bits) - 1);
+  int neg = (int)((b >> (nbits - 1)) & 1), cls;
+  if (e == emax) cls = m ? ((m >> (mant_bits - 1)) & 1 ? 1 : 0) : (neg ? 2 : 9);
+  else if (e) cls = neg ? 3 : 8;
+  else cls = m ? (neg ? 4 : 7) : (neg ? 5 : 6);
+  return (mask >> cls) & 1;
+}
+/* f32 -> f16 toward zero (numpy_runtime.cvt_rtz_f16), as a half carried in a float */
+static inline float cvt_rtz_f16(float x) {
+  uint16_t h = f2h(x);
+  if (isfinite(x) && fabsf(h2f(h)) > fabsf(x)) h--;
+  return h2f(h);
+}
+/* v_perm_b32 (numpy_runtime.perm): each result byte a byte of {s0, s1}, a sign fill, 0 or 0xff */
+static inline uint32_t perm(uint32_t s0, uint32_t s1, uint32_t sel) {
+  uint64_t data = R64(s1, s0);
+  uint32_t out = 0;
+  for (int k = 0; k < 4; k++) {
+    uint32_t s = (sel >> (8 * k)) & 0xff, b;
+    if (s >= 13) b = 0xff;
+    else if (s == 12) b = 0;
+    else if (s >= 8) b = (uint32_t)((data >> (8 * (2 * (s - 8) + 1) + 7)) & 1) * 0xff;
+    else b = (uint32_t)((data >> (8 * s)) & 0xff);
+    out |= b << (8 * k);
+  }
+  return out;
+}
+
 #include "native_memory.c"
 
 /* *** LDS: an access with an element past the workgroup's LDS is a fault, reported whole (its offset and all its bytes) *** */
