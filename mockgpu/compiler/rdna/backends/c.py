@@ -267,7 +267,10 @@ class CTranslator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsAtomic: self.ds_atomic,
-                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed}
+                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed, ops.WriteLane: self.writelane,
+                     ops.Swap: self.swap, ops.Permlane: self.permlane, ops.DsPermute: self.ds_permute,
+                     ops.DsSwizzle: self.ds_swizzle}
+    self.exec_mask = "MASK(126)"  # the lanes an instruction writes (a DPP source narrows them)
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -310,13 +313,13 @@ class CTranslator(Reads):
     try: op = ops.lower(inst, self.pc, self.sem)
     except Unsupported: raise NoNative(f"{cls} {name}") from None
     fn = self.emitters.get(type(op))
-    if fn is None or getattr(op, "dpp", None) is not None: raise NoNative(f"{cls} {name}")
+    if fn is None: raise NoNative(f"{cls} {name}")
     try: return fn(op)
     except Unsupported as e: raise NoNative(f"{cls} {name}: {e}") from None
 
   # *** operands (the dispatch on their kind is reads.Reads) ***
   typed = staticmethod(typed)
-  def raw_dpp(self) -> str: raise NoNative("DPP")
+  def raw_dpp(self) -> str: return "g_[l]"  # the gathered source lane (cross_lane)
   def raw_vgpr(self, v:int, width:int) -> str:
     self.vregs |= {v, v + 1} if width > 32 else {v}
     return f"V({v})[l]" if width <= 32 else f"R64(V({v})[l], V({v + 1})[l])"
@@ -335,7 +338,7 @@ class CTranslator(Reads):
     """A loop over the active lanes; masks: SGPR -> bool expression gathered into it (inactive lanes write 0). With
     every lane on (the common case) the loop has no per-lane test, so the C compiler can vectorize it."""
     masks = masks or {}
-    self.out("{ const lanes_t ex = MASK(126);" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
+    self.out(f"{{ const lanes_t ex = {self.exec_mask};" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
     inner = [*body, *(f"mk{d} |= (lanes_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
     self.out("  if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) {")
     for ln in inner: self.out("    " + ln)
@@ -373,6 +376,38 @@ class CTranslator(Reads):
     return body.lines(prog), body, prog
 
   def valu(self, op:ops.Valu):
+    if op.dpp is None: return self.valu_lanes(op)
+    self.dpp = op.dpp
+    try: self.cross_lane(op.dpp.vsrc, *self.dpp_lanes(op.dpp), lambda: self.valu_lanes(op))
+    finally: self.dpp = None
+
+  def dpp_lanes(self, dpp:ops.Dpp) -> tuple[str, str, str]:
+    """A DPP source's lanes as C tables (operands.dpp16_lanes / dpp8_lanes / dpp16_enabled, the numpy path's tables),
+    opening the scope cross_lane closes: each lane's source lane, whether its value is valid, whether it is written."""
+    table = lambda name, xs: f"static const int8_t {name}[{self.wave}] = {{{', '.join(str(int(x)) for x in xs)}}};"
+    fi = int(dpp.fetch_inactive)
+    if dpp.ctrl is None:  # DPP8: every lane written; an inactive source reads 0 unless FI
+      self.out("{ " + table("dsrc_", ops.dpp8_lanes(list(dpp.sels), self.wave)))
+      return "dsrc_[l]", f"((e_ >> dsrc_[l] & 1) || {fi})", "1"
+    src, exists = ops.dpp16_lanes(dpp.ctrl, self.wave)
+    enabled = ops.dpp16_enabled(dpp.row_mask, dpp.bank_mask, self.wave)
+    self.out("{ " + " ".join([table("dsrc_", src % self.wave), table("dex_", exists), table("den_", enabled)]))
+    return "dsrc_[l]", f"(dex_[l] && ((e_ >> dsrc_[l] & 1) || {fi}))", f"((ok_ || {int(dpp.bound_ctrl)}) && den_[l])"
+
+  def cross_lane(self, data:int, src:str, valid:str, write:str, body):
+    """A value from another lane: g_[l] is VGPR data of lane src (read before any lane writes) where valid, else 0;
+    body() then runs over the active lanes that write (EXEC & each lane's write condition). Closes the scope the
+    caller's tables opened."""
+    self.vregs.add(data)
+    self.out(f"  uint32_t g_[WAVE]; lanes_t w_ = 0; const lanes_t e_ = MASK(126);")
+    self.out(f"  for (int l = 0; l < WAVE; l++) {{ int ok_ = {valid}; g_[l] = ok_ ? V({data})[{src}] : 0; "
+             f"if ({write}) w_ |= (lanes_t)1 << l; }}")
+    saved, self.exec_mask = self.exec_mask, "MASK(126) & w_"
+    try: body()
+    finally: self.exec_mask = saved
+    self.out("}")
+
+  def valu_lanes(self, op:ops.Valu):
     lines, body, prog = self.valu_lines(op)
     if "d" in prog.out:
       if op.sdwa_dst is None: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
@@ -403,11 +438,59 @@ class CTranslator(Reads):
     self.lanes(lines + writes)
 
   def readlane(self, op:ops.ReadLane):
-    if op.lane is not None: raise NoNative("READLANE_B32")
     d = op.dst
-    if d >= 128 and d != SCC: raise NoNative("readfirstlane destination")
+    if d >= 128 and d != SCC: raise NoNative("readlane destination")
     self.vregs.add(op.src)
-    return self.out(f"s[{d}] = V({op.src})[MASK(126) ? FIRST_LANE(MASK(126)) : 0];") if d != NULL else None
+    lane = "MASK(126) ? FIRST_LANE(MASK(126)) : 0" if op.lane is None else f"{self.raw(op.lane, 32, vec=False)} & (WAVE - 1)"
+    return self.out(f"s[{d}] = V({op.src})[{lane}];") if d != NULL else None
+
+  def writelane(self, op:ops.WriteLane):
+    """v_writelane_b32: one lane of VGPR dst, whatever EXEC."""
+    self.vregs.add(op.dst)
+    self.out(f"V({op.dst})[{self.raw(op.lane, 32, vec=False)} & (WAVE - 1)] = {self.raw(op.value, 32, vec=False)};")
+
+  def swap(self, op:ops.Swap):
+    """v_swap_b32 / v_swap_b16 (the chosen 16-bit halves change places)."""
+    if op.halves is None:
+      lines = [f"uint32_t t_ = V({op.a})[l];", f"V({op.a})[l] = V({op.b})[l];", f"V({op.b})[l] = t_;"]
+      self.vregs |= {op.a, op.b}
+      return self.lanes(lines)
+    half = lambda r, hi: f"(V({r})[l] >> 16)" if hi else f"(V({r})[l] & 0xffffu)"
+    (ha, hb) = op.halves
+    self.lanes([f"uint32_t t_ = {half(op.a, ha)}, u_ = {half(op.b, hb)};",
+                *self.vstore(op.a, "u16", "u_", ha), *self.vstore(op.b, "u16", "t_", hb)])
+
+  def permlane(self, op:ops.Permlane):
+    """v_permlane16/x16 (a select nibble per lane from the SGPR pair; FI reads inactive lanes, BOUND_CTRL writes 0 for
+    them) and v_permlane64 (lane ^ 32 of a wave64, active or not; nothing in wave32)."""
+    copy = lambda: self.lanes([f"V({op.dst})[l] = g_[l];"])
+    self.vregs.add(op.dst)
+    if op.width == 64:
+      if self.wave != 64: return
+      self.out("{")
+      return self.cross_lane(op.src, "l ^ 32", "1", "1", copy)
+    sel = f"R64({self.raw(op.sel_lo, 32, vec=False)}, {self.raw(op.sel_hi, 32, vec=False)})"
+    self.out(f"{{ const uint64_t sel_ = {sel};")
+    src = f"((((l >> 4) ^ {int(op.cross)}) << 4) + (int)((sel_ >> (4 * (l & 15))) & 15))"
+    self.cross_lane(op.src, src, f"((e_ >> {src} & 1) || {int(op.fi)})", f"(ok_ || {int(op.bound_ctrl)})", copy)
+
+  def ds_swizzle(self, op:ops.DsSwizzle):
+    """ds_swizzle_b32: the source lanes of operands.swizzle_lanes; an inactive source reads 0."""
+    src = ops.swizzle_lanes(op.offset, self.wave)
+    self.vregs.add(op.dst)
+    self.out(f"{{ static const int8_t ssrc_[{self.wave}] = {{{', '.join(map(str, src))}}};")
+    self.cross_lane(op.data, "ssrc_[l]", "(e_ >> ssrc_[l] & 1)", "1", lambda: self.lanes([f"V({op.dst})[l] = g_[l];"]))
+
+  def ds_permute(self, op:ops.DsPermute):
+    """ds_bpermute_b32: each lane reads the lane its address names (an inactive one reads 0); ds_permute_b32: each
+    active lane writes its data to that lane, the highest lane winning, the others read 0."""
+    self.vregs |= {op.addr, op.data, op.dst}
+    idx = f"(int)(((V({op.addr})[l] + {op.offset}u) >> 2) & (WAVE - 1))"
+    self.out("{ uint32_t g_[WAVE]; const lanes_t e_ = MASK(126);")
+    if op.back: self.out(f"  for (int l = 0; l < WAVE; l++) {{ int k_ = {idx}; g_[l] = (e_ >> k_ & 1) ? V({op.data})[k_] : 0; }}")
+    else: self.out(f"  memset(g_, 0, sizeof g_); for (int l = 0; l < WAVE; l++) if (e_ >> l & 1) g_[{idx}] = V({op.data})[l];")
+    self.lanes([f"V({op.dst})[l] = g_[l];"])
+    self.out("}")
 
   # *** SALU ***
   def swrite(self, d:int, t:str, expr:str) -> list[str]:
