@@ -250,13 +250,21 @@ def vstore_bits(t:str, expr:str) -> str:
 
 MEM_KIND = {"u8": ("uint8_t", 1), "i8": ("int8_t", 1), "u16": ("uint16_t", 2), "i16": ("int16_t", 2), "u32": ("uint32_t", 4)}
 
-def store_data(ctype:str, reg:int, count:int) -> str:
-  """A C array t_ holding a lane's store data, element j from VGPR reg + j."""
-  return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})V({reg + j})[l]' for j in range(count))}}};"
+def store_data(ctype:str, reg:int, count:int, d16:str|None=None) -> str:
+  """A C array t_ holding a lane's store data, element j from VGPR reg + j (a d16 "hi" store: the high half)."""
+  hi = " >> 16" if d16 == "hi" else ""
+  return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})(V({reg + j})[l]{hi})' for j in range(count))}}};"
+
+# Kernels past this many instructions stay on numpy: their C takes minutes to build (measured: tinygrad's bf16 matmul
+# kernel, 3.4k instructions with private scratch, 45k lines of C, built in 7 minutes at -O2 on the 2-core CI machine,
+# far past MOCKGPU_CC_TIMEOUT's 60 s), and a dispatch would wait for the build before falling back.
+MAX_INSTRUCTIONS = 2000
 
 class CTranslator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
     if ftz16: raise NoNative("flushed f16/f64 denormals")
+    if sum(len(b.insts) for b in blocks) > MAX_INSTRUCTIONS:
+      raise NoNative(f"a kernel of more than {MAX_INSTRUCTIONS} instructions (its C build would take minutes)")
     self.blocks, self.ftz32, self.sem, self.wave, self.ieee = blocks, ftz32, semantics.family(arch), wave, ieee
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
@@ -269,7 +277,7 @@ class CTranslator(Reads):
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsAtomic: self.ds_atomic,
                      ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed, ops.WriteLane: self.writelane,
                      ops.Swap: self.swap, ops.Permlane: self.permlane, ops.DsPermute: self.ds_permute,
-                     ops.DsSwizzle: self.ds_swizzle}
+                     ops.DsSwizzle: self.ds_swizzle, ops.Wmma: self.wmma}
     self.exec_mask = "MASK(126)"  # the lanes an instruction writes (a DPP source narrows them)
 
   def out(self, line:str): self.lines.append("  " + line)
@@ -427,6 +435,21 @@ class CTranslator(Reads):
     lines = body.lines(program.packed(op, self.sem, self.ieee))
     self.lanes(lines + self.vstore(op.dst, "b32", body.var("d")), {})
 
+  WMMA_KINDS = {"f16": "WMMA_F16", "bf16": "WMMA_BF16", "iu8": "WMMA_IU8", "iu4": "WMMA_IU4"}  # prelude.c's enums
+  WMMA_OUT = {"f32": "WMMA_OUT_F32", "f16": "WMMA_OUT_F16", "bf16": "WMMA_OUT_BF16", "i32": "WMMA_OUT_I32"}
+
+  def wmma(self, op:ops.Wmma):
+    """v_wmma_*: the prelude's wmma over the wave, given the row's kinds and the family's layout (semantics WMMA,
+    WMMA_LAYOUT): D to the active lanes."""
+    if self.wave != 32: raise NoNative("WMMA in a wave64 wave")
+    if op.kind_in not in self.WMMA_KINDS or op.kind_out not in self.WMMA_OUT or op.layout not in ("rdna3", "rdna4"):
+      raise NoNative(f"WMMA {op.kind_in} -> {op.kind_out} ({op.layout})")
+    self.vregs |= {*op.a, *op.b, *op.c, *range(op.dst, op.dst + len(op.c))}
+    arr = lambda name, regs: f"static const int {name}[] = {{{', '.join(map(str, regs))}}};"
+    self.out(f"{{ {arr('wa_', op.a)} {arr('wb_', op.b)} {arr('wc_', op.c)} wmma(v, wa_, wb_, wc_, {len(op.a)}, {op.dst}, "
+             f"{self.WMMA_KINDS[op.kind_in]}, {self.WMMA_OUT[op.kind_out]}, {int(op.hi)}, {int(op.signed[0])}, "
+             f"{int(op.signed[1])}, {int(op.clamp)}, {int(op.layout == 'rdna4')}, MASK(126)); }}")
+
   def dual(self, op:ops.Dual):
     """VOPD: both ops read their sources before either writes."""
     lines, writes = [], []
@@ -548,18 +571,38 @@ class CTranslator(Reads):
     return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)V({a.vaddr})[l] + {off}"
 
   def vmem(self, op:ops.Vmem):
-    if op.seg in ("SCRATCH", "BUFFER") or op.d16: raise NoNative(op.name)
+    if op.seg == "BUFFER": raise NoNative(op.name)
+    if op.seg == "SCRATCH": return self.scratch(op)
     ctype, nbytes = MEM_KIND[op.kind]
     addr, ndw = self.address(op.addr), op.ndw
     if op.load:
-      d = op.reg
-      self.vregs |= set(range(d, d + ndw))
       fetch = f"{ctype} t_[{ndw}]; gload(c, t_, a_, {nbytes}, {ndw}, {self.pc});"
-      return self.lanes([f"uint64_t a_ = {addr};", fetch, *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
+      return self.lanes([f"uint64_t a_ = {addr};", fetch, *self.loaded(op.reg, ndw, op.d16)])
     self.vregs |= set(range(op.reg, op.reg + ndw))
     # every lane's address is checked before any lane writes, as the numpy path does
     self.lanes([f"uint64_t a_ = {addr}; gcheck(c, a_, {nbytes}, {ndw}, 1, {self.pc});"])
-    self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, op.reg, ndw)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
+    self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, op.reg, ndw, op.d16)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
+
+  def scratch(self, op:ops.Vmem):
+    """scratch_load/store: the lane's 32-bit offset (VGPR, SGPR and the instruction's offset) into its private segment
+    (prelude scptr: checked, every lane before any writes)."""
+    ctype, nbytes = MEM_KIND[op.kind]
+    a, ndw = op.addr, op.ndw
+    parts = ([self.raw_vgpr(a.vaddr, 32)] if a.vaddr is not None else []) + \
+            ([self.raw(a.soff, 32, vec=False)] if a.soff is not None else []) + [f"{a.offset & 0xffffffff}u"]
+    off = f"uint32_t o_ = (uint32_t)({' + '.join(parts)});"
+    if op.load:
+      return self.lanes([off, f"{ctype} t_[{ndw}]; memcpy(t_, scptr(c, l, o_, {nbytes * ndw}, 0, {self.pc}), {nbytes * ndw});",
+                         *self.loaded(op.reg, ndw, op.d16)])
+    self.vregs |= set(range(op.reg, op.reg + ndw))
+    self.lanes([off, f"scptr(c, l, o_, {nbytes * ndw}, 1, {self.pc});"])
+    self.lanes([off, store_data(ctype, op.reg, ndw, op.d16), f"memcpy(scptr(c, l, o_, {nbytes * ndw}, 1, {self.pc}), t_, {nbytes * ndw});"])
+
+  def loaded(self, d:int, ndw:int, d16:str|None) -> list[str]:
+    """Lines writing a lane's loaded elements t_ (extended to 32 bits) to VGPRs d..; a d16 load: to one 16-bit half of d."""
+    if d16: return self.vstore(d, "u16", "(uint32_t)t_[0]", d16 == "hi")
+    self.vregs |= set(range(d, d + ndw))
+    return [f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw)]
 
   def ds_address(self, a:int|None, offset:int) -> str:
     """A DS load's or store's LDS address: its VGPR plus offset, or for the ADDTID forms M0[15:0] plus the lane's index * 4."""
@@ -568,23 +611,20 @@ class CTranslator(Reads):
     return f"V({a})[l] + {offset}u"
 
   def ds_load(self, op:ops.DsLoad):
-    if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
     d, ndw = op.dst, op.ndw
-    self.vregs |= set(range(d, d + ndw))
     addr = self.ds_address(op.addr, op.offset)
     # checked lane by lane as it loads: the first lane out of range is still the one reported
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 0, {self.pc});", f"{ctype} t_[{ndw}]; ldsload(lds, t_, {addr}, {nbytes}, {ndw});",
-                *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
+                *self.loaded(d, ndw, op.d16)])
 
   def ds_store(self, op:ops.DsStore):
-    if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
     ndw = op.ndw
     self.vregs |= set(range(op.data, op.data + ndw))
     addr = self.ds_address(op.addr, op.offset)
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 1, {self.pc});"])  # every lane checked before any lane writes
-    self.lanes([store_data(ctype, op.data, ndw), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
+    self.lanes([store_data(ctype, op.data, ndw, op.d16), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
 
   def ds_pair(self, op:ops.DsPair):
     a, ndw = op.addr, op.ndw

@@ -34,8 +34,11 @@ typedef struct {
   const uint32_t *user;                    /* [32] */
   const int64_t *wgs;                      /* the linear IDs of the workgroups to run (an XCC's share) */
   int64_t cur_wave;                        /* the wave (index in the chunk) running: what a fault or budget stop names */
+  uint8_t *scratch;                        /* private memory: [waves][WAVE][private_size], zero at each run */
+  int64_t private_size, fault_off;         /* bytes per lane; a scratch fault's offset */
+  uint64_t scratch_base;                   /* COMPUTE_DISPATCH_SCRATCH_BASE: where a scratch fault's address starts */
 } Ctx;
-enum { GLOBAL_SPACE = 0, LDS_SPACE = 1, MISALIGNED = 2 };  /* a fault's kind: its space, | MISALIGNED */
+enum { GLOBAL_SPACE = 0, LDS_SPACE = 1, MISALIGNED = 2, SCRATCH_SPACE = 4 };  /* a fault's kind: its space, | MISALIGNED */
 
 #define V(r) (v + (r) * WAVE)
 #define R64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
@@ -177,12 +180,19 @@ static inline float div_fmas32(float a, float b, float c, int vcc) {
 
 /* a double rounded once to half, carried as a float: rounded to odd at float precision first (24 bits >= 11 + 2, so
  * rounding that to half is rounding x to half), as numpy's astype(float16) of a float64 rounds it directly */
-static inline float d2h(double x) {
+static inline float d2f_odd(double x) {
   float f = (float)x;
-  if (x != x || (double)f == x) return r16(f);
+  if (x != x || (double)f == x) return f;
   uint32_t b = U32F(f);
   if (fabs((double)f) > fabs(x)) b--;   /* the float toward zero, then its odd neighbour */
-  return r16(F32(b | 1u));
+  return F32(b | 1u);
+}
+static inline float d2h(double x) { return r16(d2f_odd(x)); }
+/* a double rounded once to bf16 bits (numpy_runtime.bf16bits_f64): to odd at float precision, then to nearest even */
+static inline uint32_t d2bf16(double x) {
+  float f = d2f_odd(x);
+  uint32_t u = U32F(f);
+  return (f != f ? u | 0x400000u : u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
 }
 /* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
  * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
@@ -259,6 +269,54 @@ static inline uint32_t perm(uint32_t s0, uint32_t s1, uint32_t sel) {
   return out;
 }
 
+/* *** v_wmma_* over a wave32 (numpy_runtime.wmma: the same layouts; products summed in K order in double, exact for
+ * the integer forms, then C added and the sum rounded once) *** */
+enum { WMMA_F16, WMMA_BF16, WMMA_IU8, WMMA_IU4 };        /* A/B element kinds: 2, 2, 4, 8 a VGPR, low bits first */
+enum { WMMA_OUT_F32, WMMA_OUT_F16, WMMA_OUT_BF16, WMMA_OUT_I32 };
+static inline double wmma_elem(const uint32_t *v, const int *regs, int kind, int sgn, int lane, int idx) {
+  int per = kind <= WMMA_BF16 ? 2 : kind == WMMA_IU8 ? 4 : 8, bits = 32 / per;
+  uint32_t e = (V(regs[idx / per])[lane] >> (bits * (idx % per))) & ((1u << bits) - 1);
+  if (kind == WMMA_F16) return (double)h2f((uint16_t)e);
+  if (kind == WMMA_BF16) return (double)F32(e << 16);
+  return sgn && (e >> (bits - 1)) ? (double)e - (double)(1u << bits) : (double)e;
+}
+/* A's rows (lane l: row l % 16) and B's columns; RDNA4 (split) holds K's second half in lanes 16-31. Element j of lane l
+ * of C/D is (row 2j + l / 16) on RDNA3, (row j + 8 (l / 16)) on RDNA4, column l % 16; a 16-bit D is one half of VGPR j
+ * on RDNA3 (hi: the high one, the other half C's), half j % 2 of VGPR j / 2 on RDNA4. */
+static void wmma(uint32_t *v, const int *a, const int *b, const int *c, int nab, int dst, int kin, int kout, int hi,
+                 int sa, int sb, int clamp, int rdna4, lanes_t ex) {
+  int per = kin <= WMMA_BF16 ? 2 : kin == WMMA_IU8 ? 4 : 8, E = nab * per, K = rdna4 ? 2 * E : E;
+  int packed = rdna4 && kout == WMMA_OUT_F16;
+  uint32_t out[8][32];
+  for (int l = 0; l < 32; l++) {
+    for (int j = 0; j < 8; j++) {
+      int row = rdna4 ? j + 8 * (l / 16) : 2 * j + l / 16, col = l % 16;
+      double acc = 0;
+      for (int k = 0; k < K; k++) {
+        int half = rdna4 ? 16 * (k / E) : 0, idx = rdna4 ? k % E : k;
+        double p = mul64(wmma_elem(v, a, kin, sa, row + half, idx), wmma_elem(v, b, kin, sb, col + half, idx));
+        acc = k ? add64(acc, p) : p;
+      }
+      uint32_t cw = V(c[packed ? j / 2 : j])[l];
+      if (kout == WMMA_OUT_I32) {
+        double r = acc + (double)(int32_t)cw;
+        if (clamp) r = r < -2147483648.0 ? -2147483648.0 : r > 2147483647.0 ? 2147483647.0 : r;
+        out[j][l] = (uint32_t)(int64_t)r;
+      } else if (kout == WMMA_OUT_F32) out[j][l] = U32F((float)add64(acc, (double)F32(cw)));
+      else if (packed) {
+        uint32_t h = f2h(d2h(add64(acc, (double)h2f((uint16_t)(cw >> (16 * (j % 2)))))));
+        out[j / 2][l] = j % 2 ? (out[j / 2][l] & 0xffffu) | (h << 16) : h;
+      } else {
+        uint32_t ch = hi ? cw >> 16 : cw & 0xffffu;
+        uint32_t h = kout == WMMA_OUT_BF16 ? d2bf16(add64(acc, (double)F32(ch << 16))) : f2h(d2h(add64(acc, (double)h2f((uint16_t)ch))));
+        out[j][l] = hi ? (cw & 0xffffu) | (h << 16) : (cw & 0xffff0000u) | h;
+      }
+    }
+  }
+  for (int j = 0; j < (packed ? 4 : 8); j++)
+    for (int l = 0; l < 32; l++) if (ex >> l & 1) V(dst + j)[l] = out[j][l];
+}
+
 #include "native_memory.c"
 
 /* *** LDS: an access with an element past the workgroup's LDS is a fault, reported whole (its offset and all its bytes) *** */
@@ -271,6 +329,19 @@ static void misaligned(Ctx *c, uint64_t va, int64_t n, int64_t pc, int64_t space
 static inline void ldsload(const uint8_t *lds, void *dst, uint32_t addr, int64_t esize, int64_t count) { memcpy(dst, lds + addr, esize * count); }
 static inline void ldsstore(uint8_t *lds, uint32_t addr, const void *src, int64_t esize, int64_t count) { memcpy(lds + addr, src, esize * count); }
 
+/* *** private (scratch) memory: each lane's segment of private_size bytes; an access past it is a fault that names its
+ * offset and the lane's address, scratch_base + (wave in the chunk * lanes + lane) * private_size + offset, as the numpy
+ * path's (numpy_memory._private) *** */
+
+static inline uint8_t *scptr(Ctx *c, int l, uint32_t off, int64_t n, int write, int64_t pc) {
+  int64_t lane = c->cur_wave * WAVE + l;
+  if ((int64_t)off + n > c->private_size) {
+    c->fault_off = off;
+    fault(c, c->scratch_base + (uint64_t)(lane * c->private_size) + off, n, write, pc, SCRATCH_SPACE);
+  }
+  return c->scratch + lane * c->private_size + off;
+}
+
 /* *** dispatch *** */
 
 /* user SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, as the SPI sets them up; the
@@ -279,6 +350,7 @@ static void init(Ctx *c) {
   memset(c->s, 0, (size_t)c->waves * 256 * 4);
   memset(c->v, 0, (size_t)c->waves * c->nvgpr * WAVE * 4);
   memset(c->lds, 0, (size_t)(c->waves / c->wpg) * c->lds_size);
+  if (c->private_size) memset(c->scratch, 0, (size_t)(c->waves * WAVE * c->private_size));
   int64_t threads = c->bx * c->by * c->bz;
   for (int64_t w = 0; w < c->waves; w++) {
     uint32_t *s = c->s + w * 256, *v0 = c->v + w * c->nvgpr * WAVE;
