@@ -7,7 +7,9 @@ per lane and nothing per instruction. Instructions come from the same operand mo
 programs from the same semantics rows (program.py) as the numpy backend's; c_expr renders a row in C with numpy's
 types, wrap-around and NaN choices spelled out, so both compute the same bits (tests/test_rdna_native.py compares).
 What C cannot express raises NoNative and the kernel keeps the numpy path: rows whose helpers have no C form
-(c_rows() lists the rest), 16-bit float flushing, packed math, WMMA, DPP, scratch, LDS atomics and permutes.
+(c_rows() lists the rest), 16-bit float flushing, MUBUF, MFMA, kernels past MAX_INSTRUCTIONS. Cross-lane reads (DPP,
+permlane, ds_swizzle/permute) gather their source lanes into a wave array first (cross_lane), from the operand model's
+lane tables; WMMA is the prelude's wmma over the row's kinds and the family's layout.
 
 Registers, per wave: `s` uint32 [256] (SCC is s[253]), `v` uint32 [nvgpr][WAVE] (32 or 64 lanes; wave64 lane masks are
 SGPR pairs, read and written through the prelude's MASK/SET_MASK). A block is a label; a branch is a goto
