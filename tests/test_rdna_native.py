@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tinygrad import dtypes
-from tinygrad.renderer.amd.dsl import v
+from tinygrad.renderer.amd.dsl import v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.backends.c import c_rows
 from mockgpu.compiler.rdna.semantics.lang import free_names
@@ -168,12 +168,12 @@ def test_source_and_output_modifiers_same_bits(mods, monkeypatch):
 def test_uncovered_instruction_keeps_the_numpy_path(monkeypatch):
   _path(monkeypatch, "native")
   from mockgpu.emulators.rdna import native
-  why = "div_fixup(f32, f32, f32) has no C form"  # a numpy-only row (c_rows lists them)
+  why = "a row with two results"  # v_div_scale_f32 (D and VCC): a numpy-only row (c_rows lists them)
   before = native.declined[why]
-  q, den, num = (np.full(32, x, np.float32).view(np.uint32) for x in (1.5, -2.0, 3.0))
-  got = run_op(I.v_div_fixup_f32(v[4], v[2], v[3], v[5]), q, den, num)
+  x = np.full(32, 1.5, np.float32).view(np.uint32)
+  got = run_op(I.v_div_scale_f32(v[4], VCC_LO, v[2], v[3], v[5]), x, x, x)
   assert native.declined[why] == before + 1
-  np.testing.assert_array_equal(got.view(np.float32), np.full(32, -1.5, np.float32))  # |quotient| with the signs' xor
+  np.testing.assert_array_equal(got.view(np.float32), np.full(32, 1.5, np.float32))  # no special case: S0 unscaled
 
 def test_packed_half_fma_same_bits(monkeypatch):
   """v_pk_fma_f16 (both halves rounded once, prelude fma16) on both paths, and against the exact product rounded once."""

@@ -115,7 +115,9 @@ C_CALLS = {
   "fract": lambda a, ts, t: f"fract{WIDTH[t]}({a[0]})",
   "frexp_mant": _by_width1("frexp_mant"),
   "frexp_exp": lambda a, ts, t: f"frexp_exp64({a[0]})",
-  "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
+  "div_fixup": lambda a, ts, t: f"div_fixup{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})",
+  "med3_num": lambda a, ts, t: f"med3_num32({a[0]}, {a[1]}, {a[2]})" if t != "f64" else None,
+  "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "rbf16": lambda a, ts, t: f"F32(f2bf16({a[0]}) << 16)", "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
   "cvt_int": lambda a, ts, t: f"cvt_int((double){a[0]}, {a[1]}.0, {a[2]}.0)",
   "cmp_class": lambda a, ts, t: f"cmp_class_bits({vstore_bits(ts[0], a[0])}, {WIDTH[ts[0]]}, {MANT_BITS[ts[0]]}, {a[1]})",
   "clamp01": lambda a, ts, t: f"clamp01_{64 if t == 'f64' else 32}({a[0]})",
@@ -228,14 +230,14 @@ def c_rows(sem=None, scalar:bool=False) -> dict[str, bool]:
       else: prog = program.valu(ops.Valu(name, 0, [Src(256 + i) for i in range(len(row.srcs))]), sem, False, False)
       CBody(lambda e: "x").lines(prog)
       if row.dst is not None: vstore_bits(row.dst, "x")
-      out[name] = not any(t == "bf16" for t in row.source_types())
+      out[name] = True
     except (NoNative, Unsupported): out[name] = False
   return out
 
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """Raw register bits (uint32_t, or uint64_t for 64-bit types) as ISA type t; 16-bit types take the low or high half."""
   if t == "f16": return f"h2f((uint16_t)({raw}{' >> 16' if hi else ''}))"
-  if t == "bf16": raise NoNative(f"operand type {t}")
+  if t == "bf16": return f"F32((uint32_t)(uint16_t)({raw}{' >> 16' if hi else ''}) << 16)"  # widened exactly to f32
   if WIDTH[t] == 16: return f"(({CTYPE[t]})({raw}{' >> 16' if hi else ''}))"
   if t in ("b32", "u32", "b64", "u64"): return raw
   if t in ("i32", "i64"): return f"(({CTYPE[t]})({raw}))"
@@ -248,6 +250,7 @@ def vstore_bits(t:str, expr:str) -> str:
   if t == "f32": return f"U32F({expr})"
   if t == "f64": return f"U64F({expr})"
   if t == "f16": return f"f2h({expr})"
+  if t == "bf16": return f"f2bf16({expr})"
   return f"(uint64_t)({expr})" if WIDTH[t] == 64 else f"(uint32_t)({expr})"
 
 MEM_KIND = {"u8": ("uint8_t", 1), "i8": ("int8_t", 1), "u16": ("uint16_t", 2), "i16": ("int16_t", 2), "u32": ("uint32_t", 4)}
@@ -361,7 +364,7 @@ class CTranslator(Reads):
   def vstore(self, d:int, t:str, val:str, hi:bool=False) -> list[str]:
     """Lines writing a typed lane value to VGPR d (and d+1 for 64-bit types); a 16-bit value to one half of d."""
     if WIDTH[t] == 16:
-      if t == "f16": val = f"f2h({val})"
+      if t in ("f16", "bf16"): val = vstore_bits(t, val)
       self.vregs.add(d)
       if hi: return [f"V({d})[l] = (V({d})[l] & 0xffffu) | ((uint32_t)(uint16_t)({val}) << 16);"]
       return [f"V({d})[l] = (V({d})[l] & 0xffff0000u) | (uint16_t)({val});"]

@@ -160,10 +160,17 @@ static inline uint32_t sdwa_put(uint32_t r, uint32_t old, int shift, int width, 
   static inline T qnan##W(T x) { return x != x ? quiet##W(x) : x; }
 IEEE_MINMAX(32, float)
 IEEE_MINMAX(64, double)
-static inline float fmed3_32(float a, float b, float c, int ieee) {
-  if (a != a || b != b || c != c) return ieee ? fmin_ieee32(fmin_ieee32(a, b), c) : fmin32(fmin32(a, b), c);
+static inline float med3_32(float a, float b, float c) {
   float m = fmax32(fmax32(a, b), c);
   return m == a ? fmax32(b, c) : m == b ? fmax32(a, c) : fmax32(a, b);
+}
+static inline float fmed3_32(float a, float b, float c, int ieee) {
+  if (a != a || b != b || c != c) return ieee ? fmin_ieee32(fmin_ieee32(a, b), c) : fmin32(fmin32(a, b), c);
+  return med3_32(a, b, c);
+}
+/* RDNA4 v_med3_num (numpy_runtime.med3_num): a NaN operand makes it min3_num */
+static inline float med3_num32(float a, float b, float c) {
+  return (a != a || b != b || c != c) ? min_num32(min_num32(a, b), c) : med3_32(a, b, c);
 }
 /* v_div_fmas_f32 (numpy_runtime.div_fmas, errata div-fmas-scale): where VCC is set, 2^64 * (a*b + c) when c's biased
  * exponent is above 127, else 2^-64 * (a*b + c), rounded once: the product is exact in double, the sum is rounded to
@@ -188,12 +195,13 @@ static inline float d2f_odd(double x) {
   return F32(b | 1u);
 }
 static inline float d2h(double x) { return r16(d2f_odd(x)); }
-/* a double rounded once to bf16 bits (numpy_runtime.bf16bits_f64): to odd at float precision, then to nearest even */
-static inline uint32_t d2bf16(double x) {
-  float f = d2f_odd(x);
-  uint32_t u = U32F(f);
-  return (f != f ? u | 0x400000u : u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+/* a float rounded to bf16 bits (numpy_runtime.bf16bits): to nearest even; a NaN stays a NaN, quieted */
+static inline uint32_t f2bf16(float x) {
+  uint32_t u = U32F(x);
+  return (x != x ? u | 0x400000u : u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
 }
+/* a double rounded once to bf16 bits (numpy_runtime.bf16bits_f64): to odd at float precision, then to nearest even */
+static inline uint32_t d2bf16(double x) { return f2bf16(d2f_odd(x)); }
 /* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
  * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
 static inline double dnan64(double a, double r) { return (r != r && a == a) ? F64(0x7ff8000000000000ull) : r; }
@@ -268,6 +276,28 @@ static inline uint32_t perm(uint32_t s0, uint32_t s1, uint32_t sel) {
   }
   return out;
 }
+
+/* v_div_fixup_f16/f32/f64 (numpy_runtime.div_fixup): the special cases of the quotient s0 = s2 / s1, latest rule first:
+ * a NaN operand quieted (S2's first), 0/0 and inf/inf the negative default NaN, x/0 and inf/y infinity, x/inf and
+ * 0/y zero, the manual's UNDERFLOW (f32/f64) zero, errata div-fixup-nan (f32/f64: a NaN estimate is infinity), else
+ * |s0| with the quotient's sign. A half is carried as a float. */
+static inline int64_t bexp32(float x) { return (U32F(x) >> 23) & 0xff; }
+static inline int64_t bexp64(double x) { return (int64_t)((U64F(x) >> 52) & 0x7ff); }
+static inline int64_t bexp16(float x) { (void)x; return 0; }
+#define DIV_FIXUP(W, T, FABS, DEFAULT_NAN, UNDERFLOW) \
+  static inline T div_fixup##W(T s0, T s1, T s2) { \
+    if (s2 != s2) return quiet##W(s2); \
+    if (s1 != s1) return quiet##W(s1); \
+    if ((s1 == 0 && s2 == 0) || (isinf(s1) && isinf(s2))) return DEFAULT_NAN; \
+    int neg = !signbit(s1) != !signbit(s2); \
+    if (s1 == 0 || isinf(s2)) return neg ? -(T)INFINITY : (T)INFINITY; \
+    if (isinf(s1) || s2 == 0 || (UNDERFLOW && bexp##W(s2) - bexp##W(s1) < UNDERFLOW)) return neg ? -(T)0.0 : (T)0.0; \
+    if (W != 16 && s0 != s0) return neg ? -(T)INFINITY : (T)INFINITY; \
+    return neg ? -FABS(s0) : FABS(s0); \
+  }
+DIV_FIXUP(16, float, fabsf, h2f(0xfe00), 0)
+DIV_FIXUP(32, float, fabsf, F32(0xffc00000u), -150)
+DIV_FIXUP(64, double, fabs, F64(0xfff8000000000000ull), -1075)
 
 /* *** v_wmma_* over a wave32 (numpy_runtime.wmma: the same layouts; products summed in K order in double, exact for
  * the integer forms, then C added and the sum rounded once) *** */
