@@ -449,6 +449,8 @@ class CTranslator(Reads):
     if self.wave != 32: raise NoNative("WMMA in a wave64 wave")
     if op.kind_in not in self.WMMA_KINDS or op.kind_out not in self.WMMA_OUT or op.layout not in ("rdna3", "rdna4"):
       raise NoNative(f"WMMA {op.kind_in} -> {op.kind_out} ({op.layout})")
+    per_reg = {"f16": 2, "bf16": 2, "iu8": 4, "iu4": 8}[op.kind_in]
+    if len(op.a) * per_reg * (2 if op.layout == "rdna4" else 1) > 64: raise NoNative("a WMMA K past the prelude's WMMA_MAX_K")
     self.vregs |= {*op.a, *op.b, *op.c, *range(op.dst, op.dst + len(op.c))}
     arr = lambda name, regs: f"static const int {name}[] = {{{', '.join(map(str, regs))}}};"
     self.out(f"{{ {arr('wa_', op.a)} {arr('wb_', op.b)} {arr('wc_', op.c)} wmma(v, wa_, wb_, wc_, {len(op.a)}, {op.dst}, "

@@ -303,6 +303,7 @@ DIV_FIXUP(64, double, fabs, F64(0xfff8000000000000ull), -1075)
  * the integer forms, then C added and the sum rounded once) *** */
 enum { WMMA_F16, WMMA_BF16, WMMA_IU8, WMMA_IU4 };        /* A/B element kinds: 2, 2, 4, 8 a VGPR, low bits first */
 enum { WMMA_OUT_F32, WMMA_OUT_F16, WMMA_OUT_BF16, WMMA_OUT_I32 };
+#define WMMA_MAX_K 64   /* backends/c.py declines a form with a longer K */
 static inline double wmma_elem(const uint32_t *v, const int *regs, int kind, int sgn, int lane, int idx) {
   int per = kind <= WMMA_BF16 ? 2 : kind == WMMA_IU8 ? 4 : 8, bits = 32 / per;
   uint32_t e = (V(regs[idx / per])[lane] >> (bits * (idx % per))) & ((1u << bits) - 1);
@@ -318,15 +319,18 @@ static void wmma(uint32_t *v, const int *a, const int *b, const int *c, int nab,
   int per = kin <= WMMA_BF16 ? 2 : kin == WMMA_IU8 ? 4 : 8, E = nab * per, K = rdna4 ? 2 * E : E;
   int packed = rdna4 && kout == WMMA_OUT_F16;
   uint32_t out[8][32];
+  double A[16][WMMA_MAX_K], B[16][WMMA_MAX_K];   /* A's rows and B's columns, each element decoded once */
+  for (int r = 0; r < 16; r++)
+    for (int k = 0; k < K; k++) {
+      int half = rdna4 ? 16 * (k / E) : 0, idx = rdna4 ? k % E : k;
+      A[r][k] = wmma_elem(v, a, kin, sa, r + half, idx);
+      B[r][k] = wmma_elem(v, b, kin, sb, r + half, idx);
+    }
   for (int l = 0; l < 32; l++) {
     for (int j = 0; j < 8; j++) {
       int row = rdna4 ? j + 8 * (l / 16) : 2 * j + l / 16, col = l % 16;
-      double acc = 0;
-      for (int k = 0; k < K; k++) {
-        int half = rdna4 ? 16 * (k / E) : 0, idx = rdna4 ? k % E : k;
-        double p = mul64(wmma_elem(v, a, kin, sa, row + half, idx), wmma_elem(v, b, kin, sb, col + half, idx));
-        acc = k ? add64(acc, p) : p;
-      }
+      double acc = mul64(A[row][0], B[col][0]);
+      for (int k = 1; k < K; k++) acc = add64(acc, mul64(A[row][k], B[col][k]));
       uint32_t cw = V(c[packed ? j / 2 : j])[l];
       if (kout == WMMA_OUT_I32) {
         double r = acc + (double)(int32_t)cw;
