@@ -264,10 +264,10 @@ def _wmma_run(inst, a_regs:np.ndarray, b_regs:np.ndarray, c_regs:np.ndarray) -> 
 
 def _cd_element(j:int, lane:int) -> tuple[int, int]: return 2 * j + lane // 16, lane % 16  # RDNA3: (row, column)
 
-def test_wmma_i32_iu4_with_signs(monkeypatch):
+@both
+def test_wmma_i32_iu4_with_signs():
   """A (rows) and B (columns) as 16 nibbles in 2 VGPRs of lanes 0-15 (lanes 16-31 replicate them); NEG bit 0/1 make
   A/B signed; clamp saturates D = A x B + C."""
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend does not translate WMMA
   ra, rb = rng.integers(0, 16, (16, 16)), rng.integers(0, 16, (16, 16))  # [row, k], [column, k] as raw nibbles
   pack = lambda m: np.tile(np.array([[sum(int(m[l, 8 * r + k]) << 4 * k for k in range(8)) for l in range(16)] for r in range(2)], U), (1, 2))
   c = u32s()[None].repeat(8, 0)
@@ -311,10 +311,10 @@ def test_wmma_bf16_rounds_once_into_the_chosen_half(monkeypatch):
 @pytest.mark.parametrize("ctrl, src", [
   (0x153, lambda i: 3), (0x15f, lambda i: 15), (0x165, lambda i: i ^ 5), (0x16f, lambda i: i ^ 15),
   (0x123, lambda i: (i - 3) % 16), (0x141, lambda i: (i & 8) | (7 - (i & 7))), (0x10f, lambda i: i + 15 if i == 0 else None)])
-def test_dpp16_controls(ctrl, src, monkeypatch):
+@both
+def test_dpp16_controls(ctrl, src):
   """Lane i of each row of 16 reads lane src(i) of its row (None: off the row, the lane is not written)."""
   from test_rdna_isa import _dpp_mov
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend declines DPP
   got = _dpp_mov(dpp=ctrl)
   want = [1000 + lane if src(lane % 16) is None else lane // 16 * 16 + src(lane % 16) for lane in range(32)]
   np.testing.assert_array_equal(got, want)
