@@ -1,8 +1,9 @@
 """CDNA execution (gfx942 cdna3, gfx950 cdna4): each GFX9 delta on hand-assembled wave64 kernels (tinygrad's cdna DSL),
 against references written here from the CDNA3 ISA pseudocode (tinygrad.runtime.autogen.amd.cdna.str_pcode) and AMD's
 matrix-instruction layouts, not from the tables under test. A test with a `path` parameter runs on the numpy path and on
-the C path and asserts which one ran. The others run on numpy only, where the C backend declines the kernel (MFMA,
-DPP, v_readlane with a lane operand, fma_f16: counted in coverage as numpy-only) or it raises before C could run."""
+the C path and asserts which one ran. The others run on numpy only: the C backend declines their kernel (MFMA,
+MUBUF), or it raises before C could run, or (GFX9 DPP, v_readlane with a lane operand, fma_f16, which C now renders)
+they have not been given a path parameter yet."""
 from __future__ import annotations
 from fractions import Fraction
 import numpy as np

@@ -131,7 +131,7 @@ FLOAT_SALU = {
                            w, exact_nan=True, t1=t)
      for n, f in (("min_num", minmax_num), ("max_num", minmax_num), ("minimum", minimum_maximum), ("maximum", minimum_maximum))
      for w, t in (("f32", F32), ("f16", F16))},
-  **{f"{n}_{w}": float_row(getattr(I, f"s_{n}_{w}"), t, (lambda fn: lambda a, b: bits_of(ieee(fn, a)))(fn), w, native=w == "f32")
+  **{f"{n}_{w}": float_row(getattr(I, f"s_{n}_{w}"), t, (lambda fn: lambda a, b: bits_of(ieee(fn, a)))(fn), w)
      for n, fn in (("ceil", np.ceil), ("floor", np.floor), ("trunc", np.trunc), ("rndne", np.rint)) for w, t in (("f32", F32), ("f16", F16))},
   "cvt_f32_i32": float_row(I.s_cvt_f32_i32, np.int32, lambda a, b: round_exact(Fraction(int(a)), F32), "f32"),
   "cvt_f32_u32": float_row(I.s_cvt_f32_u32, np.uint32, lambda a, b: round_exact(Fraction(int(a)), F32), "f32"),
@@ -140,7 +140,7 @@ FLOAT_SALU = {
   "cvt_f16_f32": float_row(I.s_cvt_f16_f32, F32, lambda a, b: round_exact(Fraction(float(a)), F16) if np.isfinite(a) and a != 0
                            else bits_of(np.float16(a)), "f16"),
   "cvt_f32_f16": float_row(I.s_cvt_f32_f16, F16, lambda a, b: bits_of(np.float32(a)), "f32"),
-  "cvt_pk_rtz_f16_f32": float_row(I.s_cvt_pk_rtz_f16_f32, F32, lambda a, b: rtz_f16(a) | rtz_f16(b) << 16, "pk16", native=False, t1=F32),
+  "cvt_pk_rtz_f16_f32": float_row(I.s_cvt_pk_rtz_f16_f32, F32, lambda a, b: rtz_f16(a) | rtz_f16(b) << 16, "pk16", t1=F32),
 }
 
 SPECIAL32 = [0, 0x80000000, 0x3f800000, 0xbf800000, 0x3fc00000, 0x1, 0x807fffff, 0x7f7fffff, 0xff7fffff, 0x7f800000,
@@ -394,17 +394,17 @@ def test_global_24bit_ioffset(path, monkeypatch):
   np.testing.assert_array_equal(out[0x20000:0x20020], np.arange(32) + 200)
   np.testing.assert_array_equal(out[0x61000:0x61020], np.arange(32) + 101)  # 0x180000 + 0x4000, loaded from 0x100000
 
-def test_scratch_vscratch_and_gfx12_tmpring_width(monkeypatch):
+@pytest.mark.parametrize("path", PATHS)
+def test_scratch_vscratch_and_gfx12_tmpring_width(path, monkeypatch):
   # COMPUTE_TMPRING_SIZE.WAVESIZE is 18 bits on gfx12: a slot of 2^15 + 1 units (bit 27 set) gives each lane
   # 262152 bytes, so a store at offset 262144 is inside it (read as gfx11's 15 bits it would be one unit, 8 bytes)
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # kernels with scratch run on the numpy path only
   out = aligned(4 * 32, 256).view(np.uint32)
   tmpring = ((1 << 15) | 1) << 12
   body = [I.v_mov_b32_e32(v[3], 0x40000), I.v_add_nc_u32_e32(v[4], 7, v[0]),
           I.scratch_store_b32(vaddr=v[3], vsrc=v[4], ioffset=4, sve=1), I.scratch_load_b32(vdst=v[2], vaddr=v[3], ioffset=4, sve=1),
           I.s_wait_loadcnt(simm16=0), I.v_lshlrev_b32_e32(v[1], 2, v[0]),
           I.global_store_b32(vaddr=v[1:2], vsrc=v[2], saddr=s[4:5], ioffset=0), I.s_endpgm()]
-  run(kernel(*body), out, None, "numpy", None, rsrc2=RSRC2 | 1, tmpring=tmpring)
+  run(kernel(*body), out, None, path, monkeypatch, rsrc2=RSRC2 | 1, tmpring=tmpring)
   np.testing.assert_array_equal(out, np.arange(32) + 7)
 
 # *** WMMA ***
@@ -432,8 +432,8 @@ def wmma_case(kind_out:str, seed:int=1):
 @pytest.mark.parametrize("kind_out", ["f32", "f16"])
 def test_wmma_rdna4_layout(kind_out, monkeypatch):
   # v_wmma_*_16x16x16_f16 on RDNA4: A and B in 4 VGPRs, C/D in 8 (f32) or 4 (f16, packed); numpy path (the C
-  # translation declines VOP3P)
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  # translation declines RDNA4's float WMMA, which numpy sums exactly)
+  path = "numpy"
   regs, want = wmma_case(kind_out)
   ncd = regs.shape[1] - 8
   inp = aligned(4 * regs.size, 256).view(np.uint32)
@@ -448,7 +448,7 @@ def test_wmma_rdna4_layout(kind_out, monkeypatch):
           I.v_mul_u32_u24_e32(v[1], 4 * ncd, v[0]),
           *(I.global_store_b128(vaddr=v[1:2], vsrc=v[24 + 4 * i:27 + 4 * i], saddr=s[4:5], ioffset=16 * i) for i in range(ncd // 4)),
           I.s_endpgm()]
-  run(kernel(*body), out, inp, "numpy", None)
+  run(kernel(*body), out, inp, path, monkeypatch)
   np.testing.assert_array_equal(out.reshape(32, ncd), want)
 
 # *** renames ***

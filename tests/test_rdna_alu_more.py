@@ -135,8 +135,8 @@ def permlane_ref(x:list[int], old:list[int], active:list[bool], sel:int, cross:b
 SEL = 0x0123456789abcdef_fedcba9876543210
 EXEC_PATTERN = 0x5f5f_ff00  # lanes 8-15, 16-20, 22 and 24-28, 30 active: some sources inactive
 
-def test_permlane16_over_rows_with_inactive_sources(monkeypatch):
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend does not translate cross-lane permutes: numpy only
+@both
+def test_permlane16_over_rows_with_inactive_sources():
   from tinygrad.renderer.amd.dsl import EXEC_LO
   active = [bool(EXEC_PATTERN >> i & 1) for i in range(32)]
   for fn, cross in ((I.v_permlane16_b32, False), (I.v_permlanex16_b32, True)):
@@ -147,11 +147,17 @@ def test_permlane16_over_rows_with_inactive_sources(monkeypatch):
       want = permlane_ref([int(x) for x in A], [int(x) for x in C], active, SEL, cross, bool(opsel & 1), bool(opsel & 2))
       np.testing.assert_array_equal(got, np.array(want, U), err_msg=f"{fn} op_sel {opsel}")
 
-@pytest.mark.parametrize("stepper", [False, True])
-def test_permlane_in_wave64(stepper, monkeypatch):
+@both
+def test_permlane_in_wave64():
   """wave64: four rows of 16 (x16 pairs rows 0-1 and 2-3); v_permlane64_b32 swaps the wave's halves."""
-  from test_rdna_wave64 import run64, store
+  permlane_in_wave64(stepper=False)
+
+def test_permlane_in_wave64_on_the_stepper(monkeypatch):
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  permlane_in_wave64(stepper=True)
+
+def permlane_in_wave64(stepper:bool):
+  from test_rdna_wave64 import run64, store
   sel = 0x02468ace13579bdf_fdb97531eca86420
   body = [I.v_mul_lo_u32(v[2], v[0], 3), I.s_mov_b32(s[20], sel & 0xffffffff), I.s_mov_b32(s[21], sel >> 32),
           I.v_permlane16_b32(v[3], v[2], s[20], s[21]), *store(0, v[3]), I.v_permlanex16_b32(v[3], v[2], s[20], s[21]),
@@ -162,8 +168,8 @@ def test_permlane_in_wave64(stepper, monkeypatch):
   np.testing.assert_array_equal(out[1], permlane_ref(x, x, on, sel, True, False, False))
   np.testing.assert_array_equal(out[2], [x[i ^ 32] for i in range(64)])
 
-def test_permlane64_is_a_nop_in_wave32(monkeypatch):
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+@both
+def test_permlane64_is_a_nop_in_wave32():
   got = run_op(I.v_mov_b32_e32(v[4], v[4]), A, B, C, [I.v_mov_b32_e32(v[4], v[5]), I.v_permlane64_b32_e32(v[4], v[2])])
   np.testing.assert_array_equal(got, C)
 
@@ -258,10 +264,10 @@ def _wmma_run(inst, a_regs:np.ndarray, b_regs:np.ndarray, c_regs:np.ndarray) -> 
 
 def _cd_element(j:int, lane:int) -> tuple[int, int]: return 2 * j + lane // 16, lane % 16  # RDNA3: (row, column)
 
-def test_wmma_i32_iu4_with_signs(monkeypatch):
+@both
+def test_wmma_i32_iu4_with_signs():
   """A (rows) and B (columns) as 16 nibbles in 2 VGPRs of lanes 0-15 (lanes 16-31 replicate them); NEG bit 0/1 make
   A/B signed; clamp saturates D = A x B + C."""
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend does not translate WMMA
   ra, rb = rng.integers(0, 16, (16, 16)), rng.integers(0, 16, (16, 16))  # [row, k], [column, k] as raw nibbles
   pack = lambda m: np.tile(np.array([[sum(int(m[l, 8 * r + k]) << 4 * k for k in range(8)) for l in range(16)] for r in range(2)], U), (1, 2))
   c = u32s()[None].repeat(8, 0)
@@ -305,10 +311,10 @@ def test_wmma_bf16_rounds_once_into_the_chosen_half(monkeypatch):
 @pytest.mark.parametrize("ctrl, src", [
   (0x153, lambda i: 3), (0x15f, lambda i: 15), (0x165, lambda i: i ^ 5), (0x16f, lambda i: i ^ 15),
   (0x123, lambda i: (i - 3) % 16), (0x141, lambda i: (i & 8) | (7 - (i & 7))), (0x10f, lambda i: i + 15 if i == 0 else None)])
-def test_dpp16_controls(ctrl, src, monkeypatch):
+@both
+def test_dpp16_controls(ctrl, src):
   """Lane i of each row of 16 reads lane src(i) of its row (None: off the row, the lane is not written)."""
   from test_rdna_isa import _dpp_mov
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend declines DPP
   got = _dpp_mov(dpp=ctrl)
   want = [1000 + lane if src(lane % 16) is None else lane // 16 * 16 + src(lane % 16) for lane in range(32)]
   np.testing.assert_array_equal(got, want)

@@ -60,8 +60,8 @@ def test_vop3p_inline_constant(path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_writelane_constant_lane(path):
-  """A constant lane index (a 0-d lane mask in the numpy backend); the C backend declines v_writelane."""
-  got = lanes([I.v_mov_b32_e32(v[2], 7), I.s_mov_b32(s[8], 99), I.v_writelane_b32(v[2], s[8], 5)], path, False)
+  """A constant lane index (a 0-d lane mask in the numpy backend; one lane's store in C)."""
+  got = lanes([I.v_mov_b32_e32(v[2], 7), I.s_mov_b32(s[8], 99), I.v_writelane_b32(v[2], s[8], 5)], path, True)
   assert got[5] == 99 and (np.delete(got, 5) == 7).all()
 
 def test_table_names_its_tests():
@@ -185,12 +185,12 @@ def test_div_scale_vcc(path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_div_fixup_nan_estimate(path):
-  """errata div-fixup-nan: v_div_fixup_f32 with a NaN estimate S0 gives infinity with the quotient's sign; the C
-  backend declines v_div_fixup, so numpy runs it."""
+  """errata div-fixup-nan: v_div_fixup_f32 with a NaN estimate S0 gives infinity with the quotient's sign (both paths:
+  numpy_runtime.div_fixup and prelude.c's div_fixup32)."""
   for den, want in ((3.0, 0x7f800000), (-3.0, 0xff800000)):
     body = [I.v_mov_b32_e32(v[3], 0x7fc00001), I.v_mov_b32_e32(v[4], f32(den)), I.v_mov_b32_e32(v[5], f32(1.0)),
             I.v_div_fixup_f32(v[2], v[3], v[4], v[5])]
-    assert (lanes(body, path, False) == want).all()
+    assert (lanes(body, path, True) == want).all()
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("ieee", [True, False])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tinygrad import dtypes
-from tinygrad.renderer.amd.dsl import v
+from tinygrad.renderer.amd.dsl import v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.backends.c import c_rows
 from mockgpu.compiler.rdna.semantics.lang import free_names
@@ -35,6 +35,12 @@ KERNELS = {
   "argmax": lambda: cpu(F(30, 50)).argmax(axis=1),
   "half_casts": lambda: (cpu(F(500)).cast(dtypes.half) + cpu(F(500)).cast(dtypes.half)).maximum(0).cast(dtypes.float32),
   "float64": lambda: (cpu(F(100).astype(np.float64)) * cpu(F(100).astype(np.float64))).maximum(cpu(F(100).astype(np.float64))),
+  "float64_sqrt_recip": lambda: (cpu(F(100).astype(np.float64)).abs() + 0.25).sqrt().reciprocal(),
+  "half_transcendentals": lambda: (cpu(F(300)).cast(dtypes.half).exp2() + cpu(F(300)).abs().cast(dtypes.half).log2()
+                                   + cpu(F(300)).cast(dtypes.half).sin()).cast(dtypes.float32),
+  "half_matmul_wmma": lambda: (cpu(F(64, 64)).cast(dtypes.half) @ cpu(F(64, 64)).cast(dtypes.half)).float(),
+  "half_acc_matmul_wmma": lambda: cpu(F(64, 64)).cast(dtypes.half).matmul(cpu(F(64, 64)).cast(dtypes.half), dtype=dtypes.half),
+  "int8_matmul_wmma": lambda: cpu(N(-128, 128, 64, 64, dt=np.int8)).matmul(cpu(N(-128, 128, 64, 64, dt=np.int8)), dtype=dtypes.int32),
 }
 
 def build(name:str):
@@ -162,11 +168,18 @@ def test_source_and_output_modifiers_same_bits(mods, monkeypatch):
 def test_uncovered_instruction_keeps_the_numpy_path(monkeypatch):
   _path(monkeypatch, "native")
   from mockgpu.emulators.rdna import native
-  why = "fma(f16, f16, f16) has no C form"  # C has no f16 fma that rounds once
+  why = "a row with two results"  # v_div_scale_f32 (D and VCC): a numpy-only row (c_rows lists them)
   before = native.declined[why]
-  a, zero = _operands(0), np.zeros(32, np.uint32)
-  got = run_op(I.v_pk_fma_f16(v[4], v[2], v[3], v[5]), a, a, zero)
+  x = np.full(32, 1.5, np.float32).view(np.uint32)
+  got = run_op(I.v_div_scale_f32(v[4], VCC_LO, v[2], v[3], v[5]), x, x, x)
   assert native.declined[why] == before + 1
+  np.testing.assert_array_equal(got.view(np.float32), np.full(32, 1.5, np.float32))  # no special case: S0 unscaled
+
+def test_packed_half_fma_same_bits(monkeypatch):
+  """v_pk_fma_f16 (both halves rounded once, prelude fma16) on both paths, and against the exact product rounded once."""
+  a, zero = _operands16(0), np.zeros(32, np.uint32)
+  same_bits(monkeypatch, I.v_pk_fma_f16(v[4], v[2], v[3], v[5]), [a, a, zero], "pk_fma_f16")
+  got = run_op(I.v_pk_fma_f16(v[4], v[2], v[3], v[5]), a, a, zero)
   h = a.view(np.float16)
   with np.errstate(over="ignore", invalid="ignore"): want = (h.astype(np.float64) * h).astype(np.float16)  # exact, rounded once
   np.testing.assert_array_equal(got.view(np.float16)[~np.isnan(want)], want[~np.isnan(want)])

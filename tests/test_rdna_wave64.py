@@ -81,8 +81,8 @@ def test_partial_second_wave():
   out = run64([*store(0, v[0]), I.s_endpgm()], 1, block=100)
   np.testing.assert_array_equal(out[:100], np.arange(100))  # wave 1 holds threads 64..99; lanes 36..63 are off
 
-def test_cross_lane_over_64_lanes(monkeypatch):
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the C backend declines DPP and LDS permutes: numpy only
+@both_paths
+def test_cross_lane_over_64_lanes():
   # ds_bpermute reads lane (addr / 4) % 64: lane l reads lane 63 - l; DPP row_shr:1 works on each of four rows of 16
   dpp = I.VOP1_DPP16(VOP1Op.V_MOV_B32_E32, v[6], src0=DPP, vsrc0=v[0], dpp=0x111, row_mask=15, bank_mask=15, bc=1)
   body = [I.v_sub_nc_u32_e32(v[2], 63, v[0]), I.v_lshlrev_b32_e32(v[2], 2, v[2]), I.ds_bpermute_b32(v[3], v[2], v[0]),

@@ -51,8 +51,8 @@ ERRATA = [
   Erratum("div-fixup-nan", "v_div_fixup_f32 (measured), v_div_fixup_f64 (inferred)", "a NaN estimate S0 propagates",
           "a NaN estimate S0 (NaN-free S1, S2) gives infinity with the quotient's sign: the estimate of an overflowing "
           "quotient is inf - inf in LLVM's Newton chain; f64 by the same rule, without which LLVM's precise f64 "
-          "division returns NaN for an overflowing quotient (tests/test_rdna_division.py)", "numpy_runtime.div_fixup (the C backend declines v_div_fixup)",
-          "test_div_fixup_nan_estimate", "numpy"),
+          "division returns NaN for an overflowing quotient (tests/test_rdna_division.py)", "numpy_runtime.div_fixup, prelude.c div_fixup32/64 (the C backend)",
+          "test_div_fixup_nan_estimate", "fixed"),
   Erratum("omod-ieee", "VOP3 float ops with omod", "omod scales the result", "with IEEE_MODE set (COMPUTE_PGM_RSRC1 "
           "bit 23, set in LLVM's and tinygrad's RDNA3 descriptors) omod is ignored; gfx12 has no IEEE mode",
           "program.valu (ieee from executor.ieee_mode, semantics IEEE_MODE_BIT; every backend)", "test_omod_ieee",

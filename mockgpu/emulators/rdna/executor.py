@@ -208,11 +208,11 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP and not private else None
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP else None
     coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
-    used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0) if k is not None else \
+    used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private) if k is not None else \
            _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
   except (UnsupportedInstruction, KernelTrap) as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is

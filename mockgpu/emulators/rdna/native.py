@@ -27,7 +27,7 @@ MAX_WAVES_PER_GROUP = 32  # the waves of one workgroup the C scheduler (c/prelud
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
 RELATIVE, BAD_JUMP, TRAPPED = 10, 11, 12  # c/prelude.c: a wave's stops besides faults
-LDS_SPACE, MISALIGNED = 1, 2  # c/prelude.c: a fault's space, | MISALIGNED for a misaligned atomic
+LDS_SPACE, MISALIGNED, SCRATCH_SPACE = 1, 2, 4  # c/prelude.c: a fault's space, | MISALIGNED for a misaligned atomic
 
 declined:collections.Counter = collections.Counter()  # why kernels stayed on the numpy path, for `mockgpu info`-style reports
 
@@ -39,7 +39,8 @@ class Ctx(ctypes.Structure):
               ("pgm", ctypes.c_uint64), ("budget", ctypes.c_int64), ("used", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
               ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p), ("wgs", ctypes.c_void_p), ("cur_wave", ctypes.c_int64),
-              ("vgprs", ctypes.c_int64)]
+              ("vgprs", ctypes.c_int64), ("scratch", ctypes.c_void_p), ("private_size", ctypes.c_int64),
+              ("fault_off", ctypes.c_int64), ("scratch_base", ctypes.c_uint64)]
 
 def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
@@ -69,31 +70,32 @@ def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool=Tru
 class Launch:
   """The C context and register buffers of one dispatch geometry, kept for the next dispatch of the same shape
   (tinygrad launches the same kernel over and over): a launch then only updates the user SGPRs and the budget."""
-  def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int):
+  def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int, private:int):
     nuser, id_sgprs, comps = spi_setup(d.rsrc2, d.arch)
     ttmp_x, ttmp_yz = semantics.family(d.arch).TTMP_WORKGROUP_IDS or (-1, -1)  # gfx12's workgroup IDs
     enables = sum(1 << i for i, on in enumerate(id_sgprs) if on)
-    per_wg = wpg * (256 + k.nvgpr * k.lanes) * 4 + lds_size
+    per_wg = wpg * (256 + k.nvgpr * k.lanes) * 4 + lds_size + wpg * k.lanes * private
     self.chunk = max(1, min(nwg, CHUNK_BYTES // per_wg))
     self.buffers = (np.empty(self.chunk * wpg * 256, np.uint32), np.empty(self.chunk * wpg * k.nvgpr * k.lanes, np.uint32),
-                    np.empty(max(1, self.chunk * lds_size), np.uint8))
+                    np.empty(max(1, self.chunk * lds_size), np.uint8), np.empty(max(1, self.chunk * wpg * k.lanes * private), np.uint8))
     self.ctx = c = Ctx(s=self.buffers[0].ctypes.data, v=self.buffers[1].ctypes.data, lds=self.buffers[2].ctypes.data,
                        wpg=wpg, nvgpr=k.nvgpr, lds_size=lds_size, gx=d.grid[0], gy=d.grid[1], gz=d.grid[2],
                        bx=d.block[0], by=d.block[1], bz=d.block[2], nuser=nuser, enables=enables, comps=comps,
-                       ttmp_x=ttmp_x, ttmp_yz=ttmp_yz, vgprs=min(k.nvgpr, allocated_vgprs(d)))
+                       ttmp_x=ttmp_x, ttmp_yz=ttmp_yz, vgprs=min(k.nvgpr, allocated_vgprs(d)),
+                       scratch=self.buffers[3].ctypes.data, private_size=private, scratch_base=d.scratch_base)
     self.user = np.zeros(32, np.uint32)
     c.user = self.user.ctypes.data
     c.wg0, c.waves = 0, self.chunk * wpg
     self.ref, self.nuser, self.generation, self.last_user = ctypes.byref(c), nuser, None, None
 
-def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, wg_ids:np.ndarray, lds_size:int, budget:int, used:int) -> int:
+def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, wg_ids:np.ndarray, lds_size:int, budget:int, used:int, private:int=0) -> int:
   """Run the workgroups wg_ids (linear IDs: this XCC's share) of dispatch d; returns the wave-instructions used so far
   (raises as the numpy path does)."""
   nwg = len(wg_ids)
-  key = (wpg, nwg, lds_size, d.rsrc1, d.rsrc2, d.grid, d.block)
+  key = (wpg, nwg, lds_size, d.rsrc1, d.rsrc2, d.grid, d.block, private, d.scratch_base)
   if (ln:=k.launches.get(key)) is None:
     if len(k.launches) > 16: k.launches.clear()
-    ln = k.launches[key] = Launch(k, d, wpg, nwg, lds_size)
+    ln = k.launches[key] = Launch(k, d, wpg, nwg, lds_size, private)
   c = ln.ctx
   if ln.generation != (mem, mem.generation):
     ln.maps = mem.table()  # kept alive while the C side points at it
@@ -122,6 +124,9 @@ def _error(k:NativeKernel, c:Ctx, status:int, d, budget:int, workgroup:int, wave
   pgm = d.pgm_addr
   where = at_pc(k.names.get(c.fault_pc, "?"), pgm, c.fault_pc)
   wg = d.workgroup(workgroup)
+  if status == FAULT and c.fault_kind == SCRATCH_SPACE:
+    where = outside(where, "private (scratch)", c.fault_off, c.private_size)
+    return GPUPageFault(c.fault_va, c.fault_size, bool(c.fault_write), where, "scratch", workgroup=wg, wave=wave)
   if status == FAULT:
     space = "LDS" if c.fault_kind & LDS_SPACE else "global"
     if c.fault_kind & MISALIGNED: where = misaligned(where, space, c.fault_va, c.fault_size)

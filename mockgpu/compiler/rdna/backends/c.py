@@ -7,7 +7,9 @@ per lane and nothing per instruction. Instructions come from the same operand mo
 programs from the same semantics rows (program.py) as the numpy backend's; c_expr renders a row in C with numpy's
 types, wrap-around and NaN choices spelled out, so both compute the same bits (tests/test_rdna_native.py compares).
 What C cannot express raises NoNative and the kernel keeps the numpy path: rows whose helpers have no C form
-(c_rows() lists the rest), 16-bit float flushing, packed math, WMMA, DPP, scratch, LDS atomics and permutes.
+(c_rows() lists the rest), 16-bit float flushing, MUBUF, MFMA, kernels past MAX_INSTRUCTIONS. Cross-lane reads (DPP,
+permlane, ds_swizzle/permute) gather their source lanes into a wave array first (cross_lane), from the operand model's
+lane tables; WMMA is the prelude's wmma over the row's kinds and the family's layout.
 
 Registers, per wave: `s` uint32 [256] (SCC is s[253]), `v` uint32 [nvgpr][WAVE] (32 or 64 lanes; wave64 lane masks are
 SGPR pairs, read and written through the prelude's MASK/SET_MASK). A block is a label; a branch is a goto
@@ -83,27 +85,41 @@ def _ieee_minmax(prefix:str):
   IEEE mode, is the constant 1."""
   return lambda a, ts, t: f"{prefix}{'_ieee' if a[2:] == ['1'] else ''}{64 if t == 'f64' else 32}({a[0]}, {a[1]})"
 
+def _in_double(fmt:str):
+  """A helper numpy_runtime computes in float64 and rounds once to the result type (f16: once, by d2h)."""
+  return lambda a, ts, t: ROUND_ONCE[t].format(fmt.format(x=f"(double){a[0]}")) if t in ROUND_ONCE else None
+
+ROUND_ONCE = {"f64": "{}", "f32": "(float)({})", "f16": "d2h({})"}  # a double value as type t, rounded once
+MANT_BITS = {"f16": 10, "f32": 23, "f64": 52}
+
+def _by_width1(prefix:str):
+  """A one-operand float helper the prelude has per width (a half's result is a half: its f32 form serves)."""
+  return lambda a, ts, t: f"{prefix}{64 if t == 'f64' else 32}({a[0]})"
+
 def _f32(fn):
   """A helper C has for f32 operands only."""
   return lambda a, ts, t: fn(a) if ts[0] == "f32" else None
 
 # helper name -> (rendered args, their types, the result type) -> C code, or None where C has no such helper
 C_CALLS = {
-  "fma": lambda a, ts, t: f"fma32({a[0]}, {a[1]}, {a[2]})" if ts == ["f32"] * 3 else None,
+  "fma": lambda a, ts, t: f"fma{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})" if len(set(ts)) == 1 else None,
   "fmax": _ieee_minmax("fmax"), "fmin": _ieee_minmax("fmin"),
   "fmed3": lambda a, ts, t: f"fmed3_32({a[0]}, {a[1]}, {a[2]}, {a[3]})" if t != "f64" else None,
   "quiet": lambda a, ts, t: f"qnan{64 if t == 'f64' else 32}({a[0]})",
   "div_fmas": _f32(lambda a: f"div_fmas32({a[0]}, {a[1]}, {a[2]}, {a[3]})"),
-  "ldexp": _f32(lambda a: f"ldexp32({a[0]}, {a[1]})"),
-  "exp2": _f32(lambda a: f"(float)exp2((double){a[0]})"),
-  "log2": _f32(lambda a: f"log2_32({a[0]})"),
-  "rcp": _f32(lambda a: f"(float)(1.0 / (double){a[0]})"),
-  "rsq": _f32(lambda a: f"rsq32({a[0]})"),
-  "sqrt": _f32(lambda a: f"sqrt32({a[0]})"),
-  "floor": _f32(lambda a: f"floor32({a[0]})"), "ceil": _f32(lambda a: f"ceil32({a[0]})"),
-  "trunc": _f32(lambda a: f"trunc32({a[0]})"), "rint": _f32(lambda a: f"rint32({a[0]})"),
+  "ldexp": lambda a, ts, t: f"ldexp{WIDTH[t]}({a[0]}, {a[1]})",
+  "exp2": _in_double("exp2({x})"), "log2": _in_double("dnan64({x}, log2({x}))"), "rcp": _in_double("1.0 / {x}"),
+  "rsq": _in_double("dnan64({x}, 1.0 / sqrt({x}))"), "sqrt": _in_double("dnan64({x}, sqrt({x}))"),
+  "sin_rev": _in_double("rev64({x}, 0)"), "cos_rev": _in_double("rev64({x}, 1)"),
+  "floor": _by_width1("floor"), "ceil": _by_width1("ceil"), "trunc": _by_width1("trunc"), "rint": _by_width1("rint"),
+  "fract": lambda a, ts, t: f"fract{WIDTH[t]}({a[0]})",
+  "frexp_mant": _by_width1("frexp_mant"),
+  "frexp_exp": lambda a, ts, t: f"frexp_exp64({a[0]})",
+  "div_fixup": lambda a, ts, t: f"div_fixup{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})",
+  "med3_num": lambda a, ts, t: f"med3_num32({a[0]}, {a[1]}, {a[2]})" if t != "f64" else None,
+  "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "rbf16": lambda a, ts, t: f"F32(f2bf16({a[0]}) << 16)", "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
   "cvt_int": lambda a, ts, t: f"cvt_int((double){a[0]}, {a[1]}.0, {a[2]}.0)",
-  "cmp_class": _f32(lambda a: f"cmp_class32({a[0]}, {a[1]})"),
+  "cmp_class": lambda a, ts, t: f"cmp_class_bits({vstore_bits(ts[0], a[0])}, {WIDTH[ts[0]]}, {MANT_BITS[ts[0]]}, {a[1]})",
   "clamp01": lambda a, ts, t: f"clamp01_{64 if t == 'f64' else 32}({a[0]})",
   "ftz": _f32(lambda a: f"ftz32({a[0]})"),
   "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})" if t in ("f64", "f32", "f16", "i32") else None,
@@ -214,14 +230,14 @@ def c_rows(sem=None, scalar:bool=False) -> dict[str, bool]:
       else: prog = program.valu(ops.Valu(name, 0, [Src(256 + i) for i in range(len(row.srcs))]), sem, False, False)
       CBody(lambda e: "x").lines(prog)
       if row.dst is not None: vstore_bits(row.dst, "x")
-      out[name] = not any(t == "bf16" for t in row.source_types())
+      out[name] = True
     except (NoNative, Unsupported): out[name] = False
   return out
 
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """Raw register bits (uint32_t, or uint64_t for 64-bit types) as ISA type t; 16-bit types take the low or high half."""
   if t == "f16": return f"h2f((uint16_t)({raw}{' >> 16' if hi else ''}))"
-  if t == "bf16": raise NoNative(f"operand type {t}")
+  if t == "bf16": return f"F32((uint32_t)(uint16_t)({raw}{' >> 16' if hi else ''}) << 16)"  # widened exactly to f32
   if WIDTH[t] == 16: return f"(({CTYPE[t]})({raw}{' >> 16' if hi else ''}))"
   if t in ("b32", "u32", "b64", "u64"): return raw
   if t in ("i32", "i64"): return f"(({CTYPE[t]})({raw}))"
@@ -234,17 +250,26 @@ def vstore_bits(t:str, expr:str) -> str:
   if t == "f32": return f"U32F({expr})"
   if t == "f64": return f"U64F({expr})"
   if t == "f16": return f"f2h({expr})"
+  if t == "bf16": return f"f2bf16({expr})"
   return f"(uint64_t)({expr})" if WIDTH[t] == 64 else f"(uint32_t)({expr})"
 
 MEM_KIND = {"u8": ("uint8_t", 1), "i8": ("int8_t", 1), "u16": ("uint16_t", 2), "i16": ("int16_t", 2), "u32": ("uint32_t", 4)}
 
-def store_data(ctype:str, reg:int, count:int) -> str:
-  """A C array t_ holding a lane's store data, element j from VGPR reg + j."""
-  return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})V({reg + j})[l]' for j in range(count))}}};"
+def store_data(ctype:str, reg:int, count:int, d16:str|None=None) -> str:
+  """A C array t_ holding a lane's store data, element j from VGPR reg + j (a d16 "hi" store: the high half)."""
+  hi = " >> 16" if d16 == "hi" else ""
+  return f"{ctype} t_[{count}] = {{{', '.join(f'({ctype})(V({reg + j})[l]{hi})' for j in range(count))}}};"
+
+# Kernels past this many instructions stay on numpy: their C takes minutes to build (measured: tinygrad's bf16 matmul
+# kernel, 3.4k instructions with private scratch, 45k lines of C, built in 7 minutes at -O2 on the 2-core CI machine,
+# far past MOCKGPU_CC_TIMEOUT's 60 s), and a dispatch would wait for the build before falling back.
+MAX_INSTRUCTIONS = 2000
 
 class CTranslator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
     if ftz16: raise NoNative("flushed f16/f64 denormals")
+    if sum(len(b.insts) for b in blocks) > MAX_INSTRUCTIONS:
+      raise NoNative(f"a kernel of more than {MAX_INSTRUCTIONS} instructions (its C build would take minutes)")
     self.blocks, self.ftz32, self.sem, self.wave, self.ieee = blocks, ftz32, semantics.family(arch), wave, ieee
     self.index = {b.start: k for k, b in enumerate(blocks)}
     self.lines:list[str] = []
@@ -255,8 +280,11 @@ class CTranslator(Reads):
                      ops.Branch: self.branch, ops.End: lambda op: "return -1;", ops.Barrier: self.barrier,
                      ops.Nop: lambda op: None, ops.Smem: self.smem, ops.Vmem: self.vmem, ops.DsLoad: self.ds_load,
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsAtomic: self.ds_atomic,
-                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed, ops.MovRel: self.movrel,
+                     ops.VAtomic: self.vatomic, ops.Mode: self.mode, ops.Packed: self.packed, ops.WriteLane: self.writelane,
+                     ops.Swap: self.swap, ops.Permlane: self.permlane, ops.DsPermute: self.ds_permute,
+                     ops.DsSwizzle: self.ds_swizzle, ops.Wmma: self.wmma, ops.MovRel: self.movrel,
                      ops.Jump: self.jump, ops.Trap: lambda op: f"return trap(c, {self.pc}, {op.trap_id});"}
+    self.exec_mask = "MASK(126)"  # the lanes an instruction writes (a DPP source narrows them)
 
   def out(self, line:str): self.lines.append("  " + line)
 
@@ -299,13 +327,13 @@ class CTranslator(Reads):
     try: op = ops.lower(inst, self.pc, self.sem)
     except Unsupported: raise NoNative(f"{cls} {name}") from None
     fn = self.emitters.get(type(op))
-    if fn is None or getattr(op, "dpp", None) is not None: raise NoNative(f"{cls} {name}")
+    if fn is None: raise NoNative(f"{cls} {name}")
     try: return fn(op)
     except Unsupported as e: raise NoNative(f"{cls} {name}: {e}") from None
 
   # *** operands (the dispatch on their kind is reads.Reads) ***
   typed = staticmethod(typed)
-  def raw_dpp(self) -> str: raise NoNative("DPP")
+  def raw_dpp(self) -> str: return "g_[l]"  # the gathered source lane (cross_lane)
   def raw_vgpr(self, v:int, width:int) -> str:
     self.vregs |= {v, v + 1} if width > 32 else {v}
     return f"V({v})[l]" if width <= 32 else f"R64(V({v})[l], V({v + 1})[l])"
@@ -329,7 +357,7 @@ class CTranslator(Reads):
     vectorize it; wave64 also has a loop without a test for a prefix of lanes (a workgroup smaller than the wave:
     tinygrad's 32-thread workgroups on the CDNA boards), where the masked loop would test 64 lanes to run 32."""
     masks = masks or {}
-    self.out("{ const lanes_t ex = MASK(126);" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
+    self.out(f"{{ const lanes_t ex = {self.exec_mask};" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
     inner = [*body, *(f"mk{d} |= (lanes_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
     self.out("  if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) {")
     if self.wave == 64:
@@ -345,7 +373,7 @@ class CTranslator(Reads):
   def vstore(self, d:int, t:str, val:str, hi:bool=False) -> list[str]:
     """Lines writing a typed lane value to VGPR d (and d+1 for 64-bit types); a 16-bit value to one half of d."""
     if WIDTH[t] == 16:
-      if t == "f16": val = f"f2h({val})"
+      if t in ("f16", "bf16"): val = vstore_bits(t, val)
       self.vregs.add(d)
       if hi: return [f"V({d})[l] = (V({d})[l] & 0xffffu) | ((uint32_t)(uint16_t)({val}) << 16);"]
       return [f"V({d})[l] = (V({d})[l] & 0xffff0000u) | (uint16_t)({val});"]
@@ -370,6 +398,38 @@ class CTranslator(Reads):
     return body.lines(prog), body, prog
 
   def valu(self, op:ops.Valu):
+    if op.dpp is None: return self.valu_lanes(op)
+    self.dpp = op.dpp
+    try: self.cross_lane(op.dpp.vsrc, *self.dpp_lanes(op.dpp), lambda: self.valu_lanes(op))
+    finally: self.dpp = None
+
+  def dpp_lanes(self, dpp:ops.Dpp) -> tuple[str, str, str]:
+    """A DPP source's lanes as C tables (operands.dpp16_lanes / dpp8_lanes / dpp16_enabled, the numpy path's tables),
+    opening the scope cross_lane closes: each lane's source lane, whether its value is valid, whether it is written."""
+    table = lambda name, xs: f"static const int8_t {name}[{self.wave}] = {{{', '.join(str(int(x)) for x in xs)}}};"
+    fi = int(dpp.fetch_inactive)
+    if dpp.ctrl is None:  # DPP8: every lane written; an inactive source reads 0 unless FI
+      self.out("{ " + table("dsrc_", ops.dpp8_lanes(list(dpp.sels), self.wave)))
+      return "dsrc_[l]", f"((e_ >> dsrc_[l] & 1) || {fi})", "1"
+    src, exists = ops.dpp16_lanes(dpp.ctrl, self.wave)
+    enabled = ops.dpp16_enabled(dpp.row_mask, dpp.bank_mask, self.wave)
+    self.out("{ " + " ".join([table("dsrc_", src % self.wave), table("dex_", exists), table("den_", enabled)]))
+    return "dsrc_[l]", f"(dex_[l] && ((e_ >> dsrc_[l] & 1) || {fi}))", f"((ok_ || {int(dpp.bound_ctrl)}) && den_[l])"
+
+  def cross_lane(self, data:int, src:str, valid:str, write:str, body):
+    """A value from another lane: g_[l] is VGPR data of lane src (read before any lane writes) where valid, else 0;
+    body() then runs over the active lanes that write (EXEC & each lane's write condition). Closes the scope the
+    caller's tables opened."""
+    self.vregs.add(data)
+    self.out(f"  uint32_t g_[WAVE]; lanes_t w_ = 0; const lanes_t e_ = MASK(126);")
+    self.out(f"  for (int l = 0; l < WAVE; l++) {{ int ok_ = {valid}; g_[l] = ok_ ? V({data})[{src}] : 0; "
+             f"if ({write}) w_ |= (lanes_t)1 << l; }}")
+    saved, self.exec_mask = self.exec_mask, "MASK(126) & w_"
+    try: body()
+    finally: self.exec_mask = saved
+    self.out("}")
+
+  def valu_lanes(self, op:ops.Valu):
     lines, body, prog = self.valu_lines(op)
     if "d" in prog.out:
       if op.sdwa_dst is None: lines += self.vstore(op.dst, prog.dst, body.var("d"), op.dst_hi)
@@ -389,6 +449,27 @@ class CTranslator(Reads):
     lines = body.lines(program.packed(op, self.sem, self.ieee))
     self.lanes(lines + self.vstore(op.dst, "b32", body.var("d")), {})
 
+  WMMA_KINDS = {"f16": "WMMA_F16", "bf16": "WMMA_BF16", "iu8": "WMMA_IU8", "iu4": "WMMA_IU4"}  # prelude.c's enums
+  WMMA_OUT = {"f32": "WMMA_OUT_F32", "f16": "WMMA_OUT_F16", "bf16": "WMMA_OUT_BF16", "i32": "WMMA_OUT_I32"}
+
+  def wmma(self, op:ops.Wmma):
+    """v_wmma_*: the prelude's wmma over the wave, given the row's kinds and the family's layout (semantics WMMA,
+    WMMA_LAYOUT): D to the active lanes."""
+    if self.wave != 32: raise NoNative("WMMA in a wave64 wave")
+    # RDNA4's forms are numpy_runtime.wmma_rdna4's: float ones summed exactly (the prelude sums in float64, in K order,
+    # which is exact only while the products' exponents span 53 bits), iu4's K=32 layout and the sparse SWMMAC there
+    if op.layout == "rdna4" and (op.kind_in != "iu8" or getattr(op, "index", None) is not None):
+      raise NoNative(f"RDNA4 WMMA {op.kind_in} -> {op.kind_out} (summed exactly on the numpy path)")
+    if op.kind_in not in self.WMMA_KINDS or op.kind_out not in self.WMMA_OUT or op.layout not in ("rdna3", "rdna4"):
+      raise NoNative(f"WMMA {op.kind_in} -> {op.kind_out} ({op.layout})")
+    per_reg = {"f16": 2, "bf16": 2, "iu8": 4, "iu4": 8}[op.kind_in]
+    if len(op.a) * per_reg * (2 if op.layout == "rdna4" else 1) > 64: raise NoNative("a WMMA K past the prelude's WMMA_MAX_K")
+    self.vregs |= {*op.a, *op.b, *op.c, *range(op.dst, op.dst + len(op.c))}
+    arr = lambda name, regs: f"static const int {name}[] = {{{', '.join(map(str, regs))}}};"
+    self.out(f"{{ {arr('wa_', op.a)} {arr('wb_', op.b)} {arr('wc_', op.c)} wmma(v, wa_, wb_, wc_, {len(op.a)}, {op.dst}, "
+             f"{self.WMMA_KINDS[op.kind_in]}, {self.WMMA_OUT[op.kind_out]}, {int(op.hi)}, {int(op.signed[0])}, "
+             f"{int(op.signed[1])}, {int(op.clamp)}, {int(op.layout == 'rdna4')}, MASK(126)); }}")
+
   def dual(self, op:ops.Dual):
     """VOPD: both ops read their sources before either writes."""
     lines, writes = [], []
@@ -400,11 +481,59 @@ class CTranslator(Reads):
     self.lanes(lines + writes)
 
   def readlane(self, op:ops.ReadLane):
-    if op.lane is not None: raise NoNative("READLANE_B32")
     d = op.dst
-    if d >= 128 and d != SCC: raise NoNative("readfirstlane destination")
+    if d >= 128 and d != SCC: raise NoNative("readlane destination")
     self.vregs.add(op.src)
-    return self.out(f"s[{d}] = V({op.src})[MASK(126) ? FIRST_LANE(MASK(126)) : 0];") if d != NULL else None
+    lane = "MASK(126) ? FIRST_LANE(MASK(126)) : 0" if op.lane is None else f"{self.raw(op.lane, 32, vec=False)} & (WAVE - 1)"
+    return self.out(f"s[{d}] = V({op.src})[{lane}];") if d != NULL else None
+
+  def writelane(self, op:ops.WriteLane):
+    """v_writelane_b32: one lane of VGPR dst, whatever EXEC."""
+    self.vregs.add(op.dst)
+    self.out(f"V({op.dst})[{self.raw(op.lane, 32, vec=False)} & (WAVE - 1)] = {self.raw(op.value, 32, vec=False)};")
+
+  def swap(self, op:ops.Swap):
+    """v_swap_b32 / v_swap_b16 (the chosen 16-bit halves change places)."""
+    if op.halves is None:
+      lines = [f"uint32_t t_ = V({op.a})[l];", f"V({op.a})[l] = V({op.b})[l];", f"V({op.b})[l] = t_;"]
+      self.vregs |= {op.a, op.b}
+      return self.lanes(lines)
+    half = lambda r, hi: f"(V({r})[l] >> 16)" if hi else f"(V({r})[l] & 0xffffu)"
+    (ha, hb) = op.halves
+    self.lanes([f"uint32_t t_ = {half(op.a, ha)}, u_ = {half(op.b, hb)};",
+                *self.vstore(op.a, "u16", "u_", ha), *self.vstore(op.b, "u16", "t_", hb)])
+
+  def permlane(self, op:ops.Permlane):
+    """v_permlane16/x16 (a select nibble per lane from the SGPR pair; FI reads inactive lanes, BOUND_CTRL writes 0 for
+    them) and v_permlane64 (lane ^ 32 of a wave64, active or not; nothing in wave32)."""
+    copy = lambda: self.lanes([f"V({op.dst})[l] = g_[l];"])
+    self.vregs.add(op.dst)
+    if op.width == 64:
+      if self.wave != 64: return
+      self.out("{")
+      return self.cross_lane(op.src, "l ^ 32", "1", "1", copy)
+    sel = f"R64({self.raw(op.sel_lo, 32, vec=False)}, {self.raw(op.sel_hi, 32, vec=False)})"
+    self.out(f"{{ const uint64_t sel_ = {sel};")
+    src = f"((((l >> 4) ^ {int(op.cross)}) << 4) + (int)((sel_ >> (4 * (l & 15))) & 15))"
+    self.cross_lane(op.src, src, f"((e_ >> {src} & 1) || {int(op.fi)})", f"(ok_ || {int(op.bound_ctrl)})", copy)
+
+  def ds_swizzle(self, op:ops.DsSwizzle):
+    """ds_swizzle_b32: the source lanes of operands.swizzle_lanes; an inactive source reads 0."""
+    src = ops.swizzle_lanes(op.offset, self.wave)
+    self.vregs.add(op.dst)
+    self.out(f"{{ static const int8_t ssrc_[{self.wave}] = {{{', '.join(map(str, src))}}};")
+    self.cross_lane(op.data, "ssrc_[l]", "(e_ >> ssrc_[l] & 1)", "1", lambda: self.lanes([f"V({op.dst})[l] = g_[l];"]))
+
+  def ds_permute(self, op:ops.DsPermute):
+    """ds_bpermute_b32: each lane reads the lane its address names (an inactive one reads 0); ds_permute_b32: each
+    active lane writes its data to that lane, the highest lane winning, the others read 0."""
+    self.vregs |= {op.addr, op.data, op.dst}
+    idx = f"(int)(((V({op.addr})[l] + {op.offset}u) >> 2) & (WAVE - 1))"
+    self.out("{ uint32_t g_[WAVE]; const lanes_t e_ = MASK(126);")
+    if op.back: self.out(f"  for (int l = 0; l < WAVE; l++) {{ int k_ = {idx}; g_[l] = (e_ >> k_ & 1) ? V({op.data})[k_] : 0; }}")
+    else: self.out(f"  memset(g_, 0, sizeof g_); for (int l = 0; l < WAVE; l++) if (e_ >> l & 1) g_[{idx}] = V({op.data})[l];")
+    self.lanes([f"V({op.dst})[l] = g_[l];"])
+    self.out("}")
 
   # *** SALU ***
   def swrite(self, d:int, t:str, expr:str) -> list[str]:
@@ -506,18 +635,38 @@ class CTranslator(Reads):
     return f"R64(s[{a.sbase}], s[{a.sbase + 1}]) + (uint64_t)V({a.vaddr})[l] + {off}"
 
   def vmem(self, op:ops.Vmem):
-    if op.seg in ("SCRATCH", "BUFFER") or op.d16: raise NoNative(op.name)
+    if op.seg == "BUFFER": raise NoNative(op.name)
+    if op.seg == "SCRATCH": return self.scratch(op)
     ctype, nbytes = MEM_KIND[op.kind]
     addr, ndw = self.address(op.addr), op.ndw
     if op.load:
-      d = op.reg
-      self.vregs |= set(range(d, d + ndw))
       fetch = f"{ctype} t_[{ndw}]; gload(c, t_, a_, {nbytes}, {ndw}, {self.pc});"
-      return self.lanes([f"uint64_t a_ = {addr};", fetch, *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
+      return self.lanes([f"uint64_t a_ = {addr};", fetch, *self.loaded(op.reg, ndw, op.d16)])
     self.vregs |= set(range(op.reg, op.reg + ndw))
     # every lane's address is checked before any lane writes, as the numpy path does
     self.lanes([f"uint64_t a_ = {addr}; gcheck(c, a_, {nbytes}, {ndw}, 1, {self.pc});"])
-    self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, op.reg, ndw)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
+    self.lanes([f"uint64_t a_ = {addr}; {store_data(ctype, op.reg, ndw, op.d16)}", f"gstore(c, a_, t_, {nbytes}, {ndw});"])
+
+  def scratch(self, op:ops.Vmem):
+    """scratch_load/store: the lane's 32-bit offset (VGPR, SGPR and the instruction's offset) into its private segment
+    (prelude scptr: checked, every lane before any writes)."""
+    ctype, nbytes = MEM_KIND[op.kind]
+    a, ndw = op.addr, op.ndw
+    parts = ([self.raw_vgpr(a.vaddr, 32)] if a.vaddr is not None else []) + \
+            ([self.raw(a.soff, 32, vec=False)] if a.soff is not None else []) + [f"{a.offset & 0xffffffff}u"]
+    off = f"uint32_t o_ = (uint32_t)({' + '.join(parts)});"
+    if op.load:
+      return self.lanes([off, f"{ctype} t_[{ndw}]; memcpy(t_, scptr(c, l, o_, {nbytes * ndw}, 0, {self.pc}), {nbytes * ndw});",
+                         *self.loaded(op.reg, ndw, op.d16)])
+    self.vregs |= set(range(op.reg, op.reg + ndw))
+    self.lanes([off, f"scptr(c, l, o_, {nbytes * ndw}, 1, {self.pc});"])
+    self.lanes([off, store_data(ctype, op.reg, ndw, op.d16), f"memcpy(scptr(c, l, o_, {nbytes * ndw}, 1, {self.pc}), t_, {nbytes * ndw});"])
+
+  def loaded(self, d:int, ndw:int, d16:str|None) -> list[str]:
+    """Lines writing a lane's loaded elements t_ (extended to 32 bits) to VGPRs d..; a d16 load: to one 16-bit half of d."""
+    if d16: return self.vstore(d, "u16", "(uint32_t)t_[0]", d16 == "hi")
+    self.vregs |= set(range(d, d + ndw))
+    return [f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw)]
 
   def ds_address(self, a:int|None, offset:int) -> str:
     """A DS load's or store's LDS address: its VGPR plus offset, or for the ADDTID forms M0[15:0] plus the lane's index * 4."""
@@ -526,23 +675,20 @@ class CTranslator(Reads):
     return f"V({a})[l] + {offset}u"
 
   def ds_load(self, op:ops.DsLoad):
-    if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
     d, ndw = op.dst, op.ndw
-    self.vregs |= set(range(d, d + ndw))
     addr = self.ds_address(op.addr, op.offset)
     # checked lane by lane as it loads: the first lane out of range is still the one reported
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 0, {self.pc});", f"{ctype} t_[{ndw}]; ldsload(lds, t_, {addr}, {nbytes}, {ndw});",
-                *(f"V({d + j})[l] = (uint32_t)t_[{j}];" for j in range(ndw))])
+                *self.loaded(d, ndw, op.d16)])
 
   def ds_store(self, op:ops.DsStore):
-    if op.d16: raise NoNative(op.name)
     ctype, nbytes = MEM_KIND[op.kind]
     ndw = op.ndw
     self.vregs |= set(range(op.data, op.data + ndw))
     addr = self.ds_address(op.addr, op.offset)
     self.lanes([f"ldscheck(c, {addr}, {nbytes}, {ndw}, 1, {self.pc});"])  # every lane checked before any lane writes
-    self.lanes([store_data(ctype, op.data, ndw), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
+    self.lanes([store_data(ctype, op.data, ndw, op.d16), f"ldsstore(lds, {addr}, t_, {nbytes}, {ndw});"])
 
   def ds_pair(self, op:ops.DsPair):
     a, ndw = op.addr, op.ndw

@@ -674,19 +674,27 @@ def _wmma_rows(regs, kind:str, signed:bool=True, split:bool=False) -> np.ndarray
   x = np.stack(cols, axis=-1)  # [n, lane, element]
   return np.concatenate([x[:, :16], x[:, 16:]], axis=-1) if split else x[:, :16]
 
+def _dot_in_k_order(a, b) -> np.ndarray:
+  """sum over k of a[n, r, k] * b[n, c, k], added left to right in K order: the order the C backend (prelude.c wmma)
+  adds in, so both give the same bits where float64 cannot hold a sum exactly (einsum's order is its own)."""
+  d = a[:, :, None, 0] * b[:, None, :, 0]
+  for k in range(1, a.shape[-1]): d = d + a[:, :, None, k] * b[:, None, :, k]
+  return d
+
 def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signed=(True, True), clamp:bool=False,
          layout:str="rdna3", fp8:str|None=None, index=None, index_key:int=0):
   """v_wmma_{f32,f16,bf16,i32}_16x16x16_{f16,bf16,iu8,iu4}, wave32. Element j of lane l of C/D is (row 2*j + l // 16, column
   l % 16) on RDNA3 and (row j + 8 * (l // 16), column l % 16) on RDNA4 (layout). A whole f32/i32 element is VGPR j;
   an f16 (bf16) one is the low (hi=False) or high half of VGPR j on RDNA3, the other half copied from C, and half j % 2 of
-  VGPR j // 2 on RDNA4 (packed: 4 VGPRs). RDNA3: products are summed in float64 (16 products of 11-bit mantissas) or
-  int64 (iu8/iu4) and rounded once; RDNA4 (wmma_rdna4): every form summed exactly and rounded once. Hardware
-  accumulates in an unspecified order, so float results can differ from it in the last bit."""
+  VGPR j // 2 on RDNA4 (packed: 4 VGPRs). RDNA3: products are summed in K order (float64 for f16/bf16 inputs: exact
+  unless the products' exponents span more than its 53 bits; int64 for iu8/iu4), the order the C backend adds in, and
+  rounded once; RDNA4 (wmma_rdna4): every form summed exactly and rounded once (the C backend declines its float forms).
+  Hardware accumulates in an unspecified order, so float results can differ from it in the last bit."""
   if layout == "rdna4": return wmma_rdna4(a_regs, b_regs, c_regs, kind_in, kind_out, signed, clamp, fp8, index, index_key)
   integer = kind_in in ("iu8", "iu4")
   a = _wmma_rows(a_regs, kind_in, signed[0])
   b = _wmma_rows(b_regs, kind_in, signed[1])
-  d = np.einsum("nrk,nck->nrc", a, b)              # [n, row, col]
+  d = _dot_in_k_order(a, b)                        # [n, row, col]
   j, lane = np.arange(8)[:, None], np.arange(32)
   rows, cols = 2 * j + lane // 16, lane % 16
   c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)    # [n, VGPR, lane] raw bits

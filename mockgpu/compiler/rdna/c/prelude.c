@@ -35,8 +35,11 @@ typedef struct {
   const int64_t *wgs;                      /* the linear IDs of the workgroups to run (an XCC's share) */
   int64_t cur_wave;                        /* the wave (index in the chunk) running: what a fault or budget stop names */
   int64_t vgprs;                           /* the VGPRs a wave has: the ones an M0-relative index may reach */
+  uint8_t *scratch;                        /* private memory: [waves][WAVE][private_size], zero at each run */
+  int64_t private_size, fault_off;         /* bytes per lane; a scratch fault's offset */
+  uint64_t scratch_base;                   /* COMPUTE_DISPATCH_SCRATCH_BASE: where a scratch fault's address starts */
 } Ctx;
-enum { GLOBAL_SPACE = 0, LDS_SPACE = 1, MISALIGNED = 2 };  /* a fault's kind: its space, | MISALIGNED */
+enum { GLOBAL_SPACE = 0, LDS_SPACE = 1, MISALIGNED = 2, SCRATCH_SPACE = 4 };  /* a fault's kind: its space, | MISALIGNED */
 
 #define V(r) (v + (r) * WAVE)
 #define R64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
@@ -153,10 +156,17 @@ IEEE_MINMAX(64, double)
   static inline T fmin_gfx9_##W(T a, T b) { return (a != a && b != b && !snan##W(a) && !snan##W(b)) ? b : fmin_ieee##W(a, b); }
 GFX9_MINMAX(32, float)
 GFX9_MINMAX(64, double)
-static inline float fmed3_32(float a, float b, float c, int ieee) {
-  if (a != a || b != b || c != c) return ieee ? fmin_ieee32(fmin_ieee32(a, b), c) : fmin32(fmin32(a, b), c);
+static inline float med3_32(float a, float b, float c) {
   float m = fmax32(fmax32(a, b), c);
   return m == a ? fmax32(b, c) : m == b ? fmax32(a, c) : fmax32(a, b);
+}
+static inline float fmed3_32(float a, float b, float c, int ieee) {
+  if (a != a || b != b || c != c) return ieee ? fmin_ieee32(fmin_ieee32(a, b), c) : fmin32(fmin32(a, b), c);
+  return med3_32(a, b, c);
+}
+/* RDNA4 v_med3_num (numpy_runtime.med3_num): a NaN operand makes it min3_num */
+static inline float med3_num32(float a, float b, float c) {
+  return (a != a || b != b || c != c) ? min_num32(min_num32(a, b), c) : med3_32(a, b, c);
 }
 /* v_div_fmas_f32 (numpy_runtime.div_fmas, errata div-fmas-scale): where VCC is set, 2^64 * (a*b + c) when c's biased
  * exponent is above 127, else 2^-64 * (a*b + c), rounded once: the product is exact in double, the sum is rounded to
@@ -167,6 +177,174 @@ static inline float div_fmas32(float a, float b, float c, int vcc) {
   double err = (p - bp) + ((double)c - (s - bp));
   if (err != 0 && isfinite(s) && !(U64F(s) & 1)) s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
   return (float)ldexp(s, ((U32F(c) >> 23) & 0xff) > 127 ? 64 : -64);
+}
+
+/* *** float helpers of the f16 and f64 rows (numpy_runtime.py has the numpy side; backends/c.py C_CALLS picks them) *** */
+
+/* a double rounded once to half, carried as a float: rounded to odd at float precision first (24 bits >= 11 + 2, so
+ * rounding that to half is rounding x to half), as numpy's astype(float16) of a float64 rounds it directly */
+static inline float d2f_odd(double x) {
+  float f = (float)x;
+  if (x != x || (double)f == x) return f;
+  uint32_t b = U32F(f);
+  if (fabs((double)f) > fabs(x)) b--;   /* the float toward zero, then its odd neighbour */
+  return F32(b | 1u);
+}
+static inline float d2h(double x) { return r16(d2f_odd(x)); }
+/* a float rounded to bf16 bits (numpy_runtime.bf16bits): to nearest even; a NaN stays a NaN, quieted */
+static inline uint32_t f2bf16(float x) {
+  uint32_t u = U32F(x);
+  return (x != x ? u | 0x400000u : u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+/* a double rounded once to bf16 bits (numpy_runtime.bf16bits_f64): to odd at float precision, then to nearest even */
+static inline uint32_t d2bf16(double x) { return f2bf16(d2f_odd(x)); }
+/* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
+ * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
+static inline double dnan64(double a, double r) { return (r != r && a == a) ? F64(0x7ff8000000000000ull) : r; }
+static inline double rev64(double x, int cosine) {
+  if (!isfinite(x)) return F64(0x7ff8000000000000ull);
+  double y = 2 * 3.141592653589793 * (x - rint(x));
+  return cosine ? cos(y) : sin(y);
+}
+/* f16 a*b+c rounded once (numpy_runtime.fma16, _fma_odd): the product is exact in double, the sum is rounded to odd
+ * (TwoSum's error), which then rounds to half as the exact value does; NaNs as numpy's float64 operations give them */
+static inline float fma16(float a, float b, float c) {
+  double p = mul64((double)a, (double)b), s = add64(p, (double)c), bp = s - (double)c;
+  double err = (p - bp) + ((double)c - (s - bp));
+  if (err != 0 && isfinite(s) && !(U64F(s) & 1)) s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
+  return d2h(s);
+}
+/* f64 a*b+c rounded once (numpy_runtime.fma64: compiler/exact.py); a non-finite operand: a*b+c in float64 */
+static inline double fma64(double a, double b, double c) {
+  if (isfinite(a) && isfinite(b) && isfinite(c)) return fma(a, b, c);
+  return add64(mul64(a, b), c);
+}
+/* rounding to an integer (numpy quiets a signalling NaN; a half's floor is a half) */
+static inline double floor64(double a) { return a != a ? quiet64(a) : floor(a); }
+static inline double ceil64(double a) { return a != a ? quiet64(a) : ceil(a); }
+static inline double trunc64(double a) { return a != a ? quiet64(a) : trunc(a); }
+static inline double rint64(double a) { return a != a ? quiet64(a) : rint(a); }
+static inline float quiet16(float x) { return quiet32(x); }  /* a half carried as a float: its quiet bit is the float's */
+/* v_fract (numpy_runtime.fract): x - floor(x) below 1, infinity gives +qNaN; f16 rounds the difference to half */
+#define FRACT(W, T, FL, ROUND, BELOW1, QNAN) \
+  static inline T fract##W(T x) { \
+    if (x != x) return quiet##W(x); \
+    if (isinf(x)) return QNAN; \
+    T r = ROUND(x - FL(x)); \
+    return r < BELOW1 ? r : BELOW1; \
+  }
+#define SAME(x) (x)
+FRACT(16, float, floorf, r16, 0.99951171875f, F32(0x7fc00000u))
+FRACT(32, float, floorf, SAME, 0.99999994039535522461f, F32(0x7fc00000u))
+FRACT(64, double, floor, SAME, 0.99999999999999988898, F64(0x7ff8000000000000ull))
+/* v_frexp_mant/exp (numpy_runtime.frexp_mant/exp): a NaN or infinity keeps itself / gives 0 */
+static inline double frexp_mant64(double x) { int e; return isfinite(x) ? frexp(x, &e) : x; }
+static inline float frexp_mant32(float x) { int e; return isfinite(x) ? frexpf(x, &e) : x; }
+static inline int32_t frexp_exp64(double x) { int e = 0; if (isfinite(x)) frexp(x, &e); return e; }
+static inline double ldexp64(double a, int64_t e) { return a != a ? quiet64(a) : ldexp(a, e < -2200 ? -2200 : e > 2200 ? 2200 : (int)e); }
+static inline float ldexp16(float a, int64_t e) { return a != a ? quiet32(a) : r16(ldexpf(a, e < -1100 ? -1100 : e > 1100 ? 1100 : (int)e)); }
+/* v_cmp_class of any width (numpy_runtime.cmp_class) from the value's bits */
+static inline uint32_t cmp_class_bits(uint64_t b, int nbits, int mant_bits, uint32_t mask) {
+  uint64_t emax = (1ull << (nbits - 1 - mant_bits)) - 1, e = (b >> mant_bits) & emax, m = b & ((1ull << mant_bits) - 1);
+  int neg = (int)((b >> (nbits - 1)) & 1), cls;
+  if (e == emax) cls = m ? ((m >> (mant_bits - 1)) & 1 ? 1 : 0) : (neg ? 2 : 9);
+  else if (e) cls = neg ? 3 : 8;
+  else cls = m ? (neg ? 4 : 7) : (neg ? 5 : 6);
+  return (mask >> cls) & 1;
+}
+/* f32 -> f16 toward zero (numpy_runtime.cvt_rtz_f16), as a half carried in a float */
+static inline float cvt_rtz_f16(float x) {
+  uint16_t h = f2h(x);
+  if (isfinite(x) && fabsf(h2f(h)) > fabsf(x)) h--;
+  return h2f(h);
+}
+/* v_perm_b32 (numpy_runtime.perm): each result byte a byte of {s0, s1}, a sign fill, 0 or 0xff */
+static inline uint32_t perm(uint32_t s0, uint32_t s1, uint32_t sel) {
+  uint64_t data = R64(s1, s0);
+  uint32_t out = 0;
+  for (int k = 0; k < 4; k++) {
+    uint32_t s = (sel >> (8 * k)) & 0xff, b;
+    if (s >= 13) b = 0xff;
+    else if (s == 12) b = 0;
+    else if (s >= 8) b = (uint32_t)((data >> (8 * (2 * (s - 8) + 1) + 7)) & 1) * 0xff;
+    else b = (uint32_t)((data >> (8 * s)) & 0xff);
+    out |= b << (8 * k);
+  }
+  return out;
+}
+
+/* v_div_fixup_f16/f32/f64 (numpy_runtime.div_fixup): the special cases of the quotient s0 = s2 / s1, latest rule first:
+ * a NaN operand quieted (S2's first), 0/0 and inf/inf the negative default NaN, x/0 and inf/y infinity, x/inf and
+ * 0/y zero, the manual's UNDERFLOW (f32/f64) zero, errata div-fixup-nan (f32/f64: a NaN estimate is infinity), else
+ * |s0| with the quotient's sign. A half is carried as a float. */
+static inline int64_t bexp32(float x) { return (U32F(x) >> 23) & 0xff; }
+static inline int64_t bexp64(double x) { return (int64_t)((U64F(x) >> 52) & 0x7ff); }
+static inline int64_t bexp16(float x) { (void)x; return 0; }
+#define DIV_FIXUP(W, T, FABS, DEFAULT_NAN, UNDERFLOW) \
+  static inline T div_fixup##W(T s0, T s1, T s2) { \
+    if (s2 != s2) return quiet##W(s2); \
+    if (s1 != s1) return quiet##W(s1); \
+    if ((s1 == 0 && s2 == 0) || (isinf(s1) && isinf(s2))) return DEFAULT_NAN; \
+    int neg = !signbit(s1) != !signbit(s2); \
+    if (s1 == 0 || isinf(s2)) return neg ? -(T)INFINITY : (T)INFINITY; \
+    if (isinf(s1) || s2 == 0 || (UNDERFLOW && bexp##W(s2) - bexp##W(s1) < UNDERFLOW)) return neg ? -(T)0.0 : (T)0.0; \
+    if (W != 16 && s0 != s0) return neg ? -(T)INFINITY : (T)INFINITY; \
+    return neg ? -FABS(s0) : FABS(s0); \
+  }
+DIV_FIXUP(16, float, fabsf, h2f(0xfe00), 0)
+DIV_FIXUP(32, float, fabsf, F32(0xffc00000u), -150)
+DIV_FIXUP(64, double, fabs, F64(0xfff8000000000000ull), -1075)
+
+/* *** v_wmma_* over a wave32 (numpy_runtime.wmma: the same layouts; products summed in K order in double, exact for
+ * the integer forms, then C added and the sum rounded once) *** */
+enum { WMMA_F16, WMMA_BF16, WMMA_IU8, WMMA_IU4 };        /* A/B element kinds: 2, 2, 4, 8 a VGPR, low bits first */
+enum { WMMA_OUT_F32, WMMA_OUT_F16, WMMA_OUT_BF16, WMMA_OUT_I32 };
+#define WMMA_MAX_K 64   /* backends/c.py declines a form with a longer K */
+static inline double wmma_elem(const uint32_t *v, const int *regs, int kind, int sgn, int lane, int idx) {
+  int per = kind <= WMMA_BF16 ? 2 : kind == WMMA_IU8 ? 4 : 8, bits = 32 / per;
+  uint32_t e = (V(regs[idx / per])[lane] >> (bits * (idx % per))) & ((1u << bits) - 1);
+  if (kind == WMMA_F16) return (double)h2f((uint16_t)e);
+  if (kind == WMMA_BF16) return (double)F32(e << 16);
+  return sgn && (e >> (bits - 1)) ? (double)e - (double)(1u << bits) : (double)e;
+}
+/* A's rows (lane l: row l % 16) and B's columns; RDNA4 (split) holds K's second half in lanes 16-31. Element j of lane l
+ * of C/D is (row 2j + l / 16) on RDNA3, (row j + 8 (l / 16)) on RDNA4, column l % 16; a 16-bit D is one half of VGPR j
+ * on RDNA3 (hi: the high one, the other half C's), half j % 2 of VGPR j / 2 on RDNA4. */
+static void wmma(uint32_t *v, const int *a, const int *b, const int *c, int nab, int dst, int kin, int kout, int hi,
+                 int sa, int sb, int clamp, int rdna4, lanes_t ex) {
+  int per = kin <= WMMA_BF16 ? 2 : kin == WMMA_IU8 ? 4 : 8, E = nab * per, K = rdna4 ? 2 * E : E;
+  int packed = rdna4 && kout == WMMA_OUT_F16;
+  uint32_t out[8][32];
+  double A[16][WMMA_MAX_K], B[16][WMMA_MAX_K];   /* A's rows and B's columns, each element decoded once */
+  for (int r = 0; r < 16; r++)
+    for (int k = 0; k < K; k++) {
+      int half = rdna4 ? 16 * (k / E) : 0, idx = rdna4 ? k % E : k;
+      A[r][k] = wmma_elem(v, a, kin, sa, r + half, idx);
+      B[r][k] = wmma_elem(v, b, kin, sb, r + half, idx);
+    }
+  for (int l = 0; l < 32; l++) {
+    for (int j = 0; j < 8; j++) {
+      int row = rdna4 ? j + 8 * (l / 16) : 2 * j + l / 16, col = l % 16;
+      double acc = mul64(A[row][0], B[col][0]);
+      for (int k = 1; k < K; k++) acc = add64(acc, mul64(A[row][k], B[col][k]));
+      uint32_t cw = V(c[packed ? j / 2 : j])[l];
+      if (kout == WMMA_OUT_I32) {
+        double r = acc + (double)(int32_t)cw;
+        if (clamp) r = r < -2147483648.0 ? -2147483648.0 : r > 2147483647.0 ? 2147483647.0 : r;
+        out[j][l] = (uint32_t)(int64_t)r;
+      } else if (kout == WMMA_OUT_F32) out[j][l] = U32F((float)add64(acc, (double)F32(cw)));
+      else if (packed) {
+        uint32_t h = f2h(d2h(add64(acc, (double)h2f((uint16_t)(cw >> (16 * (j % 2)))))));
+        out[j / 2][l] = j % 2 ? (out[j / 2][l] & 0xffffu) | (h << 16) : h;
+      } else {
+        uint32_t ch = hi ? cw >> 16 : cw & 0xffffu;
+        uint32_t h = kout == WMMA_OUT_BF16 ? d2bf16(add64(acc, (double)F32(ch << 16))) : f2h(d2h(add64(acc, (double)h2f((uint16_t)ch))));
+        out[j][l] = hi ? (cw & 0xffffu) | (h << 16) : (cw & 0xffff0000u) | h;
+      }
+    }
+  }
+  for (int j = 0; j < (packed ? 4 : 8); j++)
+    for (int l = 0; l < 32; l++) if (ex >> l & 1) V(dst + j)[l] = out[j][l];
 }
 
 #include "native_memory.c"
@@ -197,6 +375,19 @@ static void misaligned(Ctx *c, uint64_t va, int64_t n, int64_t pc, int64_t space
 static inline void ldsload(const uint8_t *lds, void *dst, uint32_t addr, int64_t esize, int64_t count) { memcpy(dst, lds + addr, esize * count); }
 static inline void ldsstore(uint8_t *lds, uint32_t addr, const void *src, int64_t esize, int64_t count) { memcpy(lds + addr, src, esize * count); }
 
+/* *** private (scratch) memory: each lane's segment of private_size bytes; an access past it is a fault that names its
+ * offset and the lane's address, scratch_base + (wave in the chunk * lanes + lane) * private_size + offset, as the numpy
+ * path's (numpy_memory._private) *** */
+
+static inline uint8_t *scptr(Ctx *c, int l, uint32_t off, int64_t n, int write, int64_t pc) {
+  int64_t lane = c->cur_wave * WAVE + l;
+  if ((int64_t)off + n > c->private_size) {
+    c->fault_off = off;
+    fault(c, c->scratch_base + (uint64_t)(lane * c->private_size) + off, n, write, pc, SCRATCH_SPACE);
+  }
+  return c->scratch + lane * c->private_size + off;
+}
+
 /* *** dispatch *** */
 
 /* user SGPRs, workgroup-ID SGPRs, packed work-item IDs in v0 and the live-lane EXEC, as the SPI sets them up; the
@@ -205,6 +396,7 @@ static void init(Ctx *c) {
   memset(c->s, 0, (size_t)c->waves * 256 * 4);
   memset(c->v, 0, (size_t)c->waves * c->nvgpr * WAVE * 4);
   memset(c->lds, 0, (size_t)(c->waves / c->wpg) * c->lds_size);
+  if (c->private_size) memset(c->scratch, 0, (size_t)(c->waves * WAVE * c->private_size));
   int64_t threads = c->bx * c->by * c->bz;
   for (int64_t w = 0; w < c->waves; w++) {
     uint32_t *s = c->s + w * 256, *v0 = c->v + w * c->nvgpr * WAVE;
