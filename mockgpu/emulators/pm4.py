@@ -21,7 +21,7 @@ queue's MQD names one target XCC (pm4_target_xcc, from CREATE_QUEUE's queue_perc
 split (COMPUTE_TG_CHUNK_SIZE 0, logical XCC 0): it runs on that XCC alone, whole dispatches included.
 """
 from __future__ import annotations
-import importlib, collections, ctypes, logging, struct, time
+import importlib, collections, ctypes, functools, logging, struct, time
 from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv
 from tinygrad.runtime.support.amd import import_soc
@@ -118,9 +118,12 @@ class PM4Queue(RingQueue):
       if handler(body, s, header) is None: return None  # blocked: every XCC waits at this packet until the next kick
     return 0
 
-  def _active_xccs(self, s:Stream, header:int, n:int) -> list[int]:
+  @functools.cached_property
+  def _all_xccs(self) -> tuple[int, ...]: return tuple(range(self.num_xcc))
+
+  def _active_xccs(self, s:Stream, header:int, n:int) -> tuple[int, ...]|list[int]:
     """The XCCs that run the packet at s.pos (n dwords): those of the enclosing PRED_EXEC's mask, else all."""
-    if s.pred is None or s.pos >= s.pred[0]: return list(range(self.num_xcc))
+    if s.pred is None or s.pos >= s.pred[0]: return self._all_xccs
     if s.pos + n > s.pred[0]: raise self.packet_error(s, header, f"the packet runs past the end of its PRED_EXEC block (dword {s.pred[0]})")
     return [i for i, x in enumerate(self.xccs) if s.pred[1] >> x & 1]
 
@@ -152,8 +155,11 @@ class PM4Queue(RingQueue):
     for i, value in enumerate(body[1:]): self._write_reg(start + i, value, s, header)
     return 0
 
+  @functools.cached_property
+  def _register_names(self) -> dict[int, str]: return registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version)
+
   def _reg_name(self, addr:int, s, header) -> str:
-    if (name:=registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version).get(addr)) is None: raise self.packet_error(s, header, f"no register at address 0x{addr:x}")
+    if (name:=self._register_names.get(addr)) is None: raise self.packet_error(s, header, f"no register at address 0x{addr:x}")
     return name
 
   def _write_reg(self, addr:int, value:int, s, header):
@@ -271,12 +277,18 @@ class PM4Queue(RingQueue):
     try: cdna.ProgramResources.decode(rsrc1, rsrc3, self.gpu.board.wave_front_size)
     except ValueError as e: raise self.packet_error(s, header, str(e)) from None
 
+  @functools.cached_property
+  def _initiator_mask(self) -> int:
+    """The COMPUTE_DISPATCH_INITIATOR bits the model acts on (the others raise)."""
+    reg = self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR
+    return reg.fields_mask(*(f for f in INITIATOR_FIELDS if f in reg.fields))
+
   def _dispatch_direct(self, body, s, header) -> int:
     gx, gy, gz, initiator = body
     reg = self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR
     init = reg.decode(initiator)
     if not init["compute_shader_en"]: raise self.packet_error(s, header, "DISPATCH_DIRECT without COMPUTE_SHADER_EN")
-    if (extra:=initiator & ~reg.fields_mask(*(f for f in INITIATOR_FIELDS if f in reg.fields))):
+    if (extra:=initiator & ~self._initiator_mask):
       raise self.packet_error(s, header, f"DISPATCH_INITIATOR bits 0x{extra:x} are not modelled", UnmodelledFeature)
     if not init["force_start_at_000"] and any(self.regs[f"COMPUTE_START_{a}"] for a in "XYZ"):
       raise self.packet_error(s, header, "a dispatch that starts at a non-zero workgroup is not modelled", UnmodelledFeature)

@@ -1,6 +1,7 @@
 """A compute dispatch as the PM4 command processor hands it to the executor, and what both executor paths (numpy and
 native) read from its registers and say in their errors."""
 from __future__ import annotations
+import functools
 from dataclasses import dataclass
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 from mockgpu.errors import InstructionBudgetExceeded, Unmodelled
@@ -34,11 +35,9 @@ class Dispatch:
     return (linear % gx, (linear // gx) % gy, linear // (gx * gy))
 
   def workgroup_ids(self):
-    """The linear workgroup indices (x + gx * (y + gy * z)) this dispatch runs, in order: its XCC's chunks."""
-    import numpy as np
-    x, n, chunk = self.xcc
-    ids = np.arange(self.grid[0] * self.grid[1] * self.grid[2])
-    return ids if n == 1 else ids[(ids // chunk) % n == x]
+    """The linear workgroup indices (x + gx * (y + gy * z)) this dispatch runs, in order: its XCC's chunks (read-only,
+    shared by the dispatches of one geometry)."""
+    return _workgroup_ids(self.grid[0] * self.grid[1] * self.grid[2], *self.xcc)
 
 @dataclass
 class DispatchStats:
@@ -72,3 +71,11 @@ def allocated_vgprs(d:Dispatch) -> int:
   256: the registers an M0-relative VGPR index may reach."""
   count = field(d.rsrc1, kd.COMPUTE_PGM_RSRC1_GRANULATED_WORKITEM_VGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC1_GRANULATED_WORKITEM_VGPR_COUNT_WIDTH)
   return min(256, (count + 1) * semantics.family(d.arch).VGPR_GRANULES[d.wave_size])
+
+@functools.lru_cache(maxsize=64)
+def _workgroup_ids(total:int, x:int, n:int, chunk:int):
+  import numpy as np
+  ids = np.arange(total, dtype=np.int64)
+  ids = ids if n == 1 else ids[(ids // chunk) % n == x]
+  ids.flags.writeable = False
+  return ids

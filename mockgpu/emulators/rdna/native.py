@@ -86,7 +86,7 @@ class Launch:
     self.user = np.zeros(32, np.uint32)
     c.user = self.user.ctypes.data
     c.wg0, c.waves = 0, self.chunk * wpg
-    self.ref, self.nuser, self.generation, self.last_user = ctypes.byref(c), nuser, None, None
+    self.ref, self.nuser, self.generation, self.last_user, self.wgs = ctypes.byref(c), nuser, None, None, None
 
 def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, wg_ids:np.ndarray, lds_size:int, budget:int, used:int, private:int=0) -> int:
   """Run the workgroups wg_ids (linear IDs: this XCC's share) of dispatch d; returns the wave-instructions used so far
@@ -105,8 +105,10 @@ def run(k:NativeKernel, mem:AddressSpace, d, wpg:int, wg_ids:np.ndarray, lds_siz
     try: ln.user[:len(u)] = u
     except OverflowError: ln.user[:len(u)] = [x & 0xffffffff for x in u]  # registers hold 32 bits
     ln.last_user = d.user_data
-  ln.wgs = np.ascontiguousarray(wg_ids, np.int64)  # kept alive while the C side reads it
-  c.pgm, c.budget, c.used, c.wgs = d.pgm_addr, budget, used, ln.wgs.ctypes.data
+  if ln.wgs is not wg_ids:  # dispatch.workgroup_ids shares one array per geometry
+    ln.wgs = np.ascontiguousarray(wg_ids, np.int64)  # kept alive while the C side reads it
+    c.wgs = ln.wgs.ctypes.data
+  c.pgm, c.budget, c.used = d.pgm_addr, budget, used
   wg0 = 0
   if ln.chunk >= nwg: status = k.run(ln.ref)  # the common case: one chunk, set up once
   else:
