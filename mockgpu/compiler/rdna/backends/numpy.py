@@ -169,7 +169,7 @@ class Translator(Reads):
   def source(self) -> str:
     head = ["from mockgpu.compiler.rdna.backends.numpy_runtime import *", "from mockgpu.compiler.rdna.backends.numpy_memory import *",
             "from mockgpu.compiler.rdna.backends.numpy_control import *",
-            f"BLOCK_PC = {[b.start for b in self.blocks]}", "BLOCK_STARTS = np.array(BLOCK_PC, u64)", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
+            f"BLOCK_PC = {[b.start for b in self.blocks]}", "BLOCK_STARTS = np.array(BLOCK_PC, np.int64)", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
             f"BLOCK_BARRIER = {[self._ends_in_barrier(b) for b in self.blocks]}", "def build(st):",
             "  S, V = st.S, st.V"]
     body:list[str] = []

@@ -53,8 +53,8 @@ def sscatter(S:np.ndarray, w, idx:np.ndarray, val, ndw:int):
 def jump(st, target, starts:np.ndarray, pc:int, name:str) -> np.ndarray:
   """The block each wave's computed jump goes to: target (a byte address per wave) must be the first instruction of
   a block (starts: the blocks' offsets from the entry, ascending; every instruction is one in code with computed
-  jumps), else jump_error."""
-  off = np.asarray(target, u64) - u64(st.pgm)
+  jumps; a branch to before the entry is a negative one), else jump_error."""
+  off = (np.asarray(target, u64) - u64(st.pgm)).view(np.int64)
   k = np.minimum(np.searchsorted(starts, off), len(starts) - 1)
   ok = starts[k] == off
   if not ok.all(): raise jump_error(st.mem, name, st.pgm, pc, int(np.asarray(target, u64)[~ok][0]))
