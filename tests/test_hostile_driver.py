@@ -9,7 +9,7 @@ from tinygrad.runtime.autogen.am import pm4_nv as pm4
 from mockgpu import system
 from mockgpu.errors import PacketError, Unmodelled, UnsupportedIoctl
 from test_kfd import Client, call, lohi, pkt3
-from userpages import guarded_page
+from userpages import guarded_page, unmapped_range
 
 @pytest.fixture(autouse=True)
 def fresh_machine(monkeypatch):
@@ -39,10 +39,11 @@ def test_wait_events_past_the_buffer_is_efault():
   assert res.wait_result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
   pm4_still_works(c)
 
-@pytest.mark.parametrize("ptr", [0x10, 0x7000_0000_0000, 1 << 63])
+@pytest.mark.parametrize("ptr", [0x10, "hole", 1 << 63])
 def test_kfd_device_ids_and_info_pointers_are_efault(ptr):
   c = Client()
   bo = c.alloc(0x1000, map_gpu=False)
+  ptr = unmapped_range() if ptr == "hole" else ptr  # after the allocations, which could take the hole
   with pytest.raises(OSError, match="MAP_MEMORY_TO_GPU device_ids_array_ptr") as e:
     call(c.kfd, kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU, handle=bo.handle, device_ids_array_ptr=ptr, n_devices=1)
   assert e.value.errno == errno.EFAULT
@@ -57,8 +58,9 @@ def test_kfd_device_ids_and_info_pointers_are_efault(ptr):
 def test_userptr_of_unmapped_memory_is_efault():
   c = Client()
   with pytest.raises(OSError, match="USERPTR") as e:
-    call(c.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=0x7000_0000_0000, size=0x2000, gpu_id=c.gpu.gpu_id,
-         flags=kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, mmap_offset=0x7000_0000_0000)
+    hole = unmapped_range(0x2000)
+    call(c.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=hole, size=0x2000, gpu_id=c.gpu.gpu_id,
+         flags=kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, mmap_offset=hole)
   assert e.value.errno == errno.EFAULT
 
 # *** user pointers (RM) ***

@@ -10,6 +10,16 @@ def guarded_page(size:int=0x1000) -> int:
   libc.munmap(addr + size, 0x1000)
   return addr
 
+def unmapped_range(size:int=0x1000) -> int:
+  """An address with `size` bytes of no mapping at it: mapped, then unmapped (a fixed address such as 0x7000_0000_0000
+  may hold another test's memory by the time a test in the same process runs)."""
+  from mockgpu.emulators.amd_gpu import host_mmap
+  addr = host_mmap(0, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+  libc = ctypes.CDLL(None)
+  libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+  libc.munmap(addr, size)
+  return addr
+
 # out[tid] = inp[tid] * k
 SCALE_PTX = """
 .version 7.8
