@@ -46,14 +46,11 @@ def test_matmul_step_20_loaded_lanes_match_the_inputs():
     import json, numpy as np
     from tinygrad import Tensor
     import mockgpu.debug as md
+    from debuginputs import element
     an = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
     bn = np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32)
     a, b = Tensor(an).realize(), Tensor(bn).realize()
     bufs = [(x.uop.base.buffer._buf.va_addr, xn) for x, xn in ((a, an), (b, bn))]
-    def element(addr):
-      for va, xn in bufs:
-        if va <= addr < va + xn.nbytes: return float(xn.reshape(-1)[(addr - va) // 4])
-      raise AssertionError(f"0x{addr:x} is in neither input")
     def at_stop(dbg, stop):
       t, loads, ran = dbg.target, [], 0
       for _ in range(20):
@@ -64,7 +61,7 @@ def test_matmul_step_20_loaded_lanes_match_the_inputs():
       table = md.view.lane_table(t, reg, "f").splitlines()[1:]
       shown = {int(l.split()[1].rstrip("*")): float(l.split()[3]) for l in table}
       print("REC", json.dumps({"ran": ran, "loads": len(loads), "lanes": len(addrs),
-                               "ok": [shown[l] == element(a) for l, a in addrs]}))
+                               "ok": [shown[l] == element(bufs, a) for l, a in addrs]}))
     with md.session(break_kernel="r_*", on_stop=at_stop) as dbg:
       c = (a @ b).numpy()
     print("REC", json.dumps({"result": bool(np.allclose(c, an @ bn, rtol=1e-5, atol=1e-5)), "stops": len(dbg.stops)}))

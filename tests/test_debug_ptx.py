@@ -53,10 +53,7 @@ an = np.random.default_rng(0).standard_normal((16, 16)).astype(np.float32)
 bn = np.random.default_rng(1).standard_normal((16, 16)).astype(np.float32)
 a, b = Tensor(an).realize(), Tensor(bn).realize()
 inputs = [(va(a), an), (va(b), bn)]
-def element(addr):
-  for base, xn in inputs:
-    if base <= addr < base + xn.nbytes: return float(xn.reshape(-1)[(addr - base) // 4])
-  raise AssertionError(f"0x{addr:x} is in neither input")
+from debuginputs import element
 def at_stop(dbg, stop):
   t, loads, ran = dbg.target, [], 0
   for _ in range(20):
@@ -66,7 +63,7 @@ def at_stop(dbg, stop):
   rows = ptx_target.thread_table(t, reg, "f").splitlines()[1:]
   shown = {int(l.split()[1]): float(l.split()[-1]) for l in rows}
   print("REC", json.dumps({"ran": ran, "loads": len(loads), "threads": len(addrs), "rows": len(rows),
-                           "ok": [shown[l] == element(x) for l, x in addrs], "unit": list(t.selected), "warp": len(t.threads())}))
+                           "ok": [shown[l] == element(inputs, x) for l, x in addrs], "unit": list(t.selected), "warp": len(t.threads())}))
 with debugging(break_kernel="r_*", on_stop=at_stop) as dbg:
   c = (a @ b).numpy()
 print("REC", json.dumps({"result": bool(np.allclose(c, an @ bn, rtol=1e-5, atol=1e-5)), "stops": len(dbg.stops)}))
