@@ -210,8 +210,6 @@ def test_post_mortem_names_the_lane_the_address_and_the_buffer():
     import json
     from tinygrad import Tensor
     import mockgpu.debug as md
-    a = Tensor.zeros(64).contiguous().realize()
-    va = a.uop.base.buffer._buf.va_addr
     prg = llvm_kernel("oob", '''
     define amdgpu_kernel void @oob(float addrspace(1)* noalias align 32 %data0) #0 {
       %lid = call i32 @llvm.amdgcn.workitem.id.x()
@@ -222,6 +220,9 @@ def test_post_mortem_names_the_lane_the_address_and_the_buffer():
     }
     declare i32 @llvm.amdgcn.workitem.id.x()
     attributes #0 = { nounwind "amdgpu-flat-work-group-size"="1,32" }''')
+    # the buffer after the kernel's code upload, so no later allocation can take the page past it before the launch
+    a = Tensor.zeros(64).contiguous().realize()
+    va = a.uop.base.buffer._buf.va_addr
     def at_stop(dbg, stop):
       mem = dbg.target.mem.mem
       try: dbg.step()
