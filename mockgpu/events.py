@@ -1,8 +1,8 @@
 """The event bus: drivers, devices and executors say what happened here; the tracer (trace.py), the timeline
 (timeline.py) and the debugger's hooks listen.
 
-Executors report on a second channel, `notify`: their own kinds (`launch`, `native_launch`, `kernel_ran`,
-`kernel_rejected`, schemas at notify()) go only to the listeners of that kind (`listen`), whether or not a tracer
+Executors report on a second channel, `notify`: their own kinds (`launch`, `kernel_ran`, `kernel_rejected`,
+schemas at notify()) go only to the listeners of that kind (`listen`), whether or not a tracer
 subscribes, and never to the trace (the devices' `dispatch` events say the same). The launch counters
 (system.py) and instruction coverage (coverage.py) listen there, so an executor returns its stats and reports nothing
 upward.
@@ -47,14 +47,14 @@ def notify(kind:str, **fields):
   """An executor's report to the listeners of its kind: a plain dict with `kind` and these fields.
     launch           isa ("rdna3", ..., "ptx"), groups (waves or threads), instructions (wave- or warp-instructions),
                      seconds, thread_instructions (PTX: summed over the threads; None for RDNA)
-    native_launch    isa: a launch handed to the kernel's C translation (sent before it runs, so one that faults counts)
-    kernel_ran       isa, native, and the kernel: RDNA code, ftz32, ftz16, lanes; PTX kernel (a PTXKernel)
+    kernel_ran       isa, native (handed to the kernel's C translation), and the kernel: RDNA code, ftz32, ftz16, lanes;
+                     PTX kernel (a PTXKernel). Sent before the kernel runs, so a launch that faults in C counts as one C ran
     kernel_rejected  isa, text, error: a PTX module that does not translate
   A listener that raises is logged and removed, as on the bus."""
   if not (fns:=_listeners.get(kind)): return
-  report = {"kind": kind, **fields}
-  for fn in list(fns):
-    try: fn(report)
+  fields["kind"] = kind  # the keyword dict is this call's own: it is the report
+  for fn in fns[:]:
+    try: fn(fields)
     except Exception:
       log.exception("mockgpu listener %r failed on a %s report; it is removed", fn, kind)
       unlisten(kind, fn)

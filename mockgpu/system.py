@@ -25,9 +25,10 @@ class Executor:
   emulators/ptx: load_module, launch, launch_fields), imported at its first use, since copies and signals need none.
   Attributes are looked up on the module at each use, so a test may stand a recording function in for one."""
   def __init__(self, load:Callable[[], object]): self._load, self._module = load, None
-  def __getattr__(self, name:str):
-    if self._module is None: self._module = self._load()
-    return getattr(self._module, name)
+  def __getattr__(self, name:str): return getattr(self._module or self._loaded(), name)
+  def _loaded(self):
+    self._module = self._load()
+    return self._module
 
 def _rdna():
   from mockgpu.emulators import rdna
@@ -94,7 +95,7 @@ class System:
     finally: self._running = False
 
 # launches, waves/threads, instructions and seconds per ISA, for the demo and the benchmarks: the executors' `launch`
-# and `native_launch` reports (events.notify), counted from the moment this module is imported. Process-wide, not per
+# and `kernel_ran` reports (events.notify), counted from the moment this module is imported. Process-wide, not per
 # System: MOCK+CUDA launches kernels without the HCQ machine.
 stats:collections.Counter = collections.Counter()
 _KEYS:dict[str, tuple[str, ...]] = {}
@@ -110,8 +111,9 @@ def _count_launch(r:dict):
   stats[keys[3]] += r["instructions"]
   stats[keys[4]] += r["seconds"]
 
-def _count_native(r:dict): stats[f"{r['isa']}.native_launches"] += 1
+def _count_native(r:dict):
+  if r["native"]: stats[f"{r['isa']}.native_launches"] += 1
 
 events.listen("launch", _count_launch)
-events.listen("native_launch", _count_native)
+events.listen("kernel_ran", _count_native)
 coverage.listen()

@@ -34,8 +34,9 @@ class Buffer:
   def u64(self): return (ctypes.c_uint64 * (self.size // 8)).from_address(self.va)
 
 class Client:
-  def __init__(self, gpu_index:int=0):
-    self.sys = machines.machine()
+  """A process's KFD client on `machine` (default: the test's machine, tests/machines.py)."""
+  def __init__(self, gpu_index:int=0, machine=None):
+    self.sys = machine if machine is not None else machines.machine()
     self.kfd = self.sys.vfs.open("/dev/kfd", os.O_RDWR)
     self.drv = self.kfd.driver
     self.gpu = self.drv.gpus[gpu_index]

@@ -134,10 +134,10 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   nk = None
   try:
     nk = None if off else _native_kernel(k)   # a first C build is not the launch's time
-    events.notify("kernel_ran", isa="ptx", kernel=k, native=nk is not None)   # coverage
+    # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C counts too
+    events.notify("kernel_ran", isa="ptx", kernel=k, native=nk is not None)
     st = time.perf_counter()
     if nk is not None:
-      events.notify("native_launch", isa="ptx")   # reported when handed to C, so a launch that faults in C counts too
       threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
       counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
     else:

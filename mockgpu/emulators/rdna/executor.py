@@ -209,9 +209,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP else None
-    events.notify("kernel_ran", isa=d.arch, code=prog.code, native=k is not None, ftz32=ftz32, ftz16=ftz16, lanes=lanes)  # coverage
-    # reported when handed to C, so a launch that faults in C still counts as one C ran
-    if k is not None: events.notify("native_launch", isa=d.arch)
+    # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C still counts as one C ran
+    events.notify("kernel_ran", isa=d.arch, code=prog.code, native=k is not None, ftz32=ftz32, ftz16=ftz16, lanes=lanes)
     used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private) if k is not None else \
            _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
   except (UnsupportedInstruction, KernelTrap) as e:
