@@ -300,12 +300,12 @@ class PM4Queue(RingQueue):
     r = self.regs
     self._check_workgroup(tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), "COMPUTE_NUM_THREAD_X/Y/Z", s, header)
     self._check_program(r["COMPUTE_PGM_RSRC1"], r["COMPUTE_PGM_RSRC3"], s, header)
-    d = self.gpu.executor.Dispatch(arch=self.gpu.board.family, pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8, rsrc1=r["COMPUTE_PGM_RSRC1"],
-                         rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"], user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)],
-                         tmpring_size=r["COMPUTE_TMPRING_SIZE"],
-                         scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
-                         block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
-                         wave32=bool(init.get("cs_w32_en", 0)), xcc=self._share(s, header))
+    d = self.gpu.executor.Dispatch(arch=self.gpu.board.family, pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8,
+                                   rsrc1=r["COMPUTE_PGM_RSRC1"], rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"],
+                                   user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)], tmpring_size=r["COMPUTE_TMPRING_SIZE"],
+                                   scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
+                                   block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
+                                   wave32=bool(init.get("cs_w32_en", 0)), xcc=self._share(s, header))
     self._run(d)
     return 0
 
@@ -429,10 +429,11 @@ class AQLQueue(PM4Queue):
     lds = (pkt.group_segment_size + 511) // 512
     user = self._user_sgprs(kd, pkt, q, s, header)
     for self.xcc in range(self.num_xcc):
-      d = self.gpu.executor.Dispatch(arch=self.gpu.board.family, pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset, rsrc1=kd.compute_pgm_rsrc1,
-                           rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15), rsrc3=kd.compute_pgm_rsrc3, user_data=user,
-                           tmpring_size=q.compute_tmpring_size, scratch_base=self._xcc_scratch(q), block=wg,
-                           grid=tuple(g // w for g, w in zip(size, wg)), wave32=wave32, xcc=self._share(s, header))
+      d = self.gpu.executor.Dispatch(arch=self.gpu.board.family, pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset,
+                                     rsrc1=kd.compute_pgm_rsrc1, rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15),
+                                     rsrc3=kd.compute_pgm_rsrc3, user_data=user, tmpring_size=q.compute_tmpring_size,
+                                     scratch_base=self._xcc_scratch(q), block=wg, grid=tuple(g // w for g, w in zip(size, wg)),
+                                     wave32=wave32, xcc=self._share(s, header))
       self._run(d)
 
   def _xcc_scratch(self, q) -> int:
