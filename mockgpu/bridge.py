@@ -7,7 +7,7 @@ us when this runs, so we give it an MMIOInterface subclass that tells the device
 ranges (doorbell pages, usermode MMIO). Nothing else in the process is touched.
 
 The bridge is the composition root: machine() builds the process's one machine (system.System) at first use and
-installs each driver on it (DRIVERS); the drivers build their devices with it. Nothing below reaches back up here.
+installs each driver on it (drivers()); the drivers build their devices with it. Nothing below reaches back up here.
 """
 from __future__ import annotations
 import os, sys
