@@ -105,10 +105,6 @@ class Machine:
     self.code_top += size + PAGE
     return prog
 
-  def unload(self, prog:Loaded):
-    self.uc.mem_unmap(prog.base, _align(prog.size))
-    self.loaded.remove(prog)
-
   # *** calls ***
   def call(self, prog:Loaded, args:list[int], bufs:list[Arg]):
     """Run prog(args) once (AAPCS64: x0-x7, the rest on the stack) with bufs mapped at their own addresses."""
