@@ -3,6 +3,10 @@ import os
 
 # the device configurations mockgpu serves: tinygrad's DEV values (interface+device:renderer)
 CONFIGURATIONS = ("MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX")
+# the arm64 CPU lane (mockgpu/driver/cpu.py; extra `cpu`): its own list, since Device.DEFAULT there is CPU itself and its
+# reference is native DEV=CPU in another process (REFERENCE); the smoke test and the op suite run it
+CPU_LANES = ("MOCK+CPU", "MOCK+CPU:LLVM")
+CPU_LANE_REFERENCE = {"MOCK+CPU": "CPU", "MOCK+CPU:LLVM": "CPU:LLVM"}
 
 # os.environ encodes the name on every lookup (about a microsecond, twice per kernel launch); on POSIX CPython its
 # bytes-keyed dict, which os.environ and pytest's monkeypatch keep current, answers in tens of nanoseconds

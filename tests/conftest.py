@@ -23,6 +23,12 @@ def device_configs(boards:bool=False) -> list[str]:
   if (chosen:=os.environ.get("MOCKGPU_TEST_DEVICES")) is not None: return [d for d in chosen.split(",") if d]
   return [*CONFIGURATIONS, *(board_configs() if boards else [])]
 
+def cpu_lane_configs() -> list[str]:
+  """The arm64 CPU lane's configurations (mockgpu.config.CPU_LANES) for the smoke test and the op suite; when
+  MOCKGPU_TEST_DEVICES names the list, the lanes it names come through device_configs instead."""
+  from mockgpu.config import CPU_LANES
+  return [] if os.environ.get("MOCKGPU_TEST_DEVICES") is not None else list(CPU_LANES)
+
 def _native_launches(isa:str) -> int:
   from mockgpu import system
   return sum(v for k, v in system.stats.items() if k.endswith(".native_launches") and k.startswith(isa))
