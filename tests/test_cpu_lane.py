@@ -218,3 +218,38 @@ print(json.dumps({{dt: Tensor(x).cast(dt).tolist() for dt in {dts!r}}}))
   x = np.array(X, np.float32)
   for dt in dts: assert got[dt] == float_to_int(x, dt).tolist(), (dt, got[dt])
   assert native["int32"] != got["int32"], "x86 and arm64 agree on NaN/out-of-range casts: the model's premise changed"
+
+def test_debugger_steps_and_reverse_steps_a_cpu_kernel():
+  """mockgpu's debugger on the lane: a unit is a core_id; stop at the launch, step, read x0-x30 / v0-v31 and capstone's
+  disassembly, reverse-step a store (the buffer's old bytes come back), then finish with the right result."""
+  p = child("""
+import json, numpy as np
+import mockgpu.debug
+from mockgpu.debug import view
+from tinygrad import Tensor
+seen = {}
+def at_stop(dbg, stop):
+  t = dbg.target
+  seen["units"], seen["isa"], seen["disas"] = t.units(), t.isa, view.disassembly(t)
+  n = 0
+  while not t.done() and "st" not in t.location(): n += dbg.step()   # up to the store
+  out = int(t.registers()["x"][0])
+  before = t.read_memory(out, 32)
+  dbg.step()
+  after = t.read_memory(out, 32)
+  dbg.reverse_step()
+  seen.update(stepped=n, store=t.location(), restored=t.read_memory(out, 32) == before, changed=after != before,
+              v=int(t.registers()["v"][5][0]), regs=view.sgprs(t).splitlines()[0])
+  dbg.reverse_step(n)
+  seen["back_at"] = t.pc()
+a = Tensor(np.arange(8, dtype=np.float32)).realize(); b = Tensor(np.full(8, 2, np.float32)).realize()
+with mockgpu.debug.session(break_kernel="E_*", on_stop=at_stop):
+  got = (a * b + 1).tolist()
+seen["got"] = got
+print(json.dumps(seen))
+""")
+  r = result(p)
+  assert r["got"] == [2.0 * i + 1 for i in range(8)], r
+  assert r["isa"] == "arm64" and r["units"] == [[0, 0]] and "=> 0x0000" in r["disas"] and "ldp" in r["disas"], r
+  assert r["stepped"] > 2 and " st" in r["store"] and r["changed"] and r["restored"] and r["back_at"] == 0, r
+  assert r["regs"].startswith("x0   0x0000") and "x3" in r["regs"], r
