@@ -39,7 +39,7 @@ def case(name, cmp=EXACT, ptx=None):
 def spec_for(name:str, dev:str) -> dict:
   c = CASES[name]
   if dev.endswith(":gfx950") and name in GFX950_UNFUSED: return GFX950_REDUCE
-  if dev.upper() == "MOCK+CPU:LLVM" and name in ARM64_LLVM_REORDERED: return ARM64_LLVM_REDUCE
+  if dev.upper().startswith("MOCK+CPU:LLVM") and name in ARM64_LLVM_REORDERED: return ARM64_LLVM_REDUCE
   return c["ptx"] if c["ptx"] is not None and dev.upper().endswith(":PTX") else c
 
 def rng(seed=0): return np.random.default_rng(seed)

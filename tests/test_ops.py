@@ -7,7 +7,7 @@ import pytest
 from conftest import device_configs, cpu_lane_configs
 from opcases import CASES, spec_for
 from mockgpu import coverage
-from mockgpu.config import CPU_LANE_REFERENCE
+from mockgpu.config import cpu_lane_reference
 
 def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
   assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
@@ -36,8 +36,8 @@ def test_op(op_runners, dev, name):
   missing = coverage.unimplemented(records)
   assert not missing, f"{name} on {dev}: the compiler emitted instructions mockgpu does not implement: {missing}"
   got, want = rest
-  if dev in CPU_LANE_REFERENCE:  # the arm64 lane: the reference is native x86 DEV=CPU (same renderer) in its own worker
-    status, *ref = op_runners(CPU_LANE_REFERENCE[dev]).run(name)
+  if (native:=cpu_lane_reference(dev)) is not None:  # the arm64 lane: the reference is native DEV=CPU (same renderer), its own worker
+    status, *ref = op_runners(native).run(name)
     assert status == "ok", ref[0]
     want = ref[0]
   assert len(got) == len(want)
