@@ -253,3 +253,14 @@ print(json.dumps(seen))
   assert r["isa"] == "arm64" and r["units"] == [[0, 0]] and "=> 0x0000" in r["disas"] and "ldp" in r["disas"], r
   assert r["stepped"] > 2 and " st" in r["store"] and r["changed"] and r["restored"] and r["back_at"] == 0, r
   assert r["regs"].startswith("x0   0x0000") and "x3" in r["regs"], r
+
+def test_unknown_cpu_model_refused():
+  p = child("""
+import os
+from tinygrad import Device
+from mockgpu.driver.cpu import CPULaneRefused
+try: Device["CPU"]
+except CPULaneRefused as e: print("REFUSED", e)
+os.environ["MOCKGPU_CPU_MODEL"] = "cortex-a72"   # read each time the device opens
+""", env={"MOCKGPU_CPU_MODEL": "apple-m2"})
+  assert "REFUSED MOCKGPU_CPU_MODEL=apple-m2: the arm64 lane runs cortex-a72, apple-m1" in p.stdout, p.stdout[-2000:]
