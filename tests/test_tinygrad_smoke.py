@@ -1,12 +1,13 @@
 """tinygrad's own smoke test, test/test_tiny.py from the tinygrad 0.14.0 sdist, on every mock device configuration
-and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1201, gfx942, gfx950).
+and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1201, gfx942, gfx950), and the arm64
+CPU lane (DEV=MOCK+CPU, MOCK+CPU:LLVM).
 
 It runs from a directory outside any tinygrad checkout (only the one file is there), so the MOCK modules can only come
 from mockgpu. The only skips allowed are tinygrad's own (its test skips image tests unless DEV is CL).
 """
 import os, re, subprocess, sys, tarfile
 import pytest
-from conftest import device_configs
+from conftest import device_configs, cpu_lane_configs
 
 TINYGRAD_SKIPS = {"image only supported on CL"}
 
@@ -23,7 +24,7 @@ def test_tiny(tmp_path_factory) -> str:
   (d / "test_tiny.py").write_bytes(member)
   return str(d)
 
-@pytest.mark.parametrize("dev", device_configs(boards=True))
+@pytest.mark.parametrize("dev", device_configs(boards=True) + cpu_lane_configs())
 def test_tiny_passes(test_tiny, dev):
   p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "test_tiny.py"], cwd=test_tiny,
                      env={**os.environ, "DEV": dev}, capture_output=True, text=True, timeout=1500)
