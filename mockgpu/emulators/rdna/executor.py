@@ -37,23 +37,21 @@ debug_hook = None
 
 
 class Program:
-  """A translated kernel (for one wave size): its code bytes (to confirm a cache hit) and its block functions' builder."""
-  def __init__(self, code:bytes, ns:dict, lanes:int):
-    self.code, self.build = code, ns["build"]
+  """A translated kernel (for one wave size): its code bytes (to confirm a cache hit), decoded instructions and block
+  functions' builder, and its way to C (compiler/native.py Tier: the seconds the numpy path has spent on it)."""
+  def __init__(self, code:bytes, ns:dict, lanes:int, insts:dict):
+    self.code, self.build, self.insts = code, ns["build"], insts
     self.block_pc, self.block_len, self.block_barrier = ns["BLOCK_PC"], ns["BLOCK_LEN"], ns["BLOCK_BARRIER"]
     self.nvgpr = ns["NVGPR"]
     self.lanes = lanes
-    self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
+    self.tier = native.Tier(len(insts))
 
-def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, ieee:bool, first_xcc:bool) -> native.NativeKernel|None:
-  """The kernel's C translation once it is hot (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting. A
-  dispatch shared by several XCCs counts once (first_xcc: its first XCC's share)."""
+def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, ieee:bool) -> native.NativeKernel|None:
+  """The kernel's C translation once it pays (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting."""
   if m == "0": return None
-  if prog.native is not False: return prog.native
-  prog.dispatches += first_xcc
-  if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
-    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch, prog.lanes, ieee)
-  return prog.native or None
+  key = lambda: native.key(prog.code, arch, ftz32, ftz16, prog.lanes, ieee)
+  build = lambda: native.translate(decode.blocks(prog.insts), ftz32, ftz16, arch, prog.lanes, ieee, key())
+  return prog.tier.native(m, build, lambda: native.cached(key()))
 
 _programs:dict[tuple, Program] = {}
 
@@ -79,7 +77,7 @@ def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, la
                    build=lambda: _translate(arch, insts, ftz32, ftz16, lanes, ieee))
   ns:dict = {}
   exec(obj, ns)
-  _programs[key] = prog = Program(code, ns, lanes)
+  _programs[key] = prog = Program(code, ns, lanes, insts)
   return prog
 
 @functools.lru_cache(maxsize=64)
@@ -208,12 +206,15 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP else None
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee) if wpg <= native.MAX_WAVES_PER_GROUP else None
     coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
     if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
-    used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private) if k is not None else \
-           _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
+    if k is not None: used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private)
+    else:
+      t1 = time.perf_counter()
+      used = _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
+      prog.tier.ran(time.perf_counter() - t1)
   except (UnsupportedInstruction, KernelTrap) as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
