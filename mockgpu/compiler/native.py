@@ -10,7 +10,7 @@ file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()
 path.
 """
 from __future__ import annotations
-import atexit, concurrent.futures, ctypes, functools, hashlib, importlib.machinery, importlib.util, json, logging, os, queue, re, shutil
+import atexit, ctypes, functools, hashlib, importlib.machinery, importlib.util, json, logging, os, queue, re, shutil
 import signal, subprocess, sys, sysconfig, tempfile, threading
 import numpy as np
 from mockgpu import config
@@ -206,26 +206,38 @@ class Tier:
     return None if self.result is False else self.result
 
 _jobs:queue.Queue|None = None
+started = 0   # background builds started in this process (bench/run.py's warm-up)
 _running:dict = {}   # the background build's compiler process and temporary directory, stopped at exit
 
-def background(fn) -> concurrent.futures.Future:
+class Build:
+  """A background build: its result once done (an exception it raised is raised by result())."""
+  def __init__(self, fn):
+    self.fn, self.event, self.value, self.error = fn, threading.Event(), None, None
+  def done(self) -> bool: return self.event.is_set()
+  def result(self):
+    self.event.wait()
+    if self.error is not None: raise self.error
+    return self.value
+  def run(self):
+    try: self.value = self.fn()
+    except BaseException as e: self.error = e  # raised in the dispatch that takes the result
+    finally: self.event.set()
+
+def background(fn) -> Build:
   """fn() on the one background build thread (a daemon: a build still running at exit is stopped, see _stop)."""
-  global _jobs
+  global _jobs, started
   if _jobs is None:
     _jobs = queue.Queue()
     threading.Thread(target=_worker, name="mockgpu-cc", daemon=True).start()
     atexit.register(_stop)
-  fut:concurrent.futures.Future = concurrent.futures.Future()
-  _jobs.put((fn, fut))
-  return fut
+  started += 1
+  _jobs.put(job:=Build(fn))
+  return job
 
 def _worker():
   while True:
-    fn, fut = _jobs.get()
-    try:
-      if fut.set_running_or_notify_cancel():
-        try: fut.set_result(fn())
-        except BaseException as e: fut.set_exception(e)  # raised in the dispatch that takes the result
+    job = _jobs.get()
+    try: job.run()
     finally: _jobs.task_done()
 
 def wait():

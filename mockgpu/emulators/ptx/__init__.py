@@ -141,11 +141,12 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
       threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
       counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
     else:
+      t1 = time.thread_time()  # CPU seconds, as the build estimate's
       with np.errstate(all="ignore"):
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))
           k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
-      k.tier.ran(time.perf_counter() - st)
+      k.tier.ran(time.thread_time() - t1)
   except GPUPageFault as e: raise fault_context(e, mem, k)
   except Exception as e:
     if replay.modelled(e): raise

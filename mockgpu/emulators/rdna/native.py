@@ -17,7 +17,6 @@ from __future__ import annotations
 import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
-from mockgpu.compiler.rdna.backends import c as c_backend
 from mockgpu.compiler.rdna import semantics
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
@@ -66,6 +65,7 @@ def key(code:bytes, arch:str, ftz32:bool, ftz16:bool, lanes:int, ieee:bool) -> s
 def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool=True, key:str|None=None) -> NativeKernel|None:
   """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here); recorded in
   the artifact index under key."""
+  from mockgpu.compiler.rdna.backends import c as c_backend  # imported at the first C translation only
   try:
     t = c_backend.CTranslator(blocks, ftz32, ftz16, arch, lanes, ieee)
     src = t.source()
