@@ -14,6 +14,8 @@ three more times: `warm` is the least execution time of those. Times are CPU mil
   C           mockgpu's C path set-up on the dispatching thread: C source and build when synchronous, loading a build
   exec        running the dispatch (numpy or C)
   path        the path that ran it
+Kernels of one name (softmax's two reductions) count their dispatches together. DEV=CPU gets no per-kernel rows (its
+HCQ queue runs programs without the call this wraps): compare its `process` line.
 Below each child's rows: `cc` is the CPU seconds of C builds (the compiler's child processes, built in the background),
 `process` the child's whole CPU seconds from the first realize to the last, children included.
 """
