@@ -4,8 +4,8 @@
   python bench/run.py [--dev MOCK+AMD ...] [--only matmul_512 ...] [--json FILE]
 
 Each (device, workload) runs in its own child interpreter, so peak RSS is the workload's own. A child runs the
-workload once cold (compiles, translates, fills caches), HOT_DISPATCHES (three) more times to warm up, then times three
-warm runs. Columns:
+workload once cold (compiles, translates, fills caches), then warms it up until it is steady (every kernel that pays its C
+build built: `_warm_up`), then times three warm runs. Columns:
   wall s      warm wall seconds for one run of the workload
   ratio       mock wall / CPU wall (the CPU backend is the native side)
   Minst/s     million wave-instructions (RDNA) or thread-instructions (PTX) emulated per second of that run's wall time
@@ -65,11 +65,7 @@ def child(workload:str) -> dict:
   Tensor.manual_seed(0)
   run = WORKLOADS[workload](Tensor)
   t0 = time.perf_counter(); run(); Device[Device.DEFAULT].synchronize(); cold = time.perf_counter() - t0
-  # warm-up: from its HOT_DISPATCHES-th dispatch a kernel is built to C and runs on the native path; a workload
-  # whose first run uses other kernels than its later ones (an optimizer's first step) gets there in run
-  # 1 + HOT_DISPATCHES
-  for _ in range(HOT_DISPATCHES): run()
-  Device[Device.DEFAULT].synchronize()
+  _warm_up(run, Device[Device.DEFAULT].synchronize)
   stats0 = _mock_stats()
   times = []
   GlobalCounters.reset()
@@ -85,6 +81,27 @@ def child(workload:str) -> dict:
           "minst_per_s": insts / sum(times) / 1e6 if insts else None,
           "emu_minst_per_s": insts / emu_s / 1e6 if insts and (emu_s:=sum(v for k, v in d.items() if k.endswith(".seconds"))) else None,
           "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "mem_mib": GlobalCounters.mem_used / 2**20}
+
+WARM_UP_SECONDS = 60.0
+
+def _warm_up(run, sync):
+  """Run the workload until it is steady: a kernel gets its C build once the numpy path has spent the build's estimated
+  seconds on it (compiler/native.py Tier), in the background, so a hot loop reaches C after a number of runs that
+  depends on the kernel (its build's estimated seconds over its numpy seconds per run). At least HOT_DISPATCHES runs,
+  then until a run dispatches nothing on numpy, or for WARM_UP_SECONDS (kernels C declines stay on numpy)."""
+  native = sys.modules.get("mockgpu.compiler.native")
+  t0 = time.perf_counter()
+  for i in range(1000):
+    before = _mock_stats()
+    run(); sync()
+    if native is None: continue
+    native.wait()
+    d = {k: v - before.get(k, 0) for k, v in _mock_stats().items()}
+    numpy = sum(v for k, v in d.items() if k.endswith(".launches") and not k.endswith("native_launches")) - \
+            sum(v for k, v in d.items() if k.endswith(".native_launches"))
+    if i + 1 >= HOT_DISPATCHES and (numpy <= 0 or time.perf_counter() - t0 > WARM_UP_SECONDS): break
+  if native is not None:
+    run(); sync()  # the kernels built during the last run switch to C here
 
 def _mock_stats() -> dict:
   return dict(sys.modules["mockgpu.system"].stats) if "mockgpu.system" in sys.modules else {}

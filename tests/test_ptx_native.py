@@ -191,12 +191,37 @@ def test_float64_ops(monkeypatch):
 
 ADD_ONE = kernel(LOAD3 + "add.s32 %r4, %r1, 1;\nst.global.b32 [%rd9], %r4;")
 
-def test_hot_kernels_only_in_auto_mode(monkeypatch):
+def test_auto_mode_builds_once_it_pays(monkeypatch):
+  """auto: numpy until the seconds spent there reach the estimated build (MOCKGPU_CC_COST=0: at once), built in the
+  background while numpy runs; a fresh load of the module takes the recorded build at its first launch."""
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "auto")
-  src = ADD_ONE.replace(".entry k(", ".entry k_hot(")   # a kernel no other test has launched
+  monkeypatch.setenv("MOCKGPU_CC_COST", "0")
+  import mockgpu.emulators.ptx as ptx
+  from mockgpu.compiler import native as cnative
+  monkeypatch.setattr(ptx, "_modules", {})   # no tier state from another test's launches
+  monkeypatch.setattr(cnative, "find", lambda tag, key: None)  # as if no process had built it (an earlier run did)
+  src = ADD_ONE.replace(".entry k(", ".entry k_hot(")
   x, out = np.arange(32, dtype=np.uint32), np.zeros(32, np.uint32)
-  paths = [run(src, [out, x, x, x], name="k_hot").native for _ in range(HOT_DISPATCHES + 1)]
-  assert paths == [False] * (HOT_DISPATCHES - 1) + [True, True]
+  first = run(src, [out, x, x, x], name="k_hot").native
+  cnative.wait()
+  paths = [first] + [run(src, [out, x, x, x], name="k_hot").native for _ in range(2)]
+  assert paths == [False, True, True]
+  monkeypatch.undo()  # the index back, as a fresh process sees it (undo drops the settings too: set again)
+  monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "auto")
+  monkeypatch.setenv("MOCKGPU_CC_COST", "1e6")  # a build now would not pay: only the index can give C
+  monkeypatch.setattr(ptx, "_modules", {})
+  assert run(src, [out, x, x, x], name="k_hot").native
+  np.testing.assert_array_equal(out, x + 1)
+
+def test_auto_mode_keeps_cheap_kernels_on_numpy(monkeypatch):
+  """A kernel whose numpy runs cost far less than its build stays there, however many times it is launched."""
+  monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "auto")
+  monkeypatch.setenv("MOCKGPU_CC_COST", "1e6")
+  import mockgpu.emulators.ptx as ptx
+  monkeypatch.setattr(ptx, "_modules", {})
+  src = ADD_ONE.replace(".entry k(", ".entry k_cold(")
+  x, out = np.arange(32, dtype=np.uint32), np.zeros(32, np.uint32)
+  assert not any(run(src, [out, x, x, x], name="k_cold").native for _ in range(HOT_DISPATCHES + 2))
   np.testing.assert_array_equal(out, x + 1)
 
 def test_mode_zero_never_translates(monkeypatch):

@@ -63,19 +63,32 @@ def test_kernel_same_bits_on_both_paths(name, monkeypatch):
   assert [st.wave_instructions for st in got_stats] == [st.wave_instructions for st in want_stats]
   np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8), np.atleast_1d(want).view(np.uint8))
 
-def test_hot_kernels_only_in_auto_mode(monkeypatch):
+def test_auto_mode_builds_once_it_pays_then_finds_the_build(monkeypatch):
+  """auto: numpy until the seconds spent there reach the estimated build (MOCKGPU_CC_COST=0: at once), built in the
+  background; a fresh process (here: the program cache emptied) takes the recorded build at its first dispatch."""
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "auto")
-  from mockgpu.emulators.rdna import native
+  monkeypatch.setenv("MOCKGPU_CC_COST", "0")
+  from mockgpu.compiler import native as cnative
+  from mockgpu.emulators.rdna import executor
   import test_rdna_isa as isa
   from mockgpu.memory import AddressSpace
   out = np.zeros(32, np.uint32)
   body = isa.kernel(isa.tid_times4(), I.v_mov_b32_e32(v[2], 7), isa.store(v[2]), I.s_endpgm())
   from mockgpu import system
   mem = AddressSpace("auto")
+  monkeypatch.setattr(executor, "_programs", {})  # no tier state from another test's dispatches
+  monkeypatch.setattr(cnative, "find", lambda tag, key: None)  # as if no process had built it (an earlier run did)
   before = system.stats["rdna3.native_launches"]
-  paths = [_run_same_code(isa, body, out, mem)[0].native for _ in range(native.HOT_DISPATCHES + 1)]
-  assert paths == [False] * (native.HOT_DISPATCHES - 1) + [True, True]
-  assert system.stats["rdna3.native_launches"] == before + 2
+  first = _run_same_code(isa, body, out, mem)[0].native
+  cnative.wait()
+  paths = [first] + [_run_same_code(isa, body, out, mem)[0].native for _ in range(2)]
+  assert paths == [False, True, True]
+  monkeypatch.undo()  # the index back, as a fresh process sees it (undo drops the settings too: set again)
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "auto")
+  monkeypatch.setenv("MOCKGPU_CC_COST", "1e6")  # a build now would not pay: only the index can give C
+  monkeypatch.setattr(executor, "_programs", {})
+  assert _run_same_code(isa, body, out, mem)[0].native
+  assert system.stats["rdna3.native_launches"] == before + 3
   assert (out == 7).all()
 
 def _run_same_code(isa, body, out, mem, _cache={}):

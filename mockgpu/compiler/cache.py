@@ -32,17 +32,29 @@ def translated(kind:str, version:str, data:bytes, build:Callable[[], str], filen
   _memory[key] = code
   return code
 
+_values:dict[str, object] = {}
+
+def remembered(kind:str, version:str, data:bytes, build:Callable[[], object], valid:Callable[[object], bool]) -> object:
+  """A plain value (what marshal writes: tuples, numbers, bytes) computed from `data` once per machine: from memory,
+  else from disk when valid(value), else from build()."""
+  key = key_of(kind, version, data)
+  if (v:=_values.get(key)) is not None: return v
+  v = _load(key)
+  if v is None or not valid(v): v = build(); _store(key, v)
+  _values[key] = v
+  return v
+
 def _path(key:str) -> str|None:
   d = config.cache_dir()
   return None if d is None else os.path.join(d, key[:2], key + ".marshal")
 
-def _load(key:str) -> types.CodeType|None:
+def _load(key:str):
   if (p:=_path(key)) is None or not os.path.exists(p): return None
   try:
     with open(p, "rb") as f: return marshal.load(f)
   except (OSError, EOFError, ValueError, TypeError): return None  # a torn or foreign file: translate again
 
-def _store(key:str, code:types.CodeType):
+def _store(key:str, code):
   if (p:=_path(key)) is None: return
   try:
     os.makedirs(os.path.dirname(p), exist_ok=True)

@@ -10,7 +10,8 @@ file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()
 path.
 """
 from __future__ import annotations
-import ctypes, functools, hashlib, importlib.machinery, importlib.util, logging, os, re, signal, subprocess, sys, sysconfig, tempfile
+import atexit, ctypes, functools, hashlib, importlib.machinery, importlib.util, json, logging, os, queue, re, shutil
+import signal, subprocess, sys, sysconfig, tempfile, threading
 import numpy as np
 from mockgpu import config
 
@@ -32,6 +33,7 @@ def _compile(cmd:list[str], what:str) -> bool:
   except OSError as e:
     log.warning("C build of %s: no C compiler (%s); the numpy path runs it", what, e)
     return False
+  if threading.current_thread().name == "mockgpu-cc": _running["proc"] = p
   try: _, err = p.communicate(timeout=timeout)
   except subprocess.TimeoutExpired:
     os.killpg(p.pid, signal.SIGKILL)
@@ -121,6 +123,7 @@ def _build(path:str, source:str=SOURCE, flags:tuple=("-O3", f"-I{sysconfig.get_p
   cc = os.environ.get("CC", "cc")
   os.makedirs(os.path.dirname(path), exist_ok=True)
   with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:
+    if threading.current_thread().name == "mockgpu-cc": _running["tmp"] = tmp
     src, out = os.path.join(tmp, "native.c"), os.path.join(tmp, "native.so")
     with open(src, "w") as f: f.write(source)
     ok = _compile([cc, *flags, *EXACT_FLAGS, src, "-o", out, "-lm"], os.path.basename(path))
@@ -147,24 +150,157 @@ def library(source:str, tag:str, flags:tuple=("-O2", "-fwrapv", "-fno-strict-ali
   if not os.path.exists(path) and not _build(path, source, flags):
     _failed.add(key)
     return None
-  try: return ctypes.CDLL(path)
-  except OSError as e:
-    log.warning("C build of %s: cannot load it (%s); the numpy path runs it", os.path.basename(path), e)
-    return None
+  return load(path)
 
-HOT_DISPATCHES = 3   # a kernel gets its C translation at its third dispatch in a process (see emulators/rdna/native.py)
+HOT_DISPATCHES = 3   # bench/rdna_micro.py's warm-up count; the choice of a kernel's path is `Tier`'s
 
 def tier(var:str) -> str:
   """The setting var (MOCKGPU_RDNA_NATIVE, MOCKGPU_PTX_NATIVE): 0 never uses C, 1 uses it from the first dispatch,
-  auto (the default) from the HOT_DISPATCHES-th."""
+  auto (the default) once it pays (`Tier`)."""
   m = config.env(var, "auto")
   if m not in ("0", "1", "auto"): raise ValueError(f"{var}={m!r}: expected 0, 1 or auto")
   return m
 
-def hot(var:str, dispatches:int) -> bool:
-  """Whether a kernel dispatched this many times (this one included) takes its C translation under setting var."""
-  m = tier(var)
-  return m == "1" or (m == "auto" and dispatches >= HOT_DISPATCHES)
+# *** tiering: a kernel's C build only where it pays ***
+# CPU seconds of one cc -O2 build, fixed + per instruction (measured on the 2-core machine, gcc 12: the RDNA prelude
+# alone 70 ms, tinygrad's 143-instruction 64x64 matmul kernel 1.2 s; the PTX prelude 60 ms, its 64x64 matmul 0.2 s).
+# -O1 halves the build and runs 1.5x slower, -O0 quarters it and runs 10x slower (as slow as numpy on small kernels).
+BUILD_COST = {"rdna": (0.07, 0.008), "ptx": (0.06, 0.0015)}
+
+def build_estimate(isa:str, instructions:int) -> float:
+  """The estimated seconds of a kernel's C build (MOCKGPU_CC_COST scales them; 0 builds a kernel at its second dispatch)."""
+  fixed, per = BUILD_COST[isa]
+  v = config.env("MOCKGPU_CC_COST", "")
+  try: scale = float(v) if v else 1.0
+  except ValueError: raise ValueError(f"MOCKGPU_CC_COST={v!r}: expected a factor") from None
+  return scale * (fixed + per * instructions)
+
+NOT_CACHED = object()
+
+class Tier:
+  """One kernel's way to its C translation under `auto`, as a JIT's tiers: the numpy path runs it until the seconds it
+  has spent there reach the estimated seconds of its C build (ski rental: never more than twice the best choice made
+  knowing the future, however many dispatches follow), then the C build runs in the background while numpy keeps
+  serving dispatches, and the kernel switches when it is ready. A kernel whose C build another process already made
+  (the artifact index, `find`) takes it at its first dispatch: loading it costs about a millisecond. Most kernels of a
+  test suite run once or twice and never pay a build (a test_dtype profile spent 17 of mockgpu's 26 s in them)."""
+  def __init__(self, isa:str, instructions:int):
+    self.cost, self.spent = build_estimate(isa, instructions), 0.0
+    self.result, self.pending, self.looked = False, None, False  # result: False until decided, then the kernel or None
+
+  def ran(self, seconds:float): self.spent += seconds
+
+  def native(self, mode:str, translate, cached):
+    """The kernel's C translation for this dispatch, or None (the numpy path runs it). translate() builds it (the
+    translation or None); cached() gives it from the artifact index, None where it is known to decline, or NOT_CACHED."""
+    if self.result is not False: return self.result
+    if self.pending is not None:
+      if mode != "1" and not self.pending.done(): return None
+      self.result = self.pending.result()
+    elif mode == "1": self.result = translate()
+    else:
+      if not self.looked:  # once per process: another process may have built it
+        self.looked = True
+        if (k:=cached()) is not NOT_CACHED: self.result = k
+      if self.result is False and self.spent >= self.cost: self.pending = background(translate)
+    return None if self.result is False else self.result
+
+_jobs:queue.Queue|None = None
+started = 0   # background builds started in this process (bench/run.py's warm-up)
+_running:dict = {}   # the background build's compiler process and temporary directory, stopped at exit
+
+class Build:
+  """A background build: its result once done (an exception it raised is raised by result())."""
+  def __init__(self, fn):
+    self.fn, self.event, self.value, self.error = fn, threading.Event(), None, None
+  def done(self) -> bool: return self.event.is_set()
+  def result(self):
+    self.event.wait()
+    if self.error is not None: raise self.error
+    return self.value
+  def run(self):
+    try: self.value = self.fn()
+    except BaseException as e: self.error = e  # raised in the dispatch that takes the result
+    finally: self.event.set()
+
+def background(fn) -> Build:
+  """fn() on the one background build thread (a daemon: a build still running at exit is stopped, see _stop)."""
+  global _jobs, started
+  if _jobs is None:
+    _jobs = queue.Queue()
+    threading.Thread(target=_worker, name="mockgpu-cc", daemon=True).start()
+    atexit.register(_stop)
+  started += 1
+  _jobs.put(job:=Build(fn))
+  return job
+
+def _worker():
+  while True:
+    job = _jobs.get()
+    try: job.run()
+    finally: _jobs.task_done()
+
+def wait():
+  """Wait for every background build started so far (bench warm-ups, tests)."""
+  if _jobs is not None: _jobs.join()
+
+def _stop():
+  """At exit: the running background build's compiler is stopped and its temporary directory removed."""
+  if (p:=_running.get("proc")) is not None and p.poll() is None:
+    try: os.killpg(p.pid, signal.SIGKILL)
+    except OSError: pass
+  if (d:=_running.get("tmp")) is not None: shutil.rmtree(d, ignore_errors=True)
+
+# *** the artifact index: a kernel's C build found without translating it again ***
+
+@functools.lru_cache(maxsize=None)
+def files_version(*dirs:str) -> str:
+  """A hash of every .py and .c file under dirs (and of files named there; relative to the mockgpu package) and of this module and the shared C
+  parts: what decides a C translation."""
+  pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  here = os.path.dirname(os.path.abspath(__file__))
+  files = [os.path.join(here, f) for f in ("native.py", "native_common.c", "native_memory.c")]
+  for d in dirs:
+    if os.path.isfile(os.path.join(pkg, d)): files.append(os.path.join(pkg, d))
+    files += sorted(os.path.join(r, f) for r, _, fs in os.walk(os.path.join(pkg, d)) for f in fs if f.endswith((".py", ".c")))
+  h = hashlib.sha256()
+  for path in files:
+    h.update(os.path.relpath(path, pkg).encode())
+    with open(path, "rb") as f: h.update(f.read())
+  return h.hexdigest()[:16]
+
+def artifact_key(tag:str, version:str, data:bytes) -> str:
+  h = hashlib.sha256(f"{tag}|{version}|{_cpu_flags()}|{os.uname().machine}".encode())
+  h.update(data)
+  return h.hexdigest()[:32]
+
+def _index_path(tag:str, key:str) -> str|None:
+  d = config.cache_dir()
+  return None if d is None else os.path.join(d, "native", "index", f"{tag}-{key}.json")
+
+def find(tag:str, key:str) -> dict|None:
+  """What a process recorded for the kernel of this key: {"so": path, ...its translation's data} or {"declined": why};
+  None when nothing is recorded (or MOCKGPU_NATIVE=0), or its library is gone."""
+  if os.environ.get("MOCKGPU_NATIVE", "1") == "0" or (p:=_index_path(tag, key)) is None: return None
+  try:
+    with open(p) as f: rec = json.load(f)
+  except (OSError, ValueError): return None   # none yet, or a foreign file: translate again
+  return rec if "declined" in rec or os.path.exists(rec.get("so", "")) else None
+
+def remember(tag:str, key:str, rec:dict):
+  """Record what the kernel of this key translated to (write, then rename: parallel workers never read a torn file)."""
+  if (p:=_index_path(tag, key)) is None: return
+  try:
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(p), delete=False) as f: json.dump(rec, f)
+    os.replace(f.name, p)
+  except OSError: pass  # a read-only cache is only slower
+
+def load(path:str) -> ctypes.CDLL|None:
+  try: return ctypes.CDLL(path)
+  except OSError as e:
+    log.warning("C build %s: cannot load it (%s); the numpy path runs it", os.path.basename(path), e)
+    return None
 
 _INCLUDE = re.compile(r'^#include "(native_\w+\.c)"$', re.M)
 

@@ -65,7 +65,7 @@ class PTXKernel:
     self.local_size: int = meta["local"]
     self.instructions: int = meta["instructions"]
     self.max_threads: int|None = meta["maxntid"] or None  # .maxntid/.reqntid; None: the board's limit
-    self.launches, self.native = 0, False   # native: False until tried, then a native.NativeKernel or None
+    self.tier = native.Tier(self.instructions)   # its way to C: the seconds the numpy path has spent on it
   def __repr__(self): return f"<PTXKernel {self.name} params={self.params} shared={self.shared_size}>"
 
 class PTXModule:
@@ -130,10 +130,10 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   nctas = grid[0] * grid[1] * grid[2]
   per_batch = max(1, BATCH_THREADS // tpc)
   counters, budget = [0, 0], config.instruction_budget()
-  off, start = native.off(), replay.start_snapshot(mem)  # bad settings raise here, not as a bug
+  mode, start = native.mode(), replay.start_snapshot(mem)  # bad settings raise here, not as a bug
   nk = None
   try:
-    nk = None if off else _native_kernel(k)   # a first C build is not the launch's time
+    nk = None if mode == "0" else _native_kernel(k, mode)   # a first C build is not the launch's time
     # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C counts too
     events.notify("kernel_ran", isa="ptx", kernel=k, native=nk is not None)
     st = time.perf_counter()
@@ -141,10 +141,12 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
       threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
       counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
     else:
+      t1 = time.thread_time()  # CPU seconds, as the build estimate's
       with np.errstate(all="ignore"):
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))
           k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+      k.tier.ran(time.thread_time() - t1)
   except GPUPageFault as e: raise fault_context(e, mem, k)
   except Exception as e:
     if replay.modelled(e): raise
@@ -232,9 +234,6 @@ class _Annotating(numpy_backend.Ctx):
     if s.startswith("case "): self.ins = None  # a block's first lines (its budget tick) belong to no instruction
     super().emit(s if self.ins is None else f"{s}  # @ptx {self.ins.line}")
 
-def _native_kernel(k:PTXKernel):
-  """The kernel's C translation once it is hot (see native.py), else None."""
-  if k.native is not False: return k.native
-  k.launches += 1
-  if native.hot(k.launches): k.native = native.translate(k)
-  return k.native or None
+def _native_kernel(k:PTXKernel, mode:str):
+  """The kernel's C translation once it pays (see native.py), else None; mode is the MOCKGPU_PTX_NATIVE setting."""
+  return k.tier.native(mode, lambda: native.translate(k, native.key(k)), lambda: native.cached(native.key(k)))

@@ -4,9 +4,12 @@ mode, block by block in the numpy path's order, with the exchange buffers of the
 The numpy path pays numpy's per-call cost on every instruction, and its gathers of strided rows (each lane reading a
 row of its own, as a reduction's lanes do) miss the TLB and caches lane after lane; a C thread walks its own row and
 runs a few hundred million thread-instructions per second whatever the shape. As for RDNA (emulators/rdna/native.py),
-a kernel takes the C translation when it is hot, from its HOT_DISPATCHES-th launch in a process (a C build costs
-0.3-1 s once per machine; the shared object is cached on disk under the hash of its source). MOCKGPU_PTX_NATIVE=0
-never uses it, =1 from the first launch (the tests run kernels both ways), unset or `auto` is the choice above.
+a kernel takes the C translation when it pays (compiler/native.py Tier): once the numpy path has spent on it the
+seconds its C build is estimated to take (0.1-0.5 s, once per machine: the shared object is cached on disk under the
+hash of its source, and the artifact index finds it from the kernel's text without translating it again), built in the
+background while numpy serves its launches; a kernel whose build is already on disk takes it at its first launch.
+MOCKGPU_PTX_NATIVE=0 never uses it, =1 from the first launch (the tests run kernels both ways; the build is waited
+for), unset or `auto` is the choice above.
 Kernels the translation does not cover stay on the numpy path; why is counted in `declined`.
 """
 from __future__ import annotations
@@ -66,8 +69,16 @@ class NativeKernel:
                                          np.zeros(tpc * NSRC, np.uint64), np.zeros(tpc * NRES, np.uint64), np.zeros(tpc, np.uint8))
     return b
 
-def off() -> bool: return native.tier("MOCKGPU_PTX_NATIVE") == "0"
-def hot(launches:int) -> bool: return native.hot("MOCKGPU_PTX_NATIVE", launches)
+TAG = "ptx"
+
+def mode() -> str: return native.tier("MOCKGPU_PTX_NATIVE")
+def off() -> bool: return mode() == "0"
+def Tier(instructions:int) -> native.Tier: return native.Tier(TAG, instructions)
+
+def key(kernel) -> str:
+  """The kernel's key in the artifact index (compiler/native.py find): its module's text, its name and the translator."""
+  version = native.files_version("compiler/ptx", "emulators/ptx/native.py")
+  return native.artifact_key(TAG, version, f"{kernel.name}|".encode() + kernel.module.text.encode())
 
 def _c_source(kernel) -> tuple[object, str, list]:
   """(the entry's parsed function, its C source, its messages); raises cgen.NoNative where C does not cover it."""
@@ -80,17 +91,31 @@ def refusal(kernel) -> str|None:
   except cgen.NoNative as e: return str(e)
   return None
 
-def translate(kernel) -> NativeKernel|None:
-  """The C translation of a PTXKernel, or None when it uses something outside it (or there is no C compiler)."""
+def translate(kernel, key:str|None=None) -> NativeKernel|None:
+  """The C translation of a PTXKernel, or None when it uses something outside it (or there is no C compiler);
+  recorded in the artifact index under key."""
   try:
     fn, src, messages = _c_source(kernel)
   except cgen.NoNative as e:
     declined[str(e)] += 1
+    if key is not None: native.remember(TAG, key, {"declined": str(e)})
     return None
-  if (lib:=native.library(src, "ptx")) is None:
+  if (lib:=native.library(src, TAG)) is None:
     declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the build failed or timed out: the mockgpu logger says which)"] += 1
     return None
-  return NativeKernel(lib, messages, len(fn.regs) + 1)   # warp mode's Regs: the registers and the carry flag
+  nsave = len(fn.regs) + 1   # warp mode's Regs: the registers and the carry flag
+  if key is not None: native.remember(TAG, key, {"so": lib._name, "messages": messages, "nsave": nsave})
+  return NativeKernel(lib, messages, nsave)
+
+def cached(key:str):
+  """The kernel's C translation as another process recorded it: a NativeKernel, None where C declines it, or
+  native.NOT_CACHED."""
+  if (rec:=native.find(TAG, key)) is None: return native.NOT_CACHED
+  if "declined" in rec:
+    declined[rec["declined"]] += 1
+    return None
+  if (lib:=native.load(rec["so"])) is None: return native.NOT_CACHED
+  return NativeKernel(lib, rec["messages"], rec["nsave"])
 
 def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int) -> int:
   """Run every CTA; returns the thread-instructions executed (raises as the numpy path does)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses, functools, gc, re, sys, time, weakref
 import numpy as np
 from mockgpu import config, events, replay
-from mockgpu.compiler.cache import translated
+from mockgpu.compiler.cache import translated, remembered
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
@@ -18,7 +18,6 @@ from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _f
 from mockgpu.compiler.rdna import decode, semantics
 from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
-from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from mockgpu.compiler.rdna.operands import AGPR
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
@@ -37,23 +36,27 @@ debug_hook = None
 
 
 class Program:
-  """A translated kernel (for one wave size): its code bytes (to confirm a cache hit) and its block functions' builder."""
-  def __init__(self, code:bytes, ns:dict, lanes:int):
-    self.code, self.build = code, ns["build"]
+  """A translated kernel (for one wave size): its code bytes (to confirm a cache hit), decoded instructions and block
+  functions' builder, and its way to C (compiler/native.py Tier: the seconds the numpy path has spent on it)."""
+  def __init__(self, code:bytes, ns:dict, lanes:int, arch:str, ninsts:int, insts:dict|None):
+    self.code, self.build, self.arch, self._insts = code, ns["build"], arch, insts
     self.block_pc, self.block_len, self.block_barrier = ns["BLOCK_PC"], ns["BLOCK_LEN"], ns["BLOCK_BARRIER"]
     self.nvgpr = ns["NVGPR"]
     self.lanes = lanes
-    self.dispatches, self.native = 0, False  # native: False until tried, then a NativeKernel or None
+    self.tier = native.Tier(ninsts)
 
-def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, ieee:bool, first_xcc:bool) -> native.NativeKernel|None:
-  """The kernel's C translation once it is hot (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting. A
-  dispatch shared by several XCCs counts once (first_xcc: its first XCC's share)."""
+  @property
+  def insts(self) -> dict:
+    """The decoded instructions (decoded again only where the caches spared the decode and C wants them)."""
+    if self._insts is None: self._insts = decode.walk(self.code, self.arch)
+    return self._insts
+
+def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, ieee:bool) -> native.NativeKernel|None:
+  """The kernel's C translation once it pays (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting."""
   if m == "0": return None
-  if prog.native is not False: return prog.native
-  prog.dispatches += first_xcc
-  if m == "1" or prog.dispatches >= native.HOT_DISPATCHES:
-    prog.native = native.translate(decode.blocks(decode.walk(prog.code, arch)), ftz32, ftz16, arch, prog.lanes, ieee)
-  return prog.native or None
+  key = lambda: native.key(prog.code, arch, ftz32, ftz16, prog.lanes, ieee)
+  build = lambda: native.translate(decode.blocks(prog.insts), ftz32, ftz16, arch, prog.lanes, ieee, key())
+  return prog.tier.native(m, build, lambda: native.cached(key()))
 
 _programs:dict[tuple, Program] = {}
 
@@ -73,13 +76,20 @@ def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, la
   key = (arch, pgm, ftz32, ftz16, lanes, ieee)
   if (prog:=_programs.get(key)) is not None and mem.holds(pgm, prog.code): return prog
   window = _code_window(mem, pgm)
-  insts = decode.walk(window, arch)
-  code = window[:decode.extent(insts)]
+  decoded:list[dict] = []
+  def walk() -> dict:
+    if not decoded: decoded.append(decode.walk(window, arch))
+    return decoded[0]
+  # the kernel's extent and instruction count by its code window (tinygrad's code allocation from the entry): a warm
+  # first dispatch then decodes nothing (decoding is most of its mockgpu time: 143 instructions, 8 ms)
+  size, ninsts = remembered(f"{arch}-extent", VERSION, window, lambda: (decode.extent(walk()), len(walk())),
+                            lambda v: isinstance(v, tuple) and len(v) == 2 and 0 < v[0] <= len(window))
+  code = window[:size]
   obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}-ieee{int(ieee)}", data=code,
-                   build=lambda: _translate(arch, insts, ftz32, ftz16, lanes, ieee))
+                   build=lambda: _translate(arch, walk(), ftz32, ftz16, lanes, ieee))
   ns:dict = {}
   exec(obj, ns)
-  _programs[key] = prog = Program(code, ns, lanes)
+  _programs[key] = prog = Program(code, ns, lanes, arch, ninsts, decoded[0] if decoded else None)
   return prog
 
 @functools.lru_cache(maxsize=64)
@@ -208,11 +218,14 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP else None
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee) if wpg <= native.MAX_WAVES_PER_GROUP else None
     # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C still counts as one C ran
     events.notify("kernel_ran", isa=d.arch, code=prog.code, native=k is not None, ftz32=ftz32, ftz16=ftz16, lanes=lanes)
-    used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private) if k is not None else \
-           _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
+    if k is not None: used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private)
+    else:
+      t1 = time.thread_time()  # CPU seconds, as the build estimate's: a loaded machine's wall time would inflate them
+      used = _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
+      prog.tier.ran(time.thread_time() - t1)
   except (UnsupportedInstruction, KernelTrap) as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
@@ -322,6 +335,7 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   SPI sets them for the numpy and C paths; the wave has an LDS of its own (a one-wave workgroup's is the same). Its
   register file holds 256 VGPRs, and CDNA's AGPRs after them (from operands.AGPR). like: another wave's stepper of the
   same dispatch, whose decoded code this one shares."""
+  from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState  # the debugger's: imported when it asks
   lanes = d.wave_size
   nvgpr = nvgpr or (AGPR + 256 if semantics.family(d.arch).GFX9 else 256)
   ftz32, ftz16 = _float_modes(d.rsrc1)

@@ -5,17 +5,18 @@ translation sustains 20-35 M wave-instructions/s from a few waves up (1-2 M/s on
 dominates); the numpy path costs a few microseconds per instruction whatever the number of waves, so it reaches
 0.05-0.1 M/s on one wave and 10-17 M/s on thousands. Where the C translation covers a hot kernel, it runs it.
 
-A kernel gets a C translation when it is hot: dispatched HOT_DISPATCHES times in this process (building one costs a C
-compile, 0.3-1 s, once per machine: the shared object is cached on disk under the hash of its source; most kernels
-of a test suite run once or twice and never pay it). Until then, and for kernels the C translation does not cover,
-the numpy path runs it. MOCKGPU_RDNA_NATIVE=0 never uses C, =1 uses it from the first dispatch (the tests run kernels
-both ways), unset or `auto` is the choice above.
+A kernel gets a C translation when it pays (compiler/native.py Tier): once the numpy path has spent on it the seconds
+its C build is estimated to take (0.1-2 s at -O2, once per machine: the shared object is cached on disk under the hash
+of its source, and the artifact index finds it from the kernel's code without translating it again), built in the
+background while numpy serves its dispatches; a kernel whose build is already on disk takes it at its first dispatch.
+Most kernels of a test suite run once or twice and never pay a build. Until then, and for kernels the C translation
+does not cover, the numpy path runs it. MOCKGPU_RDNA_NATIVE=0 never uses C, =1 uses it from the first dispatch (the
+tests run kernels both ways; the build is waited for), unset or `auto` is the choice above.
 """
 from __future__ import annotations
 import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
-from mockgpu.compiler.rdna.backends import c as c_backend
 from mockgpu.compiler.rdna import semantics
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
@@ -23,6 +24,7 @@ from mockgpu.emulators.rdna.dispatch import spi_setup, budget_exceeded, allocate
 from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error, relative_error, jump_error, trap_error
 
 HOT_DISPATCHES = native.HOT_DISPATCHES
+TAG = "rdna"
 MAX_WAVES_PER_GROUP = 32  # the waves of one workgroup the C scheduler (c/prelude.c, mockgpu_run) holds
 CHUNK_BYTES = 32 << 20  # register and LDS bytes of one chunk of workgroups
 DONE, FAULT, BUDGET, UNSUPPORTED = 0, 1, 2, 3
@@ -46,26 +48,49 @@ def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
 class NativeKernel:
   """A kernel's C translation, loaded: its entry point and what its fault statuses need to name."""
-  def __init__(self, lib:ctypes.CDLL, t:c_backend.CTranslator):
+  def __init__(self, lib:ctypes.CDLL, nvgpr:int, names:dict[int, str], messages:list[str], lanes:int):
     self.run = lib.mockgpu_run
     self.run.argtypes, self.run.restype = [ctypes.POINTER(Ctx)], ctypes.c_int64
-    self.nvgpr, self.names, self.messages, self.lanes = max(t.vregs) + 1, t.names, t.messages, t.wave
+    self.nvgpr, self.names, self.messages, self.lanes = nvgpr, names, messages, lanes
     self.lib = lib  # keeps the library loaded
     self.launches:dict[tuple, Launch] = {}
 
-def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool=True) -> NativeKernel|None:
-  """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here)."""
+def Tier(instructions:int) -> native.Tier: return native.Tier(TAG, instructions)
+
+def key(code:bytes, arch:str, ftz32:bool, ftz16:bool, lanes:int, ieee:bool) -> str:
+  """The kernel's key in the artifact index (compiler/native.py find): its code and everything its translation reads."""
+  version = native.files_version("compiler/rdna", "emulators/rdna/native.py")
+  return native.artifact_key(TAG, version, f"{arch}|{int(ftz32)}{int(ftz16)}|{lanes}|{int(ieee)}|".encode() + code)
+
+def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool=True, key:str|None=None) -> NativeKernel|None:
+  """The C translation of a kernel, or None when it uses something outside it (or no C compiler is here); recorded in
+  the artifact index under key."""
+  from mockgpu.compiler.rdna.backends import c as c_backend  # imported at the first C translation only
   try:
     t = c_backend.CTranslator(blocks, ftz32, ftz16, arch, lanes, ieee)
     src = t.source()
   except c_backend.NoNative as e:
     declined[str(e)] += 1
+    if key is not None: native.remember(TAG, key, {"declined": str(e)})
     return None
-  lib = native.library(src, "rdna")
+  lib = native.library(src, TAG)
   if lib is None:
     declined["no C build (no compiler, MOCKGPU_NATIVE=0, or the build failed or timed out: the mockgpu logger says which)"] += 1
     return None
-  return NativeKernel(lib, t)
+  k = NativeKernel(lib, max(t.vregs) + 1, t.names, t.messages, t.wave)
+  if key is not None:
+    native.remember(TAG, key, {"so": lib._name, "nvgpr": k.nvgpr, "names": list(k.names.items()), "messages": k.messages, "lanes": k.lanes})
+  return k
+
+def cached(key:str):
+  """The kernel's C translation as another process recorded it: a NativeKernel, None where C declines it, or
+  native.NOT_CACHED."""
+  if (rec:=native.find(TAG, key)) is None: return native.NOT_CACHED
+  if "declined" in rec:
+    declined[rec["declined"]] += 1
+    return None
+  if (lib:=native.load(rec["so"])) is None: return native.NOT_CACHED
+  return NativeKernel(lib, rec["nvgpr"], dict(rec["names"]), rec["messages"], rec["lanes"])
 
 class Launch:
   """The C context and register buffers of one dispatch geometry, kept for the next dispatch of the same shape

@@ -7,11 +7,13 @@
   cdna4.py   CDNA4 (gfx950) as CDNA3 plus its additions (v_bitop3, v_cvt_pk_f16_f32, MFMA forms, OCP fp8)
 """
 from __future__ import annotations
-from mockgpu.compiler.rdna.semantics import rdna3, rdna4, cdna, cdna4
+import importlib
 
-FAMILIES = {"rdna3": rdna3, "rdna4": rdna4, "cdna3": cdna, "cdna4": cdna4}
+# the families by name -> their table module; a table is imported at its first use, so a process running one family
+# does not parse the others' rows and tinygrad's enums for them (a third of the RDNA executor's import time)
+FAMILIES = {"rdna3": "rdna3", "rdna4": "rdna4", "cdna3": "cdna", "cdna4": "cdna4"}
 
 def family(arch:str):
   """The semantics table module of an ISA family."""
   if arch not in FAMILIES: raise KeyError(f"no RDNA semantics table for {arch!r} ({', '.join(FAMILIES)})")
-  return FAMILIES[arch]
+  return importlib.import_module(f"{__name__}.{FAMILIES[arch]}")
