@@ -17,3 +17,13 @@ def test_fuzz_surface(surface):
   assert report.total() == n
   assert report.clean(), report.summary()
   assert report.counts["ok"] > 0 and report.counts["named"] > 0  # both valid and hostile cases reached the model
+
+def test_emulator_bug_is_a_bug_on_every_surface():
+  """An EmulatorBug is a MockGPUError, but mockgpu naming a bug of its own: outcome internal, which a clean run has none of."""
+  from harness import classify, Report
+  from mockgpu.errors import EmulatorBug, GPUPageFault
+  assert classify(EmulatorBug("IndexError in the executor")) == "internal"
+  assert classify(GPUPageFault(0x1000, 4, False)) == "named" and classify(IndexError("x")) == "generic"
+  r = Report("x")
+  r.counts["internal"] += 1
+  assert not r.clean() and "internal 1" in r.line()
