@@ -1,7 +1,7 @@
 """Settings, read from the environment each time they are asked for (tests change them per process). Every MOCKGPU_*
 variable mockgpu reads is a Setting in SETTINGS, parsed by setting(): a malformed value raises SettingError naming the
 variable, the value and what it accepts; an empty one is the same as unset."""
-import os, re
+import os
 from dataclasses import dataclass
 from typing import Callable
 from mockgpu.errors import MockGPUError
@@ -32,6 +32,7 @@ class Setting:
   default:object                 # the value when unset (or empty)
   accepts:str                    # what it accepts, in the error's words
   malformed:str|None             # a value it refuses, for the test that walks them all; None: it accepts every value
+  checked_by:str = ""            # where a value is checked that parse cannot (a board name: mockgpu.boards, UnknownBoard)
 
 def _count(v:str) -> int:
   if (n:=int(v)) < 0: raise ValueError(v)
@@ -55,12 +56,6 @@ def _one_of(*choices:str) -> Callable[[str], str]:
     return v
   return parse
 
-def _matching(pattern:str) -> Callable[[str], str]:
-  def parse(v:str) -> str:
-    if not re.fullmatch(pattern, v): raise ValueError(v)
-    return v
-  return parse
-
 def _list_of(*choices:str) -> Callable[[str], frozenset]:
   def parse(v:str) -> frozenset:
     items = frozenset(x.strip() for x in v.split(",") if x.strip())
@@ -74,9 +69,11 @@ SETTINGS:dict[str, Setting] = {s.name: s for s in (
   Setting("MOCKGPU_COUNT", _count, 6, "a whole number of GPUs per vendor, 0 or more", "abc"),
   Setting("MOCKGPU_BUDGET", _positive, 2_000_000_000, "a whole number of instructions, 1 or more", "lots"),
   Setting("MOCKGPU_EMU_FAULTADDR", _address, None, "an address, decimal or 0x-prefixed hex", "0xZZ"),
-  # the board names themselves are checked where a GPU is opened (mockgpu.boards.UnknownBoard lists the modelled ones)
-  Setting("MOCKGPU_NV_MODEL", _matching(r"sm_\d+[af]?"), "", "an SM target, sm_NN (mockgpu.boards.NV_BOARDS)", "rtx4090"),
-  Setting("MOCKGPU_AMD_BOARD", _matching(r"gfx[0-9a-f]+"), "", "a gfx target, gfxNNNN (mockgpu.boards.AMD_BOARDS)", "navi31"),
+  # board names are checked where a board is selected (UnknownBoard names the value, the variable and the boards)
+  Setting("MOCKGPU_NV_MODEL", _path, "", "an NVIDIA board mockgpu models (mockgpu.boards.NV_BOARDS)", "sm_999",
+          "mockgpu.boards.selected_nv_board"),
+  Setting("MOCKGPU_AMD_BOARD", _path, "", "an AMD board mockgpu models (mockgpu.boards.AMD_BOARDS)", "gfx9999",
+          "mockgpu.boards.selected_amd_board"),
   Setting("MOCKGPU_CACHE_DIR", _path, "", "a directory, or off", None),
   Setting("MOCKGPU_REPLAY_DIR", _path, "", "a directory, or off", None),
   Setting("MOCKGPU_REPLAY_SNAPSHOT", _one_of("fault", "start"), "fault", "fault or start", "end"),

@@ -49,8 +49,16 @@ def test_every_setting_refuses_a_malformed_value_by_name(monkeypatch):
       assert s.parse("any/thing") is not None  # a free-form setting (a path) takes every value
       continue
     monkeypatch.setenv(name, s.malformed)
-    with pytest.raises(config.SettingError) as e: config.setting(name)
-    assert name in str(e.value) and repr(s.malformed) in str(e.value) and s.accepts in str(e.value)
+    if s.checked_by:  # a board name: checked where the board is selected, as UnknownBoard listing the modelled ones
+      import importlib
+      from mockgpu.errors import MockGPUError
+      module, fn = s.checked_by.rsplit(".", 1)
+      monkeypatch.delenv("DEV", raising=False)
+      with pytest.raises(MockGPUError) as e: getattr(importlib.import_module(module), fn)()
+      assert name in str(e.value) and repr(s.malformed) in str(e.value) and "mockgpu models" in str(e.value)
+    else:
+      with pytest.raises(config.SettingError) as e: config.setting(name)
+      assert name in str(e.value) and repr(s.malformed) in str(e.value) and s.accepts in str(e.value)
     assert isinstance(e.value, ValueError)
     monkeypatch.delenv(name)
     assert config.setting(name) == s.default
