@@ -234,9 +234,11 @@ def _arg_problem(T, a, struct_ok:bool) -> str|None:
   elif isinstance(a, (bytes, bytearray)):
     return None if target is None or target is ctypes.c_char or _fits(ctypes.c_char, target) else f"bytes where {T.__name__} is declared"
   elif isinstance(a, ctypes.Structure) and struct_ok: return None
-  elif not isinstance(a, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)): return f"a {type(a).__name__} where {T.__name__} is declared"
+  elif not isinstance(a, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)):
+    return f"a {type(a).__name__} where {T.__name__} is declared"
   if target is None or _fits(type(a), target): return None
-  return f"a {type(a).__name__} ({ctypes.sizeof(a)} bytes) where {T.__name__} (to {getattr(target, '__name__', target)}, {ctypes.sizeof(target)} bytes) is declared"
+  to = f"to {getattr(target, '__name__', target)}, {ctypes.sizeof(target)} bytes"
+  return f"a {type(a).__name__} ({ctypes.sizeof(a)} bytes) where {T.__name__} ({to}) is declared"
 
 # parameters that take what the ABI table does not say: tinygrad sends, for MOCK, the argument struct itself as extra
 _STRUCT_PARAMS = {("cuLaunchKernel", "extra")}
@@ -265,7 +267,7 @@ def _buffer(a, n:int, what:str) -> int:
   if (room:=_span(a)) is not None and room < n:
     log.warning("%s: a %d-byte %s for %d bytes: CUDA_ERROR_INVALID_VALUE", what, room, type(a).__name__, n)
     raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{what}: a {room}-byte {type(a).__name__} for {n} bytes")
-  return ctypes.cast(a, ctypes.c_void_p).value or 0 if type(a).__name__ == "CArgObject" else _addr(a)
+  return (ctypes.cast(a, ctypes.c_void_p).value or 0) if type(a).__name__ == "CArgObject" else _addr(a)
 
 def _user(call, *args):
   """A uaccess copy through a caller's pointer; a fault is CUDA_ERROR_INVALID_VALUE, as the driver reports a bad pointer."""

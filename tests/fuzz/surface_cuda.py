@@ -162,7 +162,8 @@ def _out(spec, keep:list, T):
     return ctypes.byref(x)
   if how not in ("ptr_user", "ptr_user_end", "ptr_bad", "int_bad", None): return _mistyped(how, T, keep)
   if how == "ptr_user": return ctypes.cast(st.user, ctypes.POINTER(T))
-  if how == "ptr_user_end": return ctypes.cast(st.user + 0x1000 - max(ctypes.sizeof(T) // 2, 1), ctypes.POINTER(T))  # the store crosses into the guard page
+  if how == "ptr_user_end":  # the store crosses into the guard page
+    return ctypes.cast(st.user + 0x1000 - max(ctypes.sizeof(T) // 2, 1), ctypes.POINTER(T))
   if how == "ptr_bad": return ctypes.cast(0x10, ctypes.POINTER(T))
   if how == "int_bad": return 0x10
   return None

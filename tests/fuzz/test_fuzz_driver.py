@@ -1,6 +1,7 @@
 """The driver/device-model fuzz tier: every surface's cases in child workers; no crash, hang, generic exception,
 internal error (EmulatorBug) or broken known-good op (run after every case that did not end ok). The CUDA surface's
-calls include mistyped pointers (out-parameters pointing to objects of another type or size, small ctypes buffers). CI runs CASES per surface (about 7,000 in all); MOCKGPU_FUZZ=N runs N times as many
+calls include mistyped pointers (out-parameters pointing to objects of another type or size, small ctypes buffers).
+CI runs CASES per surface (about 7,000 in all); MOCKGPU_FUZZ=N runs N times as many
 (`tox -e fuzz` runs MOCKGPU_FUZZ=20), with a seed of its own per run (MOCKGPU_FUZZ_SEED, default 0)."""
 import os, sys
 import pytest
