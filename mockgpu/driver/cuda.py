@@ -216,41 +216,42 @@ def _fits(Y, X) -> bool:
 
 def _is_int(a) -> bool: return isinstance(a, int) or (_kind(type(a)) == "int" and not isinstance(a, ctypes.c_char))
 
-def _arg_problem(T, a, struct_ok:bool) -> str|None:
-  """Why argument a cannot be passed as declared type T (None: it can)."""
-  kind = _kind(T)
+def _arg_problem(T, kind:str, target, a, struct_ok:bool) -> str|None:
+  """Why argument a cannot be passed as declared type T, of _kind kind, pointing to target (None: void* or not a
+  pointer); None when it can."""
   if kind in ("int", "float"):
     ok = _is_int(a) or (kind == "float" and (isinstance(a, float) or _kind(type(a)) == "float"))
     if ok and isinstance(a, ctypes._SimpleCData) and ctypes.sizeof(type(a)) != ctypes.sizeof(T): ok = False
     return None if ok else f"a {type(a).__name__} where {T.__name__} is declared"
-  if kind not in ("ptr", "func") or a is None or isinstance(a, int): return None  # a raw address: uaccess checks it
-  target = T._type_ if isinstance(T, type) and issubclass(T, ctypes._Pointer) else None  # None: void*, anything
-  if type(a).__name__ == "CArgObject": a = a._obj
+  if kind not in ("ptr", "func") or a is None: return None
+  if type(a).__name__ == "CArgObject": Y = type(a._obj)  # ctypes.byref(x): x's type
   elif isinstance(a, ctypes._Pointer):
-    if target is not None and _opaque(target) and not isinstance(a, T): return f"a {type(a).__name__} where {T.__name__} is declared"
-    a = a.contents if a else None
-    if a is None: return None
+    if target is not None and _opaque(target): return None if isinstance(a, T) else f"a {type(a).__name__} where {T.__name__} is declared"
+    Y = type(a)._type_
   elif isinstance(a, (ctypes.c_void_p, ctypes.c_char_p)) or (_is_int(a) and ctypes.sizeof(type(a)) == 8): return None  # an address
   elif isinstance(a, (bytes, bytearray)):
-    return None if target is None or target is ctypes.c_char or _fits(ctypes.c_char, target) else f"bytes where {T.__name__} is declared"
+    return None if target is None or _fits(ctypes.c_char, target) else f"bytes where {T.__name__} is declared"
   elif isinstance(a, ctypes.Structure) and struct_ok: return None
-  elif not isinstance(a, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)):
-    return f"a {type(a).__name__} where {T.__name__} is declared"
-  if target is None or _fits(type(a), target): return None
+  elif isinstance(a, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)): Y = type(a)
+  else: return f"a {type(a).__name__} where {T.__name__} is declared"
+  if target is None or _fits(Y, target): return None
   to = f"to {getattr(target, '__name__', target)}, {ctypes.sizeof(target)} bytes"
-  return f"a {type(a).__name__} ({ctypes.sizeof(a)} bytes) where {T.__name__} ({to}) is declared"
+  return f"a {Y.__name__} ({ctypes.sizeof(Y)} bytes) where {T.__name__} ({to}) is declared"
 
 # parameters that take what the ABI table does not say: tinygrad sends, for MOCK, the argument struct itself as extra
 _STRUCT_PARAMS = {("cuLaunchKernel", "extra")}
 
 def _arg_checks(name:str, names:tuple) -> list:
-  """(index, parameter name, declared type, struct allowed) for each parameter the ABI table declares."""
+  """(index, parameter name, declared type, its kind, what it points to, struct allowed) for each parameter the ABI
+  table declares, worked out once per call."""
   types_ = getattr(getattr(_abi, name, None), "argtypes", None) or ()
-  return [(i, n, T, (name, n) in _STRUCT_PARAMS) for i, (n, T) in enumerate(zip(names, types_))]
+  def target(T): return T._type_ if isinstance(T, type) and issubclass(T, ctypes._Pointer) else None  # None: void*, anything
+  return [(i, n, T, _kind(T), target(T), (name, n) in _STRUCT_PARAMS) for i, (n, T) in enumerate(zip(names, types_))]
 
 def _check_args(name:str, checks:list, args:tuple):
-  for i, pname, T, struct_ok in checks:
-    if i < len(args) and (why:=_arg_problem(T, args[i], struct_ok)) is not None:
+  for i, pname, T, kind, target, struct_ok in checks:
+    # a plain int is right for every kind (a value, or a raw address the uaccess checks cover)
+    if i < len(args) and type(a:=args[i]) is not int and (why:=_arg_problem(T, kind, target, a, struct_ok)) is not None:
       log.warning("%s: parameter %s: %s: CUDA_ERROR_INVALID_VALUE", name, pname, why)
       raise _Fail(CUDA_ERROR_INVALID_VALUE, f"parameter {pname}: {why}")
 
