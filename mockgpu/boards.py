@@ -110,7 +110,12 @@ def _dev_arch(devices:tuple[str, ...]) -> str:
 
 def selected_amd_board() -> AMDBoard:
   """The board every mock AMD GPU of the process is: DEV's arch field, else MOCKGPU_AMD_BOARD, else gfx1100."""
-  return amd_board(_dev_arch(("AMD",)) or config.amd_board() or DEFAULT_AMD_BOARD)
+  return _selected(amd_board, _dev_arch(("AMD",)), "MOCKGPU_AMD_BOARD", config.amd_board(), DEFAULT_AMD_BOARD)
+
+def _selected(lookup, arch:str, var:str, setting:str, default:str):
+  """lookup's board for DEV's arch field, else the setting, else the default; an unknown one says where it came from."""
+  try: return lookup(arch or setting or default)
+  except UnknownBoard as e: raise UnknownBoard(f"{e} (from {'DEV' if arch else var})") from None
 
 # *** NVIDIA ***
 
@@ -224,7 +229,7 @@ def nv_board(name:str) -> NVBoard:
 def selected_nv_board() -> NVBoard:
   """The board every mock NVIDIA GPU of the process is (RM and CUDA alike): DEV's arch field (DEV=MOCK+NV:PTX:sm_86,
   MOCK+CUDA:CUDA:sm_120), else MOCKGPU_NV_MODEL, else sm_89."""
-  return nv_board(_dev_arch(("NV", "CUDA")) or config.nv_model() or DEFAULT_NV_BOARD)
+  return _selected(nv_board, _dev_arch(("NV", "CUDA")), "MOCKGPU_NV_MODEL", config.nv_model(), DEFAULT_NV_BOARD)
 
 def selection_summary() -> str:
   """The boards this process's settings select, for the pytest header and `mockgpu info`: an unknown name is shown with

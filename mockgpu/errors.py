@@ -73,3 +73,8 @@ class EmulatorBug(MockGPUError):
     super().__init__(message)
     self.replay_file, self.symbol, self.path = replay_file, symbol, path
   def __reduce__(self): return (type(self), (str(self), self.replay_file, self.symbol, self.path))
+
+class DispatchTooLarge(Unmodelled):
+  """A dispatch or launch larger than the emulator can hold (its workgroups, or the work-items of one workgroup): not a
+  hardware outcome but the emulator's own limit, raised at the executor's entry before anything is allocated. Names
+  the grid, the workgroup and the limit. (MOCKGPU_BUDGET bounds a dispatch's time; this bounds its memory.)"""

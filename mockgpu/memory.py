@@ -14,15 +14,16 @@ and NVIDIA allocators ask for whole pages). Backing memory is host memory at `ho
 [va, va+size); for the KFD model host == va (the runtime maps VRAM at the GPU address), the NVIDIA model may map them apart.
 """
 from __future__ import annotations
-import bisect, ctypes, logging, os
+import bisect, ctypes, logging
 import numpy as np
+from mockgpu import config
 from mockgpu.errors import GPUPageFault
 
 log = logging.getLogger("mockgpu")
 
 def sanitizing() -> bool:
   """MOCKGPU_SANITIZE=memory (a comma-separated list; read on every check, so tests may change it)."""
-  return "memory" in os.environ.get("MOCKGPU_SANITIZE", "").split(",")
+  return config.sanitize("memory")
 
 def outside(off, nbytes:int, room) -> np.ndarray:
   """The one bounds check of every vectorized access (global memory, the PTX windows and module variables, scratch

@@ -24,3 +24,54 @@ def test_native_mode_rejects_unknown_values(monkeypatch):
   from mockgpu.emulators.rdna import native
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "fast")
   with pytest.raises(ValueError, match="MOCKGPU_RDNA_NATIVE='fast'"): native.mode()
+
+def _readers():
+  """Every MOCKGPU_* variable mockgpu's source names: the settings mockgpu reads (and replay.py's lists of them)."""
+  import re
+  import mockgpu
+  root, names = os.path.dirname(mockgpu.__file__), set()
+  for d, _, files in os.walk(root):
+    for f in files:
+      if f.endswith(".py"):
+        with open(os.path.join(d, f)) as fh: names |= set(re.findall(r"[\"'](MOCKGPU_[A-Z0-9_]+)[\"']", fh.read()))
+  return names
+
+def test_every_setting_is_in_the_registry():
+  """No MOCKGPU_* variable is read outside config.SETTINGS (a new one must be added there, with what it accepts)."""
+  assert _readers() <= set(config.SETTINGS), sorted(_readers() - set(config.SETTINGS))
+  assert {"MOCKGPU_COUNT", "MOCKGPU_BUDGET", "MOCKGPU_SANITIZE", "MOCKGPU_CC_TIMEOUT"} <= set(config.SETTINGS)
+
+def test_every_setting_refuses_a_malformed_value_by_name(monkeypatch):
+  import pytest
+  walked = 0
+  for name, s in config.SETTINGS.items():
+    if s.malformed is None:
+      assert s.parse("any/thing") is not None  # a free-form setting (a path) takes every value
+      continue
+    monkeypatch.setenv(name, s.malformed)
+    if s.checked_by:  # a board name: checked where the board is selected, as UnknownBoard listing the modelled ones
+      import importlib
+      from mockgpu.errors import MockGPUError
+      module, fn = s.checked_by.rsplit(".", 1)
+      monkeypatch.delenv("DEV", raising=False)
+      with pytest.raises(MockGPUError) as e: getattr(importlib.import_module(module), fn)()
+      assert name in str(e.value) and repr(s.malformed) in str(e.value) and "mockgpu models" in str(e.value)
+    else:
+      with pytest.raises(config.SettingError) as e: config.setting(name)
+      assert name in str(e.value) and repr(s.malformed) in str(e.value) and s.accepts in str(e.value)
+    assert isinstance(e.value, ValueError)
+    monkeypatch.delenv(name)
+    assert config.setting(name) == s.default
+    walked += 1
+  assert walked >= 10
+
+def test_count_abc_names_the_setting_in_a_child(tmp_path):
+  """MOCKGPU_COUNT=abc ended in a bare ValueError: invalid literal for int(); the process that reads it now says which
+  setting and what it takes."""
+  import subprocess, sys
+  env = {**os.environ, "MOCKGPU_COUNT": "abc"}
+  p = subprocess.run([sys.executable, "-c", "from mockgpu import config; config.gpu_count()"], env=env, capture_output=True, text=True)
+  assert p.returncode != 0 and "SettingError: MOCKGPU_COUNT='abc': expected a whole number of GPUs per vendor" in p.stderr, p.stderr
+  env["MOCKGPU_COUNT"] = "2"
+  p = subprocess.run([sys.executable, "-c", "from mockgpu import config; print(config.gpu_count())"], env=env, capture_output=True, text=True)
+  assert p.stdout.strip() == "2"

@@ -16,14 +16,12 @@ import numpy as np
 from mockgpu import config
 
 log = logging.getLogger("mockgpu")
-DEFAULT_BUILD_TIMEOUT = 60.0   # seconds; a kernel with 100000 declared registers kept cc busy for longer
+DEFAULT_BUILD_TIMEOUT = config.SETTINGS["MOCKGPU_CC_TIMEOUT"].default  # 60 s: a kernel with 100000 declared registers kept cc busy for longer
 _failed:set[str] = set()       # sources whose build failed or timed out in this process: not tried again
 
 def build_timeout() -> float:
   """MOCKGPU_CC_TIMEOUT: the seconds one C build may take before it is stopped (the kernel keeps its numpy path)."""
-  v = os.environ.get("MOCKGPU_CC_TIMEOUT", "")
-  try: return float(v) if v else DEFAULT_BUILD_TIMEOUT
-  except ValueError: raise ValueError(f"MOCKGPU_CC_TIMEOUT={v!r}: expected seconds") from None
+  return config.cc_timeout()
 
 def _compile(cmd:list[str], what:str) -> bool:
   """Run the compiler in its own process group, so a timeout stops cc1 too, not only the driver; says why in the
@@ -142,7 +140,7 @@ def _cpu_flags() -> tuple[str, ...]:
 def library(source:str, tag:str, flags:tuple=("-O2", "-fwrapv", "-fno-strict-aliasing")) -> ctypes.CDLL|None:
   """A C source built into a shared library once per machine (kept in the cache directory under its hash) and loaded,
   or None without a C compiler or with MOCKGPU_NATIVE=0."""
-  if os.environ.get("MOCKGPU_NATIVE", "1") == "0": return None
+  if not config.native_enabled(): return None
   flags = (*flags, *_cpu_flags())
   key = hashlib.sha256(f"{source}|{flags}|{os.uname().machine}".encode()).hexdigest()[:24]
   path = os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"{tag}-{key}.so")
@@ -157,9 +155,7 @@ HOT_DISPATCHES = 3   # bench/rdna_micro.py's warm-up count; the choice of a kern
 def tier(var:str) -> str:
   """The setting var (MOCKGPU_RDNA_NATIVE, MOCKGPU_PTX_NATIVE): 0 never uses C, 1 uses it from the first dispatch,
   auto (the default) once it pays (`Tier`)."""
-  m = config.env(var, "auto")
-  if m not in ("0", "1", "auto"): raise ValueError(f"{var}={m!r}: expected 0, 1 or auto")
-  return m
+  return config.native_tier(var)
 
 # *** tiering: a kernel's C build only where it pays ***
 # CPU seconds of one cc -O2 build, fixed + per instruction (measured on the 2-core machine, gcc 12: the RDNA prelude
@@ -170,10 +166,7 @@ BUILD_COST = {"rdna": (0.07, 0.008), "ptx": (0.06, 0.0015)}
 def build_estimate(isa:str, instructions:int) -> float:
   """The estimated seconds of a kernel's C build (MOCKGPU_CC_COST scales them; 0 builds a kernel at its second dispatch)."""
   fixed, per = BUILD_COST[isa]
-  v = config.env("MOCKGPU_CC_COST", "")
-  try: scale = float(v) if v else 1.0
-  except ValueError: raise ValueError(f"MOCKGPU_CC_COST={v!r}: expected a factor") from None
-  return scale * (fixed + per * instructions)
+  return config.setting("MOCKGPU_CC_COST") * (fixed + per * instructions)
 
 NOT_CACHED = object()
 
@@ -325,7 +318,7 @@ def module():
   global _module
   if _module is False:
     _module = None
-    if os.environ.get("MOCKGPU_NATIVE", "1") != "0":
+    if config.native_enabled():
       key = hashlib.sha256(f"{SOURCE}|{sys.version}|{np.__version__}|{os.uname().machine}".encode()).hexdigest()[:16]
       path = os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"rdna-{key}{sysconfig.get_config_var('EXT_SUFFIX')}")
       try:

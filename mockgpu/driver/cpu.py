@@ -14,13 +14,14 @@ tests/test_cpu_lane.py has the contract test).
 """
 from __future__ import annotations
 import inspect, logging, os, time
+from mockgpu import config
 from mockgpu.errors import MockGPUError, Unmodelled
 
 log = logging.getLogger("mockgpu")
 
 TINYGRAD_VERSION = "0.14.0"
-CPU_MODELS = ("cortex-a72", "apple-m1")   # the -mcpu choices checked against numpy under unicorn 2.1.4
-DEFAULT_CPU_MODEL = "cortex-a72"
+CPU_MODELS = config.CPU_MODELS
+DEFAULT_CPU_MODEL = CPU_MODELS[0]
 
 class CPULaneRefused(Unmodelled):
   """A DEV=MOCK+CPU configuration the arm64 lane does not run: names it and says why."""
@@ -29,10 +30,10 @@ class SeamMismatch(MockGPUError):
   """tinygrad's ops_cpu is not the one the MOCK+CPU seam was written for (another version, a renamed class or method)."""
 
 def cpu_model() -> str:
-  model = os.environ.get("MOCKGPU_CPU_MODEL", DEFAULT_CPU_MODEL)
-  if model not in CPU_MODELS:
-    raise CPULaneRefused(f"MOCKGPU_CPU_MODEL={model}: the arm64 lane runs {', '.join(CPU_MODELS)} (the cores checked under unicorn)")
-  return model
+  try: return config.setting("MOCKGPU_CPU_MODEL")
+  except config.SettingError:
+    model = config.env("MOCKGPU_CPU_MODEL", "")
+    raise CPULaneRefused(f"MOCKGPU_CPU_MODEL={model}: the arm64 lane runs {', '.join(CPU_MODELS)} (the cores checked under unicorn)") from None
 
 def refusal(target, hcq2:bool) -> str|None:
   """Why the lane does not run this target (tinygrad's Target for CPU), or None."""

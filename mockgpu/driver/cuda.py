@@ -176,13 +176,99 @@ def _addr(x) -> int:
   raise _Fail(CUDA_ERROR_INVALID_VALUE, f"cannot use {type(x).__name__} as a pointer")
 
 def _target(ref):
-  """The ctypes object an out-parameter (byref(x) or pointer(x)) refers to."""
+  """The ctypes object an out-parameter (byref(x) or pointer(x)) refers to, and the address it points at (byref's
+  offset included)."""
   if ref is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL out-parameter")
   if isinstance(ref, ctypes._Pointer):
     if not ref: raise _Fail(CUDA_ERROR_INVALID_VALUE, "NULL out-parameter")
-    return ref.contents
-  if hasattr(ref, "_obj"): return ref._obj  # ctypes.byref
+    return ref.contents, ctypes.cast(ref, ctypes.c_void_p).value
+  if type(ref).__name__ == "CArgObject": return ref._obj, ctypes.cast(ref, ctypes.c_void_p).value  # ctypes.byref
   raise _Fail(CUDA_ERROR_INVALID_VALUE, f"out-parameter {type(ref).__name__} is not a pointer")
+
+# *** argument types, as the ABI table declares them ***
+# The driver is called in-process with the ctypes objects themselves, so unlike libcuda it can see the object behind
+# every pointer: an argument whose ctypes type does not match the declared one is CUDA_ERROR_INVALID_VALUE (and logged
+# by parameter name) before anything is read or written through it. Plain integers are raw addresses (or values):
+# they keep the uaccess checks.
+
+def _kind(T) -> str:
+  """ptr (a pointer, handle, void* or char*), int, float, struct, array, func or other."""
+  if T is None: return "ptr"
+  if not isinstance(T, type): return "other"
+  if issubclass(T, ctypes._Pointer): return "ptr"
+  if issubclass(T, ctypes._CFuncPtr): return "func"
+  if issubclass(T, ctypes.Array): return "array"
+  if issubclass(T, (ctypes.Structure, ctypes.Union)): return "struct"
+  if issubclass(T, ctypes._SimpleCData): return "ptr" if T._type_ in "PzZ" else "float" if T._type_ in "fdg" else "int"
+  return "other"
+
+def _opaque(T) -> bool: return _kind(T) == "struct" and ctypes.sizeof(T) == 0  # struct_CUctx_st and the other handle targets
+
+def _fits(Y, X) -> bool:
+  """Whether an object of ctypes type Y may be read or written as the declared type X: the same type, an array of it,
+  or the same kind of scalar of the same size (c_int for CUdevice, c_void_p for a CUcontext). Two distinct typed
+  pointers (a CUstream where a CUcontext goes) do not fit."""
+  if Y is X or X is None: return True
+  if _kind(Y) == "array": return Y._length_ > 0 and _fits(Y._type_, X)
+  ky, kx = _kind(Y), _kind(X)
+  if ky != kx or ky not in ("int", "float", "ptr") or ctypes.sizeof(Y) != ctypes.sizeof(X): return False
+  return not (ky == "ptr" and issubclass(Y, ctypes._Pointer) and issubclass(X, ctypes._Pointer))
+
+def _is_int(a) -> bool: return isinstance(a, int) or (_kind(type(a)) == "int" and not isinstance(a, ctypes.c_char))
+
+def _arg_problem(T, kind:str, target, a, struct_ok:bool) -> str|None:
+  """Why argument a cannot be passed as declared type T, of _kind kind, pointing to target (None: void* or not a
+  pointer); None when it can."""
+  if kind in ("int", "float"):
+    ok = _is_int(a) or (kind == "float" and (isinstance(a, float) or _kind(type(a)) == "float"))
+    if ok and isinstance(a, ctypes._SimpleCData) and ctypes.sizeof(type(a)) != ctypes.sizeof(T): ok = False
+    return None if ok else f"a {type(a).__name__} where {T.__name__} is declared"
+  if kind not in ("ptr", "func") or a is None: return None
+  if type(a).__name__ == "CArgObject": Y = type(a._obj)  # ctypes.byref(x): x's type
+  elif isinstance(a, ctypes._Pointer):
+    if target is not None and _opaque(target): return None if isinstance(a, T) else f"a {type(a).__name__} where {T.__name__} is declared"
+    Y = type(a)._type_
+  elif isinstance(a, (ctypes.c_void_p, ctypes.c_char_p)) or (_is_int(a) and ctypes.sizeof(type(a)) == 8): return None  # an address
+  elif isinstance(a, (bytes, bytearray)):
+    return None if target is None or _fits(ctypes.c_char, target) else f"bytes where {T.__name__} is declared"
+  elif isinstance(a, ctypes.Structure) and struct_ok: return None
+  elif isinstance(a, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)): Y = type(a)
+  else: return f"a {type(a).__name__} where {T.__name__} is declared"
+  if target is None or _fits(Y, target): return None
+  to = f"to {getattr(target, '__name__', target)}, {ctypes.sizeof(target)} bytes"
+  return f"a {Y.__name__} ({ctypes.sizeof(Y)} bytes) where {T.__name__} ({to}) is declared"
+
+# parameters that take what the ABI table does not say: tinygrad sends, for MOCK, the argument struct itself as extra
+_STRUCT_PARAMS = {("cuLaunchKernel", "extra")}
+
+def _arg_checks(name:str, names:tuple) -> list:
+  """(index, parameter name, declared type, its kind, what it points to, struct allowed) for each parameter the ABI
+  table declares, worked out once per call."""
+  types_ = getattr(getattr(_abi, name, None), "argtypes", None) or ()
+  def target(T): return T._type_ if isinstance(T, type) and issubclass(T, ctypes._Pointer) else None  # None: void*, anything
+  return [(i, n, T, _kind(T), target(T), (name, n) in _STRUCT_PARAMS) for i, (n, T) in enumerate(zip(names, types_))]
+
+def _check_args(name:str, checks:list, args:tuple):
+  for i, pname, T, kind, target, struct_ok in checks:
+    # a plain int is right for every kind (a value, or a raw address the uaccess checks cover)
+    if i < len(args) and type(a:=args[i]) is not int and (why:=_arg_problem(T, kind, target, a, struct_ok)) is not None:
+      log.warning("%s: parameter %s: %s: CUDA_ERROR_INVALID_VALUE", name, pname, why)
+      raise _Fail(CUDA_ERROR_INVALID_VALUE, f"parameter {pname}: {why}")
+
+def _span(a) -> int|None:
+  """The bytes a ctypes object argument has room for from where it points (an array, byref(x, offset)); None for a
+  raw address or a pointer made from one, which uaccess checks instead."""
+  if type(a).__name__ == "CArgObject": return ctypes.sizeof(a._obj) - (ctypes.cast(a, ctypes.c_void_p).value - ctypes.addressof(a._obj))
+  if isinstance(a, (ctypes.Array, ctypes.Structure, ctypes.Union)): return ctypes.sizeof(a)
+  return None
+
+def _buffer(a, n:int, what:str) -> int:
+  """The address of a buffer argument the call reads or writes n bytes of; a ctypes object smaller than that is
+  CUDA_ERROR_INVALID_VALUE."""
+  if (room:=_span(a)) is not None and room < n:
+    log.warning("%s: a %d-byte %s for %d bytes: CUDA_ERROR_INVALID_VALUE", what, room, type(a).__name__, n)
+    raise _Fail(CUDA_ERROR_INVALID_VALUE, f"{what}: a {room}-byte {type(a).__name__} for {n} bytes")
+  return (ctypes.cast(a, ctypes.c_void_p).value or 0) if type(a).__name__ == "CArgObject" else _addr(a)
 
 def _user(call, *args):
   """A uaccess copy through a caller's pointer; a fault is CUDA_ERROR_INVALID_VALUE, as the driver reports a bad pointer."""
@@ -191,12 +277,29 @@ def _user(call, *args):
 
 def _out(ref, value):
   """Store an out-parameter. The pointer may be a ctypes pointer made from any address (pointer(T.from_address(x)),
-  cast(x, POINTER(T))), so the store goes through copy_to_user, exactly sizeof(T) bytes."""
-  obj = _target(ref)
-  try: raw = bytes(ctypes.c_void_p(value) if isinstance(obj, ctypes._Pointer) else type(obj)(value))
-  except (TypeError, ValueError): raise _Fail(CUDA_ERROR_INVALID_VALUE, f"out-parameter of type {type(obj).__name__}") from None
-  _user(uaccess.copy_to_user, ctypes.addressof(obj), raw[:ctypes.sizeof(obj)], "out-parameter")
+  cast(x, POINTER(T))), so the store goes through copy_to_user, exactly sizeof(T) bytes (of an array: its first
+  element). _api has checked that T is the type the call declares; a type that cannot hold the value (an opaque handle
+  struct, a struct given a number) is CUDA_ERROR_INVALID_VALUE."""
+  obj, addr = _target(ref)
+  T = type(obj)
+  while issubclass(T, ctypes.Array) and T._length_ > 0: T = T._type_
+  try: raw = _encode(T, value)
+  except (TypeError, ValueError, OverflowError): raw = None
+  if raw is None: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"out-parameter of type {T.__name__} cannot hold {type(value).__name__} {value!r:.40}")
+  _user(uaccess.copy_to_user, addr, raw, "out-parameter")
   if events.enabled: _outputs.append((ref, value))
+
+def _encode(T, value) -> bytes|None:
+  """value as sizeof(T) bytes of ctypes type T; None where T cannot hold it."""
+  kind = _kind(T)
+  if kind == "ptr": return bytes(ctypes.c_void_p(value))[:ctypes.sizeof(T)] if ctypes.sizeof(T) == 8 else None
+  if kind in ("int", "float"):
+    if kind == "int" and (not isinstance(value, int) or T._type_ in "zZP"): return None
+    return bytes(T(value))
+  if kind == "struct" and ctypes.sizeof(T) > 0:  # a struct out-parameter takes a struct of its type, or its bytes
+    if isinstance(value, T): return bytes(value)
+    if isinstance(value, (bytes, bytearray)) and len(value) == ctypes.sizeof(T): return bytes(value)
+  return None
 
 _outputs:list = []  # (out-parameter, value stored) of the running driver call, for the trace
 
@@ -239,12 +342,14 @@ def _api(fn):
   out-parameters (by parameter name) and its result."""
   name, needs_init = fn.__name__, fn.__name__ not in _NEEDS_NO_INIT
   names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+  checks = _arg_checks(name, names)
   @functools.wraps(fn)
   def call(*args):
     why = ""
     t0 = events.now() if events.enabled else 0  # 0: not traced (a listener may join during the call)
     _outputs.clear()
     try:
+      _check_args(name, checks, args)
       if needs_init and _drv is None: raise _Fail(CUDA_ERROR_NOT_INITIALIZED, "cuInit was not called")
       fn(*args)
       rc = CUDA_SUCCESS
@@ -300,7 +405,7 @@ def cuDeviceComputeCapability(major, minor, dev):
 def cuDeviceGetName(name, length, dev):
   if name is None or _addr(length) <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "no room for the name")
   data = _device(dev).board.marketing_name.encode()[:_addr(length) - 1] + b"\0"  # never more than the len the caller gave
-  _user(uaccess.copy_to_user, _addr(name), data, "cuDeviceGetName name")
+  _user(uaccess.copy_to_user, _buffer(name, _addr(length), "cuDeviceGetName name"), data, "cuDeviceGetName name")
 
 @_api
 def cuDeviceTotalMem_v2(nbytes, dev): _out(nbytes, _device(dev).board.memory_size)
@@ -475,9 +580,10 @@ def _check_range(ptr:int, n:int, device:bool):
 
 def _copy(dst, dst_device:bool, src, src_device:bool, n, stream):
   _stream_ctx(stream)
-  dst, src, n = _addr(dst), _addr(src), _addr(n)
+  n = _addr(n)
   if n == 0: return
   if n < 0 or n >= uaccess.USER_END: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"ByteCount {n}")
+  dst, src = _buffer(dst, n, "memcpy destination"), _buffer(src, n, "memcpy source")
   _check_range(dst, n, dst_device)
   _check_range(src, n, src_device)
   # memory that is not one of our allocations is the caller's pageable memory: copied through uaccess, so a pointer
@@ -658,7 +764,8 @@ def _param_bytes(f:Function, kernelParams, extra) -> bytes:
   elif extra is not None: data = _extra_buffer(extra)
   elif kernelParams is not None:
     n = len(f.kernel.params)
-    ptrs = struct.unpack(f"<{n}Q", _user(uaccess.copy_from_user, _addr(kernelParams), 8 * n, "cuLaunchKernel kernelParams"))
+    ptrs = struct.unpack(f"<{n}Q", _user(uaccess.copy_from_user, _buffer(kernelParams, 8 * n, "cuLaunchKernel kernelParams"), 8 * n,
+                                         "cuLaunchKernel kernelParams"))
     block = bytearray(f.kernel.param_size)
     for i, (pname, size, _, off) in enumerate(f.kernel.params):
       block[off:off+size] = _user(uaccess.copy_from_user, ptrs[i], size, f"cuLaunchKernel kernelParams[{i}] ({pname})")

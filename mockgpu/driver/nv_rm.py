@@ -576,7 +576,7 @@ class Driver:
 
 def emu_fault_addr() -> int|None:
   """MOCKGPU_EMU_FAULTADDR=0x... (tinygrad's in-tree mock contract): the address the MMU-fault report carries."""
-  return None if (v:=os.environ.get("MOCKGPU_EMU_FAULTADDR", "")) == "" else int(v, 0)
+  return config.emu_fault_addr()
 
 def reported_faults(gpu:NVGPU) -> list[Fault]:
   """The debugger's MMU-fault report: the GPU's faults; with MOCKGPU_EMU_FAULTADDR set, each carries that address, and a

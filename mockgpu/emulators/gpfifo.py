@@ -14,9 +14,10 @@ undecodable header skips the rest of its entry. The error goes to the GPU's erro
 the scheduler pass raises it once the pass is over (every channel has run as far as it can). tinygrad then does not
 advance its put pointer and its next submission rewrites that GPFIFO slot: `submission_failed` rewinds GP_GET to it
 and holds it until the doorbell rings again. A GPUPageFault is a channel error instead: it is recorded as an MMU
-fault, written to the error notifier, and the whole channel group stops, as RM's robust-channel recovery does;
-the runtime's next read of a signal this GPU writes raises (NVGPU.poll_check), so tinygrad's wait loop reaches
-on_device_hang at once and raises with the fault address, from the debugger's MMU fault report.
+fault, written to the error notifier, and the whole channel group stops, as RM's robust-channel recovery does
+(the faulting channel group, not the GPU: other groups keep running); the runtime's next read of a signal that only
+stopped groups release raises (NVGPU.poll_check), so tinygrad's wait loop reaches on_device_hang at once and raises
+with the fault address, from the debugger's MMU fault report.
 """
 from __future__ import annotations
 import ctypes, logging, struct
@@ -37,6 +38,7 @@ class ChannelGroup:
   def __init__(self):
     self.channels:list[Channel] = []
     self.scheduled, self.error = False, None
+    self.fault_where = ""  # the channel and fault that stopped it (its MMU-fault report's text)
 
 class Channel:
   def __init__(self, gpu:NVGPU, cls:int, chid:int, group:ChannelGroup, ring_va:int, entries:int, userd_host:int, notifier_host:int|None):
@@ -72,7 +74,11 @@ class Channel:
 
   def step(self) -> bool:
     if self.group.error is not None or not self.group.scheduled: return False
-    before = self.executed
+    before, outer, self.gpu.running = self.executed, self.gpu.running, self.group
+    try: return self._step(before)
+    finally: self.gpu.running = outer
+
+  def _step(self, before:int) -> bool:
     while self.gp_get != (put:=int(self.userd[GP_PUT // 4])) and self.gp_get != self.held:
       if put >= self.entries:
         self.held = self.gp_get
@@ -178,7 +184,7 @@ class Channel:
     op = field(data, nv.NVC56F_SEM_EXECUTE_OPERATION)
     if op == nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE:
       write_semaphore(self.gpu.mem, addr, payload, wide, bool(field(data, nv.NVC56F_SEM_EXECUTE_RELEASE_TIMESTAMP)), f"{where}: semaphore")
-      self.gpu.released.add(addr)
+      self.gpu.release(addr)
       return True
     if op == nv.NVC56F_SEM_EXECUTE_OPERATION_REDUCTION: raise Unmodelled(f"{where}: semaphore reductions are not modelled")
     value = self.gpu.mem.read_u64(addr, where) if wide else self.gpu.mem.read_u32(addr, where)
@@ -190,7 +196,7 @@ class Channel:
     if e.space == "global": e.add_context(nearest=self.gpu.mem.nearest(e.va))  # a method's own access (a copy, a semaphore)
     events.fault(self.gpu.name, self.name, e)
     self.gpu.fault(Fault(e.va, nv.NV_PFAULT_FAULT_TYPE_PTE, access, f"{self.name}: {e}"))
-    self.group.error = e
+    self.group.error, self.group.fault_where = e, f"{self.name}: {e}"
     for ch in self.group.channels: ch.write_error_notifier(ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)
 
   def write_error_notifier(self, code:int):

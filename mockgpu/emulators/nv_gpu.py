@@ -8,7 +8,7 @@ GPFIFO) is the channel itself, in mockgpu/emulators/gpfifo.py. Method numbers, f
 from tinygrad's autogen tables (nv_570, the ABI our RM reports), never retyped.
 """
 from __future__ import annotations
-import functools, hashlib, logging, re, struct, time
+import functools, hashlib, logging, re, struct, time, weakref
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
@@ -38,6 +38,7 @@ class NVGPU:
     self.channels:dict[int, object] = {}  # work-submit token -> gpfifo.Channel
     self.faults:list[Fault] = []
     self.released:set[int] = set()  # addresses the engines have released semaphores at: the runtime's signals for this GPU
+    self.running = None  # the channel group whose channel Host is stepping now: the one an engine's release belongs to
     self.errors:list[Exception] = []  # failures of the last scheduler pass, raised by the doorbell write that started it
     self.vram_used = 0
   @property
@@ -50,14 +51,33 @@ class NVGPU:
   def fault(self, f:Fault):
     log.warning("%s: MMU fault at 0x%x (%s)", self.name, f.address, f.where)
     self.faults.append(f)
+  def release(self, addr:int):
+    """An engine (or Host) released a semaphore at addr, in the work of the channel group running now."""
+    self.released.add(addr)
+    if (groups:=RELEASERS.get(addr)) is None: groups = RELEASERS[addr] = weakref.WeakSet()
+    groups.add(self.running if self.running is not None else _OUTSIDE)
+
   def poll_check(self, addr:int|None):
     """The runtime touched the signal at `addr` from the CPU (system.poll, after re-stepping blocked channels): raise
-    the failures of that pass (no doorbell write is there to raise them), and, once a channel of this GPU stopped on an
-    MMU fault, raise for a signal this GPU writes: it will not move again. tinygrad's wait loop then reaches its
-    on_device_hang (which reads the MMU-fault report) at once instead of after HCQDEV_WAIT_TIMEOUT_MS."""
+    the failures of that pass (no doorbell write is there to raise them), and raise for a signal that only channel
+    groups stopped on an MMU fault release: it will not move again. RM's robust-channel recovery stops the faulting
+    channel group, not the GPU, so a signal another (live) group releases still may. tinygrad's wait loop then reaches
+    its on_device_hang (which reads the MMU-fault report) at once instead of after HCQDEV_WAIT_TIMEOUT_MS."""
     if self.errors: raise self.take_errors()[0]
-    if self.faults and addr in self.released:
-      raise RuntimeError(f"{self.name}: the signal at 0x{addr:x} will not be written: a channel stopped on an MMU fault ({self.faults[-1].where})")
+    if not self.faults or addr not in self.released or not (groups:=list(RELEASERS.get(addr, ()))): return
+    if all(g.error is not None for g in groups) and any(g.channels and g.channels[0].gpu is self for g in groups):
+      where = "; ".join(sorted(g.fault_where for g in groups))
+      raise RuntimeError(f"{self.name}: the signal at 0x{addr:x} will not be written: the channel group that releases it stopped on an "
+                         f"MMU fault ({where})")
+
+class _Outside:
+  """The releaser of a semaphore written outside any channel's pass: never stopped."""
+  error, channels, fault_where = None, (), ""
+_OUTSIDE = _Outside()
+# signal address -> the channel groups (any GPU of the process) whose work has released a semaphore there: a wait
+# fails fast only when every one of them has stopped on a fault (a signal address the runtime reuses, or shares
+# between groups, may still be written by a live one)
+RELEASERS:dict[int, weakref.WeakSet] = {}
 
 def timestamp_ns() -> int: return time.perf_counter_ns()  # tinygrad compares GPU timestamps with perf_counter_ns
 
@@ -130,7 +150,7 @@ class CopyEngine(Engine):
     addr = self.reg64(nv.NVC6B5_SET_SEMAPHORE_A, nv.NVC6B5_SET_SEMAPHORE_B, nv.NVC6B5_SET_SEMAPHORE_A_UPPER)
     four = sem == nv.NVC6B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE
     write_semaphore(self.gpu.mem, addr, self.regs.get(nv.NVC6B5_SET_SEMAPHORE_PAYLOAD, 0), False, four, f"{where}: copy semaphore")
-    self.gpu.released.add(addr)
+    self.gpu.release(addr)
 
   def _copy(self, src_layout:int, dst_layout:int, multi_line:int, where:str):
     if src_layout != nv.NVC6B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH or dst_layout != nv.NVC6B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH:
@@ -250,7 +270,7 @@ def launch_qmd(gpu:NVGPU, addr:int, where:str, queue:str|None=None):
       four = structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS
       wide = payload64 or structure == nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS
       write_semaphore(gpu.mem, sem_addr, payload, bool(wide), four, f"{where}: QMD 0x{addr:x} release")
-      gpu.released.add(sem_addr)
+      gpu.release(sem_addr)
     addr = q.dependent()
   if error is not None: raise error
 

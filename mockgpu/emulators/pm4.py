@@ -26,7 +26,7 @@ from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv
 from tinygrad.runtime.support.amd import import_soc
 from mockgpu import events
-from mockgpu.errors import Unmodelled
+from mockgpu.errors import DispatchTooLarge, Unmodelled
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
 
 log = logging.getLogger("mockgpu")
@@ -306,10 +306,16 @@ class PM4Queue(RingQueue):
                                    scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
                                    block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
                                    wave32=bool(init.get("cs_w32_en", 0)), xcc=self._share(s, header))
-    self._run(d)
+    self._run(d, s, header)
     return 0
 
-  def _run(self, d):
+  def _run(self, d, s, header):
+    """Run a dispatch. One beyond what the executor holds (DispatchTooLarge, raised at its entry before it allocates)
+    is the queue's fault for an unmodelled dispatch, as the packets' other unmodelled features are."""
+    try: return self._run_traced(d)
+    except DispatchTooLarge as e: raise self.packet_error(s, header, str(e), UnmodelledFeature) from None
+
+  def _run_traced(self, d):
     """Run a dispatch; traced, a `dispatch` event with its kernel, geometry, decoded resources and what it ran."""
     if not events.enabled: return self.gpu.executor.run_dispatch(self.gpu.mem, d)
     t0 = events.now()
@@ -434,7 +440,7 @@ class AQLQueue(PM4Queue):
                                      rsrc3=kd.compute_pgm_rsrc3, user_data=user, tmpring_size=q.compute_tmpring_size,
                                      scratch_base=self._xcc_scratch(q), block=wg, grid=tuple(g // w for g, w in zip(size, wg)),
                                      wave32=wave32, xcc=self._share(s, header))
-      self._run(d)
+      self._run(d, s, header)
 
   def _xcc_scratch(self, q) -> int:
     """This XCC's scratch: the queue's scratch backing memory holds one slice per XCC, of the size the runtime puts in

@@ -22,6 +22,8 @@ Outcomes of a case:
   ok           execute() returned None
   named        execute() returned a str, or raised a mockgpu.errors.MockGPUError (Unmodelled, PacketError, GPUPageFault,
                UnsupportedIoctl, ...), or an OSError whose errno is one a real driver answers (MODELLED_ERRNOS)
+  internal     an EmulatorBug (a MockGPUError, but mockgpu naming a bug of its own): a bug, on every surface. Recorded with
+               its input and its cause's traceback
   generic      any other exception (ValueError, IndexError, RecursionError, MemoryError, a bare NotImplementedError...):
                a bug in mockgpu. Recorded with its input and the traceback's last frames
   crash        the worker died (a signal, an os._exit): recorded with its input; the worker is replaced
@@ -49,13 +51,15 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if os.path.dirname(HERE) not in sys.path: sys.path.insert(0, os.path.dirname(HERE))  # tests/: userpages, test_kfd
-OUTCOMES = ("ok", "named", "generic", "crash", "hang", "broken_after")
+OUTCOMES = ("ok", "named", "generic", "internal", "crash", "hang", "broken_after")
+BAD = ("generic", "internal", "crash", "hang", "broken_after")
 # the errnos the modelled kernel interfaces answer (a real ioctl's -1/errno); anything else from a driver model is generic
 MODELLED_ERRNOS = {errno.EINVAL, errno.EFAULT, errno.ENOMEM, errno.EBUSY, errno.EBADF, errno.ENOENT, errno.EPERM, errno.ENOSPC,
                    errno.ENOTTY, errno.ENODEV, errno.EACCES, errno.EISDIR, errno.EEXIST, errno.E2BIG, errno.ERANGE, errno.EIO}
 
 def classify(exc:BaseException) -> str:
-  from mockgpu.errors import MockGPUError
+  from mockgpu.errors import MockGPUError, EmulatorBug
+  if isinstance(exc, EmulatorBug): return "internal"
   if isinstance(exc, MockGPUError): return "named"
   if isinstance(exc, OSError) and exc.errno in MODELLED_ERRNOS: return "named"  # OSError(EPERM, ...) is a PermissionError
   return "generic"
@@ -120,6 +124,7 @@ def _run_case(surface, case) -> tuple[str, str]:
   except RecursionError as e: return "generic", _short(e)
   except Exception as e:
     kind = classify(e)
+    if kind == "internal": return kind, f"EmulatorBug: {str(e)[:300]}; cause {_short(e.__cause__ or e)}"
     return kind, _short(e) if kind == "generic" else f"{type(e).__name__}: {str(e)[:200]}"
   return ("ok", "") if res is None else ("named", str(res))
 
@@ -154,7 +159,7 @@ class Report:
   named:collections.Counter = field(default_factory=collections.Counter)  # named outcomes by error type / code
   failures:list[tuple[str, object, str]] = field(default_factory=list)    # (outcome, case, detail) of every bad outcome
   seconds:float = 0.0
-  def clean(self) -> bool: return not any(self.counts[k] for k in ("generic", "crash", "hang", "broken_after"))
+  def clean(self) -> bool: return not any(self.counts[k] for k in BAD)
   def total(self) -> int: return sum(self.counts.values())
   def line(self) -> str:
     return f"{self.surface}: {self.total()} cases in {self.seconds:.1f}s: " + ", ".join(f"{k} {self.counts[k]}" for k in OUTCOMES)

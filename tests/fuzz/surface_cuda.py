@@ -14,8 +14,9 @@ from userpages import SCALE_PTX, guarded_page
 NAME = "cuda"
 ENV = {"MOCKGPU_COUNT": "2", "MOCKGPU_NV_MODEL": "sm_89", "MOCKGPU_BUDGET": "100000", "MOCKGPU_PTX_NATIVE": "0"}
 BUF = 0x1000
-PTRS = ("dev", "dev", "dev_end", "host", "user", "user_end", "unmapped", "small", 0, "kernel")
-OUTS = ("byref", "byref", "byref", "ptr_user", "ptr_user_end", "ptr_bad", "int_bad", None)
+PTRS = ("dev", "dev", "dev_end", "host", "user", "user_end", "unmapped", "small", 0, "kernel", "tiny", "tiny_ref")
+OUTS = ("byref", "byref", "byref", "ptr_user", "ptr_user_end", "ptr_bad", "int_bad", None, "mistyped", "mistyped_ptr", "wide", "opaque",
+        "handle", "array", "empty_array", "float", "struct")
 HANDLES = ("ctx", "mod", "func", "stream", "event", 0, 1, "garbage")
 SIZES = (0, 1, 4, 16, BUF, BUF + 1, 1 << 20, 1 << 40, -1)
 cu = st = None
@@ -126,19 +127,43 @@ def setup():
 
 # *** resolving a case's symbolic arguments ***
 
-def _ptr(v) -> int:
+_tiny:list = []  # ctypes buffers smaller than most copies, given as host pointers (a ctypes object, not an address)
+
+def _ptr(v):
   f = st.fuzz
+  if v in ("tiny", "tiny_ref"):
+    _tiny[:] = [buf:=(ctypes.c_uint8 * 8)()]
+    return buf if v == "tiny" else ctypes.byref(buf, 4)
   return {"dev": f["dev"], "dev_end": f["dev"] + BUF - 4, "host": f["host"], "user": st.user, "user_end": st.user + 0x1000 - 4,
           "unmapped": 0x7000_0000_0000, "small": 0x10, "kernel": 0xffff_8000_0000_0000}.get(v, v) if isinstance(v, str) else v
 
-def _out(spec, keep:list):
+class _Junk(ctypes.Structure): _fields_ = [("a", ctypes.c_uint32), ("b", ctypes.c_uint16)]
+
+def _mistyped(how:str, T, keep:list):
+  """An out-parameter that points to an object of another type than T (the declared one): smaller, wider, the opaque
+  handle struct, a handle, an array, a float, a struct. The driver refuses each with CUDA_ERROR_INVALID_VALUE."""
+  small = ctypes.c_double if ctypes.sizeof(T) == 1 else ctypes.c_char
+  if how in ("mistyped", "mistyped_ptr"):
+    keep.append(x:=small())
+    return ctypes.byref(x) if how == "mistyped" else ctypes.pointer(x)
+  if how == "opaque":  # a handle (a pointer to an opaque struct) where a pointer to one goes, or its struct by reference
+    keep.append(buf:=ctypes.create_string_buffer(16))
+    return ctypes.cast(buf, cu.CUcontext)
+  made = {"wide": lambda: (ctypes.c_uint64 * 2)() if ctypes.sizeof(T) != 16 else ctypes.c_char(), "handle": cu.CUstream,
+          "array": lambda: (small * 4)(), "empty_array": lambda: (T * 0)(), "float": ctypes.c_double, "struct": _Junk}[how]()
+  keep.append(made)
+  return ctypes.byref(made)
+
+def _out(spec, keep:list, T):
+  """T: the type the ABI table declares the out-parameter to point to."""
   kind, how = spec
-  T = ctypes.c_float if kind == "outf" else ctypes.c_uint64
   if how == "byref":
     keep.append(x:=T())
     return ctypes.byref(x)
+  if how not in ("ptr_user", "ptr_user_end", "ptr_bad", "int_bad", None): return _mistyped(how, T, keep)
   if how == "ptr_user": return ctypes.cast(st.user, ctypes.POINTER(T))
-  if how == "ptr_user_end": return ctypes.cast(st.user + 0x1000 - 4, ctypes.POINTER(T))  # the 8-byte store crosses into the guard page
+  if how == "ptr_user_end":  # the store crosses into the guard page
+    return ctypes.cast(st.user + 0x1000 - max(ctypes.sizeof(T) // 2, 1), ctypes.POINTER(T))
   if how == "ptr_bad": return ctypes.cast(0x10, ctypes.POINTER(T))
   if how == "int_bad": return 0x10
   return None
@@ -191,8 +216,8 @@ def _extra(v, keep:list):
     return at
   return _ptr(v)
 
-def _resolve(kind:str, v, keep:list):
-  if kind in ("out", "outf"): return _out(v, keep)
+def _resolve(kind:str, v, keep:list, T):
+  if kind in ("out", "outf"): return _out(v, keep, T._type_)
   if kind == "ptr": return _ptr(v)
   if kind in ("handle", "fhandle", "shandle"): return _handle(v)
   if kind == "image": return _image(v, keep)
@@ -205,15 +230,19 @@ def execute(case):
   name, args = case
   cu._tls.ctx = cu._handles[cu._addr(st.fuzz["ctx"])]
   keep:list = []
-  try: rc = getattr(cu, name)(*[_resolve(k, v, keep) for k, v in zip(CALLS[name], args)])
+  declared = getattr(cu._abi, name).argtypes
+  try: rc = getattr(cu, name)(*[_resolve(k, v, keep, T) for k, v, T in zip(CALLS[name], args, declared)])
   finally:
     if not st.healthy(st.fuzz): st.renew()
   return None if rc == 0 else cu.enum_cudaError_enum.get(rc, f"CUresult {rc}")
 
 def known_good() -> bool:
-  """Device 1's context: copy 16 floats in, launch scale by 5, copy them out: 5*x."""
+  """On the fuzzed context (device 0: a case's errors are not sticky, or execute() has made it again after a sticky
+  fault) and on device 1's: copy 16 floats in, launch scale by 5, copy them out: 5*x."""
+  return _good(st.fuzz) and _good(st.good)
+
+def _good(g:dict) -> bool:
   import numpy as np
-  g = st.good
   cu._tls.ctx = cu._handles[cu._addr(g["ctx"])]
   x = np.arange(16, dtype=np.float32)
   out = np.zeros(16, np.float32)

@@ -1,5 +1,7 @@
-"""The driver/device-model fuzz tier: every surface's cases in child workers; no crash, hang, generic exception or
-broken known-good op. CI runs CASES per surface (about 7,000 in all); MOCKGPU_FUZZ=N runs N times as many
+"""The driver/device-model fuzz tier: every surface's cases in child workers; no crash, hang, generic exception,
+internal error (EmulatorBug) or broken known-good op (run after every case that did not end ok). The CUDA surface's
+calls include mistyped pointers (out-parameters pointing to objects of another type or size, small ctypes buffers).
+CI runs CASES per surface (about 7,000 in all); MOCKGPU_FUZZ=N runs N times as many
 (`tox -e fuzz` runs MOCKGPU_FUZZ=20), with a seed of its own per run (MOCKGPU_FUZZ_SEED, default 0)."""
 import os, sys
 import pytest
@@ -17,3 +19,13 @@ def test_fuzz_surface(surface):
   assert report.total() == n
   assert report.clean(), report.summary()
   assert report.counts["ok"] > 0 and report.counts["named"] > 0  # both valid and hostile cases reached the model
+
+def test_emulator_bug_is_a_bug_on_every_surface():
+  """An EmulatorBug is a MockGPUError, but mockgpu naming a bug of its own: outcome internal, which a clean run has none of."""
+  from harness import classify, Report
+  from mockgpu.errors import EmulatorBug, GPUPageFault
+  assert classify(EmulatorBug("IndexError in the executor")) == "internal"
+  assert classify(GPUPageFault(0x1000, 4, False)) == "named" and classify(IndexError("x")) == "generic"
+  r = Report("x")
+  r.counts["internal"] += 1
+  assert not r.clean() and "internal 1" in r.line()

@@ -165,7 +165,8 @@ def launch_fields(k:PTXKernel, grid, block, dynamic_shared:int, stats:LaunchStat
 def _checked(k:PTXKernel, grid, block, params, dynamic_shared:int, board:NVBoard|None) -> tuple[tuple, tuple, bytes]:
   """The launch's dimensions and parameters, refused (ValueError, LaunchRefused) where the kernel or board cannot run them."""
   grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
-  if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1: raise ValueError(f"bad launch dimensions grid={grid} block={block}")
+  if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1:
+    raise LaunchRefused(f"kernel {k.name}: bad launch dimensions grid={grid} block={block}")
   if (bad:=(board or selected_nv_board()).launch_error(k, grid, block, dynamic_shared)) is not None: raise LaunchRefused(bad[1])
   params = bytes(params)
   if len(params) < k.param_size: raise ValueError(f"kernel {k.name} takes {k.param_size} bytes of parameters, got {len(params)}")

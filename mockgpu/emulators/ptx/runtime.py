@@ -127,9 +127,12 @@ class Env(Collective):
     if not (idx % n).any():
       typed, base = flat.view(dt), idx // n
       return [typed[base + i] for i in range(nvec)]
+    # a misaligned access, read byte by byte; a uniform one (idx 0-d: one address for every lane) stays one value per
+    # component, as the aligned path gives it, not a 1-element array (which no mask of the batch's lanes can index)
+    uniform = np.ndim(idx) == 0
     idx = np.atleast_1d(idx)
     vals = flat[idx[:, None] + np.arange(n * nvec)].view(dt).reshape(len(idx), nvec)
-    return [vals[:, i] for i in range(nvec)]
+    return [vals[0, i] for i in range(nvec)] if uniform else [vals[:, i] for i in range(nvec)]
 
   def st_space(self, space:str, a, vals:list, dt:np.dtype, m, where:str):
     flat, idx = self._flat(space, a, dt.itemsize * len(vals), m, True, where)

@@ -4,8 +4,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from tinygrad.runtime.autogen import amdgpu_kd as kd
-from mockgpu.errors import InstructionBudgetExceeded, Unmodelled
+from mockgpu.errors import DispatchTooLarge, InstructionBudgetExceeded, Unmodelled
 from mockgpu.compiler.rdna import semantics
+
+# what the executor holds for a dispatch: its workgroup ids (8 bytes each, 2 GiB at the limit) and the registers of at
+# least one whole workgroup (the hardware's 1024 work-items at most: a 65535x65535 one would be 128 GiB of VGPRs)
+MAX_WORKGROUPS = 1 << 28
+MAX_WORKGROUP_ITEMS = 1024
+
+def check_size(grid:tuple, block:tuple, what:str="RDNA executor"):
+  """DispatchTooLarge, naming the dimensions, for a dispatch beyond what the executor can hold."""
+  nwg, items = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
+  if nwg > MAX_WORKGROUPS or items > MAX_WORKGROUP_ITEMS:
+    raise DispatchTooLarge(f"{what}: a grid of {tuple(grid)} workgroups ({nwg}) of {tuple(block)} work-items ({items}) is beyond what the "
+                           f"emulator holds: at most {MAX_WORKGROUPS} workgroups of at most {MAX_WORKGROUP_ITEMS} work-items")
 
 @dataclass
 class Dispatch:

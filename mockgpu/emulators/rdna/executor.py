@@ -14,7 +14,7 @@ from mockgpu.compiler.cache import translated, remembered
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
-from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, allocated_vgprs
+from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, allocated_vgprs, check_size
 from mockgpu.compiler.rdna import decode, semantics
 from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
@@ -206,6 +206,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
+  check_size(d.grid, d.block)  # before anything is allocated for it (DispatchTooLarge)
   if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return _launched(d, debugged)
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
