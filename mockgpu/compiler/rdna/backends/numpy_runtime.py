@@ -31,7 +31,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table  # noqa: F401
+from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -213,6 +213,14 @@ def fma_rtz(a, b, c) -> np.ndarray:
 def fp8_f32(x) -> np.ndarray:
   """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: cdna.FP8's "cdna4" formats, gfx950's)."""
   return fp8_table("cdna4", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def f32_fp8(x) -> np.ndarray:
+  """An f32 as an OCP E4M3 code (u16; gfx950's v_cvt_pk_fp8_f32: cdna.f32_to_ocp8)."""
+  return f32_to_ocp8(x, "FP8")
+
+def f32_bf8(x) -> np.ndarray:
+  """An f32 as an OCP E5M2 code (u16; v_cvt_pk_bf8_f32)."""
+  return f32_to_ocp8(x, "BF8")
 
 def bf8_f32(x) -> np.ndarray:
   """An OCP E5M2 byte as f32, exactly."""
