@@ -1021,11 +1021,11 @@ def _sopp9(inst, name, pc, sem):
   return _sopp(inst, name, pc, sem)
 
 def _smem9(inst, name, pc, sem):
-  """s_load_dword*: the SGPR pair's base plus, by IMM/SOFFSET_EN, the SGPR OFFSET[6:0] names (0/0), the 21-bit signed
+  """s_load_dword*: the SGPR pair's base (VCC too, s[106:107]) plus, by IMM/SOFFSET_EN, the SGPR OFFSET[6:0] names (0/0), the 21-bit signed
   OFFSET (1/0), the SGPR SOFFSET names (0/1), or both (1/1)."""
   n = strip(name)
   if not n.startswith("LOAD_B"): raise Unsupported("not implemented")
-  if inst.sbase.offset >= 102: raise Unsupported(f"{INVALID}s[{inst.sbase.offset}] is not an SGPR pair base")
+  if inst.sbase.offset >= 102 and inst.sbase.offset != VCC: raise Unsupported(f"{INVALID}s[{inst.sbase.offset}] is not an SGPR pair base")
   if inst.soffset_en: soff = Src(gfx9_reg(inst.soffset.offset))
   elif not inst.imm: soff = Src(gfx9_reg(inst.offset & 0x7f))
   else: soff = None
@@ -1152,7 +1152,8 @@ def _ds9(inst, name, pc, sem):
 
 def _saddr9(inst):
   s = inst.saddr.offset
-  if s != NULL and (s >= 102 or s & 1): raise Unsupported(f"{INVALID}SADDR {describe(Reg(s))} is not an SGPR pair or off")
+  # GFX9 addresses VCC as an SGPR pair there (LLVM allocates it as one: s_load_dwordx16 s[..], vcc, global_store_dword .., vcc)
+  if s != NULL and s != VCC and (s >= 102 or s & 1): raise Unsupported(f"{INVALID}SADDR {describe(Reg(s))} is not an SGPR pair or off")
   if inst.sve and type(inst).__name__ != "SCRATCH": raise Unsupported(f"{INVALID}SVE set on a {type(inst).__name__} access")
 
 def _global9(inst, name, pc, sem):
