@@ -171,10 +171,13 @@ class Mfma:
 
 @dataclass
 class Salu:
-  """A scalar ALU op: row of semantics.SOP over srcs, writing SGPR dst (NULL: nowhere)."""
+  """A scalar ALU op: row of semantics.SOP over srcs, writing SGPR dst (NULL: nowhere). omod, clamp: the float output
+  modifiers of RDNA4's v_s_* (VOP3 with an SGPR result), which also take their source's neg/abs/op_sel in srcs."""
   row:str
   dst:int
   srcs:list[Src]
+  omod:int = 0
+  clamp:bool = False
 
 @dataclass
 class ReadLane:
@@ -544,9 +547,12 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
   regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset]
   if n.startswith("CMP"): return _vcmp(n, regs, lit, inst.vdst.offset, inst.neg, inst.abs, sem, dpp)
   if n.startswith("S_"):  # RDNA4's v_s_exp_f32 etc.: a VALU op on one scalar, its result in an SGPR
-    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None:
-      raise Unsupported("modifiers on a scalar-result VALU op")
-    return _salu(n, inst.vdst.offset, [Src(regs[0], lit)], sem)
+    # VOP3's modifiers apply as on any VALU op: neg/abs and op_sel[0] (an f16 source's high half) on S0, omod and clamp
+    # on the result (LLVM emits them for pow and normalize); op_sel[3] would pick a half of an SGPR result the
+    # pseudocode writes whole (D0[31:16] = 0)
+    if dpp is not None or inst.opsel & ~1 or (inst.neg | inst.abs) & ~1: raise Unsupported("modifiers on a scalar-result VALU op")
+    op = _salu(n, inst.vdst.offset, [Src(regs[0], lit, bool(inst.neg & 1), bool(inst.abs & 1), bool(inst.opsel & 1))], sem)
+    return replace(op, omod=inst.omod, clamp=bool(inst.clmp))
   if n in VMOVREL:
     if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None: raise Unsupported("modifiers on this op")
     return _vmovrel(n, inst.vdst.offset - 256, inst.src0, lit)
