@@ -216,7 +216,8 @@ class Permlane:
   """v_permlane16_b32 / v_permlanex16_b32 (width 16): lane i of each row of 16 reads lane sel_i of its own row (cross:
   of the other row of its pair, 0<->1, 2<->3), sel_i nibble i of the 64 bits {sel_hi, sel_lo}; op_sel[0] (fi) reads
   inactive source lanes too, else such a lane is written 0 with op_sel[1] (bound_ctrl) and left alone without it.
-  v_permlane64_b32 (width 64): lane i reads lane i ^ 32 of a wave64, active or not; a NOP in wave32."""
+  v_permlane64_b32 (width 64): lane i reads lane i ^ 32 of a wave64, active or not; a NOP in wave32. RDNA4's
+  v_permlane16_var/x16_var_b32 take lane i's select from bits 3:0 of VGPR sel_vgpr in lane i instead."""
   dst:int
   src:int
   width:int
@@ -225,6 +226,7 @@ class Permlane:
   cross:bool = False
   fi:bool = False
   bound_ctrl:bool = False
+  sel_vgpr:int|None = None
 
 @dataclass
 class Swap:
@@ -573,6 +575,10 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
     if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel & ~3 or dpp is not None: raise Unsupported("modifiers on this op")
     return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, n.lower()), 16, Src(inst.src1.offset, lit), Src(inst.src2.offset, lit),
                     n == "PERMLANEX16_B32", bool(inst.opsel & 1), bool(inst.opsel & 2))
+  if n in ("PERMLANE16_VAR_B32", "PERMLANEX16_VAR_B32"):   # RDNA4: each lane's select from its own VGPR S1
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel & ~3 or dpp is not None: raise Unsupported("modifiers on this op")
+    return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, n.lower()), 16, cross=n == "PERMLANEX16_VAR_B32", fi=bool(inst.opsel & 1),
+                    bound_ctrl=bool(inst.opsel & 2), sel_vgpr=_vgpr(inst.src1, n.lower()))
   if n == "READLANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return ReadLane(inst.vdst.offset, inst.src0.offset - 256, Src(inst.src1.offset, lit))

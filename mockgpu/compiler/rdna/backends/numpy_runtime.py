@@ -798,11 +798,12 @@ def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, ba
   ok = exists[None, :] & (m[:, src] | fetch_inactive)
   return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & dpp16_enabled(row_mask, bank_mask, m.shape[1])[None, :]
 
-def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool):
+def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool, sel_lanes=None):
   """v_permlane16/x16_b32 (operands.Permlane): each lane's value and which lanes are written. x, m: [n, lanes];
-  sel_lo, sel_hi: the per-wave lane selects [n]."""
+  sel_lo, sel_hi: the per-wave lane selects [n]; sel_lanes (the _var forms): each lane's own select [n, lanes]."""
   lane = np.arange(x.shape[1])
-  sel = (r64(sel_lo, sel_hi)[:, None] >> (4 * (lane % 16)).astype(u64)) & u64(15)
+  if sel_lanes is not None: sel = np.asarray(sel_lanes).astype(u64) & u64(15)
+  else: sel = (r64(sel_lo, sel_hi)[:, None] >> (4 * (lane % 16)).astype(u64)) & u64(15)
   src = ((lane // 16) ^ int(cross)) * 16 + sel.astype(np.int64)
   ok = np.take_along_axis(m, src, 1) | fi
   return np.where(ok, np.take_along_axis(np.asarray(x), src, 1), u32(0)), ok | bound_ctrl

@@ -54,3 +54,40 @@ def test_op_sel_on_the_result_is_refused():
   from mockgpu.errors import UnsupportedInstruction
   with pytest.raises(UnsupportedInstruction, match="modifiers on a scalar-result VALU op"):
     scalar_cases([I.v_s_sqrt_f16(s[20], s[12], opsel=8)], [0x3c00], [0], "numpy", pytest.MonkeyPatch())
+
+# *** v_permlane16_var_b32 / v_permlanex16_var_b32: each lane's select from its own VGPR ***
+
+def permlane_var_ref(x:list[int], old:list[int], sel:list[int], active:list[bool], cross:bool, fi:bool, bc:bool) -> list[int]:
+  """The pseudocode (lane row*16 + i of an active lane reads tmp[row*16 + S1[3:0]], x16: of the other row of its pair)
+  with the op_sel bits mockgpu's v_permlane16 model gives (operands.Permlane): FI reads an inactive source lane, else
+  such a lane is written 0 with BOUND_CTRL and left alone without it."""
+  out = list(old)
+  for lane in range(len(x)):
+    if not active[lane]: continue
+    src = ((lane // 16) ^ int(cross)) * 16 + (sel[lane] & 15)
+    if active[src] or fi: out[lane] = x[src]
+    elif bc: out[lane] = 0
+  return out
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("cross", [False, True])
+@pytest.mark.parametrize("opsel", [0, 1, 2])
+def test_permlane16_var(path, cross, opsel, monkeypatch):
+  from tinygrad.renderer.amd.dsl import v, EXEC_LO
+  from test_rdna4 import kernel, run
+  from test_rdna_harness import aligned
+  rng = np.random.default_rng(16 + 2 * cross + 4 * opsel)
+  sel = [int(x) for x in rng.integers(0, 2 ** 32, 32)]   # bits above 3:0 are ignored
+  mask = 0xf0ff7ffe
+  inp = aligned(128, 256).view(np.uint32)
+  inp[:] = sel
+  out = aligned(128, 256).view(np.uint32)
+  op = I.v_permlanex16_var_b32 if cross else I.v_permlane16_var_b32
+  body = [I.v_lshlrev_b32_e32(v[1], 2, v[0]), I.global_load_b32(vdst=v[3], vaddr=v[1:2], saddr=s[6:7], ioffset=0), I.s_wait_loadcnt(simm16=0),
+          I.v_mul_u32_u24_e32(v[2], 0x101, v[0]), I.v_add_nc_u32_e32(v[2], 0x5000, v[2]), I.v_mov_b32_e32(v[4], 0xdead), I.s_mov_b32(EXEC_LO, mask),
+          op(v[4], v[2], v[3], opsel=opsel), I.s_mov_b32(EXEC_LO, 0xffffffff),
+          I.global_store_b32(vaddr=v[1:2], vsrc=v[4], saddr=s[4:5], ioffset=0), I.s_endpgm()]
+  run(kernel(*body), out, inp, path, monkeypatch)
+  x = [lane * 0x101 + 0x5000 for lane in range(32)]
+  want = permlane_var_ref(x, [0xdead] * 32, sel, [bool(mask >> l & 1) for l in range(32)], cross, bool(opsel & 1), bool(opsel & 2))
+  assert [int(g) for g in out] == want
