@@ -723,8 +723,9 @@ def _dpp(inst, name:str, cls:str, sem):
   if cls.startswith(("VOPD", "VOP3P")): raise Unsupported("DPP on this encoding")
   v0 = inst.vsrc0.offset - 256
   if "DPP16" in cls:
-    if not dpp16_valid(inst.dpp): raise Unsupported(reserved_dpp16(inst.dpp))
-    d = Dpp(v0, inst.dpp, bool(inst.bc), bool(inst.fi), inst.row_mask, inst.bank_mask)
+    if not dpp16_valid(inst.dpp) and inst.dpp not in RDNA_BCAST: raise Unsupported(reserved_dpp16(inst.dpp))
+    ctrl = NO_SOURCE_DPP if inst.dpp in RDNA_BCAST else inst.dpp
+    d = Dpp(v0, ctrl, bool(inst.bc), bool(inst.fi), inst.row_mask, inst.bank_mask)
   else: d = Dpp(v0, None, fetch_inactive=inst.src0.offset == 234, sels=tuple(getattr(inst, f"lane_sel_{k}") for k in range(8)))
   mods = (getattr(inst, "src0_neg", 0) | getattr(inst, "src1_neg", 0) << 1, getattr(inst, "src0_abs", 0) | getattr(inst, "src1_abs", 0) << 1)
   base = {"VOP1": _vop1, "VOP2": _vop2, "VOPC": _vopc, "VOP3": _vop3, "VOP3SD": _vop3sd}[cls.split("_DPP")[0]]
@@ -735,8 +736,14 @@ def dpp16_valid(ctrl:int) -> bool:
   return ctrl <= 0xff or 0x101 <= ctrl <= 0x10f or 0x111 <= ctrl <= 0x11f or 0x121 <= ctrl <= 0x12f or \
          ctrl in (0x140, 0x141) or 0x150 <= ctrl <= 0x16f
 
+# GCN's row_bcast15 (0x142) and row_bcast31 (0x143) are not RDNA controls, but RDNA3 hardware executes them (in wave64,
+# with BOUND_CTRL the first lane of each row compares true against lane & 15): as a source no lane has, read as 0 with
+# BOUND_CTRL and leaving the lane unwritten without it, as a row shift off the row does. Inferred from that example;
+# dpp16_lanes reads them as the model's NO_SOURCE_DPP (outside the 9-bit control space).
+RDNA_BCAST, NO_SOURCE_DPP = (0x142, 0x143), 0x1000
+
 def reserved_dpp16(ctrl:int) -> str:
-  return f"{INVALID}DPP16 control 0x{ctrl:x} is reserved on RDNA (wave shifts and row_bcast15/31 are GCN's)"
+  return f"{INVALID}DPP16 control 0x{ctrl:x} is reserved on RDNA (the wave shifts are GCN's)"
 
 def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   """For a DPP16 control word (RDNA's, or GFX9's DPP_CTRL: dpp16_valid / gfx9_dpp_valid say which are defined): each
@@ -747,6 +754,7 @@ def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   row, i = lane & ~15, lane & 15
   if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(wave, bool)
   if ctrl in GFX9_WAVE_DPP: return GFX9_WAVE_DPP[ctrl](lane, row, wave)
+  if ctrl == NO_SOURCE_DPP: return lane, np.zeros(wave, bool)
   n = ctrl & 15
   if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
   elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
