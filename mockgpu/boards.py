@@ -74,6 +74,14 @@ AMD_BOARDS: dict[str, AMDBoard] = {b.name: b for b in (
            simd_per_cu=2, max_waves_per_simd=16, wave_front_size=32, lds_size_in_kb=64, num_xcc=1, vram_size=24 << 30, vram_width=384,
            mem_clk_max=1250, max_engine_clk=2482, num_sdma_engines=2, num_cp_queues=8, fw_version=2140, sdma_fw_version=21, pm4="nv",
            ip_table=_ip((11,0,0), (6,0,0), 2, (4,3,0), (6,0,0), (3,0,0), (3,0,0), (6,0,0), (13,0,0), (13,0,0), (13,0,0), (8,10,0))),
+  # Strix Halo (Ryzen AI Max+ 395's Radeon 8060S, RDNA3.5): 40 CUs in 2 SEs x 2 SAs x 10, LPDDR5X-8000 on 256 bits shared with
+  # the CPU (a 64 GiB carve-out here); GC 11.5.1 and SDMA 6.1.1 as amdgpu's IP discovery reports them, the other IP
+  # versions those of its generation (Strix Point's; not read by tinygrad's compute path)
+  AMDBoard("gfx1151", "AMD Radeon 8060S Graphics", "rdna35", 110501, 0x1586, 0xc1, 0x0000, cu_count=40, se=2, sa_per_se=2, cu_per_sa=10,
+           simd_per_cu=2, max_waves_per_simd=16, wave_front_size=32, lds_size_in_kb=64, num_xcc=1, vram_size=64 << 30, vram_width=256,
+           mem_clk_max=4000, max_engine_clk=2900, num_sdma_engines=1, num_cp_queues=8, fw_version=2140, sdma_fw_version=21, pm4="nv",
+           ip_table=_ip((11,5,1), (6,1,1), 1, (7,11,0), (6,1,0), (3,3,0), (3,3,0), (6,1,0), (14,0,0), (14,0,0), (14,0,0), (8,14,0)),
+           vram_type="LPDDR5"),
   # Navi48: 64 CUs in 4 SEs x 2 SAs x 8, 16 GiB GDDR6 on 256 bits
   AMDBoard("gfx1201", "AMD Radeon RX 9070 XT", "rdna4", 120001, 0x7550, 0xc0, 0x0e3b, cu_count=64, se=4, sa_per_se=2, cu_per_sa=8,
            simd_per_cu=2, max_waves_per_simd=16, wave_front_size=32, lds_size_in_kb=64, num_xcc=1, vram_size=16 << 30, vram_width=256,

@@ -10,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SLOW = os.environ.get("MOCKGPU_SLOW") == "1"
 
 def board_configs() -> list[str]:
-  """DEV for each AMD board other than the default one that mockgpu runs (mockgpu.boards): MOCKKFD+AMD:LLVM:gfx1201,
+  """DEV for each AMD board other than the default one that mockgpu runs (mockgpu.boards): MOCKKFD+AMD:LLVM:gfx1151, gfx1201,
   gfx942 and gfx950."""
   from mockgpu.boards import AMD_BOARDS, DEFAULT_AMD_BOARD
   return [f"MOCKKFD+AMD:LLVM:{b.name}" for b in AMD_BOARDS.values() if b.name != DEFAULT_AMD_BOARD]

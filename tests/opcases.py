@@ -139,6 +139,47 @@ case("bitcast_u32_f32_specials")(lambda dev: T(np.array([0x7f800000, 0xff800000,
 case("cast_f32_f16_rounding")(lambda dev: T(np.array([65504., 65520., 1e-8, 2049., 2051., -0.0, 1/3], np.float32), dev).cast("float16"))
 case("cast_f32_bf16_rounding", ptx=BF16_ON_PTX)(lambda dev: T(np.array([1.00390625, 1.01171875, 3.14159, -2.5e-20, 1e30], np.float32), dev).cast("bfloat16").cast("float32"))
 
+# *** fp8 (OCP e4m3 and e5m2): casts both ways and arithmetic, the results as their codes ***
+# gfx950 runs them on its conversions (v_cvt_pk_fp8/bf8_f32 after tinygrad's clamp to the largest finite value,
+# v_cvt_f32_fp8/bf8), MOCK+CUDA on NVIDIA's cvt (NVRTC), MOCK+NV on the PTX renderer's emulation, the other AMD boards
+# on the LLVM renderer's integer emulation, which DEV=CPU shares. The exact cases stay where all of them agree: normal
+# values, sums and products f16 holds exactly. DEV=CPU's emulation departs from the ISA's rule (round to nearest even,
+# subnormals exact) in two places, each a case of its own with the reason: it flushes subnormal codes to zero both
+# ways, and rounds f32 through f16 (a double rounding at some f32 ties).
+FP8 = {"fp8e4m3": (3, 0x7e, 2.0 ** -6), "fp8e5m2": (2, 0x7b, 2.0 ** -14)}   # mantissa bits, largest finite code, min normal
+def fp8_codes(fmt:str, seed:int, lo:int, hi:int, n:int=512) -> np.ndarray:
+  """Random codes of both signs whose exponent field is in [lo, hi] (normal: no NaN, no infinity, no subnormal)."""
+  m = FP8[fmt][0]
+  c = rng(seed).integers(lo << m, min((hi + 1) << m, FP8[fmt][1] + 1), n).astype(np.uint8)
+  return c | (rng(seed + 7).integers(0, 2, n).astype(np.uint8) << 7)
+def fp8_in(fmt:str, dev, seed:int, lo:int, hi:int):
+  return T(fp8_codes(fmt, seed, lo, hi), dev).bitcast(fmt)
+# exponent fields of the operands: e4m3 [4, 10] is [2^-3, 2^4) (bias 7), e5m2 [12, 19] is [2^-3, 2^5) (bias 15): sums are
+# multiples of the smallest normal and need at most 11 bits, products stay normal and finite
+FP8_WINDOW = {"fp8e4m3": (4, 10), "fp8e5m2": (12, 19)}
+FP8_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": lambda a, b: a.maximum(b)}
+for _fmt, (_m, _top, _tiny) in FP8.items():
+  # float32 inputs f16 holds exactly, over the normal range and past the largest finite value (clamped to it)
+  case(f"cast_float32_{_fmt}")(lambda dev, f=_fmt, tiny=_tiny: T(np.where(np.abs(x:=data("float32", (512,), 4, -600, 600).astype(np.float16)
+                                                                                   .astype(np.float32)) < tiny, np.float32(1), x), dev).cast(f).bitcast("uint8"))
+  normal = np.array([c for c in range(256) if (c & 0x7f) >> _m], np.uint8)   # every code but the subnormals and zeros
+  case(f"cast_{_fmt}_float32")(lambda dev, f=_fmt, c=normal: T(c, dev).bitcast(f).cast("float32"))
+  for _op, _f in FP8_OPS.items():
+    case(f"{_op}_{_fmt}")(lambda dev, f=_fmt, g=_f: g(fp8_in(f, dev, 1, *FP8_WINDOW[f]), fp8_in(f, dev, 2, *FP8_WINDOW[f])).bitcast("uint8"))
+  # the subnormal codes (zeros included): DEV=CPU decodes them as zero, the ISA exactly
+  sub = np.array([c for c in range(256) if not (c & 0x7f) >> _m], np.uint8)
+  case(f"cast_{_fmt}_float32_subnormal", approx(0, _tiny, "DEV=CPU's fp8 emulation decodes subnormal codes as zero, the ISA "
+                                                "(gfx950 v_cvt_f32_fp8/bf8, NVIDIA cvt) exactly: below the smallest normal apart"))(
+    lambda dev, f=_fmt, c=sub: T(c, dev).bitcast(f).cast("float32"))
+  case(f"cast_float32_{_fmt}_subnormal", approx(0, 1 << _m, "DEV=CPU's fp8 emulation flushes results below the smallest "
+                                                "normal to zero, the ISA rounds to the nearest subnormal (or the smallest "
+                                                "normal): up to 2^mantissa codes apart"))(
+    lambda dev, f=_fmt, tiny=_tiny: T(data("float32", (256,), 3, -tiny, tiny), dev).cast(f).bitcast("uint8"))
+# f32 ties of e5m2 that f16 does not hold: DEV=CPU rounds through f16 (twice), the ISA once (one code apart)
+case("cast_float32_fp8e5m2_ties", approx(0, 1, "DEV=CPU's fp8 emulation rounds f32 to f16, then to e5m2 (double rounding); "
+                                         "the ISA rounds once to nearest even: one code apart"))(
+  lambda dev: T(data("float32", (512,), 4, -600, 600), dev).cast("fp8e5m2").bitcast("uint8"))
+
 # *** comparisons and where ***
 case("where_float32")(lambda dev: (T(data("float32", seed=1), dev) > 0).where(T(data("float32", seed=2), dev), T(data("float32", seed=3), dev)))
 case("where_int32")(lambda dev: (T(data("int32", seed=1), dev) < 5).where(T(data("int32", seed=2), dev), -1))

@@ -29,17 +29,18 @@ def test_setting_then_default(monkeypatch, dev, setting, board, select, default)
 
 def test_unknown_arch_is_a_named_error(monkeypatch):
   monkeypatch.setenv("DEV", "MOCKKFD+AMD:LLVM:gfx9999")
-  with pytest.raises(boards.UnknownBoard, match=r"unknown AMD board 'gfx9999': mockgpu models gfx1100, gfx1201, gfx942, gfx950"):
+  with pytest.raises(boards.UnknownBoard, match=r"unknown AMD board 'gfx9999': mockgpu models gfx1100, gfx1151, gfx1201, gfx942, gfx950"):
     boards.selected_amd_board()
 
-@pytest.mark.parametrize("name,cus,xcc,wave", [("gfx1100", 96, 1, 32), ("gfx1201", 64, 1, 32), ("gfx942", 304, 8, 64), ("gfx950", 256, 8, 64)])
+@pytest.mark.parametrize("name,cus,xcc,wave", [("gfx1100", 96, 1, 32), ("gfx1151", 40, 1, 32), ("gfx1201", 64, 1, 32), ("gfx942", 304, 8, 64),
+                                               ("gfx950", 256, 8, 64)])
 def test_kfd_properties_as_tinygrad_reads_them(name, cus, xcc, wave):
   p = amd_sysfs.gpu_properties(0, boards.amd_board(name))
   t = p["gfx_target_version"]
   assert "gfx%d%x%x" % (t // 10000, (t // 100) % 100, t % 100) == name  # ops_amd's AMDDevice.arch
   assert p["simd_count"] // p["simd_per_cu"] == cus and p["num_xcc"] == xcc and p["wave_front_size"] == wave
 
-@pytest.mark.parametrize("arch,cus", [("gfx1100", 96), ("gfx1201", 64), ("gfx942", 304), ("gfx950", 256)])
+@pytest.mark.parametrize("arch,cus", [("gfx1100", 96), ("gfx1151", 40), ("gfx1201", 64), ("gfx942", 304), ("gfx950", 256)])
 def test_amd_device_reports_the_board(arch, cus):
   p = run_tinygrad(f"MOCKKFD+AMD:LLVM:{arch}", """
     from tinygrad import Device
@@ -62,7 +63,7 @@ def test_doctor_lists_the_boards_llvm_compiles_for():
   p = subprocess.run([sys.executable, "-m", "mockgpu", "doctor"], capture_output=True, text=True, timeout=600)
   lines = {l.split()[1]: l for l in p.stdout.splitlines() if l.startswith("board ")}
   assert set(lines) == set(boards.AMD_BOARDS), p.stdout
-  for arch in ("gfx1100", "gfx1201"): assert " ok " in lines[arch] and "own choice" in lines[arch]  # libllvm19 knows RDNA3/4
+  for arch in ("gfx1100", "gfx1151", "gfx1201"): assert " ok " in lines[arch] and "own choice" in lines[arch]  # libllvm19 knows RDNA3/3.5/4
   from mockgpu.compiler import toolchain
   for arch, line in lines.items():
     choice = toolchain.llvm_for(arch)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 import numpy as np
 import pytest
-from tinygrad.renderer.amd.dsl import s, v, VCC_LO, VCC_HI, EXEC
+from tinygrad.renderer.amd.dsl import s, v, VCC, VCC_LO, VCC_HI, EXEC
 from tinygrad.runtime.autogen.amd.cdna import ins as I
 from mockgpu.errors import UnsupportedInstruction, GPUPageFault
 from test_rdna_harness import aligned
@@ -183,6 +183,19 @@ def test_smem_offset_forms(path, monkeypatch):
           I.s_waitcnt(simm16=0), *(x for k in range(4) for x in (I.v_mov_b32_e32(v[2], s[16 + k]), *store(v[2], k))), I.s_endpgm()]
   run(kernel(*body), out, inp, path, monkeypatch)
   assert [int(out[k, 0]) for k in range(4)] == [14 * 11, 19 * 11, 22 * 11, 21 * 11] and (out == out[:, :1]).all()
+
+@pytest.mark.parametrize("path", PATHS)
+def test_vcc_as_smem_base_and_global_saddr(path, monkeypatch):
+  """On GFX9 VCC is addressable as an SGPR pair: LLVM emits s_load_dwordx16 with VCC (s[106:107]) as the base and
+  global_store_dword with SADDR = VCC_LO. Here VCC holds the input's address for a load of 16 dwords, then the
+  output's for a store whose VGPR offset is each lane's."""
+  inp = inputs(np.arange(64) * 7 + 3)
+  out = rows(1)
+  body = [I.s_mov_b32(VCC_LO, s[6]), I.s_mov_b32(VCC_HI, s[7]), I.s_load_dwordx16(sdata=s[16:31], sbase=VCC, offset=0, imm=1),
+          I.s_waitcnt(simm16=0), I.s_add_u32(s[8], s[16], s[31]), I.s_mov_b32(VCC_LO, s[4]), I.s_mov_b32(VCC_HI, s[5]),
+          I.v_mov_b32_e32(v[2], s[8]), I.global_store_dword(addr=v[1], data=v[2], saddr=VCC), I.s_endpgm()]
+  run(kernel(*body), out, inp, path, monkeypatch)
+  assert (out[0] == 3 + 15 * 7 + 3).all()   # dword 0 + dword 15 of the input, in every lane
 
 def test_m0_as_global_saddr_is_invalid():
   """GFX9 encodes "no SGPR base" as SADDR 0x7f; 124 (the DSL's NULL) is M0 there, which no address may use."""

@@ -84,3 +84,32 @@ def test_emu_faultaddr_unset_reports_nothing():
   except RuntimeError as e: print("ERR", e)
   """, env={"MOCKGPU_EMU_FAULTADDR": ""})
   assert "ERR" in p.stdout and "MMU fault" not in p.stdout, p.stdout
+
+def test_emu_faultaddr_is_reported_while_set_and_never_latched():
+  """Set, used (on_device_hang), unset: later waits on the same device see no fault, and the KFD memory event is not
+  left signalled (tinygrad's HCQ tests test_wait_late_set/test_wait_update failed after such a test). Set again: reported again."""
+  p = run_tinygrad("MOCKKFD+AMD", """
+  import os
+  from tinygrad import Device, Tensor
+  dev = Device["AMD"]
+  assert Tensor([1., 2.]).add(1).tolist() == [2., 3.]
+  os.environ["MOCKGPU_EMU_FAULTADDR"] = "0xDEADBEE1"
+  try: dev.on_device_hang()
+  except RuntimeError as e: print("ERR1", str(e).splitlines()[0])
+  del os.environ["MOCKGPU_EMU_FAULTADDR"]
+  dev.iface.sleep(1)   # a wait: raises (on_device_hang) if it reports a fault
+  print("GPUID", dev.iface.queue_event_arr[1].memory_exception_data.gpu_id)
+  import gc
+  drv = next(o for o in gc.get_objects() if type(o).__name__ == "KFD" and type(o).__module__ == "mockgpu.driver.kfd")
+  print("SIGNALLED", [e.type for e in drv.events.values() if e.signaled and not e.is_signal])
+  sig = dev.new_signal(value=0)
+  try: sig.wait(1, timeout=200)
+  except RuntimeError as e: print("WAIT", e)
+  assert Tensor([3., 4.]).add(1).tolist() == [4., 5.]
+  os.environ["MOCKGPU_EMU_FAULTADDR"] = "0x1234"
+  try: dev.on_device_hang()
+  except RuntimeError as e: print("ERR2", str(e).splitlines()[0])
+  """, env={"MOCKGPU_EMU_FAULTADDR": ""})
+  out = p.stdout
+  assert "ERR1 MMU fault: 0xDEADBEE1 " in out and "GPUID 0" in out and "SIGNALLED []" in out, out
+  assert "WAIT Wait timeout" in out and "ERR2 MMU fault: 0x1234 " in out, out

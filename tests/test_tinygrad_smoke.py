@@ -1,5 +1,5 @@
 """tinygrad's own smoke test, test/test_tiny.py from the tinygrad 0.14.0 sdist, on every mock device configuration
-and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1201, gfx942, gfx950), and the arm64
+and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1151, gfx1201, gfx942, gfx950), and the arm64
 CPU lane (DEV=MOCK+CPU, MOCK+CPU:LLVM).
 
 It runs from a directory outside any tinygrad checkout (only the one file is there), so the MOCK modules can only come

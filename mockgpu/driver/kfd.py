@@ -61,6 +61,7 @@ class BO:
 class Event:
   def __init__(self, event_id:int, event_type:int, auto_reset:bool):
     self.id, self.type, self.auto_reset, self.signaled = event_id, event_type, auto_reset, False
+    self.faulted = False   # a real VM fault signalled it (sticky, as the evicted queues are)
     self.memory_exception_data = kfd.struct_kfd_hsa_memory_exception_data()
     self.hw_exception_data = kfd.struct_kfd_hsa_hw_exception_data()
   @property
@@ -294,26 +295,31 @@ class KFD:
     evs = [self.event(d.event_id, "WAIT_EVENTS") for d in data]
     activated = [False] * len(evs)
     deadline = time.monotonic() + min(WAIT_SLICE_S, (a.timeout if a.timeout != INFINITE else 1 << 30) / 1000)
+    emulated = self._emulated_fault()
     while True:
       self.machine.kick()
-      self._emulated_fault(evs)
       for i, ev in enumerate(evs):
-        if not activated[i] and ev.signaled: activated[i], ev.signaled = True, not ev.auto_reset  # a wait consumes an auto-reset signal
+        if activated[i]: continue
+        if ev.signaled: activated[i], ev.signaled = True, not ev.auto_reset  # a wait consumes an auto-reset signal
+        elif emulated is not None and ev.type == kfd.KFD_IOC_EVENT_MEMORY: activated[i] = True   # reported, never latched
       if (all if a.wait_for_all else any)(activated) or time.monotonic() >= deadline: break
       time.sleep(0.001)
     for d, ev, act in zip(data, evs, activated):
-      if act and ev.type == kfd.KFD_IOC_EVENT_MEMORY: d.memory_exception_data = ev.memory_exception_data
+      if ev.type == kfd.KFD_IOC_EVENT_MEMORY and (act or not ev.faulted):
+        # an emulated report lasts while MOCKGPU_EMU_FAULTADDR is set: a later wait without it clears the entry
+        d.memory_exception_data = ev.memory_exception_data if ev.faulted else emulated if act and emulated is not None \
+          else kfd.struct_kfd_hsa_memory_exception_data()
       if act and ev.type == kfd.KFD_IOC_EVENT_HW_EXCEPTION: d.hw_exception_data = ev.hw_exception_data
     done = (all if a.wait_for_all else any)(activated)
     a.wait_result = kfd.KFD_IOC_WAIT_RESULT_COMPLETE if done else kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
 
-  def _emulated_fault(self, evs:list[Event]):
-    """MOCKGPU_EMU_FAULTADDR set: a waited memory-exception event reports a fault at that address, as tinygrad's
-    in-tree mock does, so the runtime's hang report (on_device_hang) can be checked without a faulting kernel."""
-    if (va:=config.emu_fault_addr()) is None or not self.gpus: return
-    for ev in evs:
-      if ev.type == kfd.KFD_IOC_EVENT_MEMORY and not ev.signaled:
-        ev.memory_exception_data, ev.signaled = self._memory_exception(self.gpus[0], va), True
+  def _emulated_fault(self):
+    """MOCKGPU_EMU_FAULTADDR set: the report of a fault at that address, which each wait on a memory-exception event
+    returns while the variable is set (as tinygrad's in-tree mock does, so the runtime's hang report, on_device_hang,
+    can be checked without a faulting kernel). Nothing is latched: the event is not signalled, and once the variable
+    is unset later waits see no fault."""
+    if (va:=config.emu_fault_addr()) is None or not self.gpus: return None
+    return self._memory_exception(self.gpus[0], va)
 
   @staticmethod
   def _memory_exception(gpu:AMDGPU, va:int):
@@ -339,7 +345,7 @@ class KFD:
         if q.error is None: q.error = err
       data = self._memory_exception(gpu, va if (va:=config.emu_fault_addr()) is not None else err.va & ~(PAGE - 1))
       for ev in self.events.values():
-        if ev.type == kfd.KFD_IOC_EVENT_MEMORY: ev.memory_exception_data, ev.signaled = data, True
+        if ev.type == kfd.KFD_IOC_EVENT_MEMORY: ev.memory_exception_data, ev.signaled, ev.faulted = data, True, True
     else:
       data = kfd.struct_kfd_hsa_hw_exception_data(reset_type=kfd.KFD_HW_EXCEPTION_PER_ENGINE_RESET, reset_cause=kfd.KFD_HW_EXCEPTION_GPU_HANG,
                                                   memory_lost=0, gpu_id=gpu.gpu_id)

@@ -114,7 +114,11 @@ class AMDGPU:
     self.queues:dict[int, object] = {}
     self.gc, self.nbio = register_block("gc", board.gc_version), register_block("nbio", board.nbio_version)
     self.mmio:dict[int, int] = {}  # global (non-queue) registers: HDP flush request/done
-    self.hdp_req, self.hdp_done = self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_REQ.addr[0], self.nbio.regBIF_BX_PF0_GPU_HDP_FLUSH_DONE.addr[0]
+    # HDP flush request -> done register of each PCIe function the NBIO block has (tinygrad flushes through PF1 on NBIO
+    # 7.11, the APUs' block, through PF0 elsewhere)
+    self.hdp = {self.nbio.regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ"].addr[0]: self.nbio.regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_DONE"].addr[0]
+                for pf in range(8) if f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ" in self.nbio.regs}
+    self.hdp_regs = set(self.hdp) | set(self.hdp.values())
     self.on_interrupt = lambda gpu, ctxid, valid_bits: None  # set by the driver: the interrupt handler (KFD events)
     self.on_fault = lambda gpu, queue, err: None  # set by the driver: memory / hardware exception reporting
 
@@ -145,13 +149,13 @@ class AMDGPU:
   # *** global registers, reached through WAIT_REG_MEM / COPY_DATA in register space ***
   def mmio_write(self, addr:int, value:int) -> bool:
     """Write a modelled global register; False if this address is not one."""
-    if addr != self.hdp_req: return False
+    if addr not in self.hdp: return False
     # an HDP flush completes at once: memory is coherent here, so every requested client reports done
-    self.mmio[self.hdp_req] = self.mmio[self.hdp_done] = value
+    self.mmio[addr] = self.mmio[self.hdp[addr]] = value
     return True
 
   def mmio_read(self, addr:int) -> int|None:
-    return self.mmio.get(addr, 0) if addr in (self.hdp_req, self.hdp_done) else None
+    return self.mmio.get(addr, 0) if addr in self.hdp_regs else None
 
 class UnmodelledFeature(PacketError, Unmodelled):
   """A valid packet asks for something the command processor does not model (performance counters, thread trace, ...)."""

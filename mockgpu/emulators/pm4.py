@@ -152,10 +152,10 @@ class PM4Queue(RingQueue):
     if len(body) < 2: raise self.packet_error(s, header, f"wrong packet length: {len(body)} body dwords, a register write needs 2 or more")
     start = rng[0] + (body[0] & 0xffff)
     if start + len(body) - 1 > rng[1]: raise self.packet_error(s, header, f"register range 0x{start:x}+{len(body)-1} leaves the block")
-    regs, names, hdp = self.regs, self._register_names, self.gpu.hdp_req
+    regs, names, hdp = self.regs, self._register_names, self.gpu.hdp
     for i, value in enumerate(body[1:]):
       # the dispatch registers (most writes) inline: _write_reg's first two checks, done once per packet
-      if start + i != hdp and (name:=names.get(start + i)) in DISPATCH_REGS: regs[name] = value
+      if start + i not in hdp and (name:=names.get(start + i)) in DISPATCH_REGS: regs[name] = value
       else: self._write_reg(start + i, value, s, header)
     return 0
 

@@ -182,6 +182,11 @@ class Backend:
     """The .approx functions (ex2 lg2 sin cos tanh rcp sqrt rsqrt): float64 evaluation rounded to t (numerics.py's table
     of bounds)."""
   @primitive
+  def canon(self, t:str, x:str) -> str:
+    """x with a NaN replaced by the canonical NaN of float type t (f32 0x7fffffff; f16, bf16 0x7fff; f64
+    0x7fffffffffffffff): what NVIDIA hardware returns for every NaN that arithmetic, conversions and the .approx
+    functions produce, whatever the operands' payloads (numerics.CANON_NAN)."""
+  @primitive
   def ftz(self, x:str) -> str: """A float32 subnormal flushed to zero of its sign."""
   @primitive
   def relu(self, t:str, x:str) -> str: """Negative (and NaN) -> +0."""
@@ -570,7 +575,7 @@ def _float_expr(b, m:Mods, t:str, op:str, args:list[str]) -> str:
   if approx and op in ("sqrt", "rcp", "rsqrt"): e = b.approx(op, t, args[0])
   elif approx and op == "div": e = b.farith("div", t, "rn", args)   # div.approx/full: correctly rounded here
   else: e = b.farith(op, t, m.rnd("rn"), args)
-  return _post(b, m, t, e)
+  return b.canon(t, _post(b, m, t, e))
 
 def _ftz_in(b, m:Mods, t:str, args:list[str]) -> list[str]:
   """.ftz flushes subnormal float32 inputs (and, in _post, results) to zero."""
@@ -600,7 +605,7 @@ def _rsqrt(b, ins):
   t = one_type(b, m)
   if not m.has("approx"): b.unsupported("rsqrt without .approx")
   a = _ftz_in(b, m, t, [b.src(ins.args[1], t)])[0]
-  b.dst(ins.args[0], t, _post(b, m, t, b.approx("rsqrt", t, a)))
+  b.dst(ins.args[0], t, b.canon(t, _post(b, m, t, b.approx("rsqrt", t, a))))
 
 @row("ex2", "lg2", "sin", "cos", "tanh")
 def _transcendental(b, ins):
@@ -609,9 +614,9 @@ def _transcendental(b, ins):
   if not m.has("approx"): b.unsupported(f"{ins.op} without .approx")
   if ins.op in ("sin", "cos", "lg2") and t != "f32": b.unsupported(f"{ins.op}.{t}")
   d, a = ins.args
-  if t in PACKED: return _each_half(b, t, d, [a], lambda xs, h: b.approx(ins.op, h, xs[0]))
+  if t in PACKED: return _each_half(b, t, d, [a], lambda xs, h: b.canon(h, b.approx(ins.op, h, xs[0])))
   x = _ftz_in(b, m, t, [b.src(a, t)])[0]
-  b.dst(d, t, _post(b, m, t, b.approx(ins.op, t, x)))
+  b.dst(d, t, b.canon(t, _post(b, m, t, b.approx(ins.op, t, x))))
 
 @row("abs", "neg")
 def _absneg(b, ins):
@@ -634,7 +639,7 @@ def _minmax(b, ins):
   if len(ins.args) != 3: b.unsupported(f"{ins.op} of three operands")
   d, a, c = ins.args
   if is_float(t):
-    fn = lambda xs, h: b.fminmax(ins.op, h, xs[0], xs[1], m.has("NaN"))
+    fn = lambda xs, h: b.canon(h, b.fminmax(ins.op, h, xs[0], xs[1], m.has("NaN")))   # two NaNs, or .NaN: canonical
     if t in PACKED: return _each_half(b, t, d, [a, c], fn)
     return b.dst(d, t, fn(_ftz_in(b, m, t, [b.src(a, t), b.src(c, t)]), t))
   e = b.minmax(ins.op, t, b.src(a, t), b.src(c, t))
@@ -844,6 +849,7 @@ def _cvt(b, ins):
   if m.has("ftz") and dt == "f32": e = b.ftz(e)
   if m.has("sat") and is_float(dt): e = b.sat(dt, e)
   if m.has("relu"): e = b.relu(dt, e)
+  if is_float(dt) and is_float(st): e = b.canon(dt, e)   # a NaN converts to the canonical NaN
   b.dst(d, dt, e)
 
 def _cvt_pack(b, ins, m:Mods, dt:str, st:str):
@@ -851,7 +857,7 @@ def _cvt_pack(b, ins, m:Mods, dt:str, st:str):
   if st != "f32" or len(ins.args) != 3: b.unsupported("cvt source for a packed type")
   h, rnd = dt[:-2], m.rnd("rn")
   d, hi, lo = ins.args
-  parts = [b.float_to_float(b.src(x, "f32"), "f32", h, rnd) for x in (lo, hi)]
+  parts = [b.canon(h, b.float_to_float(b.src(x, "f32"), "f32", h, rnd)) for x in (lo, hi)]
   if m.has("relu"): parts = [b.relu(h, p) for p in parts]
   if m.has("satfinite"): parts = [b.satfinite(h, p) for p in parts]
   b.dst(d, "b32", b.join_halves(parts[0], parts[1], h))

@@ -294,6 +294,27 @@ def two_product(a, b):
 FP8 = {("cdna3", "FP8"): (4, 3, 8, False, (0x80,)), ("cdna3", "BF8"): (5, 2, 16, False, (0x80,)),
        ("cdna4", "FP8"): (4, 3, 7, False, (0x7f, 0xff)), ("cdna4", "BF8"): (5, 2, 15, True, ())}
 
+def f32_to_ocp8(x, kind:str) -> np.ndarray:
+  """gfx950's f32_to_fp8/f32_to_bf8 (v_cvt_pk_fp8/bf8_f32) as u16 codes: OCP E4M3/E5M2, rounded to nearest even;
+  past the largest finite value (the midpoint to the next binade step included, by the even rule) the NaN 0x7f (fp8)
+  or infinity 0x7c (bf8) with the input's sign, as the manual's f32_to_fp8 reads (tests/pcode/readings.py); a NaN
+  gives 0x7f with its sign."""
+  x = np.asarray(x, np.float32)
+  a, sign = np.abs(x).astype(np.float64), (np.signbit(x).astype(np.uint16) << np.uint16(7))
+  vals = fp8_table("cdna4", kind)[:128]
+  top = 0x7e if kind == "FP8" else 0x7b                    # the largest finite code
+  fin = vals[:top + 1]
+  i = np.searchsorted(fin, np.where(np.isnan(a), 0.0, a))  # fin[i - 1] < a <= fin[i]
+  lo, hi = np.clip(i - 1, 0, top), np.clip(i, 0, top)
+  dlo, dhi = a - fin[lo], fin[hi] - a
+  code = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo).astype(np.uint16)
+  step = fin[top] - fin[top - 1]                            # the next value would be fin[top] + step
+  over = (a > fin[top] + step / 2) | ((a == fin[top] + step / 2) & (top % 2 == 1))
+  special = np.uint16(0x7f if kind == "FP8" else 0x7c)
+  code = np.where(over | np.isinf(a), special, code)
+  code = np.where(np.isnan(a), np.uint16(0x7f), code)
+  return (code | sign).astype(np.uint16)
+
 @functools.lru_cache(maxsize=None)
 def fp8_table(arch:str, kind:str) -> np.ndarray:
   """The float64 value of each of the 256 codes of an fp8 format."""

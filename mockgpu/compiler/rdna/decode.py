@@ -59,12 +59,14 @@ def branch_target(pc:int, inst:Inst) -> int:
   simm = inst.simm16 - (1 << 16) if inst.simm16 & 0x8000 else inst.simm16
   return pc + 4 + 4 * simm
 
-# tinygrad decodes both CDNA generations with its "cdna" tables (the gfx950 additions are opcodes of the same formats)
-TABLES = {"cdna3": "cdna", "cdna4": "cdna"}
+# tinygrad decodes both CDNA generations with its "cdna" tables (the gfx950 additions are opcodes of the same formats),
+# RDNA3.5 with its rdna3 tables (which hold the scalar float ops gfx115x adds)
+TABLES = {"cdna3": "cdna", "cdna4": "cdna", "rdna35": "rdna3"}
 
 # encodings tinygrad's decoder does not try for gfx11 (it lists those its renderer emits), tried after it finds none:
 # the buffer instructions run; image, export and LDS-direct ones decode so that they are named as not modelled
 EXTRA_FORMATS = {"rdna3": ("MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR"), "rdna4": ("VBUFFER", "VIMAGE", "VSAMPLE", "VEXPORT", "VDSDIR")}
+EXTRA_FORMATS["rdna35"] = EXTRA_FORMATS["rdna3"]
 
 def _decode_word(data:bytes, arch:str) -> Inst:
   try: return decode_inst(data, TABLES.get(arch, arch))

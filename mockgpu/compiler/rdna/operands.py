@@ -171,10 +171,13 @@ class Mfma:
 
 @dataclass
 class Salu:
-  """A scalar ALU op: row of semantics.SOP over srcs, writing SGPR dst (NULL: nowhere)."""
+  """A scalar ALU op: row of semantics.SOP over srcs, writing SGPR dst (NULL: nowhere). omod, clamp: the float output
+  modifiers of RDNA4's v_s_* (VOP3 with an SGPR result), which also take their source's neg/abs/op_sel in srcs."""
   row:str
   dst:int
   srcs:list[Src]
+  omod:int = 0
+  clamp:bool = False
 
 @dataclass
 class ReadLane:
@@ -213,7 +216,8 @@ class Permlane:
   """v_permlane16_b32 / v_permlanex16_b32 (width 16): lane i of each row of 16 reads lane sel_i of its own row (cross:
   of the other row of its pair, 0<->1, 2<->3), sel_i nibble i of the 64 bits {sel_hi, sel_lo}; op_sel[0] (fi) reads
   inactive source lanes too, else such a lane is written 0 with op_sel[1] (bound_ctrl) and left alone without it.
-  v_permlane64_b32 (width 64): lane i reads lane i ^ 32 of a wave64, active or not; a NOP in wave32."""
+  v_permlane64_b32 (width 64): lane i reads lane i ^ 32 of a wave64, active or not; a NOP in wave32. RDNA4's
+  v_permlane16_var/x16_var_b32 take lane i's select from bits 3:0 of VGPR sel_vgpr in lane i instead."""
   dst:int
   src:int
   width:int
@@ -222,6 +226,7 @@ class Permlane:
   cross:bool = False
   fi:bool = False
   bound_ctrl:bool = False
+  sel_vgpr:int|None = None
 
 @dataclass
 class Swap:
@@ -544,9 +549,12 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
   regs = [inst.src0.offset, inst.src1.offset, inst.src2.offset]
   if n.startswith("CMP"): return _vcmp(n, regs, lit, inst.vdst.offset, inst.neg, inst.abs, sem, dpp)
   if n.startswith("S_"):  # RDNA4's v_s_exp_f32 etc.: a VALU op on one scalar, its result in an SGPR
-    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None:
-      raise Unsupported("modifiers on a scalar-result VALU op")
-    return _salu(n, inst.vdst.offset, [Src(regs[0], lit)], sem)
+    # VOP3's modifiers apply as on any VALU op: neg/abs and op_sel[0] (an f16 source's high half) on S0, omod and clamp
+    # on the result (LLVM emits them for pow and normalize); op_sel[3] would pick a half of an SGPR result the
+    # pseudocode writes whole (D0[31:16] = 0)
+    if dpp is not None or inst.opsel & ~1 or (inst.neg | inst.abs) & ~1: raise Unsupported("modifiers on a scalar-result VALU op")
+    op = _salu(n, inst.vdst.offset, [Src(regs[0], lit, bool(inst.neg & 1), bool(inst.abs & 1), bool(inst.opsel & 1))], sem)
+    return replace(op, omod=inst.omod, clamp=bool(inst.clmp))
   if n in VMOVREL:
     if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel or dpp is not None: raise Unsupported("modifiers on this op")
     return _vmovrel(n, inst.vdst.offset - 256, inst.src0, lit)
@@ -567,6 +575,10 @@ def _vop3(inst, name, pc, sem, dpp=None, mods=None):
     if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel & ~3 or dpp is not None: raise Unsupported("modifiers on this op")
     return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, n.lower()), 16, Src(inst.src1.offset, lit), Src(inst.src2.offset, lit),
                     n == "PERMLANEX16_B32", bool(inst.opsel & 1), bool(inst.opsel & 2))
+  if n in ("PERMLANE16_VAR_B32", "PERMLANEX16_VAR_B32"):   # RDNA4: each lane's select from its own VGPR S1
+    if inst.neg or inst.abs or inst.omod or inst.clmp or inst.opsel & ~3 or dpp is not None: raise Unsupported("modifiers on this op")
+    return Permlane(inst.vdst.offset - 256, _vgpr(inst.src0, n.lower()), 16, cross=n == "PERMLANEX16_VAR_B32", fi=bool(inst.opsel & 1),
+                    bound_ctrl=bool(inst.opsel & 2), sel_vgpr=_vgpr(inst.src1, n.lower()))
   if n == "READLANE_B32":
     if dpp is not None: raise Unsupported("DPP on this op")
     return ReadLane(inst.vdst.offset, inst.src0.offset - 256, Src(inst.src1.offset, lit))
@@ -711,8 +723,9 @@ def _dpp(inst, name:str, cls:str, sem):
   if cls.startswith(("VOPD", "VOP3P")): raise Unsupported("DPP on this encoding")
   v0 = inst.vsrc0.offset - 256
   if "DPP16" in cls:
-    if not dpp16_valid(inst.dpp): raise Unsupported(reserved_dpp16(inst.dpp))
-    d = Dpp(v0, inst.dpp, bool(inst.bc), bool(inst.fi), inst.row_mask, inst.bank_mask)
+    if not dpp16_valid(inst.dpp) and inst.dpp not in RDNA_BCAST: raise Unsupported(reserved_dpp16(inst.dpp))
+    ctrl = NO_SOURCE_DPP if inst.dpp in RDNA_BCAST else inst.dpp
+    d = Dpp(v0, ctrl, bool(inst.bc), bool(inst.fi), inst.row_mask, inst.bank_mask)
   else: d = Dpp(v0, None, fetch_inactive=inst.src0.offset == 234, sels=tuple(getattr(inst, f"lane_sel_{k}") for k in range(8)))
   mods = (getattr(inst, "src0_neg", 0) | getattr(inst, "src1_neg", 0) << 1, getattr(inst, "src0_abs", 0) | getattr(inst, "src1_abs", 0) << 1)
   base = {"VOP1": _vop1, "VOP2": _vop2, "VOPC": _vopc, "VOP3": _vop3, "VOP3SD": _vop3sd}[cls.split("_DPP")[0]]
@@ -723,8 +736,14 @@ def dpp16_valid(ctrl:int) -> bool:
   return ctrl <= 0xff or 0x101 <= ctrl <= 0x10f or 0x111 <= ctrl <= 0x11f or 0x121 <= ctrl <= 0x12f or \
          ctrl in (0x140, 0x141) or 0x150 <= ctrl <= 0x16f
 
+# GCN's row_bcast15 (0x142) and row_bcast31 (0x143) are not RDNA controls, but RDNA3 hardware executes them (in wave64,
+# with BOUND_CTRL the first lane of each row compares true against lane & 15): as a source no lane has, read as 0 with
+# BOUND_CTRL and leaving the lane unwritten without it, as a row shift off the row does. Inferred from that example;
+# dpp16_lanes reads them as the model's NO_SOURCE_DPP (outside the 9-bit control space).
+RDNA_BCAST, NO_SOURCE_DPP = (0x142, 0x143), 0x1000
+
 def reserved_dpp16(ctrl:int) -> str:
-  return f"{INVALID}DPP16 control 0x{ctrl:x} is reserved on RDNA (wave shifts and row_bcast15/31 are GCN's)"
+  return f"{INVALID}DPP16 control 0x{ctrl:x} is reserved on RDNA (the wave shifts are GCN's)"
 
 def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   """For a DPP16 control word (RDNA's, or GFX9's DPP_CTRL: dpp16_valid / gfx9_dpp_valid say which are defined): each
@@ -735,6 +754,7 @@ def dpp16_lanes(ctrl:int, wave:int) -> tuple[np.ndarray, np.ndarray]:
   row, i = lane & ~15, lane & 15
   if ctrl <= 0xff: return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3), np.ones(wave, bool)
   if ctrl in GFX9_WAVE_DPP: return GFX9_WAVE_DPP[ctrl](lane, row, wave)
+  if ctrl == NO_SOURCE_DPP: return lane, np.zeros(wave, bool)
   n = ctrl & 15
   if 0x101 <= ctrl <= 0x10f: src = i + n                       # row_shl: read from n lanes up
   elif 0x111 <= ctrl <= 0x11f: src = i - n                     # row_shr: read from n lanes down
@@ -1021,11 +1041,11 @@ def _sopp9(inst, name, pc, sem):
   return _sopp(inst, name, pc, sem)
 
 def _smem9(inst, name, pc, sem):
-  """s_load_dword*: the SGPR pair's base plus, by IMM/SOFFSET_EN, the SGPR OFFSET[6:0] names (0/0), the 21-bit signed
+  """s_load_dword*: the SGPR pair's base (VCC too, s[106:107]) plus, by IMM/SOFFSET_EN, the SGPR OFFSET[6:0] names (0/0), the 21-bit signed
   OFFSET (1/0), the SGPR SOFFSET names (0/1), or both (1/1)."""
   n = strip(name)
   if not n.startswith("LOAD_B"): raise Unsupported("not implemented")
-  if inst.sbase.offset >= 102: raise Unsupported(f"{INVALID}s[{inst.sbase.offset}] is not an SGPR pair base")
+  if inst.sbase.offset >= 102 and inst.sbase.offset != VCC: raise Unsupported(f"{INVALID}s[{inst.sbase.offset}] is not an SGPR pair base")
   if inst.soffset_en: soff = Src(gfx9_reg(inst.soffset.offset))
   elif not inst.imm: soff = Src(gfx9_reg(inst.offset & 0x7f))
   else: soff = None
@@ -1152,7 +1172,8 @@ def _ds9(inst, name, pc, sem):
 
 def _saddr9(inst):
   s = inst.saddr.offset
-  if s != NULL and (s >= 102 or s & 1): raise Unsupported(f"{INVALID}SADDR {describe(Reg(s))} is not an SGPR pair or off")
+  # GFX9 addresses VCC as an SGPR pair there (LLVM allocates it as one: s_load_dwordx16 s[..], vcc, global_store_dword .., vcc)
+  if s != NULL and s != VCC and (s >= 102 or s & 1): raise Unsupported(f"{INVALID}SADDR {describe(Reg(s))} is not an SGPR pair or off")
   if inst.sve and type(inst).__name__ != "SCRATCH": raise Unsupported(f"{INVALID}SVE set on a {type(inst).__name__} access")
 
 def _global9(inst, name, pc, sem):

@@ -117,7 +117,8 @@ def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False, ieee:bool=T
   _mode(env, row, ieee)
   stmts, scope = instance(row, env)
   body += stmts
-  if row.dst in ftz and "d" in scope: _float_out(body, scope, row.dst, 0, False, ftz[row.dst])
+  if (op.omod or op.clamp) and row.dst not in ftz: raise Unsupported("output modifier on an integer op")
+  if row.dst in ftz and "d" in scope: _float_out(body, scope, row.dst, 0 if ieee else op.omod, op.clamp, ftz[row.dst])
   return Program(body, _outputs(row, row.dst, scope, ("d", "scc", "exec"), body), row.dst)
 
 def packed(op:Packed, sem, ieee:bool=True) -> Program:

@@ -4,7 +4,8 @@ Exact operations (.rn/.rz/.rm/.rp add, sub, mul, fma, div, sqrt, rcp; cvt) are b
 operation is evaluated in float64 together with the sign of its exact error (TwoSum / Dekker TwoProduct), then rounded
 to the target format in the requested mode (`round_to`); where one float64 rounding is provably innocuous (+ - * / sqrt
 of float32/float16 in round-to-nearest: 53 >= 2p+2) the plain numpy cast is used. float64 fma uses the
-round-to-odd emulation of Boldo & Melquiond. NaN results are not canonicalised: their sign/payload follow numpy.
+round-to-odd emulation of Boldo & Melquiond. A NaN these compute may have any sign and payload (numpy's loops and the
+host's libm pick differently); the rows pass every float result through `canon`, the canonical NaN NVIDIA returns.
 
 Approximate instructions are evaluated in float64 and rounded to the target format, so each is within 1 ulp of the
 exact function (well inside the hardware's documented bounds):
@@ -51,6 +52,25 @@ def from64(x, t:str):
     bits = np.where(np.isnan(f), np.uint16(0x7fff), bits)
     return bits if np.ndim(x) else bits[()]
   return x.astype(np.float16 if t == "f16" else np.float32)
+
+# *** the canonical NaN ***
+
+# What NVIDIA hardware returns for a NaN result, whatever the operands' payloads (PTX ISA: the canonical NaN of f32 is
+# 0x7fffffff, of f16 and bf16 0x7fff). The ISA names no f64 canonical NaN: 0x7fffffffffffffff, the same pattern, is
+# inferred (README, Fidelity).
+CANON_NAN = {"f32": np.uint32(0x7fffffff).view(np.float32), "f16": np.uint16(0x7fff).view(np.float16),
+             "f64": np.uint64(0x7fffffffffffffff).view(np.float64)}
+
+def canon(x, t:str):
+  """x (PTX type t) with every NaN replaced by the canonical NaN: one max pass finds whether there is one."""
+  if t == "bf16":   # bits: a NaN is an exponent of ones with a non-zero fraction
+    m = (np.asarray(x) & np.uint16(0x7fff)) > np.uint16(0x7f80)
+    if not m.any(): return x
+    r = np.where(m, np.uint16(0x7fff), x)
+    return r if np.ndim(x) else r[()]
+  if np.ndim(x) == 0: return CANON_NAN[t] if np.isnan(x) else x
+  if x.size == 0 or not np.isnan(x.max()): return x
+  return np.where(np.isnan(x), CANON_NAN[t], x)
 
 # *** rounding a float64 (plus the sign of its error) to a format ***
 

@@ -450,6 +450,7 @@ class Kernel(semantics.Backend):
   def half(self, x:str, i:int, h:str) -> str: return f"((uint16_t)({x} >> {16 * i}))"
   def join_halves(self, lo:str, hi:str, h:str) -> str: return f"((uint32_t)({lo}) | ((uint32_t)({hi}) << 16))"
   def ftz(self, x:str) -> str: return f"ftz_f32({x})"
+  def canon(self, t:str, x:str) -> str: return f"canon_{t}({x})"   # prelude.c: numerics.canon
   def fminmax(self, op:str, t:str, x:str, y:str, nan:bool) -> str:
     if nan and t != "f32": self.decline(f"{op}.NaN.{t}")
     if t == "f16": return f"h_{op}({x}, {y})"

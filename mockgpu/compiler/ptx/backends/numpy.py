@@ -301,6 +301,7 @@ class Ctx(semantics.Backend):
     if op == "rcp": return f"farith('div', {t!r}, {rnd!r}, {self.const(t, 1.0) if t != 'bf16' else self.const('b16', 0x3f80)}, {args[0]})"
     return f"farith({op!r}, {t!r}, {rnd!r}, {', '.join(args)})"
   def approx(self, fn:str, t:str, x:str) -> str: return f"approx({fn!r}, {t!r}, {x})"
+  def canon(self, t:str, x:str) -> str: return f"canon({x}, {t!r})"
   def ftz(self, x:str) -> str: return f"ftz({x})"
   def relu(self, t:str, x:str) -> str: return f"relu({x}, {t!r})"
   def sat(self, t:str, x:str) -> str: return f"sat({x})" if t != "bf16" else f"from64(sat(to64({x}, 'bf16')), 'bf16')"

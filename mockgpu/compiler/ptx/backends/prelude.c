@@ -82,6 +82,11 @@ static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) 
 
 /* *** arithmetic as the numpy path computes it (emulators/ptx/numerics.py, bitops.py) *** */
 
+/* a NaN result -> the canonical NaN NVIDIA returns (numerics.canon) */
+static inline float canon_f32(float x) { return x != x ? F32(0x7fffffffu) : x; }
+static inline double canon_f64(double x) { return x != x ? F64(0x7fffffffffffffffull) : x; }
+static inline uint16_t canon_f16(uint16_t x) { return (x & 0x7fffu) > 0x7c00u ? 0x7fffu : x; }
+static inline uint16_t canon_bf16(uint16_t x) { return (x & 0x7fffu) > 0x7f80u ? 0x7fffu : x; }
 static inline float ftz_f32(float x) { return fabsf(x) < 1.17549435082228750797e-38f ? x * 0.0f : x; }
 /* min/max: a NaN operand yields the other (two NaNs: the first, as numpy's fmax/fmin); a zero result is -0 when (min)
    either or (max) both operands are negative */

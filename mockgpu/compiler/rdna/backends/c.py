@@ -512,9 +512,14 @@ class CTranslator(Reads):
       if self.wave != 64: return
       self.out("{")
       return self.cross_lane(op.src, "l ^ 32", "1", "1", copy)
-    sel = f"R64({self.raw(op.sel_lo, 32, vec=False)}, {self.raw(op.sel_hi, 32, vec=False)})"
-    self.out(f"{{ const uint64_t sel_ = {sel};")
-    src = f"((((l >> 4) ^ {int(op.cross)}) << 4) + (int)((sel_ >> (4 * (l & 15))) & 15))"
+    if op.sel_vgpr is not None:   # the _var forms: each lane's select from its own VGPR
+      self.vregs.add(op.sel_vgpr)
+      self.out("{")
+      src = f"((((l >> 4) ^ {int(op.cross)}) << 4) + (int)(V({op.sel_vgpr})[l] & 15))"
+    else:
+      sel = f"R64({self.raw(op.sel_lo, 32, vec=False)}, {self.raw(op.sel_hi, 32, vec=False)})"
+      self.out(f"{{ const uint64_t sel_ = {sel};")
+      src = f"((((l >> 4) ^ {int(op.cross)}) << 4) + (int)((sel_ >> (4 * (l & 15))) & 15))"
     self.cross_lane(op.src, src, f"((e_ >> {src} & 1) || {int(op.fi)})", f"(ok_ || {int(op.bound_ctrl)})", copy)
 
   def ds_swizzle(self, op:ops.DsSwizzle):

@@ -389,8 +389,10 @@ class Translator(Reads):
     if op.width == 64:
       if self.wave == 64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], 32, axis=1), m, full)")
       return
-    lo, hi = self.raw(op.sel_lo, 32, vec=False), self.raw(op.sel_hi, 32, vec=False)
-    self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, {lo}, {hi}, {op.cross}, {op.fi}, {op.bound_ctrl})")
+    if op.sel_vgpr is not None: self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, None, None, {op.cross}, {op.fi}, {op.bound_ctrl}, V[{op.sel_vgpr}][w])")
+    else:
+      lo, hi = self.raw(op.sel_lo, 32, vec=False), self.raw(op.sel_hi, 32, vec=False)
+      self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, {lo}, {hi}, {op.cross}, {op.fi}, {op.bound_ctrl})")
     self.out(f"vw(V, {op.dst}, w, _v, m & _ok, False)")
 
   def swap(self, op:ops.Swap):

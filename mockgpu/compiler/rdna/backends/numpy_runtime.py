@@ -31,7 +31,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table  # noqa: F401
+from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -213,6 +213,14 @@ def fma_rtz(a, b, c) -> np.ndarray:
 def fp8_f32(x) -> np.ndarray:
   """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: cdna.FP8's "cdna4" formats, gfx950's)."""
   return fp8_table("cdna4", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def f32_fp8(x) -> np.ndarray:
+  """An f32 as an OCP E4M3 code (u16; gfx950's v_cvt_pk_fp8_f32: cdna.f32_to_ocp8)."""
+  return f32_to_ocp8(x, "FP8")
+
+def f32_bf8(x) -> np.ndarray:
+  """An f32 as an OCP E5M2 code (u16; v_cvt_pk_bf8_f32)."""
+  return f32_to_ocp8(x, "BF8")
 
 def bf8_f32(x) -> np.ndarray:
   """An OCP E5M2 byte as f32, exactly."""
@@ -484,6 +492,10 @@ def div_scale(s0, s1, s2):
   t = s0.dtype.type
   up, big, tiny_exp, _ = _DIV[t]
   q = s2 / s1
+  if t == f32:   # errata div-scale-vcc: a quotient that would be denormal, also one f32 rounds to zero or up to normal
+    q64 = s2.astype(f64) / s1.astype(f64)
+    tiny_q = (q64 != 0) & (np.abs(q64) < float(np.finfo(f32).tiny))
+  else: tiny_q = _is_denorm(q)
   rcp_den = _is_denorm(1.0 / s1.astype(f64)) if t == f64 else np.zeros(s0.shape, bool)
   conds = [((s2 == 0) | (s1 == 0), t(np.nan), s1 == 0),
            (_bexp(s2) - _bexp(s1) >= big, np.where(s0 == s1, np.ldexp(s0, up), s0), True),
@@ -491,7 +503,7 @@ def div_scale(s0, s1, s2):
            # errata div-scale-vcc: a huge denominator of a denormal quotient is scaled down (the manual: up)
            (rcp_den & _is_denorm(q), np.where(s0 == s1, np.ldexp(s0, -up), s0), True),
            (rcp_den, np.ldexp(s0, -up), False),
-           (_is_denorm(q), np.where(s0 == s2, np.ldexp(s0, up), s0), True),
+           (tiny_q, np.where(s0 == s2, np.ldexp(s0, up), s0), True),
            (_bexp(s2) <= tiny_exp, np.ldexp(s0, up), False)]
   d, vcc = s0.copy(), np.zeros(s0.shape, bool)
   for cond, val, flag in reversed(conds):  # earlier branches take priority, so apply them last
@@ -499,6 +511,10 @@ def div_scale(s0, s1, s2):
     vcc = np.where(cond, flag, vcc)
   own = (s0.view(_UINT[t]) == s1.view(_UINT[t])) & (s0.view(_UINT[t]) != s2.view(_UINT[t]))
   vcc |= own & (s1 != 0) & (_bexp(s1) <= tiny_exp)
+  # errata div-scale-vcc (inferred): a zero numerator sets VCC in both calls (D the pseudocode's NaN; v_div_fixup
+  # returns the signed zero whatever v_div_fmas did), a tiny one (biased exponent <= 23 / 53) in the denominator's call
+  vcc |= (s2 == 0) & (s1 != 0) & ~np.isnan(s1)
+  vcc |= own & (s2 != 0) & (_bexp(s2) <= tiny_exp)
   return d.astype(t), vcc
 
 _UINT = {f16: u16, f32: u32, f64: u64}
@@ -790,11 +806,12 @@ def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, ba
   ok = exists[None, :] & (m[:, src] | fetch_inactive)
   return np.where(ok, vals, u32(0)), (ok | bound_ctrl) & dpp16_enabled(row_mask, bank_mask, m.shape[1])[None, :]
 
-def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool):
+def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool, sel_lanes=None):
   """v_permlane16/x16_b32 (operands.Permlane): each lane's value and which lanes are written. x, m: [n, lanes];
-  sel_lo, sel_hi: the per-wave lane selects [n]."""
+  sel_lo, sel_hi: the per-wave lane selects [n]; sel_lanes (the _var forms): each lane's own select [n, lanes]."""
   lane = np.arange(x.shape[1])
-  sel = (r64(sel_lo, sel_hi)[:, None] >> (4 * (lane % 16)).astype(u64)) & u64(15)
+  if sel_lanes is not None: sel = np.asarray(sel_lanes).astype(u64) & u64(15)
+  else: sel = (r64(sel_lo, sel_hi)[:, None] >> (4 * (lane % 16)).astype(u64)) & u64(15)
   src = ((lane // 16) ^ int(cross)) * 16 + sel.astype(np.int64)
   ok = np.take_along_axis(m, src, 1) | fi
   return np.where(ok, np.take_along_axis(np.asarray(x), src, 1), u32(0)), ok | bound_ctrl

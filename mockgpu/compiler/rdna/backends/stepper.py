@@ -300,8 +300,12 @@ class Stepper(Reads):
     if op.width == 64:
       if self.lanes == 64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, 32), self.state.vgpr[op.dst])
       return
-    sel = [np.array([self.raw(s, 32, False, "u32")], np.uint32) for s in (op.sel_lo, op.sel_hi)]
-    val, ok = numpy_runtime.permlane16(x[None], lanes[None], *sel, op.cross, op.fi, op.bound_ctrl)
+    if op.sel_vgpr is not None:
+      sel_lanes = self.state.vgpr[self.vreg(op.sel_vgpr)].copy()[None]
+      val, ok = numpy_runtime.permlane16(x[None], lanes[None], None, None, op.cross, op.fi, op.bound_ctrl, sel_lanes)
+    else:
+      sel = [np.array([self.raw(s, 32, False, "u32")], np.uint32) for s in (op.sel_lo, op.sel_hi)]
+      val, ok = numpy_runtime.permlane16(x[None], lanes[None], *sel, op.cross, op.fi, op.bound_ctrl)
     self.state.vgpr[self.vreg(op.dst)] = np.where(lanes & ok[0], val[0], self.state.vgpr[op.dst])
 
   def swap(self, op:ops.Swap):

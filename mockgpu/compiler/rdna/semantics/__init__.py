@@ -2,6 +2,7 @@
 
   lang.py    the expression language: parsing, numpy-2 typing, the typed tree the backends render
   rdna3.py   the RDNA3 rows (vector, scalar, packed, compares), the accumulator/literal/clamp sets, DS atomics, WMMA
+  rdna35.py  RDNA3.5 (gfx115x) as RDNA3's rows plus its scalar float ops (derived from the VALU rows)
   rdna4.py   RDNA4 as RDNA3's rows plus its own (renames, float SALU derived from VALU rows, IEEE 754-2019 min/max, ...)
   cdna.py    CDNA3 (GFX9, gfx942): the RDNA3 rows CDNA repeats, under their CDNA names (ALIASES), plus its own rows
   cdna4.py   CDNA4 (gfx950) as CDNA3 plus its additions (v_bitop3, v_cvt_pk_f16_f32, MFMA forms, OCP fp8)
@@ -11,7 +12,7 @@ import importlib
 
 # the families by name -> their table module; a table is imported at its first use, so a process running one family
 # does not parse the others' rows and tinygrad's enums for them (a third of the RDNA executor's import time)
-FAMILIES = {"rdna3": "rdna3", "rdna4": "rdna4", "cdna3": "cdna", "cdna4": "cdna4"}
+FAMILIES = {"rdna3": "rdna3", "rdna35": "rdna35", "rdna4": "rdna4", "cdna3": "cdna", "cdna4": "cdna4"}
 
 def family(arch:str):
   """The semantics table module of an ISA family."""
