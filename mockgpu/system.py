@@ -18,7 +18,7 @@ class Queue(Protocol):
     """Process commands until blocked or empty; True if anything was consumed."""
 
 # the driver models that populate the machine; each has install(system)
-DRIVERS = ("mockgpu.driver.kfd", "mockgpu.driver.nvidia")
+DRIVERS = ("mockgpu.driver.host_pci", "mockgpu.driver.kfd", "mockgpu.driver.nvidia")
 
 class System:
   def __init__(self):
