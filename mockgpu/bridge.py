@@ -19,8 +19,11 @@ class MockMMIOInterface(_RealMMIO):
   """tinygrad's MMIOInterface. One made over a watched range (a doorbell page, usermode MMIO) is a WatchedMMIOInterface,
   whose writes also reach the device model; all others keep tinygrad's own __setitem__, with no extra call per write
   (the runtime writes its rings a dword at a time)."""
-  def __new__(cls, addr:int, nbytes:int, fmt='B'):
+  def __new__(cls, *args, **kwargs):
+    # only a plain MMIOInterface(addr, nbytes, fmt) is ours to specialise: tinygrad's own subclasses (USBMMIOInterface,
+    # RemoteMMIOInterface) have constructors of their own, whose arguments mean something else
     if cls is MockMMIOInterface and _system_ready():
+      addr, nbytes, fmt = _mmio_args(*args, **kwargs)
       if system.get().watcher(addr, nbytes) is not None: cls = WatchedMMIOInterface
       elif nbytes == 8 and fmt == 'Q': cls = SignalMMIOInterface
     return super().__new__(cls)
@@ -56,6 +59,7 @@ class SignalMMIOInterface(MockMMIOInterface):
 _last_read:dict[int, int] = {}  # signal address -> the value the runtime last read there (the trace says each change)
 
 def _system_ready() -> bool: return system._system is not None
+def _mmio_args(addr:int, nbytes:int, fmt='B') -> tuple[int, int, str]: return addr, nbytes, fmt
 
 class MockFileIOInterface(_RealFileIO):
   """FileIOInterface whose mock paths open virtual files; real paths behave exactly as tinygrad's own class."""

@@ -54,3 +54,16 @@ print(type(db).__name__, type(plain).__name__, isinstance(plain, hcq.MMIOInterfa
 """, DEV="MOCK+AMD")
   assert p.stdout.split(maxsplit=3)[:3] == ["WatchedMMIOInterface", "MockMMIOInterface", "True"], p.stdout + p.stderr
   assert p.stdout.strip().endswith("[(8, 7)] 7 9 True"), p.stdout
+
+def test_tinygrads_own_mmio_subclasses_keep_their_constructors():
+  """USBMMIOInterface(usb, addr, size, fmt, pcimem) and RemoteMMIOInterface(dev, residx, nbytes, fmt, off, ...) subclass
+  the MMIOInterface the bridge gives tinygrad; their constructors take other arguments, and their views keep the class."""
+  p = py("""
+from tinygrad.runtime.support.usb import USBMMIOInterface
+from tinygrad.runtime.support.system import RemoteMMIOInterface
+u = USBMMIOInterface(None, 0xf000, 16, fmt='B', pcimem=False)
+r = RemoteMMIOInterface(None, 5, 64, 'B')
+rv = r.view(8, 16, fmt='I')
+print(type(u).__name__, u.addr, len(u), type(r).__name__, len(r), type(rv).__name__, rv.off, rv.fmt, len(rv))
+""", DEV="MOCK+AMD")
+  assert p.stdout.split() == ["USBMMIOInterface", str(0xf000), "16", "RemoteMMIOInterface", "64", "RemoteMMIOInterface", "8", "I", "4"], p.stdout + p.stderr
