@@ -9,6 +9,7 @@ ranges (doorbell pages, usermode MMIO). Nothing else in the process is touched.
 from __future__ import annotations
 import os, sys
 from mockgpu import events, system
+from mockgpu.errors import Unmodelled
 
 if "tinygrad.runtime.support.hcq" not in sys.modules:
   raise ImportError("mockgpu.bridge is what tinygrad's hcq module imports when DEV names a MOCK interface; import tinygrad first")
@@ -25,6 +26,7 @@ class MockMMIOInterface(_RealMMIO):
     if cls is MockMMIOInterface and _system_ready():
       addr, nbytes, fmt = _mmio_args(*args, **kwargs)
       if system.get().watcher(addr, nbytes) is not None: cls = WatchedMMIOInterface
+      elif system.get().window(addr, nbytes) is not None: cls = RegisterWindow
       elif nbytes == 8 and fmt == 'Q': cls = SignalMMIOInterface
     return super().__new__(cls)
   def view(self, offset:int=0, size:int|None=None, fmt=None) -> MockMMIOInterface:
@@ -38,6 +40,26 @@ class WatchedMMIOInterface(MockMMIOInterface):
     super().__setitem__(k, v)
     first = k.start or 0 if isinstance(k, slice) else k
     self._cb(self.addr + first * self.mv.itemsize, v)
+
+class RegisterWindow(MockMMIOInterface):
+  """A view of a register BAR (AM's BAR5): every dword read and write goes to the device model, which answers from
+  its register file; a view of a view stays a RegisterWindow (tinygrad's remote server views a BAR that way)."""
+  def __init__(self, addr:int, nbytes:int, fmt='B'):
+    super().__init__(addr, nbytes, fmt)
+    self._start, self._read, self._write = system.get().window(addr, nbytes)
+    if self.mv.itemsize != 4: raise Unmodelled(f"mockgpu: register BAR accesses of {self.mv.itemsize} bytes (fmt {fmt!r}) are not modelled")
+  def _offset(self, k:int) -> int:
+    if not -len(self) <= k < len(self): raise IndexError(f"register index {k} outside a window of {len(self)} dwords")
+    return self.addr - self._start + (k % len(self)) * 4
+  def __getitem__(self, k):
+    if isinstance(k, slice): return [self._read(self._offset(i)) for i in range(*k.indices(len(self)))]
+    return self._read(self._offset(k))
+  def __setitem__(self, k, v):
+    if isinstance(k, slice):
+      for i, x in zip(range(*k.indices(len(self))), v): self._write(self._offset(i), x)
+    else: self._write(self._offset(k), v)
+  def view(self, offset:int=0, size:int|None=None, fmt=None) -> RegisterWindow:
+    return RegisterWindow(self.addr + offset, (self.nbytes - offset) if size is None else size, fmt=fmt or self.fmt)
 
 class SignalMMIOInterface(MockMMIOInterface):
   """An 8-byte 'Q' view: what HCQSignal.value (and .timestamp) read and write, a signal at a time. The runtime polls
@@ -56,6 +78,7 @@ class SignalMMIOInterface(MockMMIOInterface):
     if events.enabled and isinstance(v, int): events.emit("signal", addr=self.addr, op="write", value=v)
     system.get().poll(self.addr)
 
+_MAP_HUGETLB, _MAP_LOCKED = 0x40000, 0x2000
 _last_read:dict[int, int] = {}  # signal address -> the value the runtime last read there (the trace says each change)
 
 def _system_ready() -> bool: return system._system is not None
@@ -84,7 +107,17 @@ class MockFileIOInterface(_RealFileIO):
   @staticmethod
   def munmap(buf, sz):
     if events.enabled: events.emit("munmap", addr=int(buf), size=int(sz))
-    return _RealFileIO.munmap(buf, sz)
+    res = _RealFileIO.munmap(buf, sz)
+    if (pages:=getattr(system.get(), "host_pages", None)) is not None: pages.retire(int(buf), int(sz))  # its frames are gone
+    return res
+  @staticmethod
+  def anon_mmap(start, sz, prot, flags, offset):
+    """tinygrad's system memory for PCI devices asks for MAP_LOCKED | MAP_POPULATE (| MAP_HUGETLB for a contiguous
+    one): huge pages are not configured on most hosts and locking is capped by RLIMIT_MEMLOCK, and the mock's frames
+    stay put without either, so both are dropped. A fixed mapping over pages retires their frames."""
+    flags &= ~(_MAP_HUGETLB | _MAP_LOCKED)
+    if start and (pages:=getattr(system.get(), "host_pages", None)) is not None: pages.retire(int(start), int(sz))
+    return _RealFileIO.anon_mmap(start, sz, prot, flags, offset)
   def read(self, size=None, binary=False, offset=None):
     if self.handle is None: return super().read(size, binary, offset)
     data = self.handle.read(size, offset)
