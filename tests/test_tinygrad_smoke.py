@@ -1,5 +1,6 @@
 """tinygrad's own smoke test, test/test_tiny.py from the tinygrad 0.14.0 sdist, on every mock device configuration
-and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1201, gfx942, gfx950).
+and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1201, gfx942, gfx950), and on
+tinygrad's own driver AM over the mock PCI function (DEV=MOCKPCI+AMD, MOCKPCI+AMD:LLVM:gfx1201).
 
 It runs from a directory outside any tinygrad checkout (only the one file is there), so the MOCK modules can only come
 from mockgpu. The only skips allowed are tinygrad's own (its test skips image tests unless DEV is CL).
@@ -23,7 +24,10 @@ def test_tiny(tmp_path_factory) -> str:
   (d / "test_tiny.py").write_bytes(member)
   return str(d)
 
-@pytest.mark.parametrize("dev", device_configs(boards=True))
+# tinygrad's own AMD driver (AM) on the mock PCI function, on both RDNA boards (tinygrad's CI runs test_tiny on MOCKPCI)
+AM_CONFIGS = ["MOCKPCI+AMD", "MOCKPCI+AMD:LLVM:gfx1201"]
+
+@pytest.mark.parametrize("dev", device_configs(boards=True) + ([] if os.environ.get("MOCKGPU_TEST_DEVICES") else AM_CONFIGS))
 def test_tiny_passes(test_tiny, dev):
   p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "test_tiny.py"], cwd=test_tiny,
                      env={**os.environ, "DEV": dev}, capture_output=True, text=True, timeout=1500)
