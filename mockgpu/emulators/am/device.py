@@ -43,6 +43,7 @@ class AMDevice(AMDGPU):
     self.psp, self.smu, self.gfx, self.sdma = PSP(self), SMU(self), GFX(self), SDMA(self)
     self.regs_window = host_mmap(0, BAR5_SIZE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
     self.faults = 0
+    self.pci.on_master_change = self.gmc.retranslate
 
   # *** memory the device reaches by MC address (PSP, IH, SMU) ***
   def vram_bytes(self, paddr:int, size:int) -> bytes: return ctypes.string_at(self.vram_base + paddr, size)
@@ -99,6 +100,7 @@ class AMDevice(AMDGPU):
     """A queue stopped on a fault: latch it in the GMC and tell the host through the IH ring, as the UTCL2 does. The
     queue stays stopped (AM recovers by resetting the MEC and re-creating its compute queue)."""
     self.faults += 1
+    if not self.pci.bus_master(): self.log_refusal(f"device DMA refused with PCI_COMMAND.MASTER clear: {err}")
     gc = self.board.gc_version[0]
     if isinstance(err, GPUPageFault) and err.space == "global":
       self.gmc.latch_fault(err.va, err.write)

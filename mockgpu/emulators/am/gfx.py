@@ -12,7 +12,7 @@ CP_HQD_DEQUEUE_REQUEST and GRBM_SOFT_RESET (cp/cpc) stop it and clear ACTIVE. CP
 autoload has run; RLC_SAFE_MODE's cmd bit is acknowledged (cleared) by a running RLC.
 """
 from __future__ import annotations
-from mockgpu.errors import MockGPUError
+from mockgpu.errors import GPUPageFault, MockGPUError
 from mockgpu.emulators.am import firmware
 
 class HQDError(MockGPUError):
@@ -111,8 +111,11 @@ class GFX:
     wptr = g("regCP_HQD_PQ_WPTR_POLL_ADDR") | g("regCP_HQD_PQ_WPTR_POLL_ADDR_HI") << 32
     from mockgpu.emulators.pm4 import AQLQueue, PM4Queue
     cls = AQLQueue if g("regCP_HQD_AQL_CONTROL") & 1 else PM4Queue
-    queue = cls(self.dev, key[1] * 8 + key[2], ring, size, rptr, wptr)
     bank[regs.addr("regCP_HQD_ACTIVE")] = 1
+    try: queue = cls(self.dev, key[1] * 8 + key[2], ring, size, rptr, wptr)
+    except GPUPageFault as e:   # the CP's first write (the read-pointer report) faults: reported as any fault, the HQD stays dead
+      self.dev.fault(None, e.add_context(nearest=f"{name} activation"))
+      return
     self.queues[key] = queue
     self.dev.add_queue(queue, offset * 4)
 

@@ -31,6 +31,7 @@ LNKCTL_RW = 0x0fff               # ASPM control, RCB, link disable/retrain, comm
 class PCIFunction:
   def __init__(self, name:str, vendor:int, device:int, revision:int, subsystem_vendor:int, subsystem:int, vram_size:int):
     self.name, self.vram_size = name, vram_size
+    self.on_master_change = None   # the device's DMA view follows COMMAND.MASTER at once
     self.cfg = bytearray(4096)
     self.rebar_sizes = [n for n in range(8, 40) if (1 << n) * MB >= BAR0_INITIAL and (1 << n) * MB <= _pow2_at_least(vram_size)]
     self.bar_size = {0: BAR0_INITIAL, 2: BAR2_SIZE, 5: BAR5_SIZE}
@@ -87,7 +88,9 @@ class PCIFunction:
     reg, shift = off & ~3, (off & 3) * 8
     if off in (pci.PCI_COMMAND, pci.PCI_COMMAND + 1):
       cmd = (self._get(pci.PCI_COMMAND, 2) & ~(0xff << (8 * (off - pci.PCI_COMMAND)))) | byte << (8 * (off - pci.PCI_COMMAND))
+      before = self.bus_master()
       self._put(pci.PCI_COMMAND, cmd & COMMAND_RW, 2)
+      if before != self.bus_master() and self.on_master_change is not None: self.on_master_change()
     elif pci.PCI_BASE_ADDRESS_0 <= reg <= pci.PCI_BASE_ADDRESS_5: self._write_bar_byte(reg, shift, byte)
     elif reg == CAP_EXP + pci.PCI_EXP_LNKCTL and shift < 16:
       ctl = (self._get(reg, 2) & ~(0xff << shift)) | byte << shift
