@@ -78,7 +78,7 @@ class SignalMMIOInterface(MockMMIOInterface):
     if events.enabled and isinstance(v, int): events.emit("signal", addr=self.addr, op="write", value=v)
     system.get().poll(self.addr)
 
-_MAP_HUGETLB, _MAP_LOCKED = 0x40000, 0x2000
+_MAP_HUGETLB, _MAP_LOCKED, _MAP_POPULATE = 0x40000, 0x2000, 0x8000
 _last_read:dict[int, int] = {}  # signal address -> the value the runtime last read there (the trace says each change)
 
 def _system_ready() -> bool: return system._system is not None
@@ -113,9 +113,9 @@ class MockFileIOInterface(_RealFileIO):
   @staticmethod
   def anon_mmap(start, sz, prot, flags, offset):
     """tinygrad's system memory for PCI devices asks for MAP_LOCKED | MAP_POPULATE (| MAP_HUGETLB for a contiguous
-    one): huge pages are not configured on most hosts and locking is capped by RLIMIT_MEMLOCK, and the mock's frames
-    stay put without either, so both are dropped. A fixed mapping over pages retires their frames."""
-    flags &= ~(_MAP_HUGETLB | _MAP_LOCKED)
+    one): huge pages are not configured on most hosts, locking is capped by RLIMIT_MEMLOCK, and the mock's frames
+    stay put without any of them (pages fault in as used), so all three are dropped. A fixed mapping over pages retires their frames."""
+    flags &= ~(_MAP_HUGETLB | _MAP_LOCKED | _MAP_POPULATE)
     if start and (pages:=getattr(system.get(), "host_pages", None)) is not None: pages.retire(int(start), int(sz))
     return _RealFileIO.anon_mmap(start, sz, prot, flags, offset)
   def read(self, size=None, binary=False, offset=None):

@@ -148,8 +148,8 @@ def test_register_file_names_undefined_addresses():
 def test_pagemap_frames_stable_until_munmap():
   pages, m = HostPages(), mmap.mmap(-1, 2 * 0x1000)
   addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
-  first, again = pages.entry(addr), pages.entry(addr)
-  assert first >> 63 == 1 and first == again and pages.entry(addr + 0x1000) == first + 1
+  first, second = pages.entries(addr, 2)
+  assert first >> 63 == 1 and pages.entries(addr, 1) == [first] and second == first + 1
   assert list(pages.resolve(0x5000, (first & ((1 << 55) - 1)) << 12, 0x2000, None)) == [(0x5000, 0x2000, addr)]
   pages.retire(addr, 0x1000)
   assert list(pages.resolve(0x5000, (first & ((1 << 55) - 1)) << 12, 0x2000, None)) == [(0x6000, 0x1000, addr + 0x1000)]

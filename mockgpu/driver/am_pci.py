@@ -12,7 +12,7 @@ while the page stays mapped; munmap (and a MAP_FIXED mapping over it) retires it
 it (tinygrad's free keeps the PTEs of system memory) translates to nothing and the GPU faults on it.
 """
 from __future__ import annotations
-import ctypes, errno, mmap, os
+import bisect, ctypes, errno, mmap, os
 from mockgpu import config
 from mockgpu.boards import selected_amd_board
 from mockgpu.vfs import Handle
@@ -31,50 +31,84 @@ _libc.msync.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 def bus_name(index:int) -> str: return f"{os.getpid():04x}:{index + 1:02x}:00.0"
 
 class HostPages:
-  """Fake physical frames of host pages, stable while mapped."""
+  """Fake physical frames of host pages, stable while mapped. Frames are handed out in runs: the pages of one pagemap
+  read that are mapped and not yet numbered get consecutive frames, so a buffer's pages form one extent
+  (host page, first frame, pages) and translating a run of bus addresses is a search, not a walk over pages."""
   def __init__(self):
-    self.pfn_of:dict[int, int] = {}    # host page address -> frame
-    self.page_of:dict[int, int] = {}   # frame -> host page address
+    self.by_host:list[tuple[int, int, int]] = []   # (host page address, first frame, pages), sorted by host address
+    self.by_pfn:list[tuple[int, int, int]] = []    # (first frame, host page address, pages), sorted by frame
     self.next_pfn = FIRST_PFN
     self.devices:list = []             # the PCI functions, for peer BAR0 bus addresses
 
   @staticmethod
-  def mapped(page:int) -> bool: return _libc.msync(page, PAGE, MS_ASYNC) == 0
+  def mapped(addr:int, size:int=PAGE) -> bool: return _libc.msync(addr, size, MS_ASYNC) == 0
 
-  def entry(self, page:int) -> int:
-    """The pagemap entry of the host page at `page`: present bit and frame, or 0 when nothing is mapped there."""
-    if not self.mapped(page):
-      self.retire(page, PAGE)
-      return 0
-    if (pfn:=self.pfn_of.get(page)) is None:
-      pfn = self.pfn_of[page] = self.next_pfn
-      self.page_of[pfn] = page
-      self.next_pfn += 1
-    return 1 << 63 | pfn
+  def _frame(self, page:int) -> int|None:
+    i = bisect.bisect_right(self.by_host, (page, 1 << 64)) - 1
+    if i >= 0 and (h:=self.by_host[i])[0] <= page < h[0] + h[2] * PAGE: return h[1] + (page - h[0]) // PAGE
+    return None
+
+  def _add(self, page:int, count:int):
+    bisect.insort(self.by_host, (page, self.next_pfn, count))
+    bisect.insort(self.by_pfn, (self.next_pfn, page, count))
+    self.next_pfn += count
+
+  def entries(self, first:int, count:int) -> list[int]:
+    """The pagemap entries of `count` host pages from `first`: present bit and frame, or 0 where nothing is mapped."""
+    if not self.mapped(first, count * PAGE):
+      return [self.entries(first + i * PAGE, 1)[0] if self.mapped(first + i * PAGE) else self._unmapped(first + i * PAGE)
+              for i in range(count)]
+    out, i = [], 0
+    while i < count:
+      page = first + i * PAGE
+      if (pfn:=self._frame(page)) is not None:
+        out.append(1 << 63 | pfn)
+        i += 1
+        continue
+      j = i   # a stretch of unnumbered pages gets consecutive frames
+      while j < count and self._frame(first + j * PAGE) is None: j += 1
+      base = self.next_pfn
+      self._add(page, j - i)
+      out.extend(1 << 63 | (base + k) for k in range(j - i))
+      i = j
+    return out
+
+  def _unmapped(self, page:int) -> int:
+    self.retire(page, PAGE)
+    return 0
 
   def retire(self, addr:int, size:int):
+    """The host pages of [addr, addr+size) went away (munmap, or a fixed mapping over them): their frames are gone."""
     start, end = addr & ~(PAGE - 1), addr + size
-    pages = range(start, end, PAGE) if size <= 64 * PAGE else [p for p in self.pfn_of if start <= p < end]
-    for page in pages:
-      if (pfn:=self.pfn_of.pop(page, None)) is not None: del self.page_of[pfn]
+    keep = []
+    for h, pfn, n in self.by_host:
+      hend = h + n * PAGE
+      if hend <= start or h >= end: keep.append((h, pfn, n)); continue
+      if h < start: keep.append((h, pfn, (start - h) // PAGE))
+      if hend > end:
+        skip = (-(-end // PAGE) * PAGE - h) // PAGE
+        keep.append((h + skip * PAGE, pfn + skip, n - skip))
+    if len(keep) != len(self.by_host) or keep != self.by_host:
+      self.by_host = keep
+      self.by_pfn = sorted((pfn, h, n) for h, pfn, n in keep)
 
   def resolve(self, va:int, bus:int, size:int, dev):
-    """The host runs (va, size, host address) behind `size` bytes of system bus addresses from `bus`: live frames
-    (merged where host-contiguous) or a peer's BAR0. Pages that are neither are left out (the GPU faults there)."""
+    """The host runs (va, size, host address) behind `size` bytes of system bus addresses from `bus`: live frames or a
+    peer's BAR0. Addresses that are neither are left out (the GPU faults there)."""
     for peer in self.devices:
       if peer.built and peer.model.pci.bar_addr[0] <= bus and bus + size <= peer.model.pci.bar_addr[0] + peer.model.board.vram_size:
         yield va, size, peer.model.vram_base + bus - peer.model.pci.bar_addr[0]
         return
-    run_va = run_host = None
-    run_size = 0
-    for off in range(0, size, PAGE):
-      host = self.page_of.get((bus + off) >> 12)
-      if host is not None and run_host is not None and host == run_host + run_size:
-        run_size += PAGE
-        continue
-      if run_host is not None: yield run_va, run_size, run_host
-      run_va, run_host, run_size = (va + off, host, PAGE) if host is not None else (None, None, 0)
-    if run_host is not None: yield run_va, run_size, run_host
+    pfn, last = bus >> 12, (bus + size) >> 12
+    i = max(bisect.bisect_right(self.by_pfn, (pfn, 1 << 64)) - 1, 0)
+    while pfn < last and i < len(self.by_pfn):
+      first, host, n = self.by_pfn[i]
+      if first + n <= pfn: i += 1; continue
+      if first > pfn: pfn = min(first, last); continue
+      take = min(first + n, last) - pfn
+      yield va + (pfn - (bus >> 12)) * PAGE, take * PAGE, host + (pfn - first) * PAGE
+      pfn += take
+      i += 1
 
 class PagemapHandle(Handle):
   def __init__(self, path, flags, pages:HostPages):
@@ -83,7 +117,7 @@ class PagemapHandle(Handle):
   def read(self, size=None, offset=None):
     start = self.pos if offset is None else offset
     if size is None or start % 8 or size % 8: raise OSError(errno.EINVAL, f"{PAGEMAP}: reads are whole 8-byte entries")
-    out = b"".join(self.pages.entry((start // 8 + i) * PAGE).to_bytes(8, "little") for i in range(size // 8))
+    out = b"".join(e.to_bytes(8, "little") for e in self.pages.entries(start // 8 * PAGE, size // 8))
     self.pos = start + size
     return out
 
