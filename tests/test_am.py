@@ -45,6 +45,25 @@ print("ARCH", Device["AMD"].arch, type(Device["AMD"].iface).__name__)
   assert tags["CLOSE"] == "True", out
   assert tags["ARCH"] == ("gfx1201" if "gfx1201" in dev else "gfx1100") + " MOCKPCIIface"
 
+def test_copies_cpu_buffers_disk_and_peers():
+  """What tinygrad's HCQ tests check on MOCKPCI, written here: copies both ways (a 20000-byte buffer spans VRAM chunks
+  that are not physically contiguous), a peer copy between two functions (P2P through the peer's BAR0), a CPU buffer
+  mapped to the device (pagemap frames), a disk-to-device copy, and 50 ops in a row on the timeline."""
+  tags, out = run("""
+import os, tempfile
+from tinygrad import dtypes
+x = np.random.default_rng(1).standard_normal(5000).astype(np.float32)
+t = Tensor(x, device="AMD").realize(); print("COPY", np.array_equal(t.numpy(), x))
+print("PEER", np.array_equal((t.to("AMD:1").realize() * 2).numpy(), x * 2))
+print("CPU2DEV", np.array_equal(Tensor(x, device="CPU").realize().to("AMD").realize().numpy(), x))
+fn = os.path.join(tempfile.mkdtemp(), "w.bin"); x.tofile(fn)
+print("DISK", np.array_equal(Tensor.empty(5000, dtype=dtypes.float32, device=f"disk:{fn}").to("AMD").realize().numpy(), x))
+acc = Tensor.zeros(16, device="AMD").contiguous().realize()
+for i in range(50): acc = (acc + 1).realize()
+print("TIMELINE", acc.numpy().tolist() == [50.0] * 16)
+""")
+  assert all(tags[k] == "True" for k in ("COPY", "PEER", "CPU2DEV", "DISK", "TIMELINE")), out
+
 @pytest.mark.parametrize("how", ["unmap", "corrupt"])
 def test_page_fault_reaches_am_through_ih_and_recovery_works(how):
   """A kernel reads a page whose PTE AM removed (or a PTE pointing past VRAM): the UTCL2 fault latches the GCVM fault

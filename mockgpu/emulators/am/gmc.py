@@ -47,7 +47,8 @@ class GMC:
       regs.on_read(f"reg{hub}VM_INVALIDATE_ENG17_ACK", lambda hub=hub: self.ack[hub])
     regs.on_write("regGCVM_L2_PROTECTION_FAULT_CNTL", self._fault_cntl)
     self.shadow = host_mmap(0, SHADOW_SIZE, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-    self.runs:dict[tuple, object] = {}        # (va, size, kind, target) -> the AddressSpace mapping
+    self.runs:dict[tuple, object] = {}        # (va, size, host) -> the AddressSpace mapping
+    self.shadowed:dict[tuple[int, int], int] = {}   # (va, size) of a VRAM piece in the shadow window -> its paddr
     self.walks = 0
 
   def _read_only(self, name:str):
@@ -128,30 +129,37 @@ class GMC:
     return [(int(vas[s]), int(e - s) * size, int(addrs[s]), int(flags[s])) for s, e in zip(starts, ends)]
 
   def retranslate(self):
-    """Rebuild the GPU's view from the page tables (an invalidation of VMID 0 on the GC hub)."""
+    """Rebuild the GPU's view from the page tables (an invalidation of VMID 0 on the GC hub). VRAM pieces are mapped
+    into the shadow window at their VA, so VA-contiguous VRAM (physically scattered chunks of one buffer) is one
+    host-contiguous mapping; system runs map where their host pages are, merged where those are contiguous too."""
     self.walks += 1
-    wanted:dict[tuple, int] = {}
     master = self.dev.pci.bus_master()
+    segments:list[list] = []   # [va, size, host, kind]
     for va, size, addr, pte in self.leaves():
-      for key, host in self._targets(va, size, addr, pte, master): wanted[key] = host
+      for kind, run_va, run_size, host in self._targets(va, size, addr, pte, master):
+        if kind == "vram": self._shadow_map(run_va, run_size, addr)
+        last = segments[-1] if segments else None
+        if last is not None and last[3] == kind and last[0] + last[1] == run_va and last[2] + last[1] == host: last[1] += run_size
+        else: segments.append([run_va, run_size, host, kind])
+    wanted = {(va, size, host): kind for va, size, host, kind in segments}
     mem = self.dev.mem
     for key in [k for k in self.runs if k not in wanted]:
       mem.unmap(key[0])
       del self.runs[key]
-    for key in sorted(k for k in wanted if k not in self.runs):
-      va, size, kind, target = key
-      if kind == "vram": host_mmap(self.shadow + va - self.dev.va_base, size, mmap.PROT_READ | mmap.PROT_WRITE,
-                                   mmap.MAP_SHARED | MAP_FIXED, self.dev.vram_fd, target)
-      self.runs[key] = mem.map(va, size, wanted[key], tag=f"{kind} 0x{target:x}")
+    for key in sorted(k for k in wanted if k not in self.runs): self.runs[key] = mem.map(key[0], key[1], key[2], tag=wanted[key])
+
+  def _shadow_map(self, va:int, size:int, paddr:int):
+    if self.shadowed.get((va, size)) == paddr: return
+    host_mmap(self.shadow + va - self.dev.va_base, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED | MAP_FIXED, self.dev.vram_fd, paddr)
+    self.shadowed[(va, size)] = paddr
 
   def _targets(self, va:int, size:int, addr:int, pte:int, master:bool):
     if not pte & am.AMDGPU_PTE_SYSTEM:
       if addr + size > self.dev.board.vram_size: return   # past VRAM: unmapped, an access faults
-      yield (va, size, "vram", addr), self.shadow + va - self.dev.va_base
+      yield "vram", va, size, self.shadow + va - self.dev.va_base
       return
     if not master: return
-    for run_va, run_size, host in self.dev.host_pages.resolve(va, addr, size, self.dev):
-      yield (run_va, run_size, "system", host), host
+    for run_va, run_size, host in self.dev.host_pages.resolve(va, addr, size, self.dev): yield "system", run_va, run_size, host
 
   # *** faults ***
   def latch_fault(self, va:int, write:bool) -> bool:
