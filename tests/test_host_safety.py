@@ -1,5 +1,6 @@
 """A mock never touches the host's hardware: under every MOCK interface tinygrad opens nothing under the host's PCI bus,
-/proc/sys/vm, /sys/module/vfio, /dev/vfio or its pagemap, and starts no process (no `sudo`, no `modprobe`; the one exception is tinygrad's own `ldconfig -p` library lookup).
+/proc/sys/vm, /sys/module/vfio, /dev/vfio or its pagemap, and starts no process (no `sudo`, no `modprobe`; the one
+exception is tinygrad's own `ldconfig -p` library lookup).
 
 Each configuration runs a tinygrad op in a child whose Python audit hook (installed before tinygrad is imported)
 records every file opened, every directory listed and every process started. The op's own outcome does not matter

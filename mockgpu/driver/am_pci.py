@@ -157,7 +157,8 @@ class Function:
     if value not in (b"0", b"1"): raise OSError(errno.EINVAL, f"{self.bus}/enable: {data!r}")
     from tinygrad.runtime.autogen import pci as P
     cmd = pci.read(P.PCI_COMMAND, 2)
-    pci.write(P.PCI_COMMAND, (cmd | P.PCI_COMMAND_MEMORY | P.PCI_COMMAND_IO) if value == b"1" else cmd & ~(P.PCI_COMMAND_MEMORY | P.PCI_COMMAND_IO), 2)
+    decode = P.PCI_COMMAND_MEMORY | P.PCI_COMMAND_IO
+    pci.write(P.PCI_COMMAND, (cmd | decode) if value == b"1" else cmd & ~decode, 2)
 
   def resize(self, data:bytes):
     try: index = int(data.strip())

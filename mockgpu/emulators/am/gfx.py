@@ -89,7 +89,7 @@ class GFX:
     if not self.autoloaded: return "the RLC autoload has not run"
     pc = self.banks.get(("pc", 1, 0), {})
     start = pc.get(regs.addr("regCP_MEC_RS64_PRGRM_CNTR_START"), 0) | pc.get(regs.addr("regCP_MEC_RS64_PRGRM_CNTR_START_HI"), 0) << 32
-    if start != firmware.UCODE_START >> 2: return f"CP_MEC_RS64_PRGRM_CNTR_START is 0x{start:x}, the MEC firmware starts at 0x{firmware.UCODE_START >> 2:x}"
+    if start != (want:=firmware.UCODE_START >> 2): return f"CP_MEC_RS64_PRGRM_CNTR_START is 0x{start:x}, the MEC firmware starts at 0x{want:x}"
     cntl = regs.get("regCP_MEC_RS64_CNTL")
     for fld, want in (("mec_pipe0_reset", 0), ("mec_halt", 0), ("mec_pipe0_active", 1)):
       if regs.field("regCP_MEC_RS64_CNTL", cntl, fld) != want: return f"CP_MEC_RS64_CNTL.{fld} is not {want}"

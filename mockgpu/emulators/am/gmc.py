@@ -9,7 +9,8 @@ Translation changes only at an invalidation (INVALIDATE_ENG17_REQ on the GC hub 
 tables from CONTEXT0_PAGE_TABLE_BASE with the generation's PTE format (gfx11: PDE_PTE bit 54 marks a huge page above
 the PTB; gfx12: bit 63), turns the valid leaves into runs (contiguous in VA and memory, same kind) and updates the
 device's AddressSpace: VRAM runs through a shadow window (the VRAM memfd mapped so each VA-contiguous run is
-host-contiguous), system runs on the host pages behind their bus addresses. Each table page is decoded with numpy, its leaves merged into runs at once. A system page that is no longer a live, locked host page is left unmapped (an access
+host-contiguous), system runs on the host pages behind their bus addresses. Each table page is decoded with numpy,
+its leaves merged into runs at once. A system page that is no longer a live host page is left unmapped (an access
 faults), and so is all system memory while PCI_COMMAND.MASTER is clear (no DMA without bus mastering).
 
 The MM hub's SEM/REQ/ACK handshake is modelled (the semaphore is acquired by a read that returns 1 and released by
