@@ -181,3 +181,18 @@ def test_functions_have_their_own_bus_names_and_bars(monkeypatch):
   assert len(buses) == 2 and all(b.startswith(f"{os.getpid():04x}:") for b in buses)
   starts = [machine.vfs.open(f"/sys/bus/pci/devices/{b}/resource", os.O_RDONLY).read().decode().split()[0] for b in buses]
   assert len(set(starts)) == 2
+
+def test_usb_bridge_boots_am_and_refuses_unrouted_requests():
+  """GMMU=0 DEV=MOCKUSB+AMD: AM boots through the ASM2464 model (config and memory TLPs, the SRAM engine for msg1 and
+  copies); a config request to a bus no bridge forwards completes as Unsupported Request, which tinygrad raises; the
+  device keeps working."""
+  p = run_tinygrad("MOCKUSB+AMD", SETUP + """
+dev = Device["AMD"]
+usb = dev.iface.pci_dev.usb
+report("UR", lambda: usb.pcie_cfg_req(0x0, bus=9, dev=0, fn=0, size=4))
+print("VENDOR", hex(usb.pcie_cfg_req(0x0, bus=4, dev=0, fn=0, size=2)))
+fresh_op("AMD")
+""", env={"GMMU": "0", "MOCKGPU_COUNT": "1"})
+  tags = dict(line.partition(" ")[::2] for line in p.stdout.splitlines())
+  assert tags["UR"] == "RuntimeError | TLP completion status: Unsupported Request: 0x9000000", p.stdout
+  assert tags["VENDOR"] == "0x1002" and tags["FRESH"] == "True", p.stdout

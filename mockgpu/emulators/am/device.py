@@ -43,6 +43,7 @@ class AMDevice(AMDGPU):
     self.psp, self.smu, self.gfx, self.sdma = PSP(self), SMU(self), GFX(self), SDMA(self)
     self.regs_window = host_mmap(0, BAR5_SIZE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
     self.faults = 0
+    self.dma_windows:list[tuple[int, int, int]]|None = None   # behind a USB bridge: the only system memory the GPU reaches
     self.pci.on_master_change = self.gmc.retranslate
 
   # *** memory the device reaches by MC address (PSP, IH, SMU) ***
@@ -71,8 +72,14 @@ class AMDevice(AMDGPU):
     self.pci.require_memory(f"BAR5 write at 0x{offset:x}")
     self.regs.write(offset // 4, value)
 
-  def doorbell(self, addr:int, value:int):
-    offset = addr - self.doorbell_base
+  def doorbell(self, addr:int, value:int): self.ring(addr - self.doorbell_base, value)
+
+  def doorbell_at(self, offset:int, value:int):
+    """A doorbell write that arrives as a memory TLP (over USB) rather than through a mapping of BAR2."""
+    ctypes.c_uint64.from_address(self.doorbell_mem.base + offset).value = value
+    self.ring(offset, value)
+
+  def ring(self, offset:int, value:int):
     self.pci.require_memory(f"BAR2 doorbell write at 0x{offset:x}")
     if not self.nbio.doorbells_enabled(): raise DoorbellRefused(f"{self.name}: doorbell write at 0x{offset:x} with RCC_DOORBELL_APER_EN clear")
     if offset & ~7 not in self.doorbell_queues:
@@ -91,10 +98,14 @@ class AMDevice(AMDGPU):
     self.machine.remove_queue(queue)
 
   def interrupt(self, ctxid:int, valid_bits:int):
-    """An end-of-pipe interrupt (RELEASE_MEM INT_SEL, SDMA TRAP): an IH entry of its source."""
-    soc = am.SOC21_IH_CLIENTID_GRBM_CP
-    src = getattr(am, f"GFX_{self.board.gc_version[0]}_0_0__SRCID__CP_EOP_INTERRUPT", 181)
-    self.ih.post(soc, src, (ctxid, 0, 0, 0))
+    """An interrupt a packet asked for. SDMA's TRAP (28 context bits) is SDMA_TRAP from the GFX client on soc21, sent
+    when SDMA0_CNTL.trap_enable is set (AM sets it; its handler skips the entry). RELEASE_MEM's INT_SEL (23 bits) on a
+    compute queue is gated by the MEC pipe's TIME_STAMP_INT_ENABLE (CP_ME1_PIPE0_INT_CNTL), which AM never sets: at its
+    reset value 0 the interrupt is masked and nothing reaches the IH ring."""
+    gc, regs = self.board.gc_version[0], self.regs
+    if valid_bits == 28 and regs.field("regSDMA0_CNTL", regs.get("regSDMA0_CNTL"), "trap_enable"):
+      self.ih.post(am.SOC21_IH_CLIENTID_GFX, getattr(am, f"GFX_{gc}_0_0__SRCID__SDMA_TRAP"), (ctxid, 0, 0, 0))
+    elif events.enabled: events.emit("interrupt_masked", self.name, source="SDMA_TRAP" if valid_bits == 28 else "CP_EOP", ctxid=ctxid)
 
   def fault(self, queue, err:Exception):
     """A queue stopped on a fault: latch it in the GMC and tell the host through the IH ring, as the UTCL2 does. The

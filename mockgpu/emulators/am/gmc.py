@@ -85,21 +85,20 @@ class GMC:
     regs.set("regGCVM_L2_PROTECTION_FAULT_CNTL", value)
 
   # *** the walk ***
-  def context0(self) -> tuple[int, int, int, int]|None:
-    """(root table paddr, levels, VA start, VA end) of GC CONTEXT0, or None while it is not enabled."""
-    regs = self.dev.regs
-    cntl = regs.get("regGCVM_CONTEXT0_CNTL")
-    if not regs.field("regGCVM_CONTEXT0_CNTL", cntl, "enable_context"): return None
-    base = regs.get("regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32") | regs.get("regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32") << 32
-    start = (regs.get("regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32") | regs.get("regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32") << 32) << 12
-    end = ((regs.get("regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32") | regs.get("regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32") << 32) << 12) | 0xfff
-    depth = regs.field("regGCVM_CONTEXT0_CNTL", cntl, "page_table_depth")
+  def context0(self, hub:str="GC") -> tuple[int, int, int, int]|None:
+    """(root table paddr, levels, VA start, VA end) of the hub's CONTEXT0, or None while it is not enabled."""
+    regs, r = self.dev.regs, f"reg{hub}VM_CONTEXT0"
+    cntl = regs.get(f"{r}_CNTL")
+    if not regs.field(f"{r}_CNTL", cntl, "enable_context"): return None
+    pair = lambda n: regs.get(f"{r}_PAGE_TABLE_{n}_ADDR_LO32") | regs.get(f"{r}_PAGE_TABLE_{n}_ADDR_HI32") << 32
+    base, start, end = pair("BASE"), pair("START") << 12, pair("END") << 12 | 0xfff
+    depth = regs.field(f"{r}_CNTL", cntl, "page_table_depth")
     if not base & 1: raise MockGPUError(f"{self.dev.name}: GCVM CONTEXT0 enabled with an invalid page-table base 0x{base:x}")
     return base & ADDR_MASK, depth + 1, start, end
 
-  def leaves(self) -> list[tuple[int, int, int, int]]:
+  def leaves(self, hub:str="GC") -> list[tuple[int, int, int, int]]:
     """Every valid leaf as (va, size, address, pte), merged into runs contiguous in VA and address with equal flags."""
-    ctx = self.context0()
+    ctx = self.context0(hub)
     if ctx is None: return []
     root, levels, start, end = ctx
     out:list[tuple[int, int, int, int]] = []
@@ -160,7 +159,19 @@ class GMC:
       yield "vram", va, size, self.shadow + va - self.dev.va_base
       return
     if not master: return
+    if (windows:=self.dev.dma_windows) is not None:   # behind a USB bridge: its DMA windows, nothing else
+      for bus, wsize, host in windows:
+        if bus <= addr and addr + size <= bus + wsize: yield "system", va, size, host + addr - bus
+      return
     for run_va, run_size, host in self.dev.host_pages.resolve(va, addr, size, self.dev): yield "system", run_va, run_size, host
+
+  def host_of(self, va:int, size:int, hub:str="GC") -> int|None:
+    """Where [va, va+size) is now, walked from the hub's tables at once (an engine's miss: the PSP fetching from a VA)."""
+    for leaf_va, leaf_size, addr, pte in self.leaves(hub):
+      if leaf_va <= va and va + size <= leaf_va + leaf_size:
+        for kind, run_va, run_size, host in self._targets(leaf_va, leaf_size, addr, pte, self.dev.pci.bus_master()):
+          if run_va <= va and va + size <= run_va + run_size: return (self.dev.vram_base + addr + va - leaf_va) if kind == "vram" else host + va - run_va
+    return None
 
   # *** faults ***
   def latch_fault(self, va:int, write:bool) -> bool:

@@ -67,7 +67,14 @@ class PSP:
 
   def _msg1_holds(self, mc:int, comp:str) -> bool:
     want = firmware.payload(self.sos_name, comp)
-    return mc % (1 << 20) == 0 and self.dev.gmc.in_fb(mc, len(want)) and self.dev.read_fb(mc, len(want)) == want
+    return mc % (1 << 20) == 0 and self._fetch(mc, len(want)) == want
+
+  def _fetch(self, addr:int, size:int) -> bytes|None:
+    """What the PSP reads at addr: an MC address in the framebuffer, or (AM over USB, whose msg1 is system memory behind
+    the bridge) a GPU VA the MM hub translates."""
+    if self.dev.gmc.in_fb(addr, size): return self.dev.read_fb(addr, size)
+    host = self.dev.gmc.host_of(addr, size, hub="MM")
+    return None if host is None else ctypes.string_at(host, size)
 
   # *** the KM ring ***
   def _ring_control(self, value:int):
@@ -133,4 +140,4 @@ class PSP:
 
   def _payload_at(self, mc:int, size:int, blob:str, piece:str) -> bool:
     want = firmware.payload(blob, piece)
-    return size == len(want) and self.dev.gmc.in_fb(mc, size) and self.dev.read_fb(mc, size) == want
+    return size == len(want) and self._fetch(mc, size) == want
