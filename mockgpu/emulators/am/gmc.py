@@ -51,6 +51,7 @@ class GMC:
     self.runs:dict[tuple, object] = {}        # (va, size, host) -> the AddressSpace mapping
     self.shadowed:dict[tuple[int, int], int] = {}   # (va, size) of a VRAM piece in the shadow window -> its paddr
     self.walks = 0
+    self.decoded:dict[int, tuple] = {}   # table paddr -> (its bytes, (shift, va), child tables, leaf runs) at the last walk
 
   def _read_only(self, name:str):
     def refuse(value:int): raise MockGPUError(f"{self.dev.name}: {name} is read-only (write of 0x{value:x})")
@@ -109,12 +110,17 @@ class GMC:
     if paddr in seen or paddr + 0x1000 > self.dev.board.vram_size:
       raise MockGPUError(f"{self.dev.name}: page table at 0x{paddr:x} (level shift {shift}) is outside VRAM or forms a loop")
     seen.add(paddr)
-    ents = np.frombuffer(self.dev.vram_bytes(paddr, 0x1000), np.uint64)
-    idx = np.nonzero(ents & np.uint64(1))[0]
-    if shift == 12: leaf = np.ones(len(idx), bool)
-    else: leaf = (ents[idx] & np.uint64(self.huge_bit)) != 0
-    for i in idx[~leaf]: self._visit(int(ents[i]) & ADDR_MASK, shift - 9, va0 + (int(i) << shift), out, seen)
-    if leaf.any(): out.extend(self._runs(ents, idx[leaf], shift, va0))
+    raw = self.dev.vram_bytes(paddr, 0x1000)
+    if (hit:=self.decoded.get(paddr)) is not None and hit[0] == raw and hit[1] == (shift, va0): children, leaves = hit[2], hit[3]
+    else:   # a table that changed since the last walk (or is new) is decoded again; the others keep their decoding
+      ents = np.frombuffer(raw, np.uint64)
+      idx = np.nonzero(ents & np.uint64(1))[0]
+      leaf = np.ones(len(idx), bool) if shift == 12 else (ents[idx] & np.uint64(self.huge_bit)) != 0
+      children = [(int(ents[i]) & ADDR_MASK, va0 + (int(i) << shift)) for i in idx[~leaf]]
+      leaves = self._runs(ents, idx[leaf], shift, va0) if leaf.any() else []
+      self.decoded[paddr] = (raw, (shift, va0), children, leaves)
+    for child, va in children: self._visit(child, shift - 9, va, out, seen)
+    out.extend(leaves)
 
   def _runs(self, ents, idx, shift, va0) -> list[tuple[int, int, int, int]]:
     size = 1 << shift
