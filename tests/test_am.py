@@ -196,3 +196,20 @@ fresh_op("AMD")
   tags = dict(line.partition(" ")[::2] for line in p.stdout.splitlines())
   assert tags["UR"] == "RuntimeError | TLP completion status: Unsupported Request: 0x9000000", p.stdout
   assert tags["VENDOR"] == "0x1002" and tags["FRESH"] == "True", p.stdout
+
+def test_usb_sdma_fault_reaches_tinygrad():
+  """Over USB the copy-in window's PTEs are gone: SDMA faults on its first access to the window, the fault latches and
+  goes to the IH ring, and tinygrad's copy gives up within its drain timeout (USB has no interrupt wake-up). AM never
+  resets SDMA, so that device's copies stay broken; the second bridge works."""
+  p = run_tinygrad("MOCKUSB+AMD", SETUP + """
+dev = Device["AMD"]
+cb, adev = dev.iface.copy_bufs[0], dev.iface.dev_impl
+adev.mm.unmap_range(cb.va_addr, cb.size)
+adev.gmc.flush_tlb("GC", 0)
+report("COPY", lambda: Tensor(np.arange(1024, dtype=np.float32), device="AMD").realize())
+print("LATCHED", adev.reg(adev.gmc.pf_status_reg("GC")).read_bitfields()["mapping_error"])
+fresh_op("AMD:1")
+""", env={"GMMU": "0", "MOCKGPU_COUNT": "2", "HCQDEV_WAIT_TIMEOUT_MS": "3000"})
+  tags = dict(line.partition(" ")[::2] for line in p.stdout.splitlines())
+  assert tags["COPY"].startswith("RuntimeError | GPU failed to drain USB copyin chunk 0"), p.stdout + p.stderr[-3000:]
+  assert tags["LATCHED"] == "1" and "SDMA queue 100 stopped: GPU page fault" in p.stderr and tags["FRESH"] == "True", p.stdout
