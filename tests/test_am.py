@@ -64,8 +64,8 @@ print("TIMELINE", acc.numpy().tolist() == [50.0] * 16)
 """)
   assert all(tags[k] == "True" for k in ("COPY", "PEER", "CPU2DEV", "DISK", "TIMELINE")), out
 
-@pytest.mark.parametrize("how", ["unmap", "corrupt"])
-def test_page_fault_reaches_am_through_ih_and_recovery_works(how):
+@pytest.mark.parametrize("how,dev", [("unmap", "MOCKPCI+AMD"), ("corrupt", "MOCKPCI+AMD"), ("unmap", "MOCKPCI+AMD:LLVM:gfx1201")])
+def test_page_fault_reaches_am_through_ih_and_recovery_works(how, dev):
   """A kernel reads a page whose PTE AM removed (or a PTE pointing past VRAM): the UTCL2 fault latches the GCVM fault
   registers and writes an IH entry; AM's interrupt handler reports it, recovery resets the MEC and re-creates the
   compute queue, and the next op on the same device is right."""
@@ -84,7 +84,7 @@ adev.gmc.flush_tlb("GC", 0)
 print("VA", hex(buf.va_addr))
 report("ERROR", lambda: (a + 1).tolist())
 fresh_op("AMD")
-""")
+""", dev)
   assert tags["ERROR"] == "RuntimeError | Device hang detected", out
   assert "src=UTCL2_FAULT" in out and "mapping_error': 1" in out and tags["VA"] in out, out
   assert tags["FRESH"] == "True", out
