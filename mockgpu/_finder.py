@@ -21,6 +21,19 @@ ALIASES = {
 CUDA_COMPILER = "tinygrad.runtime.support.compiler_cuda"
 _post_import:dict = {}   # module name -> a callback run on the module right after it is executed (armed by a MOCK import)
 
+# DEV=MOCK+CPU (mockgpu.driver.cpu): tinygrad's CPU device has no MOCK interface; right after tinygrad executes ops_cpu,
+# its CPUDevice attribute is rebound to the arm64 lane's subclass (the one change; ops_cpu is first imported on device use)
+CPU_RUNTIME = "tinygrad.runtime.ops_cpu"
+
+def _install_cpu_lane(module):
+  from mockgpu.driver import cpu
+  cpu.install(module)
+
+def _cpu_lane_in_env() -> bool:
+  """DEV names MOCK+CPU (MOCK+CPU:LLVM, MOCK+CPU:CLANG:arm64,apple-m1, ...), alone or among ';'-separated targets."""
+  return any(t.split("+")[0].split(":")[0].upper().startswith("MOCK") and t.split("+")[1].split(":")[0].upper() == "CPU"
+             for t in os.environ.get("DEV", "").split(";") if t.count("+") == 1)
+
 def _bind_cuda_headers(module=None):
   from mockgpu.compiler import toolchain
   toolchain.bind_cuda_headers(module)
@@ -108,4 +121,7 @@ def _mock_in_env() -> bool:
 def install():
   _default_nvrtc()
   if _mock_in_env() and CUDA_COMPILER not in sys.modules: _post_import.setdefault(CUDA_COMPILER, _bind_cuda_headers)
+  if _cpu_lane_in_env():
+    if CPU_RUNTIME in sys.modules: _install_cpu_lane(sys.modules[CPU_RUNTIME])
+    else: _post_import.setdefault(CPU_RUNTIME, _install_cpu_lane)
   if not any(isinstance(f, MockGPUFinder) for f in sys.meta_path): sys.meta_path.insert(0, MockGPUFinder())

@@ -40,8 +40,8 @@ def main(argv:list[str]|None=None) -> int:
     print(text)
     return status
   if args.cmd == "replay":
-    from mockgpu import replay
-    return replay.replay(args.file, {"native": "C"}.get(args.path, args.path))
+    from mockgpu import replay_runner
+    return replay_runner.replay(args.file, {"native": "C"}.get(args.path, args.path))
   if args.cmd == "demo":
     from mockgpu import demo
     return demo.main(args.dev)

@@ -3,6 +3,16 @@ import os
 
 # the device configurations mockgpu serves: tinygrad's DEV values (interface+device:renderer)
 CONFIGURATIONS = ("MOCK+AMD", "MOCK+NV", "MOCK+NV:PTX", "MOCK+CUDA", "MOCK+CUDA:PTX")
+# the arm64 CPU lane (mockgpu/driver/cpu.py; extra `cpu`): its own list, since Device.DEFAULT there is CPU itself and its
+# reference is native DEV=CPU in another process (cpu_lane_reference); the smoke test and the op and differential suites run it
+CPU_LANES = ("MOCK+CPU", "MOCK+CPU:LLVM")
+
+def cpu_lane_reference(dev:str) -> str|None:
+  """The native DEV a CPU-lane configuration is compared with (its renderer, the host's arch), or None for other DEVs:
+  MOCK+CPU -> CPU, MOCK+CPU:LLVM:arm64,apple-m1 -> CPU:LLVM."""
+  if not dev.upper().startswith("MOCK+CPU"): return None
+  renderer = dev.split("+", 1)[1].split(":")[1:2]
+  return "CPU" + (f":{renderer[0].upper()}" if renderer and renderer[0] else "")
 
 # os.environ encodes the name on every lookup (about a microsecond, twice per kernel launch); on POSIX CPython its
 # bytes-keyed dict, which os.environ and pytest's monkeypatch keep current, answers in tens of nanoseconds

@@ -2,8 +2,9 @@
 the executors do not implement and which keep a kernel off the C path. `MOCKGPU_COVERAGE=FILE` records; `mockgpu
 coverage FILE` reports (report()).
 
-The executors call one hook each: rdna_dispatch per RDNA dispatch, ptx_launch per PTX launch (and ptx_rejected when a
-PTX module does not translate). They cost one setting lookup unless MOCKGPU_COVERAGE names a file. A kernel is
+The executors report on the event bus (events.notify): `kernel_ran` per RDNA dispatch or PTX launch, `kernel_rejected`
+when a PTX module does not translate; listen() (called when system.py is imported) hands them to rdna_dispatch,
+ptx_launch and ptx_rejected. They cost one setting lookup unless MOCKGPU_COVERAGE names a file. A kernel is
 classified once per process (RDNA: once per machine, through the translation cache), not per executed instruction: its
 instructions are decoded (RDNA) or parsed (PTX), and each RDNA instruction is translated on its own by the numpy and
 by the C translator, so every unimplemented one is named, not only the first of its block. What C refuses is the
@@ -19,7 +20,7 @@ so its kernel runs on numpy), "declined": why the C translation refused the kern
 """
 from __future__ import annotations
 import ast, collections, dataclasses, functools, hashlib, json, os, re, sys
-from mockgpu import config
+from mockgpu import config, events
 from mockgpu.errors import InvalidInstruction
 
 _seen:set[tuple] = set()                # (isa, code, path) recorded by this process
@@ -149,6 +150,19 @@ def ptx_rejected(text:str, error:Exception):
   kind = "invalid" if isinstance(error, InvalidInstruction) else "unsupported"
   _append({"isa": "ptx", "kernel": hashlib.sha256(text.encode()).hexdigest()[:16], "path": "rejected", "pid": os.getpid(),
            "ops": [name], "unsupported": {}, "invalid": {}, "numpy_only": {}, "declined": None, kind: {name: str(error)}})
+
+# *** the executors' reports (events.notify) ***
+
+def _kernel_ran(r:dict):
+  if r["isa"] == "ptx": ptx_launch(r["kernel"], r["native"])
+  else: rdna_dispatch(r["isa"], r["code"], r["native"], r["ftz32"], r["ftz16"], r["lanes"])
+
+def _kernel_rejected(r:dict): ptx_rejected(r["text"], r["error"])
+
+def listen():
+  """Record the executors' kernels from now on (each record costs one setting lookup unless MOCKGPU_COVERAGE is set)."""
+  events.listen("kernel_ran", _kernel_ran)
+  events.listen("kernel_rejected", _kernel_rejected)
 
 # *** the report ***
 

@@ -1,6 +1,12 @@
 """The event bus: drivers, devices and executors say what happened here; the tracer (trace.py), the timeline
 (timeline.py) and the debugger's hooks listen.
 
+Executors report on a second channel, `notify`: their own kinds (`launch`, `kernel_ran`, `kernel_rejected`,
+schemas at notify()) go only to the listeners of that kind (`listen`), whether or not a tracer
+subscribes, and never to the trace (the devices' `dispatch` events say the same). The launch counters
+(system.py) and instruction coverage (coverage.py) listen there, so an executor returns its stats and reports nothing
+upward.
+
 An event is a plain dict: `kind`, `ts` (time.monotonic_ns() when it began), `pid`, `device` and `queue` (None where
 they do not apply), then the kind's own fields (the README's trace schema). Spans (dispatches, copies, waits) carry
 `dur` in nanoseconds and `ts` at their start.
@@ -27,6 +33,31 @@ def unsubscribe(fn:Callable[[dict], None]):
   global enabled
   if fn in _subscribers: _subscribers.remove(fn)
   enabled = bool(_subscribers)
+
+_listeners:dict[str, list[Callable[[dict], None]]] = {}  # kind -> the listeners of the executors' reports of that kind
+
+def listen(kind:str, fn:Callable[[dict], None]):
+  """Call fn(report) for every notify() of `kind` from now on."""
+  if fn not in (fns:=_listeners.setdefault(kind, [])): fns.append(fn)
+
+def unlisten(kind:str, fn:Callable[[dict], None]):
+  if fn in (fns:=_listeners.get(kind, [])): fns.remove(fn)
+
+def notify(kind:str, **fields):
+  """An executor's report to the listeners of its kind: a plain dict with `kind` and these fields.
+    launch           isa ("rdna3", ..., "ptx"), groups (waves or threads), instructions (wave- or warp-instructions),
+                     seconds, thread_instructions (PTX: summed over the threads; None for RDNA)
+    kernel_ran       isa, native (handed to the kernel's C translation), and the kernel: RDNA code, ftz32, ftz16, lanes;
+                     PTX kernel (a PTXKernel). Sent before the kernel runs, so a launch that faults in C counts as one C ran
+    kernel_rejected  isa, text, error: a PTX module that does not translate
+  A listener that raises is logged and removed, as on the bus."""
+  if not (fns:=_listeners.get(kind)): return
+  fields["kind"] = kind  # the keyword dict is this call's own: it is the report
+  for fn in fns[:]:
+    try: fn(fields)
+    except Exception:
+      log.exception("mockgpu listener %r failed on a %s report; it is removed", fn, kind)
+      unlisten(kind, fn)
 
 def now() -> int: return time.monotonic_ns()
 

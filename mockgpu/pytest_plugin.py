@@ -42,8 +42,9 @@ class Machine:
   """What the `mockgpu` fixture gives a test: this process's mock machine and its counters."""
   @property
   def system(self):
-    from mockgpu import system
-    return system.get()
+    """The machine tinygrad's mock devices live on (bridge.machine()); the bridge is loaded once DEV names a MOCK interface."""
+    from mockgpu import bridge
+    return bridge.machine()
   @property
   def stats(self):
     from mockgpu import system
@@ -78,4 +79,6 @@ def pytest_configure_node(node):
   node.workerinput["mockgpu_dist"] = getattr(node.config.option, "dist", None)
 
 _CONFIG:dict = {}
-def pytest_configure(config): _CONFIG["config"] = config
+def pytest_configure(config):
+  _CONFIG["config"] = config
+  from mockgpu import system  # noqa: F401  the launch counters and coverage (MOCKGPU_COVERAGE) listen from its import on

@@ -21,9 +21,12 @@ about 190 MB), and there is no copy-on-write to take a cheap one. A bug that fir
 replays from memory the kernel has partly written, which the file and the message say ("memory as it was at the
 error"). MOCKGPU_REPLAY_SNAPSHOT=start copies the mappings at the start of every dispatch (slow: for a bug that only
 reproduces from the exact memory the kernel started from).
+
+This module is the record, imported by the executors; replay_runner.py is the runner (`mockgpu replay FILE`), which
+imports the executors.
 """
 from __future__ import annotations
-import itertools, logging, os, pickle, re, sys, tempfile, time, traceback
+import itertools, logging, os, pickle, re, tempfile, time, traceback
 import numpy as np
 from mockgpu import config
 from mockgpu.errors import EmulatorBug, MockGPUError
@@ -36,7 +39,7 @@ SUFFIX = ".mgreplay"
 MEMORY_STATE = {"fault": "as it was at the error; the kernel may have written to it before",
                 "start": "as it was at the dispatch's start"}
 _numbers = itertools.count(1)
-_replaying:dict|None = None  # the record `mockgpu replay` re-runs: its errors name that file and write none
+_replaying:dict|None = None  # the record `mockgpu replay` re-runs (set by replay_runner.py): its errors name that file and write none
 
 def modelled(e:BaseException) -> bool:
   """Whether e is an outcome mockgpu raises on purpose (passes through), not a bug in it."""
@@ -139,56 +142,3 @@ def _write(rec:dict, mem:AddressSpace, start) -> str:
     return f"(not written: {type(e).__name__}: {e})"
   log.error("EmulatorBug in kernel %s: replay file %s", rec["symbol"], file)
   return file
-
-# *** `mockgpu replay FILE` ***
-
-# settings the replay takes from the environment it runs in, not from the record
-LOCAL_SETTINGS = ("MOCKGPU_REPLAY_DIR", "MOCKGPU_CACHE_DIR", "MOCKGPU_TRACE", "MOCKGPU_TIMELINE", "MOCKGPU_REPLAY_SNAPSHOT")
-NATIVE_SETTING = {"AMD": "MOCKGPU_RDNA_NATIVE", "NVIDIA": "MOCKGPU_PTX_NATIVE"}
-
-def load(file:str) -> dict:
-  with open(file, "rb") as f: rec = pickle.load(f)
-  if not isinstance(rec, dict) or rec.get("format") != FORMAT: raise ValueError(f"{file} is not a mockgpu replay file (format {FORMAT})")
-  return rec
-
-def replay(file:str, path:str|None=None, out=None) -> int:
-  """Re-run the dispatch in file on its path (or `path`: numpy or C). 1 when it raises the EmulatorBug again, 2 when
-  it raises something else, 0 when it completes."""
-  global _replaying
-  out = out or sys.stdout
-  rec = load(file)
-  path = path or rec["path"]
-  for k, v in rec["settings"].items():
-    if k not in LOCAL_SETTINGS: os.environ[k] = v
-  os.environ[NATIVE_SETTING[rec["vendor"].split()[0]]] = "1" if path == "C" else "0"
-  mem = restore(rec["memory"])
-  print(f"replaying {rec['symbol']} ({rec['vendor']}, {path} path), grid {rec['grid']} x block {rec['block']}; "
-        f"memory {MEMORY_STATE[rec['memory_state']]}", file=out)
-  _replaying = {**rec, "file": os.path.abspath(file)}
-  try: _run(rec, mem)
-  except EmulatorBug as e:
-    traceback.print_exception(e, file=out)
-    cause = (type(e.__cause__).__name__, str(e.__cause__))
-    print("reproduced: the same cause as recorded" if cause == tuple(rec["cause"]) else
-          f"an EmulatorBug with another cause than recorded ({rec['cause'][0]}: {rec['cause'][1]})", file=out)
-    return 1
-  except Exception as e:
-    traceback.print_exception(e, file=out)
-    print(f"did not reproduce the EmulatorBug: the dispatch raised {type(e).__name__}", file=out)
-    return 2
-  finally: _replaying = None
-  print("completed without error", file=out)
-  return 0
-
-def _run(rec:dict, mem:AddressSpace):
-  launch = rec["launch"]
-  if rec["vendor"].startswith("AMD"):
-    from mockgpu.emulators import rdna
-    d = dict(launch["dispatch"])
-    d["block"], d["grid"] = tuple(d["block"]), tuple(d["grid"])
-    return rdna.run_dispatch(mem, rdna.Dispatch(**d))
-  from mockgpu.emulators import ptx
-  k = ptx.load_module(launch["ptx"]).kernel(launch["entry"])
-  g = k.module.memory.globals.data
-  g[:] = np.frombuffer(launch["globals"], np.uint8)
-  return ptx.launch(mem, k, launch["grid"], launch["block"], launch["params"], launch["dynamic_shared"])

@@ -1,14 +1,17 @@
-"""The mock machine of one process: its virtual files, its GPUs, their queues and the doorbells that wake them.
+"""A mock machine: its virtual files, its GPUs, their queues, the doorbells that wake them and its kernel executors.
 
-Each process (each pytest-xdist worker) gets its own, built on first use. Command processors register as queues;
+The bridge (bridge.py, the composition root) builds the one machine of a tinygrad process and installs each driver
+on it; a driver builds its devices with the machine, and each device receives its executor (System.rdna, System.ptx)
+when it is built. Nothing reaches up to a process-wide machine: several can live in one process (tests build their
+own). Command processors register as queues;
 `kick()` runs every runnable queue of every device until none makes progress, so a queue waiting on a signal that
 another queue (or device) will write simply yields and is resumed by the next pass.
 """
 from __future__ import annotations
-import bisect, collections, importlib, logging, sys
+import bisect, collections, logging
 from typing import Callable, Protocol
 from mockgpu.vfs import VFS
-from mockgpu import config
+from mockgpu import coverage, events
 
 log = logging.getLogger("mockgpu")
 
@@ -17,11 +20,27 @@ class Queue(Protocol):
   def step(self) -> bool:
     """Process commands until blocked or empty; True if anything was consumed."""
 
-# the driver models that populate the machine; each has install(system)
-DRIVERS = ("mockgpu.driver.host_pci", "mockgpu.driver.am_pci", "mockgpu.driver.kfd", "mockgpu.driver.nvidia")
+class Executor:
+  """A kernel executor as a device receives it when built: an executor module (emulators/rdna: Dispatch, run_dispatch;
+  emulators/ptx: load_module, launch, launch_fields), imported at its first use, since copies and signals need none.
+  Attributes are looked up on the module at each use, so a test may stand a recording function in for one."""
+  def __init__(self, load:Callable[[], object]): self._load, self._module = load, None
+  def __getattr__(self, name:str): return getattr(self._module or self._loaded(), name)
+  def _loaded(self):
+    self._module = self._load()
+    return self._module
+
+def _rdna():
+  from mockgpu.emulators import rdna
+  return rdna
+
+def _ptx():
+  from mockgpu.emulators import ptx
+  return ptx
 
 class System:
-  def __init__(self):
+  """One machine. rdna, ptx: the executors its devices are built with (default: the real ones, imported lazily)."""
+  def __init__(self, rdna=None, ptx=None):
     self.vfs = VFS()
     self.queues:list[Queue] = []
     self._watch_starts:list[int] = []
@@ -29,7 +48,8 @@ class System:
     self._running = False
     self._windows:dict[int, tuple[int, Callable, Callable]] = {}
     self.devices:dict[str, list] = {}  # vendor -> device models, filled by drivers
-    for name in DRIVERS: importlib.import_module(name).install(self)
+    self.rdna = rdna if rdna is not None else Executor(_rdna)
+    self.ptx = ptx if ptx is not None else Executor(_ptx)
 
   # *** doorbells and MMIO ***
   def watch(self, addr:int, size:int, callback:Callable[[int, int], None]):
@@ -85,24 +105,26 @@ class System:
         for q in list(self.queues): progress |= bool(q.step())
     finally: self._running = False
 
-# launches, waves/threads, instructions and seconds per ISA, for the demo and the benchmarks. Process-wide, not per
+# launches, waves/threads, instructions and seconds per ISA, for the demo and the benchmarks: the executors' `launch`
+# and `kernel_ran` reports (events.notify), counted from the moment this module is imported. Process-wide, not per
 # System: MOCK+CUDA launches kernels without the HCQ machine.
 stats:collections.Counter = collections.Counter()
 _KEYS:dict[str, tuple[str, ...]] = {}
 
-def record_launch(isa:str, groups:int, instructions:int, seconds:float, thread_instructions:int|None=None):
-  """Executors report each launch: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions,
+def _count_launch(r:dict):
+  """A `launch` report: `groups` are waves (RDNA) or threads (PTX), `instructions` wave- or warp-instructions,
   `thread_instructions` (PTX) the instructions summed over the threads that executed them."""
-  if (keys:=_KEYS.get(isa)) is None:
+  if (keys:=_KEYS.get(isa:=r["isa"])) is None:
     keys = _KEYS[isa] = tuple(f"{isa}.{k}" for k in ("thread_instructions", "launches", "groups", "instructions", "seconds"))
-  if thread_instructions is not None: stats[keys[0]] += thread_instructions
+  if (ti:=r["thread_instructions"]) is not None: stats[keys[0]] += ti
   stats[keys[1]] += 1
-  stats[keys[2]] += groups
-  stats[keys[3]] += instructions
-  stats[keys[4]] += seconds
+  stats[keys[2]] += r["groups"]
+  stats[keys[3]] += r["instructions"]
+  stats[keys[4]] += r["seconds"]
 
-_system:System|None = None
-def get() -> System:
-  global _system
-  if _system is None: _system = System()
-  return _system
+def _count_native(r:dict):
+  if r["native"]: stats[f"{r['isa']}.native_launches"] += 1
+
+events.listen("launch", _count_launch)
+events.listen("kernel_ran", _count_native)
+coverage.listen()

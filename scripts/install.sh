@@ -5,7 +5,8 @@
 #   libllvm19  LLVM with the AMDGPU target, tinygrad's compiler for DEV=MOCK+AMD
 #   libllvm22  LLVM 22 for gfx950 (MI350X), which LLVM 19 does not know; mockgpu points LLVM_PATH at it for that board
 #   llvm-22    its llvm-objdump, which DEBUG=7 needs to disassemble gfx950 kernels (installed without recommends)
-#   mockgpu    with its test extras (pytest, pytest-xdist, hypothesis, the NVRTC wheel for DEV=MOCK+NV / MOCK+CUDA)
+#   mockgpu    with its test extras (pytest, pytest-xdist, hypothesis, the NVRTC wheel for DEV=MOCK+NV / MOCK+CUDA) and the
+#              `cpu` extra (unicorn, capstone: DEV=MOCK+CPU, the arm64 CPU lane, which CI tests; llvm-22's llvm-objdump is its DEBUG=7 objdump)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -29,4 +30,4 @@ if [ ${#bare[@]} -gt 0 ]; then
   else echo "warning: apt has no ${bare[*]}: gfx950 (LLVM 22) will not compile, and its tests skip (mockgpu doctor says what is missing)" >&2
   fi
 fi
-python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+python3 -m pip install -q --disable-pip-version-check -e ".[test,cpu]"

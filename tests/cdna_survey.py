@@ -27,7 +27,7 @@ def main(arch:str="gfx942"):
     if key not in seen:
       seen[key] = {(type(i).__name__, decode.op_name(i)) if not isinstance(i, decode.Bad) else ("Bad", i.reason[:60]) for i in insts.values()}
     return rdna.DispatchStats(0, 0, 0.0)
-  rdna.run_dispatch = record  # pm4 looks the executor up on the module at each dispatch
+  rdna.run_dispatch = record  # the machine's executor looks run_dispatch up on the module at each dispatch
   import opcases
   from oprunner import as_numpy
   failed = []

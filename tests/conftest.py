@@ -23,6 +23,12 @@ def device_configs(boards:bool=False) -> list[str]:
   if (chosen:=os.environ.get("MOCKGPU_TEST_DEVICES")) is not None: return [d for d in chosen.split(",") if d]
   return [*CONFIGURATIONS, *(board_configs() if boards else [])]
 
+def cpu_lane_configs() -> list[str]:
+  """The arm64 CPU lane's configurations (mockgpu.config.CPU_LANES) for the smoke test and the op suite; when
+  MOCKGPU_TEST_DEVICES names the list, the lanes it names come through device_configs instead."""
+  from mockgpu.config import CPU_LANES
+  return [] if os.environ.get("MOCKGPU_TEST_DEVICES") is not None else list(CPU_LANES)
+
 def _native_launches(isa:str) -> int:
   from mockgpu import system
   return sum(v for k, v in system.stats.items() if k.endswith(".native_launches") and k.startswith(isa))
@@ -112,9 +118,13 @@ def op_runners():
 
 @pytest.fixture(scope="session")
 def diff_runners():
-  """The differential suite's workers (tests/diffcompare.py): DEV=CPU, the reference, and each configuration."""
+  """The differential suite's workers (tests/diffcompare.py): DEV=CPU, the reference, each configuration and the arm64 lane."""
   from diffcompare import Runner, reference_env
-  runners = {"CPU": Runner("CPU", reference_env()), **{dev: Runner(dev) for dev in device_configs(boards=True)}}
+  from mockgpu.config import cpu_lane_reference
+  runners = {"CPU": Runner("CPU", reference_env()),
+             **{dev: Runner(dev, reference_env() if cpu_lane_reference(dev) else None) for dev in device_configs(boards=True)},
+             # the arm64 lane compiles with the reference's clang: clang 14 has no __bf16 arithmetic for arm64 either
+             **{dev: Runner(dev, reference_env()) for dev in cpu_lane_configs()}}
   yield runners
   for r in runners.values(): r.close()
 

@@ -176,7 +176,9 @@ def test_pagemap_frames_stable_until_munmap():
 def test_functions_have_their_own_bus_names_and_bars(monkeypatch):
   monkeypatch.setenv("MOCKGPU_COUNT", "2")
   from mockgpu import system
+  from mockgpu.driver import host_pci, am_pci
   machine = system.System()
+  for driver in (host_pci, am_pci): driver.install(machine)
   buses = machine.vfs.listdir("/sys/bus/pci/devices")
   assert len(buses) == 2 and all(b.startswith(f"{os.getpid():04x}:") for b in buses)
   starts = [machine.vfs.open(f"/sys/bus/pci/devices/{b}/resource", os.O_RDONLY).read().decode().split()[0] for b in buses]

@@ -43,10 +43,9 @@ def test_builtins_untouched():
 def test_only_watched_ranges_call_back():
   p = py("""
 import ctypes, tinygrad.runtime.support.hcq as hcq, mockgpu.bridge as b
-from mockgpu import system
 page, other = (ctypes.c_uint64 * 4)(), (ctypes.c_uint32 * 4)()
 seen = []
-system.get().watch(ctypes.addressof(page), 32, lambda addr, v: seen.append((addr - ctypes.addressof(page), v)))
+b.machine().watch(ctypes.addressof(page), 32, lambda addr, v: seen.append((addr - ctypes.addressof(page), v)))
 db = hcq.MMIOInterface(ctypes.addressof(page) + 8, 8, fmt='Q')
 plain = hcq.MMIOInterface(ctypes.addressof(other), 16, fmt='I')
 db[0] = 7; plain[1] = 9

@@ -1,12 +1,12 @@
 """The CDNA boards up to the executor: soc15 PM4 and AQL queues over several XCCs (PRED_EXEC, the workgroup split),
 SDMA 4.4, and the KFD answers, driven by the in-process KFD client (test_kfd.Client) on gfx942 and gfx950 and by
 tinygrad itself in child processes (DEV=MOCKKFD+AMD:LLVM:gfx942)."""
-import ctypes, functools, json, os, sys, types
+import ctypes, functools, json, os, types
 import numpy as np
 import pytest
 from tinygrad.runtime.autogen import amdgpu_drm, amdgpu_kd, hsa, kfd
 from tinygrad.runtime.autogen.am import pm4_soc15 as pm4, sdma_4_0_0 as sdma
-from mockgpu import system
+import machines
 from mockgpu.compiler import toolchain
 from mockgpu.emulators import rdna
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
@@ -18,7 +18,7 @@ from conftest import run_tinygrad
 @pytest.fixture(autouse=True, params=["gfx942", "gfx950"])
 def board(request, monkeypatch):
   """A fresh machine of the CDNA board (MOCKGPU_AMD_BOARD; DEV names no arch here)."""
-  monkeypatch.setattr(system, "_system", None)
+  monkeypatch.setattr(machines, "current", None)
   monkeypatch.delenv("DEV", raising=False)
   monkeypatch.setenv("MOCKGPU_AMD_BOARD", request.param)
   monkeypatch.setenv("MOCKGPU_COUNT", "1")
@@ -60,7 +60,7 @@ class Recorder:
   """A stand-in for the executor that keeps every Dispatch (the real Dataclass, so its fields are the contract)."""
   def __init__(self, monkeypatch):
     self.dispatches = []
-    monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", types.SimpleNamespace(Dispatch=rdna.Dispatch, run_dispatch=self.run))
+    machines.stand_in(monkeypatch, types.SimpleNamespace(Dispatch=rdna.Dispatch, run_dispatch=self.run))
   def run(self, mem, d): self.dispatches.append(d)
 
 # *** soc15 PM4 ***
@@ -258,9 +258,9 @@ Tensor.empty(3000).realize()
 dev.synchronize()
 import gc
 from tinygrad.runtime.ops_amd import AMDProgram
-from mockgpu import system
+from mockgpu import bridge
 (prg,) = [o for o in gc.get_objects() if isinstance(o, AMDProgram)]
-(q,) = [q for q in system.get().queues if type(q).__name__ in ("PM4Queue", "AQLQueue")]
+(q,) = [q for q in bridge.machine().queues if type(q).__name__ in ("PM4Queue", "AQLQueue")]
 regs = {k: v for k, v in q.xcc_regs[0].items() if v}
 print("RESULT", json.dumps({"dispatches": seen, "aql": dev.is_aql, "scratch": dev.scratch.va_addr, "xccs": dev.xccs, "regs": regs,
                             "size_per_xcc": dev.scratch.size // dev.xccs, "prog": [prg.rsrc1, prg.rsrc2, prg.rsrc3, prg.prog_addr]}))
@@ -307,8 +307,8 @@ def test_tinygrad_copies_through_sdma_and_its_kernel_runs_on_every_xcc(board):
     from tinygrad import Tensor, Device
     x = np.arange(3 << 20, dtype=np.float32)  # 12 MiB: three 4 MiB SDMA 4.4 copies each way
     assert (Tensor(x).realize().numpy() == x).all()
-    from mockgpu import system
-    print("SDMA", sum(isinstance(q, __import__("mockgpu.emulators.sdma", fromlist=["x"]).SDMAQueue) for q in system.get().queues))
+    from mockgpu import bridge, system
+    print("SDMA", sum(isinstance(q, __import__("mockgpu.emulators.sdma", fromlist=["x"]).SDMAQueue) for q in bridge.machine().queues))
     print("ADD", ((Tensor(x) + 1).numpy() == x + 1).all(), system.stats["cdna3.launches"] + system.stats["cdna4.launches"])""",
                    env={"MOCKGPU_AMD_BOARD": ""})
   assert "SDMA 1" in p.stdout, p.stdout + p.stderr[-3000:]

@@ -1,19 +1,19 @@
 """Issue 13, the driver and device-model half: one regression test per class of hostile input the fuzzer found. Each
 asserts the modelled outcome (errno, CUresult, NV status, or a named mockgpu error whose message names the culprit)
 and that a known-good operation on the same device still gives the right answer afterwards."""
-import ctypes, errno, importlib, logging, os, struct, sys
+import ctypes, errno, importlib, logging, os, struct
 import numpy as np
 import pytest
 from tinygrad.runtime.autogen import hsa, kfd, nv_570 as nv
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
-from mockgpu import system
+import machines
 from mockgpu.errors import PacketError, Unmodelled, UnsupportedIoctl
 from test_kfd import Client, call, lohi, pkt3
 from userpages import guarded_page, unmapped_range
 
 @pytest.fixture(autouse=True)
 def fresh_machine(monkeypatch):
-  monkeypatch.setattr(system, "_system", None)
+  monkeypatch.setattr(machines, "current", None)
   monkeypatch.setenv("MOCKGPU_COUNT", "2")
 
 def release_mem(addr, value):
@@ -66,7 +66,7 @@ def test_userptr_of_unmapped_memory_is_efault():
 # *** user pointers (RM) ***
 
 def test_rm_parameters_at_a_bad_pointer_are_invalid_address():
-  vfs = system.get().vfs
+  vfs = machines.machine().vfs
   ctl = vfs.open("/dev/nvidiactl", os.O_RDWR)
   rm = ctl.drv.rm
   client = rm.alloc(0, 0, 0, nv.NV01_ROOT_CLIENT, None)
@@ -221,7 +221,7 @@ def test_write_pointer_1_shl_32_is_a_packet_error():
   q.gart.u64()[0x38 // 8] = 1 << 32
   with pytest.raises(PacketError, match=r"AMD:0 PM4 queue 0: ring offset 0x0: write pointer 0x100000000 is 4294967296 dwords ahead "
                                         r"of the read pointer .*the ring holds 1024 dwords"):
-    system.get().kick()
+    machines.machine().kick()
   assert isinstance(q.hw.error, PacketError)
   pm4_still_works(c)
 
@@ -230,7 +230,7 @@ def test_compute_num_thread_past_1024_is_a_packet_error(monkeypatch):
   q = c.queue()
   dispatches = []
   import types
-  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", types.SimpleNamespace(Dispatch=lambda **kw: kw, run_dispatch=lambda m, d: dispatches.append(d)))
+  machines.stand_in(monkeypatch, types.SimpleNamespace(Dispatch=lambda **kw: kw, run_dispatch=lambda m, d: dispatches.append(d)))
   gc = c.gpu.gc
   set_sh = lambda reg, *v: pkt3(pm4.PACKET3_SET_SH_REG, reg.addr[0] - pm4.PACKET3_SET_SH_REG_START, *v)
   init = 1 | (1 << 2) | (1 << 15)
@@ -249,7 +249,7 @@ def test_aql_empty_grid_and_null_kernarg(monkeypatch):
   import types
   from tinygrad.runtime.autogen import amdgpu_kd
   dispatches = []
-  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", types.SimpleNamespace(Dispatch=lambda **kw: kw, run_dispatch=lambda m, d: dispatches.append(d)))
+  machines.stand_in(monkeypatch, types.SimpleNamespace(Dispatch=lambda **kw: kw, run_dispatch=lambda m, d: dispatches.append(d)))
   c = Client().events()
   q, code = c.queue(kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL), c.alloc(0x1000)
   props = hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_KERNARG_SEGMENT_PTR | hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_WAVEFRONT_SIZE32
@@ -277,12 +277,9 @@ def test_constant_fill_checks_its_range_first():
 @pytest.fixture
 def qmd(monkeypatch):
   """A channel with the compute class and a recording PTX executor (tests/test_nv_gpfifo.py's), a program, a cbuf."""
-  import mockgpu.emulators
   from test_nv_gpfifo import Rig, FakePTX, PTX_TEXT, DATA, VA, encode_qmd, nvm
   fake = FakePTX()
-  monkeypatch.setitem(sys.modules, "mockgpu.emulators.ptx", fake)
-  monkeypatch.setattr(mockgpu.emulators, "ptx", fake, raising=False)
-  r = Rig()
+  r = Rig(executor=fake)
   prog, cbuf = DATA, DATA + 0x1000
   r.mem[prog:prog + len(PTX_TEXT)] = np.frombuffer(PTX_TEXT, np.uint8)
   r.mem[cbuf + 320:cbuf + 328] = np.array([2, 1], np.uint32).view(np.uint8)
@@ -362,7 +359,7 @@ def test_unsupported_features_are_unmodelled():
 
 def test_uvm_map_over_part_of_a_mapping_is_unmodelled():
   from mockgpu.driver.nv_rm import Memory
-  vfs = system.get().vfs
+  vfs = machines.machine().vfs
   ctl, uvmf = vfs.open("/dev/nvidiactl", os.O_RDWR), vfs.open("/dev/nvidia-uvm", os.O_RDWR)
   rm, uvm = ctl.drv.rm, ctl.drv.uvm
   client = rm.alloc(0, 0, 0, nv.NV01_ROOT_CLIENT, None)

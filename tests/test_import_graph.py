@@ -1,7 +1,8 @@
 """mockgpu's imports point down. Every `import` of a mockgpu module in mockgpu's source counts, those inside functions
 too (a late import is still a dependency): no module may reach itself again through others (a circle), the compiler
-(the instruction-set layers, C builds, caches) imports nothing of the emulators, drivers or machine above it, and the
-PTX layer's ground floor imports none of its backends."""
+(the instruction-set layers, C builds, caches) imports nothing of the emulators, drivers or machine above it, the
+executors reach nothing of the machine or the listeners above them, and the PTX layer's ground floor imports none of
+its backends."""
 import ast, json, os, subprocess, sys
 import pytest
 import mockgpu
@@ -12,8 +13,6 @@ PKG = os.path.dirname(os.path.abspath(mockgpu.__file__))
 # edges outside the PTX layer that close a circle or point up, left to the parts of issue 11 that move those files;
 # each goes with its fix. Any other one fails the tests below.
 KNOWN = {
-  ("mockgpu.replay", "mockgpu.emulators.rdna"): "`mockgpu replay FILE` re-runs a dispatch on the executor that recorded it",
-  ("mockgpu.replay", "mockgpu.emulators.ptx"): "`mockgpu replay FILE` re-runs a launch on the executor that recorded it",
   ("mockgpu.emulators.rdna", "mockgpu.emulators.rdna.executor"): "the RDNA package runs dispatches through its executor",
   ("mockgpu.driver.nvidia", "mockgpu.driver.nv_rm"): "/dev/nvidia* opens the RM driver built on nvidia.py's constants",
   ("mockgpu.driver.nv_rm", "mockgpu.driver.nv_uvm"): "RM hands /dev/nvidia-uvm to the UVM model built on it",
@@ -21,6 +20,12 @@ KNOWN = {
 # what the compiler may import outside itself: the ground under every part
 COMPILER_MAY_IMPORT = ("mockgpu.errors", "mockgpu.config", "mockgpu",
                        "mockgpu.memory")  # the address space every ISA's code reads and writes; it imports only errors
+# the executors (run what the backends produce, return their stats) and what they must never reach, directly or through
+# others: the machine and its composition, the drivers, the listeners of their reports (coverage, the debugger, the
+# tracer) and the replay runner. Executors report on the event bus (events.notify) and are handed to devices.
+EXECUTORS = ("mockgpu.emulators.rdna", "mockgpu.emulators.ptx")
+ABOVE_EXECUTORS = ("mockgpu.system", "mockgpu.bridge", "mockgpu.coverage", "mockgpu.replay_runner", "mockgpu.debug", "mockgpu.driver",
+                   "mockgpu.trace", "mockgpu.timeline", "mockgpu.pytest_plugin", "mockgpu.cli", "mockgpu.demo")
 PTX_GROUND = ("syntax", "types", "parser", "inline", "validity", "layout", "blocks", "semantics")
 
 def modules() -> dict[str, str]:
@@ -73,6 +78,25 @@ def test_the_compiler_imports_nothing_above_it():
         if not t.startswith("mockgpu.compiler") and t not in COMPILER_MAY_IMPORT}
   assert up == set()
 
+def reached(g:dict[str, set[str]], starts) -> set[str]:
+  """Every module the modules in `starts` import, directly or through others."""
+  seen, todo = set(), list(starts)
+  while todo:
+    for t in g[todo.pop()] - seen: seen.add(t); todo.append(t)
+  return seen
+
+def executors_reach_up(g:dict[str, set[str]]) -> set[str]:
+  starts = [m for m in g if m.startswith(EXECUTORS)]
+  return {t for t in reached(g, starts) if t.startswith(ABOVE_EXECUTORS)}
+
+def test_the_executors_reach_nothing_above_them():
+  assert executors_reach_up(graph()) == set()
+
+def test_the_executor_check_sees_an_upward_reach():
+  g = graph()
+  g["mockgpu.replay"] = g["mockgpu.replay"] | {"mockgpu.system"}  # a record that reported a launch to the machine
+  assert "mockgpu.system" in executors_reach_up(g)
+
 def test_the_ptx_ground_floor_imports_no_backend():
   g = graph()
   ground = [f"mockgpu.compiler.ptx.{m}" for m in PTX_GROUND]
@@ -85,7 +109,7 @@ def test_the_checks_see_a_circle_and_a_late_import():
   g = graph()
   g["mockgpu.compiler.ptx.types"] = g["mockgpu.compiler.ptx.types"] | {"mockgpu.compiler.ptx.semantics"}
   assert any("mockgpu.compiler.ptx.types" in c and "mockgpu.compiler.ptx.semantics" in c for c in circles(g))
-  got = imports(os.path.join(PKG, "replay.py"), set(modules()))   # `from mockgpu.emulators import ptx` inside _run
+  got = imports(os.path.join(PKG, "replay_runner.py"), set(modules()))   # `from mockgpu.emulators import ptx` inside _run
   assert "mockgpu.emulators.ptx" in got and "mockgpu.errors" in got
 
 @pytest.mark.parametrize("edge", sorted(KNOWN))

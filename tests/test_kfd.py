@@ -9,7 +9,7 @@ import pytest
 from tinygrad.runtime.autogen import kfd, amdgpu_drm
 from tinygrad.runtime.autogen.am import am
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
-from mockgpu import system
+import machines
 from mockgpu.emulators.amd_gpu import host_mmap
 from mockgpu.errors import UnsupportedIoctl
 
@@ -34,8 +34,9 @@ class Buffer:
   def u64(self): return (ctypes.c_uint64 * (self.size // 8)).from_address(self.va)
 
 class Client:
-  def __init__(self, gpu_index:int=0):
-    self.sys = system.get()
+  """A process's KFD client on `machine` (default: the test's machine, tests/machines.py)."""
+  def __init__(self, gpu_index:int=0, machine=None):
+    self.sys = machine if machine is not None else machines.machine()
     self.kfd = self.sys.vfs.open("/dev/kfd", os.O_RDWR)
     self.drv = self.kfd.driver
     self.gpu = self.drv.gpus[gpu_index]
@@ -108,15 +109,15 @@ class Queue:
 
 @pytest.fixture(autouse=True)
 def fresh_machine(monkeypatch):
-  """Each test gets its own mock machine (system.get() builds a new one)."""
-  monkeypatch.setattr(system, "_system", None)
+  """Each test gets its own mock machine (machines.machine() builds a new one)."""
+  monkeypatch.setattr(machines, "current", None)
   monkeypatch.setenv("MOCKGPU_COUNT", "2")
 
-def read(path:str) -> str: return system.get().vfs.open(path, os.O_RDONLY).read().decode()
+def read(path:str) -> str: return machines.machine().vfs.open(path, os.O_RDONLY).read().decode()
 
 def test_topology_lists_cpu_then_gpus():
   nodes = "/sys/devices/virtual/kfd/kfd/topology/nodes"
-  assert system.get().vfs.listdir(nodes) == ["0", "1", "2"]
+  assert machines.machine().vfs.listdir(nodes) == ["0", "1", "2"]
   assert int(read(f"{nodes}/0/gpu_id")) == 0
   ids = [int(read(f"{nodes}/{n}/gpu_id")) for n in ("1", "2")]
   assert all(ids) and len(set(ids)) == 2
@@ -132,7 +133,7 @@ def test_ip_discovery_matches_navi31():
   base = "/sys/class/drm/renderD128/device/ip_discovery/die/0"
   ver = lambda hwid: tuple(int(read(f"{base}/{hwid}/0/{p}")) for p in ("major", "minor", "revision"))
   assert ver(am.GC_HWID) == (11, 0, 0) and ver(am.SDMA0_HWID) == (6, 0, 0) and ver(am.NBIF_HWID) == (4, 3, 0)
-  assert str(am.GC_HWID) in system.get().vfs.listdir(base)
+  assert str(am.GC_HWID) in machines.machine().vfs.listdir(base)
   assert read("/sys/class/drm/renderD128/device/device").strip() == "0x744c"
 
 def test_get_version_and_unknown_ioctls():

@@ -1,10 +1,11 @@
 """The NVIDIA command processor in-process: GPFIFO entries, method headers, host semaphores, the copy class, QMD decoding."""
-import struct, sys, time, types
+import struct, time, types
 import numpy as np
 import pytest
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu.errors import PacketError, GPUPageFault, UnsupportedInstruction
 from mockgpu import boards
+from mockgpu.system import System
 from mockgpu.emulators.nv_gpu import NVGPU, QMD, qmd_fields, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup, acquired, GP_GET, GP_PUT
 
@@ -16,8 +17,9 @@ def hdr(op, count, subch, mthd): return (op << 29) | (count << 16) | (subch << 1
 def nvm(subch, mthd, *args): return [hdr(INC, len(args), subch, mthd), *args]
 
 class Rig:
-  def __init__(self, model=boards.DEFAULT_NV_BOARD):
-    self.gpu = NVGPU(0, boards.nv_board(model))
+  def __init__(self, model=boards.DEFAULT_NV_BOARD, executor=None):
+    machine = System()
+    self.gpu = NVGPU(0, boards.nv_board(model), machine, executor if executor is not None else machine.ptx)
     self.mem = np.zeros(SIZE, np.uint8)
     self.gpu.mem.map(VA, SIZE, host=self.mem.ctypes.data)
     self.userd, self.notifier = np.zeros(128, np.uint32), np.zeros(16, np.uint8)
@@ -215,10 +217,7 @@ def encode_qmd(vals:dict) -> bytes:
 PTX_TEXT = b".version 8.0\n.target sm_89\n.visible .entry E_3(.param .u64 data0, .param .u64 data1, .param .u32 var0) { ret; }\n\0"
 
 def qmd_rig(monkeypatch, fake):
-  import mockgpu.emulators
-  monkeypatch.setitem(sys.modules, "mockgpu.emulators.ptx", fake)
-  monkeypatch.setattr(mockgpu.emulators, "ptx", fake, raising=False)
-  r = fake.rig = Rig()
+  r = fake.rig = Rig(executor=fake)
   prog, cbuf, qmd0, qmd1 = DATA, DATA + 0x1000, DATA + 0x2000, DATA + 0x2100
   r.mem[prog:prog + len(PTX_TEXT)] = np.frombuffer(PTX_TEXT, np.uint8)
   r.mem[cbuf + 320:cbuf + 328] = np.array([2, 1], np.uint32).view(np.uint8)

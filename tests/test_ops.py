@@ -4,9 +4,10 @@ each result compared with DEV=CPU, and every instruction of its kernels (RDNA, P
 (instruction coverage, mockgpu/coverage.py)."""
 import numpy as np
 import pytest
-from conftest import device_configs
+from conftest import device_configs, cpu_lane_configs
 from opcases import CASES, spec_for
 from mockgpu import coverage
+from mockgpu.config import cpu_lane_reference
 
 def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
   assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
@@ -25,7 +26,7 @@ def assert_same(got:np.ndarray, want:np.ndarray, spec:dict, what:str):
     np.testing.assert_allclose(got.astype(np.float64), w64, rtol=spec["rtol"], atol=atol, equal_nan=True,
                                err_msg=f"{what} ({spec['why']})")
 
-@pytest.mark.parametrize("dev", device_configs(boards=True))
+@pytest.mark.parametrize("dev", device_configs(boards=True) + cpu_lane_configs())
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op(op_runners, dev, name):
   runner = op_runners(dev)
@@ -35,5 +36,9 @@ def test_op(op_runners, dev, name):
   missing = coverage.unimplemented(records)
   assert not missing, f"{name} on {dev}: the compiler emitted instructions mockgpu does not implement: {missing}"
   got, want = rest
+  if (native:=cpu_lane_reference(dev)) is not None:  # the arm64 lane: the reference is native DEV=CPU (same renderer), its own worker
+    status, *ref = op_runners(native).run(name)
+    assert status == "ok", ref[0]
+    want = ref[0]
   assert len(got) == len(want)
   for i, (g, w) in enumerate(zip(got, want)): assert_same(g, w, spec_for(name, dev), f"{name}[{i}] on {dev}")

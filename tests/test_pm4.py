@@ -1,15 +1,15 @@
 """The PM4 compute command processor, driven through a real KFD compute queue (ring, read/write pointers, doorbell)."""
-import ctypes, sys, time, types
+import ctypes, time, types
 import pytest
 from tinygrad.runtime.autogen import amdgpu_kd, hsa, kfd
 from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
-from mockgpu import system
+import machines
 from mockgpu.errors import GPUPageFault, PacketError
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from test_kfd import Client, pkt3, lohi
 
 @pytest.fixture(autouse=True)
-def fresh_machine(monkeypatch): monkeypatch.setattr(system, "_system", None)
+def fresh_machine(monkeypatch): monkeypatch.setattr(machines, "current", None)
 
 @pytest.fixture
 def q():
@@ -49,10 +49,10 @@ def test_wait_reg_mem_blocks_until_memory_is_written(q):
   q.submit(wait_mem(buf.va, 5) + release_mem(buf.va + 8, 99, 1))
   assert buf.u32()[2] == 0 and q.rptr == 0  # stopped at the wait, which is not consumed
   buf.u32()[0] = 4
-  system.get().kick()
+  machines.machine().kick()
   assert buf.u32()[2] == 0
   buf.u32()[0] = 5
-  system.get().kick()
+  machines.machine().kick()
   assert buf.u32()[2] == 99 and q.rptr == q.put
 
 @pytest.mark.parametrize("func,value,ok", [(0, 0, True), (1, 5, True), (1, 4, False), (2, 4, True), (2, 3, False), (3, 4, True), (3, 5, False),
@@ -86,7 +86,7 @@ def test_indirect_buffer_and_pred_exec(q):
   q.submit(pkt3(pm4.PACKET3_INDIRECT_BUFFER, *lohi(ib.va), len(body) | pm4.INDIRECT_BUFFER_VALID) + release_mem(c.buf.va + 16, 10, 1))
   assert list(c.buf.u32()[:5]) == [7, 0, 0, 0, 0]  # blocked inside the IB: the ring packet after it waits too
   c.buf.u32()[3] = 1
-  system.get().kick()
+  machines.machine().kick()
   assert list(c.buf.u32()[:5]) == [7, 0, 9, 1, 10]
 
 def test_event_write_and_acquire_mem_are_accepted(q):
@@ -137,7 +137,7 @@ def dispatch_cmds(gc, pgm, scratch, user, grid, local):
 
 def test_dispatch_direct_collects_the_registers(q, monkeypatch):
   ex = FakeExecutor()
-  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", ex.module())
+  machines.stand_in(monkeypatch, ex.module())
   pgm, scratch = 0x7f12_3456_7800, 0x7f00_0000_1000
   q.submit(dispatch_cmds(q.c.gpu.gc, pgm, scratch, [5, 6, 7], (4, 2, 1), (32, 2, 1)))
   (d,) = ex.dispatches
@@ -146,7 +146,7 @@ def test_dispatch_direct_collects_the_registers(q, monkeypatch):
   assert d.grid == (4, 2, 1) and d.block == (32, 2, 1) and d.wave32
 
 def test_dispatch_page_fault_fires_the_memory_event(q, monkeypatch, caplog):
-  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", FakeExecutor(fault=0x1234_5678).module())
+  machines.stand_in(monkeypatch, FakeExecutor(fault=0x1234_5678).module())
   mailbox = q.c.buf.va
   q.submit(dispatch_cmds(q.c.gpu.gc, 0x1000, 0, [0], (1, 1, 1), (1, 1, 1)) + release_mem(mailbox, 1, 1))  # a fault does not raise here
   assert q.c.buf.u32()[0] == 0  # the queue stopped at the dispatch
@@ -192,7 +192,7 @@ def test_aql_invalid_header_waits_for_the_packet(aql):
   aql.submit([hsa.HSA_PACKET_TYPE_INVALID] + pkt[1:])  # the write pointer moved, the header is not published yet
   assert c.buf.u32()[0] == 0 and aql.rptr == 0
   aql.ring.u32()[0] = pkt[0]
-  system.get().kick()
+  machines.machine().kick()
   assert c.buf.u32()[0] == 13 and aql.rptr == 1
 
 def test_aql_unknown_packet_type(aql):
@@ -202,7 +202,7 @@ def test_aql_unknown_packet_type(aql):
 def test_aql_kernel_dispatch_takes_the_kernel_descriptor(aql, monkeypatch):
   c = aql.c
   ex = FakeExecutor()
-  monkeypatch.setitem(sys.modules, "mockgpu.emulators.rdna", ex.module())
+  machines.stand_in(monkeypatch, ex.module())
   code = c.alloc(0x1000)
   props = (hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_DISPATCH_PTR | hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_KERNARG_SEGMENT_PTR |
            hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_WAVEFRONT_SIZE32)

@@ -4,7 +4,7 @@ purpose in a child process; the replay runs in another child with the same break
 import os, re, subprocess, sys, textwrap
 import numpy as np
 import pytest
-from mockgpu import replay
+from mockgpu import replay, replay_runner
 from mockgpu.errors import EmulatorBug, GPUPageFault
 
 # each break is applied by the child script before tinygrad (or `mockgpu replay`) runs
@@ -139,13 +139,13 @@ def test_memory_snapshot(broken_xor, monkeypatch, snapshot, capsys):
   out, bug = _launch(f"snapshot {snapshot}")
   assert isinstance(bug.__cause__, IndexError) and bug.path == "numpy" and bug.symbol == "k"
   assert re.search(r"at: PTX line 14: xor\.b32 %r1, %r0, 1;", str(bug)) and (out == 7).all()
-  rec = replay.load(bug.replay_file)
+  rec = replay_runner.load(bug.replay_file)
   assert rec["memory_state"] == snapshot and rec["cause"] == ("IndexError", "list index out of range")
   mem = replay.restore(rec["memory"])
   seen = mem.read(out.ctypes.data, out.nbytes)
   assert seen == (bytes(out.nbytes) if snapshot == "start" else out.tobytes())  # start: before the kernel's store
   for k, v in rec["settings"].items(): monkeypatch.setenv(k, v)  # replay sets them: undone after the test
-  assert replay.replay(bug.replay_file) == 1
+  assert replay_runner.replay(bug.replay_file) == 1
   printed = capsys.readouterr().out
   assert str(bug) in printed and "reproduced: the same cause as recorded" in printed
 

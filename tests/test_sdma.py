@@ -3,13 +3,13 @@ import ctypes, os, time
 import pytest
 from tinygrad.runtime.autogen import kfd
 from tinygrad.runtime.autogen.am import sdma_6_0_0 as sdma
-from mockgpu import system
+import machines
 from mockgpu.errors import PacketError
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from test_kfd import Client, lohi
 
 @pytest.fixture(autouse=True)
-def fresh_machine(monkeypatch): monkeypatch.setattr(system, "_system", None)
+def fresh_machine(monkeypatch): monkeypatch.setattr(machines, "current", None)
 
 @pytest.fixture
 def q():

@@ -1,14 +1,14 @@
 """tinygrad's own smoke test, test/test_tiny.py from the tinygrad 0.14.0 sdist, on every mock device configuration
-and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1201, gfx942, gfx950), and on
-tinygrad's own driver AM over the mock PCI function (DEV=MOCKPCI+AMD, MOCKPCI+AMD:LLVM:gfx1201) and over the mock
-ASM2464 USB bridge (GMMU=0 DEV=MOCKUSB+AMD).
+and every other AMD board mockgpu runs (conftest.board_configs: DEV=MOCKKFD+AMD:LLVM:gfx1201, gfx942, gfx950), the arm64
+CPU lane (DEV=MOCK+CPU, MOCK+CPU:LLVM), and tinygrad's own driver AM over the mock PCI function (DEV=MOCKPCI+AMD,
+MOCKPCI+AMD:LLVM:gfx1201) and over the mock ASM2464 USB bridge (GMMU=0 DEV=MOCKUSB+AMD).
 
 It runs from a directory outside any tinygrad checkout (only the one file is there), so the MOCK modules can only come
 from mockgpu. The only skips allowed are tinygrad's own (its test skips image tests unless DEV is CL).
 """
 import os, re, subprocess, sys, tarfile
 import pytest
-from conftest import device_configs
+from conftest import device_configs, cpu_lane_configs
 
 TINYGRAD_SKIPS = {"image only supported on CL"}
 
@@ -29,7 +29,8 @@ def test_tiny(tmp_path_factory) -> str:
 AM_CONFIGS = ["MOCKPCI+AMD", "MOCKPCI+AMD:LLVM:gfx1201", "MOCKUSB+AMD"]
 ENV = {"MOCKUSB+AMD": {"GMMU": "0"}}   # tinygrad's CI runs AM over USB with GMMU=0
 
-@pytest.mark.parametrize("dev", device_configs(boards=True) + ([] if os.environ.get("MOCKGPU_TEST_DEVICES") else AM_CONFIGS))
+@pytest.mark.parametrize("dev", device_configs(boards=True) + cpu_lane_configs()
+                         + ([] if os.environ.get("MOCKGPU_TEST_DEVICES") else AM_CONFIGS))
 def test_tiny_passes(test_tiny, dev):
   p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "test_tiny.py"], cwd=test_tiny,
                      env={**os.environ, "DEV": dev, **ENV.get(dev, {})}, capture_output=True, text=True, timeout=1500)

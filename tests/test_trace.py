@@ -258,9 +258,9 @@ def test_bus_subscribe_unsubscribe_and_a_failing_listener(caplog):
 # *** waits (a blocked packet's span) ***
 
 def test_wait_span_covers_the_blocked_time(monkeypatch):
-  from mockgpu import system
+  import machines
   from test_pm4 import Client, wait_mem, release_mem
-  monkeypatch.setattr(system, "_system", None)
+  monkeypatch.setattr(machines, "current", None)
   c = Client().events()
   c.buf = c.alloc(0x1000)
   q = c.queue()
@@ -270,7 +270,7 @@ def test_wait_span_covers_the_blocked_time(monkeypatch):
     q.submit(wait_mem(c.buf.va, 5) + release_mem(c.buf.va + 8, 99, 1))
     blocked_at = events.now()
     c.buf.u32()[0] = 5
-    system.get().kick()
+    machines.machine().kick()
   finally: events.unsubscribe(seen.append)
   w = of(seen, "wait")
   assert len(w) == 1 and w[0]["op"] == "WAIT_REG_MEM" and w[0]["address"] == c.buf.va and w[0]["reference"] == 5

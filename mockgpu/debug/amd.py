@@ -19,7 +19,6 @@ from mockgpu.memory import AddressSpace
 from mockgpu.compiler.rdna import decode
 from mockgpu.compiler.rdna.operands import EXEC, VCC, SCC, M0
 from mockgpu.emulators.rdna import executor
-from mockgpu import system
 from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats
 from mockgpu.debug.target import Change, DebugTarget, Delta, MemoryWrite, Unit
 
@@ -241,9 +240,7 @@ def run_debugged(session, mem:AddressSpace, d:Dispatch) -> DispatchStats|None:
   if not session.debugs(name): return None
   target = AMDTarget(mem, d, name)
   seconds = session.run(target)
-  stats = DispatchStats(len(target.groups) * target.waves_per_group, target.steps, seconds)
-  system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
-  return stats
+  return DispatchStats(len(target.groups) * target.waves_per_group, target.steps, seconds)  # the executor reports it
 
 def attach(run):
   """Install run(mem, d) -> DispatchStats|None as the executor's debug hook; returns what was installed before."""

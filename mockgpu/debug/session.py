@@ -97,13 +97,14 @@ class Session:
   # *** attaching ***
   def __enter__(self) -> Session:
     """Attach to both executors' debug hooks (imported here: a session may be built before any device exists)."""
-    from mockgpu.debug import amd
-    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)), ptx_adapter().attach(self))
+    from mockgpu.debug import amd, cpu_target
+    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)), ptx_adapter().attach(self), cpu_target.attach(self))
     return self
   def __exit__(self, *exc):
-    from mockgpu.debug import amd
+    from mockgpu.debug import amd, cpu_target
     amd.detach(self._attached[0])
     ptx_adapter().detach(self._attached[1])
+    cpu_target.detach(self._attached[2])
 
   # *** running a debugged dispatch ***
   def run(self, target:DebugTarget) -> float:

@@ -13,7 +13,7 @@ def disassembly(t:DebugTarget, before:int=3, after:int=5) -> str:
 
 def where(t:DebugTarget) -> str:
   g, w = t.selected
-  group, unit = ("CTA", "warp") if t.isa == "ptx" else ("workgroup", "wave")
+  group, unit = ("CTA", "warp") if t.isa == "ptx" else ("core_id", "thread") if t.isa == "arm64" else ("workgroup", "wave")
   return f"{t.kernel} [{t.isa}]: {group} {g} {unit} {w} of {len(t.units())} {unit}s; {t.location()}"
 
 def masks(t:DebugTarget) -> str:
@@ -24,6 +24,9 @@ def masks(t:DebugTarget) -> str:
 def sgprs(t:DebugTarget, count:int|None=None) -> str:
   """s0.. up to the last non-zero one below VCC (or count), eight to a line, then the masks (RDNA); the per-lane
   registers' values in lane 0 (other targets)."""
+  if t.isa == "arm64":
+    from mockgpu.debug.cpu_target import registers_text
+    return registers_text(t)
   if "s" not in t.registers(): return lane_registers(t, 0)
   s = t.registers()["s"][:106]
   last = int(np.flatnonzero(s)[-1]) + 1 if count is None and s.any() else (count or 8)

@@ -14,7 +14,7 @@ error state (KFD devices cannot recover). The mock itself stays healthy: the oth
 from __future__ import annotations
 import ctypes, errno, functools, logging, os, time
 from tinygrad.runtime.autogen import kfd, amdgpu_drm, hsa
-from mockgpu import config, events, system as system_mod
+from mockgpu import config, events
 from mockgpu.driver import amd_sysfs
 from mockgpu.boards import selected_amd_board
 from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user, user_struct
@@ -67,10 +67,12 @@ class Event:
   def is_signal(self) -> bool: return self.type in (kfd.KFD_IOC_EVENT_SIGNAL, kfd.KFD_IOC_EVENT_DEBUG_EVENT)
 
 class KFD:
-  """The process's view of amdkfd: its GPUs, buffer objects, events and queues."""
-  def __init__(self, count:int):
-    self.board = selected_amd_board()  # every mock AMD GPU of the process is this board
-    self.gpus = [AMDGPU(i, amd_sysfs.gpu_id(i), amd_sysfs.gpu_properties(i, self.board), self.board) for i in range(count)]
+  """The process's view of amdkfd: its GPUs, buffer objects, events and queues, on `machine` (system.System), whose
+  RDNA executor each GPU is built with."""
+  def __init__(self, machine, count:int):
+    self.machine, self.board = machine, selected_amd_board()  # every mock AMD GPU of the process is this board
+    self.gpus = [AMDGPU(i, amd_sysfs.gpu_id(i), amd_sysfs.gpu_properties(i, self.board), self.board, machine, machine.rdna)
+                 for i in range(count)]
     for gpu in self.gpus: gpu.on_interrupt, gpu.on_fault = self._interrupt, self._fault
     self.gtt = Pool("mockgpu-gtt", GTT_SIZE)
     self.bos:dict[int, BO] = {}
@@ -293,7 +295,7 @@ class KFD:
     activated = [False] * len(evs)
     deadline = time.monotonic() + min(WAIT_SLICE_S, (a.timeout if a.timeout != INFINITE else 1 << 30) / 1000)
     while True:
-      system_mod.get().kick()
+      self.machine.kick()
       self._emulated_fault(evs)
       for i, ev in enumerate(evs):
         if not activated[i] and ev.signaled: activated[i], ev.signaled = True, not ev.auto_reset  # a wait consumes an auto-reset signal
@@ -351,7 +353,7 @@ class KFD:
       gpu = self.gpu((offset >> MMAP_GPU_ID_SHIFT) & 0xffff, "mmap of doorbells")
       if size != gpu.doorbells.size: raise _err(errno.EINVAL, f"/dev/kfd: doorbell mmap of 0x{size:x} bytes, the region is 0x{gpu.doorbells.size:x}")
       addr = gpu.doorbells.map_at(start, size, prot, flags, 0)
-      system_mod.get().watch(addr, size, lambda at, value, base=addr, gpu=gpu: gpu.ring_doorbell(at - base, value))
+      self.machine.watch(addr, size, lambda at, value, base=addr, gpu=gpu: gpu.ring_doorbell(at - base, value))
       return addr
     if kind == MMAP_TYPE_EVENTS:
       if self.signal_page is None: raise _err(errno.EINVAL, "/dev/kfd: mmap of the event page before any signal event exists")
@@ -425,7 +427,8 @@ def _open_kfd(driver:KFD, path:str, flags:int) -> KFDHandle:
   return KFDHandle(driver, path, flags)
 
 def install(system):
-  driver = KFD(config.gpu_count())
+  """Register /dev/kfd, the render nodes and the sysfs topology on the machine `system` (system.System)."""
+  driver = KFD(system, config.gpu_count())
   system.devices["amd"] = driver.gpus
   system.vfs.claim("/dev/kfd")
   system.vfs.add_device("/dev/kfd", lambda path, flags: _open_kfd(driver, path, flags))

@@ -16,7 +16,7 @@ NV_ESC_RM_MAP_MEMORY naming that node's fd asked for, as the real driver does.
 from __future__ import annotations
 import ctypes, errno, functools, itertools, logging, mmap, os
 from tinygrad.runtime.autogen import nv_570 as nv
-from mockgpu import config, events, system
+from mockgpu import config, events
 from mockgpu.boards import selected_nv_board
 from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
 from mockgpu.vfs import Handle
@@ -112,7 +112,7 @@ class Usermode(Object):
     super().__init__(handle, cls, parent)
     self.size, self.host, self.watched = USERMODE_SIZE, host_alloc(USERMODE_SIZE), []
   def mapped(self, addr:int):
-    system.get().watch(addr, self.size, lambda a, v, base=addr: self.write(a - base, v))
+    self.gpu.machine.watch(addr, self.size, lambda a, v, base=addr: self.write(a - base, v))
     self.watched.append(addr)
   def write(self, offset:int, value:int):
     if offset != DOORBELL: raise Unmodelled(f"mockgpu {self.gpu.name}: usermode register 0x{offset:x} is not modelled")
@@ -120,13 +120,14 @@ class Usermode(Object):
     if events.enabled: events.emit("doorbell", self.gpu.name, ch.name, offset=offset, value=value)
     ch.doorbell()
     try:
-      system.get().kick()
-      if errors:=[e for gpu in system.get().devices["nv"] for e in gpu.take_errors()]: raise errors[0]
+      machine = self.gpu.machine
+      machine.kick()
+      if errors:=[e for gpu in machine.devices["nv"] for e in gpu.take_errors()]: raise errors[0]
     except Exception:
       ch.submission_failed()
       raise
   def free(self):
-    for addr in self.watched: system.get().unwatch(addr)
+    for addr in self.watched: self.gpu.machine.unwatch(addr)
     _libc.munmap(self.host, self.size)
 
 class GroupObject(Object):
@@ -140,11 +141,11 @@ class ChannelObject(Object):
     super().__init__(handle, cls, parent)
     self.channel = channel
     self.gpu.channels[channel.chid] = channel
-    system.get().add_queue(channel)
+    self.gpu.machine.add_queue(channel)
   def free(self):
     self.gpu.channels.pop(self.channel.chid, None)
     self.channel.group.channels.remove(self.channel)
-    system.get().remove_queue(self.channel)
+    self.gpu.machine.remove_queue(self.channel)
 
 class Debugger(Object): pass
 
@@ -473,7 +474,7 @@ class Driver:
     """The GPUs are built on first use, so an unknown NVIDIA board fails NVIDIA opens only, never the AMD mock."""
     if self._rm is None:
       board = selected_nv_board()
-      self._rm = RM([NVGPU(i, board) for i in range(config.gpu_count())])
+      self._rm = RM([NVGPU(i, board, self.system, self.system.ptx) for i in range(config.gpu_count())])
       from mockgpu.driver.nv_uvm import UVM  # nv_uvm builds on this module
       self.uvm = UVM(self._rm, self.files.get)
       self.system.devices["nv"] = self._rm.gpus

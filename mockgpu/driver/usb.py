@@ -8,18 +8,22 @@ asynchronous forms, which complete at once and in order (bulk_wait returns at on
 """
 from __future__ import annotations
 import itertools, os
-from mockgpu import config, system
+from mockgpu import config
 from mockgpu.errors import Unmodelled
 
 VENDOR, PRODUCT = 0xADD1, 0x0001
 
+def _machine():
+  from mockgpu.bridge import machine   # the process's machine; MockUSB3 is used only under tinygrad, after the bridge
+  return machine()
+
 def _gpus() -> list:
-  machine = system.get()
+  machine = _machine()
   if not hasattr(machine, "usb_gpus"): machine.usb_gpus = [None] * config.gpu_count()
   return machine.usb_gpus
 
 def _bridge(index:int):
-  gpus, machine = _gpus(), system.get()
+  gpus, machine = _gpus(), _machine()
   if gpus[index] is None:
     from mockgpu.boards import selected_amd_board
     from mockgpu.emulators.am.device import AMDevice

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes, errno, functools, importlib, logging, mmap, os, time, weakref
 from mockgpu.memory import AddressSpace
 from mockgpu.errors import GPUPageFault, KernelTrap, PacketError, Unmodelled
-from mockgpu import events, system
+from mockgpu import events
 
 log = logging.getLogger("mockgpu")
 PAGE = 0x1000
@@ -99,11 +99,13 @@ def gpu_clock() -> int:
   return time.perf_counter_ns() // 10
 
 class AMDGPU:
-  """One GPU as the driver model sees it."""
+  """One GPU as the driver model sees it. Built with its machine (system.System: where its queues run and its
+  doorbells wake them) and its executor (the RDNA executor: Dispatch, run_dispatch), as a QEMU device gets its bus."""
   DOORBELL_PAGES = 2  # the process's doorbell region on one GPU: 2 pages of 64-bit doorbells, as KFD maps it
 
-  def __init__(self, index:int, gpu_id:int, props:dict, board):
+  def __init__(self, index:int, gpu_id:int, props:dict, board, machine, executor):
     self.index, self.gpu_id, self.props, self.name, self.board = index, gpu_id, props, f"AMD:{index}", board
+    self.machine, self.executor = machine, executor
     vram_size = board.vram_size
     self.mem = AddressSpace(self.name)
     self.vram = Pool(f"mockgpu-{self.name}-vram", vram_size)
@@ -119,12 +121,12 @@ class AMDGPU:
   def add_queue(self, queue, doorbell_offset:int):
     self.queues[queue.queue_id] = queue
     self.doorbell_queues[doorbell_offset] = queue
-    system.get().add_queue(queue)
+    self.machine.add_queue(queue)
 
   def remove_queue(self, queue_id:int):
     queue = self.queues.pop(queue_id)
     self.doorbell_queues = {k: q for k, q in self.doorbell_queues.items() if q is not queue}
-    system.get().remove_queue(queue)
+    self.machine.remove_queue(queue)
 
   def ring_doorbell(self, offset:int, value:int):
     """A doorbell write at `offset` in the doorbell page wakes the machine. The queue reads its new write pointer from
@@ -133,7 +135,7 @@ class AMDGPU:
       log.warning("%s: doorbell write 0x%x at offset 0x%x rings no queue", self.name, value, offset)
       return
     if events.enabled: events.emit("doorbell", self.name, self.doorbell_queues[offset & ~7].name, offset=offset, value=value)
-    system.get().kick()
+    self.machine.kick()
 
   def interrupt(self, ctxid:int, valid_bits:int):
     """An interrupt to the host with a context id of which the source delivers `valid_bits` bits (CP: 23, SDMA: 28)."""

@@ -28,8 +28,10 @@ class Fault:
   where:str
 
 class NVGPU:
-  def __init__(self, index:int, board:NVBoard):
-    self.index, self.board = index, board
+  """One GPU, built with its machine (system.System: where its channels run) and its executor (the PTX executor:
+  load_module, launch, launch_fields), as a QEMU device gets its bus."""
+  def __init__(self, index:int, board:NVBoard, machine, executor):
+    self.index, self.board, self.machine, self.executor = index, board, machine, executor
     self.mem = AddressSpace(f"NV:{index}")
     self.kernels:dict[int, tuple[bytes, object]] = {}  # program address -> (its PTX text + NUL, parsed kernel)
     self.uuid = hashlib.md5(f"mockgpu {board.name} {index}".encode()).digest()
@@ -285,19 +287,18 @@ def kernel_params(kernel, cbuf:np.ndarray, first:int, where:str) -> bytes:
 def program_kernel(gpu:"NVGPU", addr:int, where:str):
   """The kernel of the PTX program at addr: parsed once, and found again on a relaunch after checking that the same
   text is still there (tinygrad relaunches a program thousands of times)."""
-  from mockgpu.emulators import ptx  # the executor is imported at the first launch only
   mem = gpu.mem
   if (hit:=gpu.kernels.get(addr)) is not None and mem.holds(addr, hit[0]): return hit[1]
   text = ptx_text(mem, addr, f"{where}: program")
   names = re.findall(r"\.entry\s+([\w$]+)", text)
   if len(names) != 1: raise Unmodelled(f"{where}: a program with {len(names)} kernels ({', '.join(names)}) is not modelled")
-  kernel = ptx.load_module(text).kernel(names[0])
+  kernel = gpu.executor.load_module(text).kernel(names[0])
   if len(gpu.kernels) > 4096: gpu.kernels.clear()
   gpu.kernels[addr] = (text.encode() + b"\0", kernel)
   return kernel
 
 def run_kernel(gpu:NVGPU, q:QMD, where:str, queue:str|None=None):
-  from mockgpu.emulators import ptx
+  ptx = gpu.executor
   kernel = program_kernel(gpu, q.program(), where)
   first = args_offset(q)
   cbuf = gpu.mem.view(q.cbuf(0), max(first + 8 * len(kernel.params), COUNTS + 8), False, f"{where}: cbuf0")

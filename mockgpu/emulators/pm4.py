@@ -300,20 +300,20 @@ class PM4Queue(RingQueue):
     r = self.regs
     self._check_workgroup(tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), "COMPUTE_NUM_THREAD_X/Y/Z", s, header)
     self._check_program(r["COMPUTE_PGM_RSRC1"], r["COMPUTE_PGM_RSRC3"], s, header)
-    d = _rdna().Dispatch(arch=self.gpu.board.family, pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8, rsrc1=r["COMPUTE_PGM_RSRC1"],
-                         rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"], user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)],
-                         tmpring_size=r["COMPUTE_TMPRING_SIZE"],
-                         scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
-                         block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
-                         wave32=bool(init.get("cs_w32_en", 0)), xcc=self._share(s, header))
+    d = self.gpu.executor.Dispatch(arch=self.gpu.board.family, pgm_addr=((r["COMPUTE_PGM_HI"] << 32) | r["COMPUTE_PGM_LO"]) << 8,
+                                   rsrc1=r["COMPUTE_PGM_RSRC1"], rsrc2=r["COMPUTE_PGM_RSRC2"], rsrc3=r["COMPUTE_PGM_RSRC3"],
+                                   user_data=[r[f"COMPUTE_USER_DATA_{i}"] for i in range(16)], tmpring_size=r["COMPUTE_TMPRING_SIZE"],
+                                   scratch_base=((r["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] << 32) | r["COMPUTE_DISPATCH_SCRATCH_BASE_LO"]) << 8,
+                                   block=tuple(r[f"COMPUTE_NUM_THREAD_{a}"] & 0xffff for a in "XYZ"), grid=(gx, gy, gz),
+                                   wave32=bool(init.get("cs_w32_en", 0)), xcc=self._share(s, header))
     self._run(d)
     return 0
 
   def _run(self, d):
     """Run a dispatch; traced, a `dispatch` event with its kernel, geometry, decoded resources and what it ran."""
-    if not events.enabled: return _rdna().run_dispatch(self.gpu.mem, d)
+    if not events.enabled: return self.gpu.executor.run_dispatch(self.gpu.mem, d)
     t0 = events.now()
-    stats = _rdna().run_dispatch(self.gpu.mem, d)
+    stats = self.gpu.executor.run_dispatch(self.gpu.mem, d)
     events.emit("dispatch", self.gpu.name, self.name, ts=t0, dur=events.now() - t0, **self._dispatch_fields(d, stats))
     return stats
 
@@ -355,11 +355,6 @@ PACKET_FIELDS = {pm4_nv.PACKET3_WAIT_REG_MEM: wait_reg_mem_fields, pm4_nv.PACKET
                  pm4_nv.PACKET3_INDIRECT_BUFFER: lambda b: {"address": (b[1] << 32) | (b[0] & ~3), "size_dw": b[2] & 0xfffff, "control": b[2]},
                  pm4_nv.PACKET3_PRED_EXEC: lambda b: {"exec_count": b[0] & 0x3fff, "xcc_mask": b[0] >> 24},
                  pm4_nv.PACKET3_NOP: lambda b: {"dwords": len(b)}}
-
-def _rdna():
-  """The RDNA executor, imported at the first dispatch (copies and signals need none). Looked up through
-  sys.modules, so a test can stand a recording executor in for it."""
-  return importlib.import_module("mockgpu.emulators.rdna")
 
 AQL_TYPES = {hsa.HSA_PACKET_TYPE_VENDOR_SPECIFIC: "VENDOR_SPECIFIC", hsa.HSA_PACKET_TYPE_INVALID: "INVALID",
              hsa.HSA_PACKET_TYPE_KERNEL_DISPATCH: "KERNEL_DISPATCH", hsa.HSA_PACKET_TYPE_BARRIER_AND: "BARRIER_AND",
@@ -434,10 +429,11 @@ class AQLQueue(PM4Queue):
     lds = (pkt.group_segment_size + 511) // 512
     user = self._user_sgprs(kd, pkt, q, s, header)
     for self.xcc in range(self.num_xcc):
-      d = _rdna().Dispatch(arch=self.gpu.board.family, pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset, rsrc1=kd.compute_pgm_rsrc1,
-                           rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15), rsrc3=kd.compute_pgm_rsrc3, user_data=user,
-                           tmpring_size=q.compute_tmpring_size, scratch_base=self._xcc_scratch(q), block=wg,
-                           grid=tuple(g // w for g, w in zip(size, wg)), wave32=wave32, xcc=self._share(s, header))
+      d = self.gpu.executor.Dispatch(arch=self.gpu.board.family, pgm_addr=pkt.kernel_object + kd.kernel_code_entry_byte_offset,
+                                     rsrc1=kd.compute_pgm_rsrc1, rsrc2=(kd.compute_pgm_rsrc2 & ~(0x1ff << 15)) | (lds << 15),
+                                     rsrc3=kd.compute_pgm_rsrc3, user_data=user, tmpring_size=q.compute_tmpring_size,
+                                     scratch_base=self._xcc_scratch(q), block=wg, grid=tuple(g // w for g, w in zip(size, wg)),
+                                     wave32=wave32, xcc=self._share(s, header))
       self._run(d)
 
   def _xcc_scratch(self, q) -> int:

@@ -9,7 +9,7 @@ stand-in for the PTX executor that checks the launch the model hands it (what th
 records it; the PTX programs in memory declare their limits (.maxntid, static shared memory) for the model to honour.
 """
 from __future__ import annotations
-import re, sys, types
+import re, types
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
 from harness import interesting, mutate_words
@@ -48,13 +48,11 @@ class StubPTX:
 
 class Rig:
   def __init__(self):
-    import mockgpu.emulators
     from mockgpu.emulators.nv_gpu import NVGPU
     from mockgpu.boards import nv_board
+    from mockgpu.system import System
     self.ptx = StubPTX()
-    sys.modules["mockgpu.emulators.ptx"] = self.ptx
-    mockgpu.emulators.ptx = self.ptx
-    self.gpu = NVGPU(0, nv_board("sm_89"))
+    self.gpu = NVGPU(0, nv_board("sm_89"), System(), self.ptx)
     self.mem = np.zeros(SIZE, np.uint8)
     self.gpu.mem.map(VA, SIZE, host=self.mem.ctypes.data)
     self.userd, self.notifier = np.zeros(128, np.uint32), np.zeros(16, np.uint8)

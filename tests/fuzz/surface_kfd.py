@@ -107,7 +107,7 @@ def _restore():
   if c.bo.handle not in c.drv.bos: c.bo = c.alloc(0x2000, map_gpu=False)
 
 def _mmap(case):
-  from mockgpu import system
+  import machines
   from mockgpu.driver.kfd import MMAP_TYPE_DOORBELL, MMAP_TYPE_EVENTS, MMAP_GPU_ID_SHIFT
   c = rig.c
   bo = c.drv.bos.get(c.bo.handle)
@@ -115,7 +115,7 @@ def _mmap(case):
          "bo": bo.mmap_offset if bo is not None else 0}.get(case["offset"], case["offset"])
   node = c.kfd if case["node"] == "kfd" else c.render
   addr = node.mmap(0, case["size"], mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, off)
-  system.get().unwatch(addr)
+  machines.machine().unwatch(addr)
   libc = ctypes.CDLL(None)
   libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
   libc.munmap(addr, case["size"])

@@ -43,7 +43,7 @@ class Rig:
     self.ring, self.gart = self.c.alloc(RING_BYTES), self.c.alloc(0x1000)
     self.qtype, self.counter = qtype, 0
     self.stub = StubExecutor()
-    sys.modules["mockgpu.emulators.rdna"] = self.stub
+    for gpu in self.c.sys.devices["amd"]: gpu.executor = self.stub  # each device holds the executor it was built with
 
   def addr(self, name:str) -> int:
     c = self.c
@@ -63,7 +63,7 @@ class Rig:
     """Create a queue, put `ring` in it, publish the write pointer (its length, or the case's), kick, destroy it.
     Returns the queue's error (a fault stops the queue without raising), or None."""
     from test_kfd import call
-    from mockgpu import system
+    import machines
     ring, ib = self.resolve(ring)[:RING_BYTES // 4], self.resolve(ib)[:IB_BYTES // 4]
     ctypes.memset(self.ring.va, 0, RING_BYTES)
     ctypes.memset(self.gart.va, 0, 0x1000)
@@ -76,7 +76,7 @@ class Rig:
     try:
       unit = {kfd.KFD_IOC_QUEUE_TYPE_SDMA: 1, kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: 64}.get(self.qtype if qtype is None else qtype, 4)
       ctypes.c_uint64.from_address(self.gart.va + 0x38).value = (len(ring) * 4 // unit if wptr is None else wptr) % 2**64
-      system.get().kick()
+      machines.machine().kick()
       return hw.error
     finally: call(self.c.kfd, kfd.AMDKFD_IOC_DESTROY_QUEUE, queue_id=desc.queue_id)
 

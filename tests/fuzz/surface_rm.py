@@ -98,8 +98,8 @@ def generate(rng, n:int) -> list:
 
 class Worker:
   def __init__(self):
-    from mockgpu import system
-    vfs = system.get().vfs
+    import machines
+    vfs = machines.machine().vfs
     self.ctl, self.dev, self.uvmf = vfs.open("/dev/nvidiactl", os.O_RDWR), vfs.open("/dev/nvidia0", os.O_RDWR), vfs.open("/dev/nvidia-uvm", os.O_RDWR)
     self.drv = self.ctl.drv
     self.rm, self.uvm = self.drv.rm, self.drv.uvm

@@ -29,7 +29,7 @@ VA_BASE = 0x200000000000   # tinygrad's AMMemoryManager.va_allocator base: where
 
 class AMDevice(AMDGPU):
   def __init__(self, index:int, board, bus:str, machine, host_pages, peers:list):
-    super().__init__(index, 0, {}, board)
+    super().__init__(index, 0, {}, board, machine, machine.rdna)
     self.machine, self.host_pages, self.peers, self.bus = machine, host_pages, peers, bus
     self.name = f"AM {bus}"
     self.pci = PCIFunction(self.name, board.vendor_id, board.device_id, board.revision, board.subsystem_vendor, board.subsystem_device,

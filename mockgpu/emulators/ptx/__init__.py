@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib, os, time
 from dataclasses import dataclass
 import numpy as np
-from mockgpu import config, coverage, replay, system
+from mockgpu import config, events, replay
 from mockgpu.boards import NVBoard, selected_nv_board
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction, LaunchRefused
 from mockgpu.compiler.cache import translated
@@ -87,7 +87,7 @@ def load_module(ptx:str|bytes) -> PTXModule:
   if (mod := _modules.get(text)) is not None: return mod
   try: code = translated("ptx", VERSION, text.encode(), lambda: translate_module(text))
   except UnsupportedInstruction as e:
-    coverage.ptx_rejected(text, e)  # MOCKGPU_COVERAGE
+    events.notify("kernel_rejected", isa="ptx", text=text, error=e)  # coverage
     raise
   ns: dict = {}
   exec(code, ns)
@@ -134,10 +134,10 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   nk = None
   try:
     nk = None if off else _native_kernel(k)   # a first C build is not the launch's time
-    coverage.ptx_launch(k, nk is not None)   # MOCKGPU_COVERAGE
+    # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C counts too
+    events.notify("kernel_ran", isa="ptx", kernel=k, native=nk is not None)
     st = time.perf_counter()
     if nk is not None:
-      system.stats["ptx.native_launches"] += 1   # counted when handed to C, so a launch that faults in C counts too
       threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
       counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
     else:
@@ -150,7 +150,8 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
     if replay.modelled(e): raise
     raise _bug(e, mem, k, grid, block, params, dynamic_shared, nk, start) from e
   stats = LaunchStats(tpc * nctas, counters[0], counters[1], time.perf_counter() - st, nk is not None)
-  system.record_launch("ptx", stats.threads, stats.warp_instructions, stats.seconds, stats.thread_instructions)
+  events.notify("launch", isa="ptx", groups=stats.threads, instructions=stats.warp_instructions, seconds=stats.seconds,
+                thread_instructions=stats.thread_instructions)
   return stats
 
 def launch_fields(k:PTXKernel, grid, block, dynamic_shared:int, stats:LaunchStats) -> dict:

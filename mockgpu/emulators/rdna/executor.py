@@ -9,7 +9,7 @@ any more, at which point every workgroup's live waves are at a barrier (or done)
 from __future__ import annotations
 import dataclasses, functools, gc, re, sys, time, weakref
 import numpy as np
-from mockgpu import config, coverage, replay, system
+from mockgpu import config, events, replay
 from mockgpu.compiler.cache import translated
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
@@ -196,7 +196,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
   t0 = time.perf_counter()
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
-  if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return debugged
+  if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return _launched(d, debugged)
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   ieee = ieee_mode(d.rsrc1, d.arch)
@@ -209,9 +209,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP else None
-    coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
-    # counted when handed to C, so a launch that faults in C still counts as one C ran
-    if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
+    # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C still counts as one C ran
+    events.notify("kernel_ran", isa=d.arch, code=prog.code, native=k is not None, ftz32=ftz32, ftz16=ftz16, lanes=lanes)
     used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private) if k is not None else \
            _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
   except (UnsupportedInstruction, KernelTrap) as e:
@@ -226,8 +225,11 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   except Exception as e:
     if replay.modelled(e): raise
     raise _bug(e, mem, d, prog, k, start) from e
-  stats = DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None)
-  system.record_launch(d.arch, stats.waves, stats.wave_instructions, stats.seconds)
+  return _launched(d, DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None))
+
+def _launched(d:Dispatch, stats:DispatchStats) -> DispatchStats:
+  """The dispatch's stats, also told to the `launch` listeners (the launch counters)."""
+  events.notify("launch", isa=d.arch, groups=stats.waves, instructions=stats.wave_instructions, seconds=stats.seconds, thread_instructions=None)
   return stats
 
 # *** naming an internal error (replay.py) ***
