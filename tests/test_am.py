@@ -164,6 +164,18 @@ def test_register_file_names_undefined_addresses():
   regs.write(regs.addr("regSCRATCH_REG6"), 0x1_0000_0005)
   assert regs.read(regs.addr("regSCRATCH_REG6")) == 5
 
+def test_status_registers_are_read_only():
+  from mockgpu import system
+  from mockgpu.driver import host_pci, am_pci
+  from mockgpu.emulators.am.regs import ReadOnlyRegister
+  machine = system.System()
+  for driver in (host_pci, am_pci): driver.install(machine)
+  model = machine.host_pages.devices[0].dev()   # the function's model, built on first use
+  for name in ("regMMMC_VM_FB_LOCATION_BASE", "regCP_STAT"):
+    with pytest.raises(ReadOnlyRegister, match=name.removeprefix("reg")): model.regs.write(model.regs.addr(name), 1)
+  with pytest.raises(ReadOnlyRegister, match="RCC_CONFIG_MEMSIZE"): model.regs.write(0xde3, 1)
+  assert model.regs.read(0xde3) == 24 << 10
+
 def test_pagemap_frames_stable_until_munmap():
   pages, m = HostPages(), mmap.mmap(-1, 2 * 0x1000)
   addr = ctypes.addressof(ctypes.c_char.from_buffer(m))

@@ -14,6 +14,7 @@ autoload has run; RLC_SAFE_MODE's cmd bit is acknowledged (cleared) by a running
 from __future__ import annotations
 from mockgpu.errors import GPUPageFault, MockGPUError
 from mockgpu.emulators.am import firmware
+from mockgpu.emulators.am.regs import read_only
 
 class HQDError(MockGPUError):
   """An HQD programmed in a way the MEC refuses (named: the device, me/pipe/queue and the reason)."""
@@ -35,6 +36,7 @@ class GFX:
       regs.readers[a] = lambda a=a: self._bank(a).get(a, 0)
       regs.writers[a] = lambda v, a=a: self._bank_write(a, v)
     regs.on_read("regCP_STAT", lambda: 0 if self.autoloaded else BUSY)
+    regs.on_write("regCP_STAT", read_only(dev.name, "CP_STAT"))
     regs.on_read("regRLC_RLCS_BOOTLOAD_STATUS", lambda: (1 << regs.reg("regRLC_RLCS_BOOTLOAD_STATUS").fields["bootload_complete"][0])
                  if self.autoloaded else 0)
     regs.on_write("regRLC_SAFE_MODE", lambda v: regs.set("regRLC_SAFE_MODE", v & ~1 if self.autoloaded else v))

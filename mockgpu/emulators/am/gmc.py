@@ -23,6 +23,7 @@ from tinygrad.runtime.autogen.am import am
 from mockgpu import events
 from mockgpu.emulators.amd_gpu import host_mmap, MAP_FIXED, MAP_NORESERVE
 from mockgpu.errors import MockGPUError
+from mockgpu.emulators.am.regs import read_only
 
 FB_BASE = 0x8000000000          # where Navi parts place the framebuffer in the MC address space
 ADDR_MASK = 0x0000FFFFFFFFF000
@@ -39,7 +40,7 @@ class GMC:
     for hub in ("MM", "GC"):
       for n, v in (("BASE", FB_BASE >> 24), ("TOP", self.fb_top >> 24)):
         regs.set(f"reg{hub}MC_VM_FB_LOCATION_{n}", v)
-        regs.on_write(f"reg{hub}MC_VM_FB_LOCATION_{n}", self._read_only(f"{hub}MC_VM_FB_LOCATION_{n}"))
+        regs.on_write(f"reg{hub}MC_VM_FB_LOCATION_{n}", read_only(dev.name, f"{hub}MC_VM_FB_LOCATION_{n}"))
     self.sem_held, self.ack = False, {"MM": 0, "GC": 0}
     regs.on_read("regMMVM_INVALIDATE_ENG17_SEM", self._sem_acquire)
     regs.on_write("regMMVM_INVALIDATE_ENG17_SEM", self._sem_write)
@@ -52,10 +53,6 @@ class GMC:
     self.shadowed:dict[tuple[int, int], int] = {}   # (va, size) of a VRAM piece in the shadow window -> its paddr
     self.walks = 0
     self.decoded:dict[int, tuple] = {}   # table paddr -> (its bytes, (shift, va), child tables, leaf runs) at the last walk
-
-  def _read_only(self, name:str):
-    def refuse(value:int): raise MockGPUError(f"{self.dev.name}: {name} is read-only (write of 0x{value:x})")
-    return refuse
 
   # *** apertures ***
   def in_fb(self, mc:int, size:int) -> bool: return FB_BASE <= mc and mc + size - 1 <= self.fb_top

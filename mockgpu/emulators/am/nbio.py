@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 from mockgpu.errors import MockGPUError
+from mockgpu.emulators.am.regs import read_only
 
 MEMSIZE = 0xde3
 HDP_REMAP = 0x7F000
@@ -19,16 +20,12 @@ class DoorbellRefused(MockGPUError):
 class NBIO:
   def __init__(self, dev):
     self.dev, regs = dev, dev.regs
-    regs.define(MEMSIZE, "RCC_CONFIG_MEMSIZE", reader=lambda: dev.board.vram_size >> 20, writer=self._read_only("RCC_CONFIG_MEMSIZE"))
+    regs.define(MEMSIZE, "RCC_CONFIG_MEMSIZE", reader=lambda: dev.board.vram_size >> 20, writer=read_only(dev.name, "RCC_CONFIG_MEMSIZE"))
     regs.set("regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL", HDP_REMAP)
     regs.on_write("regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL", lambda v: regs.set("regBIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL", v))
     regs.define(HDP_REMAP // 4, "HDP_MEM_FLUSH_CNTL (remapped)", reader=lambda: 0, writer=lambda v: dev.hdp_flush())
     regs.on_read("regBIF_BX_PF0_RSMU_DATA", lambda: regs.read(self._rsmu_target()))
     regs.on_write("regBIF_BX_PF0_RSMU_DATA", lambda v: regs.write(self._rsmu_target(), v))
-
-  def _read_only(self, name:str):
-    def refuse(value:int): raise MockGPUError(f"{self.dev.name}: {name} is read-only (write of 0x{value:x})")
-    return refuse
 
   def _rsmu_target(self) -> int: return self.dev.regs.get("regBIF_BX_PF0_RSMU_INDEX") // 4
 

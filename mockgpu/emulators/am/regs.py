@@ -19,6 +19,14 @@ class UndefinedRegister(MockGPUError):
   """A BAR5 access to an address the board's register model does not define: names the device, the address and the
   nearest register."""
 
+class ReadOnlyRegister(MockGPUError):
+  """A write to a status or read-only register (RCC_CONFIG_MEMSIZE, the FB location, CP_STAT): names it and the value."""
+
+def read_only(device:str, name:str):
+  """A write handler that refuses every write to register `name`."""
+  def refuse(value:int): raise ReadOnlyRegister(f"{device}: {name} is read-only (write of 0x{value:x})")
+  return refuse
+
 # hardware ID -> the navi_offsets prefix of its base addresses
 BASE_PREFIX = {am.GC_HWID: "GC", am.SDMA0_HWID: "SDMA0", am.NBIF_HWID: "NBIO", am.HDP_HWID: "HDP", am.MMHUB_HWID: "MMHUB",
                am.ATHUB_HWID: "ATHUB", am.OSSSYS_HWID: "OSSSYS", am.MP0_HWID: "MP0", am.MP1_HWID: "MP1", am.SMUIO_HWID: "SMUIO",
