@@ -121,4 +121,7 @@ class AMDevice(AMDGPU):
       err_type = 2 if isinstance(err, GPUPageFault) else 1
       self.ih.post(am.SOC21_IH_CLIENTID_GRBM_CP, getattr(am, f"GFX_{gc}_0_0__SRCID__SQ_INTERRUPT_ID"), (err_type << 21, 2 << 6, 0, 0))
 
-  def poll_check(self, addr:int|None): pass
+  def poll_check(self, addr:int|None):
+    """The runtime read or wrote a signal from the CPU: AM has no interrupt or wait ioctl that would run the queues (KFD's
+    WAIT_EVENTS does), and a GPU notices memory the CPU wrote by itself (a graph's kick signal), so the queues run."""
+    if self.queues: self.machine.kick()
