@@ -38,6 +38,15 @@ def _bind_cuda_headers(module=None):
   from mockgpu.compiler import toolchain
   toolchain.bind_cuda_headers(module)
 
+# tinygrad's AM driver (DEV=MOCKPCI+AMD, MOCKUSB+AMD) downloads pinned firmware blobs through the `fetch_fw` its amdev
+# module imported from tinygrad.helpers; under a MOCK interface that name is rebound to mockgpu's synthetic firmware
+# (mockgpu/emulators/am/firmware.py), at once if amdev is already imported, else right after tinygrad executes it.
+AM_DEVICE = "tinygrad.runtime.support.am.amdev"
+
+def _bind_am_firmware(module=None):
+  from mockgpu.emulators.am import firmware
+  (module or sys.modules[AM_DEVICE]).fetch_fw = firmware.fetch_fw
+
 def _on_mock_interface():
   from mockgpu import trace
   trace.start()   # MOCKGPU_TRACE / MOCKGPU_TIMELINE: subscribe their listeners before the first event
@@ -46,6 +55,8 @@ def _on_mock_interface():
     from mockgpu.boards import selected_amd_board
     toolchain.bind_llvm(selected_amd_board().name)
   toolchain.bind_llvm_objdump()   # DEBUG=7 disassembly: tinygrad finds llvm-objdump on PATH
+  if AM_DEVICE in sys.modules: _bind_am_firmware(sys.modules[AM_DEVICE])
+  else: _post_import[AM_DEVICE] = _bind_am_firmware
   if CUDA_COMPILER in sys.modules: _bind_cuda_headers(sys.modules[CUDA_COMPILER])
   else: _post_import[CUDA_COMPILER] = _bind_cuda_headers
 

@@ -12,6 +12,7 @@ installs each driver on it (drivers()); the drivers build their devices with it.
 from __future__ import annotations
 import os, sys
 from mockgpu import events, system
+from mockgpu.errors import Unmodelled
 
 if "tinygrad.runtime.support.hcq" not in sys.modules:
   raise ImportError("mockgpu.bridge is what tinygrad's hcq module imports when DEV names a MOCK interface; import tinygrad first")
@@ -22,8 +23,8 @@ _machine:system.System|None = None
 def drivers() -> tuple:
   """The driver models that populate the machine, each with install(machine). Imported at the machine's first use:
   hcq is still importing us when this module runs."""
-  from mockgpu.driver import kfd, nvidia
-  return (kfd, nvidia)
+  from mockgpu.driver import host_pci, am_pci, kfd, nvidia
+  return (host_pci, am_pci, kfd, nvidia)
 
 def machine() -> system.System:
   """The machine of this process (tinygrad's mock devices all live on one), built at first use."""
@@ -38,9 +39,13 @@ class MockMMIOInterface(_RealMMIO):
   """tinygrad's MMIOInterface. One made over a watched range (a doorbell page, usermode MMIO) is a WatchedMMIOInterface,
   whose writes also reach the device model; all others keep tinygrad's own __setitem__, with no extra call per write
   (the runtime writes its rings a dword at a time)."""
-  def __new__(cls, addr:int, nbytes:int, fmt='B'):
+  def __new__(cls, *args, **kwargs):
+    # only a plain MMIOInterface(addr, nbytes, fmt) is ours to specialise: tinygrad's own subclasses (USBMMIOInterface,
+    # RemoteMMIOInterface) have constructors of their own, whose arguments mean something else
     if cls is MockMMIOInterface and _system_ready():
+      addr, nbytes, fmt = _mmio_args(*args, **kwargs)
       if _machine.watcher(addr, nbytes) is not None: cls = WatchedMMIOInterface
+      elif _machine.window(addr, nbytes) is not None: cls = RegisterWindow
       elif nbytes == 8 and fmt == 'Q': cls = SignalMMIOInterface
     return super().__new__(cls)
   def view(self, offset:int=0, size:int|None=None, fmt=None) -> MockMMIOInterface:
@@ -54,6 +59,26 @@ class WatchedMMIOInterface(MockMMIOInterface):
     super().__setitem__(k, v)
     first = k.start or 0 if isinstance(k, slice) else k
     self._cb(self.addr + first * self.mv.itemsize, v)
+
+class RegisterWindow(MockMMIOInterface):
+  """A view of a register BAR (AM's BAR5): every dword read and write goes to the device model, which answers from
+  its register file; a view of a view stays a RegisterWindow (tinygrad's remote server views a BAR that way)."""
+  def __init__(self, addr:int, nbytes:int, fmt='B'):
+    super().__init__(addr, nbytes, fmt)
+    self._start, self._read, self._write = machine().window(addr, nbytes)
+    if self.mv.itemsize != 4: raise Unmodelled(f"mockgpu: register BAR accesses of {self.mv.itemsize} bytes (fmt {fmt!r}) are not modelled")
+  def _offset(self, k:int) -> int:
+    if not -len(self) <= k < len(self): raise IndexError(f"register index {k} outside a window of {len(self)} dwords")
+    return self.addr - self._start + (k % len(self)) * 4
+  def __getitem__(self, k):
+    if isinstance(k, slice): return [self._read(self._offset(i)) for i in range(*k.indices(len(self)))]
+    return self._read(self._offset(k))
+  def __setitem__(self, k, v):
+    if isinstance(k, slice):
+      for i, x in zip(range(*k.indices(len(self))), v): self._write(self._offset(i), x)
+    else: self._write(self._offset(k), v)
+  def view(self, offset:int=0, size:int|None=None, fmt=None) -> RegisterWindow:
+    return RegisterWindow(self.addr + offset, (self.nbytes - offset) if size is None else size, fmt=fmt or self.fmt)
 
 class SignalMMIOInterface(MockMMIOInterface):
   """An 8-byte 'Q' view: what HCQSignal.value (and .timestamp) read and write, a signal at a time. The runtime polls
@@ -72,9 +97,11 @@ class SignalMMIOInterface(MockMMIOInterface):
     if events.enabled and isinstance(v, int): events.emit("signal", addr=self.addr, op="write", value=v)
     machine().poll(self.addr)
 
+_MAP_HUGETLB, _MAP_LOCKED, _MAP_POPULATE = 0x40000, 0x2000, 0x8000
 _last_read:dict[int, int] = {}  # signal address -> the value the runtime last read there (the trace says each change)
 
 def _system_ready() -> bool: return _machine is not None
+def _mmio_args(addr:int, nbytes:int, fmt='B') -> tuple[int, int, str]: return addr, nbytes, fmt
 
 class MockFileIOInterface(_RealFileIO):
   """FileIOInterface whose mock paths open virtual files; real paths behave exactly as tinygrad's own class."""
@@ -99,7 +126,17 @@ class MockFileIOInterface(_RealFileIO):
   @staticmethod
   def munmap(buf, sz):
     if events.enabled: events.emit("munmap", addr=int(buf), size=int(sz))
-    return _RealFileIO.munmap(buf, sz)
+    res = _RealFileIO.munmap(buf, sz)
+    if (pages:=getattr(_machine, "host_pages", None)) is not None: pages.retire(int(buf), int(sz))  # its frames are gone
+    return res
+  @staticmethod
+  def anon_mmap(start, sz, prot, flags, offset):
+    """tinygrad's system memory for PCI devices asks for MAP_LOCKED | MAP_POPULATE (| MAP_HUGETLB for a contiguous
+    one): huge pages are not configured on most hosts, locking is capped by RLIMIT_MEMLOCK, and the mock's frames
+    stay put without any of them (pages fault in as used), so all three are dropped. A fixed mapping over pages retires their frames."""
+    flags &= ~(_MAP_HUGETLB | _MAP_LOCKED | _MAP_POPULATE)
+    if start and (pages:=getattr(_machine, "host_pages", None)) is not None: pages.retire(int(start), int(sz))
+    return _RealFileIO.anon_mmap(start, sz, prot, flags, offset)
   def read(self, size=None, binary=False, offset=None):
     if self.handle is None: return super().read(size, binary, offset)
     data = self.handle.read(size, offset)

@@ -46,6 +46,7 @@ class System:
     self._watch_starts:list[int] = []
     self._watches:list[tuple[int, int, Callable[[int, int], None]]] = []
     self._running = False
+    self._windows:dict[int, tuple[int, Callable, Callable]] = {}
     self.devices:dict[str, list] = {}  # vendor -> device models, filled by drivers
     self.rdna = rdna if rdna is not None else Executor(_rdna)
     self.ptx = ptx if ptx is not None else Executor(_ptx)
@@ -66,6 +67,16 @@ class System:
   def watcher(self, addr:int, size:int) -> Callable[[int, int], None]|None:
     i = bisect.bisect_right(self._watch_starts, addr) - 1
     if i >= 0 and (w:=self._watches[i])[0] <= addr and addr + size <= w[1]: return w[2]
+    return None
+
+  # *** register windows: MMIO whose every access goes to a device model (AM's BAR5) ***
+  def add_window(self, addr:int, size:int, read:Callable[[int], int], write:Callable[[int, int], None]):
+    """Route every MMIOInterface access inside [addr, addr+size) to read(offset) / write(offset, value) (dword offsets in bytes)."""
+    self._windows[addr] = (size, read, write)
+
+  def window(self, addr:int, size:int):
+    for start, (wsize, read, write) in self._windows.items():
+      if start <= addr and addr + size <= start + wsize: return start, read, write
     return None
 
   # *** scheduling ***

@@ -19,9 +19,10 @@ def test_other_test_packages_still_win(tmp_path):
   p = subprocess.run([sys.executable, "-c", "import test; print(test.MARK)"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
   assert p.stdout.strip() == "mine", p.stderr
 
-def test_usb_interface_is_named_as_unsupported():
-  p = py("from test.mockgpu.usb import MockUSB3\ntry: MockUSB3()\nexcept NotImplementedError as e: print('NIE', e)")
-  assert p.stdout.startswith("NIE") and "USB" in p.stdout
+def test_usb_bus_lists_only_the_bridges_it_models():
+  p = py("from test.mockgpu.usb import MockUSB3\nprint(len(MockUSB3.list_devices(0xADD1, 1)), MockUSB3.list_devices(0x3801, 1))\n"
+         "try: MockUSB3(99)\nexcept NotImplementedError as e: print('NIE', e)", DEV="MOCKUSB+AMD", MOCKGPU_COUNT="2")
+  assert p.stdout.splitlines()[0] == "2 []" and "NIE" in p.stdout and "USB device 99" in p.stdout, p.stdout + p.stderr
 
 def test_mmio_interface_is_tinygrads_own_class_extended():
   p = py("import tinygrad.runtime.support.hcq as hcq, mockgpu.bridge as b\n"
@@ -53,3 +54,16 @@ print(type(db).__name__, type(plain).__name__, isinstance(plain, hcq.MMIOInterfa
 """, DEV="MOCK+AMD")
   assert p.stdout.split(maxsplit=3)[:3] == ["WatchedMMIOInterface", "MockMMIOInterface", "True"], p.stdout + p.stderr
   assert p.stdout.strip().endswith("[(8, 7)] 7 9 True"), p.stdout
+
+def test_tinygrads_own_mmio_subclasses_keep_their_constructors():
+  """USBMMIOInterface(usb, addr, size, fmt, pcimem) and RemoteMMIOInterface(dev, residx, nbytes, fmt, off, ...) subclass
+  the MMIOInterface the bridge gives tinygrad; their constructors take other arguments, and their views keep the class."""
+  p = py("""
+from tinygrad.runtime.support.usb import USBMMIOInterface
+from tinygrad.runtime.support.system import RemoteMMIOInterface
+u = USBMMIOInterface(None, 0xf000, 16, fmt='B', pcimem=False)
+r = RemoteMMIOInterface(None, 5, 64, 'B')
+rv = r.view(8, 16, fmt='I')
+print(type(u).__name__, u.addr, len(u), type(r).__name__, len(r), type(rv).__name__, rv.off, rv.fmt, len(rv))
+""", DEV="MOCK+AMD")
+  assert p.stdout.split() == ["USBMMIOInterface", str(0xf000), "16", "RemoteMMIOInterface", "64", "RemoteMMIOInterface", "8", "I", "4"], p.stdout + p.stderr

@@ -67,7 +67,7 @@ res["device graph"] = Device[D].graph is not None
 print("RESULT " + json.dumps(res))
 '''
 
-@pytest.mark.parametrize("dev", [*CONFIGURATIONS, "MOCKKFD+AMD", *board_configs()])
+@pytest.mark.parametrize("dev", [*CONFIGURATIONS, "MOCKKFD+AMD", *board_configs(), "MOCKPCI+AMD"])  # MOCKPCI: tinygrad's own driver AM
 def test_jit_graphs_sharding_and_copies(dev):
   p = run_tinygrad(dev, PROGRAM, timeout=600)
   res = json.loads(next(l for l in p.stdout.splitlines() if l.startswith("RESULT "))[7:])
