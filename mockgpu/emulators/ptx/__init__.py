@@ -141,6 +141,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
       threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
       counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
     else:
+      system.stats["ptx.numpy_launches"] += 1
       with np.errstate(all="ignore"):
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))

@@ -211,7 +211,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee, d.xcc[0] == 0) if wpg <= native.MAX_WAVES_PER_GROUP else None
     coverage.rdna_dispatch(d.arch, prog.code, k is not None, ftz32, ftz16, lanes)  # MOCKGPU_COVERAGE
     # counted when handed to C, so a launch that faults in C still counts as one C ran
-    if k is not None: system.stats[f"{d.arch}.native_launches"] += 1
+    system.stats[f"{d.arch}.{'native' if k is not None else 'numpy'}_launches"] += 1
     used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private) if k is not None else \
            _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
   except (UnsupportedInstruction, KernelTrap) as e:
