@@ -63,13 +63,15 @@ def _native_ran(param:str, isa:str):
   # MOCKGPU_NATIVE_MEASURE=path: write each [native] case's C and numpy launch counts instead of asserting (how the drop list was measured)
   if param == "native" and (MEASURE := os.environ.get("MOCKGPU_NATIVE_MEASURE")):
     with open(MEASURE, "a") as f:
-      f.write(f"{os.environ.get('PYTEST_CURRENT_TEST','').rsplit(' ', 1)[0]} \t{_native_launches(isa) - before}\t{_native_launches(isa, 'numpy') - numpy_before}\n")
+      test = os.environ.get('PYTEST_CURRENT_TEST', '').rsplit(' ', 1)[0]
+      f.write(f"{test} \t{_native_launches(isa) - before}\t{_native_launches(isa, 'numpy') - numpy_before}\n")
   elif param == "native":
     assert _native_launches(isa) > before, f"[native] variant ran no C launch on {isa}: the kernel stayed on numpy or nothing was dispatched"
     if numpy := _native_launches(isa, "numpy") - numpy_before:
       why = sorted(k for k, n in _declines(isa).items() if n > declined.get(k, 0))
       unlisted = [w for w in why if not any(d in w for d in NATIVE_DECLINES)]
-      assert why and not unlisted, f"[native] variant ran {numpy} launch(es) on numpy on {isa}: {unlisted or 'no decline recorded (a kernel declined before this test)'}"
+      assert why and not unlisted, \
+        f"[native] variant ran {numpy} launch(es) on numpy on {isa}: {unlisted or 'no decline recorded (a kernel declined before this test)'}"
 
 @pytest.fixture(params=["numpy", "native"])
 def rdna_path(request, monkeypatch):

@@ -48,7 +48,9 @@ def chunks() -> dict[str, list]:
   sample; MOCKGPU_DIFF=N every Nth case of each name (its first always), MOCKGPU_DIFF=full all of them."""
   by_op:dict[str, list] = {}
   for c in (sample() if TIER == "sample" else D.CASES): by_op.setdefault(c["op"].split(".")[0], []).append(c)
-  if TIER == "sample": return {f"sample-{i // CHUNK}": cs[i:i + CHUNK] for cs in [[c for v in by_op.values() for c in v]] for i in range(0, len(cs), CHUNK)}
+  if TIER == "sample":
+    flat = [c for v in by_op.values() for c in v]
+    return {f"sample-{i // CHUNK}": flat[i:i + CHUNK] for i in range(0, len(flat), CHUNK)}
   by_op = {name: cs[::STRIDE] for name, cs in by_op.items()}
   return {f"{name}-{i // CHUNK}": cs[i:i + CHUNK] for name, cs in by_op.items() for i in range(0, len(cs), CHUNK)}
 
@@ -162,7 +164,8 @@ def stale_cpu_cannot(cases:list, skip:set) -> list[str]:
   out = []
   for prefix, exc, _ in CPU_CANNOT:
     mine = [i for i, c in enumerate(cases) if c["id"].startswith(prefix)]
-    if mine and not any(i in mine for _, i in skip): out.append(f"  CPU_CANNOT entry {prefix!r} ({exc}) is stale: DEV=CPU ran its {len(mine)} case(s) here")
+    if mine and not any(i in mine for _, i in skip):
+      out.append(f"  CPU_CANNOT entry {prefix!r} ({exc}) is stale: DEV=CPU ran its {len(mine)} case(s) here")
   return out
 
 def cpu_cannot(case:dict, reply:tuple) -> bool:
@@ -190,7 +193,8 @@ def differential(runners, cases) -> dict[str, list[str]]:
              if w[0] == "error" and (d, i) not in skip}
   assert not bad_ref, "\n".join(sorted(bad_ref))
   # the float64 reference, only for approximate cases that are not bit-identical somewhere
-  need = [i for i, c in enumerate(cases) if D.CMP[c["op"]] is not None and any(check(d, c, res[d][i], wants[d][i], None) for d in res if (d, i) not in skip)]
+  need = [i for i, c in enumerate(cases)
+          if D.CMP[c["op"]] is not None and any(check(d, c, res[d][i], wants[d][i], None) for d in res if (d, i) not in skip)]
   refs = dict(zip(need, run_everywhere({"CPU": runners["CPU"]}, [upcast(cases[i]) for i in need])["CPU"])) if need else {}
   runs = condition_runs(runners["CPU"], cases, need)
   failures:dict[str, list[str]] = {}

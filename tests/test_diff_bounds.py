@@ -69,8 +69,9 @@ def test_every_bound_class_rejects_a_wrong_result(name):
   x = np.array([-3.0, -0.5, 0.25, 1.5, 2.0])
   case = {"x": [((5,), "float32", (-4, 4), 0, None)]}
   r = ref(np.exp(x))
-  cond = condition(case, spec, r, {k: v for k, v in {"abs": ref(np.exp(np.abs(x))), "slope": ref(np.exp(x * (1 + D.SLOPE_STEP)))}.items() if k in spec["cond"]}) \
-    if spec["cond"] or spec["floor"] is not None else None
+  runs = {"abs": ref(np.exp(np.abs(x))), "slope": ref(np.exp(x * (1 + D.SLOPE_STEP)))}
+  named = {k: v for k, v in runs.items() if k in spec["cond"]}
+  cond = condition(case, spec, r, named) if spec["cond"] or spec["floor"] is not None else None
   want = np.exp(x).astype(np.float32)
   scale = np.maximum(np.abs(np.exp(x)), cond if cond is not None else 0)
   ulp = np.exp2(np.floor(np.log2(scale)) - 23)

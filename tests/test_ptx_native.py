@@ -186,7 +186,8 @@ CLOSED_GAPS = ["mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\ncopysign.f32 %f3, %f2, %f1
                "mov.b32 %f1, %r1;\ncvt.f64.f32 %fd1, %f1;\ntestp.subnormal.f64 %p1, %fd1;\nselp.u32 %r4, 1, 0, %p1;",
                "add.sat.s32 %r4, %r1, %r2;", "sub.sat.s32 %r4, %r1, %r2;", "mad.hi.sat.s32 %r4, %r1, %r2, %r3;",
                "cvt.sat.s8.s32 %r5, %r1;\ncvt.s32.s8 %r4, %r5;", "cvt.sat.u16.s32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;",
-               "cvt.sat.s32.u32 %r4, %r1;", "cvt.sat.u32.s32 %r4, %r2;", "cvt.u64.u32 %rd1, %r1;\nshl.b64 %rd1, %rd1, 24;\ncvt.sat.s32.s64 %r4, %rd1;",
+               "cvt.sat.s32.u32 %r4, %r1;", "cvt.sat.u32.s32 %r4, %r2;",
+               "cvt.u64.u32 %rd1, %r1;\nshl.b64 %rd1, %rd1, 24;\ncvt.sat.s32.s64 %r4, %rd1;",
                "cvt.u64.u32 %rd1, %r1;\nshl.b64 %rd1, %rd1, 32;\ncvt.sat.u32.u64 %r4, %rd1;",
                "set.lt.u32.s32 %r4, %r1, %r2;", "mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nset.gtu.f32.f32 %f3, %f1, %f2;\nmov.b32 %r4, %f3;",
                "setp.ne.s32 %p1, %r3, 0;\nset.eq.or.s32.u32 %r4, %r1, %r2, %p1;"]

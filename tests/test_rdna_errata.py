@@ -85,7 +85,8 @@ def test_every_erratum_states_its_evidence():
 
 @pytest.mark.parametrize("path", PATHS)
 def test_ds_storexchg_rtn_returns_old(path):
-  """The manual's behaviour, a regression test, not an erratum. ds_storexchg_rtn_b32: each lane swaps v3 into LDS[4*lane] and gets the old word (here 1000+lane, written
+  """The manual's behaviour (a regression test, not an erratum).
+  ds_storexchg_rtn_b32: each lane swaps v3 into LDS[4*lane] and gets the old word (here 1000+lane, written
   first); both paths run it (asserted). Then v2 = the old value, and the reloaded LDS word is the new one (checked
   through v2 of a second kernel form below)."""
   pre = [I.v_lshlrev_b32_e32(v[6], 2, v[0]), I.v_add_nc_u32_e32(v[7], 1000, v[0]),

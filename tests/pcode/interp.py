@@ -1029,7 +1029,8 @@ BUILTINS = {
   "f32_to_fp8": to_float_fn("fp8"), "f32_to_bf8": to_float_fn("bf8"), "CalcDsAddr": calc_ds_addr, "u8_to_u32": bits_identity, "u4_to_u32": bits_identity,
   "s_ff1_i32_b32": ff1(32), "s_ff1_i32_b64": ff1(64),
   "nop": lambda env: None, "s_nop": lambda env, *a: None,
-  "rint": rint, "frexpExponent": frexp_exp, "fmaScaled": fma_scaled, "twoOverPiSegment": two_over_pi_segment, "sinRevolutions": trig_rev(math.sin), "cosRevolutions": trig_rev(math.cos),
+  "twoOverPiSegment": two_over_pi_segment,
+  "rint": rint, "frexpExponent": frexp_exp, "fmaScaled": fma_scaled, "sinRevolutions": trig_rev(math.sin), "cosRevolutions": trig_rev(math.cos),
 }
 INSTRUCTION_FUNCTIONS = {k: v for k, v in BUILTINS.items() if k.startswith(("v_", "s_"))}
 
