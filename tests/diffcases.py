@@ -134,8 +134,9 @@ def _make_array(shape, dtype, domain, seed):
 SLOPE_STEP = 2.0 ** -20  # the relative perturbation of a "slope" run (float64: its truncation error is far below an ulp)
 def transformed(arr:np.ndarray, transform:str|None) -> np.ndarray:
   """A float input (or upstream gradient) for a condition run of the float64 reference (see `ulps`)."""
-  if transform == "abs": return np.abs(arr)
-  if transform == "slope": return arr * (1 + SLOPE_STEP)
+  # np.asarray: numpy turns a 0-d array into a scalar, which Tensor() refuses
+  if transform == "abs": return np.asarray(np.abs(arr))
+  if transform == "slope": return np.asarray(arr * (1 + SLOPE_STEP))
   assert transform is None, transform
   return arr
 
