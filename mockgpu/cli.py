@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse, sys
 
 def main(argv:list[str]|None=None) -> int:
+  from mockgpu import __version__
   ap = argparse.ArgumentParser(prog="mockgpu", description="software AMD and NVIDIA GPUs for tinygrad")
+  ap.add_argument("--version", action="version", version=f"mockgpu {__version__}")
   sub = ap.add_subparsers(dest="cmd", required=True)
   d = sub.add_parser("demo", help="run a small tinygrad program on the mock GPUs and check it against DEV=CPU")
   d.add_argument("--dev", action="append", help="device configuration, e.g. MOCK+AMD (repeatable; default: all)")

@@ -123,7 +123,7 @@ def _count_launch(r:dict):
   stats[keys[4]] += r["seconds"]
 
 def _count_native(r:dict):
-  if r["native"]: stats[f"{r['isa']}.native_launches"] += 1
+  stats[f"{r['isa']}.{'native' if r['native'] else 'numpy'}_launches"] += 1  # [native] tests count both (tests/conftest.py)
 
 events.listen("launch", _count_launch)
 events.listen("kernel_ran", _count_native)

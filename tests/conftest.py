@@ -1,8 +1,26 @@
 """Shared fixtures: tinygrad on a mock device runs in a child process, because tinygrad binds its MOCK interface
 (and its device list) when it is imported; each pytest-xdist worker has its own children and so its own mock state."""
-import os, pickle, shutil, subprocess, sys, tempfile, textwrap
+import os, pickle, shutil, subprocess, sys, tempfile, textwrap, zlib
+import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 from mockgpu.config import CONFIGURATIONS
+
+# every hypothesis test draws the same examples in every run, in any order (no example database either)
+hypothesis_settings.register_profile("mockgpu", derandomize=True, database=None)
+hypothesis_settings.load_profile("mockgpu")
+
+def node_seed(nodeid:str) -> int:
+  """A test's seed: its node id's CRC (the same whichever tests ran before it, and in whatever order)."""
+  return zlib.crc32(nodeid.encode())
+
+@pytest.fixture(autouse=True)
+def _seeded_module_rng(request, monkeypatch):
+  """A module's generator (`rng` or `RNG`, numpy's), drawn from inside its tests, is the test's own while it runs:
+  seeded from its node id, so its inputs do not depend on what ran before it in the worker."""
+  for name in ("rng", "RNG"):
+    if isinstance(getattr(request.module, name, None), np.random.Generator):
+      monkeypatch.setattr(request.module, name, np.random.default_rng(node_seed(request.node.nodeid)))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the slow tier (tox -e slow): configurations that repeat what CI's tier already runs through another path to the same
@@ -29,20 +47,40 @@ def cpu_lane_configs() -> list[str]:
   from mockgpu.config import CPU_LANES
   return [] if os.environ.get("MOCKGPU_TEST_DEVICES") is not None else list(CPU_LANES)
 
-def _native_launches(isa:str) -> int:
+def _native_launches(isa:str, path:str="native") -> int:
   from mockgpu import system
-  return sum(v for k, v in system.stats.items() if k.endswith(".native_launches") and k.startswith(isa))
+  return sum(v for k, v in system.stats.items() if k.endswith(f".{path}_launches") and k.startswith(isa))
+
+# Declines a [native] test may meet: a launch whose C translation declined for one of these reasons (a substring of
+# the decline, naming the instruction) runs on numpy without failing the test. Every other [native] launch runs C.
+NATIVE_DECLINES:dict[str, str] = {
+  "VOP1_DPP16 V_MOV_B32_E32": "test_rdna_isa's DPP16 control 0x130, which no hardware defines: C declines the kernel and "
+                              "numpy raises UnsupportedInstruction naming the control, as the test asserts",
+}
+
+def _declines(isa:str) -> dict[str, int]:
+  from mockgpu.emulators.rdna import native as rdna_native
+  from mockgpu.emulators.ptx import native as ptx_native
+  return dict((rdna_native if isa == "rdna" else ptx_native).declined)
 
 def _native_ran(param:str, isa:str):
-  """Our standard: a [native] variant asserts that C ran. The executors count C launches in mockgpu.system.stats
-  (rdna3.native_launches, ptx.native_launches, ...); a [native] case that ran no C launch fails here."""
-  before = _native_launches(isa)
+  """Our standard: a [native] variant runs every launch on C. The executors count C and numpy launches in
+  mockgpu.system.stats (rdna3.native_launches, ptx.numpy_launches, ...); a [native] case that ran no C launch, or a
+  launch on numpy for a reason NATIVE_DECLINES does not list, fails here."""
+  before, numpy_before, declined = _native_launches(isa), _native_launches(isa, "numpy"), _declines(isa)
   yield param
-  # MOCKGPU_NATIVE_MEASURE=path: write each [native] case's C launch count instead of asserting (how the drop list was measured)
+  # MOCKGPU_NATIVE_MEASURE=path: write each [native] case's C and numpy launch counts instead of asserting (how the drop list was measured)
   if param == "native" and (MEASURE := os.environ.get("MOCKGPU_NATIVE_MEASURE")):
-    with open(MEASURE, "a") as f: f.write(f"{os.environ.get('PYTEST_CURRENT_TEST','').rsplit(' ', 1)[0]} \t{_native_launches(isa) - before}\n")
+    with open(MEASURE, "a") as f:
+      test = os.environ.get('PYTEST_CURRENT_TEST', '').rsplit(' ', 1)[0]
+      f.write(f"{test} \t{_native_launches(isa) - before}\t{_native_launches(isa, 'numpy') - numpy_before}\n")
   elif param == "native":
     assert _native_launches(isa) > before, f"[native] variant ran no C launch on {isa}: the kernel stayed on numpy or nothing was dispatched"
+    if numpy := _native_launches(isa, "numpy") - numpy_before:
+      why = sorted(k for k, n in _declines(isa).items() if n > declined.get(k, 0))
+      unlisted = [w for w in why if not any(d in w for d in NATIVE_DECLINES)]
+      assert why and not unlisted, \
+        f"[native] variant ran {numpy} launch(es) on numpy on {isa}: {unlisted or 'no decline recorded (a kernel declined before this test)'}"
 
 @pytest.fixture(params=["numpy", "native"])
 def rdna_path(request, monkeypatch):

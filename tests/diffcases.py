@@ -28,29 +28,46 @@ CARRIER = {"bfloat16": "float32", **{f: "float32" for f in FP8}}
 
 # *** comparisons ***
 EXACT = None
-def ulps(n:float, why:str, scale:str="elem") -> dict:
-  """|got - ref64| <= |cpu - ref64| + n ulps of the case's dtype: at each element's own magnitude ("elem"), at the
-  larger of it and 1 ("unit": formulas whose intermediates have unit scale, so their rounding is absolute below 1), or
-  at the largest magnitude in the output ("max": reassociated sums, whose rounding follows the partial sums)."""
-  return {"ulps": n, "why": why, "scale": scale}
+def ulps(n:float, why:str, cond:tuple=(), floor:float|str|None=None) -> dict:
+  """A bound per element: |got - ref64| <= |cpu - ref64| + n ulps (of the case's dtype) of that element's own scale,
+  c = max(|ref64|, the conditions `cond` names, `floor`), every one computed per element in float64:
+    - "abs": the op on the magnitudes of its float inputs (and of its upstream gradients): for a sum, mean, matmul or
+      scan, the sum of the magnitudes of the element's own inputs, the condition of a reassociated sum;
+    - "slope": |sum_j x_j df/dx_j|, the element's change under a relative perturbation of every input (for sin(x),
+      |x cos x|): the condition of the function at that element;
+  `floor` names an intermediate the formula rounds at: 1 (a unit-scale term that cancels, as in exp(x) - 1), "arg"
+  (max(1, the magnitude of the element's own inputs)), "norm" (the Frobenius norm of the input matrix: factorisations,
+  whose every element's rounding is relative to it). No bound is relative to the largest output."""
+  assert set(cond) <= {"abs", "slope"} and floor in (None, 1, "arg", "norm"), (cond, floor)
+  return {"ulps": n, "why": why, "cond": tuple(cond), "floor": floor}
 # tinygrad lowers transcendentals to the same polynomials on every backend, but GPU kernels take exp2, log2, sin, rcp
 # and sqrt from the hardware's approximate instructions where the CPU computes them in software or correctly rounded
 # (RDNA v_exp_f32/v_log_f32/v_rcp_f32/v_sqrt_f32: 1 ulp; PTX ex2/lg2/rcp/sqrt .approx.ftz.f32: 2 ulp), and contract
 # a*b+c into fma. Each approximate step can compound through tinygrad's formula (a sigmoid is an exp2 and a rcp).
 TRANS = ulps(8, "hardware exp2/log2/rcp/sqrt approximations (1-2 ulp each) compounded through tinygrad's formula")
-# sin, cos, tan, the inverse and hyperbolic functions, erf: tinygrad reduces the argument and evaluates a polynomial,
-# divides, or takes log(1 + ...) of unit-scale intermediates, so a result near 0 carries their absolute rounding
-TRIG = ulps(8, "argument reduction, polynomial, rcp and log of unit-scale intermediates: a few ulp of 1, absolute", "unit")
-# a sum (or matmul, mean, softmax denominator) whose GPU kernel groups, upcasts and splits differently from the CPU
-# kernel rounds its partial sums differently: a bound of n ulps of the largest output magnitude per reassociation
-REDUCE = ulps(64, "reduction order differs from the CPU kernel (grouped, upcast, split partial sums)", "max")
-REDUCE_TRANS = ulps(64, "a reassociated reduction feeding hardware-approximate transcendentals", "max")
+# sin, cos (sin(pi/2 - x)), tan, sigmoid: tinygrad reduces the argument, whose rounding is at the argument's scale:
+# a bound in ulps of the element's own condition |x f'(x)| (cos near pi/2 is absolute, sin near 0 relative)
+TRIG = ulps(8, "argument reduction and hardware-approximate steps: ulps of the element's condition |x f'(x)|", ("slope",))
+# tanh (2 sigmoid(2x) - 1), sinh, elu (exp(x) - 1), asin/acos/atan (pi/2 - ...), erf (1 - ...), atanh (log near 1):
+# a unit-scale intermediate cancels, so near 0 the rounding is absolute at 1
+TRIG_UNIT = ulps(8, "tinygrad's formula cancels a unit-scale intermediate (exp(x) - 1, 1 - erfc, pi/2 - asin, log near 1)", ("slope",), 1)
+# softplus, logsigmoid, logaddexp (log(...) + max), gelu and mish (x * (1 + tanh ...)): the cancelling term is scaled by x
+TRIG_ARG = ulps(8, "tinygrad's formula cancels a term of the input's magnitude (log(...) + max(x, y), x * (1 + tanh))", ("slope",), "arg")
+# a sum (or matmul, mean, scan) whose GPU kernel groups, upcasts and splits differently from the CPU kernel rounds its
+# partial sums differently: a bound of n ulps of the element's own sum of magnitudes
+REDUCE = ulps(64, "reduction order differs from the CPU kernel (grouped, upcast, split partial sums)", ("abs", "slope"))
+# log-sum-exp and what is built on it (log_softmax, losses, layernorm's rsqrt of a variance): the log of a sum rounded
+# relative to itself is absolute, so beside the sum's own condition the floor is 1
+REDUCE_TRANS = ulps(64, "a reassociated reduction feeding hardware-approximate transcendentals (log of a sum: absolute)", ("abs", "slope"), 1)
+# softmax: exp(x_i - max) / sum: relative to the element, and to its slope in the inputs (the argument x_i - max rounds)
+SOFTMAX = ulps(64, "a reassociated sum of hardware-approximate exponentials divides each element: ulps of its own condition", ("slope",))
 
 OPS:dict[str, callable] = {}
 CMP:dict[str, dict|None] = {}
 COVERS:dict[str, set[str]] = {}
 CASES:list[dict] = []
 _IDS:dict[str, int] = {}
+FAMILY = ["unary"]  # the op family (tests/diffops.py, diffops2.py) whose cases add() is generating: CI's sample strata
 
 def op(opid:str, covers:str|tuple=(), cmp:dict|None=EXACT):
   def deco(fn):
@@ -67,7 +84,7 @@ def add(opid:str, x:list, kw:dict|None=None, grad:bool=False, ctx:dict|None=None
   cid = f"{opid}[{desc}{';' + kws if kws else ''}{';' + tag if tag else ''}{';grad' if grad else ''}{';' + ','.join(f'{k}={v}' for k, v in ctx.items()) if ctx else ''}]"
   if cid in _IDS: cid = f"{cid}#{_IDS[cid]}"
   _IDS[cid] = _IDS.get(cid, 0) + 1
-  CASES.append({"id": cid, "op": opid, "x": x, "kw": kw or {}, "grad": grad, "ctx": ctx or {}})
+  CASES.append({"id": cid, "op": opid, "x": x, "kw": kw or {}, "grad": grad, "ctx": ctx or {}, "family": FAMILY[0]})
 
 def seed_of(*parts) -> int: return zlib.crc32(repr(parts).encode())
 
@@ -114,12 +131,22 @@ def _make_array(shape, dtype, domain, seed):
     return np.array([fp8_to_float(float_to_fp8(float(e), dt), dt) for e in v.reshape(-1)], np.float32).reshape(v.shape)
   return v
 
-def make_leaf(spec, device, upcast:bool=False):
-  """The input before its view. `upcast`: the same values as float64 (the reference run of an approximate case)."""
+SLOPE_STEP = 2.0 ** -20  # the relative perturbation of a "slope" run (float64: its truncation error is far below an ulp)
+def transformed(arr:np.ndarray, transform:str|None) -> np.ndarray:
+  """A float input (or upstream gradient) for a condition run of the float64 reference (see `ulps`)."""
+  # np.asarray: numpy turns a 0-d array into a scalar, which Tensor() refuses
+  if transform == "abs": return np.asarray(np.abs(arr))
+  if transform == "slope": return np.asarray(arr * (1 + SLOPE_STEP))
+  assert transform is None, transform
+  return arr
+
+def make_leaf(spec, device, upcast:bool=False, transform:str|None=None):
+  """The input before its view. `upcast`: the same values as float64 (the reference run of an approximate case),
+  `transform`d for a condition run."""
   from tinygrad import Tensor, dtypes
   shape, dtype, domain, seed, view = spec
   arr = make_array(shape, dtype, domain, seed)
-  if upcast and dtype in FLOATS + FP8: return Tensor(arr.astype(np.float64), device=device)
+  if upcast and dtype in FLOATS + FP8: return Tensor(transformed(arr.astype(np.float64), transform), device=device)
   t = Tensor(arr, device=device)
   return t.cast(getattr(dtypes, dtype)) if dtype in CARRIER else t
 

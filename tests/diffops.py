@@ -2,7 +2,7 @@
 (`op`) and generates its cases (`add`) over dtypes and the rotating shapes and views."""
 from __future__ import annotations
 import diffcases as D
-from diffcases import op, add, X, rotation, viewed_shape, INTS, FLOATS, FP8, NUMERIC, ALL, TRANS, TRIG, REDUCE, REDUCE_TRANS, ulps
+from diffcases import op, add, X, rotation, viewed_shape, INTS, FLOATS, FP8, NUMERIC, ALL, TRANS, TRIG, TRIG_UNIT, TRIG_ARG, REDUCE, REDUCE_TRANS, SOFTMAX, ulps
 
 def dt(name):
   from tinygrad import dtypes
@@ -14,16 +14,16 @@ UNARY = {
   "exp": ((-4, 4), FLOATS, True, TRANS), "exp2": ((-4, 4), FLOATS, True, TRANS), "log": ((0.01, 10), FLOATS, True, TRANS),
   "log2": ((0.01, 10), FLOATS, True, TRANS), "log10": ((0.01, 10), FLOATS, False, TRANS), "sqrt": ((0, 10), FLOATS, True, TRANS),
   "rsqrt": ((0.01, 10), FLOATS, True, TRANS), "reciprocal": ((0.1, 10), FLOATS, True, TRANS), "sin": ((-6, 6), FLOATS, True, TRIG),
-  "cos": ((-6, 6), FLOATS, True, TRIG), "tan": ((-1.4, 1.4), FLOATS, False, TRIG), "asin": ((-0.99, 0.99), FLOATS, True, TRIG),
-  "acos": ((-0.99, 0.99), FLOATS, False, TRIG), "atan": ((-6, 6), FLOATS, True, TRIG), "sinh": ((-4, 4), FLOATS, False, TRIG),
-  "cosh": ((-4, 4), FLOATS, False, TRIG), "tanh": ((-4, 4), FLOATS, True, TRIG), "asinh": ((-6, 6), FLOATS, False, ulps(32, "log(x + sqrt(x*x+1)) cancels for x < 0: GPU kernels keep half intermediates, CPU's are float", "unit")),
-  "acosh": ((1, 10), FLOATS, False, TRIG), "atanh": ((-0.95, 0.95), FLOATS, False, TRIG), "erf": ((-3, 3), FLOATS, True, TRIG),
-  "sigmoid": ((-6, 6), FLOATS, True, TRIG), "logsigmoid": ((-6, 6), FLOATS, False, TRIG), "relu": (None, NUMERIC, True, None),
-  "relu6": ((-8, 8), NUMERIC, False, None), "leaky_relu": (None, FLOATS, True, None), "elu": (None, FLOATS, True, TRIG),
-  "celu": (None, FLOATS, False, TRIG), "selu": (None, FLOATS, False, TRIG), "gelu": (None, FLOATS, True, TRIG),
+  "cos": ((-6, 6), FLOATS, True, TRIG), "tan": ((-1.4, 1.4), FLOATS, False, TRIG), "asin": ((-0.99, 0.99), FLOATS, True, TRIG_UNIT),
+  "acos": ((-0.99, 0.99), FLOATS, False, TRIG_UNIT), "atan": ((-6, 6), FLOATS, True, TRIG_UNIT), "sinh": ((-4, 4), FLOATS, False, TRIG_UNIT),
+  "cosh": ((-4, 4), FLOATS, False, TRIG), "tanh": ((-4, 4), FLOATS, True, TRIG_UNIT), "asinh": ((-6, 6), FLOATS, False, ulps(32, "log(x + sqrt(x*x+1)) cancels for x < 0: GPU kernels keep half intermediates, CPU's are float", ("slope",), "arg")),
+  "acosh": ((1, 10), FLOATS, False, TRIG_ARG), "atanh": ((-0.95, 0.95), FLOATS, False, TRIG_UNIT), "erf": ((-3, 3), FLOATS, True, TRIG_UNIT),
+  "sigmoid": ((-6, 6), FLOATS, True, TRIG), "logsigmoid": ((-6, 6), FLOATS, False, TRIG_ARG), "relu": (None, NUMERIC, True, None),
+  "relu6": ((-8, 8), NUMERIC, False, None), "leaky_relu": (None, FLOATS, True, None), "elu": (None, FLOATS, True, TRIG_UNIT),
+  "celu": (None, FLOATS, False, TRIG_UNIT), "selu": (None, FLOATS, False, TRIG_UNIT), "gelu": (None, FLOATS, True, TRIG_ARG),
   "quick_gelu": (None, FLOATS, False, TRIG), "silu": (None, FLOATS, True, TRIG), "swish": (None, FLOATS, False, TRIG),
-  "mish": (None, FLOATS, False, TRIG), "softplus": (None, FLOATS, True, TRIG), "softsign": (None, FLOATS, False, TRIG),
-  "hardsigmoid": (None, FLOATS, False, ulps(2, "relu6(x+3)/6: GPUs contract (x+3)*(1/6) into an fma, the CPU rounds twice", "unit")), "hardswish": (None, FLOATS, True, ulps(2, "x*(x+3)/6: GPUs contract the product into an fma, the CPU rounds it")), "hardtanh": (None, FLOATS, False, None),
+  "mish": (None, FLOATS, False, TRIG_ARG), "softplus": (None, FLOATS, True, TRIG_ARG), "softsign": (None, FLOATS, False, TRIG),
+  "hardsigmoid": (None, FLOATS, False, ulps(2, "relu6(x+3)/6: GPUs contract (x+3)*(1/6) into an fma, the CPU rounds twice", (), 1)), "hardswish": (None, FLOATS, True, ulps(2, "x*(x+3)/6: GPUs contract the product into an fma, the CPU rounds it")), "hardtanh": (None, FLOATS, False, None),
   "square": (None, NUMERIC, True, None), "sign": ("special", NUMERIC, False, None), "ceil": ((-9, 9), FLOATS, False, None),
   "floor": ((-9, 9), FLOATS, False, None), "round": ((-9, 9), FLOATS, False, None), "trunc": ((-9, 9), FLOATS, False, None),
   "abs": ("special", NUMERIC + FP8, True, None), "neg": ("special", NUMERIC + FP8, True, None), "isnan": ("special", FLOATS, False, None),
@@ -112,12 +112,12 @@ BINARY = {
   "div.trunc": (lambda a, b: a.div(b, rounding_mode="trunc"), INTS + ("float32",), (-99, 99), (1, 9), False, None),
   "div.floor": (lambda a, b: a.div(b, rounding_mode="floor"), INTS + ("float32",), (-99, 99), (1, 9), False, None),
   "__floordiv__": (_floor_div, INTS, (-99, 99), (1, 9), False, None),
-  "mod": (lambda a, b: a.mod(b), INTS + ("float32",), (-99, 99), (1, 9), False, ulps(32, "fma contraction in x - floor(x/y)*y", "max")),
+  "mod": (lambda a, b: a.mod(b), INTS + ("float32",), (-99, 99), (1, 9), False, ulps(32, "fma contraction in x - floor(x/y)*y, whose product has x's magnitude", (), "arg")),
   # x - trunc(x/y)*y: CUDA C contracts the last product into an fma where the CPU rounds it; the cancellation leaves
   # that rounding of |x| (up to 99, against results below 9: 2^4 of the result's ulps)
-  "fmod": (lambda a, b: a.fmod(b), INTS + ("float32", "float64"), (-99, 99), (1, 9), False, ulps(32, "fma contraction in x - trunc(x/y)*y", "max")),
+  "fmod": (lambda a, b: a.fmod(b), INTS + ("float32", "float64"), (-99, 99), (1, 9), False, ulps(32, "fma contraction in x - trunc(x/y)*y, whose product has x's magnitude", (), "arg")),
   "pow": (lambda a, b: a.pow(b), ("float16", "float32", "float64"), (0.1, 4), (-3, 3), True,
-          ulps(16, "exp2(y*log2(x)) on hardware exp2/log2 (libdevice pow on NVRTC float64); the gradient multiplies by log(x)", "unit")),
+          ulps(16, "exp2(y*log2(x)) on hardware exp2/log2 (libdevice pow on NVRTC float64); the gradient multiplies by log(x)", ("slope",), 1)),
   # no integer pow: tinygrad 0.14 computes it in float and stores the float into the integer buffer without a cast
   # (clang rejects the C; LLVM stores the float's bits, on hardware as here), a tinygrad bug, not a device behaviour
   "maximum": (lambda a, b: a.maximum(b), ("bool",) + NUMERIC, None, None, True, None),
@@ -131,7 +131,7 @@ BINARY = {
   # the sign source has no zeros: tinygrad's copysign reads the sign of y through 1/y, and with LLVM's afn (MOCK+AMD)
   # that is v_rcp_f64 plus Newton steps, which turn 1/-0 into NaN: copysign(x, -0) is undefined there, on hardware too
   "copysign": (lambda a, b: a.copysign(b), FLOATS, "special", (-4, 4), False, None),
-  "logaddexp": (lambda a, b: a.logaddexp(b), FLOATS, (-5, 5), (-5, 5), False, TRIG),
+  "logaddexp": (lambda a, b: a.logaddexp(b), FLOATS, (-5, 5), (-5, 5), False, TRIG_ARG),
   "isclose": (lambda a, b: a.isclose(b, rtol=0.1, atol=0.1), FLOATS, (-2, 2), (-2, 2), False, None),
 }
 def binary_family():
@@ -171,7 +171,7 @@ def ternary_family():
     for sh, v in rotation(2 if dtype not in ("float32", "int32") else 4):
       add("where", [X(sh, "bool", None, v), X(viewed_shape(sh, v), dtype, None, None, 1), X((), dtype, None, None, 2)])
   add("where", [X((13, 17), "bool"), X((13, 17), "float32", salt=1), X((13, 17), "float32", salt=2)], grad=True)
-  op("lerp", cmp=ulps(2, "GPUs contract a + w*(b-a) into one fma; the CPU rounds the product (of up to the inputs' magnitude)", "max"))(lambda d, a, b, w: a.lerp(b, w))
+  op("lerp", cmp=ulps(2, "GPUs contract a + w*(b-a) into one fma; the CPU rounds the product (of up to the inputs' magnitude)", (), "arg"))(lambda d, a, b, w: a.lerp(b, w))
   for dtype in ("float16", "bfloat16", "float32", "float64"): add("lerp", [X((13, 17), dtype), X((13, 17), dtype, salt=1), X((1, 17), dtype, (0, 1), salt=2)])
   add("lerp", [X((13, 17), "float32"), X((13, 17), "float32", salt=1), X((1, 17), "float32", (0, 1), salt=2)], grad=True)
   op("masked_fill")(lambda d, x, m, v: x.masked_fill(m, v))
@@ -185,7 +185,7 @@ REDUCTIONS = {  # name: (dtypes, cmp for floats, grad, takes keepdim)
   "var": (FLOATS, REDUCE, True, True), "any": (("bool",) + NUMERIC, None, False, True), "all": (("bool",) + NUMERIC, None, False, True),
   "argmax": (NUMERIC, None, False, True), "argmin": (NUMERIC, None, False, True), "logsumexp": (FLOATS, REDUCE_TRANS, True, True),
   "std_mean": (FLOATS, REDUCE, False, True), "var_mean": (FLOATS, REDUCE, False, True),
-  "softmax": (FLOATS, REDUCE_TRANS, True, False), "log_softmax": (FLOATS, REDUCE_TRANS, True, False), "softmin": (FLOATS, REDUCE_TRANS, False, False),
+  "softmax": (FLOATS, SOFTMAX, True, False), "log_softmax": (FLOATS, REDUCE_TRANS, True, False), "softmin": (FLOATS, SOFTMAX, False, False),
 }
 SCANS = {"cumsum": (NUMERIC, REDUCE, True), "cumprod": (FLOATS + ("int32", "int64"), REDUCE, False), "cummax": (NUMERIC, None, False),
          "cummin": (NUMERIC, None, False), "logcumsumexp": (FLOATS, REDUCE_TRANS, False)}
@@ -219,9 +219,8 @@ def reduce_family():
     if grad: add(name, [X((13, 17), "float32")], {"axis": 1}, grad=True)
 
 def register_all():
-  unary_family()
-  cast_family()
-  binary_family()
-  reduce_family()
+  for fn in (unary_family, cast_family, binary_family, reduce_family):
+    D.FAMILY[0] = fn.__name__.removesuffix("_family")
+    fn()
   import diffops2
   diffops2.register()

@@ -7,6 +7,9 @@ A step is (kind, name, sources...) and appends its result to the values:
 Only ops whose result is exactly defined on every backend are drawn (no transcendentals, no float reductions but max
 and min, no integer division), so every program compares bit for bit; casts from float to integer first replace NaN
 and clamp into the target's range, since C and GPUs leave an out-of-range conversion undefined.
+
+Every step is live: the program's outputs are all the step values no later step reads (`outputs`), so each step's
+value is compared or feeds one that is.
 """
 from __future__ import annotations
 
@@ -51,6 +54,27 @@ def move(name, x):
   n = x.shape[1]
   return x.pad(((0, 0), (1, 0)))[:, :n]
 
+def sources(step:tuple) -> list[int]:
+  """The value indexes a step reads."""
+  kind, *args = step
+  if kind == "where": return list(args)
+  if kind == "binary": return [args[1], args[2]]
+  return [args[1]]
+
+def outputs(steps:list, n_inputs:int) -> list[int]:
+  """The values the program returns: every step's value that no later step reads."""
+  read = {i for st in steps for i in sources(st)}
+  return [n_inputs + k for k in range(len(steps)) if n_inputs + k not in read]
+
+def live_steps(steps:list, n_inputs:int) -> int:
+  """How many steps reach an output (are one, or feed one through later steps)."""
+  live, todo = set(), list(outputs(steps, n_inputs))
+  while todo:
+    if (i := todo.pop()) < n_inputs or i in live: continue
+    live.add(i)
+    todo += sources(steps[i - n_inputs])
+  return len(live)
+
 def run(device, *xs, steps):
   from tinygrad import dtypes
   vals = list(xs)
@@ -62,4 +86,4 @@ def run(device, *xs, steps):
     elif kind == "move": vals.append(move(args[0], vals[args[1]]))
     elif kind == "where": vals.append(vals[args[0]].cast(dtypes.bool).where(vals[args[1]], vals[args[2]]))
     else: raise ValueError(kind)
-  return vals[-1].contiguous()
+  return [vals[i].contiguous() for i in outputs(steps, len(xs))]

@@ -20,7 +20,7 @@ def run_case(case:dict, dev:str) -> list:
   from tinygrad.helpers import Context
   upcast = case.get("upcast", False)
   with Context(**case["ctx"]):
-    leaves = [D.make_leaf(s, dev, upcast) for s in case["x"]]
+    leaves = [D.make_leaf(s, dev, upcast, case.get("transform")) for s in case["x"]]
     xs = [D.apply_view(t, s[4]) for t, s in zip(leaves, case["x"])]
     outs = flatten(D.OPS[case["op"]](dev, *xs, **case["kw"]))
     if case["grad"]: outs += gradients(outs, leaves, case)
@@ -40,7 +40,8 @@ def gradients(outs:list, leaves:list, case:dict) -> list:
   from tinygrad import Tensor, dtypes
   import diffcases as D
   float_outs = [o for o in outs if hasattr(o, "uop") and dtypes.is_float(o.dtype)]
-  loss = sum(((o.float() * Tensor(D.make_array(o.shape, "float32", (-1, 1), i + 7), device=o.device)).sum() for i, o in enumerate(float_outs)), Tensor(0.0))
+  seeds = [D.transformed(D.make_array(o.shape, "float32", (-1, 1), i + 7), case.get("transform")) for i, o in enumerate(float_outs)]
+  loss = sum(((o.float() * Tensor(s, device=o.device)).sum() for o, s in zip(float_outs, seeds)), Tensor(0.0))
   loss.backward()
   grads = [t.grad for t, s in zip(leaves, case["x"]) if s[1] in D.FLOATS]
   assert all(g is not None for g in grads), f"{case['id']}: an input got no gradient"

@@ -236,3 +236,9 @@ def test_launch_limits_follow_the_record(cuda_on):
   assert boards.nv_board("sm_89").launch_error(k, (1, 1, 1), (1024, 1, 1), dynamic) is None
   kind, why = small.launch_error(k, (1, 1, 1), (256, 1, 1), dynamic)
   assert kind == "resources" and why == f"kernel tid: {k.dynamic_base + dynamic} bytes of shared memory exceed the 65536 bytes of a CTA (sm_89_small)"
+
+def test_version_flag_prints_the_version():
+  import subprocess, sys
+  from mockgpu import __version__
+  p = subprocess.run([sys.executable, "-m", "mockgpu", "--version"], capture_output=True, text=True, timeout=600)
+  assert p.returncode == 0 and p.stdout.strip() == f"mockgpu {__version__}", (p.returncode, p.stdout, p.stderr)

@@ -2,7 +2,8 @@
 tinygrad's SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3/VOP3SD/VOP3P/DS tables of the family, on the numpy and the native
 (C) path, against an independent evaluation of its pseudocode, over special and random operands, every operand kind
 and three EXEC patterns. A family's test fails on a mismatch that its list (tests/pcode/expected_mismatches.txt,
-expected_mismatches_rdna4.txt) does not list, and on a listed one that now conforms. MOCKGPU_CONFORMANCE=full runs
+expected_mismatches_rdna4.txt) does not list, on a listed one that now conforms, on an instruction the evaluator cannot
+follow, and when its C kernels did not run for a reason other than a decline naming an instruction. MOCKGPU_CONFORMANCE=full runs
 the larger tier (more waves, every operand kind at every source). `python tests/conformance_report.py` prints the
 table."""
 from __future__ import annotations
@@ -22,6 +23,9 @@ def test_family_conforms_on_both_paths(family, arch, listed):
   before = system.stats[f"{arch}.native_launches"]
   run = H.run_family(family, full=FULL, arch=arch)
   names = {i.name for i in H.infos(family, arch)}
+  # a C path that did not run for a reason naming no instruction (MOCKGPU_NATIVE=0, no compiler, a build that failed
+  # or timed out) is a failure of this family's conformance on that path, not a numpy-only result
+  assert not run.c_missing, f"{arch} {family}: the C path did not run:\n" + "\n".join(sorted(set(run.c_missing)))
   problems = expected.problems(run.results, listed[arch], names, FULL, expected.PATHS[arch])
   assert not problems, f"{arch} {family}: {len(problems)} differences from the expected list:\n" + "\n".join(problems)
   # the native results come from C launches: every kernel of C-translated cases was handed to C

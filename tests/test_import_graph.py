@@ -130,3 +130,25 @@ def test_the_ptx_translation_cache_key_covers_the_translator(tmp_path):
   assert len(loaded) > 8 and set(loaded) <= set(keyed)
   assert {os.path.join(PKG, *f.split("/")) for f in ("compiler/ptx/semantics.py", "compiler/ptx/backends/numpy.py",
           "compiler/ptx/types.py", "emulators/ptx/kernel_ns.py")} <= set(keyed)
+
+def test_the_rdna_translation_cache_key_covers_the_translator():
+  """The disk cache keys an RDNA numpy translation by the text of the files that decide it
+  (compiler/rdna/backends/numpy.translator_files, computed from compiler/rdna and its imports): every module of the
+  compiler a run on the numpy path loads is among them."""
+  code = ("import os, sys, json\nos.environ['MOCKGPU_RDNA_NATIVE'] = '0'\nsys.path.insert(0, sys.argv[1])\nimport numpy as np\n"
+          "from tinygrad.renderer.amd.dsl import s, v\nfrom tinygrad.runtime.autogen.amd.rdna3 import ins as I\n"
+          "from test_rdna_isa import kernel, run\nfrom test_rdna_harness import aligned\n"
+          "from mockgpu.compiler.rdna.backends import numpy as backend\n"
+          "out = aligned(128, 256).view(np.uint32)\n"
+          "run(kernel(I.v_lshlrev_b32_e32(v[1], 2, v[0]), I.v_add_f32_e32(v[2], 1.0, v[0]),"
+          " I.global_store_b32(addr=v[1], data=v[2], saddr=s[4:5]), I.s_endpgm()), out)\n"
+          "print(json.dumps([sorted(m.__file__ for n, m in sys.modules.items() if n.startswith('mockgpu.compiler.')"
+          " and not n.startswith('mockgpu.compiler.ptx')), backend.translator_files()]))")
+  p = subprocess.run([sys.executable, "-c", code, os.path.dirname(os.path.abspath(__file__))], capture_output=True, text=True, timeout=300)
+  assert p.returncode == 0, p.stderr[-3000:]
+  loaded, keyed = json.loads(p.stdout.strip().splitlines()[-1])
+  # outside the key: the package marker and the disk cache itself (it stores translations; it decides none)
+  assert len(loaded) > 10 and set(loaded) - set(keyed) <= {os.path.join(PKG, "compiler", f) for f in ("__init__.py", "cache.py")}, \
+    sorted(set(loaded) - set(keyed))
+  assert {os.path.join(PKG, *f.split("/")) for f in ("compiler/rdna/errata.py", "compiler/rdna/semantics/rdna3.py",
+          "compiler/rdna/backends/numpy_runtime.py", "compiler/exact.py", "emulators/rdna/executor.py")} <= set(keyed)

@@ -177,6 +177,28 @@ def test_float_compare_specials(cmp, monkeypatch):
   want, got = both_paths(monkeypatch, body, a, b, b)
   np.testing.assert_array_equal(got, want)
 
+# the forms the C backend declined before (tinygrad's PTX uses them in its isnan/isinf, copysign and saturating
+# integer casts): now translated, the same bits as numpy over special values
+CLOSED_GAPS = ["mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\ncopysign.f32 %f3, %f2, %f1;\nmov.b32 %r4, %f3;",
+               "cvt.f64.f32 %fd1, %f1;\ncvt.f64.f32 %fd2, %f2;\ncopysign.f64 %fd3, %fd2, %fd1;\ncvt.rn.f32.f64 %f3, %fd3;\nmov.b32 %r4, %f3;",
+               *[f"mov.b32 %f1, %r1;\ntestp.{k}.f32 %p1, %f1;\nselp.u32 %r4, 1, 0, %p1;"
+                 for k in ("finite", "infinite", "number", "notanumber", "normal", "subnormal")],
+               "mov.b32 %f1, %r1;\ncvt.f64.f32 %fd1, %f1;\ntestp.subnormal.f64 %p1, %fd1;\nselp.u32 %r4, 1, 0, %p1;",
+               "add.sat.s32 %r4, %r1, %r2;", "sub.sat.s32 %r4, %r1, %r2;", "mad.hi.sat.s32 %r4, %r1, %r2, %r3;",
+               "cvt.sat.s8.s32 %r5, %r1;\ncvt.s32.s8 %r4, %r5;", "cvt.sat.u16.s32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;",
+               "cvt.sat.s32.u32 %r4, %r1;", "cvt.sat.u32.s32 %r4, %r2;",
+               "cvt.u64.u32 %rd1, %r1;\nshl.b64 %rd1, %rd1, 24;\ncvt.sat.s32.s64 %r4, %rd1;",
+               "cvt.u64.u32 %rd1, %r1;\nshl.b64 %rd1, %rd1, 32;\ncvt.sat.u32.u64 %r4, %rd1;",
+               "set.lt.u32.s32 %r4, %r1, %r2;", "mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nset.gtu.f32.f32 %f3, %f1, %f2;\nmov.b32 %r4, %f3;",
+               "setp.ne.s32 %p1, %r3, 0;\nset.eq.or.s32.u32 %r4, %r1, %r2, %p1;"]
+
+@pytest.mark.parametrize("op", CLOSED_GAPS)
+def test_closed_c_gaps_same_bits(op, monkeypatch):
+  a, b = _pairs(np.concatenate([I32_SPECIALS[:12], F32_SPECIALS[::2]]))
+  c = np.resize(I32_SPECIALS[::-1], len(a))
+  want, got = both_paths(monkeypatch, op, a, b, c)
+  np.testing.assert_array_equal(got, want)
+
 def test_float64_ops(monkeypatch):
   """float64 arithmetic on the float32 specials widened (the result's high half is stored)."""
   a, b = _pairs(F32_SPECIALS[::2])

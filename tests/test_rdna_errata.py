@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from mockgpu.compiler.rdna.errata import ERRATA
+from mockgpu.compiler.rdna.errata import ERRATA, EVIDENCE_KINDS
 from test_rdna_harness import aligned
 from test_rdna_isa import kernel, run, RSRC1
 
@@ -60,7 +60,8 @@ def test_vop3p_inline_constant(path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_writelane_constant_lane(path):
-  """A constant lane index (a 0-d lane mask in the numpy backend; one lane's store in C)."""
+  """A constant lane index (a 0-d lane mask in the numpy backend; one lane's store in C): the manual's behaviour,
+  a regression test (the 0-d lane mask crashed runtime.unpack once), not an erratum."""
   got = lanes([I.v_mov_b32_e32(v[2], 7), I.s_mov_b32(s[8], 99), I.v_writelane_b32(v[2], s[8], 5)], path, True)
   assert got[5] == 99 and (np.delete(got, 5) == 7).all()
 
@@ -73,9 +74,19 @@ def test_table_names_its_tests():
       assert e.test, e.id
       if "::" not in e.test: assert e.test in here, (e.id, e.test)
 
+def test_every_erratum_states_its_evidence():
+  """Each record says what it rests on: a hardware reading with its source, LLVM's code, or nothing (unverified),
+  with the reason in words; a departure from the manual, not the manual's own behaviour."""
+  for e in ERRATA:
+    kind, _, why = e.evidence.partition(": ")
+    assert kind in EVIDENCE_KINDS and len(why) > 20, (e.id, e.evidence)
+    assert e.manual != e.hardware, f"{e.id}: hardware as the manual says is not an erratum"
+  assert not {"bitset-rmw", "ds-storexchg-rtn", "writelane-const-lane"} & {e.id for e in ERRATA}
+
 @pytest.mark.parametrize("path", PATHS)
 def test_ds_storexchg_rtn_returns_old(path):
-  """ds_storexchg_rtn_b32: each lane swaps v3 into LDS[4*lane] and gets the old word (here 1000+lane, written
+  """The manual's behaviour (a regression test, not an erratum).
+  ds_storexchg_rtn_b32: each lane swaps v3 into LDS[4*lane] and gets the old word (here 1000+lane, written
   first); both paths run it (asserted). Then v2 = the old value, and the reloaded LDS word is the new one (checked
   through v2 of a second kernel form below)."""
   pre = [I.v_lshlrev_b32_e32(v[6], 2, v[0]), I.v_add_nc_u32_e32(v[7], 1000, v[0]),

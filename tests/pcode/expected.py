@@ -6,6 +6,8 @@ C path runs every operand kind), CLASS
   a  the manual's pseudocode is what hardware does and mockgpu is wrong: a bug to fix
   b  hardware departs from the pseudocode: an erratum mockgpu does not model yet (errata.py id in the reason)
   c  the pseudocode is ambiguous or incomplete: the reason says the reading and why mockgpu differs from it
+  u  unverified: mockgpu departs from the pseudocode and what hardware does is not measured (the reason says why
+     mockgpu chose as it did)
 The suite fails on a mismatch that is not listed and on a listed one that no longer mismatches (strict xfail), so
 the list is always the exact to-do list.
 """
@@ -15,7 +17,7 @@ import dataclasses, os
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected_mismatches.txt")
 PATHS = {"rdna3": PATH, "rdna4": PATH.replace(".txt", "_rdna4.txt")}
 CLASSES = {"a": "mockgpu is wrong (the pseudocode is hardware)", "b": "hardware departs from the pseudocode (erratum)",
-           "c": "the pseudocode is ambiguous or incomplete"}
+           "c": "the pseudocode is ambiguous or incomplete", "u": "unverified: hardware not measured"}
 FAILED = ("mismatch", "error")
 
 @dataclasses.dataclass(frozen=True)

@@ -967,6 +967,27 @@ def small_float_to_f32(fmt:str):
 
 # reading helpers: functions the manual does not have, used only by readings.OVERRIDES (each says why there)
 
+def two_over_pi_fraction(n:int) -> int:
+  """floor(2/pi * 2**n): the first n bits of 2/pi's fraction (2/pi < 1), from Euler's pi/4 = atan(1/2) + atan(1/3)
+  in integers (mockgpu's own table uses Machin's formula; the two agree with the published table's first bits)."""
+  guard = n + 64
+  def atan_inv(k:int) -> int:  # atan(1/k) * 2**guard, by its Taylor series
+    total, term, j = 0, (1 << guard) // k, 0
+    while term:
+      total += (-1) ** j * (term // (2 * j + 1))
+      term, j = term // (k * k), j + 1
+    return total
+  pi = 4 * (atan_inv(2) + atan_inv(3))
+  bits = (2 << (guard + n)) // pi
+  assert n < 224 or bits >> (n - 224) == 0xA2F9836E4E441529FC2757D1F534DDC0DB6295993C439041FE5163AB  # Payne and Hanek's table
+  return bits
+
+def two_over_pi_segment(env, shift):
+  """The 53 bits of 2/pi's 1201-bit fraction that a left shift by `shift` brings into the whole part (zeros past b_0),
+  as the float64 integer they make (exact: 53 bits)."""
+  shift, bits = check_int(shift), two_over_pi_fraction(1201)
+  return Float("f64", float(((bits >> (1148 - shift)) if shift <= 1148 else bits << (shift - 1148)) & ((1 << 53) - 1)))
+
 def rint(env, x):
   """IEEE roundToIntegralTiesToEven: the nearest integer, ties to even, keeping the sign of a zero result."""
   x = fl(x)
@@ -1008,6 +1029,7 @@ BUILTINS = {
   "f32_to_fp8": to_float_fn("fp8"), "f32_to_bf8": to_float_fn("bf8"), "CalcDsAddr": calc_ds_addr, "u8_to_u32": bits_identity, "u4_to_u32": bits_identity,
   "s_ff1_i32_b32": ff1(32), "s_ff1_i32_b64": ff1(64),
   "nop": lambda env: None, "s_nop": lambda env, *a: None,
+  "twoOverPiSegment": two_over_pi_segment,
   "rint": rint, "frexpExponent": frexp_exp, "fmaScaled": fma_scaled, "sinRevolutions": trig_rev(math.sin), "cosRevolutions": trig_rev(math.cos),
 }
 INSTRUCTION_FUNCTIONS = {k: v for k, v in BUILTINS.items() if k.startswith(("v_", "s_"))}

@@ -646,14 +646,14 @@ def _minmax(b, ins):
   if m.has("relu"): e = b.minmax("max", t, e, b.const(t, 0))
   b.dst(d, t, e)
 
-@row("copysign", no_c=NUMPY_ONLY)
+@row("copysign")
 def _copysign(b, ins):
   t = one_type(b, Mods(b, ins))
   d, a, c = ins.args
   mag = b.src(c, t)
   b.dst(d, t, b.copysign(t, b.src(a, t), mag))
 
-@row("testp", no_c=NUMPY_ONLY)
+@row("testp")
 def _testp(b, ins):
   m = Mods(b, ins, {"finite", "infinite", "number", "notanumber", "normal", "subnormal"})
   t = one_type(b, m)
@@ -698,7 +698,7 @@ def _setp(b, ins):
   b.dst(p, "pred", combine(r))
   if q is not None: b.dst(q, "pred", combine(b.bitnot("pred", r)))
 
-@row("set", no_c=NUMPY_ONLY)
+@row("set")
 def _set(b, ins):
   m = Mods(b, ins, CMP_FLAGS)
   if len(m.types) != 2: b.unsupported("set types")

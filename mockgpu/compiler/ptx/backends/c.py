@@ -182,6 +182,8 @@ class Kernel(semantics.Backend):
     return self.const(t, a.value)
 
   def _float_const(self, t:str, v, exact:bool=False) -> str:
+    if t == "f16":   # as the numpy path's np.float16(value): the literal rounded once to half, held as its bits
+      return f"((uint16_t)0x{int(np.array([float(v)], np.float64).astype(np.float16).view(np.uint16)[0]):x}u)"
     if t not in F32_64: raise NoNative(f"a .{t} immediate")
     n = bits(t)
     raw = _float_bits(v, n, exact)
@@ -488,8 +490,29 @@ class Kernel(semantics.Backend):
     if is_signed(dt): return f"(({CTYPE[dt]})f2s({r}, {float(lo)!r}, {float(hi)!r}, {lo}ll, {hi}ll))"
     return f"(({CTYPE[dt]})f2u({r}, {float(hi)!r}, {hi}ull))"
   def int_to_int(self, x:str, st:str, dt:str, sat:bool) -> str:
-    if sat: self.decline("cvt.sat")
-    return f"(({CTYPE[dt]}){x})"
+    if not sat: return f"(({CTYPE[dt]}){x})"
+    self._int(st), self._int(dt)
+    lo, hi = INT_RANGE[dt]
+    v = self.tmp()
+    if is_signed(st):   # clamped in int64 (every signed source fits); a bound past int64's is no bound
+      self.emit(f"int64_t {v} = (int64_t)({x});")
+      low, high = (f"{v} < {lo}ll" if lo > -2**63 else "0"), (f"{v} > {hi}ll" if hi < 2**63 - 1 else "0")
+      return f"(({CTYPE[dt]})({low} ? {lo}ll : {high} ? {hi}ll : {v}))" if hi < 2**63 else f"(({CTYPE[dt]})({v} < 0 ? 0 : {v}))"
+    self.emit(f"uint64_t {v} = (uint64_t)({x});")
+    return f"(({CTYPE[dt]})({v} > {hi}ull ? {hi}ull : {v}))" if hi < min(2**64 - 1, 2**bits(st) - 1) else f"(({CTYPE[dt]}){v})"
+  def add_sat(self, op:str, x:str, y:str) -> str:
+    """s32 x op y in int64, clamped to s32."""
+    v = self.tmp()
+    self.emit(f"int64_t {v} = (int64_t)(int32_t)({x}) {op} (int64_t)(int32_t)({y});")
+    return f"((int32_t)({v} < -2147483648ll ? -2147483648ll : {v} > 2147483647ll ? 2147483647ll : {v}))"
+  def copysign(self, t:str, sign:str, mag:str) -> str:
+    if t not in F32_64: self.decline(f"copysign.{t}")
+    return f"copysign{'f' if t == 'f32' else ''}({mag}, {sign})"
+  def testp(self, kind:str, t:str, x:str) -> str:
+    if t not in F32_64: self.decline(f"testp.{t}")
+    tiny, fabs = ("1.1754943508222875e-38f", "fabsf") if t == "f32" else ("2.2250738585072014e-308", "fabs")
+    return {"finite": f"isfinite({x})", "infinite": f"isinf({x})", "number": f"(!isnan({x}))", "notanumber": f"isnan({x})",
+            "normal": f"(isfinite({x}) && {fabs}({x}) >= {tiny})", "subnormal": f"({fabs}({x}) < {tiny} && {x} != 0)"}[kind]
   def fp8x2_from_f32(self, hi:str, lo:str, fmt:str, relu:bool) -> str:
     return f"fp8x2_f32({hi}, {lo}, {_fp8(fmt)}, {int(relu)})"
   def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_h2({x}, {_fp8(fmt)}, {int(relu)})"

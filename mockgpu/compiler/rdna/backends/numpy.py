@@ -25,13 +25,22 @@ from mockgpu.compiler.rdna.backends.reads import Reads
 
 # the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
 _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
-_SOURCES = ("compiler/rdna/decode.py", "compiler/rdna/errata.py", "compiler/rdna/faults.py", "compiler/rdna/operands.py",
-            "compiler/rdna/program.py", "compiler/rdna/semantics/__init__.py", "compiler/rdna/semantics/lang.py",
-            "compiler/rdna/semantics/rdna3.py", "compiler/rdna/semantics/rdna4.py",
-            "compiler/rdna/semantics/cdna.py", "compiler/rdna/semantics/cdna4.py", "compiler/rdna/cdna.py", "compiler/rdna/backends/numpy.py", "compiler/rdna/backends/reads.py",
-            "compiler/rdna/backends/numpy_runtime.py",
-            "compiler/rdna/backends/numpy_memory.py", "compiler/rdna/backends/numpy_control.py", "compiler/exact.py", "compiler/native.py", "emulators/rdna/executor.py")
-VERSION = hashlib.sha256(b"".join(open(os.path.join(_PKG, f), "rb").read() for f in _SOURCES)).hexdigest()[:16]
+
+def translator_files() -> list[str]:
+  """The files whose text decides a numpy translation: every module of compiler/rdna (decoding, operands, semantics,
+  errata, the backends and the runtime helpers translated code calls), the mockgpu.compiler modules they import
+  (found in their import statements), and the executor whose names the translated code runs with."""
+  rdna = os.path.join(_PKG, "compiler", "rdna")
+  files = sorted(os.path.join(d, f) for d, _, fs in os.walk(rdna) for f in fs if f.endswith(".py"))
+  found = set()
+  for path in files:
+    with open(path) as f: text = f.read()
+    found |= set(re.findall(r"^\s*(?:from|import) mockgpu\.compiler\.(?!rdna\b)(\w+)", text, re.M))
+    found |= {n.strip() for names in re.findall(r"^\s*from mockgpu\.compiler import ([\w, ]+)", text, re.M) for n in names.split(",")}
+  outside = [os.path.join(_PKG, "compiler", m + ".py") for m in sorted(found)]
+  return files + [p for p in outside if os.path.exists(p)] + [os.path.join(_PKG, "emulators", "rdna", "executor.py")]
+
+VERSION = hashlib.sha256(b"".join(os.path.relpath(f, _PKG).encode() + open(f, "rb").read() for f in translator_files())).hexdigest()[:16]
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
 CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
                    r"(?:\.view\((?:u16|u32|u64|i16|i32|i64|f16|f32|f64)\))?")
