@@ -11,7 +11,7 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
-from mockgpu import system
+import machines
 from mockgpu.errors import DispatchTooLarge, LaunchRefused, Unmodelled, InstructionBudgetExceeded
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from mockgpu.memory import AddressSpace
@@ -59,7 +59,7 @@ def test_rdna_executor_entry_refuses_what_it_cannot_hold(grid, block):
   rig.known_good()
 
 @pytest.fixture
-def fresh_machine(monkeypatch): monkeypatch.setattr(system, "_system", None)
+def fresh_machine(monkeypatch): monkeypatch.setattr(machines, "current", None)
 
 @pytest.mark.parametrize("grid", [(HUGE, 1, 1), (HUGE, HUGE, HUGE), (1 << 16, 1 << 16, 1)])
 def test_pm4_dispatch_direct_of_2_32_workgroups(fresh_machine, grid):

@@ -106,11 +106,11 @@ def test_rdna_unmodelled_float_modes(rsrc1, what):
   assert isinstance(e.value, NotImplementedError) and isinstance(e.value, MockGPUError)
 
 def test_unknown_family_is_unmodelled():
-  # the executor runs rdna3, rdna4 (wave32/64) and cdna3, cdna4 (wave64, tests/test_cdna_exec.py); any other is named
+  # the executor runs rdna3, rdna35, rdna4 (wave32/64) and cdna3, cdna4 (wave64, tests/test_cdna_exec.py); any other is named
   from mockgpu.emulators.rdna import Dispatch, run_dispatch
   from mockgpu.memory import AddressSpace
   d = Dispatch("gcn5", 0x1000, R.RSRC1, R.RSRC2, 0, [0] * 16, 0, 0, (64, 1, 1), (1, 1, 1), False)
-  with pytest.raises(Unmodelled, match=r"architecture 'gcn5' is not implemented \(rdna3, rdna4, cdna3, cdna4\)"):
+  with pytest.raises(Unmodelled, match=r"architecture 'gcn5' is not implemented \(rdna3, rdna35, rdna4, cdna3, cdna4\)"):
     run_dispatch(AddressSpace("w64"), d)
 
 # *** PTX the front end rejects, as ptxas does ***

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import boards
+from mockgpu.system import System
 from mockgpu.emulators.nv_gpu import NVGPU, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup, GP_GET, GP_PUT
 from test_nv_gpfifo import sem
@@ -38,7 +39,8 @@ class Lane:
 
 class TwoGroups:
   def __init__(self):
-    self.gpu = NVGPU(0, boards.nv_board(boards.DEFAULT_NV_BOARD))
+    self.machine = System()
+    self.gpu = NVGPU(0, boards.nv_board(boards.DEFAULT_NV_BOARD), self.machine, self.machine.ptx)
     self.mem = np.zeros(SIZE, np.uint8)
     self.gpu.mem.map(VA, SIZE, host=self.mem.ctypes.data)
     self.a, self.b = Lane(self.gpu, self.mem, 1, 0x0000), Lane(self.gpu, self.mem, 2, 0x4000)
@@ -80,7 +82,7 @@ def test_signal_reused_by_a_live_group_on_another_gpu():
   """A signal address the faulted group released once and a live group (here on another GPU) releases now is not
   failed fast: the live group may still write it."""
   r = TwoGroups()
-  other = NVGPU(1, r.gpu.board)
+  other = NVGPU(1, r.gpu.board, r.machine, r.machine.ptx)
   other.mem.map(VA, SIZE, host=r.mem.ctypes.data)
   live = Lane(other, r.mem, 3, 0x8000)
   r.a.submit(sem(VA + SIG_A, 1, REL))
