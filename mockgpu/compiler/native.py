@@ -289,6 +289,16 @@ def remember(tag:str, key:str, rec:dict):
     os.replace(f.name, p)
   except OSError: pass  # a read-only cache is only slower
 
+def cached(tag:str, key:str, declined, make):
+  """A kernel's C translation as another process recorded it (`remember`): make(library, record), None where C
+  declines it (counted in `declined` by its reason), or NOT_CACHED."""
+  if (rec:=find(tag, key)) is None: return NOT_CACHED
+  if "declined" in rec:
+    declined[rec["declined"]] += 1
+    return None
+  if (lib:=load(rec["so"])) is None: return NOT_CACHED
+  return make(lib, rec)
+
 def load(path:str) -> ctypes.CDLL|None:
   try: return ctypes.CDLL(path)
   except OSError as e:

@@ -87,15 +87,7 @@ class AMDevice(AMDGPU):
     if events.enabled: events.emit("doorbell", self.name, self.doorbell_queues[offset & ~7].name, offset=offset, value=value)
     self.machine.kick()
 
-  # *** the executor's device interface (AMDGPU), on the machine it was given ***
-  def add_queue(self, queue, doorbell_offset:int):
-    self.queues[queue.queue_id] = queue
-    self.doorbell_queues[doorbell_offset] = queue
-    self.machine.add_queue(queue)
-  def remove_queue(self, queue_id:int):
-    queue = self.queues.pop(queue_id)
-    self.doorbell_queues = {k: q for k, q in self.doorbell_queues.items() if q is not queue}
-    self.machine.remove_queue(queue)
+  # add_queue/remove_queue: AMDGPU's, on the machine it was given
 
   def interrupt(self, ctxid:int, valid_bits:int):
     """An interrupt a packet asked for. SDMA's TRAP (28 context bits) is SDMA_TRAP from the GFX client on soc21, sent

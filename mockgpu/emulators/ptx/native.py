@@ -110,12 +110,7 @@ def translate(kernel, key:str|None=None) -> NativeKernel|None:
 def cached(key:str):
   """The kernel's C translation as another process recorded it: a NativeKernel, None where C declines it, or
   native.NOT_CACHED."""
-  if (rec:=native.find(TAG, key)) is None: return native.NOT_CACHED
-  if "declined" in rec:
-    declined[rec["declined"]] += 1
-    return None
-  if (lib:=native.load(rec["so"])) is None: return native.NOT_CACHED
-  return NativeKernel(lib, rec["messages"], rec["nsave"])
+  return native.cached(TAG, key, declined, lambda lib, rec: NativeKernel(lib, rec["messages"], rec["nsave"]))
 
 def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int) -> int:
   """Run every CTA; returns the thread-instructions executed (raises as the numpy path does)."""

@@ -85,12 +85,7 @@ def translate(blocks, ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool=Tru
 def cached(key:str):
   """The kernel's C translation as another process recorded it: a NativeKernel, None where C declines it, or
   native.NOT_CACHED."""
-  if (rec:=native.find(TAG, key)) is None: return native.NOT_CACHED
-  if "declined" in rec:
-    declined[rec["declined"]] += 1
-    return None
-  if (lib:=native.load(rec["so"])) is None: return native.NOT_CACHED
-  return NativeKernel(lib, rec["nvgpr"], dict(rec["names"]), rec["messages"], rec["lanes"])
+  return native.cached(TAG, key, declined, lambda lib, rec: NativeKernel(lib, rec["nvgpr"], dict(rec["names"]), rec["messages"], rec["lanes"]))
 
 class Launch:
   """The C context and register buffers of one dispatch geometry, kept for the next dispatch of the same shape
