@@ -144,12 +144,12 @@ def test_read_leaves_a_torn_line_and_rejects_garbage(tmp_path):
   with pytest.raises(ValueError, match="not a coverage record"): coverage.read(str(path))
 
 def test_ptx_kernel_c_refuses_is_named_before_it_is_hot(cov, monkeypatch, capsys):
-  """testp (a numpy-only row) has no C translation: the record says so from the first launch, while the kernel is not hot yet."""
+  """cnot (a numpy-only row) has no C translation: the record says so from the first launch, while the kernel is not hot yet."""
   from test_ptx_isa import kernel as ptx_kernel, run as ptx_run, LOAD3
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "auto")
   out, a = np.zeros(32, np.uint32), np.arange(32, dtype=np.uint32)
-  ptx_run(ptx_kernel(LOAD3 + "\nmov.b32 %f1, %r1;\ntestp.normal.f32 %p1, %f1;\nselp.u32 %r4, 1, 0, %p1;\nst.global.b32 [%rd9], %r4;"), [out, a, a, a])
+  ptx_run(ptx_kernel(LOAD3 + "\ncnot.b32 %r4, %r1;\nst.global.b32 [%rd9], %r4;"), [out, a, a, a])
   [rec] = records(cov)
-  assert rec["path"] == "numpy" and rec["declined"] == "instruction testp" and "testp.normal.f32" in rec["ops"]
+  assert rec["path"] == "numpy" and rec["declined"] == "instruction cnot" and "cnot.b32" in rec["ops"]
   assert main(["coverage", cov]) == 0
-  assert "  C refused 1 kernel as a whole: instruction testp" in capsys.readouterr().out.splitlines()
+  assert "  C refused 1 kernel as a whole: instruction cnot" in capsys.readouterr().out.splitlines()
