@@ -66,7 +66,8 @@ def main():
     path = os.path.join(work, "test_slice.py")
     with open(path, "w") as f: f.write(SUITE.format(tests=TESTS, ops=ops, diff=diff))
     print(f"{len(ops) + len(diff)} tests ({len(ops)} op-suite cases, {len(diff)} differential cases), pytest -n 2")
-    print(f"{'device':16s} {'cold wall':>9s} {'ratio':>6s} {'cold CPU':>9s} {'ratio':>6s} {'warm wall':>9s} {'ratio':>6s} {'warm CPU':>9s} {'ratio':>6s}")
+    cols = "".join(f" {c:>9s} {'ratio':>6s}" for c in ("cold wall", "cold CPU", "warm wall", "warm CPU"))
+    print(f"{'device':16s}{cols}")
     for dev in ["CPU", *(args.dev or CONFIGURATIONS)]:
       with tempfile.TemporaryDirectory() as tmp:
         r = results[dev] = {"cold": run(dev, path, tmp), "warm": run(dev, path, tmp)}

@@ -173,7 +173,8 @@ class GMC:
     for leaf_va, leaf_size, addr, pte in self.leaves(hub):
       if leaf_va <= va and va + size <= leaf_va + leaf_size:
         for kind, run_va, run_size, host in self._targets(leaf_va, leaf_size, addr, pte, self.dev.pci.bus_master()):
-          if run_va <= va and va + size <= run_va + run_size: return (self.dev.vram_base + addr + va - leaf_va) if kind == "vram" else host + va - run_va
+          if run_va <= va and va + size <= run_va + run_size:
+            return (self.dev.vram_base + addr + va - leaf_va) if kind == "vram" else host + va - run_va
     return None
 
   # *** faults ***

@@ -398,7 +398,8 @@ class Translator(Reads):
     if op.width == 64:
       if self.wave == 64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], 32, axis=1), m, full)")
       return
-    if op.sel_vgpr is not None: self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, None, None, {op.cross}, {op.fi}, {op.bound_ctrl}, V[{op.sel_vgpr}][w])")
+    if op.sel_vgpr is not None:
+      self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, None, None, {op.cross}, {op.fi}, {op.bound_ctrl}, V[{op.sel_vgpr}][w])")
     else:
       lo, hi = self.raw(op.sel_lo, 32, vec=False), self.raw(op.sel_hi, 32, vec=False)
       self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, {lo}, {hi}, {op.cross}, {op.fi}, {op.bound_ctrl})")
