@@ -41,6 +41,8 @@ class NVGPU:
     self.running = None  # the channel group whose channel Host is stepping now: the one an engine's release belongs to
     self.errors:list[Exception] = []  # failures of the last scheduler pass, raised by the doorbell write that started it
     self.vram_used = 0
+    self.pm = None            # the bound profiler's performance monitor (emulators/nv_pma.PerfMon), if any
+    self.pm_reserved:dict[str, object] = {}  # PM resource ("hwpm", "pc_sampler") -> the profiler object holding it
   @property
   def name(self) -> str: return f"NV:{self.index}"
   @property
@@ -180,8 +182,11 @@ class ComputeEngine(Engine):
   NO_SCHEDULE = {nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_NOP, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE,
                  nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH}
 
-  def _actions(self): return {nv.NVC6C0_NO_OPERATION: self.ignore, nv.NVC6C0_PM_TRIGGER: self.ignore,
+  def _actions(self): return {nv.NVC6C0_NO_OPERATION: self.ignore, nv.NVC6C0_PM_TRIGGER: self.pm_trigger,
                               nv.NVC6C0_INVALIDATE_SHADER_CACHES_NO_WFI: self.ignore, nv.NVC6C0_SEND_SIGNALING_PCAS2_B: self.pcas}
+
+  def pm_trigger(self, data:int, where:str):
+    if self.gpu.pm is not None: self.gpu.pm.trigger()  # with no profiler bound no PM listens: a no-op
 
   def pcas(self, data:int, where:str):
     action = field(data, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION)

@@ -1,0 +1,138 @@
+"""NVIDIA PMA: the RM profiler object (MAXWELL_PROFILER_DEVICE) and its controls, the PMA stream, PMA=1 end to end.
+
+tinygrad runs in a subprocess (DEV must be set before it is imported), as in test_nv_tinygrad.py.
+"""
+import ctypes, json, subprocess
+import pytest
+from conftest import run_tinygrad
+from mockgpu.boards import nv_board
+from mockgpu.emulators.nv_pma import Stream, StreamError, PACKET
+
+def run(code:str, dev="MOCK+NV", timeout=240, **env) -> subprocess.CompletedProcess:
+  return run_tinygrad(dev, code, timeout, {"HCQDEV_WAIT_TIMEOUT_MS": "300", **env})
+
+def result(r:subprocess.CompletedProcess): return json.loads(next(l for l in r.stdout.splitlines() if l.startswith("{")))
+
+# *** the stream alone ***
+
+def test_stream_wraps_and_overflows_as_the_pma_does():
+  ring, membytes = ctypes.create_string_buffer(4 * PACKET), ctypes.c_uint64(7)
+  s = Stream(ctypes.addressof(ring), 4 * PACKET, ctypes.addressof(membytes))
+  s.write(bytes([1]) * PACKET * 3)
+  assert (s.put, s.update_membytes(), membytes.value) == (3 * PACKET, 3 * PACKET, 3 * PACKET)
+  s.bump(2 * PACKET)
+  s.write(bytes([2]) * PACKET * 2)       # wraps: the second packet lands at the ring's start
+  assert s.put == PACKET and ring.raw[:PACKET] == bytes([2]) * PACKET and ring.raw[3 * PACKET:] == bytes([2]) * PACKET
+  s.write(bytes([3]) * PACKET * 2)       # one fits (4 of 4 used), the next is dropped and the overflow latched
+  assert s.unread == 4 * PACKET and s.overflow and s.dropped == PACKET and ring.raw[PACKET:2 * PACKET] == bytes([3]) * PACKET
+  s.bump(4 * PACKET)
+  s.write(bytes([4]) * PACKET)           # overflow stays: nothing more is written until the stream is freed
+  assert s.unread == 0 and s.overflow and s.dropped == 2 * PACKET
+  with pytest.raises(StreamError, match="bytesConsumed 32 is more than the 0 bytes available"): s.bump(PACKET)
+
+# *** the RM object and its controls ***
+
+def test_profiler_controls_refuse_malformed_use_then_work():
+  """Each malformed control gives its NV status (and a log line naming the culprit), followed by the well-formed call."""
+  r = run("""
+    import ctypes, json, logging
+    logging.basicConfig(level=logging.INFO)
+    from tinygrad import Tensor, Device
+    from tinygrad.runtime.autogen import nv_570 as nv
+    d = Device["NV"]
+    i, out = d.iface, {}
+    def ctl(obj, cmd, p=None):
+      try: i.rm_control(obj, cmd, p); return "ok"
+      except RuntimeError as e: return str(e).split(": ")[-1]
+    def step(name, bad, good): out[name] = [bad(), good()]
+    prof = i.rm_alloc(d.subdevice, nv.MAXWELL_PROFILER_DEVICE, nv.NVB2CC_ALLOC_PARAMETERS(hClientTarget=i.root, hContextTarget=d.channel_group))
+    try: i.rm_alloc(d.nvdevice, nv.MAXWELL_PROFILER_DEVICE, nv.NVB2CC_ALLOC_PARAMETERS(hClientTarget=i.root))
+    except RuntimeError as e: out["parent"] = str(e).split(": ")[-1]
+    try: i.rm_alloc(d.subdevice, nv.MAXWELL_PROFILER_DEVICE, nv.NVB2CC_ALLOC_PARAMETERS(hClientTarget=i.root, hContextTarget=0xdead))
+    except RuntimeError as e: out["context"] = str(e).split(": ")[-1]
+    P = nv.struct_NVB0CC_CTRL_POWER_REQUEST_FEATURES_PARAMS
+    step("power", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_POWER_REQUEST_FEATURES, P(controlMask=3)),
+                  lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_POWER_REQUEST_FEATURES, P(controlMask=1 | 1 << 2)))
+    GP = nv.struct_NVB0CC_CTRL_PMA_STREAM_UPDATE_GET_PUT_PARAMS
+    out["getput_no_stream"] = ctl(prof, nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT, GP(bUpdateAvailableBytes=1))
+    out["bind_nothing"] = ctl(prof, nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES)
+    R = nv.struct_NVB0CC_CTRL_EXEC_REG_OPS_PARAMS
+    def regops(*ops, mode=0, count=None):
+      p = R(regOpCount=len(ops) if count is None else count, mode=mode)
+      for j, (op, off, val) in enumerate(ops): p.regOps[j] = nv.struct_NV2080_CTRL_GPU_REG_OP(regOp=op, regOffset=off, regValueLo=val, regAndNMaskLo=0xffffffff)
+      return p, ctl(prof, nv.NVB0CC_CTRL_CMD_EXEC_REG_OPS, p)
+    W, RD, GOOD, BAD = nv.NV2080_CTRL_GPU_REG_OP_WRITE_32, nv.NV2080_CTRL_GPU_REG_OP_READ_32, 0x24a000 + 0x620, 0x100
+    out["regops_unreserved"] = regops((W, GOOD, 5))[1]
+    buf, avail = d.iface.alloc(1 << 20, uncached=True, cpu_access=True), d.iface.alloc(0x1000, uncached=True)
+    A = nv.struct_NVB0CC_CTRL_ALLOC_PMA_STREAM_PARAMS
+    good_stream = lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM, A(hMemPmaBuffer=buf.meta.hMemory, pmaBufferSize=buf.size,
+                                                                           hMemPmaBytesAvailable=avail.meta.hMemory))
+    out["stream_handle"] = ctl(prof, nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM, A(hMemPmaBuffer=0xdead, pmaBufferSize=0x1000, hMemPmaBytesAvailable=avail.meta.hMemory))
+    step("stream_size", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM, A(hMemPmaBuffer=buf.meta.hMemory, pmaBufferSize=buf.size + 0x1000,
+                                                                                 hMemPmaBytesAvailable=avail.meta.hMemory)), good_stream)
+    out["stream_twice"] = good_stream()
+    HW = nv.struct_NVB0CC_CTRL_RESERVE_HWPM_LEGACY_PARAMS
+    step("hwpm", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER, HW()), lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY, HW()))
+    other = i.rm_alloc(d.subdevice, nv.MAXWELL_PROFILER_DEVICE, nv.NVB2CC_ALLOC_PARAMETERS(hClientTarget=i.root))
+    step("hwpm_other", lambda: ctl(other, nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY, HW()), lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER))
+    step("bind", lambda: ctl(other, nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES), lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES))
+    out["bind_twice"] = ctl(prof, nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES)
+    H = nv.struct_NVB0CC_CTRL_HS_CREDITS_PARAMS
+    hs = H(numEntries=2)
+    hs.creditInfo[0] = nv.struct_NVB0CC_CTRL_PMA_STREAM_HS_CREDITS_INFO(chipletType=nv.NVB0CC_CHIPLET_TYPE_GPC, chipletIndex=0, numCredits=6)
+    hs.creditInfo[1] = nv.struct_NVB0CC_CTRL_PMA_STREAM_HS_CREDITS_INFO(chipletType=nv.NVB0CC_CHIPLET_TYPE_GPC, chipletIndex=d.num_gpcs, numCredits=6)
+    out["credits"] = [ctl(prof, nv.NVB0CC_CTRL_CMD_SET_HS_CREDITS, hs), hs.statusInfo.status, hs.statusInfo.entryIndex]
+    hs.numEntries = 1
+    out["credits"].append(ctl(prof, nv.NVB0CC_CTRL_CMD_SET_HS_CREDITS, hs))
+    out["regops_count"] = regops((W, GOOD, 5), count=125)[1]
+    p, st = regops((W, GOOD, 5), (W, BAD, 1))
+    out["regops_all_or_none"] = [st, p.regOps[1].regStatus, p.bPassed, regops((RD, GOOD, 0))[0].regOps[0].regValueLo]
+    p, st = regops((W, GOOD, 6), (W, BAD, 1), (nv.NV2080_CTRL_GPU_REG_OP_WRITE_64, GOOD, 1), mode=1)
+    out["regops_continue"] = [st, p.bPassed, [p.regOps[j].regStatus for j in range(3)], regops((RD, GOOD, 0))[0].regOps[0].regValueLo]
+    step("getput", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT, GP(bytesConsumed=32)),
+                   lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT, GP(bUpdateAvailableBytes=1, bWait=1)))
+    out["getput_wait"] = ctl(prof, nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT, GP(bWait=1))
+    out["after"] = (Tensor([1., 2.]) * 3).tolist()
+    print(json.dumps(out))
+  """)
+  got = result(r)
+  assert got["parent"] == "NV_ERR_INVALID_OBJECT_PARENT" and got["context"] == "NV_ERR_INVALID_OBJECT_HANDLE"
+  assert got["power"] == ["NV_ERR_INVALID_ARGUMENT", "ok"]
+  assert got["getput_no_stream"] == "NV_ERR_INVALID_ARGUMENT" and got["bind_nothing"] == "NV_ERR_INVALID_STATE"
+  assert got["regops_unreserved"] == "NV_ERR_INVALID_STATE"
+  assert got["stream_handle"] == "NV_ERR_INVALID_OBJECT_HANDLE" and got["stream_size"] == ["NV_ERR_INVALID_LIMIT", "ok"]
+  assert got["stream_twice"] == "NV_ERR_STATE_IN_USE"
+  assert got["hwpm"] == ["NV_ERR_INVALID_PARAM_STRUCT", "ok"]   # the PC-sampler reservation takes no parameters
+  assert got["hwpm_other"] == ["NV_ERR_STATE_IN_USE", "ok"]
+  assert got["bind"] == ["NV_ERR_INVALID_STATE", "ok"] and got["bind_twice"] == "NV_ERR_INVALID_STATE"
+  assert got["credits"] == ["NV_ERR_INVALID_ARGUMENT", 2, 1, "ok"]  # INVALID_CHIPLET at entry 1
+  assert got["regops_count"] == "NV_ERR_INVALID_ARGUMENT"
+  assert got["regops_all_or_none"] == ["NV_ERR_INVALID_ARGUMENT", 4, False, 0]    # INVALID_OFFSET; the good write not applied
+  assert got["regops_continue"] == ["ok", False, [0, 4, 8], 6]                     # the good write applied; 64-bit unsupported
+  assert got["getput"] == ["NV_ERR_INVALID_ARGUMENT", "ok"] and got["getput_wait"] == "NV_ERR_INVALID_ARGUMENT"
+  assert got["after"] == [3.0, 6.0]
+  for msg in ("MAXWELL_PROFILER_DEVICE needs a Subdevice parent", "POWER_REQUEST_FEATURES: ELCG request 3",
+              "ALLOC_PMA_STREAM: 0x0+0x101000 past the buffer's 0x100000 bytes", "RESERVE_HWPM_LEGACY: reserved by profiler 0x",
+              "SET_HS_CREDITS: entry 1: chiplet type 2 index", "EXEC_REG_OPS: op 1 (op 1, type 0) at 0x100: status 4; 1 of 2 refused, none applied",
+              "PMA_STREAM_UPDATE_GET_PUT: bytesConsumed 32 is more than the 0 bytes available", "BIND_PM_RESOURCES: nothing is reserved"):
+    assert msg in r.stderr, msg
+
+@pytest.mark.parametrize("arch", ["sm_86", "sm_89", "sm_120"])
+def test_pma_device_open_programs_the_sampler(arch, tmp_path):
+  """PMA=1 opens the device on each board: every reg op tinygrad sends lands in a PM window (none refused)."""
+  b = nv_board(arch)
+  r = run("""
+    import json
+    from tinygrad import Tensor, Device
+    d = Device["NV"]
+    from mockgpu import bridge
+    y = (Tensor([1., 2., 3.]) + 1).tolist()
+    pm = bridge.machine().devices["nv"][0].pm
+    print(json.dumps({"y": y, "enabled": d.pma_enabled, "regs": len(pm.regs), "sampling": pm.sampling()}))
+  """, dev=f"MOCK+NV:PTX:{arch}", VIZ="-1", PMA="1", TMPDIR=str(tmp_path))
+  got = result(r)
+  sms = b.gpcs * b.tpc_per_gpc * b.sm_per_tpc
+  # per SM 8 registers (9 on Blackwell), plus the GPC/PMA enables tinygrad writes for the board
+  per_sm = 9 if arch == "sm_120" else 8
+  assert got["y"] == [2.0, 3.0, 4.0] and got["enabled"] and got["sampling"]
+  assert got["regs"] > sms * per_sm and "not modelled" not in r.stderr
