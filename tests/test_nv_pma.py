@@ -2,7 +2,8 @@
 
 tinygrad runs in a subprocess (DEV must be set before it is imported), as in test_nv_tinygrad.py.
 """
-import ctypes, json, subprocess
+import ctypes, enum, json, subprocess
+from dataclasses import dataclass
 import pytest
 from conftest import run_tinygrad
 from mockgpu.boards import nv_board
@@ -29,6 +30,40 @@ def test_stream_wraps_and_overflows_as_the_pma_does():
   s.write(bytes([4]) * PACKET)           # overflow stays: nothing more is written until the stream is freed
   assert s.unread == 0 and s.overflow and s.dropped == 2 * PACKET
   with pytest.raises(StreamError, match="bytesConsumed 32 is more than the 0 bytes available"): s.bump(PACKET)
+
+# *** the sampling model alone ***
+
+def test_sm_model_samples_issue_and_waits():
+  """One warp of 3 instructions (ALU, global load, ALU), sampled every cycle: it issues at 0, waits 4 (exec), issues the
+  load at 4, waits 400 (memory), issues the last at 404. Then two warps of one CTA meeting at a barrier."""
+  from mockgpu.emulators.nv_pma import SM, STALL
+  code = [(0, [(4, "EXEC_DEPENDENCY"), (400, "MEMORY_DEPENDENCY"), (4, "EXEC_DEPENDENCY")])]
+  m = SM(code, [[0]], [0], 1, 4, 1)
+  m.run()
+  want = [(0, 0, STALL["NONE"])] + [(t, 1, STALL["EXEC_DEPENDENCY"]) for t in range(1, 4)] + [(4, 1, STALL["NONE"])]
+  want += [(t, 2, STALL["MEMORY_DEPENDENCY"]) for t in range(5, 404)] + [(404, 2, STALL["NONE"])]
+  assert [(t, pc, key) for t, pc, key, _ in m.samples] == want
+  # warp 1 runs a long load before the barrier (block 0: load; block 1: bar.sync, ALU): warp 0 waits at the barrier
+  code = [(0, [(400, "MEMORY_DEPENDENCY")]), (1, [(-1, "SYNC"), (4, "EXEC_DEPENDENCY")])]
+  m = SM(code, [[1], [0, 1]], [0], 2, 2, 1)
+  m.run()
+  by_t = {t: (pc, key, wave) for t, pc, key, wave in m.samples}
+  assert by_t[0] == (1, STALL["NONE"], 0) and by_t[1] == (0, STALL["NONE"], 1)   # warp 0 reaches bar.sync, warp 1 loads
+  assert by_t[2] == (2, STALL["SYNC"], 0)                                          # warp 0 waits for warp 1 at the barrier
+  # at 401 warp 1 issues bar.sync, but the pointer is at warp 0, still waiting; then both go on, one cycle each
+  assert by_t[401] == (2, STALL["SYNC"], 0) and by_t[402] == (2, STALL["NONE"], 0) and by_t[403] == (2, STALL["NONE"], 1)
+  assert max(by_t) == 403
+
+def test_packets_split_records_per_sm():
+  """Records of two SMs, interleaved in time, become per-SM payload streams cut at 28 bytes (a record may straddle two
+  packets); the decoder below reassembles every record."""
+  from mockgpu.emulators.nv_pma import packets
+  samples = [(t, t % 2, [0x21, 0x142][t % 2], t, [3, 7, 9, 18][t % 4], t % 48) for t in range(20)]
+  for size in (8, 9):
+    blob = packets(samples, size)
+    got = sorted((tpc, s.pc_offset >> 4, int(s.stall_reason), s.wave_id) for s, tpc in decode(blob, 0xa04 if size == 9 else 0x809))
+    assert got == sorted((ident, pc, key, wave) for _, _, ident, pc, key, wave in samples)
+    assert len(blob) == 32 * sum(-(-10 * size // 28) for _ in range(2))
 
 # *** the RM object and its controls ***
 
@@ -59,7 +94,8 @@ def test_profiler_controls_refuse_malformed_use_then_work():
     R = nv.struct_NVB0CC_CTRL_EXEC_REG_OPS_PARAMS
     def regops(*ops, mode=0, count=None):
       p = R(regOpCount=len(ops) if count is None else count, mode=mode)
-      for j, (op, off, val) in enumerate(ops): p.regOps[j] = nv.struct_NV2080_CTRL_GPU_REG_OP(regOp=op, regOffset=off, regValueLo=val, regAndNMaskLo=0xffffffff)
+      for j, (op, off, val) in enumerate(ops):
+        p.regOps[j] = nv.struct_NV2080_CTRL_GPU_REG_OP(regOp=op, regOffset=off, regValueLo=val, regAndNMaskLo=0xffffffff)
       return p, ctl(prof, nv.NVB0CC_CTRL_CMD_EXEC_REG_OPS, p)
     W, RD, GOOD, BAD = nv.NV2080_CTRL_GPU_REG_OP_WRITE_32, nv.NV2080_CTRL_GPU_REG_OP_READ_32, 0x24a000 + 0x620, 0x100
     out["regops_unreserved"] = regops((W, GOOD, 5))[1]
@@ -67,14 +103,17 @@ def test_profiler_controls_refuse_malformed_use_then_work():
     A = nv.struct_NVB0CC_CTRL_ALLOC_PMA_STREAM_PARAMS
     good_stream = lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM, A(hMemPmaBuffer=buf.meta.hMemory, pmaBufferSize=buf.size,
                                                                            hMemPmaBytesAvailable=avail.meta.hMemory))
-    out["stream_handle"] = ctl(prof, nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM, A(hMemPmaBuffer=0xdead, pmaBufferSize=0x1000, hMemPmaBytesAvailable=avail.meta.hMemory))
+    out["stream_handle"] = ctl(prof, nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM, A(hMemPmaBuffer=0xdead, pmaBufferSize=0x1000,
+                                                                            hMemPmaBytesAvailable=avail.meta.hMemory))
     step("stream_size", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM, A(hMemPmaBuffer=buf.meta.hMemory, pmaBufferSize=buf.size + 0x1000,
                                                                                  hMemPmaBytesAvailable=avail.meta.hMemory)), good_stream)
     out["stream_twice"] = good_stream()
     HW = nv.struct_NVB0CC_CTRL_RESERVE_HWPM_LEGACY_PARAMS
-    step("hwpm", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER, HW()), lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY, HW()))
+    step("hwpm", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER, HW()),
+                 lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY, HW()))
     other = i.rm_alloc(d.subdevice, nv.MAXWELL_PROFILER_DEVICE, nv.NVB2CC_ALLOC_PARAMETERS(hClientTarget=i.root))
-    step("hwpm_other", lambda: ctl(other, nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY, HW()), lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER))
+    step("hwpm_other", lambda: ctl(other, nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY, HW()),
+                       lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER))
     step("bind", lambda: ctl(other, nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES), lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES))
     out["bind_twice"] = ctl(prof, nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES)
     H = nv.struct_NVB0CC_CTRL_HS_CREDITS_PARAMS
@@ -136,3 +175,39 @@ def test_pma_device_open_programs_the_sampler(arch, tmp_path):
   per_sm = 9 if arch == "sm_120" else 8
   assert got["y"] == [2.0, 3.0, 4.0] and got["enabled"] and got["sampling"]
   assert got["regs"] > sms * per_sm and "not modelled" not in r.stderr
+
+# *** PC sampling end to end ***
+# The decoder below is written from the record layout mockgpu documents (README "NVIDIA PC sampling"): tinygrad's own
+# decoder (extra/nv_pma/decode.py) is in its source tree only, not in the 0.14.0 wheel or sdist, so it cannot be imported here.
+
+class StallReason(enum.IntEnum):
+  SYNC, EXEC_DEPENDENCY, MEMORY_DEPENDENCY, NONE = 3, 7, 9, 18
+
+@dataclass
+class Sample:
+  pc_offset: int
+  stall_reason: StallReason
+  wave_id: int
+  active: int
+
+LAYOUT = {8: {"pc": (0, 32), "stall": (32, 5), "wave": (40, 6), "active": (48, 1)},
+          9: {"pc": (0, 40), "stall": (40, 6), "wave": (48, 6), "active": (56, 1)}}
+
+def decode_tpc_id(tpc_id:int) -> tuple[int, int, int]: return tpc_id >> 5, (tpc_id >> 1) & 0xf, tpc_id & 1
+
+def decode(blob:bytes, sm_version:int):
+  size = 9 if sm_version >= 0xa04 else 8
+  assert len(blob) % 32 == 0, len(blob)
+  bufs:dict[int, bytearray] = {}
+  for off in range(0, len(blob), 32):
+    hdr = int.from_bytes(blob[off + 4:off + 8], "little")
+    num_bytes, tpc_id, dropped = hdr & 0xff, (hdr >> 8) & 0xfff, hdr >> 31
+    assert num_bytes <= 28 and not dropped
+    buf = bufs.setdefault(tpc_id, bytearray())
+    buf += (blob[off:off + 4] + blob[off + 8:off + 32])[:num_bytes]
+    while len(buf) >= size:
+      v = int.from_bytes(buf[:size], "little")
+      del buf[:size]
+      f = {k: (v >> lo) & ((1 << n) - 1) for k, (lo, n) in LAYOUT[size].items()}
+      yield Sample(f["pc"] << 4, StallReason(f["stall"]), f["wave"], f["active"]), tpc_id
+  assert not any(bufs.values()), "a partial record is left over"

@@ -209,7 +209,8 @@ class RM:
       nv.NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO: (Debugger, nv.NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS, self._mmu_faults),
       # the profiler object (MAXWELL_PROFILER_DEVICE): nv_profiler.py; None: a control without parameters
       nv.NVB0CC_CTRL_CMD_POWER_REQUEST_FEATURES: (prof.Profiler, nv.struct_NVB0CC_CTRL_POWER_REQUEST_FEATURES_PARAMS, prof.power_request),
-      nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM: (prof.Profiler, nv.struct_NVB0CC_CTRL_ALLOC_PMA_STREAM_PARAMS, lambda o, p: prof.alloc_pma_stream(self, o, p)),
+      nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM: (prof.Profiler, nv.struct_NVB0CC_CTRL_ALLOC_PMA_STREAM_PARAMS,
+                                            lambda o, p: prof.alloc_pma_stream(self, o, p)),
       nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY: (prof.Profiler, nv.struct_NVB0CC_CTRL_RESERVE_HWPM_LEGACY_PARAMS, prof.reserve_hwpm),
       nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER: (prof.Profiler, None, prof.reserve_pc_sampler),
       nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES: (prof.Profiler, None, prof.bind),

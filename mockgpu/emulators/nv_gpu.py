@@ -330,9 +330,19 @@ def run_kernel(gpu:NVGPU, q:QMD, where:str, queue:str|None=None):
   params = kernel_params(kernel, cbuf, first, where)
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
   if (bad:=gpu.board.launch_error(kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
+  if gpu.pm is not None and gpu.pm.sampling(): return sampled_launch(gpu, kernel, q, params, where, queue)
   if not events.enabled: return ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
   events.emit("qmd", gpu.name, queue, addr=q.addr, fields={k: v for k in q.fields if (v:=q[k])})
   t0 = events.now()
   stats = ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
   events.emit("dispatch", gpu.name, queue, ts=t0, dur=events.now() - t0, **ptx.launch_fields(kernel, q.grid(), q.block(), 0, stats))
 
+def sampled_launch(gpu:NVGPU, kernel, q:QMD, params:bytes, where:str, queue:str|None):
+  """A launch while the PC sampler runs (emulators/nv_pma.py): on the numpy path with its block trace, then the
+  samples into the PMA stream."""
+  trace:list = []
+  t0 = events.now() if events.enabled else 0
+  stats = gpu.executor.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board, trace=trace)
+  written = gpu.pm.sample_launch(kernel, q.grid(), q.block(), trace)
+  if events.enabled: events.emit("dispatch", gpu.name, queue, ts=t0, dur=events.now() - t0, pma_bytes=written,
+                                 **gpu.executor.launch_fields(kernel, q.grid(), q.block(), 0, stats))

@@ -81,6 +81,186 @@ class PerfMon:
     """NVC6C0_PM_TRIGGER on the compute class: starts sampling for the launches that follow, once the resources are bound."""
     if self.bound: self.triggered = True
 
+  def sms(self) -> list[tuple[int, int]]:
+    """(id, sample interval) of each SM the runtime enumerated (SM_ENUMERATION written), in the order of the ids."""
+    b, out = self.board, []
+    for gpc in range(b.gpcs):
+      for tpc in range(b.tpc_per_gpc):
+        for sm in range(b.sm_per_tpc):
+          if (ident:=self.regs.get(sm_reg(b, gpc, tpc, sm, SM_ENUMERATION))) is not None:
+            out.append((ident, self.regs.get(sm_reg(b, gpc, tpc, sm, SM_INTERVAL), 0) & 0xff))
+    return sorted(out)
+
+  def sample_launch(self, kernel, grid:tuple, block:tuple, trace:list) -> int:
+    """Model the launch on the SMs and write their PC samples into the stream; the bytes written."""
+    nctas, wpc = grid[0] * grid[1] * grid[2], -(-(block[0] * block[1] * block[2]) // self.board.warp_size)
+    sms = [(ident, interval) for ident, interval in self.sms() if interval]
+    if not sms: return 0
+    code, streams = kernel_blocks(kernel), warp_streams(trace, nctas, wpc)
+    slots = min(self.board.max_blocks_per_sm, self.board.max_warps_per_sm // wpc) * wpc
+    samples = []
+    for order, (ident, interval) in enumerate(sms):
+      m = SM(code, streams, list(range(order, nctas, len(sms))), wpc, slots, interval)
+      m.run()
+      samples += [(t, order, ident, pc, key, wave) for t, pc, key, wave in m.samples]
+    data = packets(sorted(samples), record_size(self.board))
+    self.stream.write(data)
+    return len(data)
+
   def sampling(self) -> bool:
     """The PC sampler runs: resources bound, a trigger seen, sampling enabled for the context (GR_GPC + 0x304)."""
     return self.bound and self.triggered and self.stream is not None and bool(self.regs.get(BASES[blackwell(self.board)][2] + PC_SAMPLING_ENABLE))
+
+# *** the PC-sampling model ***
+#
+# MODEL, not a measurement: what each warp runs and in which order is exact (the launch's blocks per warp, from the
+# numpy path's trace); every cycle number is the model's. The PC is the PTX instruction index (x16, as SASS PCs step by
+# 16 bytes), not a SASS address: mockgpu runs PTX.
+#   - SMs: those the runtime enumerated (an SM_ENUMERATION write), in the order of the ids written; CTA i runs on SM
+#     i mod count. An SM holds min(max_blocks_per_sm, max_warps_per_sm // warps per CTA) CTAs at once; the next CTA
+#     takes the warp slots (wave ids, lowest free first) of one that ended.
+#   - Issue: one warp-instruction per SM per cycle, loose round robin over the slots from the one after the last issuer.
+#   - Latency before a warp's next instruction: global/local/generic loads and atomics 400 cycles, shared loads 30
+#     (MEMORY_DEPENDENCY); bar.sync until every live warp of the CTA has arrived (SYNC); transcendentals and divisions
+#     20, everything else 4 (EXEC_DEPENDENCY).
+#   - Sampling: every `interval` cycles (the SM_INTERVAL register's low byte: tinygrad writes 32 on Ampere/Ada, 160 on
+#     Blackwell) the SM samples the warp at the scheduler's pointer: NONE if it issues that cycle, else why it waits.
+STALL = {"SYNC": 3, "EXEC_DEPENDENCY": 7, "MEMORY_DEPENDENCY": 9, "NONE": 18}   # hardware stall keys (Ampere map)
+GLOBAL_LATENCY, SHARED_LATENCY, SLOW_ALU, ALU = 400, 30, 20, 4
+SLOW_OPS = {"ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh", "div", "rem"}
+MEMORY_OPS = {"ld", "ldu", "atom", "red", "tex", "suld", "cp"}
+# record layout, per record size: field -> (first bit, bits). 8 bytes on sm_86/sm_89, 9 on sm_120 (sm_version 0xa04).
+RECORD = {8: {"pc": (0, 32), "stall": (32, 5), "wave": (40, 6), "active": (48, 1)},
+          9: {"pc": (0, 40), "stall": (40, 6), "wave": (48, 6), "active": (56, 1)}}
+HEADER = {"num_bytes": (0, 8), "tpc_id": (8, 12), "dropped": (31, 1)}   # the u32 at bytes 4..7 of a packet
+
+def record_size(board:NVBoard) -> int: return 9 if board.sm_version >= 0xa04 else 8
+
+def pack(fields:dict, layout:dict) -> int:
+  out = 0
+  for name, (lo, n) in layout.items():
+    if not 0 <= (v:=fields[name]) < 1 << n: raise ValueError(f"PMA record field {name}={v} does not fit {n} bits")
+    out |= v << lo
+  return out
+
+def classify(ins) -> tuple[int, str]:
+  """(cycles before the warp's next instruction, the stall reason meanwhile) of a PTX instruction."""
+  mods = set(ins.mods)
+  if ins.op in ("bar", "barrier") and not mods & {"warp", "arrive"}: return -1, "SYNC"
+  if ins.op in MEMORY_OPS and not mods & {"param", "const"}:
+    return (SHARED_LATENCY if "shared" in mods else GLOBAL_LATENCY), "MEMORY_DEPENDENCY"
+  return (SLOW_ALU if ins.op in SLOW_OPS and not mods & {"s32", "u32", "s64", "u64"} else ALU), "EXEC_DEPENDENCY"
+
+def kernel_blocks(kernel) -> list[tuple[int, list[tuple[int, str]]]]:
+  """Per block of the kernel: its first PTX instruction index and each instruction's (latency, reason); once per kernel."""
+  if (cached:=getattr(kernel, "_pma_blocks", None)) is not None: return cached
+  from mockgpu.compiler.ptx import parser as P
+  from mockgpu.compiler.ptx.layout import entries
+  from mockgpu.compiler.ptx.blocks import split_blocks
+  fn = next(f for f, _ in entries(P.parse(kernel.module.text))[0] if f.name == kernel.name)
+  out, first = [], 0
+  for b in split_blocks(fn.body):
+    out.append((first, [classify(i) for i in b.instrs]))
+    first += len(b.instrs)
+  kernel._pma_blocks = out
+  return out
+
+def warp_streams(trace:list, nctas:int, wpc:int) -> list[list[int]]:
+  """The blocks each warp of the launch ran, in order, from a TracedEnv trace."""
+  streams:list[list[int]] = [[] for _ in range(nctas * wpc)]
+  for first, block, warps in trace:
+    for w in (range(warps) if isinstance(warps, int) else warps.nonzero()[0]): streams[first * wpc + w].append(block)
+  return streams
+
+class Warp:
+  def __init__(self, slot:int, cta:int, blocks:list[int]):
+    self.slot, self.cta, self.blocks, self.bi, self.ii = slot, cta, blocks, 0, 0
+    self.ready, self.reason = 0, "EXEC_DEPENDENCY"
+  def done(self) -> bool: return self.bi >= len(self.blocks)
+  def pc(self, code) -> int: return code[self.blocks[self.bi]][0] + self.ii if self.bi < len(self.blocks) else code[-1][0]
+  def advance(self, code):
+    self.ii += 1
+    while self.bi < len(self.blocks) and self.ii >= len(code[self.blocks[self.bi]][1]): self.bi, self.ii = self.bi + 1, 0
+
+class SM:
+  """One SM of the model running its CTAs; `samples` collects (cycle, pc index, stall key, wave id)."""
+  def __init__(self, code, streams, ctas:list[int], wpc:int, slots:int, interval:int):
+    self.code, self.streams, self.pending, self.wpc, self.interval = code, streams, list(ctas), wpc, interval
+    self.slots:list[Warp|None] = [None] * slots
+    self.arrived:dict[int, list[Warp]] = {}
+    self.live:dict[int, int] = {}
+    self.samples:list[tuple[int, int, int, int]] = []
+    self.ptr = self.t = 0
+
+  def fill(self):
+    """Start pending CTAs while their warps fit in free slots."""
+    while self.pending and sum(s is None for s in self.slots) >= self.wpc:
+      cta = self.pending.pop(0)
+      free = [i for i, s in enumerate(self.slots) if s is None][:self.wpc]
+      self.live[cta] = 0
+      for w, i in enumerate(free):
+        warp = Warp(i, cta, self.streams[cta * self.wpc + w])
+        if warp.done(): continue
+        self.slots[i], self.live[cta] = warp, self.live[cta] + 1
+
+  def pointer_warp(self) -> Warp|None:
+    n = len(self.slots)
+    return next((self.slots[(self.ptr + k) % n] for k in range(n) if self.slots[(self.ptr + k) % n] is not None), None)
+
+  def sample(self, t:int, issued:Warp|None):
+    if t % self.interval or (w:=self.pointer_warp()) is None: return
+    self.samples.append((t, w.pc(self.code), STALL["NONE" if w is issued else w.reason], w.slot))
+
+  def run(self):
+    self.fill()
+    while any(s is not None for s in self.slots):
+      n = len(self.slots)
+      pick = next((w for k in range(n) if (w:=self.slots[(self.ptr + k) % n]) is not None and w.ready <= self.t), None)
+      if pick is None:
+        nxt = min(w.ready for w in self.slots if w is not None)
+        if nxt == float("inf"): raise AssertionError("PMA model: every warp waits at a barrier")  # a mockgpu bug
+        for t in range(-(-self.t // self.interval) * self.interval, nxt, self.interval): self.sample(t, None)
+        self.t = nxt
+        continue
+      self.sample(self.t, pick)
+      self.issue(pick)
+      self.ptr, self.t = (pick.slot + 1) % n, self.t + 1
+
+  def issue(self, w:Warp):
+    latency, reason = self.code[w.blocks[w.bi]][1][w.ii]
+    w.advance(self.code)
+    if latency < 0:   # a barrier: wait for the CTA's live warps
+      w.ready, w.reason = float("inf"), reason
+      self.arrived.setdefault(w.cta, []).append(w)
+    else: w.ready, w.reason = self.t + latency, reason
+    if w.done(): self.retire(w)
+    self.release(w.cta)
+
+  def retire(self, w:Warp):
+    self.slots[w.slot], self.live[w.cta] = None, self.live[w.cta] - 1
+    if w in self.arrived.get(w.cta, ()): self.arrived[w.cta].remove(w)
+    if self.live[w.cta] == 0: self.fill()
+
+  def release(self, cta:int):
+    waiting = self.arrived.get(cta, [])
+    if waiting and len(waiting) >= self.live.get(cta, 0):
+      for w in waiting: w.ready = self.t + 1
+      self.arrived[cta] = []
+
+def packets(samples:list, size:int) -> bytes:
+  """The PMA packets of time-ordered samples (cycle, order, SM id, pc index, stall key, wave): each SM's records are a
+  byte stream cut into 28-byte payloads, a packet sent when one fills, the partial ones at the end."""
+  layout, pending, out = RECORD[size], {}, bytearray()
+  def send(ident:int, payload:bytes):
+    hdr = pack({"num_bytes": len(payload), "tpc_id": ident, "dropped": 0}, HEADER)
+    body = payload.ljust(PAYLOAD, b"\0")
+    out.extend(body[:4] + hdr.to_bytes(4, "little") + body[4:])
+  for _, _, ident, pc, key, wave in samples:
+    buf = pending.setdefault(ident, bytearray())
+    buf += pack({"pc": pc, "stall": key, "wave": wave, "active": 1}, layout).to_bytes(size, "little")
+    if len(buf) >= PAYLOAD:
+      send(ident, bytes(buf[:PAYLOAD]))
+      del buf[:PAYLOAD]
+  for ident, buf in pending.items():
+    if buf: send(ident, bytes(buf))
+  return bytes(out)
