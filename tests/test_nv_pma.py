@@ -2,7 +2,7 @@
 
 tinygrad runs in a subprocess (DEV must be set before it is imported), as in test_nv_tinygrad.py.
 """
-import ctypes, enum, json, subprocess
+import ctypes, enum, json, pickle, subprocess, sys, types
 from dataclasses import dataclass
 import pytest
 from conftest import run_tinygrad
@@ -211,3 +211,79 @@ def decode(blob:bytes, sm_version:int):
       f = {k: (v >> lo) & ((1 << n) - 1) for k, (lo, n) in LAYOUT[size].items()}
       yield Sample(f["pc"] << 4, StallReason(f["stall"]), f["wave"], f["active"]), tpc_id
   assert not any(bufs.values()), "a partial record is left over"
+
+PROFILED = """
+  import json, numpy as np
+  from tinygrad import Tensor, Device
+  from tinygrad.device import Compiled
+  from mockgpu.compiler.ptx import parser as P
+  from mockgpu.compiler.ptx.layout import entries
+  rng = np.random.default_rng(SEED)
+  a, b = Tensor(rng.standard_normal((32, 32), dtype=np.float32)), Tensor(rng.standard_normal((32, 32), dtype=np.float32))
+  for _ in range(2): y = (a + 1).numpy()     # the same kernel twice: the samples must be identical
+  z = (a @ b).numpy()
+  d = Device["NV"]
+  progs = {e.name: e.lib for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}
+  def ninstr(name):
+    fns = entries(P.parse(progs[name].decode().rstrip(chr(0))))[0]
+    return sum(1 for st in fns[0][0].body if isinstance(st, P.Instr))
+  pma = [e for e in Compiled.profile_events if type(e).__name__ == "ProfilePMAEvent"]
+  print(json.dumps({"sm_version": d.sm_version, "add_ok": bool(np.allclose(y, a.numpy() + 1)),
+                    "mm_ok": bool(np.allclose(z, a.numpy() @ b.numpy(), atol=1e-4)),
+                    "events": [[e.kern, e.blob.hex(), ninstr(e.kern)] for e in pma]}))
+"""
+
+@pytest.mark.parametrize("arch", ["sm_86", "sm_89", "sm_120"])
+def test_pma_samples_decode(arch, tmp_path, request):
+  """VIZ=-1 PMA=1 on each board: each kernel's stream decodes by the documented layout (PCs inside the kernel, valid
+  SM ids, known stall keys), is deterministic, is saved in profile.pkl and renders in tinygrad's VIZ PMA timeline."""
+  from conftest import node_seed
+  b = nv_board(arch)
+  r = run(PROFILED.replace("SEED", str(node_seed(request.node.nodeid))), dev=f"MOCK+NV:PTX:{arch}", VIZ="-1", PMA="1", TMPDIR=str(tmp_path))
+  got = result(r)
+  assert got["sm_version"] == b.sm_version and got["add_ok"] and got["mm_ok"]
+  events = [(k, bytes.fromhex(h), n) for k, h, n in got["events"]]
+  assert len(events) >= 3 and all(blob for _, blob, _ in events)
+  adds = [blob for k, blob, _ in events if k.startswith("E_")]
+  assert len(adds) >= 2 and adds[0] == adds[1]
+  keys = set()
+  for kern, blob, n in events:
+    samples = list(decode(blob, b.sm_version))
+    assert samples, kern
+    for s, tpc_id in samples:
+      gpc, tpc, sm = decode_tpc_id(tpc_id)
+      assert gpc < b.gpcs and tpc < b.tpc_per_gpc and sm < b.sm_per_tpc, (kern, tpc_id)
+      assert s.pc_offset % 16 == 0 and 0 <= s.pc_offset // 16 < n, (kern, s)
+      assert s.wave_id < b.max_warps_per_sm and s.active == 1
+      keys.add(s.stall_reason)
+  # a kernel that loads global memory waits on it; some sample catches a warp issuing
+  assert {StallReason.NONE, StallReason.MEMORY_DEPENDENCY} <= keys
+  # the same events reach profile.pkl, and tinygrad's VIZ PMA view renders them with this decoder standing in
+  pkl = next(tmp_path.glob("profile.pkl*"))
+  with open(pkl, "rb") as f: saved = [e for e in pickle.load(f) if type(e).__name__ == "ProfilePMAEvent"]
+  assert [e.blob for e in saved] == [blob for _, blob, _ in events]
+  mod = types.ModuleType("extra.nv_pma.decode")
+  mod.decode, mod.decode_tpc_id = decode, decode_tpc_id
+  for name in ("extra", "extra.nv_pma"): sys.modules.setdefault(name, types.ModuleType(name))
+  sys.modules["extra.nv_pma.decode"] = mod
+  try:
+    from tinygrad.viz.serve import pma_timeline
+    rows = pma_timeline(saved[-1].blob, b.sm_version)
+  finally:
+    for name in ("extra.nv_pma.decode", "extra.nv_pma", "extra"): sys.modules.pop(name, None)
+  ranges = [e for e in rows if type(e).__name__ == "ProfileRangeEvent"]
+  assert len(ranges) == len(list(decode(saved[-1].blob, b.sm_version)))
+  assert all(e.name.display_name in StallReason.__members__ for e in ranges)
+
+def test_pma_buffer_overflow_is_reported(tmp_path):
+  """A 1 MB PMA buffer overflows on a fused matmul's samples: the PMA latches the overflow and tinygrad raises its
+  error; the status stays latched (the stream must be freed), so the next launch reports it too."""
+  r = run("""
+    from tinygrad import Tensor
+    a = Tensor.ones(64, 64).contiguous().realize()
+    for what, fn in (("first", lambda: (a @ a).sum().realize()), ("next", lambda: (Tensor([1.]) + 1).realize())):
+      try: fn(); print(what, "no error")
+      except RuntimeError as e: print(what, "error:", e)
+  """, VIZ="-1", PMA="1", PMA_BUFFER_SIZE="1", TMPDIR=str(tmp_path))
+  assert "first error: PMA profiler: buffer overflow detected" in r.stdout
+  assert "next error: PMA profiler: buffer overflow detected" in r.stdout
