@@ -8,7 +8,8 @@ Register windows: the PM bases tinygrad 0.14.0 programs (ops_nv.py `_prof_setup_
 GPC broadcast window and the per-GPC unicast window, Ampere/Ada or Blackwell. A reg op outside them is refused.
 """
 from __future__ import annotations
-import ctypes
+import bisect, ctypes, operator
+import numpy as np
 from mockgpu.boards import NVBoard
 
 # (PMASYS, PMAGPC, GR_GPC broadcast, GPC unicast) bases, Ampere/Ada and Blackwell (ops_nv.py:784)
@@ -182,11 +183,14 @@ class Warp:
     self.ii += 1
     while self.bi < len(self.blocks) and self.ii >= len(code[self.blocks[self.bi]][1]): self.bi, self.ii = self.bi + 1, 0
 
+SLOT = operator.attrgetter("slot")
+
 class SM:
   """One SM of the model running its CTAs; `samples` collects (cycle, pc index, stall key, wave id)."""
   def __init__(self, code, streams, ctas:list[int], wpc:int, slots:int, interval:int):
     self.code, self.streams, self.pending, self.wpc, self.interval = code, streams, list(ctas), wpc, interval
     self.slots:list[Warp|None] = [None] * slots
+    self.resident:list[Warp] = []   # the warps in slots, in slot order
     self.arrived:dict[int, list[Warp]] = {}
     self.live:dict[int, int] = {}
     self.samples:list[tuple[int, int, int, int]] = []
@@ -202,27 +206,24 @@ class SM:
         warp = Warp(i, cta, self.streams[cta * self.wpc + w])
         if warp.done(): continue
         self.slots[i], self.live[cta] = warp, self.live[cta] + 1
-
-  def pointer_warp(self) -> Warp|None:
-    n = len(self.slots)
-    return next((self.slots[(self.ptr + k) % n] for k in range(n) if self.slots[(self.ptr + k) % n] is not None), None)
-
-  def sample(self, t:int, issued:Warp|None):
-    if t % self.interval or (w:=self.pointer_warp()) is None: return
-    self.samples.append((t, w.pc(self.code), STALL["NONE" if w is issued else w.reason], w.slot))
+        bisect.insort(self.resident, warp, key=SLOT)
 
   def run(self):
     self.fill()
-    while any(s is not None for s in self.slots):
-      n = len(self.slots)
-      pick = next((w for k in range(n) if (w:=self.slots[(self.ptr + k) % n]) is not None and w.ready <= self.t), None)
-      if pick is None:
-        nxt = min(w.ready for w in self.slots if w is not None)
+    n, res, iv = len(self.slots), self.resident, self.interval
+    while res:
+      i = bisect.bisect_left(res, self.ptr, key=SLOT)
+      order = res[i:] + res[:i]          # the resident warps from the scheduler's pointer on
+      head = order[0]                    # the warp the sampler looks at
+      pick = next((w for w in order if w.ready <= self.t), None)
+      if pick is None:   # every warp waits: the pointer warp is sampled, unchanged, until the first is ready
+        nxt = min(w.ready for w in res)
         if nxt == float("inf"): raise AssertionError("PMA model: every warp waits at a barrier")  # a mockgpu bug
-        for t in range(-(-self.t // self.interval) * self.interval, nxt, self.interval): self.sample(t, None)
+        pc, key = head.pc(self.code), STALL[head.reason]
+        self.samples += [(t, pc, key, head.slot) for t in range(-(-self.t // iv) * iv, nxt, iv)]
         self.t = nxt
         continue
-      self.sample(self.t, pick)
+      if self.t % iv == 0: self.samples.append((self.t, head.pc(self.code), STALL["NONE" if head is pick else head.reason], head.slot))
       self.issue(pick)
       self.ptr, self.t = (pick.slot + 1) % n, self.t + 1
 
@@ -238,6 +239,7 @@ class SM:
 
   def retire(self, w:Warp):
     self.slots[w.slot], self.live[w.cta] = None, self.live[w.cta] - 1
+    self.resident.remove(w)
     if w in self.arrived.get(w.cta, ()): self.arrived[w.cta].remove(w)
     if self.live[w.cta] == 0: self.fill()
 
@@ -249,18 +251,27 @@ class SM:
 
 def packets(samples:list, size:int) -> bytes:
   """The PMA packets of time-ordered samples (cycle, order, SM id, pc index, stall key, wave): each SM's records are a
-  byte stream cut into 28-byte payloads, a packet sent when one fills, the partial ones at the end."""
-  layout, pending, out = RECORD[size], {}, bytearray()
-  def send(ident:int, payload:bytes):
+  byte stream cut into 28-byte payloads, a packet sent when one fills (at its last record's cycle), the partial ones
+  at the end."""
+  layout, out, pkts = RECORD[size], bytearray(), []
+  assert all(lo + n <= 64 for lo, n in layout.values())  # every field sits in the record's first 8 bytes
+  by_sm:dict[int, list] = {}
+  for smp in samples: by_sm.setdefault(smp[2], []).append(smp)
+  for ident, rows in by_sm.items():
+    a = np.array([(t, pc, key, wave) for t, _, _, pc, key, wave in rows], dtype=np.uint64).reshape(-1, 4)
+    v = np.zeros(len(a), np.uint64)
+    for name, col in (("pc", a[:, 1]), ("stall", a[:, 2]), ("wave", a[:, 3]), ("active", np.ones(len(a), np.uint64))):
+      lo, n = layout[name]
+      if len(col) and int(col.max()) >= 1 << n: raise ValueError(f"PMA record field {name}={int(col.max())} does not fit {n} bits")
+      v |= col << np.uint64(lo)
+    recs = np.zeros((len(a), size), np.uint8)
+    recs[:, :8] = v.astype("<u8").view(np.uint8).reshape(-1, 8)
+    data = recs.tobytes()
+    for k in range(0, len(data), PAYLOAD):
+      full = k + PAYLOAD <= len(data)
+      pkts.append((int(a[(k + PAYLOAD - 1) // size, 0]) if full else float("inf"), rows[0][1], k, ident, data[k:k + PAYLOAD]))
+  for _, _, _, ident, payload in sorted(pkts):
     hdr = pack({"num_bytes": len(payload), "tpc_id": ident, "dropped": 0}, HEADER)
     body = payload.ljust(PAYLOAD, b"\0")
     out.extend(body[:4] + hdr.to_bytes(4, "little") + body[4:])
-  for _, _, ident, pc, key, wave in samples:
-    buf = pending.setdefault(ident, bytearray())
-    buf += pack({"pc": pc, "stall": key, "wave": wave, "active": 1}, layout).to_bytes(size, "little")
-    if len(buf) >= PAYLOAD:
-      send(ident, bytes(buf[:PAYLOAD]))
-      del buf[:PAYLOAD]
-  for ident, buf in pending.items():
-    if buf: send(ident, bytes(buf))
   return bytes(out)
