@@ -131,6 +131,11 @@ def test_profiler_controls_refuse_malformed_use_then_work():
     step("getput", lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT, GP(bytesConsumed=32)),
                    lambda: ctl(prof, nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT, GP(bUpdateAvailableBytes=1, bWait=1)))
     out["getput_wait"] = ctl(prof, nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT, GP(bWait=1))
+    # freeing the profiler releases its reservations and unbinds the GPU's PM: the other profiler may reserve now
+    from tinygrad.runtime.ops_nv import nv_iowr
+    nv_iowr(i.fd_ctl, nv.NV_ESC_RM_FREE, made:=nv.NVOS00_PARAMETERS(hRoot=i.root, hObjectParent=d.subdevice, hObjectOld=prof))
+    from mockgpu import bridge
+    out["freed"] = [made.status, ctl(other, nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY, HW()), bridge.machine().devices["nv"][0].pm is None]
     out["after"] = (Tensor([1., 2.]) * 3).tolist()
     print(json.dumps(out))
   """)
@@ -149,7 +154,7 @@ def test_profiler_controls_refuse_malformed_use_then_work():
   assert got["regops_all_or_none"] == ["NV_ERR_INVALID_ARGUMENT", 4, False, 0]    # INVALID_OFFSET; the good write not applied
   assert got["regops_continue"] == ["ok", False, [0, 4, 8], 6]                     # the good write applied; 64-bit unsupported
   assert got["getput"] == ["NV_ERR_INVALID_ARGUMENT", "ok"] and got["getput_wait"] == "NV_ERR_INVALID_ARGUMENT"
-  assert got["after"] == [3.0, 6.0]
+  assert got["freed"] == [0, "ok", True] and got["after"] == [3.0, 6.0]
   for msg in ("MAXWELL_PROFILER_DEVICE needs a Subdevice parent", "POWER_REQUEST_FEATURES: ELCG request 3",
               "ALLOC_PMA_STREAM: 0x0+0x101000 past the buffer's 0x100000 bytes", "RESERVE_HWPM_LEGACY: reserved by profiler 0x",
               "SET_HS_CREDITS: entry 1: chiplet type 2 index", "EXEC_REG_OPS: op 1 (op 1, type 0) at 0x100: status 4; 1 of 2 refused, none applied",
