@@ -292,3 +292,23 @@ def test_pma_buffer_overflow_is_reported(tmp_path):
   """, VIZ="-1", PMA="1", PMA_BUFFER_SIZE="1", TMPDIR=str(tmp_path))
   assert "first error: PMA profiler: buffer overflow detected" in r.stdout
   assert "next error: PMA profiler: buffer overflow detected" in r.stdout
+
+def test_stream_memory_outlives_its_handle(tmp_path):
+  """RM holds the stream's memory while the profiler lives: with the ring's GPU mapping and handle freed, the next
+  launch's samples still land in the same pages (tinygrad's CPU mapping) and read back."""
+  r = run("""
+    import json
+    from tinygrad import Tensor, Device
+    from tinygrad.device import Compiled
+    from tinygrad.runtime.autogen import nv_570 as nv
+    from tinygrad.runtime.ops_nv import nv_iowr
+    d = Device["NV"]
+    i = d.iface
+    i.uvm(nv.UVM_FREE, nv.UVM_FREE_PARAMS(base=d.pma_buf.va_addr, length=d.pma_buf.size))   # the GPU mapping goes
+    nv_iowr(i.fd_ctl, nv.NV_ESC_RM_FREE, made:=nv.NVOS00_PARAMETERS(hRoot=i.root, hObjectParent=d.nvdevice, hObjectOld=d.pma_buf.meta.hMemory))
+    y = (Tensor([1., 2.]) + 1).tolist()
+    pma = [e for e in Compiled.profile_events if type(e).__name__ == "ProfilePMAEvent"]
+    print(json.dumps({"status": made.status, "y": y, "events": len(pma), "bytes": len(pma[-1].blob) if pma else 0}))
+  """, VIZ="-1", PMA="1", TMPDIR=str(tmp_path))
+  got = result(r)
+  assert got["status"] == 0 and got["y"] == [2.0, 3.0] and got["events"] >= 1 and got["bytes"] % 32 == 0 and got["bytes"] > 0

@@ -34,8 +34,11 @@ class Profiler(R.Object):
     super().__init__(h, cls, parent)
     self.context, self.pm = context, PerfMon(self.gpu.board)
     self.hwpm = self.pc_sampler = False
+    self.buffers:tuple = ()   # the stream's Memory objects, referenced while the profiler lives
   def free(self):
     if self.gpu.pm is self.pm: self.gpu.pm = None
+    for m in self.buffers: m.uvm_unmapped()
+    self.buffers = ()
     for what in ("hwpm", "pc_sampler"):
       if self.gpu.pm_reserved.get(what) is self: del self.gpu.pm_reserved[what]
 
@@ -71,7 +74,10 @@ def alloc_pma_stream(rm:R.RM, obj:Profiler, p):
   if p.pmaBytesAvailableOffset + nv.NVB0CC_PMA_BYTES_AVAILABLE_SIZE > avail.size:
     raise error("NV_ERR_INVALID_LIMIT", f"ALLOC_PMA_STREAM: bytes-available page at 0x{p.pmaBytesAvailableOffset:x} past 0x{avail.size:x} bytes")
   obj.pm.stream = Stream(buf.host + p.pmaBufferOffset, p.pmaBufferSize, avail.host + p.pmaBytesAvailableOffset)
-  obj.buffers = (buf, avail)  # RM holds references to both until the stream is freed
+  # RM holds references to both until the stream goes: the pages stay even if the runtime frees its handles first
+  # (counted as mappings, which keep a Memory's backing alive the same way)
+  obj.buffers = (buf, avail)
+  for m in obj.buffers: m.uvm_maps += 1
   # outputs: the channel, and the buffer's address in the PMA's own VA space (RM maps it there at its start)
   p.pmaChannelIdx, p.pmaBufferVA = 0, 0
 
