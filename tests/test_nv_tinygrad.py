@@ -47,7 +47,7 @@ def test_rm_errors_then_device_still_works():
       try: fn()
       except Exception as e: out[name] = f"{type(e).__name__}: {e}"
     err("bad_class", lambda: d.iface.rm_alloc(d.nvdevice, 0xbeef))
-    err("unmodelled_class", lambda: d.iface.rm_alloc(d.subdevice, nv.MAXWELL_PROFILER_DEVICE))
+    err("unmodelled_class", lambda: d.iface.rm_alloc(d.subdevice, nv.NVC9B0_VIDEO_DECODER))
     err("bad_handle", lambda: d.iface.rm_control(0xdead, nv.NV2080_CTRL_CMD_GR_GET_INFO, nv.NV2080_CTRL_GR_GET_INFO_PARAMS()))
     err("unmodelled_ctrl", lambda: d.iface.rm_control(d.subdevice, nv.NV2080_CTRL_CMD_GPU_GET_NAME_STRING, nv.NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS()))
     err("no_memory", lambda: d.allocator.alloc(40 << 30))
@@ -66,7 +66,7 @@ def test_rm_errors_then_device_still_works():
   assert got["uvm_free"] == got["uvm_map"] == "RuntimeError: uvm returned 30: NV_ERR_INVALID_ADDRESS"
   assert got["doorbell"] == "PacketError: NV:0: doorbell rung with token 999, which no channel has"
   assert got["after"] == [1.0, 2.0, 3.0]
-  assert "RM class MAXWELL_PROFILER_DEVICE (0xb2cc) is not modelled" in r.stderr
+  assert "RM class NVC9B0_VIDEO_DECODER (0xc9b0) is not modelled" in r.stderr
   assert "RM control NV2080_CTRL_CMD_GPU_GET_NAME_STRING (0x20800110) on NV20_SUBDEVICE_0 is not modelled" in r.stderr
 
 def test_unknown_method_raises_packet_error_then_device_still_works():

@@ -41,6 +41,8 @@ class NVGPU:
     self.running = None  # the channel group whose channel Host is stepping now: the one an engine's release belongs to
     self.errors:list[Exception] = []  # failures of the last scheduler pass, raised by the doorbell write that started it
     self.vram_used = 0
+    self.pm = None            # the bound profiler's performance monitor (emulators/nv_pma.PerfMon), if any
+    self.pm_reserved:dict[str, object] = {}  # PM resource ("hwpm", "pc_sampler") -> the profiler object holding it
   @property
   def name(self) -> str: return f"NV:{self.index}"
   @property
@@ -180,8 +182,11 @@ class ComputeEngine(Engine):
   NO_SCHEDULE = {nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_NOP, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE,
                  nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH}
 
-  def _actions(self): return {nv.NVC6C0_NO_OPERATION: self.ignore, nv.NVC6C0_PM_TRIGGER: self.ignore,
+  def _actions(self): return {nv.NVC6C0_NO_OPERATION: self.ignore, nv.NVC6C0_PM_TRIGGER: self.pm_trigger,
                               nv.NVC6C0_INVALIDATE_SHADER_CACHES_NO_WFI: self.ignore, nv.NVC6C0_SEND_SIGNALING_PCAS2_B: self.pcas}
+
+  def pm_trigger(self, data:int, where:str):
+    if self.gpu.pm is not None: self.gpu.pm.trigger()  # with no profiler bound no PM listens: a no-op
 
   def pcas(self, data:int, where:str):
     action = field(data, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION)
@@ -325,9 +330,19 @@ def run_kernel(gpu:NVGPU, q:QMD, where:str, queue:str|None=None):
   params = kernel_params(kernel, cbuf, first, where)
   # tinygrad's kernels declare all their shared memory statically in the PTX, so nothing is dynamic
   if (bad:=gpu.board.launch_error(kernel, q.grid(), q.block(), 0)) is not None: raise PacketError(f"{where}: {bad[1]}")
+  if gpu.pm is not None and gpu.pm.sampling(): return sampled_launch(gpu, kernel, q, params, where, queue)
   if not events.enabled: return ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
   events.emit("qmd", gpu.name, queue, addr=q.addr, fields={k: v for k in q.fields if (v:=q[k])})
   t0 = events.now()
   stats = ptx.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board)
   events.emit("dispatch", gpu.name, queue, ts=t0, dur=events.now() - t0, **ptx.launch_fields(kernel, q.grid(), q.block(), 0, stats))
 
+def sampled_launch(gpu:NVGPU, kernel, q:QMD, params:bytes, where:str, queue:str|None):
+  """A launch while the PC sampler runs (emulators/nv_pma.py): on the numpy path with its block trace, then the
+  samples into the PMA stream."""
+  trace:list = []
+  t0 = events.now() if events.enabled else 0
+  stats = gpu.executor.launch(gpu.mem, kernel, q.grid(), q.block(), params, 0, board=gpu.board, trace=trace)
+  written = gpu.pm.sample_launch(kernel, q.grid(), q.block(), trace)
+  if events.enabled: events.emit("dispatch", gpu.name, queue, ts=t0, dur=events.now() - t0, pma_bytes=written,
+                                 **gpu.executor.launch_fields(kernel, q.grid(), q.block(), 0, stats))

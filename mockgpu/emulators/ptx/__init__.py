@@ -20,7 +20,7 @@ from mockgpu.compiler.ptx.syntax import PTXSyntaxError
 from mockgpu.compiler.ptx.backends import numpy as numpy_backend
 from mockgpu.compiler.ptx.backends import stepper as stepper_backend
 from mockgpu.compiler.ptx.layout import entries
-from mockgpu.emulators.ptx.runtime import Env, JournalEnv, BatchShape, ModuleMemory, fault_context
+from mockgpu.emulators.ptx.runtime import Env, JournalEnv, TracedEnv, BatchShape, ModuleMemory, fault_context
 from mockgpu.emulators.ptx import native, kernel_ns
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats", "Launch", "stepper", "run_stepped"]
@@ -120,9 +120,10 @@ def _batch_shape(block:tuple, nctas:int) -> BatchShape:
 debug_hook = None
 
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0,
-           board:NVBoard|None=None) -> LaunchStats:
+           board:NVBoard|None=None, trace:list|None=None) -> LaunchStats:
   """Run kernel k over grid x block threads of `board` (default: the process's selected NV board), whose limits
-  refuse a launch with LaunchRefused. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
+  refuse a launch with LaunchRefused. With `trace` (a list), the launch runs on the numpy path and appends the blocks
+  each batch of warps ran (runtime.TracedEnv): the PC sampler's input. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
   an exception that is not a modelled outcome becomes an EmulatorBug (see mockgpu/replay.py)."""
   grid, block, params = _checked(k, grid, block, params, dynamic_shared, board)
   if debug_hook is not None and (debugged:=debug_hook(mem, k, grid, block, params, dynamic_shared)) is not None: return debugged
@@ -133,7 +134,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   mode, start = native.mode(), replay.start_snapshot(mem)  # bad settings raise here, not as a bug
   nk = None
   try:
-    nk = None if mode == "0" else _native_kernel(k, mode)   # a first C build is not the launch's time
+    nk = None if mode == "0" or trace is not None else _native_kernel(k, mode)   # a first C build is not the launch's time
     # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C counts too
     events.notify("kernel_ran", isa="ptx", kernel=k, native=nk is not None)
     st = time.perf_counter()
@@ -145,7 +146,8 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
       with np.errstate(all="ignore"):
         for first in range(0, nctas, per_batch):
           shape = _batch_shape(block, min(per_batch, nctas - first))
-          k.fn(Env(mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters))
+          args = (mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters)
+          k.fn(Env(*args) if trace is None else TracedEnv(*args, trace=trace))
       k.tier.ran(time.thread_time() - t1)
   except GPUPageFault as e: raise fault_context(e, mem, k)
   except Exception as e:

@@ -83,8 +83,9 @@ class Env(Collective):
 
   # *** counters ***
 
-  def tick(self, ninstr:int, m=None):
-    """Account one block's execution: warp-instructions for the budget, thread-instructions for the stats."""
+  def tick(self, ninstr:int, m=None, block:int=-1):
+    """Account one block's execution: warp-instructions for the budget, thread-instructions for the stats. `block`
+    (its index) is for a traced launch (TracedEnv)."""
     if m is None: warps, threads = self.nwarps, self.n
     else: warps, threads = int(np.count_nonzero(np.logical_or.reduceat(m, self.warp_starts))), int(np.count_nonzero(m))
     c = self.counters
@@ -455,3 +456,14 @@ def uniformity(t):
   if np.ndim(t) == 0: return 1 if t else 0
   if t.all(): return 1
   return 0 if not t.any() else -1
+
+class TracedEnv(Env):
+  """An Env that also records each block it runs, in order: (first CTA of the batch, block index, the batch's warps
+  that ran it: a bool per warp, or the batch's warp count when all did). A launch's dynamic instruction stream per warp, for the PC sampler
+  (emulators/nv_pma.py); launch(trace=list) runs with it, on the numpy path."""
+  def __init__(self, *args, trace:list, **kw):
+    super().__init__(*args, **kw)
+    self.trace, self.first_cta = trace, int(args[5])
+  def tick(self, ninstr:int, m=None, block:int=-1):
+    super().tick(ninstr, m)
+    self.trace.append((self.first_cta, block, self.nwarps if m is None else np.logical_or.reduceat(m, self.warp_starts)))

@@ -381,7 +381,7 @@ def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ct
       cx.ins = None
       cx.emit(f"case {b.index}:")
       cx.indent += 1
-      if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}{', _m' if masked else ''})")
+      if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}, {'_m' if masked else 'None'}, {b.index})")  # the block: for a trace
       for ins in b.instrs: emit_instr(cx, ins, b.index + 1)
       if not b.instrs or b.instrs[-1].op not in ENDS_BLOCK:
         cx.emit("_pc[_m] = " + str(b.index + 1) if masked else f"_b = {b.index + 1}")
