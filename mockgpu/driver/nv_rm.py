@@ -17,8 +17,6 @@ from __future__ import annotations
 import ctypes, errno, functools, itertools, logging, mmap, os
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import config, events
-from mockgpu.boards import selected_nv_board
-from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
 from mockgpu.vfs import Handle
 from mockgpu.errors import PacketError, UnsupportedIoctl, Unmodelled
 from mockgpu.driver import uaccess
@@ -26,6 +24,8 @@ from mockgpu.emulators.nv_gpu import NVGPU, Fault, class_name, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup
 
 log = logging.getLogger("mockgpu")
+
+DRIVER_VERSION = "570.133.07"  # tinygrad picks its nv_570 ABI tables for a 570 driver
 
 MAP_FIXED = 0x10
 USERMODE_SIZE, DOORBELL = 0x10000, 0x90  # NVC361_NOTIFY_CHANNEL_PENDING: the work-submit token goes here
@@ -453,10 +453,10 @@ class UVMFile(Handle):
   def close(self): self.drv.files.pop(self.fd, None)
 
 class Driver:
-  def __init__(self, system):
-    self.system = system
-    self.files:dict[int, Handle] = {}
-    self._rm:RM|None = None
+  """The device files over RM and UVM (built by nvidia.py, NVIDIA's root): NV_ESC_* escapes go to RM, /dev/nvidia-uvm
+  ioctls to UVM. files: the open device files by fd, which UVM also reads (an fd named in a UVM call)."""
+  def __init__(self, rm:RM, uvm, files:dict[int, Handle]):
+    self.rm, self.uvm, self.files = rm, uvm, files
     self._last_call:str|None = None  # what the running escape asked RM for, for the trace
     self.escapes = {
       nv.NV_ESC_CARD_INFO: ((nv.nv_ioctl_card_info_t * 64), self._card_info),
@@ -470,20 +470,9 @@ class Driver:
     }
 
   @property
-  def rm(self) -> RM:
-    """The GPUs are built on first use, so an unknown NVIDIA board fails NVIDIA opens only, never the AMD mock."""
-    if self._rm is None:
-      board = selected_nv_board()
-      self._rm = RM([NVGPU(i, board, self.system, self.system.ptx) for i in range(config.gpu_count())])
-      from mockgpu.driver.nv_uvm import UVM  # nv_uvm builds on this module
-      self.uvm = UVM(self._rm, self.files.get)
-      self.system.devices["nv"] = self._rm.gpus
-    return self._rm
-  @property
   def gpus(self) -> list[NVGPU]: return self.rm.gpus
 
   def open(self, kind:str, path:str, flags:int) -> Handle:
-    _ = self.rm  # build the GPUs first, so an unknown board (UnknownBoard) fails right at the open
     return UVMFile(self, path, flags) if kind == "uvm" else NVFile(self, path, flags, kind)
 
   # *** escapes ***
