@@ -10,7 +10,7 @@ from tinygrad.runtime.autogen import kfd, amdgpu_drm
 from tinygrad.runtime.autogen.am import am
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
 import machines
-from mockgpu.emulators.amd_gpu import host_mmap
+from mockgpu.hostmem import host_mmap
 from mockgpu.errors import UnsupportedIoctl
 
 RW = mmap.PROT_READ | mmap.PROT_WRITE

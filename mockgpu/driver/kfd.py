@@ -18,7 +18,8 @@ from mockgpu import config, events
 from mockgpu.driver import amd_sysfs
 from mockgpu.boards import selected_amd_board
 from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user, user_struct
-from mockgpu.emulators.amd_gpu import AMDGPU, PAGE, Pool, SharedMemory, gpu_clock, round_page
+from mockgpu.emulators.amd_gpu import AMDGPU, Pool, gpu_clock
+from mockgpu.hostmem import PAGE, SharedMemory, round_page
 from mockgpu.errors import GPUPageFault, UnsupportedIoctl
 from mockgpu.vfs import Handle
 
