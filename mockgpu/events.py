@@ -1,5 +1,5 @@
-"""The event bus: drivers, devices and executors say what happened here; the tracer (trace.py), the timeline
-(timeline.py) and the debugger's hooks listen.
+"""The event bus: drivers, devices and executors say what happened here; the tracer (trace.py) and the timeline
+(timeline.py) listen, and the debugger intercepts launches (`intercept`, below).
 
 Executors report on a second channel, `notify`: their own kinds (`launch`, `kernel_ran`, `kernel_rejected`,
 schemas at notify()) go only to the listeners of that kind (`listen`), whether or not a tracer
