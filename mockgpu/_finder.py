@@ -8,11 +8,18 @@ Stdlib-only on purpose: it runs in every interpreter.
 import importlib, importlib.abc, importlib.machinery, os, sys
 
 PACKAGES = {"test.mockgpu", "test.mockgpu.cuda"}
-ALIASES = {
-  "test.mockgpu.mockgpu": "mockgpu.bridge",
-  "test.mockgpu.cuda.cuda": "mockgpu.driver.cuda",
-  "test.mockgpu.usb": "mockgpu.driver.usb",
-}
+
+# tinygrad's name -> the import of the mockgpu module it gets (imports, not strings: the import graph sees them)
+def _bridge():
+  from mockgpu import bridge
+  return bridge
+def _cuda():
+  from mockgpu.driver import cuda
+  return cuda
+def _usb():
+  from mockgpu.driver import usb
+  return usb
+ALIASES = {"test.mockgpu.mockgpu": _bridge, "test.mockgpu.cuda.cuda": _cuda, "test.mockgpu.usb": _usb}
 
 # tinygrad's NVRTC compiler module reads CUDA_PATH (the CUDA headers NVRTC compiles against) when it is imported; a MOCK
 # interface needs headers that match the NVRTC in use (mockgpu.compiler.toolchain.bind_cuda_headers). The module is
@@ -71,10 +78,10 @@ class _PostImportLoader(importlib.abc.Loader):
     return getattr(self.real, name)
 
 class _AliasLoader(importlib.abc.Loader):
-  def __init__(self, target:str): self.target = target
+  def __init__(self, target): self.target = target  # a function that imports the module and returns it
   def create_module(self, spec):
     _on_mock_interface()
-    module = importlib.import_module(self.target)
+    module = self.target()
     self.spec = module.__spec__  # the import system overwrites __spec__ with the alias's; keep the real one
     return module
   def exec_module(self, module): module.__spec__ = self.spec

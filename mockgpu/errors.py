@@ -78,3 +78,7 @@ class DispatchTooLarge(Unmodelled):
   """A dispatch or launch larger than the emulator can hold (its workgroups, or the work-items of one workgroup): not a
   hardware outcome but the emulator's own limit, raised at the executor's entry before anything is allocated. Names
   the grid, the workgroup and the limit. (MOCKGPU_BUDGET bounds a dispatch's time; this bounds its memory.)"""
+
+class ListenerFailed(MockGPUError):
+  """A listener of the executors' reports (events.listen: the launch counters, coverage) raised: a bug in mockgpu, not
+  in the kernel. Names the listener and the report's kind; the listener's exception is its __cause__."""

@@ -1,11 +1,17 @@
-"""The event bus: drivers, devices and executors say what happened here; the tracer (trace.py), the timeline
-(timeline.py) and the debugger's hooks listen.
+"""The event bus: drivers, devices and executors say what happened here; the tracer (trace.py) and the timeline
+(timeline.py) listen, and the debugger intercepts launches (`intercept`, below).
 
 Executors report on a second channel, `notify`: their own kinds (`launch`, `kernel_ran`, `kernel_rejected`,
 schemas at notify()) go only to the listeners of that kind (`listen`), whether or not a tracer
 subscribes, and never to the trace (the devices' `dispatch` events say the same). The launch counters
 (system.py) and instruction coverage (coverage.py) listen there, so an executor returns its stats and reports nothing
-upward.
+upward. A listener that raises is a bug in mockgpu: notify raises ListenerFailed naming it (the listener stays).
+
+A third channel, `intercept`, lets one party run a launch in the executor's place: the debugger (mockgpu/debug/)
+intercepts `rdna_dispatch`, `ptx_launch` and `cpu_call` while a session is entered. The executor offers each launch
+(`intercepted`) after its checks; the first interceptor that returns a result has run it (its stats come back), None
+leaves it to the executor. An interceptor's exception is the launch's own outcome (a page fault on the stepper) and
+propagates. Nobody intercepts unless a session is entered: one dict lookup per launch.
 
 An event is a plain dict: `kind`, `ts` (time.monotonic_ns() when it began), `pid`, `device` and `queue` (None where
 they do not apply), then the kind's own fields (the README's trace schema). Spans (dispatches, copies, waits) carry
@@ -18,6 +24,7 @@ that emitted; one that raises is logged on the mockgpu logger and removed, so a 
 from __future__ import annotations
 import errno, logging, os, time
 from typing import Callable
+from mockgpu.errors import ListenerFailed
 
 log = logging.getLogger("mockgpu")
 enabled = False  # True while any subscriber listens; emitters check it before building an event's fields
@@ -50,14 +57,36 @@ def notify(kind:str, **fields):
     kernel_ran       isa, native (handed to the kernel's C translation), and the kernel: RDNA code, ftz32, ftz16, lanes;
                      PTX kernel (a PTXKernel). Sent before the kernel runs, so a launch that faults in C counts as one C ran
     kernel_rejected  isa, text, error: a PTX module that does not translate
-  A listener that raises is logged and removed, as on the bus."""
+  A listener that raises is a bug in mockgpu (the counters and coverage are its own): ListenerFailed names it and the
+  report's kind, with the listener's exception as its cause. Unlike the bus's subscribers it is not removed: a
+  listener dropped silently left later reports uncounted."""
   if not (fns:=_listeners.get(kind)): return
   fields["kind"] = kind  # the keyword dict is this call's own: it is the report
   for fn in fns[:]:
     try: fn(fields)
-    except Exception:
-      log.exception("mockgpu listener %r failed on a %s report; it is removed", fn, kind)
-      unlisten(kind, fn)
+    except Exception as e:
+      raise ListenerFailed(f"mockgpu listener {getattr(fn, '__qualname__', fn)!r} failed on a {kind} report: {type(e).__name__}: {e}") from e
+
+_interceptors:dict[str, list[Callable]] = {}  # kind -> who may run such a launch in the executor's place (the debugger)
+
+def intercept(kind:str, fn:Callable):
+  """Offer every launch of `kind` to fn(*args) from now on (after those already intercepting): it returns the launch's
+  stats when it ran it, None to leave it to the executor."""
+  if fn not in (fns:=_interceptors.setdefault(kind, [])): fns.append(fn)
+
+def unintercept(kind:str, fn:Callable):
+  if fn in (fns:=_interceptors.get(kind, [])): fns.remove(fn)
+
+def intercepting(kind:str) -> list[Callable]: return list(_interceptors.get(kind, ()))
+
+def intercepted(kind:str, *args):
+  """Offer a launch to the interceptors of its kind: the first result that is not None (the launch ran there), else None.
+    rdna_dispatch  (mem, d): an RDNA dispatch (emulators/rdna/dispatch.Dispatch); returns its DispatchStats
+    ptx_launch     (mem, k, grid, block, params, dynamic_shared): a PTX launch; returns its LaunchStats
+    cpu_call       (program, args, bufs, cores): an arm64 lane's Program call (driver/cpu.py); returns True when it ran"""
+  for fn in _interceptors.get(kind, ()):
+    if (out:=fn(*args)) is not None: return out
+  return None
 
 def now() -> int: return time.monotonic_ns()
 

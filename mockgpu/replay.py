@@ -31,10 +31,10 @@ import numpy as np
 from mockgpu import config
 from mockgpu.errors import EmulatorBug, MockGPUError
 from mockgpu.memory import AddressSpace
+from mockgpu.hostmem import PAGE  # the snapshot's granule: runs of non-zero host pages
 
 log = logging.getLogger("mockgpu")
 FORMAT = 1
-PAGE = 4096
 SUFFIX = ".mgreplay"
 MEMORY_STATE = {"fault": "as it was at the error; the kernel may have written to it before",
                 "start": "as it was at the dispatch's start"}

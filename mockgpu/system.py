@@ -8,7 +8,7 @@ own). Command processors register as queues;
 another queue (or device) will write simply yields and is resumed by the next pass.
 """
 from __future__ import annotations
-import bisect, collections, logging
+import bisect, collections, logging, weakref
 from typing import Callable, Protocol
 from mockgpu.vfs import VFS
 from mockgpu import coverage, events
@@ -48,6 +48,10 @@ class System:
     self._running = False
     self._windows:dict[int, tuple[int, Callable, Callable]] = {}
     self.devices:dict[str, list] = {}  # vendor -> device models, filled by drivers
+    # NV: signal address -> the channel groups (any NV GPU of this machine) whose work has released a semaphore there:
+    # a wait fails fast only when every one of them has stopped on a fault (a signal address the runtime reuses, or
+    # shares between groups, may still be written by a live one). nv_gpu.NVGPU.release and poll_check
+    self.releasers:dict[int, weakref.WeakSet] = {}
     self.rdna = rdna if rdna is not None else Executor(_rdna)
     self.ptx = ptx if ptx is not None else Executor(_ptx)
 

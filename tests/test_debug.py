@@ -322,12 +322,13 @@ def test_kernels_not_matched_stay_on_the_fast_path():
   p = run_tinygrad("MOCK+AMD", """
     import json
     from tinygrad import Tensor
-    from mockgpu.emulators.rdna import executor
+    from mockgpu import events
     import mockgpu.debug as md
-    hook_before = executor.debug_hook
+    hook_before = events.intercepting("rdna_dispatch")
     with md.session(break_kernel="no_such_kernel*") as dbg:
       out = (Tensor([1., 2, 3]) + 1).tolist()
-    print("REC", json.dumps({"before": hook_before is None, "after": executor.debug_hook is None, "dispatches": dbg.dispatches, "out": out}))
+    print("REC", json.dumps({"before": hook_before == [], "after": events.intercepting("rdna_dispatch") == [], "dispatches": dbg.dispatches,
+                             "out": out}))
   """)
   assert records(p) == [{"before": True, "after": True, "dispatches": 0, "out": [2.0, 3.0, 4.0]}]
 

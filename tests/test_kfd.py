@@ -10,7 +10,7 @@ from tinygrad.runtime.autogen import kfd, amdgpu_drm
 from tinygrad.runtime.autogen.am import am
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
 import machines
-from mockgpu.emulators.amd_gpu import host_mmap
+from mockgpu.hostmem import host_mmap
 from mockgpu.errors import UnsupportedIoctl
 
 RW = mmap.PROT_READ | mmap.PROT_WRITE
@@ -135,6 +135,17 @@ def test_ip_discovery_matches_navi31():
   assert ver(am.GC_HWID) == (11, 0, 0) and ver(am.SDMA0_HWID) == (6, 0, 0) and ver(am.NBIF_HWID) == (4, 3, 0)
   assert str(am.GC_HWID) in machines.machine().vfs.listdir(base)
   assert read("/sys/class/drm/renderD128/device/device").strip() == "0x744c"
+
+def test_the_ioctl_table_names_each_handler_by_its_header_name():
+  """KFD's ioctls are a literal table (header name -> handler), as amdkfd's amdkfd_ioctls[]: each entry's handler is
+  the one named after its ioctl, and each modelled name appears in the driver's source for grep to find."""
+  from mockgpu.driver import kfd as kfd_model
+  table = Client().drv.ioctls
+  names = {kfd_model.KFD_IOCTLS[kfd_model.ioctl_nr(ioc)][0]: fn for ioc, fn in table.items()}
+  assert len(names) == len(table) == 16 and {"AMDKFD_IOC_CREATE_QUEUE", "AMDKFD_IOC_WAIT_EVENTS"} <= set(names)
+  assert [n for n, fn in names.items() if fn.__name__ != "_" + n.removeprefix("AMDKFD_IOC_").lower()] == []
+  with open(kfd_model.__file__) as f: source = f.read()
+  assert [n for n in names if f"kfd.{n}:" not in source] == []
 
 def test_get_version_and_unknown_ioctls():
   c = Client()

@@ -92,3 +92,20 @@ def test_signal_reused_by_a_live_group_on_another_gpu():
   r.gpu.poll_check(VA + SIG_A)
   other.poll_check(VA + SIG_A)
   assert r.u64(SIG_A) == 2
+
+def test_a_live_group_on_another_machine_does_not_hold_a_signal_open():
+  """Who released a signal is the machine's record (System.releasers), not the process's: a live group on a GPU of
+  another machine that releases the same address does not keep this machine's fast-fail from naming it."""
+  r = TwoGroups()
+  elsewhere = System()
+  other = NVGPU(0, r.gpu.board, elsewhere, elsewhere.ptx)
+  other_mem = np.zeros(SIZE, np.uint8)
+  other.mem.map(VA, SIZE, host=other_mem.ctypes.data)
+  live = Lane(other, other_mem, 3, 0x8000)
+  r.a.submit(sem(VA + SIG_A, 1, REL))
+  live.submit(sem(VA + SIG_A, 2, REL))
+  r.a.submit(sem(UNMAPPED, 5, REL))
+  assert int(other_mem[SIG_A:SIG_A + 8].view(np.uint64)[0]) == 2 and r.u64(SIG_A) == 1
+  assert set(elsewhere.releasers) == {VA + SIG_A} and r.machine.releasers is not elsewhere.releasers
+  with pytest.raises(RuntimeError, match="will not be written"): r.gpu.poll_check(VA + SIG_A)
+  other.poll_check(VA + SIG_A)

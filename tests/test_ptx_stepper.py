@@ -327,6 +327,7 @@ def test_min_max_of_two_nans_is_the_canonical_nan_on_every_path(op, monkeypatch)
 THREE_WAYS_HOOK = """
 import os, json, time, numpy as np
 from tinygrad import Tensor, dtypes
+from mockgpu import events
 from mockgpu.emulators import ptx
 seen = []
 def three_ways(mem, k, grid, block, params, dynamic_shared):
@@ -341,16 +342,16 @@ def three_ways(mem, k, grid, block, params, dynamic_shared):
       took = time.perf_counter() - t0
     else:
       os.environ["MOCKGPU_PTX_NATIVE"] = "1" if path == "C" else "0"
-      ptx.debug_hook = None
+      events.unintercept("ptx_launch", three_ways)
       try: stats = ptx.launch(mem, k, grid, block, params, dynamic_shared)
-      finally: ptx.debug_hook = three_ways
+      finally: events.intercept("ptx_launch", three_ways)
       native[path] = stats.native
     after[path] = [m.u8().copy() for m in maps]
   same = {p: all(np.array_equal(a, b) for a, b in zip(after[p], after["stepper"])) for p in ("numpy", "C")}
   seen.append({"kernel": k.name, "numpy": same["numpy"], "C": same["C"], "ran_c": native["C"], "threads": int(np.prod(grid) * np.prod(block)),
                "steps": steps, "seconds": round(took, 2)})
   return stats
-ptx.debug_hook = three_ways
+events.intercept("ptx_launch", three_ways)
 rng = np.random.default_rng(0)
 x = Tensor(rng.standard_normal((16, 24)).astype(np.float32)).realize()
 y = Tensor(rng.standard_normal((24, 8)).astype(np.float32)).realize()

@@ -12,14 +12,15 @@ from tinygrad import Tensor, dtypes, Device
 from tinygrad.helpers import Context
 launches = []
 if Device.DEFAULT != "CPU":
+  from mockgpu import events
   from mockgpu.emulators import ptx
   def hook(mem, k, grid, block, params, dynamic_shared):
-    ptx.debug_hook = None
+    events.unintercept("ptx_launch", hook)
     try: st = ptx.launch(mem, k, grid, block, params, dynamic_shared)
-    finally: ptx.debug_hook = hook
+    finally: events.intercept("ptx_launch", hook)
     launches.append({"mma": "mma.sync" in k.module.text, "C": st.native})
     return st
-  ptx.debug_hook = hook
+  events.intercept("ptx_launch", hook)
 rng = np.random.default_rng(0)
 a16, b16 = rng.standard_normal((64, 64)).astype(np.float16), rng.standard_normal((64, 64)).astype(np.float16)
 a32, b32 = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal((64, 64)).astype(np.float32)

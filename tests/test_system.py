@@ -4,6 +4,7 @@ launch counters through the event bus."""
 import pytest
 import machines
 from mockgpu import events, system
+from mockgpu.errors import GPUPageFault, ListenerFailed
 from test_kfd import Client
 from test_pm4 import FakeExecutor, dispatch_cmds, release_mem, wait_mem
 
@@ -56,7 +57,7 @@ def test_the_launch_counters_listen_to_the_executors_reports(monkeypatch):
   """system.stats counts what the executors notify (events.notify): a launch's groups and instructions, and a C or numpy
   launch when the kernel is handed to its path, before it runs."""
   monkeypatch.setattr(system, "stats", type(system.stats)())
-  # only the counters hear these made-up reports (coverage's listener would fail on them, and a failing listener is removed)
+  # only the counters hear these made-up reports (coverage's listener would fail on them: ListenerFailed)
   monkeypatch.setattr(events, "_listeners", {"kernel_ran": [system._count_native], "launch": [system._count_launch]})
   events.notify("kernel_ran", isa="testisa", native=True)
   events.notify("kernel_ran", isa="testisa", native=False)
@@ -65,17 +66,40 @@ def test_the_launch_counters_listen_to_the_executors_reports(monkeypatch):
   assert dict(system.stats) == {"testisa.native_launches": 1, "testisa.numpy_launches": 1, "testisa.launches": 2, "testisa.groups": 4,
                                 "testisa.instructions": 42, "testisa.seconds": 0.75, "testisa.thread_instructions": 64}
 
-def test_a_listener_hears_only_its_kind_and_one_that_raises_is_removed(caplog):
+def test_a_listener_hears_only_its_kind_and_one_that_raises_is_named():
+  """A listener that raises is a bug in mockgpu: ListenerFailed names it and the report's kind, its cause is the
+  listener's exception, and the listener is not dropped (a silently removed coverage listener emptied later records)."""
   heard = []
   def bad(r): raise ValueError("broken listener")
   events.listen("test_kind", heard.append)
   events.listen("test_kind", bad)
   try:
     events.notify("other_kind", x=1)
-    events.notify("test_kind", x=2)
-    events.notify("test_kind", x=3)
+    with pytest.raises(ListenerFailed, match=r"listener '.*bad' failed on a test_kind report: ValueError: broken listener") as e:
+      events.notify("test_kind", x=2)
+    assert isinstance(e.value.__cause__, ValueError) and bad in events._listeners["test_kind"]
+    with pytest.raises(ListenerFailed): events.notify("test_kind", x=3)
   finally:
     events.unlisten("test_kind", heard.append)
     events.unlisten("test_kind", bad)
   assert heard == [{"kind": "test_kind", "x": 2}, {"kind": "test_kind", "x": 3}]
-  assert [r.exc_info[1].args for r in caplog.records if "failed on a test_kind report" in r.getMessage()] == [("broken listener",)]
+
+def test_an_interceptor_runs_a_launch_in_the_executors_place():
+  """events.intercept: the first interceptor that returns a result has run the launch; None leaves it to the next and
+  then to the executor; an interceptor's exception is the launch's outcome and propagates."""
+  seen = []
+  def decline(*a): seen.append(("decline", a))
+  def take(*a): return ("ran", a)
+  def fail(*a): raise GPUPageFault(0x10, 4, False)
+  assert events.intercepted("test_launch", 1) is None
+  events.intercept("test_launch", decline)
+  events.intercept("test_launch", take)
+  try:
+    assert events.intercepting("test_launch") == [decline, take]
+    assert events.intercepted("test_launch", 1, 2) == ("ran", (1, 2)) and seen == [("decline", (1, 2))]
+    events.unintercept("test_launch", take)
+    events.intercept("test_launch", fail)
+    with pytest.raises(GPUPageFault): events.intercepted("test_launch", 3)
+  finally:
+    for fn in (decline, take, fail): events.unintercept("test_launch", fn)
+  assert events.intercepting("test_launch") == [] and events.intercepted("test_launch", 4) is None

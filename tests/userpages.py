@@ -3,7 +3,7 @@ import ctypes, mmap
 
 def guarded_page(size:int=0x1000) -> int:
   """`size` bytes of user memory followed by an unmapped page: what lies past it faults instead of being other heap."""
-  from mockgpu.emulators.amd_gpu import host_mmap
+  from mockgpu.hostmem import host_mmap
   addr = host_mmap(0, size + 0x1000, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
   libc = ctypes.CDLL(None)
   libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
@@ -13,7 +13,7 @@ def guarded_page(size:int=0x1000) -> int:
 def unmapped_range(size:int=0x1000) -> int:
   """An address with `size` bytes of no mapping at it: mapped, then unmapped (a fixed address such as 0x7000_0000_0000
   may hold another test's memory by the time a test in the same process runs)."""
-  from mockgpu.emulators.amd_gpu import host_mmap
+  from mockgpu.hostmem import host_mmap
   addr = host_mmap(0, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
   libc = ctypes.CDLL(None)
   libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]

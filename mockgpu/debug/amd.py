@@ -14,6 +14,7 @@ before the store), so reverse-step puts them back exactly.
 from __future__ import annotations
 import math
 import numpy as np
+from mockgpu import events
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
 from mockgpu.compiler.rdna import decode
@@ -243,8 +244,9 @@ def run_debugged(session, mem:AddressSpace, d:Dispatch) -> DispatchStats|None:
   return DispatchStats(len(target.groups) * target.waves_per_group, target.steps, seconds)  # the executor reports it
 
 def attach(run):
-  """Install run(mem, d) -> DispatchStats|None as the executor's debug hook; returns what was installed before."""
-  before, executor.debug_hook = executor.debug_hook, run
-  return before
+  """Offer the RDNA executor's dispatches to run(mem, d) -> DispatchStats|None (events.intercept); returns what
+  detach() takes back."""
+  events.intercept("rdna_dispatch", run)
+  return run
 
-def detach(before): executor.debug_hook = before
+def detach(run): events.unintercept("rdna_dispatch", run)

@@ -8,6 +8,7 @@ debugged call.
 """
 from __future__ import annotations
 import numpy as np
+from mockgpu import events
 from mockgpu.debug.target import Change, DebugTarget, Delta, MemoryWrite, Unit
 
 class CpuTarget(DebugTarget):
@@ -147,10 +148,8 @@ def run_debugged(session, program, args, bufs, cores:int) -> bool:
   return True
 
 def attach(session):
-  from mockgpu.driver import cpu
-  before, cpu.debug_hook = cpu.debug_hook, lambda *a: run_debugged(session, *a)
-  return before
+  """Run the lane's calls of the kernels the session debugs under it (events.intercept); returns what detach() takes back."""
+  events.intercept("cpu_call", run := lambda *a: run_debugged(session, *a) or None)  # None: not this session's kernel
+  return run
 
-def detach(before):
-  from mockgpu.driver import cpu
-  cpu.debug_hook = before
+def detach(run): events.unintercept("cpu_call", run)

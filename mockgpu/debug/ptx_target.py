@@ -12,6 +12,7 @@ before the store), so reverse-step is the stepper's undo. The PTX line is the pc
 """
 from __future__ import annotations
 import numpy as np
+from mockgpu import events
 from mockgpu.errors import GPUPageFault
 from mockgpu.emulators import ptx
 from mockgpu.emulators.ptx import Launch, LaunchStats
@@ -212,8 +213,9 @@ def run_debugged(session, mem, k, grid, block, params, dynamic_shared) -> Launch
   return LaunchStats(threads, target.steps, sum(int(st.env.counters[1]) for st in target.steppers.values()), seconds)
 
 def attach(session):
-  """Send the launches of the kernels the session debugs to the stepper; returns what detach() puts back."""
-  before, ptx.debug_hook = ptx.debug_hook, lambda *a: run_debugged(session, *a)
-  return before
+  """Send the launches of the kernels the session debugs to the stepper (events.intercept); returns what detach()
+  takes back."""
+  events.intercept("ptx_launch", run := lambda *a: run_debugged(session, *a))
+  return run
 
-def detach(before): ptx.debug_hook = before
+def detach(run): events.unintercept("ptx_launch", run)

@@ -7,7 +7,7 @@ stepper. Other dispatches stay on their fast paths. At a stop the session calls 
 does with the session's movement methods happens inside the dispatch, and returning from it continues the dispatch.
 """
 from __future__ import annotations
-import fnmatch, importlib, importlib.util, itertools, logging, time
+import fnmatch, itertools, logging, time
 from dataclasses import dataclass, field
 import numpy as np
 from mockgpu import config
@@ -96,14 +96,15 @@ class Session:
 
   # *** attaching ***
   def __enter__(self) -> Session:
-    """Attach to both executors' debug hooks (imported here: a session may be built before any device exists)."""
-    from mockgpu.debug import amd, cpu_target
-    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)), ptx_adapter().attach(self), cpu_target.attach(self))
+    """Intercept the executors' launches on the event bus (events.intercept; the adapters are imported here: a session
+    may be built before any device exists)."""
+    from mockgpu.debug import amd, cpu_target, ptx_target
+    self._attached = (amd.attach(lambda mem, d: amd.run_debugged(self, mem, d)), ptx_target.attach(self), cpu_target.attach(self))
     return self
   def __exit__(self, *exc):
-    from mockgpu.debug import amd, cpu_target
+    from mockgpu.debug import amd, cpu_target, ptx_target
     amd.detach(self._attached[0])
-    ptx_adapter().detach(self._attached[1])
+    ptx_target.detach(self._attached[1])
     cpu_target.detach(self._attached[2])
 
   # *** running a debugged dispatch ***
@@ -252,12 +253,6 @@ class Session:
     """Run the rest of the dispatch without stopping (it still runs on the stepper); effective on return."""
     self._need_target()
     self.finishing = True
-
-def ptx_adapter():
-  """The PTX adapter: ptx_target.py (over the PTX reference stepper, from the PTX stepper's branch) where it exists,
-  else nv.py, which raises NotImplementedError for a launch the session debugs. Both: attach(session), detach(before)."""
-  name = "mockgpu.debug.ptx_target" if importlib.util.find_spec("mockgpu.debug.ptx_target") is not None else "mockgpu.debug.nv"
-  return importlib.import_module(name)
 
 def session(break_kernel:str|None=None, break_at:int|None=None, condition:str|None=None, watch=None, kernel:str="*",
             on_stop=None, postmortem:bool|str=True) -> Session:

@@ -12,21 +12,18 @@ while the page stays mapped; munmap (and a MAP_FIXED mapping over it) retires it
 it (tinygrad's free keeps the PTEs of system memory) translates to nothing and the GPU faults on it.
 """
 from __future__ import annotations
-import bisect, ctypes, errno, mmap, os
+import bisect, errno, mmap, os
 from mockgpu import config
 from mockgpu.boards import selected_amd_board
 from mockgpu.vfs import Handle
 from mockgpu.driver.host_pci import PCI_DEVICES, PAGEMAP
+from mockgpu.hostmem import PAGE, MS_ASYNC, libc as _libc
 
-PAGE = 0x1000
 FIRST_PFN = 0x100000          # fake frames from 4 GiB up: below the BAR bus addresses
 BAR0_BUS, BAR0_STRIDE = 0x100_0000_0000, 0x20_0000_0000    # BAR0 of function i: 64-bit window, 128 GiB apart
 BAR2_OFFSET = 0x10_0000_0000
 BAR5_BUS = 0xf000_0000
-MS_ASYNC = 1
 RES_MEM64_PREF, RES_MEM32, RES_IO = 0x14220c, 0x40200, 0x40101
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.msync.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
 def bus_name(index:int) -> str: return f"{os.getpid():04x}:{index + 1:02x}:00.0"
 
@@ -191,7 +188,7 @@ class BarHandle(Handle):
     dev.pci.require_memory(f"mmap of BAR{self.bar}")
     if offset < 0 or offset + size > dev.pci.bar_size[self.bar]:
       raise OSError(errno.EINVAL, f"{self.path}: mmap of 0x{offset:x}+0x{size:x} is outside the BAR (0x{dev.pci.bar_size[self.bar]:x} bytes)")
-    from mockgpu.emulators.amd_gpu import host_mmap, MAP_FIXED
+    from mockgpu.hostmem import host_mmap, MAP_FIXED
     if self.bar == 0: return host_mmap(start, size, prot, mmap.MAP_SHARED | (flags & MAP_FIXED), dev.vram_fd, offset)
     if self.bar == 2:
       addr = dev.doorbell_mem.map_at(start, size, prot, flags, offset)

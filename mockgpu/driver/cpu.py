@@ -14,7 +14,7 @@ tests/test_cpu_lane.py has the contract test).
 """
 from __future__ import annotations
 import inspect, logging, os, time
-from mockgpu import config
+from mockgpu import config, events
 from mockgpu.errors import MockGPUError, Unmodelled
 
 log = logging.getLogger("mockgpu")
@@ -51,8 +51,6 @@ def refusal(target, hcq2:bool) -> str|None:
 
 # *** the program ***
 
-debug_hook = None  # set by mockgpu.debug.cpu_target.attach: (program, args, bufs, cores) -> True when it ran the call
-
 class ArmProgram:
   """tinygrad's Program contract (CPUProgram's signature): load the arm64 object, run it once per core_id."""
   def __init__(self, dev, obj):
@@ -73,7 +71,8 @@ class ArmProgram:
     args = [*[int(b.va_addr) for b in bufs], *vals]
     if len(args) > 63: raise Unmodelled(f"kernel {self.name}: {len(args)} arguments; tinygrad's CPU programs take at most 63")
     spans = [Arg(f"data{i}", int(b.va_addr), int(b.size)) for i, b in enumerate(bufs)]
-    if debug_hook is not None and debug_hook(self, args, spans, global_size[0]): return time.perf_counter() - st if wait else None
+    # an entered debug session (mockgpu/debug/cpu_target.py) runs the calls it debugs
+    if events.intercepted("cpu_call", self, args, spans, global_size[0]): return time.perf_counter() - st if wait else None
     for tid in range(global_size[0]):
       if 'core_id' in self.runtimevars: args[self.runtimevars['core_id']] = tid
       self.machine.call(self.prog, args, spans)

@@ -32,6 +32,7 @@ from mockgpu import config, events
 from mockgpu.boards import NVBoard, selected_nv_board
 from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded
 from mockgpu.driver import uaccess
+from mockgpu.hostmem import PAGE, MAP_NORESERVE, host_mmap, munmap, round_page
 from mockgpu.memory import AddressSpace
 from mockgpu.system import log
 
@@ -496,39 +497,32 @@ def cuCtxEnablePeerAccess(peerContext, Flags):
 
 # *** memory ***
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-_libc.munmap.restype, _libc.munmap.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
-_MAP_NORESERVE = 0x4000  # Linux; the board's memory is reserved lazily, like the host's own
-_PAGE = mmap.PAGESIZE
-
-def _round(n:int) -> int: return (n + _PAGE - 1) // _PAGE * _PAGE
-
 def _map(a:Allocation, space:AddressSpace):
   # a GPU maps whole pages (the host pages backing the allocation, what _allocate rounds to): an access past the buffer
   # but inside its last page does not fault, as on hardware; the unified address space, which checks API pointers
   # (memcpy ranges), keeps the allocation's exact bounds
-  space.map(a.ptr, a.size, tag=a, granularity=1 if space is _drv.uva else _PAGE)
+  space.map(a.ptr, a.size, tag=a, granularity=1 if space is _drv.uva else PAGE)
   a.spaces.append(space)
 
 def _allocate(size:int, device:Device|None, ctx:Context) -> Allocation:
   if size <= 0: raise _Fail(CUDA_ERROR_INVALID_VALUE, "cannot allocate 0 bytes")
   if size >= uaccess.USER_END: raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested")
-  if device is not None and device.used + _round(size) > device.board.memory_size:
+  if device is not None and device.used + round_page(size) > device.board.memory_size:
     raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"{size} bytes requested, {device.board.memory_size - device.used} free")
-  ptr = _libc.mmap(None, _round(size), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
-  if ptr in (None, 2**64 - 1): raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"host mmap of {size} bytes failed")
+  try:  # the board's memory is reserved lazily (MAP_NORESERVE), like the host's own
+    ptr = host_mmap(0, round_page(size), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+  except OSError: raise _Fail(CUDA_ERROR_OUT_OF_MEMORY, f"host mmap of {size} bytes failed") from None
   a = Allocation(ptr, size, device, ctx)
   for space in [_drv.uva] + ([device.mem] + [d.mem for d in device.peers_of] if device else [d.mem for d in _drv.devices]): _map(a, space)
-  if device is not None: device.used += _round(size)
+  if device is not None: device.used += round_page(size)
   _drv.allocs[ptr] = a
   ctx.allocs.add(a)
   return a
 
 def _free(a:Allocation):
   for space in a.spaces: space.unmap(a.ptr)
-  _libc.munmap(a.ptr, _round(a.size))
-  if a.device is not None: a.device.used -= _round(a.size)
+  munmap(a.ptr, round_page(a.size))
+  if a.device is not None: a.device.used -= round_page(a.size)
   del _drv.allocs[a.ptr]
   a.ctx.allocs.discard(a)
 

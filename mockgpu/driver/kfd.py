@@ -18,7 +18,8 @@ from mockgpu import config, events
 from mockgpu.driver import amd_sysfs
 from mockgpu.boards import selected_amd_board
 from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user, user_struct
-from mockgpu.emulators.amd_gpu import AMDGPU, PAGE, Pool, SharedMemory, gpu_clock, round_page
+from mockgpu.emulators.amd_gpu import AMDGPU, Pool, gpu_clock
+from mockgpu.hostmem import PAGE, SharedMemory, round_page
 from mockgpu.errors import GPUPageFault, UnsupportedIoctl
 from mockgpu.vfs import Handle
 
@@ -32,6 +33,7 @@ def _ioctl_table(module, base:str) -> dict[int, tuple[str, type|None]]:
   return out
 
 KFD_IOCTLS, DRM_IOCTLS = _ioctl_table(kfd, "K"), _ioctl_table(amdgpu_drm, "d")
+def ioctl_nr(ioc:functools.partial) -> int: return ioc.args[2]  # an autogen _IOWR(base, nr, struct) partial's number
 MMAP_TYPE_SHIFT, MMAP_GPU_ID_SHIFT = 62, 46
 MMAP_TYPE_DOORBELL, MMAP_TYPE_EVENTS = 3 << MMAP_TYPE_SHIFT, 2 << MMAP_TYPE_SHIFT
 UNSIGNALED = 0xffffffffffffffff
@@ -87,6 +89,19 @@ class KFD:
     self.doorbell_slots:dict[AMDGPU, set[int]] = {g: set() for g in self.gpus}
     self.next_handle = 1
     self.runtime_enabled = False
+    # the ioctls modelled, by their header names (amdkfd's amdkfd_ioctls[]): any other KFD ioctl is UnsupportedIoctl
+    self.ioctls = {
+      kfd.AMDKFD_IOC_GET_VERSION: self._get_version, kfd.AMDKFD_IOC_ACQUIRE_VM: self._acquire_vm,
+      kfd.AMDKFD_IOC_RUNTIME_ENABLE: self._runtime_enable, kfd.AMDKFD_IOC_GET_CLOCK_COUNTERS: self._get_clock_counters,
+      kfd.AMDKFD_IOC_AVAILABLE_MEMORY: self._available_memory,
+      kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: self._alloc_memory_of_gpu, kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU: self._free_memory_of_gpu,
+      kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU: self._map_memory_to_gpu, kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: self._unmap_memory_from_gpu,
+      kfd.AMDKFD_IOC_CREATE_QUEUE: self._create_queue, kfd.AMDKFD_IOC_DESTROY_QUEUE: self._destroy_queue,
+      kfd.AMDKFD_IOC_CREATE_EVENT: self._create_event, kfd.AMDKFD_IOC_DESTROY_EVENT: self._destroy_event,
+      kfd.AMDKFD_IOC_SET_EVENT: self._set_event, kfd.AMDKFD_IOC_RESET_EVENT: self._reset_event,
+      kfd.AMDKFD_IOC_WAIT_EVENTS: self._wait_events,
+    }
+    self._by_nr = {ioctl_nr(ioc): fn for ioc, fn in self.ioctls.items()}
 
   def gpu(self, gpu_id:int, what:str) -> AMDGPU:
     for g in self.gpus:
@@ -103,7 +118,7 @@ class KFD:
     if (request >> 8) & 0xff != ord("K") or nr not in KFD_IOCTLS:
       raise _err(errno.EINVAL, f"/dev/kfd: no such KFD ioctl 0x{request:x} (nr 0x{nr:02x})")
     name, struct = KFD_IOCTLS[nr]
-    if (handler:=getattr(self, "_" + name.removeprefix("AMDKFD_IOC_").lower(), None)) is None:
+    if (handler:=self._by_nr.get(nr)) is None:
       raise UnsupportedIoctl(f"/dev/kfd: {name} (ioctl nr 0x{nr:02x}) is not modelled by mockgpu")
     if struct is not None and (size != ctypes.sizeof(struct) or not isinstance(arg, struct)):
       raise _err(errno.EINVAL, f"/dev/kfd: {name} with a {size}-byte argument, expected struct {struct.__name__}")

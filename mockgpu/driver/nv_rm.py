@@ -16,18 +16,18 @@ NV_ESC_RM_MAP_MEMORY naming that node's fd asked for, as the real driver does.
 from __future__ import annotations
 import ctypes, errno, functools, itertools, logging, mmap, os
 from tinygrad.runtime.autogen import nv_570 as nv
-from mockgpu import config, events
-from mockgpu.boards import selected_nv_board
-from mockgpu.driver.nvidia import DRIVER_VERSION  # tinygrad picks its nv_570 ABI tables for a 570 driver
+from mockgpu import config, events, hostmem
 from mockgpu.vfs import Handle
 from mockgpu.errors import PacketError, UnsupportedIoctl, Unmodelled
 from mockgpu.driver import uaccess
+from mockgpu.hostmem import MAP_FIXED, MAP_NORESERVE
 from mockgpu.emulators.nv_gpu import NVGPU, Fault, class_name, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup
 
 log = logging.getLogger("mockgpu")
 
-MAP_FIXED = 0x10
+DRIVER_VERSION = "570.133.07"  # tinygrad picks its nv_570 ABI tables for a 570 driver
+
 USERMODE_SIZE, DOORBELL = 0x10000, 0x90  # NVC361_NOTIFY_CHANNEL_PENDING: the work-submit token goes here
 
 class RMError(Exception):
@@ -47,22 +47,10 @@ def ctrl_name(cmd:int) -> str:
 
 # *** host memory ***
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-_libc.mremap.restype, _libc.mremap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
-_libc.munmap.restype, _libc.munmap.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
-MAP_NORESERVE, MREMAP_MAYMOVE, MREMAP_FIXED, MAP_FAILED = 0x4000, 1, 2, ctypes.c_void_p(-1).value
-
 def host_alloc(size:int) -> int:
-  addr = _libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-  if addr == MAP_FAILED: raise RMError(nv.NV_ERR_NO_MEMORY, f"host memory for 0x{size:x} bytes ({os.strerror(ctypes.get_errno())})")
-  return addr
-
-def host_alias(addr:int, size:int, target:int|None) -> int:
-  """A second mapping of the shared pages at addr (at target if given): mremap with old_size 0 duplicates a shared mapping."""
-  new = _libc.mremap(addr, 0, size, MREMAP_MAYMOVE | (MREMAP_FIXED if target is not None else 0), target)
-  if new == MAP_FAILED: raise OSError(ctypes.get_errno(), f"mockgpu: cannot map 0x{size:x} bytes at {target}: {os.strerror(ctypes.get_errno())}")
-  return new
+  """Shared anonymous pages (mockgpu/hostmem.py), which a CPU mapping aliases (hostmem.alias); NV_ERR_NO_MEMORY if none."""
+  try: return hostmem.host_mmap(0, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+  except OSError as e: raise RMError(nv.NV_ERR_NO_MEMORY, f"host memory for 0x{size:x} bytes ({os.strerror(e.errno)})") from None
 
 # *** objects ***
 
@@ -103,7 +91,7 @@ class Memory(Object):
   def _release(self):
     if not self.rm_freed or self.uvm_maps or self.host is None: return
     if self.vidmem: self.gpu.vram_used -= self.size
-    if self.owned: _libc.munmap(self.host, self.size)
+    if self.owned: hostmem.munmap(self.host, self.size)
     self.host = None
 
 class Usermode(Object):
@@ -128,7 +116,7 @@ class Usermode(Object):
       raise
   def free(self):
     for addr in self.watched: self.gpu.machine.unwatch(addr)
-    _libc.munmap(self.host, self.size)
+    hostmem.munmap(self.host, self.size)
 
 class GroupObject(Object):
   def __init__(self, handle, cls, parent):
@@ -428,7 +416,7 @@ class RM:
   def cpu_map(self, request:tuple[Object, int, int], start:int|None, size:int, fixed:bool) -> int:
     obj, offset, length = request
     if size > length: raise OSError(errno.EINVAL, f"mockgpu: mmap of 0x{size:x} bytes, RM mapped 0x{length:x}")
-    addr = host_alias(obj.host + offset, size, start if fixed else None)
+    addr = hostmem.alias(obj.host + offset, size, start if fixed else None)
     if isinstance(obj, Usermode): obj.mapped(addr)
     return addr
 
@@ -466,10 +454,10 @@ class UVMFile(Handle):
   def close(self): self.drv.files.pop(self.fd, None)
 
 class Driver:
-  def __init__(self, system):
-    self.system = system
-    self.files:dict[int, Handle] = {}
-    self._rm:RM|None = None
+  """The device files over RM and UVM (built by nvidia.py, NVIDIA's root): NV_ESC_* escapes go to RM, /dev/nvidia-uvm
+  ioctls to UVM. files: the open device files by fd, which UVM also reads (an fd named in a UVM call)."""
+  def __init__(self, rm:RM, uvm, files:dict[int, Handle]):
+    self.rm, self.uvm, self.files = rm, uvm, files
     self._last_call:str|None = None  # what the running escape asked RM for, for the trace
     self.escapes = {
       nv.NV_ESC_CARD_INFO: ((nv.nv_ioctl_card_info_t * 64), self._card_info),
@@ -483,20 +471,9 @@ class Driver:
     }
 
   @property
-  def rm(self) -> RM:
-    """The GPUs are built on first use, so an unknown NVIDIA board fails NVIDIA opens only, never the AMD mock."""
-    if self._rm is None:
-      board = selected_nv_board()
-      self._rm = RM([NVGPU(i, board, self.system, self.system.ptx) for i in range(config.gpu_count())])
-      from mockgpu.driver.nv_uvm import UVM  # nv_uvm builds on this module
-      self.uvm = UVM(self._rm, self.files.get)
-      self.system.devices["nv"] = self._rm.gpus
-    return self._rm
-  @property
   def gpus(self) -> list[NVGPU]: return self.rm.gpus
 
   def open(self, kind:str, path:str, flags:int) -> Handle:
-    _ = self.rm  # build the GPUs first, so an unknown board (UnknownBoard) fails right at the open
     return UVMFile(self, path, flags) if kind == "uvm" else NVFile(self, path, flags, kind)
 
   # *** escapes ***

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import events
 from mockgpu.errors import UnsupportedIoctl
+from mockgpu.hostmem import PAGE
 from mockgpu.emulators.nv_gpu import NVGPU
 from mockgpu.driver.nv_rm import RM, RMError, Memory, Plain, ChannelObject, status_name
 
 log = logging.getLogger("mockgpu")
-PAGE = 0x1000
 UVM_NAMES = {v: k for k, v in vars(nv).items() if k.startswith("UVM_") and isinstance(v, int) and hasattr(nv, k + "_PARAMS")}  # ioctl -> name
 
 @dataclass

@@ -12,16 +12,10 @@ turns it into NV_ERR_INVALID_ADDRESS, the CUDA model into CUDA_ERROR_INVALID_VAL
 """
 from __future__ import annotations
 import ctypes, errno, os
+from mockgpu.hostmem import iovec as _iovec, libc as _libc
 
 USER_END = 1 << 47  # x86-64 user space: anything above is a kernel address, EFAULT without looking
 MAX_COPY = 1 << 30  # one copy larger than this is an argument error, not a copy
-
-class _iovec(ctypes.Structure): _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-
-_libc = ctypes.CDLL(None, use_errno=True)
-for _fn in (_libc.process_vm_readv, _libc.process_vm_writev):
-  _fn.restype = ctypes.c_ssize_t
-  _fn.argtypes = [ctypes.c_int, ctypes.POINTER(_iovec), ctypes.c_ulong, ctypes.POINTER(_iovec), ctypes.c_ulong, ctypes.c_ulong]
 
 _use_vm_calls = True
 _mem_fd:tuple[int, int]|None = None  # (pid, fd): /proc/self/mem of the process that opened it (a forked child reopens)

@@ -6,47 +6,13 @@ GPU's own view (`host` of the AddressSpace mapping) are the same pages, so the G
 runtime maps or unmaps, and freed VRAM is returned to the host by punching holes in the file.
 """
 from __future__ import annotations
-import ctypes, errno, functools, importlib, logging, mmap, os, time, weakref
+import errno, functools, importlib, logging, time
 from mockgpu.memory import AddressSpace
+from mockgpu.hostmem import PAGE, SharedMemory, round_page
 from mockgpu.errors import GPUPageFault, KernelTrap, PacketError, Unmodelled
 from mockgpu import events
 
 log = logging.getLogger("mockgpu")
-PAGE = 0x1000
-MAP_FIXED, MAP_NORESERVE, MADV_REMOVE = 0x10, 0x4000, 9
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype, _libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                                           ctypes.c_int64]
-_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-
-def round_page(n:int) -> int: return (n + PAGE - 1) & ~(PAGE - 1)
-
-def host_mmap(addr:int, size:int, prot:int, flags:int, fd:int, offset:int) -> int:
-  res = _libc.mmap(addr or None, size, prot, flags, fd, offset)
-  if res is None or res == ctypes.c_void_p(-1).value:
-    err = ctypes.get_errno()
-    raise OSError(err, f"mmap of 0x{size:x} bytes at 0x{addr:x}: {os.strerror(err)}")
-  return res
-
-class SharedMemory:
-  """Host memory in a memfd: one view for the device model (`base`), and as many runtime mappings as it asks for."""
-  def __init__(self, name:str, size:int):
-    self.name, self.size = name, size
-    self.fd = os.memfd_create(name, os.MFD_CLOEXEC)
-    os.ftruncate(self.fd, size)
-    self.base = host_mmap(0, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED | MAP_NORESERVE, self.fd, 0)
-    # the descriptor goes with this object; the pages stay while any mapping (ours included) does, as address spaces may still use them
-    weakref.finalize(self, os.close, self.fd)
-
-  def map_at(self, addr:int, size:int, prot:int, flags:int, offset:int) -> int:
-    """Map [offset, offset+size) of this memory at `addr` (MAP_FIXED when the runtime asks for it), as the kernel's mmap would."""
-    if offset < 0 or offset + size > self.size: raise OSError(errno.EINVAL, f"{self.name}: mmap of 0x{offset:x}+0x{size:x} is out of range")
-    return host_mmap(addr, size, prot, mmap.MAP_SHARED | (flags & MAP_FIXED), self.fd, offset)
-
-  def release(self, offset:int, size:int):
-    """Give the pages back to the host (freed VRAM reads as zero again, like a fresh allocation)."""
-    _libc.madvise(self.base + offset, round_page(size), MADV_REMOVE)
-
 class Pool:
   """A memory heap (VRAM of one GPU, or the process's GTT): first-fit page allocator over a SharedMemory."""
   def __init__(self, name:str, size:int):

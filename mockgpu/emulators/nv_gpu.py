@@ -56,7 +56,7 @@ class NVGPU:
   def release(self, addr:int):
     """An engine (or Host) released a semaphore at addr, in the work of the channel group running now."""
     self.released.add(addr)
-    if (groups:=RELEASERS.get(addr)) is None: groups = RELEASERS[addr] = weakref.WeakSet()
+    if (groups:=self.machine.releasers.get(addr)) is None: groups = self.machine.releasers[addr] = weakref.WeakSet()
     groups.add(self.running if self.running is not None else _OUTSIDE)
 
   def poll_check(self, addr:int|None):
@@ -66,7 +66,7 @@ class NVGPU:
     channel group, not the GPU, so a signal another (live) group releases still may. tinygrad's wait loop then reaches
     its on_device_hang (which reads the MMU-fault report) at once instead of after HCQDEV_WAIT_TIMEOUT_MS."""
     if self.errors: raise self.take_errors()[0]
-    if not self.faults or addr not in self.released or not (groups:=list(RELEASERS.get(addr, ()))): return
+    if not self.faults or addr not in self.released or not (groups:=list(self.machine.releasers.get(addr, ()))): return
     if all(g.error is not None for g in groups) and any(g.channels and g.channels[0].gpu is self for g in groups):
       where = "; ".join(sorted(g.fault_where for g in groups))
       raise RuntimeError(f"{self.name}: the signal at 0x{addr:x} will not be written: the channel group that releases it stopped on an "
@@ -76,10 +76,6 @@ class _Outside:
   """The releaser of a semaphore written outside any channel's pass: never stopped."""
   error, channels, fault_where = None, (), ""
 _OUTSIDE = _Outside()
-# signal address -> the channel groups (any GPU of the process) whose work has released a semaphore there: a wait
-# fails fast only when every one of them has stopped on a fault (a signal address the runtime reuses, or shares
-# between groups, may still be written by a live one)
-RELEASERS:dict[int, weakref.WeakSet] = {}
 
 def timestamp_ns() -> int: return time.perf_counter_ns()  # tinygrad compares GPU timestamps with perf_counter_ns
 

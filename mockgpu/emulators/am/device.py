@@ -11,7 +11,8 @@ from __future__ import annotations
 import ctypes, logging, mmap
 from tinygrad.runtime.autogen.am import am
 from mockgpu import events
-from mockgpu.emulators.amd_gpu import AMDGPU, SharedMemory, host_mmap
+from mockgpu.emulators.amd_gpu import AMDGPU
+from mockgpu.hostmem import SharedMemory, host_mmap
 from mockgpu.emulators.am import discovery, firmware
 from mockgpu.emulators.am.pci import PCIFunction, BAR2_SIZE, BAR5_SIZE
 from mockgpu.emulators.am.regs import RegisterFile

@@ -21,7 +21,7 @@ import mmap
 import numpy as np
 from tinygrad.runtime.autogen.am import am
 from mockgpu import events
-from mockgpu.emulators.amd_gpu import host_mmap, MAP_FIXED, MAP_NORESERVE
+from mockgpu.hostmem import host_mmap, MAP_FIXED, MAP_NORESERVE
 from mockgpu.errors import MockGPUError
 from mockgpu.emulators.am.regs import read_only
 

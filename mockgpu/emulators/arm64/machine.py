@@ -16,10 +16,10 @@ from __future__ import annotations
 import ctypes, logging, os, struct
 from dataclasses import dataclass
 from mockgpu.errors import MockGPUError, Unmodelled, UnsupportedInstruction
+from mockgpu.hostmem import PAGE  # unicorn maps whole pages; the lane maps the buffers' host pages at their host addresses
 
 log = logging.getLogger("mockgpu")
 
-PAGE = 0x1000
 CODE_BASE = 0x9000_0000_0000     # above the host's user range (x86-64 and arm64 Linux: 47/48-bit user addresses)
 STUB_BASE = 0xA000_0000_0000
 STACK_BASE, STACK_SIZE = 0xB000_0000_0000, 1 << 20

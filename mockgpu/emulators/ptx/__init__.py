@@ -115,10 +115,6 @@ def _batch_shape(block:tuple, nctas:int) -> BatchShape:
     shape = _shapes[(block, nctas)] = BatchShape(block, nctas)
   return shape
 
-# set by an attached debugger (mockgpu/debug/ptx_target.py): debug_hook(mem, k, grid, block, params, dynamic_shared) runs
-# the launch under the debugger and returns its LaunchStats, or returns None to leave it to the fast paths. One check.
-debug_hook = None
-
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0,
            board:NVBoard|None=None, trace:list|None=None) -> LaunchStats:
   """Run kernel k over grid x block threads of `board` (default: the process's selected NV board), whose limits
@@ -126,7 +122,8 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   each batch of warps ran (runtime.TracedEnv): the PC sampler's input. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
   an exception that is not a modelled outcome becomes an EmulatorBug (see mockgpu/replay.py)."""
   grid, block, params = _checked(k, grid, block, params, dynamic_shared, board)
-  if debug_hook is not None and (debugged:=debug_hook(mem, k, grid, block, params, dynamic_shared)) is not None: return debugged
+  # an entered debug session (mockgpu/debug/ptx_target.py) runs the launches it debugs on the stepper
+  if (debugged:=events.intercepted("ptx_launch", mem, k, grid, block, params, dynamic_shared)) is not None: return debugged
   tpc = block[0] * block[1] * block[2]
   nctas = grid[0] * grid[1] * grid[2]
   per_batch = max(1, BATCH_THREADS // tpc)

@@ -30,9 +30,6 @@ MIN_CHUNK_WAVES = 512
 MAX_CHUNK_BYTES = 64 << 20
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
-# set by an attached debugger (mockgpu/debug/amd.py): debug_hook(mem, d) runs the dispatch on the stepper and returns
-# its DispatchStats, or returns None to leave it to the fast paths. None when no debugger is attached: one check.
-debug_hook = None
 
 
 class Program:
@@ -207,7 +204,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
   t0 = time.perf_counter()
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
   check_size(d.grid, d.block)  # before anything is allocated for it (DispatchTooLarge)
-  if debug_hook is not None and (debugged:=debug_hook(mem, d)) is not None: return _launched(d, debugged)
+  # an entered debug session (mockgpu/debug/amd.py) runs the dispatches it debugs on the stepper
+  if (debugged:=events.intercepted("rdna_dispatch", mem, d)) is not None: return _launched(d, debugged)
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   ieee = ieee_mode(d.rsrc1, d.arch)
