@@ -151,3 +151,18 @@ def update_get_put(obj:Profiler, p):
   if p.bUpdateAvailableBytes: p.bytesAvailable = s.update_membytes()
   if p.bReturnPut: p.putPtr = s.put
   p.bOverflowStatus = s.overflow
+
+def attach(rm:R.RM):
+  """Adds the profiler class and its eight controls to RM's literal tables. NVIDIA's root (nvidia.build) calls it after
+  building RM, so RM does not import this module (which builds on RM)."""
+  rm.alloc_handlers[nv.MAXWELL_PROFILER_DEVICE] = lambda h, cls, parent, params: alloc(rm, h, cls, parent, params)
+  rm.controls.update({
+    nv.NVB0CC_CTRL_CMD_POWER_REQUEST_FEATURES: (Profiler, nv.struct_NVB0CC_CTRL_POWER_REQUEST_FEATURES_PARAMS, power_request),
+    nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM: (Profiler, nv.struct_NVB0CC_CTRL_ALLOC_PMA_STREAM_PARAMS, lambda o, p: alloc_pma_stream(rm, o, p)),
+    nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY: (Profiler, nv.struct_NVB0CC_CTRL_RESERVE_HWPM_LEGACY_PARAMS, reserve_hwpm),
+    nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER: (Profiler, None, reserve_pc_sampler),
+    nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES: (Profiler, None, bind),
+    nv.NVB0CC_CTRL_CMD_SET_HS_CREDITS: (Profiler, nv.struct_NVB0CC_CTRL_HS_CREDITS_PARAMS, set_hs_credits),
+    nv.NVB0CC_CTRL_CMD_EXEC_REG_OPS: (Profiler, nv.struct_NVB0CC_CTRL_EXEC_REG_OPS_PARAMS, exec_reg_ops),
+    nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT: (Profiler, nv.struct_NVB0CC_CTRL_PMA_STREAM_UPDATE_GET_PUT_PARAMS, update_get_put),
+  })

@@ -167,7 +167,6 @@ def params_decoded() -> dict:
 
 class RM:
   def __init__(self, gpus:list[NVGPU]):
-    from mockgpu.driver import nv_profiler as prof  # the profiler object builds on this module
     self.gpus, self.clients = gpus, {}
     self._client_handles, self._handles = itertools.count(0xc1d00000), itertools.count(0xcf000000)
     self._chids = itertools.count(1)
@@ -178,7 +177,6 @@ class RM:
       nv.FERMI_CONTEXT_SHARE_A: self._plain(GroupObject, nv.NV_CTXSHARE_ALLOCATION_PARAMETERS),
       nv.KEPLER_CHANNEL_GROUP_A: self._channel_group, nv.NV1_MEMORY_USER: self._memory, nv.NV1_MEMORY_SYSTEM: self._memory,
       nv.GT200_DEBUGGER: self._debugger,
-      nv.MAXWELL_PROFILER_DEVICE: lambda h, cls, parent, params: prof.alloc(self, h, cls, parent, params),
     }
     self.controls = {
       nv.NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2: (Client, nv.NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS, self._build_version),
@@ -196,15 +194,6 @@ class RM:
       nv.NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES: (Debugger, nv.NV83DE_CTRL_DEBUG_READ_ALL_SM_ERROR_STATES_PARAMS, self._sm_errors),
       nv.NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO: (Debugger, nv.NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS, self._mmu_faults),
       # the profiler object (MAXWELL_PROFILER_DEVICE): nv_profiler.py; None: a control without parameters
-      nv.NVB0CC_CTRL_CMD_POWER_REQUEST_FEATURES: (prof.Profiler, nv.struct_NVB0CC_CTRL_POWER_REQUEST_FEATURES_PARAMS, prof.power_request),
-      nv.NVB0CC_CTRL_CMD_ALLOC_PMA_STREAM: (prof.Profiler, nv.struct_NVB0CC_CTRL_ALLOC_PMA_STREAM_PARAMS,
-                                            lambda o, p: prof.alloc_pma_stream(self, o, p)),
-      nv.NVB0CC_CTRL_CMD_RESERVE_HWPM_LEGACY: (prof.Profiler, nv.struct_NVB0CC_CTRL_RESERVE_HWPM_LEGACY_PARAMS, prof.reserve_hwpm),
-      nv.NVB0CC_CTRL_CMD_RESERVE_PM_AREA_PC_SAMPLER: (prof.Profiler, None, prof.reserve_pc_sampler),
-      nv.NVB0CC_CTRL_CMD_BIND_PM_RESOURCES: (prof.Profiler, None, prof.bind),
-      nv.NVB0CC_CTRL_CMD_SET_HS_CREDITS: (prof.Profiler, nv.struct_NVB0CC_CTRL_HS_CREDITS_PARAMS, prof.set_hs_credits),
-      nv.NVB0CC_CTRL_CMD_EXEC_REG_OPS: (prof.Profiler, nv.struct_NVB0CC_CTRL_EXEC_REG_OPS_PARAMS, prof.exec_reg_ops),
-      nv.NVB0CC_CTRL_CMD_PMA_STREAM_UPDATE_GET_PUT: (prof.Profiler, nv.struct_NVB0CC_CTRL_PMA_STREAM_UPDATE_GET_PUT_PARAMS, prof.update_get_put),
     }
 
   # *** lookup ***

@@ -9,13 +9,14 @@ from mockgpu import config
 
 def build(machine):
   """The NVIDIA driver on `machine` (system.System): its GPUs (the selected board; an unknown one raises UnknownBoard
-  here, at the first NVIDIA open, never for the AMD mock), each built with the machine and its PTX executor, then RM,
-  then UVM."""
+  here, at the first NVIDIA open, never for the AMD mock), each built with the machine and its PTX executor, then RM
+  with the profiler's classes and controls, then UVM."""
   from mockgpu.boards import selected_nv_board
-  from mockgpu.driver import nv_rm, nv_uvm
+  from mockgpu.driver import nv_profiler, nv_rm, nv_uvm
   from mockgpu.emulators.nv_gpu import NVGPU
   board = selected_nv_board()
   rm = nv_rm.RM([NVGPU(i, board, machine, machine.ptx) for i in range(config.gpu_count())])
+  nv_profiler.attach(rm)
   files:dict = {}  # the open device files by fd: the device files register there, UVM looks fds up there
   uvm = nv_uvm.UVM(rm, files.get)
   machine.devices["nv"] = rm.gpus
