@@ -129,5 +129,6 @@ class AMDevice(AMDGPU):
 
   def poll_check(self, addr:int|None):
     """The runtime read or wrote a signal from the CPU: AM has no interrupt or wait ioctl that would run the queues (KFD's
-    WAIT_EVENTS does), and a GPU notices memory the CPU wrote by itself (a graph's kick signal), so the queues run."""
-    if self.queues: self.machine.kick()
+    WAIT_EVENTS does), and a GPU notices memory the CPU wrote by itself (a graph's kick signal), so the queues run: those
+    stopped at a packet that waits (a queue that consumed all it was given needs a doorbell to go on)."""
+    if any(q._current() is not None for q in self.queues.values()): self.machine.kick()   # only a queue that waits can go on

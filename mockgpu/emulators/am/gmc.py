@@ -17,7 +17,7 @@ The MM hub's SEM/REQ/ACK handshake is modelled (the semaphore is acquired by a r
 writing 0); its translation is not used by any engine here, so it is not walked.
 """
 from __future__ import annotations
-import mmap
+import ctypes, mmap
 import numpy as np
 from tinygrad.runtime.autogen.am import am
 from mockgpu import events
@@ -63,7 +63,9 @@ class GMC:
     self.shadowed:dict[tuple[int, int], int] = {}   # (va, size) of a VRAM piece in the shadow window -> its paddr
     self.walks = 0
     self.decoded:dict[int, tuple] = {}   # table paddr -> (its bytes, (shift, va), child tables, leaf runs) at the last walk
-    self.walked:set[int] = set()         # the tables the GC hub's last walk visited (what its TLB was filled from)
+    self.walked:list[int] = []           # the tables the GC hub's last walk visited (what its TLB was filled from)
+    self.vram_q = np.ctypeslib.as_array((ctypes.c_uint64 * (dev.board.vram_size // 8)).from_address(dev.vram_base))
+    self.walked_runs:list = []
 
   # *** apertures ***
   def in_fb(self, mc:int, size:int) -> bool: return FB_BASE <= mc and mc + size - 1 <= self.fb_top
@@ -112,7 +114,7 @@ class GMC:
     root, levels, start, end = ctx
     out:list[tuple[int, int, int, int]] = []
     self._visit(root, 12 + 9 * (levels - 1), start, out, seen:=set())
-    if hub == "GC": self.walked = seen
+    if hub == "GC": self._snapshot(seen)
     return [r for r in out if r[0] <= end]
 
   def _visit(self, paddr:int, shift:int, va0:int, out:list, seen:set):
@@ -197,15 +199,26 @@ class GMC:
       for lo, hi in ((host, min(start, host + size)), (max(end, host), host + size)):
         if hi > lo: self.runs[(va + lo - host, hi - lo, lo, no)] = mem.map(va + lo - host, hi - lo, lo, tag="system", lacks=no)
 
+  def _snapshot(self, tables:set[int]):
+    """Remember the entries of the tables this walk read, as runs of adjacent table pages (AM allocates its tables
+    mostly one after another), so that check_stale compares a few slices."""
+    self.walked = sorted(tables)
+    self.walked_runs:list[list] = []   # [first table's index in walked, start, end in vram_q, the entries as walked]
+    for k, paddr in enumerate(self.walked):
+      if self.walked_runs and self.walked_runs[-1][2] == paddr // 8: self.walked_runs[-1][2] += 512
+      else: self.walked_runs.append([k, paddr // 8, paddr // 8 + 512, None])
+    for r in self.walked_runs: r[3] = self.vram_q[r[1]:r[2]].copy()
+
   def check_stale(self):
     """A queue is rung: the VA ranges whose entries changed in the tables the last walk read, with no invalidation
     since, are stale (the TLB may still hold their old translation; see vm.py)."""
     ranges:list[tuple[int, int]] = []
-    for paddr in self.walked:
-      raw, (shift, va0) = self.decoded[paddr][:2]
-      if (now:=self.dev.vram_bytes(paddr, 0x1000)) == raw: continue
-      for i in np.nonzero(np.frombuffer(now, np.uint64) != np.frombuffer(raw, np.uint64))[0]:
-        lo = va0 + (int(i) << shift)
+    for k0, lo_q, hi_q, ents in self.walked_runs:
+      now = self.vram_q[lo_q:hi_q]
+      if np.array_equal(now, ents): continue
+      for k in np.nonzero(now != ents)[0]:
+        shift, va0 = self.decoded[self.walked[k0 + int(k) // 512]][1]
+        lo = va0 + ((int(k) % 512) << shift)
         if ranges and ranges[-1][1] == lo: ranges[-1] = (ranges[-1][0], lo + (1 << shift))
         else: ranges.append((lo, lo + (1 << shift)))
     if sorted(ranges) != self.dev.mem.stale: self.dev.mem.set_stale(ranges)

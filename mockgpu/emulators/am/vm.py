@@ -48,16 +48,15 @@ class PagedAddressSpace(AddressSpace):
     self._np_lacks = np.zeros(0, np.int64)
 
   @property
-  def checked(self) -> bool: return bool(self.stale) or any(self.lacks.values())
+  def checked(self) -> bool: return bool(self.stale or self.lacks)
 
   def map(self, va:int, size:int, host:int|None=None, tag=None, granularity:int=1, lacks:int=0):
-    self.lacks[va] = lacks
+    if lacks: self.lacks[va] = lacks   # only restricted mappings are listed: an empty dict costs the accesses nothing
     return super().map(va, size, host, tag, granularity)
 
   def unmap(self, va:int):
-    m = super().unmap(va)
     self.lacks.pop(va, None)
-    return m
+    return super().unmap(va)
 
   def _reindex(self):
     super()._reindex()
