@@ -30,6 +30,9 @@ FB_BASE = 0x8000000000          # where Navi parts place the framebuffer in the 
 ADDR_MASK = 0x0000FFFFFFFFF000
 PERMS = ((am.AMDGPU_PTE_READABLE, READ), (am.AMDGPU_PTE_WRITEABLE, WRITE), (am.AMDGPU_PTE_EXECUTABLE, EXECUTE))
 
+_memcmp = ctypes.CDLL(None).memcmp
+_memcmp.argtypes, _memcmp.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t], ctypes.c_int
+
 class FragmentMismatch(MockGPUError):
   """A PTE's FRAG field claims a fragment (2**frag pages the TLB may cache as one entry) that is not aligned in VA and
   memory, not contiguous, or whose entries differ in flags or validity: names the VA, the fragment and what differs."""
@@ -66,6 +69,7 @@ class GMC:
     self.walked:list[int] = []           # the tables the GC hub's last walk visited (what its TLB was filled from)
     self.vram_q = np.ctypeslib.as_array((ctypes.c_uint64 * (dev.board.vram_size // 8)).from_address(dev.vram_base))
     self.walked_runs:list = []
+    self.walked_cmp:list[tuple[int, int, int]] = []
 
   # *** apertures ***
   def in_fb(self, mc:int, size:int) -> bool: return FB_BASE <= mc and mc + size - 1 <= self.fb_top
@@ -208,10 +212,15 @@ class GMC:
       if self.walked_runs and self.walked_runs[-1][2] == paddr // 8: self.walked_runs[-1][2] += 512
       else: self.walked_runs.append([k, paddr // 8, paddr // 8 + 512, None])
     for r in self.walked_runs: r[3] = self.vram_q[r[1]:r[2]].copy()
+    # (vram address, snapshot address, bytes) per run: the per-doorbell test is one memcmp each
+    self.walked_cmp = [(self.dev.vram_base + lo * 8, ents.ctypes.data, (hi - lo) * 8) for _, lo, hi, ents in self.walked_runs]
 
   def check_stale(self):
     """A queue is rung: the VA ranges whose entries changed in the tables the last walk read, with no invalidation
     since, are stale (the TLB may still hold their old translation; see vm.py)."""
+    if not any(_memcmp(a, b, n) for a, b, n in self.walked_cmp):
+      if self.dev.mem.stale: self.dev.mem.set_stale([])
+      return
     ranges:list[tuple[int, int]] = []
     for k0, lo_q, hi_q, ents in self.walked_runs:
       now = self.vram_q[lo_q:hi_q]
