@@ -60,15 +60,10 @@ class PagedAddressSpace(AddressSpace):
 
   def _reindex(self):
     super()._reindex()
-    self._np_lacks = np.array([self.lacks.get(m.va, 0) for m in self._maps], np.int64)
+    self._np_lacks = np.array([self.lacks.get(m.va, 0) for m in self._maps] if self.lacks else np.zeros(len(self._maps)), np.int64)
 
-  def set_stale(self, ranges:list[tuple[int, int]]):
-    self.stale = sorted(ranges)
-    self.generation += 1   # the native executor re-reads (and now declines) on the next dispatch
-
-  def clear_stale(self):
-    if self.stale: self.generation += 1
-    self.stale, self.reported = [], set()
+  def set_stale(self, ranges:list[tuple[int, int]]): self.stale = sorted(ranges)   # `checked` now: the next dispatch runs on numpy
+  def clear_stale(self): self.stale, self.reported = [], set()
 
   # *** the checks ***
   def _deny(self, va:int, size:int, write:bool, where:str, lacks:int, need:int):
