@@ -4,6 +4,7 @@ its rollover, a CPU buffer mapped to the device (mlock and the pagemap's frames)
 peer copies both ways between two functions. Copies of tensors both ways and the disk-to-device copy are in
 test_am.py (test_copies_cpu_buffers_disk_and_peers)."""
 import pytest
+from conftest import node_seed
 from test_am import run
 
 QUEUES = """
@@ -47,19 +48,20 @@ fresh_op("AMD")
   for k in ("SIGNAL_compute", "SIGNAL_copy", "HELD", "RELEASED", "HIGH_compute", "HIGH_copy", "ROLLED_compute", "ROLLED_copy", "FRESH"):
     assert tags[k] == "True", (k, out)
 
-def test_cpu_buffer_mapped_to_device_and_peer_copies():
+def test_cpu_buffer_mapped_to_device_and_peer_copies(request):
   """A CPU device's buffer is mapped to the GPU (tinygrad mlocks it and reads its frames from the pagemap) and SDMA
   copies into and out of it; a buffer is copied AMD:0 -> AMD:1 -> AMD:0 (each reaches the other's VRAM through its
   BAR0) and both copies are exact."""
-  tags, out = run(QUEUES + """
+  seed = node_seed(request.node.nodeid)
+  tags, out = run(QUEUES + f"""
 from tinygrad.device import Buffer
 from tinygrad import dtypes
 from tinygrad.runtime.support import system
-seen = {"mlock": 0, "pagemap": 0}
+seen = {{"mlock": 0, "pagemap": 0}}
 lock, paddrs = system.System.lock_memory, system.System.system_paddrs
 system.System.lock_memory = lambda addr, size: (seen.__setitem__("mlock", seen["mlock"] + 1), lock(addr, size))[1]
 system.System.system_paddrs = lambda addr, size: (seen.__setitem__("pagemap", seen["pagemap"] + 1), paddrs(addr, size))[1]
-data = np.random.default_rng(3).integers(0, 256, 0x3000, dtype=np.uint8)
+data = np.random.default_rng({seed}).integers(0, 256, 0x3000, dtype=np.uint8)
 cpu = Buffer("CPU", 0x3000, dtypes.uint8).ensure_allocated()
 cpu.allocator._copyin(cpu._buf, memoryview(data))
 dev.allocator.map(cpu)
@@ -74,7 +76,7 @@ dev.hw_copy_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).copy(cpu
 dev.synchronize()
 print("OUT", np.array_equal(cpu.numpy(), data + 1))
 print("LOCKED", seen["mlock"] >= 1 and seen["pagemap"] >= 1)
-x = np.random.default_rng(4).standard_normal(6000).astype(np.float32)
+x = np.random.default_rng({seed + 1}).standard_normal(6000).astype(np.float32)
 t = Tensor(x, device="AMD:0").realize()
 there = t.to("AMD:1").realize()
 print("PEER", np.array_equal((there.to("AMD:0").realize() * 2).numpy(), x * 2) and np.array_equal(there.numpy(), x))
