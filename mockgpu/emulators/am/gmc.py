@@ -11,7 +11,10 @@ the PTB; gfx12: bit 63), turns the valid leaves into runs (contiguous in VA and 
 device's AddressSpace: VRAM runs through a shadow window (the VRAM memfd mapped so each VA-contiguous run is
 host-contiguous), system runs on the host pages behind their bus addresses. Each table page is decoded with numpy,
 its leaves merged into runs at once. A system page that is no longer a live host page is left unmapped (an access
-faults), and so is all system memory while PCI_COMMAND.MASTER is clear (no DMA without bus mastering).
+faults), and so is all system memory while PCI_COMMAND.MASTER is clear (no DMA without bus mastering). A munmap drops
+the translations to its pages at once (drop_host). Each leaf's READABLE/WRITEABLE/EXECUTABLE bits go with its mapping
+(vm.py checks them); its FRAG field is checked when its table is decoded (_check_fragments); at each doorbell the
+tables of the last walk are compared with VRAM, and the ranges whose entries changed are stale (vm.py reports their use).
 
 The MM hub's SEM/REQ/ACK handshake is modelled (the semaphore is acquired by a read that returns 1 and released by
 writing 0); its translation is not used by any engine here, so it is not walked.
