@@ -58,6 +58,8 @@ class Mapping:
 
 class AddressSpace:
   """The sorted, non-overlapping GPU ranges one device may touch."""
+  checked = False  # a subclass that checks more than the mapped extent per access sets it (the C executors check only that)
+
   def __init__(self, name:str="gpu"):
     self.name, self._starts, self._maps = name, [], []
     self._np_starts = self._np_ends = np.zeros(0, np.uint64)

@@ -88,6 +88,8 @@ class HostPages:
     if len(keep) != len(self.by_host) or keep != self.by_host:
       self.by_host = keep
       self.by_pfn = sorted((pfn, h, n) for h, pfn, n in keep)
+      for fn in self.devices:   # a translation the GPUs hold to these pages reaches nothing now
+        if fn.built: fn.model.gmc.drop_host(start, end)
 
   def resolve(self, va:int, bus:int, size:int, dev):
     """The host runs (va, size, host address) behind `size` bytes of system bus addresses from `bus`: live frames or a

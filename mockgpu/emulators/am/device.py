@@ -23,14 +23,27 @@ from mockgpu.emulators.am.gmc import GMC
 from mockgpu.emulators.am.ih import IH
 from mockgpu.emulators.am.gfx import GFX
 from mockgpu.emulators.am.sdma import SDMA
-from mockgpu.errors import GPUPageFault, KernelTrap
+from mockgpu.emulators.am.vm import PagedAddressSpace, PermissionFault
+from mockgpu.errors import GPUPageFault, KernelTrap, Unmodelled
 
 log = logging.getLogger("mockgpu")
 VA_BASE = 0x200000000000   # tinygrad's AMMemoryManager.va_allocator base: where CONTEXT0's page tables start
 
+class FetchChecked:
+  """The RDNA executor as an AM device runs it: the kernel's entry is fetched through its PTE first (EXECUTABLE)."""
+  def __init__(self, executor): self.executor = executor
+  def __getattr__(self, name:str): return getattr(self.executor, name)   # Dispatch: looked up (imported) at first use
+  def run_dispatch(self, mem:PagedAddressSpace, d):
+    mem.fetch(d.pgm_addr)
+    return self.executor.run_dispatch(mem, d)
+
 class AMDevice(AMDGPU):
   def __init__(self, index:int, board, bus:str, machine, host_pages, peers:list):
-    super().__init__(index, 0, {}, board, machine, machine.rdna)
+    if board.gc_version < (11, 0, 0):
+      raise Unmodelled(f"AM (DEV=MOCKPCI/MOCKUSB) models the RDNA boards gfx1100 and gfx1201: {board.name} ({board.family}, {board.num_xcc} "
+                       "XCCs over AIDs, NBIO 7.9's indirect PCIe writes, AQL queues) is not modelled; DEV=MOCKKFD+AMD runs it")
+    super().__init__(index, 0, {}, board, machine, FetchChecked(machine.rdna))
+    self.mem = PagedAddressSpace(self.name)   # the translation the GMC builds at each invalidation
     self.machine, self.host_pages, self.peers, self.bus = machine, host_pages, peers, bus
     self.name = f"AM {bus}"
     self.pci = PCIFunction(self.name, board.vendor_id, board.device_id, board.revision, board.subsystem_vendor, board.subsystem_device,
@@ -85,6 +98,7 @@ class AMDevice(AMDGPU):
     if not self.nbio.doorbells_enabled(): raise DoorbellRefused(f"{self.name}: doorbell write at 0x{offset:x} with RCC_DOORBELL_APER_EN clear")
     if offset & ~7 not in self.doorbell_queues:
       raise DoorbellRefused(f"{self.name}: doorbell write 0x{value:x} at BAR2 offset 0x{offset:x} routes to no active queue")
+    self.gmc.check_stale()
     if events.enabled: events.emit("doorbell", self.name, self.doorbell_queues[offset & ~7].name, offset=offset, value=value)
     self.machine.kick()
 
@@ -107,7 +121,7 @@ class AMDevice(AMDGPU):
     if not self.pci.bus_master(): self.log_refusal(f"device DMA refused with PCI_COMMAND.MASTER clear: {err}")
     gc = self.board.gc_version[0]
     if isinstance(err, GPUPageFault) and err.space == "global":
-      self.gmc.latch_fault(err.va, err.write)
+      self.gmc.latch_fault(err.va, err.write, err.lacking if isinstance(err, PermissionFault) else 0)
       self.ih.post(am.SOC21_IH_CLIENTID_GFX, getattr(am, f"GFX_{gc}_0_0__SRCID__UTCL2_FAULT"), vmid=0)
     elif isinstance(err, GPUPageFault) or isinstance(err, KernelTrap):
       # an SQ error interrupt: enc_type 2 (error), err_type 1 (ILLEGAL_INST) / 2 (MEMVIOL)
@@ -116,5 +130,6 @@ class AMDevice(AMDGPU):
 
   def poll_check(self, addr:int|None):
     """The runtime read or wrote a signal from the CPU: AM has no interrupt or wait ioctl that would run the queues (KFD's
-    WAIT_EVENTS does), and a GPU notices memory the CPU wrote by itself (a graph's kick signal), so the queues run."""
-    if self.queues: self.machine.kick()
+    WAIT_EVENTS does), and a GPU notices memory the CPU wrote by itself (a graph's kick signal), so the queues run: those
+    stopped at a packet that waits (a queue that consumed all it was given needs a doorbell to go on)."""
+    if any(q._current() is not None for q in self.queues.values()): self.machine.kick()   # only a queue that waits can go on

@@ -11,22 +11,38 @@ the PTB; gfx12: bit 63), turns the valid leaves into runs (contiguous in VA and 
 device's AddressSpace: VRAM runs through a shadow window (the VRAM memfd mapped so each VA-contiguous run is
 host-contiguous), system runs on the host pages behind their bus addresses. Each table page is decoded with numpy,
 its leaves merged into runs at once. A system page that is no longer a live host page is left unmapped (an access
-faults), and so is all system memory while PCI_COMMAND.MASTER is clear (no DMA without bus mastering).
+faults), and so is all system memory while PCI_COMMAND.MASTER is clear (no DMA without bus mastering). A munmap drops
+the translations to its pages at once (drop_host). Each leaf's READABLE/WRITEABLE/EXECUTABLE bits go with its mapping
+(vm.py checks them); its FRAG field is checked when its table is decoded (_check_fragments); at each doorbell the
+tables of the last walk are compared with VRAM, and the ranges whose entries changed are stale (vm.py reports their use).
 
 The MM hub's SEM/REQ/ACK handshake is modelled (the semaphore is acquired by a read that returns 1 and released by
 writing 0); its translation is not used by any engine here, so it is not walked.
 """
 from __future__ import annotations
-import mmap
+import ctypes, mmap
 import numpy as np
 from tinygrad.runtime.autogen.am import am
 from mockgpu import events
 from mockgpu.hostmem import host_mmap, MAP_FIXED, MAP_NORESERVE
 from mockgpu.errors import MockGPUError
 from mockgpu.emulators.am.regs import read_only
+from mockgpu.emulators.am.vm import READ, WRITE, EXECUTE
 
 FB_BASE = 0x8000000000          # where Navi parts place the framebuffer in the MC address space
 ADDR_MASK = 0x0000FFFFFFFFF000
+PERMS = ((am.AMDGPU_PTE_READABLE, READ), (am.AMDGPU_PTE_WRITEABLE, WRITE), (am.AMDGPU_PTE_EXECUTABLE, EXECUTE))
+
+_memcmp = ctypes.CDLL(None).memcmp
+_memcmp.argtypes, _memcmp.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t], ctypes.c_int
+
+class FragmentMismatch(MockGPUError):
+  """A PTE's FRAG field claims a fragment (2**frag pages the TLB may cache as one entry) that is not aligned in VA and
+  memory, not contiguous, or whose entries differ in flags or validity: names the VA, the fragment and what differs."""
+
+def lacks(pte:int) -> int:
+  """The permissions a leaf PTE does not give (vm.READ / WRITE / EXECUTE bits)."""
+  return sum(bit for flag, bit in PERMS if not pte & flag)
 SHADOW_SIZE = 1 << 44           # tinygrad's whole GPU VA range (AMMemoryManager.va_allocator)
 
 class GMC:
@@ -49,10 +65,14 @@ class GMC:
       regs.on_read(f"reg{hub}VM_INVALIDATE_ENG17_ACK", lambda hub=hub: self.ack[hub])
     regs.on_write("regGCVM_L2_PROTECTION_FAULT_CNTL", self._fault_cntl)
     self.shadow = host_mmap(0, SHADOW_SIZE, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-    self.runs:dict[tuple, object] = {}        # (va, size, host) -> the AddressSpace mapping
+    self.runs:dict[tuple, object] = {}        # (va, size, host, lacks) -> the AddressSpace mapping
     self.shadowed:dict[tuple[int, int], int] = {}   # (va, size) of a VRAM piece in the shadow window -> its paddr
     self.walks = 0
     self.decoded:dict[int, tuple] = {}   # table paddr -> (its bytes, (shift, va), child tables, leaf runs) at the last walk
+    self.walked:list[int] = []           # the tables the GC hub's last walk visited (what its TLB was filled from)
+    self.vram_q = np.ctypeslib.as_array((ctypes.c_uint64 * (dev.board.vram_size // 8)).from_address(dev.vram_base))
+    self.walked_runs:list = []
+    self.walked_cmp:list[tuple[int, int, int]] = []
 
   # *** apertures ***
   def in_fb(self, mc:int, size:int) -> bool: return FB_BASE <= mc and mc + size - 1 <= self.fb_top
@@ -100,7 +120,8 @@ class GMC:
     if ctx is None: return []
     root, levels, start, end = ctx
     out:list[tuple[int, int, int, int]] = []
-    self._visit(root, 12 + 9 * (levels - 1), start, out, seen=set())
+    self._visit(root, 12 + 9 * (levels - 1), start, out, seen:=set())
+    if hub == "GC": self._snapshot(seen)
     return [r for r in out if r[0] <= end]
 
   def _visit(self, paddr:int, shift:int, va0:int, out:list, seen:set):
@@ -114,10 +135,31 @@ class GMC:
       idx = np.nonzero(ents & np.uint64(1))[0]
       leaf = np.ones(len(idx), bool) if shift == 12 else (ents[idx] & np.uint64(self.huge_bit)) != 0
       children = [(int(ents[i]) & ADDR_MASK, va0 + (int(i) << shift)) for i in idx[~leaf]]
+      if leaf.any(): self._check_fragments(ents, idx[leaf], shift, va0)
       leaves = self._runs(ents, idx[leaf], shift, va0) if leaf.any() else []
       self.decoded[paddr] = (raw, (shift, va0), children, leaves)
     for child, va in children: self._visit(child, shift - 9, va, out, seen)
     out.extend(leaves)
+
+  def _check_fragments(self, ents, idx, shift, va0):
+    """FRAG (bits 7-11, the same field on gfx10-12) says 2**frag pages form one fragment the TLB may cache as one
+    entry: every entry of the fragment (within this table; it is aligned in VA) must be valid with the same flags, and
+    the fragment contiguous in memory. Its memory need not be aligned to it: AM maps 16 MiB fragments on VRAM chunks
+    that are only 16 KiB aligned (its valloc), and the hardware computes a page's address from the fragment's base.
+    Entries that cover more than their fragment need nothing."""
+    per = ((ents[idx] >> np.uint64(7)) & np.uint64(0x1f)).astype(np.int64) - (shift - 12)   # log2 entries per fragment
+    size = 1 << shift
+    for n in np.unique(per[per > 0]):
+      count = 1 << min(int(n), 9)
+      for start in np.unique(idx[per == n] & ~(count - 1)):
+        blk = ents[start:start + count]
+        addrs = blk & np.uint64(ADDR_MASK)
+        why = ("an entry of it is invalid" if not (blk & np.uint64(1)).all() else
+               "its entries' flags differ" if ((blk & ~np.uint64(ADDR_MASK)) != (blk[0] & ~np.uint64(ADDR_MASK))).any() else
+               "it is not contiguous in memory" if (addrs != addrs[0] + np.arange(count, dtype=np.uint64) * np.uint64(size)).any() else None)
+        if why is not None:
+          raise FragmentMismatch(f"{self.dev.name}: the PTE for VA 0x{va0 + int(start) * size:x} claims a fragment of 0x{size << int(n):x} "
+                                 f"bytes (FRAG {int(n) + shift - 12}), but {why}")
 
   def _runs(self, ents, idx, shift, va0) -> list[tuple[int, int, int, int]]:
     size = 1 << shift
@@ -137,19 +179,61 @@ class GMC:
     host-contiguous mapping; system runs map where their host pages are, merged where those are contiguous too."""
     self.walks += 1
     master = self.dev.pci.bus_master()
-    segments:list[list] = []   # [va, size, host, kind]
+    segments:list[list] = []   # [va, size, host, kind, lacks]
     for va, size, addr, pte in self.leaves():
       for kind, run_va, run_size, host in self._targets(va, size, addr, pte, master):
         if kind == "vram": self._shadow_map(run_va, run_size, addr)
-        last = segments[-1] if segments else None
-        if last is not None and last[3] == kind and last[0] + last[1] == run_va and last[2] + last[1] == host: last[1] += run_size
-        else: segments.append([run_va, run_size, host, kind])
-    wanted = {(va, size, host): kind for va, size, host, kind in segments}
+        last, no = segments[-1] if segments else None, lacks(pte)
+        if last is not None and last[3:] == [kind, no] and last[0] + last[1] == run_va and last[2] + last[1] == host: last[1] += run_size
+        else: segments.append([run_va, run_size, host, kind, no])
+    wanted = {(va, size, host, no): kind for va, size, host, kind, no in segments}
     mem = self.dev.mem
     for key in [k for k in self.runs if k not in wanted]:
       mem.unmap(key[0])
       del self.runs[key]
-    for key in sorted(k for k in wanted if k not in self.runs): self.runs[key] = mem.map(key[0], key[1], key[2], tag=wanted[key])
+    for key in sorted(k for k in wanted if k not in self.runs): self.runs[key] = mem.map(*key[:3], tag=wanted[key], lacks=key[3])
+    mem.clear_stale()
+
+  def drop_host(self, start:int, end:int):
+    """Host pages [start, end) were unmapped: the frames behind system PTEs there are gone, so the translations to them
+    are dropped at once, whether or not the TLB was invalidated (a GPU access there faults; the mock cannot reach
+    memory the process no longer has, where hardware would reach whatever the frame now holds)."""
+    mem = self.dev.mem
+    for key in [k for k, m in self.runs.items() if m.tag == "system" and k[2] < end and start < k[2] + k[1]]:
+      va, size, host, no = key
+      mem.unmap(va)
+      del self.runs[key]
+      for lo, hi in ((host, min(start, host + size)), (max(end, host), host + size)):
+        if hi > lo: self.runs[(va + lo - host, hi - lo, lo, no)] = mem.map(va + lo - host, hi - lo, lo, tag="system", lacks=no)
+
+  def _snapshot(self, tables:set[int]):
+    """Remember the entries of the tables this walk read, as runs of adjacent table pages (AM allocates its tables
+    mostly one after another), so that check_stale compares a few slices."""
+    self.walked = sorted(tables)
+    self.walked_runs:list[list] = []   # [first table's index in walked, start, end in vram_q, the entries as walked]
+    for k, paddr in enumerate(self.walked):
+      if self.walked_runs and self.walked_runs[-1][2] == paddr // 8: self.walked_runs[-1][2] += 512
+      else: self.walked_runs.append([k, paddr // 8, paddr // 8 + 512, None])
+    for r in self.walked_runs: r[3] = self.vram_q[r[1]:r[2]].copy()
+    # (vram address, snapshot address, bytes) per run: the per-doorbell test is one memcmp each
+    self.walked_cmp = [(self.dev.vram_base + lo * 8, ents.ctypes.data, (hi - lo) * 8) for _, lo, hi, ents in self.walked_runs]
+
+  def check_stale(self):
+    """A queue is rung: the VA ranges whose entries changed in the tables the last walk read, with no invalidation
+    since, are stale (the TLB may still hold their old translation; see vm.py)."""
+    if not any(_memcmp(a, b, n) for a, b, n in self.walked_cmp):
+      if self.dev.mem.stale: self.dev.mem.set_stale([])
+      return
+    ranges:list[tuple[int, int]] = []
+    for k0, lo_q, hi_q, ents in self.walked_runs:
+      now = self.vram_q[lo_q:hi_q]
+      if np.array_equal(now, ents): continue
+      for k in np.nonzero(now != ents)[0]:
+        shift, va0 = self.decoded[self.walked[k0 + int(k) // 512]][1]
+        lo = va0 + ((int(k) % 512) << shift)
+        if ranges and ranges[-1][1] == lo: ranges[-1] = (ranges[-1][0], lo + (1 << shift))
+        else: ranges.append((lo, lo + (1 << shift)))
+    if sorted(ranges) != self.dev.mem.stale: self.dev.mem.set_stale(ranges)
 
   def _shadow_map(self, va:int, size:int, paddr:int):
     if self.shadowed.get((va, size)) == paddr: return
@@ -178,15 +262,18 @@ class GMC:
     return None
 
   # *** faults ***
-  def latch_fault(self, va:int, write:bool) -> bool:
-    """Latch a translation fault: the first one sets STATUS (mapping_error, rw) and ADDR (the page); while STATUS is
-    set, a later one only sets more_faults. Returns whether this one was latched."""
+  def latch_fault(self, va:int, write:bool, lacking:int=0) -> bool:
+    """Latch a translation fault: the first one sets STATUS (mapping_error, or for a PTE that does not permit the access
+    PERMISSION_FAULTS bit 1 read, 2 write, 3 execute; and rw) and ADDR (the page); while STATUS is set, a later one only
+    sets more_faults. Returns whether this one was latched."""
     regs, name = self.dev.regs, self.status_reg
     if (st:=regs.get(name)) != 0:
       regs.set(name, st | 1 << regs.reg(name).fields["more_faults"][0])
       return False
     f = regs.reg(name).fields
-    regs.set(name, 1 << f["mapping_error"][0] | int(write) << f["rw"][0])
+    kind = {0: 1 << f["mapping_error"][0], READ: 2 << f["permission_faults"][0], WRITE: 4 << f["permission_faults"][0],
+            EXECUTE: 8 << f["permission_faults"][0]}[lacking]
+    regs.set(name, kind | int(write) << f["rw"][0])
     regs.set("regGCVM_L2_PROTECTION_FAULT_ADDR_LO32", (va >> 12) & 0xffffffff)
     regs.set("regGCVM_L2_PROTECTION_FAULT_ADDR_HI32", va >> 44)
     return True

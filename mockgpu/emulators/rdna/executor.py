@@ -217,7 +217,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee) if wpg <= native.MAX_WAVES_PER_GROUP else None
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee) if wpg <= native.MAX_WAVES_PER_GROUP and not mem.checked else None
     # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C still counts as one C ran
     events.notify("kernel_ran", isa=d.arch, code=prog.code, native=k is not None, ftz32=ftz32, ftz16=ftz16, lanes=lanes)
     if k is not None: used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private)

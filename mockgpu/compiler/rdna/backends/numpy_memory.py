@@ -91,7 +91,7 @@ def _load(st, a:np.ndarray, dt:np.dtype, ndw:int, pc:int, name:str) -> np.ndarra
   e = _addrs(a, ndw)
   if (span:=_span(st, e, dt.itemsize, False)) is not None: return _gather(span[0], span[1], dt)
   try: return st.mem.load(e, dt, "")
-  except GPUPageFault as err: raise GPUPageFault(err.va, err.size, err.write, _where(st, pc, name)) from None
+  except GPUPageFault as err: raise (GPUPageFault(err.va, err.size, err.write, _where(st, pc, name)) if type(err) is GPUPageFault else err) from None
 
 def _store(st, a:np.ndarray, vals:np.ndarray, ndw:int, pc:int, name:str):
   """Store vals ([lanes * ndw] elements) at each lane address a."""
@@ -102,7 +102,7 @@ def _store(st, a:np.ndarray, vals:np.ndarray, ndw:int, pc:int, name:str):
   e = _addrs(a, ndw)
   if (span:=_span(st, e, vals.dtype.itemsize, True)) is not None: return _scatter(span[0], span[1], vals)
   try: st.mem.store(e, vals, "")
-  except GPUPageFault as err: raise GPUPageFault(err.va, err.size, err.write, _where(st, pc, name)) from None
+  except GPUPageFault as err: raise (GPUPageFault(err.va, err.size, err.write, _where(st, pc, name)) if type(err) is GPUPageFault else err) from None
 
 def _full(x, shape) -> np.ndarray:
   x = np.asarray(x)
@@ -126,9 +126,13 @@ def sload(st, addr, ndw:int, pc:int, name:str, kind=u32) -> list[np.ndarray]:
     return list(np.repeat(words[:, None], len(a), axis=1))
   return list(_load(st, a, np.dtype(u32), ndw, pc, name).reshape(-1, ndw).T.copy())
 
-def lane_fault(st, w, a:np.ndarray, m, full:bool, nbytes:int, write:bool, pc:int, name:str) -> GPUPageFault:
+def lane_fault(st, w, a:np.ndarray, m, full:bool, nbytes:int, write:bool, pc:int, name:str, err=None) -> GPUPageFault:
   """The fault of a global memory instruction whose lane addresses `a` (the active lanes', wave-major) missed: the
-  first lane whose whole access (nbytes: 16 for a b128) is not inside one mapping."""
+  first lane whose whole access (nbytes: 16 for a b128) is not inside one mapping. A fault of another kind that the
+  address space raised (a permission its page-table entry does not give) keeps its kind, named at its lane."""
+  if err is not None and type(err) is not GPUPageFault:
+    err.where = _where(st, pc, name)
+    return _named(err, w, m, full, int(np.argmax((a <= np.uint64(err.va)) & (np.uint64(err.va) < a + np.uint64(nbytes)))))
   j = int(np.argmax(st.mem.unmapped(a, nbytes)))
   return _named(GPUPageFault(int(a[j]), nbytes, write, _where(st, pc, name)), w, m, full, j)
 
@@ -143,13 +147,13 @@ def _named(e:GPUPageFault, w, m, full:bool, j:int) -> GPUPageFault:
 def gload(st, w, addr, m, full, kind, ndw:int, pc:int, name:str) -> list[np.ndarray]:
   a = _lanes(addr, m, full)
   try: vals = _load(st, a, np.dtype(kind), ndw, pc, name)
-  except GPUPageFault: raise lane_fault(st, w, a, m, full, np.dtype(kind).itemsize * ndw, False, pc, name) from None
+  except GPUPageFault as err: raise lane_fault(st, w, a, m, full, np.dtype(kind).itemsize * ndw, False, pc, name, err) from None
   return _spread(_widen(vals), m, full, ndw)
 
 def gstore(st, w, addr, m, full, data:list, pc:int, name:str):
   a = _lanes(addr, m, full)
   try: _gstore(st, a, m, full, data, pc, name)
-  except GPUPageFault: raise lane_fault(st, w, a, m, full, np.asarray(data[0]).dtype.itemsize * len(data), True, pc, name) from None
+  except GPUPageFault as err: raise lane_fault(st, w, a, m, full, np.asarray(data[0]).dtype.itemsize * len(data), True, pc, name, err) from None
 
 def _gstore(st, a:np.ndarray, m, full, data:list, pc:int, name:str):
   if full and len(a) and data[0].dtype == u32 and (dense:=_dense(st, a, 4 * len(data), True)) is not None:
