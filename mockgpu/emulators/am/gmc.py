@@ -23,7 +23,7 @@ from __future__ import annotations
 import ctypes, mmap
 import numpy as np
 from tinygrad.runtime.autogen.am import am
-from mockgpu import events
+from mockgpu import events, hostmem
 from mockgpu.hostmem import host_mmap, MAP_FIXED, MAP_NORESERVE
 from mockgpu.errors import MockGPUError
 from mockgpu.emulators.am.regs import read_only
@@ -33,8 +33,6 @@ FB_BASE = 0x8000000000          # where Navi parts place the framebuffer in the 
 ADDR_MASK = 0x0000FFFFFFFFF000
 PERMS = ((am.AMDGPU_PTE_READABLE, READ), (am.AMDGPU_PTE_WRITEABLE, WRITE), (am.AMDGPU_PTE_EXECUTABLE, EXECUTE))
 
-_memcmp = ctypes.CDLL(None).memcmp
-_memcmp.argtypes, _memcmp.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t], ctypes.c_int
 
 class FragmentMismatch(MockGPUError):
   """A PTE's FRAG field claims a fragment (2**frag pages the TLB may cache as one entry) that is not aligned in VA and
@@ -221,7 +219,7 @@ class GMC:
   def check_stale(self):
     """A queue is rung: the VA ranges whose entries changed in the tables the last walk read, with no invalidation
     since, are stale (the TLB may still hold their old translation; see vm.py)."""
-    if not any(_memcmp(a, b, n) for a, b, n in self.walked_cmp):
+    if not any(hostmem.libc.memcmp(a, b, n) for a, b, n in self.walked_cmp):
       if self.dev.mem.stale: self.dev.mem.set_stale([])
       return
     ranges:list[tuple[int, int]] = []
