@@ -184,7 +184,7 @@ def _release(barrier:dict, live:dict, wg:int, t:int, heap:list):
   """Release a workgroup's barrier once every live wave of it on the SIMD has arrived."""
   waiting = barrier.get(wg, [])
   if waiting and len(waiting) == len(live.get(wg, [])):
-    release = max(t, max(w.ready for w in waiting)) + BARRIER_RELEASE
+    release = t + BARRIER_RELEASE  # t: the last arrival's issue (or the end of the wave it waited for)
     for w in barrier.pop(wg):
       w.ready = release
       heapq.heappush(heap, (release, w.order, w))

@@ -1,0 +1,164 @@
+"""tinygrad's AMD profilers on the mock (VIZ=-2: SQTT thread traces and PMC counters), in child processes: the events
+per kernel, VIZ's command line views, exact instruction streams (tinygrad's map_insts against the reference stepper),
+exact counts, determinism and buffer overflow."""
+import re
+import pytest
+from conftest import run_tinygrad
+
+def result(p) -> str:
+  """The child's RESULT line (VIZ prints its own lines after the script's)."""
+  return next(line.removeprefix("RESULT ") for line in reversed(p.stdout.splitlines()) if line.startswith("RESULT "))
+
+@pytest.mark.parametrize("arch,ses", [("gfx1100", 6), ("gfx1201", 4)])
+def test_viz2_end_to_end(arch, ses, tmp_path):
+  p = run_tinygrad(f"MOCK+AMD:LLVM:{arch}", """
+    import numpy as np
+    from tinygrad import Tensor, Device
+    from tinygrad.device import Compiled
+    x = np.random.default_rng(3).standard_normal(1000).astype(np.float32)
+    ok = np.array_equal((Tensor(x) + 1).numpy(), x + np.float32(1))
+    Device["AMD"].synchronize()
+    evs = [e for e in Compiled.profile_events if type(e).__name__ in ("ProfilePMCEvent", "ProfileSQTTEvent")]
+    kerns = sorted({e.kern for e in evs})
+    print('RESULT', ok, [(sum(type(e).__name__ == "ProfilePMCEvent" for e in evs if e.kern == k),
+                sorted(e.se for e in evs if e.kern == k and type(e).__name__ == "ProfileSQTTEvent")) for k in kerns])
+  """, env={"VIZ": "-2", "TMPDIR": str(tmp_path)})
+  assert result(p) == f"True [(1, {list(range(ses))})]", p.stdout
+  paths = ["--profile-path", *(str(f) for f in tmp_path.glob("profile.pkl*")), "--rewrites-path", *(str(f) for f in tmp_path.glob("rewrites.pkl*"))]
+  ls = run_tinygrad("MOCK+AMD", f"import sys; sys.argv = ['cli', '--ls', *{paths!r}]; import runpy; runpy.run_module('tinygrad.viz.cli', run_name='__main__')")
+  plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in ls.stdout.splitlines()]  # --ls colours the kernel names
+  kernel = next(line for line in plain if line.endswith(" PMC")).removesuffix(" PMC")
+  for view, needle in ((f"{kernel} PMC", "VALU utilization"), (f"{kernel} SQTT SE:0 PKTS", "WAVEEND")):
+    out = run_tinygrad("MOCK+AMD", f"import sys; sys.argv = ['cli', '-s', {view!r}, *{paths!r}]; import runpy; "
+                                   f"runpy.run_module('tinygrad.viz.cli', run_name='__main__')")
+    assert needle in out.stdout, out.stdout[-3000:]
+
+STREAMS = """
+import collections, numpy as np
+from tinygrad import Tensor, Device
+from tinygrad.device import Compiled
+from tinygrad.renderer.amd.sqtt import map_insts, INST
+from tinygrad.viz.serve import sqtt_timeline
+from mockgpu.emulators.rdna import executor
+from mockgpu.compiler.rdna import decode
+expected = collections.defaultdict(list)  # pgm -> the reference stepper's stream of every wave on SE0/SA0/WGP0/SIMD0
+def hook(mem, d):
+  wpg = -(-d.block[0] * d.block[1] * d.block[2] // d.wave_size)
+  nwg = d.grid[0] * d.grid[1] * d.grid[2]
+  for wg in range(0, nwg, 48):  # the placement model: workgroup i on SE i%6, SA (i//6)%2, WGP (i//12)%4 (gfx1100)
+    first = None
+    for w in range(0, wpg, 4):
+      s = first = executor.stepper(mem, d, wg, w, like=first)
+      seq = []
+      while not s.done:
+        inst = s.instruction()
+        seq.append((s.pc, decode.op_name(inst)))
+        s.step()
+      expected[d.pgm_addr].append(tuple(x for x in seq if x[1] != "S_DELAY_ALU"))
+  return None
+executor.debug_hook = hook
+rng = np.random.default_rng(7)
+a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal(5000).astype(np.float32)
+ok = np.allclose((Tensor(a) @ Tensor(a)).numpy(), a @ a, atol=1e-3)
+ok &= np.allclose(Tensor(b).sum().numpy(), b.sum(), atol=1e-2)
+ok &= np.allclose((Tensor(b)[:4999] * 2).numpy(), b[:4999] * 2)
+executor.debug_hook = None
+prg = {e.tag: e for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}
+by_name = {}
+for o in __import__("gc").get_objects():
+  if type(o).__name__ == "AMDProgram": by_name[o.name] = o.prog_addr
+exact, ops, pairs = True, collections.Counter(), True
+for e in Compiled.profile_events:
+  if type(e).__name__ != "ProfileSQTTEvent" or e.se != 0: continue
+  p = prg[e.kern]
+  waves, cur = [], {}
+  for pkt, info in map_insts(e.blob, p.lib, "gfx1100"):
+    if isinstance(pkt, INST): ops[pkt.op.name] += 1
+    if info is None: continue
+    cur.setdefault(info.wave, []).append((info.pc, decode.op_name(info.inst)))
+    if decode.op_name(info.inst) == "S_ENDPGM": waves.append(tuple(cur.pop(info.wave)))
+  want = expected[by_name[p.name]]
+  exact &= sorted(waves) == sorted(want) and len(want) > 0
+  pairs &= len(list(sqtt_timeline(e.blob, p.lib, "gfx1100"))) > 0  # pairs every exec token with its dispatch (IndexError if not)
+print("RESULT", ok, exact, pairs, ops["JUMP"] > 0, ops["JUMP_NO"] > 0, len(expected))
+"""
+
+def test_streams_are_exact(tmp_path):
+  # matmul (a loop), a sum (a loop, LDS) and a 4999-element multiply (a bounds branch; more workgroups than the board's
+  # 48 WGPs: wave slots reused): every traced wave's stream, as tinygrad's map_insts recovers it from the trace, is the
+  # reference stepper's, instruction for instruction (tinygrad's kernels here have no s_barrier: test_model_barrier)
+  p = run_tinygrad("MOCK+AMD", STREAMS, env={"VIZ": "-2", "TMPDIR": str(tmp_path)}, timeout=600)
+  assert result(p) == "True True True True True 3", p.stdout[-3000:]
+
+DIGEST = """
+import hashlib, numpy as np
+from tinygrad import Tensor, Device
+from tinygrad.device import Compiled
+a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 4096
+(Tensor(a) @ Tensor(a)).realize()
+Device["AMD"].synchronize()
+blobs = [e.blob for e in Compiled.profile_events if type(e).__name__ in ("ProfileSQTTEvent", "ProfilePMCEvent")]
+print("RESULT", len(blobs), hashlib.sha256(b"".join(blobs)).hexdigest())
+"""
+
+def test_two_runs_give_identical_traces_and_counters(tmp_path):
+  outs = [result(run_tinygrad("MOCK+AMD", DIGEST, env={"VIZ": "-2", "TMPDIR": str(tmp_path)})) for _ in range(2)]
+  assert outs[0] == outs[1] and outs[0].startswith("7 "), outs
+
+COUNTS = """
+import numpy as np
+from tinygrad import Tensor, Device
+from tinygrad.device import Compiled
+from tinygrad.viz.serve import amd_decode
+x = np.random.default_rng(5).standard_normal(4096).astype(np.float32)
+ok = np.allclose((Tensor(x) * 3 + 1).numpy(), x * 3 + 1, atol=1e-5)
+Device["AMD"].synchronize()
+pmc = [e for e in Compiled.profile_events if type(e).__name__ == "ProfilePMCEvent"][-1]
+prg = {e.tag: e for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}[pmc.kern]
+insts = amd_decode(prg.lib, "gfx1100").values()
+valu = sum(type(i).__name__.startswith(("VOP", "VINTERP")) for i in insts)
+salu = sum(type(i).__name__.split("_")[0] in ("SOP1", "SOP2", "SOPC", "SOPK") for i in insts)
+vals = np.frombuffer(pmc.blob, np.uint64)
+tot = {s.name: int(vals[s.off // 8:(s.off + s.size) // 8].sum()) for s in pmc.sched}
+waves = tot["SQ_WAVES"]
+print("RESULT", ok, waves, tot["SQ_INSTS_VALU"] == waves * valu > 0, tot["SQ_INSTS_SALU"] == waves * salu, tot["GRBM_GUI_ACTIVE"] > 0)
+"""
+
+def test_counters_are_exact(tmp_path):
+  # x * 3 + 1 over 4096 elements is straight-line code: every wave runs each instruction once, so SQ_INSTS_VALU and
+  # SQ_INSTS_SALU are the waves times the code object's VALU / SALU instructions (counted here from tinygrad's disassembly)
+  p = run_tinygrad("MOCK+AMD", COUNTS, env={"PMC": "1", "PROFILE": "1", "TMPDIR": str(tmp_path),
+                                            "PMC_COUNTERS": "SQ_WAVES,SQ_INSTS_VALU,SQ_INSTS_SALU,GRBM_GUI_ACTIVE"})
+  ok, waves, valu, salu, gui = result(p).split()
+  assert (ok, valu, salu, gui) == ("True", "True", "True", "True") and int(waves) > 1, p.stdout
+
+def test_unknown_counter_is_tinygrads_error(tmp_path):
+  p = run_tinygrad("MOCK+AMD", "from tinygrad import Device; Device['AMD']", env={"PMC": "1", "PROFILE": "1", "TMPDIR": str(tmp_path),
+                   "PMC_COUNTERS": "SQ_WAVES,NOT_A_COUNTER"}, check=False)
+  assert p.returncode != 0 and "PMC counter NOT_A_COUNTER is not supported" in p.stderr, p.stderr[-2000:]
+
+def _stream(*names):
+  from mockgpu.emulators.amd.isa import InstInfo
+  timing = {"S_BARRIER": ("INST:BARRIER", "barrier"), "V_ADD_F32": ("VALUINST", "valu"), "S_ENDPGM": ("END", "end")}
+  return [(4 * i, InstInfo(n, 4, "", timing[n][0], timing[n][1], "", "VALU" if n.startswith("V_") else ""), False, 0)
+          for i, n in enumerate(names)]
+
+def test_model_barrier_and_overflow():
+  # the timing model (documented as a model): a workgroup's waves leave s_barrier together, 18 cycles after the last
+  # one arrives; the encoder's blob decodes with tinygrad's decoder, and a buffer too small for it is cut where the
+  # hardware stops (a whole, decodable prefix)
+  from tinygrad.renderer.amd import sqtt as tg
+  from mockgpu.emulators.amd import sqtt
+  layout = sqtt.LAYOUTS[3]
+  unit = sqtt.Unit(rdna4=False, t0=0, simd=0)
+  waves = [sqtt.Wave(k, 0, _stream(*["V_ADD_F32"] * (1 + 20 * k), "S_BARRIER", "V_ADD_F32", "S_ENDPGM")) for k in range(3)]
+  sqtt.simulate(unit, [waves], layout)
+  barriers = [t for t, _, name, kw in unit.events if name == "INST" and kw["op"] == tg.InstOp.BARRIER]
+  after = sorted(t for t, _, name, kw in unit.events if name == "VALUINST")[-3:]
+  assert len(barriers) == 3 and min(after) == max(barriers) + sqtt.BARRIER_RELEASE
+  blob, full = sqtt.encode(unit, layout, 1 << 20, 2482)
+  pkts = list(tg.decode(blob))
+  assert not full and len(blob) % 32 == 0 and sum(isinstance(p, tg.VALUINST) for p in pkts) == sum(len(w.stream) - 2 for w in waves)
+  assert [p._time for p in pkts if isinstance(p, tg.INST) and p.op == tg.InstOp.BARRIER] == barriers
+  small, full = sqtt.encode(unit, layout, 32, 2482)
+  assert full and len(small) == 32 and isinstance(next(iter(tg.decode(small))), tg.LAYOUT_HEADER)
