@@ -6,8 +6,9 @@ does (at the end of each step, and before a failing packet raises). Dispatches r
 executor, so a dispatch is complete when DISPATCH_DIRECT returns: CS_PARTIAL_FLUSH, ACQUIRE_MEM and the cache-control
 fields of RELEASE_MEM have nothing left to wait for and are accepted as no-ops (host memory is coherent). A
 WAIT_REG_MEM that is not yet satisfied stops the queue at that packet until the next kick. Registers are known by
-name from tinygrad's tables of the board's GC / NBIO versions; performance-counter and thread-trace registers raise
-UnmodelledFeature (a PacketError and NotImplementedError), any other register the dispatch does not use raises too.
+name from tinygrad's tables of the board's GC / NBIO versions; performance-counter and thread-trace registers go to the
+GPU's performance monitor (emulators/amd/perf.py), whose dispatches run with a recorder; any other register the
+dispatch does not use raises UnmodelledFeature (a PacketError and NotImplementedError).
 
 Packet generations (the board's `pm4`): gfx11/gfx12 take tinygrad's pm4_nv encodings, gfx9 (CDNA) pm4_soc15, whose
 ACQUIRE_MEM is one dword shorter (CP_COHER_CNTL, size, base, poll interval: no GCR_CNTL) and whose DISPATCH_INITIATOR
