@@ -187,3 +187,40 @@ def test_small_buffer_overflows_as_hardware_does(tmp_path):
   p = run_tinygrad("MOCK+AMD", OVERFLOW, env={"SQTT": "1", "PROFILE": "1", "TMPDIR": str(tmp_path)})
   assert result(p) == "True 4064 True", p.stdout[-2000:]
   assert "SQTT buffer is full (SE 0)" in p.stdout
+
+PROFILER = """
+import contextlib
+from tinygrad import Device, Tensor, TinyJit
+from tinygrad.device import Compiled, ProfileProgramEvent
+from tinygrad.engine.realize import run_linear
+from tinygrad.codegen import to_program
+from tinygrad.viz.serve import load_amd_counters, VizData
+@contextlib.contextmanager
+def save_sqtt():  # tinygrad's test/amd/test_sqtt_profiler.py helper
+  Device[Device.DEFAULT].synchronize()
+  start = len(Compiled.profile_events)
+  data = VizData()
+  yield data.ctxs
+  Device[Device.DEFAULT].synchronize()
+  Device[Device.DEFAULT]._at_profile_finalize()
+  load_amd_counters(data, [e for e in Compiled.profile_events[:start] if isinstance(e, ProfileProgramEvent)] + Compiled.profile_events[start:])
+  data.ctxs[:] = [r for r in data.ctxs if r["name"].startswith("SQTT")]
+t = Tensor.empty(1) + 1
+with save_sqtt() as sqtt:
+  linear = t.schedule_linear(); run_linear(linear)
+name = to_program(linear.src[0].src[0], renderer=Device[Device.DEFAULT].renderer).arg.function_name
+simple = [s["name"] for s in sqtt] == [f"SQTT {name}"] and [st["name"] for st in sqtt[0]["steps"]] == ["PMC", "SE:0 PKTS", "SE:1 PKTS"]
+@TinyJit
+def f(a): return a + 1
+t = Tensor.empty(1)
+with save_sqtt() as sqtt:
+  for _ in range(5): f(t).realize()
+runs = [s["name"].split()[-1] for s in sqtt]
+print("RESULT", simple, len(sqtt), runs[1:])
+"""
+
+def test_tinygrads_sqtt_profiler_logic(tmp_path):
+  # tinygrad's own profiler test (test/amd/test_sqtt_profiler.py, its CI runs it with VIZ=-2): one `SQTT <kernel>`
+  # context per run with its PMC and SE:0/SE:1 steps, and numbered runs under the JIT (run 1 unnumbered, then n2..n5)
+  p = run_tinygrad("MOCK+AMD", PROFILER, env={"VIZ": "-2", "TMPDIR": str(tmp_path)})
+  assert result(p) == "True 5 ['n2', 'n3', 'n4', 'n5']", p.stdout[-2000:]
