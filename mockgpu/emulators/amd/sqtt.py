@@ -8,7 +8,9 @@ MODEL (documented, deterministic, not a measurement):
 - placement: workgroup i of the dispatch goes to SE i mod SEs, then SA, then WGP round robin; wave k of a workgroup to
   SIMD k mod 4 (WGP mode); at most 16 wave slots per SIMD, a slot reused only after its wave ends; a workgroup is
   admitted when its waves fit. VGPR/LDS occupancy and CU masks are not modelled.
-- issue: one instruction per cycle per SIMD; the wave ready earliest issues first (then the oldest). The cycles a wave
+- issue: one instruction per cycle per SIMD and issue port (VALU, SALU, SMEM, VMEM, LDS, branch; the sequencer for
+  waits, no-ops, messages and barriers), a wave one at a time; the wave ready earliest issues first (then the
+  oldest). The cycles a wave
   waits between two of its instructions come from the gfx1100 gaps measured on real captures (GAP, AFTER below:
   VALU->VALU 5, SALU->SALU 2, VALU->SALU 7, VALU->branch 18, VALU->memory 18, branch->next 3, s_waitcnt->next 2).
 - memory: fixed latencies (SMEM 850, VMEM load 1500, store 300, LDS 12 cycles; cold-cache numbers of the captures),
@@ -34,6 +36,10 @@ MEM_LATENCY = {"smem": 850, "vmem_ld": 1500, "vmem_st": 300, "lds": 12}
 BARRIER_RELEASE = 18
 EXEC_DELAY = {"VALU": 5, "SALU": 2, "VMEM": 1, "LDS": 1}
 SLOTS = 16
+# the SIMD's issue ports: each cycle it issues at most one instruction per port, from different waves (a wave issues one
+# instruction at a time); waits, no-ops, messages and barriers are handled by the sequencer ("sched")
+PORTS = {"valu": "valu", "trans": "valu", "salu": "salu", "branch": "branch", "smem": "smem", "vmem_ld": "vmem", "vmem_st": "vmem",
+         "lds": "lds"}
 
 @dataclass
 class Layout:
@@ -141,7 +147,7 @@ def simulate(unit:Unit, waves_by_wg:list[list[Wave]], layout:Layout):
   """Schedule the waves (grouped by workgroup, in placement order) on one SIMD; their tokens go to unit.events."""
   pending, free, heap, live = list(waves_by_wg), list(range(SLOTS)), [], {}
   barrier:dict[int, list[Wave]] = {}
-  t_free = unit.t0
+  port_free:dict[str, int] = {}  # issue port -> its next free cycle
   def admit(t:int):
     while pending and len(pending[0]) <= len(free):
       for w in pending.pop(0):
@@ -161,8 +167,9 @@ def simulate(unit:Unit, waves_by_wg:list[list[Wave]], layout:Layout):
       w.pos += 1
       heapq.heappush(heap, (ready, w.order, w))
       continue
-    t = max(ready, t_free)
-    t_free = t + 1 if info.token else t
+    port = PORTS.get(info.timing, "sched")
+    t = max(ready, port_free.get(port, unit.t0))
+    port_free[port] = t + 1
     _issue(unit, w, info, taken, t, layout, simm)
     w.pos += 1
     if info.timing == "end":
