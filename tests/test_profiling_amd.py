@@ -38,7 +38,9 @@ STREAMS = """
 import collections, numpy as np
 from tinygrad import Tensor, Device
 from tinygrad.device import Compiled
-from tinygrad.renderer.amd.sqtt import map_insts, INST
+from tinygrad.renderer.amd.sqtt import map_insts, INST, INST_RDNA4
+ARCH = Device["AMD"].arch
+WGPS = {"gfx1100": 48, "gfx1201": 32}[ARCH]
 from tinygrad.viz.serve import sqtt_timeline
 from mockgpu.emulators.rdna import executor
 from mockgpu.compiler.rdna import decode
@@ -46,7 +48,7 @@ expected = collections.defaultdict(list)  # pgm -> the reference stepper's strea
 def hook(mem, d):
   wpg = -(-d.block[0] * d.block[1] * d.block[2] // d.wave_size)
   nwg = d.grid[0] * d.grid[1] * d.grid[2]
-  for wg in range(0, nwg, 48):  # the placement model: workgroup i on SE i%6, SA (i//6)%2, WGP (i//12)%4 (gfx1100)
+  for wg in range(0, nwg, WGPS):  # the placement model: workgroup i on SE i%SEs, SA (i//SEs)%2, WGP (i//(2*SEs))%4
     first = None
     for w in range(0, wpg, 4):
       s = first = executor.stepper(mem, d, wg, w, like=first)
@@ -73,22 +75,23 @@ for e in Compiled.profile_events:
   if type(e).__name__ != "ProfileSQTTEvent" or e.se != 0: continue
   p = prg[e.kern]
   waves, cur = [], {}
-  for pkt, info in map_insts(e.blob, p.lib, "gfx1100"):
-    if isinstance(pkt, INST): ops[pkt.op.name] += 1
+  for pkt, info in map_insts(e.blob, p.lib, ARCH):
+    if isinstance(pkt, (INST, INST_RDNA4)): ops[pkt.op.name] += 1
     if info is None: continue
     cur.setdefault(info.wave, []).append((info.pc, decode.op_name(info.inst)))
     if decode.op_name(info.inst) == "S_ENDPGM": waves.append(tuple(cur.pop(info.wave)))
   want = expected[by_name[p.name]]
   exact &= sorted(waves) == sorted(want) and len(want) > 0
-  pairs &= len(list(sqtt_timeline(e.blob, p.lib, "gfx1100"))) > 0  # pairs every exec token with its dispatch (IndexError if not)
+  pairs &= len(list(sqtt_timeline(e.blob, p.lib, ARCH))) > 0  # pairs every exec token with its dispatch (IndexError if not)
 print("RESULT", ok, exact, pairs, ops["JUMP"] > 0, ops["JUMP_NO"] > 0, len(expected))
 """
 
-def test_streams_are_exact(tmp_path):
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_streams_are_exact(arch, tmp_path):
   # matmul (a loop), a sum (a loop, LDS) and a 4999-element multiply (a bounds branch; more workgroups than the board's
   # 48 WGPs: wave slots reused): every traced wave's stream, as tinygrad's map_insts recovers it from the trace, is the
   # reference stepper's, instruction for instruction (tinygrad's kernels here have no s_barrier: test_model_barrier)
-  p = run_tinygrad("MOCK+AMD", STREAMS, env={"VIZ": "-2", "TMPDIR": str(tmp_path)}, timeout=600)
+  p = run_tinygrad(f"MOCK+AMD:LLVM:{arch}", STREAMS, env={"VIZ": "-2", "TMPDIR": str(tmp_path)}, timeout=600)
   assert result(p) == "True True True True True 3", p.stdout[-3000:]
 
 DIGEST = """
