@@ -26,7 +26,8 @@ def test_viz2_end_to_end(arch, ses, tmp_path):
   assert result(p) == f"True [(1, {list(range(ses))})]", p.stdout
   pkl = lambda name: [str(f) for f in tmp_path.glob(f"{name}.pkl*")]
   paths = ["--profile-path", *pkl("profile"), "--rewrites-path", *pkl("rewrites")]
-  ls = run_tinygrad("MOCK+AMD", f"import sys; sys.argv = ['cli', '--ls', *{paths!r}]; import runpy; runpy.run_module('tinygrad.viz.cli', run_name='__main__')")
+  ls = run_tinygrad("MOCK+AMD", f"import sys; sys.argv = ['cli', '--ls', *{paths!r}]; import runpy; "
+                               f"runpy.run_module('tinygrad.viz.cli', run_name='__main__')")
   plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in ls.stdout.splitlines()]  # --ls colours the kernel names
   kernel = next(line for line in plain if line.endswith(" PMC")).removesuffix(" PMC")
   for view, needle in ((f"{kernel} PMC", "VALU utilization"), (f"{kernel} SQTT SE:0 PKTS", "WAVEEND")):
