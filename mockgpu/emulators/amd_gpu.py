@@ -128,6 +128,9 @@ class AMDGPU:
     from mockgpu.emulators.amd.perf import Perf
     return Perf(self)
 
+  @property
+  def profiling(self) -> bool: return "perf" in self.__dict__  # the monitor exists once a perf register was touched
+
   def add_queue(self, queue, doorbell_offset:int):
     self.queues[queue.queue_id] = queue
     self.doorbell_queues[doorbell_offset] = queue

@@ -172,11 +172,11 @@ class PM4Queue(RingQueue):
     if self.gpu.mmio_write(addr, value): return
     name = self._reg_name(addr, s, header)
     if name in DISPATCH_REGS: self.regs[name] = value
-    elif (perf:=self.gpu.perf.owns(addr)) is not None: self._perf(s, header, self.gpu.perf.write, self.xccs[self.xcc], perf, value,
-                                                                  self.regs["GRBM_GFX_INDEX"])
     elif name in PERF_QUEUE_REGS and value in (0, 1): self.regs[name] = value
     elif name in PERF_QUEUE_REGS: raise self.packet_error(s, header, f"register {name} = 0x{value:x}: only 0 and 1 are defined")
     elif name in ZERO_ONLY_REGS and value == 0: self.regs[name] = 0
+    elif (perf:=self.gpu.perf.owns(addr)) is not None: self._perf(s, header, self.gpu.perf.write, self.xccs[self.xcc], perf, value,
+                                                                  self.regs["GRBM_GFX_INDEX"])
     elif name in ZERO_ONLY_REGS: raise self.packet_error(s, header, f"register {name} = 0x{value:x}: {ZERO_ONLY_REGS[name]} are not modelled",
                                                         UnmodelledFeature)
     elif (why:=unmodelled_reason(name)) is not None: raise self.packet_error(s, header, f"register {name}: {why}", UnmodelledFeature)
@@ -343,6 +343,7 @@ class PM4Queue(RingQueue):
   def _run_profiled(self, d):
     """Run a dispatch; while its XCC counts (PMC) or traces (SQTT) for this queue, on the numpy path with a recorder
     whose block steps give the exact counts and streams (emulators/amd/perf.py)."""
+    if not self.gpu.profiling: return self.gpu.executor.run_dispatch(self.gpu.mem, d), None
     perf, xcc = self.gpu.perf, self.xccs[self.xcc]
     if not perf.wants(xcc, self.regs): return self.gpu.executor.run_dispatch(self.gpu.mem, d), None
     from mockgpu.emulators.rdna.recorder import Recorder
