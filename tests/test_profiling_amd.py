@@ -1,7 +1,7 @@
 """tinygrad's AMD profilers on the mock (VIZ=-2: SQTT thread traces and PMC counters), in child processes: the events
 per kernel, VIZ's command line views, exact instruction streams (tinygrad's map_insts against the reference stepper),
 exact counts, determinism and buffer overflow."""
-import re
+import json, re
 import pytest
 from conftest import run_tinygrad
 
@@ -282,3 +282,10 @@ def test_calibration_gap_medians(tmp_path):
   assert len(both) >= 8, (both, got)
   off = {k: (got[k], CAPTURED_MEDIANS[k]) for k in both if abs(got[k] - CAPTURED_MEDIANS[k]) > 0.3 * CAPTURED_MEDIANS[k]}
   assert not off, off
+
+def test_dispatch_event_gains_modelled_cycles(tmp_path):
+  trace = tmp_path / "trace.jsonl"
+  run_tinygrad("MOCK+AMD", "from tinygrad import Tensor; print((Tensor([1., 2]) + 1).tolist())",
+               env={"PMC": "1", "PROFILE": "1", "TMPDIR": str(tmp_path), "MOCKGPU_TRACE": str(trace)})
+  dispatches = [e for e in map(json.loads, trace.read_text().splitlines()) if e["kind"] == "dispatch"]
+  assert dispatches and all(e["modelled_cycles"] > 0 and e["path"] == "numpy" for e in dispatches), dispatches[:1]
