@@ -156,7 +156,8 @@ def test_model_barrier_and_overflow():
   from mockgpu.emulators.amd import sqtt
   layout = sqtt.LAYOUTS[3]
   unit = sqtt.Unit(rdna4=False, t0=0, simd=0)
-  waves = [sqtt.Wave(k, 0, _stream(*["V_ADD_F32"] * (1 + 20 * k), "S_BARRIER", "V_ADD_F32", "S_ENDPGM")) for k in range(3)]
+  streams = [_stream(*["V_ADD_F32"] * (1 + 20 * k), "S_BARRIER", "V_ADD_F32", "S_ENDPGM") for k in range(3)]
+  waves = [sqtt.Wave(k, 0, lambda k=k: streams[k]) for k in range(3)]
   sqtt.simulate(unit, [waves], layout)
   barriers = [t for t, _, name, kw in unit.events if name == "INST" and kw["op"] == tg.InstOp.BARRIER]
   after = sorted(t for t, _, name, kw in unit.events if name == "VALUINST")[-3:]

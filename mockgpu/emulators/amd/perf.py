@@ -182,6 +182,7 @@ class Perf:
     t.unit = sqtt.Unit(rdna4=self.gfx[0] >= 12, t0=0, simd=mask["simd_sel"])
     t.unit.exclude = {name for name, bit in EXCLUDE_BIT.items() if exclude >> bit & 1}
     t.unit.place = (mask["sa_sel"], mask["wgp_sel"])
+    t.unit.limit = size - 32
     t.base, t.busy, t.finish_done, t.wptr_bytes = base, 1, 0, 0
 
   def event(self, xcc:int, event:str):
@@ -273,7 +274,7 @@ class DispatchProfile:
       for local in np.nonzero((s == se) & (a == sa_sel) & (w == wgp_sel))[0]:
         group = []
         for k in range(unit.simd, c.wpg, 4):  # wave k of a workgroup on SIMD k mod 4
-          group.append(sqtt.Wave(order, pos + int(local), self.stream(c, int(local) * c.wpg + k)))
+          group.append(sqtt.Wave(order, pos + int(local), functools.partial(self.stream, c, int(local) * c.wpg + k)))
           order += 1
         if group: waves_by_wg.append(group)
       pos += len(c.ids)

@@ -20,6 +20,8 @@ MODEL (documented, deterministic, not a measurement):
   SIMDs are assumed to keep pace), plus 18 cycles.
 - clock: the board's engine clock (AMDBoard.max_engine_clk); realtime markers every 4096 cycles carry 100 MHz ticks.
 Not emitted: REG, TS_WAVE_STATE, UTILCTR, SNAPSHOT, PERF, EVENT tokens and the OTHER_* tokens of untraced SIMDs.
+Cost is bounded by the buffer: a wave's stream is expanded when it starts, and the simulation stops once its events
+could not fit in BUF0 any more (the trace is full either way, as on hardware).
 """
 from __future__ import annotations
 import heapq
@@ -102,7 +104,8 @@ class Encoder:
 class Wave:
   order:int
   wg:int
-  stream:list            # [(pc, InstInfo, taken, simm16)]
+  make:object            # () -> its stream [(pc, InstInfo, taken, simm16)], expanded when the wave starts
+  stream:list|None = None
   pos:int = 0
   ready:int = 0
   slot:int = -1
@@ -136,6 +139,7 @@ class Unit:
   seq:int = 0
   end:int = 0
   exclude:set = field(default_factory=set)   # token names TOKEN_MASK.token_exclude leaves out
+  limit:int = 1 << 62                        # bytes the buffer takes: past them the hardware writes nothing more
   place:tuple = (0, 0)                       # the traced (SA, WGP) of the SE (SQ_THREAD_TRACE_MASK)
   def emit(self, t:int, name:str, **kw):
     if name in self.exclude: return
@@ -151,13 +155,14 @@ def simulate(unit:Unit, waves_by_wg:list[list[Wave]], layout:Layout):
   def admit(t:int):
     while pending and len(pending[0]) <= len(free):
       for w in pending.pop(0):
-        w.slot, w.ready = free.pop(0), t
+        w.slot, w.ready, w.stream = free.pop(0), t, w.make()
         unit.emit(t, "WAVESTART", wave=w.slot, simd=unit.simd, wgp=0, sa=0, id7=w.slot)
         live.setdefault(w.wg, []).append(w)
         heapq.heappush(heap, (w.ready + 1, w.order, w))
         t += 1
   admit(unit.t0)
   while heap:
+    if len(unit.events) > unit.limit * 2 // 3: return  # every event takes 3 or more nibbles: the buffer is full already
     ready, _, w = heapq.heappop(heap)
     pc, info, taken, simm = w.stream[w.pos]
     if info.timing in ("wait", "end"):
