@@ -290,3 +290,97 @@ def test_dispatch_event_gains_modelled_cycles(tmp_path):
                env={"PMC": "1", "PROFILE": "1", "TMPDIR": str(tmp_path), "MOCKGPU_TRACE": str(trace)})
   dispatches = [e for e in map(json.loads, trace.read_text().splitlines()) if e["kind"] == "dispatch"]
   assert dispatches and all(e["modelled_cycles"] > 0 and e["path"] == "numpy" for e in dispatches), dispatches[:1]
+
+# a divergent loop (each lane loops n[g] times; whole waves of zeros skip it: s_cbranch_execz taken) and a barrier
+# across the workgroup's 4 waves, in LLVM IR for the board's own compiler (tinygrad's kernels here have no s_barrier)
+LOOP_SYNC_IR = r'''
+@s = internal addrspace(3) global [128 x i32] undef, align 4
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+declare void @llvm.amdgcn.s.barrier()
+define amdgpu_kernel void @loop_sync(ptr addrspace(1) noalias %out, ptr addrspace(1) noalias %n) #0 {
+entry:
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %b = call i32 @llvm.amdgcn.workgroup.id.x()
+  %b128 = shl i32 %b, 7
+  %g = add i32 %b128, %t
+  %g64 = zext i32 %g to i64
+  %np = getelementptr i32, ptr addrspace(1) %n, i64 %g64
+  %c = load i32, ptr addrspace(1) %np
+  %z = icmp sgt i32 %c, 0
+  br i1 %z, label %loop, label %done
+loop:
+  %i = phi i32 [0, %entry], [%i1, %loop]
+  %acc = phi i32 [0, %entry], [%acc1, %loop]
+  %m = mul i32 %i, %t
+  %sh = ashr i32 %acc, 3
+  %a2 = add i32 %m, %sh
+  %acc1 = add i32 %acc, %a2
+  %i1 = add i32 %i, 1
+  %cont = icmp slt i32 %i1, %c
+  br i1 %cont, label %loop, label %done
+done:
+  %r = phi i32 [0, %entry], [%acc1, %loop]
+  %sp = getelementptr [128 x i32], ptr addrspace(3) @s, i32 0, i32 %t
+  store i32 %r, ptr addrspace(3) %sp
+  fence syncscope("workgroup") release
+  call void @llvm.amdgcn.s.barrier()
+  fence syncscope("workgroup") acquire
+  %t2 = sub i32 127, %t
+  %sp2 = getelementptr [128 x i32], ptr addrspace(3) @s, i32 0, i32 %t2
+  %v = load i32, ptr addrspace(3) %sp2
+  %op = getelementptr i32, ptr addrspace(1) %out, i64 %g64
+  store i32 %v, ptr addrspace(1) %op
+  ret void
+}
+attributes #0 = { "amdgpu-flat-work-group-size"="128,128" }
+'''
+LOOP_SYNC = """
+import collections, numpy as np
+from tinygrad import Device, Tensor, dtypes
+from tinygrad.device import TinyELF, Compiled
+from tinygrad.renderer.amd.sqtt import map_insts, INST
+from tinygrad.viz.serve import sqtt_timeline
+from mockgpu.emulators.rdna import executor
+from mockgpu.compiler.rdna import decode
+dev = Device["AMD"]
+lib = dev.compiler.compile(IR)
+prg = dev.runtime(TinyELF(lib, "loop_sync", dev.renderer.target, (("out", 0, dtypes.uint64, ()), ("n", 1, dtypes.uint64, ()))))
+nwg = 100
+counts = np.random.default_rng(13).integers(0, 9, nwg * 128).astype(np.int32)
+counts[48 * 128:48 * 128 + 32] = 0  # workgroup 48's first wave (traced) skips the loop
+nt, ot = Tensor(counts).realize(), Tensor.zeros(nwg * 128, dtype=dtypes.int32).contiguous().realize()
+expected = []
+def hook(mem, d):  # the reference stepper's stream of wave 0 (SIMD 0) of each workgroup on SE0/SA0/WGP0 (i % 48 == 0)
+  for wg in range(0, nwg, 48):
+    s, seq = executor.stepper(mem, d, wg, 0), []
+    while not s.done:
+      inst = s.instruction()
+      if decode.op_name(inst) != "S_DELAY_ALU": seq.append((s.pc, decode.op_name(inst)))
+      s.step()
+    expected.append(tuple(seq))
+executor.debug_hook = hook
+prg(ot.uop.buffer._buf, nt.uop.buffer._buf, global_size=(nwg, 1, 1), local_size=(128, 1, 1), wait=True)
+executor.debug_hook = None
+dev.synchronize()
+acc = np.zeros(nwg * 128, np.int64)
+t = np.tile(np.arange(128), nwg)
+for i in range(int(counts.max())):
+  live = i < counts
+  acc = np.where(live, ((acc + i * t + (acc.astype(np.int32) >> 3)) + 2**31) % 2**32 - 2**31, acc)
+ref = acc.reshape(nwg, 128)[:, ::-1].reshape(-1).astype(np.int32)
+e = [e for e in Compiled.profile_events if type(e).__name__ == "ProfileSQTTEvent" and e.se == 0][-1]
+waves, cur, ops = [], {}, collections.Counter()
+for pkt, info in map_insts(e.blob, lib, dev.arch):
+  if isinstance(pkt, INST): ops[pkt.op.name] += 1
+  if info is None: continue
+  cur.setdefault(info.wave, []).append((info.pc, decode.op_name(info.inst)))
+  if decode.op_name(info.inst) == "S_ENDPGM": waves.append(tuple(cur.pop(info.wave)))
+timeline = list(sqtt_timeline(e.blob, lib, dev.arch))
+print("RESULT", np.array_equal(ot.numpy(), ref), sorted(waves) == sorted(expected), len(expected), ops["BARRIER"], ops["JUMP"] > 0,
+      ops["JUMP_NO"] > 0, len(timeline) > 0)
+"""
+
+def test_streams_exact_divergent_loop_and_barrier(tmp_path):
+  p = run_tinygrad("MOCK+AMD", f"IR = {LOOP_SYNC_IR!r}\n" + LOOP_SYNC, env={"SQTT": "1", "PROFILE": "1", "TMPDIR": str(tmp_path)})
+  assert result(p) == "True True 3 3 True True True", p.stdout[-2000:]
