@@ -91,7 +91,7 @@ print("RESULT", ok, exact, pairs, ops["JUMP"] > 0, ops["JUMP_NO"] > 0, len(expec
 def test_streams_are_exact(arch, tmp_path):
   # matmul (a loop), a sum (a loop, LDS) and a 4999-element multiply (a bounds branch; more workgroups than the board's
   # 48 WGPs: wave slots reused): every traced wave's stream, as tinygrad's map_insts recovers it from the trace, is the
-  # reference stepper's, instruction for instruction (tinygrad's kernels here have no s_barrier: test_model_barrier)
+  # reference stepper's, instruction for instruction (s_barrier: test_streams_exact_divergent_loop_and_barrier)
   p = run_tinygrad(f"MOCK+AMD:LLVM:{arch}", STREAMS, env={"VIZ": "-2", "TMPDIR": str(tmp_path)}, timeout=600)
   assert result(p) == "True True True True True 3", p.stdout[-3000:]
 
