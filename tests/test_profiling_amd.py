@@ -384,3 +384,22 @@ print("RESULT", np.array_equal(ot.numpy(), ref), sorted(waves) == sorted(expecte
 def test_streams_exact_divergent_loop_and_barrier(tmp_path):
   p = run_tinygrad("MOCK+AMD", f"IR = {LOOP_SYNC_IR!r}\n" + LOOP_SYNC, env={"SQTT": "1", "PROFILE": "1", "TMPDIR": str(tmp_path)})
   assert result(p) == "True True 3 3 True True True", p.stdout[-2000:]
+
+LIMIT_SE = """
+import numpy as np
+from tinygrad import Tensor, Device
+from tinygrad.device import Compiled
+from tinygrad.renderer.amd.sqtt import decode
+x = np.arange(4096 * 4, dtype=np.float32)
+ok = np.array_equal((Tensor(x) * 2).numpy(), x * 2)
+Device["AMD"].synchronize()
+starts = {e.se: sum(type(p).__name__ == "WAVESTART" for p in decode(e.blob)) for e in Compiled.profile_events
+          if type(e).__name__ == "ProfileSQTTEvent"}
+print("RESULT", ok, [starts[se] > 0 for se in range(6)], abs(starts[0] - starts[1]) <= 1)
+"""
+
+def test_sqtt_limit_se_cu_masks_place_the_work(tmp_path):
+  # SQTT_LIMIT_SE=2: tinygrad enables one CU on SE0 and SE1 only (COMPUTE_STATIC_THREAD_MGMT_SE<i>); the placement puts
+  # every workgroup there, so the traced units of SE0/SE1 hold all the waves and the other SEs none
+  p = run_tinygrad("MOCK+AMD", LIMIT_SE, env={"SQTT": "1", "PROFILE": "1", "SQTT_LIMIT_SE": "2", "TMPDIR": str(tmp_path)})
+  assert result(p) == "True [True, True, False, False, False, False] True", p.stdout[-2000:]

@@ -51,6 +51,8 @@ DISPATCH_REGS = {"COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPU
                  "COMPUTE_TG_CHUNK_SIZE", *(f"COMPUTE_USER_DATA_{i}" for i in range(16)),
                  *(f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(8))}
 ZERO_ONLY_REGS = {"COMPUTE_PIPELINESTAT_ENABLE": "pipeline statistics"}
+# one register, two names in tinygrad's tables (gfx11: the SE0-3 CU masks): the name the queue keeps it under
+ALIASES = {f"COMPUTE_DESTINATION_EN_SE{i}": f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(4)}
 PERF_QUEUE_REGS = {"COMPUTE_PERFCOUNT_ENABLE", "COMPUTE_THREAD_TRACE_ENABLE"}  # the pipe's switches for PMC / SQTT (0 or 1)
 INITIATOR_FIELDS = ("compute_shader_en", "force_start_at_000", "cs_w32_en")  # the DISPATCH_INITIATOR fields modelled (gfx9 has no cs_w32_en)
 MAX_WORKGROUP = 1024  # work-items per workgroup (gfx9 and gfx11 alike)
@@ -162,7 +164,9 @@ class PM4Queue(RingQueue):
     return 0
 
   @functools.cached_property
-  def _register_names(self) -> dict[int, str]: return registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version)
+  def _register_names(self) -> dict[int, str]:
+    names = registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version)
+    return {addr: ALIASES.get(name, name) for addr, name in names.items()}
 
   def _reg_name(self, addr:int, s, header) -> str:
     if (name:=self._register_names.get(addr)) is None: raise self.packet_error(s, header, f"no register at address 0x{addr:x}")
@@ -329,6 +333,9 @@ class PM4Queue(RingQueue):
     is the queue's fault for an unmodelled dispatch, as the packets' other unmodelled features are."""
     try: return self._run_traced(d)
     except DispatchTooLarge as e: raise self.packet_error(s, header, str(e), UnmodelledFeature) from None
+    except PacketError as e:  # the performance monitor's (a dispatch with no CU enabled): this packet's
+      if isinstance(e, UnmodelledFeature): raise
+      raise self.packet_error(s, header, str(e)) from None
 
   def _run_traced(self, d):
     """Run a dispatch; traced, a `dispatch` event with its kernel, geometry, decoded resources and what it ran."""

@@ -202,6 +202,17 @@ class Perf:
     return units & 0x1fffffff
 
   # *** dispatches ***
+  def enabled_wgps(self, qregs) -> np.ndarray:
+    """[n, 3] (SE, SA, WGP) of the WGPs the queue's COMPUTE_STATIC_THREAD_MGMT_SE<i> CU masks enable (SA0's CUs in bits
+    15:0, SA1's in 31:16; a WGP runs work when either of its two CUs is enabled), ordered WGP-major then SA then SE
+    (the placement's round robin). A mask never written enables every CU (KFD's MQD default)."""
+    se_n, sa_n, wgp_n = self.shape
+    masks = [qregs[f"COMPUTE_STATIC_THREAD_MGMT_SE{se}"] if f"COMPUTE_STATIC_THREAD_MGMT_SE{se}" in qregs else 0xffffffff
+             for se in range(se_n)]
+    units = [(se, sa, w) for w in range(wgp_n) for sa in range(sa_n) for se in range(se_n) if masks[se] >> (16 * sa + 2 * w) & 3]
+    if not units: raise PacketError(f"a dispatch with no CU enabled (COMPUTE_STATIC_THREAD_MGMT_SE0..{se_n - 1} are all 0)")
+    return np.array(units, np.int64)
+
   def wants(self, xcc:int, qregs) -> bool:
     x = self.xccs[xcc]
     counting = x.state == 1 and x.counters
@@ -211,7 +222,7 @@ class Perf:
     """Count and trace a dispatch the executor ran with the recorder `rec`."""
     if rec.prog is None: raise Unmodelled("profiling a dispatch the debugger ran (not the numpy path) is not modelled")
     x = self.xccs[xcc]
-    prof = DispatchProfile(self, d, rec)
+    prof = DispatchProfile(self, d, rec, self.enabled_wgps(qregs))
     if x.state == 1:
       counts = prof.counts()
       sq_on = self.gpu.gc.regSQ_PERFCOUNTER_CTRL.decode(x.regs["SQ_PERFCOUNTER_CTRL"])["cs_en"]
@@ -228,16 +239,16 @@ def _pmc_table(gfx) -> dict:
 
 class DispatchProfile:
   """What a dispatch ran, by workgroup placement: counts per WGP, streams of the traced units' waves."""
-  def __init__(self, perf:Perf, d, rec):
-    self.perf, self.d, self.rec = perf, d, rec
+  def __init__(self, perf:Perf, d, rec, units:np.ndarray):
+    self.perf, self.d, self.rec, self.units = perf, d, rec, units
     self.info, self.blocks = isa.program_info(rec.prog.code, d.arch)
     check_blocks(rec.prog, self.blocks)
-    self.se, self.sa, self.wgp = perf.shape
 
   def place(self, i:np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """MODEL: workgroup i (in dispatch order) goes to SE i mod SEs, then SA, then WGP round robin."""
-    j = i // self.se
-    return i % self.se, j % self.sa, (j // self.sa) % self.wgp
+    """MODEL: workgroup i (in dispatch order) goes to the (i mod n)-th of the n enabled WGPs, taken SE first, then SA,
+    then WGP (with every WGP enabled: SE i mod SEs, then SA, then WGP round robin)."""
+    u = self.units[i % len(self.units)]
+    return u[..., 0], u[..., 1], u[..., 2]
 
   @functools.cached_property
   def cycles(self) -> int:

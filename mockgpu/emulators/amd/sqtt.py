@@ -7,7 +7,8 @@ steps, emulators/rdna/recorder.py), and which waves ran on the traced unit by th
 MODEL (documented, deterministic, not a measurement):
 - placement: workgroup i of the dispatch goes to SE i mod SEs, then SA, then WGP round robin; wave k of a workgroup to
   SIMD k mod 4 (WGP mode); at most 16 wave slots per SIMD, a slot reused only after its wave ends; a workgroup is
-  admitted when its waves fit. VGPR/LDS occupancy and CU masks are not modelled.
+  admitted when its waves fit; only WGPs the COMPUTE_STATIC_THREAD_MGMT_SE<i> CU masks enable take work.
+  VGPR/LDS occupancy is not modelled.
 - issue: one instruction per cycle per SIMD and issue port (VALU, SALU, SMEM, VMEM, LDS, branch; the sequencer for
   waits, no-ops, messages and barriers), a wave one at a time; the wave ready earliest issues first (then the
   oldest). The cycles a wave
