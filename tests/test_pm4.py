@@ -109,17 +109,42 @@ def test_truncated_packet(q):
   with pytest.raises(PacketError, match=r"RELEASE_MEM.*truncated packet: 8 dwords, but only 5 were submitted"):
     q.submit(release_mem(q.c.buf.va, 1, 1)[:5])
 
-def test_unmodelled_registers(q):
+def test_thread_trace_and_counter_registers_are_strict(q):
   gc = q.c.gpu.gc
-  with pytest.raises(UnmodelledFeature, match="SQ_THREAD_TRACE_CTRL.*thread trace"):
-    q.submit(pkt3(pm4.PACKET3_SET_UCONFIG_REG, gc.regSQ_THREAD_TRACE_CTRL.addr[0] - pm4.PACKET3_SET_UCONFIG_REG_START, 1))
+  uconfig = lambda reg, *v: pkt3(pm4.PACKET3_SET_UCONFIG_REG, reg.addr[0] - pm4.PACKET3_SET_UCONFIG_REG_START, *v)
+  with pytest.raises(PacketError, match="SQ_THREAD_TRACE_CTRL mode 1 on SE 0 with a BUF0 size of 0"):
+    q.submit(uconfig(gc.regSQ_THREAD_TRACE_CTRL, 1))
+
+def test_spm_and_trace_modes_are_unmodelled(q):
+  gc = q.c.gpu.gc
+  uconfig = lambda reg, *v: pkt3(pm4.PACKET3_SET_UCONFIG_REG, reg.addr[0] - pm4.PACKET3_SET_UCONFIG_REG_START, *v)
+  with pytest.raises(UnmodelledFeature, match="spm_perfmon_state 1: the streaming performance monitor"):
+    q.submit(uconfig(gc.regCP_PERFMON_CNTL, gc.regCP_PERFMON_CNTL.encode(spm_perfmon_state=1)))
   assert isinstance(q.hw.error, NotImplementedError)
 
-def test_perfcount_enable_must_stay_zero(q):
+def test_unknown_counter_selection_names_it(q):
+  gc = q.c.gpu.gc
+  uconfig = lambda reg, *v: pkt3(pm4.PACKET3_SET_UCONFIG_REG, reg.addr[0] - pm4.PACKET3_SET_UCONFIG_REG_START, *v)
+  grbm_all = gc.regGRBM_GFX_INDEX.encode(se_broadcast_writes=1, sa_broadcast_writes=1, instance_broadcast_writes=1)
+  with pytest.raises(UnmodelledFeature, match=r"SQ_PERFCOUNTER0_SELECT: counter SQ_WAIT_ANY \(SQ 35\) is not modelled"):
+    q.submit(uconfig(gc.regGRBM_GFX_INDEX, grbm_all) + uconfig(gc.regSQ_PERFCOUNTER0_SELECT, 35))
+
+def test_counter_read_needs_a_sample(q):
+  gc = q.c.gpu.gc
+  uconfig = lambda reg, *v: pkt3(pm4.PACKET3_SET_UCONFIG_REG, reg.addr[0] - pm4.PACKET3_SET_UCONFIG_REG_START, *v)
+  grbm_all = gc.regGRBM_GFX_INDEX.encode(se_broadcast_writes=1, sa_broadcast_writes=1, instance_broadcast_writes=1)
+  q.submit(uconfig(gc.regGRBM_GFX_INDEX, grbm_all) + uconfig(gc.regGRBM_PERFCOUNTER0_SELECT, 2) + uconfig(gc.regCP_PERFMON_CNTL, 1))
+  assert q.c.gpu.perf.xccs[0].counters[("GRBM", 0)][0] == "GRBM_GUI_ACTIVE"
+  dst = q.c.alloc(0x1000)
+  copy = pkt3(pm4.PACKET3_COPY_DATA, 2 << 8 | 4, gc.regGRBM_PERFCOUNTER0_LO.addr[0], 0, *lohi(dst.va))
+  with pytest.raises(PacketError, match="GRBM_PERFCOUNTER0_LO without a sample latched"): q.submit(copy)
+
+def test_perfcount_enable_takes_zero_or_one(q):
   gc = q.c.gpu.gc
   q.submit(set_sh(gc.regCOMPUTE_START_X, 0, 0, 0, 64, 1, 1, 0, 0))  # what tinygrad writes on every dispatch
   assert q.hw.regs["COMPUTE_NUM_THREAD_X"] == 64
-  with pytest.raises(UnmodelledFeature, match="COMPUTE_PERFCOUNT_ENABLE.*performance counters"): q.submit(set_sh(gc.regCOMPUTE_PERFCOUNT_ENABLE, 1))
+  q.submit(set_sh(gc.regCOMPUTE_PERFCOUNT_ENABLE, 1))
+  assert q.hw.regs["COMPUTE_PERFCOUNT_ENABLE"] == 1
 
 class FakeExecutor:
   def __init__(self, fault=None): self.dispatches, self.fault = [], fault
@@ -220,3 +245,27 @@ def test_aql_kernel_dispatch_takes_the_kernel_descriptor(aql, monkeypatch):
   assert d.rsrc2 == 0x22 | (2 << 15)  # 1000 bytes of LDS: two 512-byte granules
   assert d.block == (32, 2, 1) and d.grid == (4, 1, 3) and d.wave32
   assert d.user_data[:5] == [*lohi(aql.ring.va), *lohi(0x1234_5678_9000), 0]  # the dispatch packet's address, then the kernarg pointer
+
+def test_thread_trace_per_se_start_finish_wptr(q):
+  # per-SE registers through GRBM_GFX_INDEX (one SE, then broadcast), a trace started on SE 2 only, and what
+  # THREAD_TRACE_FINISH leaves: the blob in BUF0, STATUS finish_done, WPTR absolute in 32-byte units (gfx 11.0)
+  gc, perf = q.c.gpu.gc, q.c.gpu.perf
+  uconfig = lambda reg, *v: pkt3(pm4.PACKET3_SET_UCONFIG_REG, reg.addr[0] - pm4.PACKET3_SET_UCONFIG_REG_START, *v)
+  buf, out = q.c.alloc(0x2000), q.c.alloc(0x1000)
+  se2 = gc.regGRBM_GFX_INDEX.encode(se_index=2, sa_index=0, instance_broadcast_writes=1)
+  grbm_all = gc.regGRBM_GFX_INDEX.encode(se_broadcast_writes=1, sa_broadcast_writes=1, instance_broadcast_writes=1)
+  size = gc.regSQ_THREAD_TRACE_BUF0_SIZE.encode(size=2, base_hi=buf.va >> 44)
+  q.submit(uconfig(gc.regGRBM_GFX_INDEX, grbm_all) + uconfig(gc.regSQ_THREAD_TRACE_MASK, 0x10000) +
+           uconfig(gc.regGRBM_GFX_INDEX, se2) + uconfig(gc.regSQ_THREAD_TRACE_BUF0_SIZE, size) +
+           uconfig(gc.regSQ_THREAD_TRACE_BUF0_BASE, (buf.va >> 12) & 0xffffffff) + uconfig(gc.regSQ_THREAD_TRACE_CTRL, 1))
+  traces = perf.xccs[0].traces
+  assert [t.regs["SQ_THREAD_TRACE_MASK"] for t in traces] == [0x10000] * 6
+  assert [t.unit is not None for t in traces] == [False, False, True, False, False, False]
+  finish = pkt3(pm4.PACKET3_EVENT_WRITE, pm4.EVENT_TYPE(soc.THREAD_TRACE_FINISH) | pm4.EVENT_INDEX(0))
+  status = pkt3(pm4.PACKET3_COPY_DATA, 2 << 8 | 4, gc.regSQ_THREAD_TRACE_STATUS.addr[0], 0, *lohi(out.va))
+  wptr = pkt3(pm4.PACKET3_COPY_DATA, 2 << 8 | 4, gc.regSQ_THREAD_TRACE_WPTR.addr[0], 0, *lohi(out.va + 4))
+  q.submit(finish + status + wptr)
+  st, wp = out.u32()[0], out.u32()[1]
+  assert gc.regSQ_THREAD_TRACE_STATUS.decode(st)["finish_done"] == 1 and gc.regSQ_THREAD_TRACE_STATUS.decode(st)["finish_pending"] == 0
+  n = (wp - (buf.va // 32)) & 0x1fffffff
+  assert 0 < n * 32 <= 0x2000 - 32 and buf.u32()[0] & 0x7f == 0b0010001  # LAYOUT_HEADER first

@@ -88,6 +88,15 @@ class AMDGPU:
     self.on_interrupt = lambda gpu, ctxid, valid_bits: None  # set by the driver: the interrupt handler (KFD events)
     self.on_fault = lambda gpu, queue, err: None  # set by the driver: memory / hardware exception reporting
 
+  @functools.cached_property
+  def perf(self):
+    """The performance monitor: thread-trace and counter registers, per XCC and SE (emulators/amd/perf.py)."""
+    from mockgpu.emulators.amd.perf import Perf
+    return Perf(self)
+
+  @property
+  def profiling(self) -> bool: return "perf" in self.__dict__  # the monitor exists once a perf register was touched
+
   def add_queue(self, queue, doorbell_offset:int):
     self.queues[queue.queue_id] = queue
     self.doorbell_queues[doorbell_offset] = queue

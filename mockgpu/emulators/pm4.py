@@ -6,8 +6,9 @@ does (at the end of each step, and before a failing packet raises). Dispatches r
 executor, so a dispatch is complete when DISPATCH_DIRECT returns: CS_PARTIAL_FLUSH, ACQUIRE_MEM and the cache-control
 fields of RELEASE_MEM have nothing left to wait for and are accepted as no-ops (host memory is coherent). A
 WAIT_REG_MEM that is not yet satisfied stops the queue at that packet until the next kick. Registers are known by
-name from tinygrad's tables of the board's GC / NBIO versions; performance-counter and thread-trace registers raise
-UnmodelledFeature (a PacketError and NotImplementedError), any other register the dispatch does not use raises too.
+name from tinygrad's tables of the board's GC / NBIO versions; performance-counter and thread-trace registers go to the
+GPU's performance monitor (emulators/amd/perf.py), whose dispatches run with a recorder; any other register the
+dispatch does not use raises UnmodelledFeature (a PacketError and NotImplementedError).
 
 Packet generations (the board's `pm4`): gfx11/gfx12 take tinygrad's pm4_nv encodings, gfx9 (CDNA) pm4_soc15, whose
 ACQUIRE_MEM is one dword shorter (CP_COHER_CNTL, size, base, poll interval: no GCR_CNTL) and whose DISPATCH_INITIATOR
@@ -26,7 +27,7 @@ from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv
 from tinygrad.runtime.support.amd import import_soc
 from mockgpu import events
-from mockgpu.errors import DispatchTooLarge, Unmodelled
+from mockgpu.errors import DispatchTooLarge, PacketError, Unmodelled
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
 
 log = logging.getLogger("mockgpu")
@@ -49,7 +50,10 @@ DISPATCH_REGS = {"COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPU
                  "COMPUTE_START_Z", "COMPUTE_NUM_THREAD_X", "COMPUTE_NUM_THREAD_Y", "COMPUTE_NUM_THREAD_Z", "GRBM_GFX_INDEX",
                  "COMPUTE_TG_CHUNK_SIZE", *(f"COMPUTE_USER_DATA_{i}" for i in range(16)),
                  *(f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(8))}
-ZERO_ONLY_REGS = {"COMPUTE_PIPELINESTAT_ENABLE": "pipeline statistics", "COMPUTE_PERFCOUNT_ENABLE": "performance counters"}
+ZERO_ONLY_REGS = {"COMPUTE_PIPELINESTAT_ENABLE": "pipeline statistics"}
+# one register, two names in tinygrad's tables (gfx11: the SE0-3 CU masks): the name the queue keeps it under
+ALIASES = {f"COMPUTE_DESTINATION_EN_SE{i}": f"COMPUTE_STATIC_THREAD_MGMT_SE{i}" for i in range(4)}
+PERF_QUEUE_REGS = {"COMPUTE_PERFCOUNT_ENABLE", "COMPUTE_THREAD_TRACE_ENABLE"}  # the pipe's switches for PMC / SQTT (0 or 1)
 INITIATOR_FIELDS = ("compute_shader_en", "force_start_at_000", "cs_w32_en")  # the DISPATCH_INITIATOR fields modelled (gfx9 has no cs_w32_en)
 MAX_WORKGROUP = 1024  # work-items per workgroup (gfx9 and gfx11 alike)
 CLOCK_SELECTS = {9: gpu_clock, 10: lambda: time.monotonic_ns() // 10}  # COPY_DATA src_sel GPU / system clock counters
@@ -160,7 +164,9 @@ class PM4Queue(RingQueue):
     return 0
 
   @functools.cached_property
-  def _register_names(self) -> dict[int, str]: return registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version)
+  def _register_names(self) -> dict[int, str]:
+    names = registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version)
+    return {addr: ALIASES.get(name, name) for addr, name in names.items()}
 
   def _reg_name(self, addr:int, s, header) -> str:
     if (name:=self._register_names.get(addr)) is None: raise self.packet_error(s, header, f"no register at address 0x{addr:x}")
@@ -170,7 +176,11 @@ class PM4Queue(RingQueue):
     if self.gpu.mmio_write(addr, value): return
     name = self._reg_name(addr, s, header)
     if name in DISPATCH_REGS: self.regs[name] = value
+    elif name in PERF_QUEUE_REGS and value in (0, 1): self.regs[name] = value
+    elif name in PERF_QUEUE_REGS: raise self.packet_error(s, header, f"register {name} = 0x{value:x}: only 0 and 1 are defined")
     elif name in ZERO_ONLY_REGS and value == 0: self.regs[name] = 0
+    elif (perf:=self.gpu.perf.owns(addr)) is not None: self._perf(s, header, self.gpu.perf.write, self.xccs[self.xcc], perf, value,
+                                                                  self.regs["GRBM_GFX_INDEX"])
     elif name in ZERO_ONLY_REGS: raise self.packet_error(s, header, f"register {name} = 0x{value:x}: {ZERO_ONLY_REGS[name]} are not modelled",
                                                         UnmodelledFeature)
     elif (why:=unmodelled_reason(name)) is not None: raise self.packet_error(s, header, f"register {name}: {why}", UnmodelledFeature)
@@ -179,9 +189,17 @@ class PM4Queue(RingQueue):
   def _read_reg(self, addr:int, s, header) -> int:
     if (value:=self.gpu.mmio_read(addr)) is not None: return value
     name = self._reg_name(addr, s, header)
-    if name in DISPATCH_REGS or name in ZERO_ONLY_REGS: return self.regs[name]
+    if name in DISPATCH_REGS or name in ZERO_ONLY_REGS or name in PERF_QUEUE_REGS: return self.regs[name]
+    if (perf:=self.gpu.perf.owns(addr)) is not None:
+      return self._perf(s, header, self.gpu.perf.read, self.xccs[self.xcc], perf, self.regs["GRBM_GFX_INDEX"])
     raise self.packet_error(s, header, f"register {name} (0x{addr:x}): {unmodelled_reason(name) or 'reading it is not modelled'}",
                             UnmodelledFeature)
+
+  def _perf(self, s, header, fn, *args):
+    """A performance-monitor access (emulators/amd/perf.py), its errors as this packet's."""
+    try: return fn(*args)
+    except Unmodelled as e: raise self.packet_error(s, header, str(e), UnmodelledFeature) from None
+    except PacketError as e: raise self.packet_error(s, header, str(e)) from None
 
   # *** synchronisation and memory ***
   def _nop(self, body, s, header): return 0
@@ -191,6 +209,7 @@ class PM4Queue(RingQueue):
     event = body[0] & 0x3f
     if event in (self.soc.CS_PARTIAL_FLUSH, self.soc.CACHE_FLUSH, self.soc.CACHE_FLUSH_AND_INV_EVENT): return 0  # every dispatch has finished
     name = self.soc.enum_VGT_EVENT_TYPE.get(event, f"event 0x{event:x}")
+    if name in ("THREAD_TRACE_MARKER", "THREAD_TRACE_FINISH"): return self._perf(s, header, self.gpu.perf.event, self.xccs[self.xcc], name) or 0
     raise self.packet_error(s, header, f"EVENT_WRITE {name}: {unmodelled_reason(name) or 'this event is not modelled'}", UnmodelledFeature)
 
   def _pred_exec(self, body, s, header) -> int:
@@ -314,14 +333,29 @@ class PM4Queue(RingQueue):
     is the queue's fault for an unmodelled dispatch, as the packets' other unmodelled features are."""
     try: return self._run_traced(d)
     except DispatchTooLarge as e: raise self.packet_error(s, header, str(e), UnmodelledFeature) from None
+    except PacketError as e:  # the performance monitor's (a dispatch with no CU enabled): this packet's
+      if isinstance(e, UnmodelledFeature): raise
+      raise self.packet_error(s, header, str(e)) from None
 
   def _run_traced(self, d):
     """Run a dispatch; traced, a `dispatch` event with its kernel, geometry, decoded resources and what it ran."""
-    if not events.enabled: return self.gpu.executor.run_dispatch(self.gpu.mem, d)
+    if not events.enabled: return self._run_profiled(d)[0]
     t0 = events.now()
-    stats = self.gpu.executor.run_dispatch(self.gpu.mem, d)
-    events.emit("dispatch", self.gpu.name, self.name, ts=t0, dur=events.now() - t0, **self._dispatch_fields(d, stats))
+    stats, prof = self._run_profiled(d)
+    fields = self._dispatch_fields(d, stats)
+    if prof is not None: fields["modelled_cycles"] = prof.cycles
+    events.emit("dispatch", self.gpu.name, self.name, ts=t0, dur=events.now() - t0, **fields)
     return stats
+
+  def _run_profiled(self, d):
+    """Run a dispatch; while its XCC counts (PMC) or traces (SQTT) for this queue, on the numpy path with a recorder
+    whose block steps give the exact counts and streams (emulators/amd/perf.py)."""
+    if not self.gpu.profiling: return self.gpu.executor.run_dispatch(self.gpu.mem, d), None
+    perf, xcc = self.gpu.perf, self.xccs[self.xcc]
+    if not perf.wants(xcc, self.regs): return self.gpu.executor.run_dispatch(self.gpu.mem, d), None
+    from mockgpu.emulators.rdna.recorder import Recorder
+    stats = self.gpu.executor.run_dispatch(self.gpu.mem, d, rec:=Recorder())
+    return stats, perf.dispatched(xcc, d, rec, self.regs)
 
   def _dispatch_fields(self, d, stats) -> dict:
     from mockgpu.emulators.rdna.executor import kernel_name, resources

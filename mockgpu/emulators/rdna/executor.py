@@ -165,20 +165,22 @@ def _private_size(rsrc2:int, tmpring_size:int, lanes:int, arch:str) -> int:
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
   return budget_exceeded(st.pgm, budget, prog.block_pc[b])
 
-def _run(st:State, prog:Program, waves:int, budget:int, used:int) -> int:
-  """Run every wave to s_endpgm. While all waves share one PC they run as one group with no scheduling work."""
+def _run(st:State, prog:Program, waves:int, budget:int, used:int, rec=None) -> int:
+  """Run every wave to s_endpgm. While all waves share one PC they run as one group with no scheduling work.
+  rec: a profiled dispatch's recorder (emulators/rdna/recorder.py), told every block step."""
   (blocks, whole), lens = prog.build(st), prog.block_len
   b = 0
   while b >= 0:
+    if rec is not None: rec.step(b, None)
     used += waves * lens[b]
     if used > budget: raise _budget_error(st, prog, b, budget)
     nxt = whole[b](waves)
     if isinstance(nxt, int): b = nxt
     elif (nxt == nxt[0]).all(): b = int(nxt[0])
-    else: return _run_diverged(st, prog, blocks, whole, waves, nxt, budget, used)
+    else: return _run_diverged(st, prog, blocks, whole, waves, nxt, budget, used, rec)
   return used
 
-def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarray, budget:int, used:int) -> int:
+def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarray, budget:int, used:int, rec=None) -> int:
   """Waves at different PCs: run the group at the lowest block; a wave at s_barrier waits until no wave can run."""
   lens, barrier = prog.block_len, prog.block_barrier
   pc = np.asarray(pc, np.int64).copy()
@@ -191,6 +193,7 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
       continue
     b = int(pc[runnable].min())
     w = np.nonzero(runnable & (pc == b))[0]
+    if rec is not None: rec.step(b, None if len(w) == waves else w)
     used += len(w) * lens[b]
     if used > budget: raise _budget_error(st, prog, b, budget)
     if len(w) == waves:  # reconverged: run as one group again, without indexing every register access
@@ -199,8 +202,10 @@ def _run_diverged(st:State, prog:Program, blocks, whole, waves:int, pc:np.ndarra
     else: pc[w] = blocks[b](w, len(w))
     if barrier[b]: waiting[w] = True
 
-def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
-  """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py)."""
+def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
+  """Run dispatch d. Modelled outcomes raise as they are; any other exception becomes an EmulatorBug (see replay.py).
+  recorder: a profiled dispatch's Recorder (emulators/rdna/recorder.py); the dispatch then runs on the numpy path,
+  whose block steps it records (the C path runs whole waves and reports no blocks)."""
   t0 = time.perf_counter()
   if d.arch not in ARCHS: raise Unmodelled(f"RDNA executor: architecture {d.arch!r} is not implemented ({', '.join(ARCHS)})")
   check_size(d.grid, d.block)  # before anything is allocated for it (DispatchTooLarge)
@@ -217,13 +222,14 @@ def run_dispatch(mem:AddressSpace, d:Dispatch) -> DispatchStats:
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
     if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
     nwg = len(wg_ids)
-    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee) if wpg <= native.MAX_WAVES_PER_GROUP and not mem.checked else None
+    c_ok = wpg <= native.MAX_WAVES_PER_GROUP and not mem.checked and recorder is None  # C checks neither permissions nor records blocks
+    k = _native_kernel(prog, d.arch, ftz32, ftz16, mode, ieee) if c_ok else None
     # coverage and the C-launch counter: sent before the kernel runs, so a launch that faults in C still counts as one C ran
     events.notify("kernel_ran", isa=d.arch, code=prog.code, native=k is not None, ftz32=ftz32, ftz16=ftz16, lanes=lanes)
     if k is not None: used = native.run(k, mem, d, wpg, wg_ids, lds_size, budget, 0, private)
     else:
       t1 = time.thread_time()  # CPU seconds, as the build estimate's: a loaded machine's wall time would inflate them
-      used = _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget)
+      used = _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget, recorder)
       prog.tier.ran(time.thread_time() - t1)
   except (UnsupportedInstruction, KernelTrap) as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
@@ -349,7 +355,7 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
                  like=like, vgprs=allocated_vgprs(d))
 
 def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, wpg:int, lds_size:int, private:int, chunk:int,
-                budget:int) -> int:
+                budget:int, rec=None) -> int:
   """The numpy path: the workgroups (linear IDs wg_ids) in chunks, all waves of a chunk advancing together."""
   used = 0
   for g0 in range(0, len(wg_ids), chunk):
@@ -357,9 +363,10 @@ def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, w
     waves = len(ids) * wpg
     st = State(mem, d, waves, prog.lanes, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)
+    if rec is not None: rec.chunk(prog, ids, wpg)
     try:
       with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
-        used = _run(st, prog, waves, budget, used)
+        used = _run(st, prog, waves, budget, used, rec)
     except GPUPageFault as e:
       if (w:=getattr(e, "chunk_wave", None)) is not None: e.add_context(workgroup=d.workgroup(int(ids[w // wpg])), wave=w % wpg)
       raise

@@ -1,0 +1,68 @@
+"""What a profiled dispatch ran, exactly: the numpy path's block steps, kept per chunk of workgroups.
+
+The numpy path advances the waves of a chunk block by block (executor._run / _run_diverged): every step runs one
+basic block for all waves of the chunk or for a subset of them. A Recorder handed to run_dispatch keeps those steps
+(the executor's two hooks: `chunk` when a chunk starts, `step` per block step). From them follow, exactly:
+- per wave, how many times each block ran, hence its per-class instruction counts (PMC);
+- per wave, its dynamic block sequence, hence its (pc, instruction, branch taken) stream (SQTT).
+Profiled dispatches run on the numpy path (the C path runs whole waves and does not report blocks).
+"""
+from __future__ import annotations
+from dataclasses import dataclass, field
+import numpy as np
+from mockgpu.errors import EmulatorBug
+
+@dataclass
+class Chunk:
+  ids:np.ndarray            # linear workgroup ids of the chunk, in order
+  wpg:int                   # waves per workgroup
+  whole:list = field(default_factory=list)    # per step: block index, or -1 where the step ran a subset
+  subsets:dict = field(default_factory=dict)  # step number -> (block, wave indexes) of a subset step
+
+class Recorder:
+  """Handed to executor.run_dispatch(mem, d, recorder): collects the block steps of every chunk."""
+  def __init__(self):
+    self.chunks:list[Chunk] = []
+    self.prog = None
+
+  # *** the executor's hooks ***
+  def chunk(self, prog, ids:np.ndarray, wpg:int):
+    if self.prog is None: self.prog = prog
+    self.chunks.append(Chunk(np.asarray(ids), wpg))
+
+  def step(self, b:int, waves):
+    """Block b ran for every wave of the chunk (waves None) or for the wave indexes `waves`."""
+    c = self.chunks[-1]
+    if waves is None: c.whole.append(b)
+    else:
+      c.subsets[len(c.whole)] = (b, np.array(waves, np.int64))
+      c.whole.append(-1)
+
+  # *** what follows from them ***
+  @property
+  def nblocks(self) -> int: return len(self.prog.block_pc)
+
+  def visits(self, c:Chunk) -> np.ndarray:
+    """[blocks, waves of the chunk]: how many times each wave ran each block."""
+    out = np.zeros((self.nblocks, len(c.ids) * c.wpg), np.int64)
+    whole = np.bincount(np.array([b for b in c.whole if b >= 0], np.int64), minlength=self.nblocks)
+    out += whole[:, None]
+    for b, w in c.subsets.values(): out[b, w] += 1
+    return out
+
+  def wave_blocks(self, c:Chunk, wave:int) -> list[int]:
+    """The blocks wave `wave` of the chunk ran, in order."""
+    out = []
+    for i, b in enumerate(c.whole):
+      if b >= 0: out.append(b)
+      else:
+        sb, w = c.subsets[i]
+        j = np.searchsorted(w, wave)
+        if j < len(w) and w[j] == wave: out.append(sb)
+    return out
+
+def check_blocks(prog, blocks:list[list[int]]) -> None:
+  """The translated program's blocks are decode.blocks' (same starts, same order): the stream expansion relies on it."""
+  starts = [b[0] for b in blocks]
+  if list(prog.block_pc) != starts:
+    raise EmulatorBug(f"profiling: the translated kernel's block starts {list(prog.block_pc)[:8]}... differ from decode.blocks' {starts[:8]}...")
