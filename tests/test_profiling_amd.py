@@ -60,13 +60,14 @@ def hook(mem, d):
         s.step()
       expected[d.pgm_addr].append(tuple(x for x in seq if x[1] != "S_DELAY_ALU"))
   return None
-executor.debug_hook = hook
+from mockgpu import events
+events.intercept("rdna_dispatch", hook)
 rng = np.random.default_rng(7)
 a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal(5000).astype(np.float32)
 ok = np.allclose((Tensor(a) @ Tensor(a)).numpy(), a @ a, atol=1e-3)
 ok &= np.allclose(Tensor(b).sum().numpy(), b.sum(), atol=1e-2)
 ok &= np.allclose((Tensor(b)[:4999] * 2).numpy(), b[:4999] * 2)
-executor.debug_hook = None
+events.unintercept("rdna_dispatch", hook)
 prg = {e.tag: e for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}
 by_name = {}
 for o in __import__("gc").get_objects():
@@ -359,9 +360,10 @@ def hook(mem, d):  # the reference stepper's stream of wave 0 (SIMD 0) of each w
       if decode.op_name(inst) != "S_DELAY_ALU": seq.append((s.pc, decode.op_name(inst)))
       s.step()
     expected.append(tuple(seq))
-executor.debug_hook = hook
+from mockgpu import events
+events.intercept("rdna_dispatch", hook)
 prg(ot.uop.buffer._buf, nt.uop.buffer._buf, global_size=(nwg, 1, 1), local_size=(128, 1, 1), wait=True)
-executor.debug_hook = None
+events.unintercept("rdna_dispatch", hook)
 dev.synchronize()
 acc = np.zeros(nwg * 128, np.int64)
 t = np.tile(np.arange(128), nwg)
