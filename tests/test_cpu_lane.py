@@ -288,3 +288,17 @@ del os.environ["MOCKGPU_CPU_TIMEOUT"]   # read at each call: the known-good op r
   assert r["msg"].startswith("arm64 kernel spin (core_id 0) ran past MOCKGPU_CPU_TIMEOUT=0.5 s without returning"), r
   assert f"stopped at spin+{r['offset']:#x}: " in r["msg"] and ".word" not in r["msg"], r
   assert r["count"] > 1000 and 0.5 <= r["took"] < 30, r  # the loop ran, and was stopped soon after its time
+
+def test_fp8_fnuz_triage_reason():
+  """test_diff_api's LANE_TRIAGE entry for MOCK+CPU:LLVM add[fp8e5m2fnuz]: native x86 LLVM (DEV=CPU:LLVM) gives the lane's
+  0x00 for 0.0 + 0.0, and x86 clang (DEV=CPU, fp8 emulated through half) gives 0x04 for 0.0 itself: a tinygrad
+  difference between renderers, not between arm64 and x86."""
+  code = """
+import json
+from tinygrad import Tensor, dtypes
+z = Tensor([0.0, 0.0]).cast(dtypes.fp8e5m2fnuz)
+print(json.dumps({"zero": z.bitcast(dtypes.uint8).tolist(), "sum": (z[0] + z[1]).bitcast(dtypes.uint8).item()}))
+"""
+  lane, x86_llvm, x86_clang = (result(child(code, dev=d, good=d.startswith("MOCK"))) for d in ("MOCK+CPU:LLVM", "CPU:LLVM", "CPU"))
+  assert lane == x86_llvm == {"zero": [0, 0], "sum": 0}, (lane, x86_llvm)
+  assert x86_clang == {"zero": [4, 4], "sum": 4}, x86_clang  # the clang renderer's half path: the triage entry's premise
