@@ -106,6 +106,7 @@ C_CALLS = {
   "fmax": _ieee_minmax("fmax"), "fmin": _ieee_minmax("fmin"),
   "fmed3": lambda a, ts, t: f"fmed3_32({a[0]}, {a[1]}, {a[2]}, {a[3]})" if t != "f64" else None,
   "quiet": lambda a, ts, t: f"qnan{64 if t == 'f64' else 32}({a[0]})",
+  "gnan": lambda a, ts, t: f"gnan{64 if t == 'f64' else 32}({a[0]}, {' || '.join(f'isnan({x})' for x in a[1:]) or '0'})",
   "div_fmas": _f32(lambda a: f"div_fmas32({a[0]}, {a[1]}, {a[2]}, {a[3]})"),
   "ldexp": lambda a, ts, t: f"ldexp{WIDTH[t]}({a[0]}, {a[1]})",
   "exp2": _in_double("exp2({x})"), "log2": _in_double("dnan64({x}, log2({x}))"), "rcp": _in_double("1.0 / {x}"),

@@ -350,6 +350,18 @@ def fmed3(a, b, c, ieee:bool=False):
   r = med3(a, b, c)
   return np.where(nan, fmin(fmin(a, b, ieee), c, ieee), r) if nan.any() else r
 
+DEFAULT_NAN = {np.dtype(f16): np.uint16(0x7e00).view(f16), np.dtype(f32): np.uint32(0x7fc00000).view(f32),
+               np.dtype(f64): np.uint64(0x7ff8000000000000).view(f64)}
+
+def gnan(r, *srcs):
+  """A row's float result r: where it is a NaN none of the row's float sources is, the NaN was generated (inf - inf,
+  0 * inf, ...), and the hardware gives its default NaN, +qNaN (f16 0x7e00, f32 0x7fc00000, f64 0x7ff8000000000000);
+  numpy gives the host's (x86: the sign set). A propagated NaN stays as computed."""
+  nan = np.isnan(r)
+  if not nan.any(): return r
+  for s in srcs: nan = nan & ~np.isnan(s)
+  return np.where(nan, DEFAULT_NAN[np.asarray(r).dtype], r)
+
 def default_nan(x, r):
   """An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the hardware's default NaN, +qNaN.
   numpy's sign there depends on the SIMD loop it dispatches to on the host CPU, so it is set here."""

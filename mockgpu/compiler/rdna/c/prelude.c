@@ -201,6 +201,11 @@ static inline uint32_t d2bf16(double x) { return f2bf16(d2f_odd(x)); }
 /* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
  * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
 static inline double dnan64(double a, double r) { return (r != r && a == a) ? F64(0x7ff8000000000000ull) : r; }
+/* a row's float result (numpy_runtime.gnan): a NaN none of its float sources was is generated, and the hardware's is its
+ * default NaN, +qNaN; the host's (x86: 0xffc00000, arm64: 0x7fc00000) never shows. An f16 is carried as a float: its
+ * store makes 0x7fc00000 0x7e00. */
+static inline float gnan32(float r, int nan_in) { return __builtin_expect(r != r, 0) && !nan_in ? F32(0x7fc00000u) : r; }
+static inline double gnan64(double r, int nan_in) { return __builtin_expect(r != r, 0) && !nan_in ? F64(0x7ff8000000000000ull) : r; }
 static inline double rev64(double x, int cosine) {
   if (!isfinite(x)) return F64(0x7ff8000000000000ull);
   double y = 2 * 3.141592653589793 * (x - rint(x));
