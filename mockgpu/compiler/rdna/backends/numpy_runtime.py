@@ -504,6 +504,10 @@ def div_scale(s0, s1, s2):
   t = s0.dtype.type
   up, big, tiny_exp, _ = _DIV[t]
   q = s2 / s1
+  if t == f32:   # errata div-scale-vcc: a quotient that would be denormal, also one f32 rounds to zero or up to normal
+    q64 = s2.astype(f64) / s1.astype(f64)
+    tiny_q = (q64 != 0) & (np.abs(q64) < float(np.finfo(f32).tiny))
+  else: tiny_q = _is_denorm(q)
   rcp_den = _is_denorm(1.0 / s1.astype(f64)) if t == f64 else np.zeros(s0.shape, bool)
   conds = [((s2 == 0) | (s1 == 0), t(np.nan), s1 == 0),
            (_bexp(s2) - _bexp(s1) >= big, np.where(s0 == s1, np.ldexp(s0, up), s0), True),
@@ -511,7 +515,7 @@ def div_scale(s0, s1, s2):
            # errata div-scale-vcc: a huge denominator of a denormal quotient is scaled down (the manual: up)
            (rcp_den & _is_denorm(q), np.where(s0 == s1, np.ldexp(s0, -up), s0), True),
            (rcp_den, np.ldexp(s0, -up), False),
-           (_is_denorm(q), np.where(s0 == s2, np.ldexp(s0, up), s0), True),
+           (tiny_q, np.where(s0 == s2, np.ldexp(s0, up), s0), True),
            (_bexp(s2) <= tiny_exp, np.ldexp(s0, up), False)]
   d, vcc = s0.copy(), np.zeros(s0.shape, bool)
   for cond, val, flag in reversed(conds):  # earlier branches take priority, so apply them last
@@ -519,6 +523,10 @@ def div_scale(s0, s1, s2):
     vcc = np.where(cond, flag, vcc)
   own = (s0.view(_UINT[t]) == s1.view(_UINT[t])) & (s0.view(_UINT[t]) != s2.view(_UINT[t]))
   vcc |= own & (s1 != 0) & (_bexp(s1) <= tiny_exp)
+  # errata div-scale-vcc (inferred): a zero numerator sets VCC in both calls (D the pseudocode's NaN; v_div_fixup
+  # returns the signed zero whatever v_div_fmas did), a tiny one (biased exponent <= 23 / 53) in the denominator's call
+  vcc |= (s2 == 0) & (s1 != 0) & ~np.isnan(s1)
+  vcc |= own & (s2 != 0) & (_bexp(s2) <= tiny_exp)
   return d.astype(t), vcc
 
 _UINT = {f16: u16, f32: u32, f64: u64}
