@@ -58,9 +58,10 @@ def _outputs(row:Row, t_d:str|None, scope:dict[str, E], names:tuple[str, ...], b
     out["d"] = scope["d"]
   return out
 
-# helpers whose own definition gives a NaN for non-NaN operands (the manual's pseudocode names it): v_div_fixup's 0/0
-# and inf/inf write 32'F(0xffc00000), the negative quiet NaN; gnan leaves those rows alone
-OWN_NAN = ("div_fixup",)
+# rows gnan leaves alone: helpers whose own definition gives a NaN for non-NaN operands (the manual's pseudocode names
+# it: v_div_fixup's 0/0 and inf/inf write 32'F(0xffc00000), the negative quiet NaN), and
+# helpers that decode fp8/bf8 codes, whose NaN codes give NaNs no float source had (a NaN operand, not a generated NaN)
+OWN_NAN = ("div_fixup", "fp8_f32", "bf8_f32", "fp8_pk_f32", "bf8_pk_f32", "fp8_fnuz_f32", "bf8_fnuz_f32")
 
 def _uses(e:E, names:tuple[str, ...]) -> bool:
   return (e.op == "call" and e.val in names) or any(isinstance(a, E) and _uses(a, names) for a in e.args)

@@ -31,7 +31,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8  # noqa: F401
+from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8, f32_to_fnuz8  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -225,6 +225,17 @@ def f32_bf8(x) -> np.ndarray:
 def bf8_f32(x) -> np.ndarray:
   """An OCP E5M2 byte as f32, exactly."""
   return fp8_table("cdna4", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def fp8_fnuz_f32(x) -> np.ndarray:
+  """A gfx942 FNUZ E4M3 byte as f32, exactly (0x80: the NaN)."""
+  return fp8_table("cdna3", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def bf8_fnuz_f32(x) -> np.ndarray:
+  """A gfx942 FNUZ E5M2 byte as f32, exactly (0x80: the NaN)."""
+  return fp8_table("cdna3", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def f32_fp8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "FP8")
+def f32_bf8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "BF8")
 
 def fp8_pk_f32(x) -> np.ndarray:
   """The two E4M3 bytes of a 16-bit value as f32 bits, the low byte's in bits 31:0 (v_cvt_pk_f32_fp8)."""
