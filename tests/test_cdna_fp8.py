@@ -4,10 +4,11 @@ bias 15) and the CDNA4 pseudocode (tinygrad.runtime.autogen.amd.cdna.str_pcode):
 {f32_to_fp8(S1), f32_to_fp8(S0)} to the 16 bits OPSEL[3] selects and keep the other half; f32_to_fp8 rounds to nearest
 even, and past the largest finite value gives the NaN (fp8) or infinity (bf8), as tests/pcode/readings.py reads the
 manual (and tests/pcode's evaluator checks here); v_cvt_f32_fp8/bf8 read the byte SDWA_SRC0_SEL selects (byte 0 in e32).
-The rows are numpy-only (the C backend has no fp8 encoder), so each kernel runs on the numpy path."""
+Each kernel runs on the numpy path and on the C path (the prelude's fp8/bf8 helpers, compiler/rdna/c/prelude.c). gfx942
+(cdna3) runs the same instructions in its FNUZ formats (test_gfx942_fnuz_conversions)."""
 from __future__ import annotations
 from fractions import Fraction
-import functools, math
+import bisect, functools, math
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import v
@@ -62,7 +63,8 @@ def f32s() -> np.ndarray:
   bits = np.concatenate([bits, bits | np.uint32(0x80000000)])
   return np.resize(bits, -(-len(bits) // 64) * 64).reshape(-1, 64)
 
-def test_cvt_pk_to_fp8_bf8():
+@pytest.mark.parametrize("path", ["numpy", "native"])
+def test_cvt_pk_to_fp8_bf8(path):
   """v_cvt_pk_{fp8,bf8}_f32 v, v2, v3 with op_sel[3] clear and set, over every class of input: S0 to the low byte, S1
   to the high byte of the half written; the other half of the destination kept."""
   old = 0x5a5aa5a5
@@ -75,7 +77,7 @@ def test_cvt_pk_to_fp8_bf8():
     for k, (fmt, hi) in enumerate(forms):
       op = I.v_cvt_pk_fp8_f32 if fmt == "fp8" else I.v_cvt_pk_bf8_f32
       body += [I.v_mov_b32_e32(v[4 + k], old), op(v[4 + k], v[2], v[3], opsel=8 if hi else 0), *store(v[4 + k], k)]
-    run(kernel(*body, I.s_endpgm()), out, inputs(a, b), family="cdna4")
+    run(kernel(*body, I.s_endpgm()), out, inputs(a, b), path=path, family="cdna4")
     for k, (fmt, hi) in enumerate(forms):
       want = [(encode(f(y), fmt) << 8 | encode(f(x), fmt)) for x, y in zip(a, b)]
       want = [(w << 16 | old & 0xffff) if hi else (old & 0xffff0000 | w) for w in want]
@@ -93,8 +95,9 @@ def test_reference_agrees_with_the_pcode_reading():
       bits, loose = N.encode(N.Float(None, Fraction(x) if math.isfinite(x) else x), fmt, False)
       assert (loose and encode(x, fmt) & 0x7f == 0x7f) or (not loose and bits == encode(x, fmt)), (fmt, x, hex(bits), loose)
 
+@pytest.mark.parametrize("path", ["numpy", "native"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_cvt_f32_from_each_byte(fmt):
+def test_cvt_f32_from_each_byte(fmt, path):
   """v_cvt_f32_{fp8,bf8}: the e32 form converts byte 0; the SDWA form the byte SRC0_SEL names (0-3), every code."""
   codes = np.arange(256, dtype=np.uint32).reshape(4, 64)
   e32 = I.v_cvt_f32_fp8_e32 if fmt == "fp8" else I.v_cvt_f32_bf8_e32
@@ -106,7 +109,7 @@ def test_cvt_f32_from_each_byte(fmt):
       conv = marked(I.VOP1_SDWA(opc, vdst=v[4], vsrc0=v[2], src0_sel=sel, dst_sel=6), 249)   # DST_SEL DWORD
       out = rows(2)
       run(kernel(*load(v[2], 0), conv, e32(v[5], v[2]), *store(v[4]), *store(v[5], 1), I.s_endpgm()), out, inputs(w),
-          family="cdna4")
+          path=path, family="cdna4")
       for k, (g, c, b0) in enumerate(zip(out[0], row, w & 0xff)):
         for got, code in ((g, int(c)), (out[1][k], int(b0))):
           want = value(code, fmt)
@@ -127,3 +130,88 @@ def test_mad_legacy_u16():
   tmp = [(int(x) & 0xffff) * (int(y) & 0xffff) + (int(z) & 0xffff) & 0xffff for x, y, z in zip(a, b, c)]
   assert [int(x) for x in out[0]] == tmp
   assert [int(x) for x in out[1]] == [t << 16 | old & 0xffff for t in tmp]
+
+def test_numpy_and_c_agree_bit_for_bit():
+  """Both conversions on both paths give the same bits, NaNs' signs included: every code decoded, every class of f32
+  encoded (both formats, both halves)."""
+  codes = np.arange(256, dtype=np.uint32).reshape(4, 64)
+  for row in [*codes, *f32s()]:
+    outs = {}
+    for path in ("numpy", "native"):
+      out = rows(6)
+      body = [*load(v[2], 0), *load(v[3], 1), I.v_cvt_f32_fp8_e32(v[4], v[2]), I.v_cvt_f32_bf8_e32(v[5], v[2]),
+              I.v_mov_b32_e32(v[6], 0x5a5aa5a5), I.v_cvt_pk_fp8_f32(v[6], v[2], v[3]), I.v_mov_b32_e32(v[7], 0x5a5aa5a5),
+              I.v_cvt_pk_bf8_f32(v[7], v[2], v[3], opsel=8), *store(v[4]), *store(v[5], 1), *store(v[6], 2), *store(v[7], 3)]
+      run(kernel(*body, I.s_endpgm()), out, inputs(row, np.roll(row, 1)), path=path, family="cdna4")
+      outs[path] = out[:4].copy()
+    np.testing.assert_array_equal(outs["native"], outs["numpy"])
+
+# *** gfx942 (cdna3): the same instructions in the FNUZ formats ***
+
+FNUZ = {"fp8": (3, 8), "bf8": (2, 16)}   # mantissa bits, bias; 0x80 the only NaN, no infinity, no -0
+
+def fnuz_value(code:int, fmt:str) -> Fraction|float:
+  M, bias = FNUZ[fmt]
+  if code == 0x80: return math.nan
+  e, m = (code & 0x7f) >> M, code & ((1 << M) - 1)
+  x = Fraction(m, 1 << M) * Fraction(2) ** (1 - bias) if e == 0 else (1 + Fraction(m, 1 << M)) * Fraction(2) ** (e - bias)
+  return -x if code & 0x80 else x
+
+@functools.lru_cache(maxsize=None)
+def fnuz_grid(fmt:str) -> tuple:
+  g = [(fnuz_value(c, fmt), c) for c in range(0x80)]
+  return tuple(g + [(2 * g[-1][0] - g[-2][0], 0x80)])
+
+def fnuz_encode(x:float, fmt:str) -> int:
+  """Round to nearest even over the finite codes 0x00-0x7f extended by one step past the largest (chosen: overflow);
+  overflow, infinities and NaNs give the NaN 0x80 (non-saturating, inferred); a zero result has no sign."""
+  if math.isnan(x) or math.isinf(x): return 0x80
+  g = fnuz_grid(fmt)
+  a = abs(Fraction(x))
+  i = bisect.bisect_left([v for v, _ in g], a)          # g[i - 1] < a <= g[i]
+  near = [g[j] for j in (i - 1, i) if 0 <= j < len(g)]
+  _, code = min(near, key=lambda vc: (abs(vc[0] - a), vc[1] % 2))
+  return code if code in (0, 0x80) else code | (0x80 if x < 0 else 0)
+
+def fnuz_f32s() -> np.ndarray:
+  """float32 bits around every FNUZ value and midpoint (both formats), the overflow boundary, zeros, inf, NaN."""
+  vals = set()
+  for fmt in FNUZ:
+    fin = [float(fnuz_value(c, fmt)) for c in range(0x80)] + [float(2 * fnuz_value(0x7f, fmt) - fnuz_value(0x7e, fmt))]
+    for a, b in zip(fin, fin[1:]):
+      for x in (a, (a + b) / 2):
+        f = np.float32(x)
+        vals.update({f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(0))})
+  bits = np.array(sorted(vals), np.float32).view(np.uint32)
+  bits = np.concatenate([bits, np.array([1, 0x7f7fffff, 0x7f800000, 0x7fc00000, 0x3f800000], np.uint32)])
+  bits = np.concatenate([bits, bits | np.uint32(0x80000000)])
+  return np.resize(bits, -(-len(bits) // 64) * 64).reshape(-1, 64)
+
+@pytest.mark.parametrize("path", ["numpy", "native"])
+def test_gfx942_fnuz_conversions(path):
+  """v_cvt_pk_fp8/bf8_f32 (both halves, the other kept) and v_cvt_f32_fp8/bf8 (e32: byte 0) on gfx942 in its FNUZ
+  formats, against the formats' definitions; numpy and C give the same bits."""
+  f = lambda u: float(np.uint32(u).view(np.float32))
+  old = 0x5a5aa5a5
+  for row in fnuz_f32s():
+    a, b = row, np.roll(row, 1)
+    out = rows(4)
+    body = [*load(v[2], 0), *load(v[3], 1)]
+    for k, (op, hi) in enumerate([(I.v_cvt_pk_fp8_f32, False), (I.v_cvt_pk_fp8_f32, True), (I.v_cvt_pk_bf8_f32, False),
+                                  (I.v_cvt_pk_bf8_f32, True)]):
+      body += [I.v_mov_b32_e32(v[4 + k], old), op(v[4 + k], v[2], v[3], opsel=8 if hi else 0), *store(v[4 + k], k)]
+    run(kernel(*body, I.s_endpgm()), out, inputs(a, b), path=path, family="cdna3")
+    for k, (fmt, hi) in enumerate([("fp8", False), ("fp8", True), ("bf8", False), ("bf8", True)]):
+      want = [fnuz_encode(f(y), fmt) << 8 | fnuz_encode(f(x), fmt) for x, y in zip(a, b)]
+      want = [(w << 16 | old & 0xffff) if hi else (old & 0xffff0000 | w) for w in want]
+      assert [int(x) for x in out[k]] == want, (path, fmt, hi, [(hex(int(x)), hex(int(g)), hex(w)) for x, g, w in
+                                                                zip(a, out[k], want) if int(g) != w][:4])
+  codes = np.arange(256, dtype=np.uint32).reshape(4, 64)
+  for row in codes:
+    out = rows(2)
+    run(kernel(*load(v[2], 0), I.v_cvt_f32_fp8_e32(v[4], v[2]), I.v_cvt_f32_bf8_e32(v[5], v[2]), *store(v[4]), *store(v[5], 1),
+               I.s_endpgm()), out, inputs(row | np.uint32(0xc33ca500)), path=path, family="cdna3")
+    for k, fmt in enumerate(("fp8", "bf8")):
+      for c, g in zip(row, out[k]):
+        want, got = fnuz_value(int(c), fmt), float(np.uint32(g).view(np.float32))
+        assert (math.isnan(want) and int(g) == 0xffc00000) or got == want, (path, fmt, hex(int(c)), hex(int(g)))

@@ -264,3 +264,41 @@ except CPULaneRefused as e: print("REFUSED", e)
 os.environ["MOCKGPU_CPU_MODEL"] = "cortex-a72"   # read each time the device opens
 """, env={"MOCKGPU_CPU_MODEL": "apple-m2"})
   assert "REFUSED MOCKGPU_CPU_MODEL=apple-m2: the arm64 lane runs cortex-a72, apple-m1" in p.stdout, p.stdout[-2000:]
+
+def test_runaway_kernel_stops_at_the_budget():
+  """A kernel that never returns (it spins until its buffer holds a value no one writes) stops after MOCKGPU_CPU_TIMEOUT
+  seconds with CPUKernelHang naming the kernel, the core_id, the PC inside it and capstone's instruction there."""
+  p = child(LOAD_C + """
+import json, os, time
+from tinygrad.device import Buffer
+from mockgpu.emulators.arm64.machine import CPUKernelHang
+from mockgpu.errors import InstructionBudgetExceeded
+prog = load("spin", "void spin(volatile unsigned* data0) { while (data0[0] != 7u) data0[1]++; }")
+b = Buffer("CPU", 1024, dtypes.uint32).ensure_allocated()
+st = time.monotonic()
+try: prog(b._buf)
+except CPUKernelHang as e:
+  print(json.dumps({"msg": str(e), "kernel": e.kernel, "offset": e.offset, "seconds": e.seconds, "size": prog.prog.size,
+                    "named": isinstance(e, InstructionBudgetExceeded), "count": b.as_memoryview().cast("I")[1],
+                    "took": time.monotonic() - st}))
+del os.environ["MOCKGPU_CPU_TIMEOUT"]   # read at each call: the known-good op runs under the default
+""", env={"MOCKGPU_CPU_TIMEOUT": "0.5"})
+  r = result(p)
+  assert r["kernel"] == "spin" and r["seconds"] == 0.5 and r["named"] and 0 <= r["offset"] < r["size"], r
+  assert r["msg"].startswith("arm64 kernel spin (core_id 0) ran past MOCKGPU_CPU_TIMEOUT=0.5 s without returning"), r
+  assert f"stopped at spin+{r['offset']:#x}: " in r["msg"] and ".word" not in r["msg"], r
+  assert r["count"] > 1000 and 0.5 <= r["took"] < 30, r  # the loop ran, and was stopped soon after its time
+
+def test_fp8_fnuz_triage_reason():
+  """test_diff_api's LANE_TRIAGE entry for MOCK+CPU:LLVM add[fp8e5m2fnuz]: native x86 LLVM (DEV=CPU:LLVM) gives the lane's
+  0x00 for 0.0 + 0.0, and x86 clang (DEV=CPU, fp8 emulated through half) gives 0x04 for 0.0 itself: a tinygrad
+  difference between renderers, not between arm64 and x86."""
+  code = """
+import json
+from tinygrad import Tensor, dtypes
+z = Tensor([0.0, 0.0]).cast(dtypes.fp8e5m2fnuz)
+print(json.dumps({"zero": z.bitcast(dtypes.uint8).tolist(), "sum": (z[0] + z[1]).bitcast(dtypes.uint8).item()}))
+"""
+  lane, x86_llvm, x86_clang = (result(child(code, dev=d, good=d.startswith("MOCK"))) for d in ("MOCK+CPU:LLVM", "CPU:LLVM", "CPU"))
+  assert lane == x86_llvm == {"zero": [0, 0], "sum": 0}, (lane, x86_llvm)
+  assert x86_clang == {"zero": [4, 4], "sum": 4}, x86_clang  # the clang renderer's half path: the triage entry's premise

@@ -50,3 +50,21 @@ def test_row_bcast_in_wave64(path, ctrl, monkeypatch):
   for bc, want in ((1, np.zeros(64, np.uint32)), (0, (1000 + lane).astype(np.uint32))):
     mov = I.VOP1_DPP16(VOP1Op.V_MOV_B32_E32, v[2], src0=DPP, vsrc0=v[0], dpp=ctrl, bc=bc, row_mask=15, bank_mask=15)
     np.testing.assert_array_equal(wave64([I.v_add_nc_u32_e32(v[2], 1000, v[0]), mov], path, monkeypatch), want)
+
+# *** v_div_scale_f32's VCC (errata div-scale-vcc; the C backend declines the two-result row, so numpy runs it) ***
+
+@pytest.mark.parametrize("path", ["numpy"])
+def test_div_scale_vcc_tiny_zero_numerator_and_tiny_quotient(path):
+  """The hardware examples: VCC for a tiny numerator (biased exponent <= 23) in the denominator's call, for a zero
+  numerator, and for a quotient that would be denormal (below 2^-126, also one that f32 rounds to zero). Thresholds
+  inferred from these and from LLVM's precise division, which stays correctly rounded (tests/test_rdna_division.py)."""
+  from test_rdna_errata import div_scale, f32
+  tiny = 2.0 ** -110                                            # biased exponent 17
+  assert div_scale(path, 3.0, 3.0, tiny) == (f32(3.0 * 2.0 ** 64), 1)   # the denominator's call: scaled, VCC
+  assert div_scale(path, tiny, 3.0, tiny)[0] == f32(tiny * 2.0 ** 64)   # the numerator's call: scaled as the pseudocode
+  d, vcc = div_scale(path, 0.0, 3.0, 0.0)                       # a zero numerator: the pseudocode's NaN, and VCC
+  assert vcc == 1 and (d & 0x7fffffff) > 0x7f800000
+  assert div_scale(path, 3.0, 3.0, 0.0)[1] == 1
+  assert div_scale(path, 2.0 ** -100, 2.0 ** 30, 2.0 ** -100) == (f32(2.0 ** -36), 1)   # quotient 2^-130: denormal
+  assert div_scale(path, 2.0 ** -100, 2.0 ** 60, 2.0 ** -100) == (f32(2.0 ** -36), 1)   # 2^-160: f32 rounds it to 0
+  assert div_scale(path, 1.5, 3.0, 1.5) == (f32(1.5), 0)        # an ordinary quotient: D = S0, no VCC

@@ -117,6 +117,7 @@ def _rows(c_only:bool, isa:Isa=ISAS["rdna3"]) -> list[str]:
     if name in sem.LITERAL_K or name in sem.ACCUMULATE or not all(n in "abc" for n, _ in row.srcs): continue
     if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_", "ACCVGPR_", "INTERP_")) or "CLASS" in name: continue  # INTERP_: VINTERP reads quad lanes (tests/test_rdna_vinterp.py)
     if c_only and (not crows[name] or name in ("ADD_F16", "MUL_F16")): continue
+    if name in getattr(isa.sem, "BYTE_SELECT", ()): continue  # RDNA4 v_cvt_f32_fp8/bf8 refuse an SGPR S0 (test_rdna4_fp8)
     if _enc(name, isa) == (None, None): continue
     out.append(name)
   return out

@@ -75,7 +75,7 @@ class ArmProgram:
     if events.intercepted("cpu_call", self, args, spans, global_size[0]): return time.perf_counter() - st if wait else None
     for tid in range(global_size[0]):
       if 'core_id' in self.runtimevars: args[self.runtimevars['core_id']] = tid
-      self.machine.call(self.prog, args, spans)
+      self.machine.call(self.prog, args, spans, tid)
     return time.perf_counter() - st if wait else None
 
 class _NoLink:

@@ -61,7 +61,15 @@ TRIG_WHY = ("the reference is mockgpu's own model, not hardware's: the argument'
 def _div_scale_vcc(t:str, tiny:int) -> str:
   u = "u32" if t == "f32" else "u64"
   return (f"if ((64'F(S1.{t}) == 0.0) || ((S0.{u} == S1.{u}) && (S0.{u} != S2.{u}) && (exponent(S1.{t}) <= {tiny}))) then\n"
+          "VCC = 0x1LL\nendif;\n"
+          # a zero numerator (both calls), a tiny one in the denominator's call (inferred)
+          f"if ((64'F(S2.{t}) == 0.0) && (64'F(S1.{t}) != 0.0) && !isNAN(64'F(S1.{t}))) then\nVCC = 0x1LL\nendif;\n"
+          f"if ((S0.{u} == S1.{u}) && (S0.{u} != S2.{u}) && (64'F(S2.{t}) != 0.0) && (exponent(S2.{t}) <= {tiny})) then\n"
           "VCC = 0x1LL\nendif")
+def _div_scale_tiny_quotient(text:str) -> str:
+  """f32: the denormal-quotient branch asks about the quotient in exact terms (the f64 quotient of the operands), so a
+  quotient f32 rounds to zero or up to the smallest normal takes it too (inferred from the hardware examples)."""
+  return text.replace("elsif S2.f32 / S1.f32 == DENORM.f32 then", "elsif 64'F(S2.f32) / 64'F(S1.f32) == DENORM.f32 then")
 def _div_scale_huge_den(text:str) -> str:
   """The branch of a huge denominator and a denormal quotient (1.0 / S1 and S2 / S1 denormal, f64 only: f32's
   1.0 / S1 is never a denormal f64) scales the denominator down, not up (errata div-scale-vcc)."""
@@ -71,7 +79,9 @@ def _div_scale_huge_den(text:str) -> str:
 
 DIV_SCALE_WHY = ("errata div-scale-vcc: VCC is also set for a zero denominator, and for a denormal or tiny one (biased "
                  "exponent <= 23 / 53) in the denominator's own call (S0 is S1, not S2), which LLVM's division does "
-                 "not read; where 1.0 / S1 and the quotient are both denormal (f64), the denominator is scaled by 2**-128, "
+                 "not read; for a zero numerator (both calls) and a tiny numerator (the denominator's call); f32's "
+                 "denormal-quotient branch takes the exact quotient (one f32 rounds to zero or to the smallest normal "
+                 "too): thresholds inferred from hardware examples (tests/test_rdna_hw_classes.py); where 1.0 / S1 and the quotient are both denormal (f64), the denominator is scaled by 2**-128, "
                  "not 2**128 (the manual's 2**128 overflows it; LLVM's f64 division returns the denormal quotient only "
                  "this way: inferred, not measured); and (class c) the pseudocode only assigns D0 in its special cases, elsewhere the "
                  "instruction passes S0 through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first")
@@ -117,8 +127,9 @@ OVERRIDES = {
   "V_FMAC_DX9_ZERO_F32": ("S2 = D0;\n{V_FMAC_DX9_ZERO_F32}", "c",
                           "the pseudocode (copied from V_FMA_DX9_ZERO) returns S2 for a zero product; the FMAC form "
                           "has no S2: its addend is D0"),
-  **{f"V_DIV_SCALE_{t.upper()}": (lambda text, t=t, tiny=tiny: f"D0.{t} = S0.{t};\n{_div_scale_huge_den(text)};\n"
-                                  + _div_scale_vcc(t, tiny), "b", DIV_SCALE_WHY) for t, tiny in (("f32", 23), ("f64", 53))},
+  **{f"V_DIV_SCALE_{t.upper()}": (lambda text, t=t, tiny=tiny: f"D0.{t} = S0.{t};\n"
+                                  f"{_div_scale_tiny_quotient(_div_scale_huge_den(text))};\n" + _div_scale_vcc(t, tiny),
+                                  "b", DIV_SCALE_WHY) for t, tiny in (("f32", 23), ("f64", 53))},
   **{f"V_DIV_FMAS_{t.upper()}": (f"if VCC.u64[laneId] then\nD0.{t} = fmaScaled(S0.{t}, S1.{t}, S2.{t}, "
                                  f"exponent(S2.{t}) > {bias} ? {k} : -{k})\nelse\nD0.{t} = fma(S0.{t}, S1.{t}, S2.{t})\nendif",
                                  "b", DIV_FMAS_WHY) for t, bias, k in (("f32", 127, 64), ("f64", 1023, 128))},

@@ -315,6 +315,23 @@ def f32_to_ocp8(x, kind:str) -> np.ndarray:
   code = np.where(np.isnan(a), np.uint16(0x7f), code)
   return (code | sign).astype(np.uint16)
 
+def f32_to_fnuz8(x, kind:str) -> np.ndarray:
+  """gfx942's f32_to_fp8/f32_to_bf8 (v_cvt_pk_fp8/bf8_f32) as u16 codes: FNUZ E4M3 (bias 8) / E5M2 (bias 16), no
+  infinity, no negative zero, 0x80 the only NaN. Rounded to nearest even over the finite codes (0x7f the largest: 240,
+  57344); past it (the midpoint included, by the even rule: the next code would be even), an infinity and a NaN give
+  the NaN 0x80 (the non-saturating conversion; inferred: the CDNA3 manual's pseudocode is not in tinygrad's tables, and
+  this is what the OCP forms on gfx950 do with their NaN); a result that rounds to zero is 0x00 whatever the sign."""
+  x = np.asarray(x, np.float32)
+  a, sign = np.abs(x).astype(np.float64), (np.signbit(x).astype(np.uint16) << np.uint16(7))
+  fin = fp8_table("cdna3", kind)[:128]
+  i = np.searchsorted(fin, np.where(np.isnan(a), 0.0, a))
+  lo, hi = np.clip(i - 1, 0, 0x7f), np.clip(i, 0, 0x7f)
+  dlo, dhi = a - fin[lo], fin[hi] - a
+  code = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo).astype(np.uint16)
+  half = fin[0x7f] + (fin[0x7f] - fin[0x7e]) / 2
+  bad = (a >= half) | np.isinf(a) | np.isnan(a)
+  return np.where(bad, np.uint16(0x80), np.where(code == 0, code, code | sign)).astype(np.uint16)
+
 @functools.lru_cache(maxsize=None)
 def fp8_table(arch:str, kind:str) -> np.ndarray:
   """The float64 value of each of the 256 codes of an fp8 format."""

@@ -61,7 +61,10 @@ ERRATA = [
           "return the quotient (tests/test_rdna_division.py)"),
   Erratum("div-scale-vcc", "v_div_scale_f32/f64", "VCC per the pseudocode's range checks", "VCC also for a zero "
           "denominator, and for a denormal or tiny one (biased exponent <= 23 / 53) in the denominator's own call "
-          "(S0 = S1 != S2); the numerator's call, the one LLVM passes to v_div_fmas, keeps the pseudocode's VCC. f64: a "
+          "(S0 = S1 != S2); the numerator's call, the one LLVM passes to v_div_fmas, keeps the pseudocode's VCC. Also VCC "
+          "for a zero numerator (both calls), a tiny numerator (biased exponent <= 23 / 53; the denominator's call) and "
+          "an f32 quotient that would be denormal (below 2^-126, also one f32 rounds to zero or to the smallest normal; "
+          "the pseudocode's denormal-quotient branch; inferred from hardware examples, tests/test_rdna_hw_classes.py). f64: a "
           "huge denominator of a denormal quotient (1/S1 and S2/S1 denormal) is scaled by 2^-128, not 2^128 (which "
           "overflows it; inferred from LLVM's f64 division, tests/test_rdna_division.py). A huge "
           "quotient (exponent gap >= 96 / 768) scales the denominator by 2^64 with VCC set, as the pseudocode says "

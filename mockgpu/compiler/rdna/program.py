@@ -10,7 +10,7 @@ wave's EXEC mask; pc: the instruction's address). A scalar row's `d`, its destin
 """
 from __future__ import annotations
 from dataclasses import dataclass
-from mockgpu.compiler.rdna.semantics.lang import E, Stmt, Row, value_type, binary, call, cast, instance, free_names, WIDTH
+from mockgpu.compiler.rdna.semantics.lang import E, Stmt, Row, value_type, binary, call, cast, instance, free_names, WIDTH, FLOATS
 from mockgpu.compiler.rdna.operands import Src, Valu, Salu, Packed, Mode, Unsupported
 
 @dataclass(frozen=True)
@@ -58,6 +58,21 @@ def _outputs(row:Row, t_d:str|None, scope:dict[str, E], names:tuple[str, ...], b
     out["d"] = scope["d"]
   return out
 
+# rows gnan leaves alone: helpers whose own definition gives a NaN for non-NaN operands (the manual's pseudocode names
+# it: v_div_fixup's 0/0 and inf/inf write 32'F(0xffc00000), the negative quiet NaN), and
+# helpers that decode fp8/bf8 codes, whose NaN codes give NaNs no float source had (a NaN operand, not a generated NaN)
+OWN_NAN = ("div_fixup", "fp8_f32", "bf8_f32", "fp8_pk_f32", "bf8_pk_f32", "fp8_fnuz_f32", "bf8_fnuz_f32")
+
+def _uses(e:E, names:tuple[str, ...]) -> bool:
+  return (e.op == "call" and e.val in names) or any(isinstance(a, E) and _uses(a, names) for a in e.args)
+
+def _generated_nan(body:list[Stmt], stmts:list[Stmt], scope:dict[str, E], sources:list[E]):
+  """d through gnan: a NaN result none of the float sources was is the hardware's default NaN (+qNaN), not the
+  host's. Only for rows with a float source and a float d (a NaN decoded from integer bits, fp8's, is not generated)."""
+  if not sources or "d" not in scope or scope["d"].t not in FLOATS: return
+  if any(_uses(st.value, OWN_NAN) for st in stmts): return
+  _bind(body, scope, "d", call("gnan", (scope["d"], *sources)))
+
 def _mode(env:dict[str, E], row:Row, ieee:bool):
   """The IEEE mode as the constant it is for a whole dispatch, where the row reads it."""
   if "ieee" in free_names(row): env["ieee"] = E("const", "bool", val=ieee)
@@ -84,6 +99,7 @@ def valu(op:Valu, sem, ftz32:bool, ftz16:bool, ieee:bool=True) -> Program:
   _mode(env, row, ieee)
   stmts, scope = instance(row, env)
   body += stmts
+  if float_d: _generated_nan(body, stmts, scope, [env[name] for (name, _), t in zip(row.srcs, types) if is_float_isa(t)])
   omod = 0 if ieee else op.omod  # errata omod-ieee: hardware ignores omod in IEEE mode
   if float_d and "d" in scope: _float_out(body, scope, t_d, omod, op.clamp, {"f32": ftz32, "bf16": False}.get(t_d, ftz16))
   if op.row in sem.HIGH16_ZEROED and not op.dst_hi and "d" in scope:  # GFX9: the 16-bit result zeroes bits 31:16
@@ -117,6 +133,8 @@ def salu(op:Salu, sem, wave:int, ftz32:bool=False, ftz16:bool=False, ieee:bool=T
   _mode(env, row, ieee)
   stmts, scope = instance(row, env)
   body += stmts
+  if row.dst is not None and is_float_isa(row.dst):
+    _generated_nan(body, stmts, scope, [env[name] for name, t in row.srcs if is_float_isa(t)])
   if (op.omod or op.clamp) and row.dst not in ftz: raise Unsupported("output modifier on an integer op")
   if row.dst in ftz and "d" in scope: _float_out(body, scope, row.dst, 0 if ieee else op.omod, op.clamp, ftz[row.dst])
   return Program(body, _outputs(row, row.dst, scope, ("d", "scc", "exec"), body), row.dst)
@@ -137,6 +155,7 @@ def packed(op:Packed, sem, ieee:bool=True) -> Program:
     _mode(env, row, ieee)
     stmts, scope = instance(row, env)
     body += stmts
+    if is_float_isa(row.dst): _generated_nan(body, stmts, scope, [env[name] for name, t in row.srcs if is_float_isa(t)])
     if op.clamp and row.dst == "f16": _bind(body, scope, "d", call("clamp01", (scope["d"],)))
     _bind(body, scope, f"d{half}", cast(scope["d"], value_type(row.dst)))
     halves.append(call("bits16", (scope[f"d{half}"],)))

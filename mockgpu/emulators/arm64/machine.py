@@ -11,11 +11,15 @@ page, so an access past a buffer's exact end faults too (a Python memory hook on
 External calls. A kernel's undefined symbols resolve (tinygrad's jit_loader, link_libs) to slots of a stub page; the
 stubs (memset, memcpy, memmove) run in Python on the emulated memory, and a symbol with no stub is refused when the
 kernel loads, naming it.
+
+Runaway kernels. A call that runs MOCKGPU_CPU_TIMEOUT seconds without returning is stopped by the watchdog and raises
+CPUKernelHang naming the kernel, the core_id, the PC and the instruction there.
 """
 from __future__ import annotations
-import ctypes, logging, os, struct
+import ctypes, logging, os, struct, threading, time
 from dataclasses import dataclass
-from mockgpu.errors import MockGPUError, Unmodelled, UnsupportedInstruction
+from mockgpu import config
+from mockgpu.errors import InstructionBudgetExceeded, MockGPUError, Unmodelled, UnsupportedInstruction
 from mockgpu.hostmem import PAGE  # unicorn maps whole pages; the lane maps the buffers' host pages at their host addresses
 
 log = logging.getLogger("mockgpu")
@@ -35,6 +39,13 @@ class CPUKernelFault(MockGPUError):
                argument:str|None=None, distance:int|None=None):
     super().__init__(message)
     self.kernel, self.offset, self.address, self.write, self.argument, self.distance = kernel, offset, address, write, argument, distance
+
+class CPUKernelHang(InstructionBudgetExceeded):
+  """An arm64 kernel call ran MOCKGPU_CPU_TIMEOUT seconds without returning (it probably never ends): names the
+  kernel, the core_id, the PC and the instruction it stopped at (capstone)."""
+  def __init__(self, message:str, kernel:str="", offset:int|None=None, seconds:float=0.0):
+    super().__init__(message)
+    self.kernel, self.offset, self.seconds = kernel, offset, seconds
 
 class UnknownExternalSymbol(Unmodelled):
   """A kernel calls a function outside itself that the arm64 lane has no stub for (only memset, memcpy, memmove)."""
@@ -91,6 +102,7 @@ class Machine:
     self.pending:Exception|None = None
     self.bad:tuple[int, int, int]|None = None   # (unicorn access type, address, size) of the last invalid access
     self.args:list[Arg] = []
+    self.watchdog = Watchdog(self.uc)
 
   # *** loading ***
   def load(self, name:str, link) -> Loaded:
@@ -106,8 +118,9 @@ class Machine:
     return prog
 
   # *** calls ***
-  def call(self, prog:Loaded, args:list[int], bufs:list[Arg]):
-    """Run prog(args) once (AAPCS64: x0-x7, the rest on the stack) with bufs mapped at their own addresses."""
+  def call(self, prog:Loaded, args:list[int], bufs:list[Arg], core:int=0):
+    """Run prog(args) once (AAPCS64: x0-x7, the rest on the stack) with bufs mapped at their own addresses, for at most
+    MOCKGPU_CPU_TIMEOUT seconds (the watchdog)."""
     from unicorn import UC_PROT_READ, UC_PROT_WRITE, UcError
     spans = _merge(bufs)
     for lo, hi in spans: self.uc.mem_map_ptr(lo, hi - lo, UC_PROT_READ | UC_PROT_WRITE, lo)
@@ -121,9 +134,14 @@ class Machine:
       self.uc.reg_write(a.UC_ARM64_REG_SP, sp)
       self.uc.reg_write(a.UC_ARM64_REG_LR, RETURN_ADDR)
       self.pending, self.bad, self.args = None, None, bufs
+      seconds = config.setting("MOCKGPU_CPU_TIMEOUT")
+      self.watchdog.arm(seconds)
       try: self.uc.emu_start(prog.base, RETURN_ADDR)
       except UcError as e: raise self._fault(prog, str(e)) from None
+      finally: self.watchdog.disarm()
       if self.pending is not None: raise self.pending
+      # emu_start returned without an error short of the return address: only the watchdog's emu_stop does that
+      if (pc:=self.uc.reg_read(a.UC_ARM64_REG_PC)) != RETURN_ADDR: raise self._hang(prog, pc, seconds, core)
     finally:
       for h in hooks: self.uc.hook_del(h)
       for lo, hi in spans: self.uc.mem_unmap(lo, hi - lo)
@@ -164,6 +182,15 @@ class Machine:
     uc.emu_stop()
 
   # *** fault reports ***
+  def _hang(self, prog:Loaded, pc:int, seconds:float, core:int) -> CPUKernelHang:
+    from mockgpu.emulators.arm64.lint import disassemble_one
+    at = self._prog_at(pc)
+    where = f"{at.name}+{pc - at.base:#x}" if at else f"pc {pc:#x} (outside every loaded kernel)"
+    text = disassemble_one(bytes(self.uc.mem_read(pc, 4)), pc) if at else "?"
+    return CPUKernelHang(f"arm64 kernel {prog.name} (core_id {core}) ran past MOCKGPU_CPU_TIMEOUT={seconds:g} s without "
+                         f"returning; stopped at {where}: {text}", kernel=prog.name, offset=pc - prog.base if at is prog else None,
+                         seconds=seconds)
+
   def _prog_at(self, pc:int) -> Loaded|None: return next((p for p in self.loaded if p.base <= pc < p.base + p.size), None)
 
   def _fault(self, prog:Loaded|None, why:str, pc:int|None=None, bad=None) -> Exception:
@@ -199,6 +226,31 @@ class Machine:
       b = min(self.args, key=lambda b: b.addr)
       return b, b.addr - addr, "before"
     return None, 0, ""
+
+class Watchdog:
+  """Stops a kernel call that runs past its time: unicorn's own emu_start timeout does the same (uc_emu_stop from a
+  thread) but starts a thread per call (measured 270 us, several times a launch), and its count budget instruments every
+  instruction (measured 2x slower kernels). One daemon thread per machine wakes a few times a second instead; arm and
+  disarm only set two attributes. A stop that lands just after the call returned does nothing (emu_start clears it)."""
+  def __init__(self, uc):
+    self.uc, self.lock, self.deadline, self.thread = uc, threading.Lock(), None, None
+
+  def arm(self, seconds:float):
+    self.deadline, self.period = time.monotonic() + seconds, min(0.25, seconds / 4)
+    if self.thread is None:
+      self.thread = threading.Thread(target=self._run, name="mockgpu-arm64-watchdog", daemon=True)
+      self.thread.start()
+
+  def disarm(self):
+    with self.lock: self.deadline = None
+
+  def _run(self):
+    while True:
+      time.sleep(self.period)
+      with self.lock:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+          self.deadline = None
+          self.uc.emu_stop()
 
 def _align16(n:int) -> int: return (n + 15) // 16 * 16
 

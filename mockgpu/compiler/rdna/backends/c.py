@@ -106,6 +106,13 @@ C_CALLS = {
   "fmax": _ieee_minmax("fmax"), "fmin": _ieee_minmax("fmin"),
   "fmed3": lambda a, ts, t: f"fmed3_32({a[0]}, {a[1]}, {a[2]}, {a[3]})" if t != "f64" else None,
   "quiet": lambda a, ts, t: f"qnan{64 if t == 'f64' else 32}({a[0]})",
+  # OCP fp8/bf8 codes (RDNA4, gfx950)
+  "fp8_f32": lambda a, ts, t: f"fp8_f32((uint32_t)({a[0]}))", "bf8_f32": lambda a, ts, t: f"bf8_f32((uint32_t)({a[0]}))",
+  "f32_fp8": _f32(lambda a: f"((uint16_t)f32_fp8({a[0]}))"), "f32_bf8": _f32(lambda a: f"((uint16_t)f32_bf8({a[0]}))"),
+  "fp8_pk_f32": lambda a, ts, t: f"ocp8_pk_f32((uint32_t)({a[0]}), 0)", "bf8_pk_f32": lambda a, ts, t: f"ocp8_pk_f32((uint32_t)({a[0]}), 1)",
+  "fp8_fnuz_f32": lambda a, ts, t: f"fnuz8_f32((uint32_t)({a[0]}), 3, 8)", "bf8_fnuz_f32": lambda a, ts, t: f"fnuz8_f32((uint32_t)({a[0]}), 2, 16)",
+  "f32_fp8_fnuz": _f32(lambda a: f"((uint16_t)f32_fnuz8({a[0]}, 3, 8))"), "f32_bf8_fnuz": _f32(lambda a: f"((uint16_t)f32_fnuz8({a[0]}, 2, 16))"),
+  "gnan": lambda a, ts, t: f"gnan{64 if t == 'f64' else 32}({a[0]}, {' || '.join(f'isnan({x})' for x in a[1:]) or '0'})",
   "div_fmas": _f32(lambda a: f"div_fmas32({a[0]}, {a[1]}, {a[2]}, {a[3]})"),
   "ldexp": lambda a, ts, t: f"ldexp{WIDTH[t]}({a[0]}, {a[1]})",
   "exp2": _in_double("exp2({x})"), "log2": _in_double("dnan64({x}, log2({x}))"), "rcp": _in_double("1.0 / {x}"),

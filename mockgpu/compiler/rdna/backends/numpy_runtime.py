@@ -31,7 +31,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8  # noqa: F401
+from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8, f32_to_fnuz8  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -226,6 +226,17 @@ def bf8_f32(x) -> np.ndarray:
   """An OCP E5M2 byte as f32, exactly."""
   return fp8_table("cdna4", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
 
+def fp8_fnuz_f32(x) -> np.ndarray:
+  """A gfx942 FNUZ E4M3 byte as f32, exactly (0x80: the NaN)."""
+  return fp8_table("cdna3", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def bf8_fnuz_f32(x) -> np.ndarray:
+  """A gfx942 FNUZ E5M2 byte as f32, exactly (0x80: the NaN)."""
+  return fp8_table("cdna3", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
+
+def f32_fp8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "FP8")
+def f32_bf8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "BF8")
+
 def fp8_pk_f32(x) -> np.ndarray:
   """The two E4M3 bytes of a 16-bit value as f32 bits, the low byte's in bits 31:0 (v_cvt_pk_f32_fp8)."""
   x = np.asarray(x).astype(u64)
@@ -349,6 +360,18 @@ def fmed3(a, b, c, ieee:bool=False):
   nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
   r = med3(a, b, c)
   return np.where(nan, fmin(fmin(a, b, ieee), c, ieee), r) if nan.any() else r
+
+DEFAULT_NAN = {np.dtype(f16): np.uint16(0x7e00).view(f16), np.dtype(f32): np.uint32(0x7fc00000).view(f32),
+               np.dtype(f64): np.uint64(0x7ff8000000000000).view(f64)}
+
+def gnan(r, *srcs):
+  """A row's float result r: where it is a NaN none of the row's float sources is, the NaN was generated (inf - inf,
+  0 * inf, ...), and the hardware gives its default NaN, +qNaN (f16 0x7e00, f32 0x7fc00000, f64 0x7ff8000000000000);
+  numpy gives the host's (x86: the sign set). A propagated NaN stays as computed."""
+  nan = np.isnan(r)
+  if not nan.any(): return r
+  for s in srcs: nan = nan & ~np.isnan(s)
+  return np.where(nan, DEFAULT_NAN[np.asarray(r).dtype], r)
 
 def default_nan(x, r):
   """An invalid operation on a number (log2, sqrt or rsq of a negative one) gives the hardware's default NaN, +qNaN.
@@ -492,6 +515,10 @@ def div_scale(s0, s1, s2):
   t = s0.dtype.type
   up, big, tiny_exp, _ = _DIV[t]
   q = s2 / s1
+  if t == f32:   # errata div-scale-vcc: a quotient that would be denormal, also one f32 rounds to zero or up to normal
+    q64 = s2.astype(f64) / s1.astype(f64)
+    tiny_q = (q64 != 0) & (np.abs(q64) < float(np.finfo(f32).tiny))
+  else: tiny_q = _is_denorm(q)
   rcp_den = _is_denorm(1.0 / s1.astype(f64)) if t == f64 else np.zeros(s0.shape, bool)
   conds = [((s2 == 0) | (s1 == 0), t(np.nan), s1 == 0),
            (_bexp(s2) - _bexp(s1) >= big, np.where(s0 == s1, np.ldexp(s0, up), s0), True),
@@ -499,7 +526,7 @@ def div_scale(s0, s1, s2):
            # errata div-scale-vcc: a huge denominator of a denormal quotient is scaled down (the manual: up)
            (rcp_den & _is_denorm(q), np.where(s0 == s1, np.ldexp(s0, -up), s0), True),
            (rcp_den, np.ldexp(s0, -up), False),
-           (_is_denorm(q), np.where(s0 == s2, np.ldexp(s0, up), s0), True),
+           (tiny_q, np.where(s0 == s2, np.ldexp(s0, up), s0), True),
            (_bexp(s2) <= tiny_exp, np.ldexp(s0, up), False)]
   d, vcc = s0.copy(), np.zeros(s0.shape, bool)
   for cond, val, flag in reversed(conds):  # earlier branches take priority, so apply them last
@@ -507,6 +534,10 @@ def div_scale(s0, s1, s2):
     vcc = np.where(cond, flag, vcc)
   own = (s0.view(_UINT[t]) == s1.view(_UINT[t])) & (s0.view(_UINT[t]) != s2.view(_UINT[t]))
   vcc |= own & (s1 != 0) & (_bexp(s1) <= tiny_exp)
+  # errata div-scale-vcc (inferred): a zero numerator sets VCC in both calls (D the pseudocode's NaN; v_div_fixup
+  # returns the signed zero whatever v_div_fmas did), a tiny one (biased exponent <= 23 / 53) in the denominator's call
+  vcc |= (s2 == 0) & (s1 != 0) & ~np.isnan(s1)
+  vcc |= own & (s2 != 0) & (_bexp(s2) <= tiny_exp)
   return d.astype(t), vcc
 
 _UINT = {f16: u16, f32: u32, f64: u64}

@@ -200,7 +200,65 @@ static inline uint32_t f2bf16(float x) {
 static inline uint32_t d2bf16(double x) { return f2bf16(d2f_odd(x)); }
 /* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
  * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
+/* OCP fp8 (E4M3: 3 mantissa bits, bias 7, S.1111.111 the NaN) and bf8 (E5M2: 2, bias 15, IEEE-like) codes, as
+ * numpy_runtime.fp8_f32/bf8_f32 and cdna.f32_to_ocp8 (RDNA4's and gfx950's conversions) */
+static inline double ocp8_val(int code, int m, int bias) {   /* a non-negative finite code's value, exactly */
+  int e = code >> m, f = code & ((1 << m) - 1);
+  return e == 0 ? ldexp((double)f, 1 - bias - m) : ldexp((double)((1 << m) + f), e - bias - m);
+}
+static inline float ocp8_f32(uint32_t c, int m, int bias, int has_inf) {
+  uint32_t a = c & 0x7fu, neg = c & 0x80u, top = 0x7fu >> m << m;   /* top: the all-ones exponent */
+  if (!has_inf && a == 0x7fu) return F32(neg ? 0xffc00000u : 0x7fc00000u);
+  if (has_inf && a >= top) return a == top ? (neg ? -INFINITY : INFINITY) : F32(neg ? 0xffc00000u : 0x7fc00000u);
+  float v = (float)ocp8_val((int)a, m, bias);
+  return neg ? -v : v;
+}
+static inline float fp8_f32(uint32_t c) { return ocp8_f32(c & 0xffu, 3, 7, 0); }
+static inline float bf8_f32(uint32_t c) { return ocp8_f32(c & 0xffu, 2, 15, 1); }
+/* f32 to a code: round to nearest even over the finite codes; past the largest (the midpoint to one more step
+ * included by the even rule) and for infinity `over` (fp8: the NaN 0x7f, bf8: infinity 0x7c); a NaN gives 0x7f; the
+ * input's sign kept */
+static inline uint32_t f32_ocp8(float x, int m, int bias, int top, uint32_t over) {
+  uint32_t sign = (U32F(x) >> 31) << 7;
+  double a = fabs((double)x);
+  if (a != a) return 0x7fu | sign;
+  if (isinf(a)) return over | sign;
+  int lo = 0, hi = top + 1;
+  while (lo < hi) { int mid = (lo + hi) / 2; if (ocp8_val(mid, m, bias) < a) lo = mid + 1; else hi = mid; }
+  int l = lo - 1 < 0 ? 0 : lo - 1, h = lo > top ? top : lo;
+  double dlo = a - ocp8_val(l, m, bias), dhi = ocp8_val(h, m, bias) - a;
+  uint32_t code = (uint32_t)((dhi < dlo || (dhi == dlo && h % 2 == 0)) ? h : l);
+  double big = ocp8_val(top, m, bias), half = big + (big - ocp8_val(top - 1, m, bias)) / 2;
+  if (a > half || (a == half && top % 2 == 1)) code = over;
+  return code | sign;
+}
+static inline uint32_t f32_fp8(float x) { return f32_ocp8(x, 3, 7, 0x7e, 0x7fu); }
+static inline uint32_t f32_bf8(float x) { return f32_ocp8(x, 2, 15, 0x7b, 0x7cu); }
+/* gfx942's FNUZ codes (numpy_runtime.fp8_fnuz_f32 ..., cdna.f32_to_fnuz8): 0x80 the only NaN, no infinity, no -0 */
+static inline float fnuz8_f32(uint32_t c, int m, int bias) {
+  c &= 0xffu;
+  if (c == 0x80u) return F32(0xffc00000u);
+  float v = (float)ocp8_val((int)(c & 0x7fu), m, bias);
+  return c & 0x80u ? -v : v;
+}
+static inline uint32_t f32_fnuz8(float x, int m, int bias) {
+  double a = fabs((double)x);
+  if (a != a || isinf(a)) return 0x80u;
+  double big = ocp8_val(0x7f, m, bias);
+  if (a >= big + (big - ocp8_val(0x7e, m, bias)) / 2) return 0x80u;
+  uint32_t code = f32_ocp8(x, m, bias, 0x7f, 0x80u) & 0x7fu;
+  return code ? code | (U32F(x) >> 31) << 7 : 0u;
+}
+static inline uint64_t ocp8_pk_f32(uint32_t x, int bf8) {
+  float lo = bf8 ? bf8_f32(x) : fp8_f32(x), hi = bf8 ? bf8_f32(x >> 8) : fp8_f32(x >> 8);
+  return (uint64_t)U32F(lo) | (uint64_t)U32F(hi) << 32;
+}
 static inline double dnan64(double a, double r) { return (r != r && a == a) ? F64(0x7ff8000000000000ull) : r; }
+/* a row's float result (numpy_runtime.gnan): a NaN none of its float sources was is generated, and the hardware's is its
+ * default NaN, +qNaN; the host's (x86: 0xffc00000, arm64: 0x7fc00000) never shows. An f16 is carried as a float: its
+ * store makes 0x7fc00000 0x7e00. */
+static inline float gnan32(float r, int nan_in) { return __builtin_expect(r != r, 0) && !nan_in ? F32(0x7fc00000u) : r; }
+static inline double gnan64(double r, int nan_in) { return __builtin_expect(r != r, 0) && !nan_in ? F64(0x7ff8000000000000ull) : r; }
 static inline double rev64(double x, int cosine) {
   if (!isfinite(x)) return F64(0x7ff8000000000000ull);
   double y = 2 * 3.141592653589793 * (x - rint(x));

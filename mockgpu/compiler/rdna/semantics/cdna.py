@@ -139,6 +139,16 @@ def _vop_key(n:str) -> str:
 # sorted: a table's order is its rows' order everywhere (a frozenset's follows the process's string hashing)
 VOP = {**{n: rdna3.VOP[n] for n in sorted(SAME_VOP | (SPECIAL - {"READFIRSTLANE_B32", "READLANE_B32", "WRITELANE_B32"}))},
        **{r: rdna3.VOP[r] for r in VOP_RENAMES.values()}, **_compares(), **OWN}
+# gfx942's fp8/bf8 conversions in its FNUZ formats (cdna.f32_to_fnuz8; CDNA4 replaces them with the OCP ones): the
+# packed forms write the 16 bits op_sel[3] selects and keep the other half (not HIGH16_ZEROED, below); SDWA selects
+# v_cvt_f32_fp8/bf8's byte, the e32 form reads byte 0
+FNUZ8 = table("""
+CVT_PK_FP8_F32 u16 f32 f32 = f32_fp8_fnuz(a) | (f32_fp8_fnuz(b) << 8)
+CVT_PK_BF8_F32 u16 f32 f32 = f32_bf8_fnuz(a) | (f32_bf8_fnuz(b) << 8)
+CVT_F32_FP8 f32 u32 = fp8_fnuz_f32(a & 0xff)
+CVT_F32_BF8 f32 u32 = bf8_fnuz_f32(a & 0xff)
+""")
+VOP = {**VOP, **FNUZ8}
 SOP = {**{n: rdna3.SOP[n] for n in sorted(SAME_SOP | SAME_SOPC | SOPK)}, **{r: rdna3.SOP[r] for r in RENAMED_SOP.values()},
        **{f"{op}_SAVEEXEC_B64": rdna3.SOP[f"{op}_SAVEEXEC_B64"] for op in SAVEEXEC.values()}}
 PACKED = {n: rdna3.PACKED[n] for n in sorted(SAME_PACKED)}
@@ -228,7 +238,8 @@ TRUE16_E32 = False
 # 16-bit results that zero bits 31:16 of the destination VGPR (erratum cdna-16bit-high-zero); GFX9 changed these to
 # preserve them
 PRESERVE_HIGH16 = frozenset({"FMA_F16", "MAD_U16", "MAD_I16", "DIV_FIXUP_F16", "FMA_MIXLO_F16", "FMA_MIXHI_F16"})
-HIGH16_ZEROED = frozenset(n for n, r in VOP.items() if r.dst is not None and WIDTH[r.dst] == 16) - PRESERVE_HIGH16
+HIGH16_ZEROED = frozenset(n for n, r in VOP.items() if r.dst is not None and WIDTH[r.dst] == 16) - PRESERVE_HIGH16 - \
+  {"CVT_PK_FP8_F32", "CVT_PK_BF8_F32"}
 WMMA:dict = {}
 WMMA_LAYOUT = None
 # s_movrel* reach s0..s101 (gfx9: 102 SGPRs, then FLAT_SCRATCH and XNACK_MASK); s_trap's ID is SIMM16[7:0]

@@ -66,7 +66,11 @@ HELPERS:dict[str, object] = {
   "fma": _same, "fma_rtz": _same, "fmax": _same,
   # RDNA4's OCP fp8 (E4M3) and bf8 (E5M2) bytes as f32 (exact)
   "fp8_f32": "f32", "bf8_f32": "f32", "fp8_pk_f32": "u64", "bf8_pk_f32": "u64", "f32_fp8": "u16", "f32_bf8": "u16",
+  # gfx942's FNUZ fp8 (E4M3, bias 8) and bf8 (E5M2, bias 16)
+  "fp8_fnuz_f32": "f32", "bf8_fnuz_f32": "f32", "f32_fp8_fnuz": "u16", "f32_bf8_fnuz": "u16",
   "fmin": _same, "fmed3": _same, "ldexp": _same, "quiet": _same,
+  # a row's float result with a generated NaN made the hardware's default NaN (program.py adds it; backends/numpy_runtime)
+  "gnan": _same,
   # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber (a NaN operand yields the other, two NaNs the first quieted) and
   # minimum/maximum (a NaN operand yields a NaN), and v_med3_num
   "min_num": _same, "max_num": _same, "minimum754": _same, "maximum754": _same, "med3_num": _same,
