@@ -263,13 +263,14 @@ class DispatchProfile:
       for pc in pcs:
         if (c:=self.info[pc].pmc) in pmc.CLASSES: m[pmc.CLASSES.index(c), b] += 1
     lens = np.array([len(p) for p in self.blocks], np.int64)
-    per = {c: np.zeros(self.perf.shape, np.int64) for c in (*pmc.CLASSES, "waves")}
+    per = {c: np.zeros(self.perf.shape, np.int64) for c in (*pmc.CLASSES, "waves", "conflicts")}
     insts, longest, pos = np.zeros(self.perf.shape, np.int64), np.zeros(self.perf.shape, np.int64), 0
     for c in self.rec.chunks:
       v = self.rec.visits(c)
       where = self.place(np.repeat(np.arange(pos, pos + len(c.ids)), c.wpg))
       for k, name in enumerate(pmc.CLASSES): np.add.at(per[name], where, m[k] @ v)
       np.add.at(per["waves"], where, 1)
+      np.add.at(per["conflicts"], where, c.conflicts)
       wave_insts = lens @ v
       np.add.at(insts, where, wave_insts)
       np.maximum.at(longest, where, wave_insts)

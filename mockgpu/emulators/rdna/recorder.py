@@ -4,7 +4,8 @@ The numpy path advances the waves of a chunk block by block (executor._run / _ru
 basic block for all waves of the chunk or for a subset of them. A Recorder handed to run_dispatch keeps those steps
 (the executor's two hooks: `chunk` when a chunk starts, `step` per block step). From them follow, exactly:
 - per wave, how many times each block ran, hence its per-class instruction counts (PMC);
-- per wave, its dynamic block sequence, hence its (pc, instruction, branch taken) stream (SQTT).
+- per wave, its dynamic block sequence, hence its (pc, instruction, branch taken) stream (SQTT);
+- per wave, the LDS bank conflict cycles of its DS accesses (the third hook, `lds`, sees each access's lane addresses).
 Profiled dispatches run on the numpy path (the C path runs whole waves and does not report blocks).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ class Chunk:
   wpg:int                   # waves per workgroup
   whole:list = field(default_factory=list)    # per step: block index, or -1 where the step ran a subset
   subsets:dict = field(default_factory=dict)  # step number -> (block, wave indexes) of a subset step
+  conflicts:np.ndarray|None = None            # per wave of the chunk: its LDS bank conflict cycles (bank_conflicts)
 
 class Recorder:
   """Handed to executor.run_dispatch(mem, d, recorder): collects the block steps of every chunk."""
@@ -28,7 +30,7 @@ class Recorder:
   # *** the executor's hooks ***
   def chunk(self, prog, ids:np.ndarray, wpg:int):
     if self.prog is None: self.prog = prog
-    self.chunks.append(Chunk(np.asarray(ids), wpg))
+    self.chunks.append(Chunk(np.asarray(ids), wpg, conflicts=np.zeros(len(ids) * wpg, np.int64)))
 
   def step(self, b:int, waves):
     """Block b ran for every wave of the chunk (waves None) or for the wave indexes `waves`."""
@@ -37,6 +39,12 @@ class Recorder:
     else:
       c.subsets[len(c.whole)] = (b, np.array(waves, np.int64))
       c.whole.append(-1)
+
+  def lds(self, w, addr:np.ndarray, m:np.ndarray, ndw:int):
+    """An LDS access of the waves w (a slice or wave indexes): addr [waves, lanes] byte addresses, m the active lanes,
+    ndw dwords per lane. A two-address DS op (ds_load_2addr) calls this once per address, as it makes two passes."""
+    c = self.chunks[-1]
+    c.conflicts[w] += bank_conflicts(addr, m, ndw)
 
   # *** what follows from them ***
   @property
@@ -66,3 +74,29 @@ def check_blocks(prog, blocks:list[list[int]]) -> None:
   starts = [b[0] for b in blocks]
   if list(prog.block_pc) != starts:
     raise EmulatorBug(f"profiling: the translated kernel's block starts {list(prog.block_pc)[:8]}... differ from decode.blocks' {starts[:8]}...")
+
+LDS_BANKS = 32  # dword-wide banks the lanes of one pass share (see bank_conflicts)
+LANES_PER_PASS = 32
+
+def bank_conflicts(addr:np.ndarray, m:np.ndarray, ndw:int) -> np.ndarray:
+  """Per wave, the conflict cycles of one LDS access: per pass (32 lanes; a wave64 access makes two) and per dword of
+  the lanes' elements, the most distinct dwords one bank must serve, less one; lanes reading the same dword share it
+  (broadcast). Bank rule: 32 banks, each 4 bytes wide, bank = (byte address / 4) mod 32. Source: the RDNA3 ISA guide,
+  "Local Data Share" (each 64 KB half of a WGP's LDS is 32 banks of 512 dwords) and spec.md 4.6 of issue 26 (conflict
+  cycles = max lanes per bank - 1 per instruction). MODEL where the guide is silent: each dword of a multi-dword
+  element (ds_load_b64/b128) is its own pass, so consecutive lanes' b64/b128 accesses count no conflict."""
+  waves, lanes = m.shape
+  passes = max(1, lanes // LANES_PER_PASS)
+  rows = waves * passes
+  dw = (np.asarray(addr, np.int64) >> 2).reshape(rows, -1)
+  act = np.asarray(m, bool).reshape(rows, -1)
+  out = np.zeros(rows, np.int64)
+  for k in range(ndw):
+    d = np.where(act, dw + k, -1)
+    d.sort(axis=1)
+    new = d >= 0
+    new[:, 1:] &= d[:, 1:] != d[:, :-1]  # the distinct dwords of a pass
+    r, j = np.nonzero(new)
+    per_bank = np.bincount(r * LDS_BANKS + d[r, j] % LDS_BANKS, minlength=rows * LDS_BANKS).reshape(rows, LDS_BANKS)
+    out += np.maximum(per_bank.max(axis=1) - 1, 0)
+  return out.reshape(waves, passes).sum(axis=1)
