@@ -449,3 +449,39 @@ def test_jit_graph_runs(tmp_path):
   # reads: the next plain kernel's read holds the waves of the 3 graph runs too (the same kernel read again does not)
   p = run_tinygrad("MOCK+AMD", JIT_GRAPH, env={"VIZ": "-2", "TMPDIR": str(tmp_path), "PMC_COUNTERS": "SQ_WAVES,GRBM_GUI_ACTIVE"})
   assert result(p) == "True 3 True True [0, 0, 0] True", p.stdout[-3000:]
+
+CDNA_COUNTS = """
+import numpy as np
+from tinygrad import Tensor, Device
+from tinygrad.device import Compiled
+from tinygrad.viz.serve import amd_decode
+x = np.random.default_rng(5).standard_normal(1 << 16).astype(np.float32)
+ok = np.allclose((Tensor(x) * 3 + 1).numpy(), x * 3 + 1, atol=1e-5)
+dev = Device["AMD"]
+dev.synchronize()
+pmc = [e for e in Compiled.profile_events if type(e).__name__ == "ProfilePMCEvent"][-1]
+prg = {e.tag: e for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}[pmc.kern]
+insts = amd_decode(prg.lib, dev.arch).values()
+valu = sum(type(i).__name__.startswith("VOP") for i in insts)
+vals = np.frombuffer(pmc.blob, np.uint64)
+per = {s.name: vals[s.off // 8:(s.off + s.size) // 8].reshape(s.xcc, -1).sum(1) for s in pmc.sched}
+sizes = sorted({s.name: s.size // 8 for s in pmc.sched}.items())
+waves = int(per["SQ_WAVES"].sum())
+print("RESULT", ok, waves > 8, (per["SQ_WAVES"] > 0).all(), int(per["SQ_INSTS_VALU"].sum()) == waves * valu > 0,
+      (per["GRBM_GUI_ACTIVE"] > 0).all(), int(per["TCC_HIT"].sum() + per["TCC_MISS"].sum()) > 0, sizes)
+"""
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_cdna_counters(arch, tmp_path):
+  # CDNA (8 XCCs, 4 SEs each): tinygrad reads each XCC through PRED_EXEC, SQ per SE (32 values), TCC 16 instances per XCC
+  # (128), GRBM once per XCC (8). A 65536-element x * 3 + 1 is straight-line code spread over every XCC: each XCC counts
+  # its own waves, and SQ_INSTS_VALU is the waves times the code object's VALU instructions
+  p = run_tinygrad(f"MOCK+AMD:LLVM:{arch}", CDNA_COUNTS, env={"PMC": "1", "PROFILE": "1", "TMPDIR": str(tmp_path),
+                   "PMC_COUNTERS": "SQ_WAVES,SQ_INSTS_VALU,GRBM_GUI_ACTIVE,TCC_HIT,TCC_MISS"})
+  sizes = [("GRBM_GUI_ACTIVE", 8), ("SQ_INSTS_VALU", 32), ("SQ_WAVES", 32), ("TCC_HIT", 128), ("TCC_MISS", 128)]
+  assert result(p) == f"True True True True True True {sizes}", p.stdout[-3000:]
+
+def test_cdna_thread_trace_is_refused(tmp_path):
+  p = run_tinygrad("MOCK+AMD:LLVM:gfx942", "from tinygrad import Tensor; (Tensor.ones(4) + 1).realize()",
+                   env={"VIZ": "-2", "TMPDIR": str(tmp_path)}, check=False)
+  assert p.returncode != 0 and "SQ_THREAD_TRACE_MASK: CDNA (gfx9) thread traces are not modelled" in p.stderr, p.stderr[-2000:]

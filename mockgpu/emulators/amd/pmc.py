@@ -18,11 +18,13 @@ CLASSES = ("VALU", "SALU", "SMEM", "LDS", "FLAT", "TEX_LOAD", "TEX_STORE", "GDS"
 CP_DISPATCH_CYCLES = 2000   # MODEL: the command processor's cost of one dispatch (launch, drain), in shader cycles
 VMEM_LOAD_CYCLES = 1500
 GL2C_INSTANCES = 32
+TCC_INSTANCES = 16  # gfx9's L2 channels, as tinygrad reads them (ops_amd.py pmc_start: "TCC": 16 instances)
 SQ = {**{f"SQ_INSTS_{c}": c for c in CLASSES}, "SQ_WAVES": "waves", "SQ_INSTS_WAVE32": "w32", "SQ_WAVE32_INSTS": "w32",
       "SQ_WAVE64_INSTS": "w64", "SQ_INSTS_WAVE32_VALU": "w32_VALU", "SQ_INSTS_WAVE32_LDS": "w32_LDS",
-      "SQ_BUSY_CYCLES": "busy", "SQC_LDS_IDX_ACTIVE": "LDS", "SQC_LDS_BANK_CONFLICT": "conflicts"}
+      "SQ_BUSY_CYCLES": "busy", "SQC_LDS_IDX_ACTIVE": "LDS", "SQC_LDS_BANK_CONFLICT": "conflicts",
+      "SQ_LDS_IDX_ACTIVE": "LDS", "SQ_LDS_BANK_CONFLICT": "conflicts"}  # the last two: gfx9's names (the LDS is the SQ's there)
 GRBM = {"GRBM_GUI_ACTIVE", "GRBM_COUNT"}
-GL2C = {"GL2C_HIT", "GL2C_MISS"}
+GL2C = {"GL2C_HIT", "GL2C_MISS", "TCC_HIT", "TCC_MISS"}  # TCC: gfx9's L2
 MODELLED = set(SQ) | GRBM | GL2C
 
 class DispatchCounts:
@@ -48,6 +50,6 @@ def add(name:str, values:np.ndarray, c:DispatchCounts):
   """Add dispatch c's value of counter `name` to `values` (the counter's per-instance array)."""
   if name in SQ: values += c.per_wgp[SQ[name]]
   elif name in GRBM: values += c.cycles
-  elif name == "GL2C_HIT": values += spread(c.gl2c_hit, len(values))
-  elif name == "GL2C_MISS": values += spread(c.gl2c_miss, len(values))
+  elif name in ("GL2C_HIT", "TCC_HIT"): values += spread(c.gl2c_hit, len(values))
+  elif name in ("GL2C_MISS", "TCC_MISS"): values += spread(c.gl2c_miss, len(values))
   else: raise AssertionError(f"counter {name} was selected but has no model")  # selection checks MODELLED first
