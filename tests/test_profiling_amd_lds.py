@@ -32,10 +32,24 @@ def test_strided_access_conflicts(stride, per_access, monkeypatch):
   (c,) = rec.chunks
   assert c.conflicts.tolist() == [2 * per_access] * 2  # two waves, each a store and a load
 
-def test_b64_consecutive_lanes_and_stride():
-  # b64 elements: lane i's dwords 2i and 2i+1 (stride 2 dwords); each dword slot is a pass: banks 2i and 2i+1 hold lanes i, i+16
-  addr = np.arange(32, dtype=np.uint32)[None] * 8
-  assert bank_conflicts(addr, np.ones((1, 32), bool), 2).tolist() == [2]
+# b64: passes of 16 lanes (32 dwords). stride 2 dwords: consecutive elements, conflict-free; stride 4: lane i's dwords
+# 4i and 4i+1, lanes i and i+8 of a pass share their banks (1 cycle), 2 passes
+@pytest.mark.parametrize("stride,per_access", [(2, 0), (4, 2), (32, 30)])
+def test_b64_access_conflicts(stride, per_access, monkeypatch):
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
+  out = aligned(64 * 4, 256).view(np.uint32)
+  mem, d = dispatch(strided(stride, wide=True), [out], block=(64, 1, 1), lds=64 * 33 * 4)
+  rec = Recorder()
+  run_dispatch(mem, d, rec)
+  assert (out[:64] == np.arange(64)).all()
+  (c,) = rec.chunks
+  assert c.conflicts.tolist() == [2 * per_access] * 2
+
+def test_b128_consecutive_and_b96():
+  m = np.ones((1, 32), bool)
+  assert bank_conflicts(np.arange(32, dtype=np.uint32)[None] * 16, m, 4).tolist() == [0]  # 4 passes of 8 lanes x 4 dwords
+  assert bank_conflicts(np.arange(32, dtype=np.uint32)[None] * 32, m, 4).tolist() == [4]  # 8 lanes on 16 banks: 2 each
+  assert bank_conflicts(np.arange(32, dtype=np.uint32)[None] * 12, m, 3).tolist() == [0]  # b96: 8 lanes x 3 dwords, 24 banks
 
 def test_inactive_lanes_and_wave64_passes():
   addr = np.arange(64, dtype=np.uint32)[None] * 128  # stride 32 dwords: every lane on bank 0
