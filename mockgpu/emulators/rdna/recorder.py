@@ -89,12 +89,21 @@ def bank_conflicts(addr:np.ndarray, m:np.ndarray, ndw:int) -> np.ndarray:
   waves, lanes = m.shape
   width = 4 if ndw == 3 else ndw  # a b96 element takes a b128 slot of the pass
   per_pass = max(1, min(lanes, 32 // width))
-  dw = (np.asarray(addr, np.int64) >> 2)[..., None] + np.arange(ndw)
+  dw = (np.asarray(addr, np.uint32) >> 2).astype(np.int32)[..., None] + np.arange(ndw, dtype=np.int32)  # dwords: < 2**30
   d = np.where(np.asarray(m, bool)[..., None], dw, -1).reshape(waves * (lanes // per_pass), per_pass * ndw)
-  rows = len(d)
-  d.sort(axis=1)
+  out = np.zeros(len(d), np.int64)
+  # passes whose banks each see at most one element have no conflict (the common case): only the others are sorted
+  slot = np.where(d >= 0, d & (LDS_BANKS - 1), LDS_BANKS)  # one more slot for the inactive lanes
+  seen = np.bincount((np.arange(len(d))[:, None] * (LDS_BANKS + 1) + slot).reshape(-1), minlength=len(d) * (LDS_BANKS + 1))
+  hot = np.nonzero(seen.reshape(len(d), LDS_BANKS + 1)[:, :LDS_BANKS].max(axis=1) > 1)[0]
+  if len(hot): out[hot] = _busiest_bank(d[hot]) - 1
+  return out.reshape(waves, -1).sum(axis=1)
+
+def _busiest_bank(d:np.ndarray) -> np.ndarray:
+  """Per pass (row of dwords, -1 for an inactive lane), the distinct dwords of its busiest bank."""
+  d = np.sort(d, axis=1)
   new = d >= 0
   new[:, 1:] &= d[:, 1:] != d[:, :-1]  # the distinct dwords of a pass
   r, j = np.nonzero(new)
-  per_bank = np.bincount(r * LDS_BANKS + d[r, j] % LDS_BANKS, minlength=rows * LDS_BANKS).reshape(rows, LDS_BANKS)
-  return np.maximum(per_bank.max(axis=1) - 1, 0).reshape(waves, -1).sum(axis=1)
+  per_bank = np.bincount(r * LDS_BANKS + (d[r, j] & (LDS_BANKS - 1)), minlength=len(d) * LDS_BANKS).reshape(len(d), LDS_BANKS)
+  return np.maximum(per_bank.max(axis=1), 1)
