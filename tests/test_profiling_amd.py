@@ -405,3 +405,83 @@ def test_sqtt_limit_se_cu_masks_place_the_work(tmp_path):
   # every workgroup there, so the traced units of SE0/SE1 hold all the waves and the other SEs none
   p = run_tinygrad("MOCK+AMD", LIMIT_SE, env={"SQTT": "1", "PROFILE": "1", "SQTT_LIMIT_SE": "2", "TMPDIR": str(tmp_path)})
   assert result(p) == "True [True, True, False, False, False, False] True", p.stdout[-2000:]
+
+JIT_GRAPH = """
+import numpy as np
+from tinygrad import Tensor, Device, TinyJit
+from tinygrad.device import Compiled
+SES = 6
+@TinyJit
+def f(a, b): return ((a + 1).contiguous() * b).contiguous().sum(0)
+def kinds(evs, name): return [e for e in evs if type(e).__name__ == name]
+def waves(e):
+  vals = np.frombuffer(e.blob, np.uint64)
+  return sum(int(vals[s.off // 8:(s.off + s.size) // 8].sum()) for s in e.sched if s.name == "SQ_WAVES")
+rng = np.random.default_rng(11)
+ok, runs = True, []
+for i in range(4):
+  a, b = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal((32, 64)).astype(np.float32)
+  n0 = len(Compiled.profile_events)
+  ok &= np.allclose(f(Tensor(a), Tensor(b)).numpy(), ((a + 1) * b).sum(0), atol=1e-4)
+  Device["AMD"].synchronize()
+  runs.append(Compiled.profile_events[n0:])
+first = runs[0]
+kerns = sorted({e.kern for e in kinds(first, "ProfilePMCEvent")})
+per_se = all(sorted(e.se for e in kinds(first, "ProfileSQTTEvent") if e.kern == k) == list(range(SES)) for k in kerns)
+nonempty = all(len(e.blob) > 0 for e in kinds(first, "ProfileSQTTEvent"))
+graphed = [len(kinds(r, "ProfileSQTTEvent")) + len(kinds(r, "ProfilePMCEvent")) for r in runs[1:]]
+f_waves = sum(waves(e) for e in kinds(first, "ProfilePMCEvent"))
+x = Tensor(rng.standard_normal(4096).astype(np.float32)).realize()
+Device["AMD"].synchronize()
+reads = []
+for _ in range(2):
+  n0 = len(Compiled.profile_events)
+  (x * 2).realize()
+  Device["AMD"].synchronize()
+  reads.append(waves(kinds(Compiled.profile_events[n0:], "ProfilePMCEvent")[0]))
+print("RESULT", ok, len(kerns), per_se, nonempty, graphed, reads[0] - reads[1] == len(graphed) * f_waves > 0)
+"""
+
+def test_jit_graph_runs(tmp_path):
+  # TinyJit with three profiled kernels: its first run calls each kernel (one PMC event and one SQTT event per SE per
+  # kernel); from the second run the HCQ graph runs them, which in tinygrad 0.14.0 emits the SQTT markers but neither
+  # starts nor stops a trace nor reads the counters, so those runs give no event. The counters keep counting between
+  # reads: the next plain kernel's read holds the waves of the 3 graph runs too (the same kernel read again does not)
+  p = run_tinygrad("MOCK+AMD", JIT_GRAPH, env={"VIZ": "-2", "TMPDIR": str(tmp_path), "PMC_COUNTERS": "SQ_WAVES,GRBM_GUI_ACTIVE"})
+  assert result(p) == "True 3 True True [0, 0, 0] True", p.stdout[-3000:]
+
+CDNA_COUNTS = """
+import numpy as np
+from tinygrad import Tensor, Device
+from tinygrad.device import Compiled
+from tinygrad.viz.serve import amd_decode
+x = np.random.default_rng(5).standard_normal(1 << 16).astype(np.float32)
+ok = np.allclose((Tensor(x) * 3 + 1).numpy(), x * 3 + 1, atol=1e-5)
+dev = Device["AMD"]
+dev.synchronize()
+pmc = [e for e in Compiled.profile_events if type(e).__name__ == "ProfilePMCEvent"][-1]
+prg = {e.tag: e for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}[pmc.kern]
+insts = amd_decode(prg.lib, dev.arch).values()
+valu = sum(type(i).__name__.startswith("VOP") for i in insts)
+vals = np.frombuffer(pmc.blob, np.uint64)
+per = {s.name: vals[s.off // 8:(s.off + s.size) // 8].reshape(s.xcc, -1).sum(1) for s in pmc.sched}
+sizes = sorted({s.name: s.size // 8 for s in pmc.sched}.items())
+waves = int(per["SQ_WAVES"].sum())
+print("RESULT", ok, waves > 8, (per["SQ_WAVES"] > 0).all(), int(per["SQ_INSTS_VALU"].sum()) == waves * valu > 0,
+      (per["GRBM_GUI_ACTIVE"] > 0).all(), int(per["TCC_HIT"].sum() + per["TCC_MISS"].sum()) > 0, sizes)
+"""
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_cdna_counters(arch, tmp_path):
+  # CDNA (8 XCCs, 4 SEs each): tinygrad reads each XCC through PRED_EXEC, SQ per SE (32 values), TCC 16 instances per XCC
+  # (128), GRBM once per XCC (8). A 65536-element x * 3 + 1 is straight-line code spread over every XCC: each XCC counts
+  # its own waves, and SQ_INSTS_VALU is the waves times the code object's VALU instructions
+  p = run_tinygrad(f"MOCK+AMD:LLVM:{arch}", CDNA_COUNTS, env={"PMC": "1", "PROFILE": "1", "TMPDIR": str(tmp_path),
+                   "PMC_COUNTERS": "SQ_WAVES,SQ_INSTS_VALU,GRBM_GUI_ACTIVE,TCC_HIT,TCC_MISS"})
+  sizes = [("GRBM_GUI_ACTIVE", 8), ("SQ_INSTS_VALU", 32), ("SQ_WAVES", 32), ("TCC_HIT", 128), ("TCC_MISS", 128)]
+  assert result(p) == f"True True True True True True {sizes}", p.stdout[-3000:]
+
+def test_cdna_thread_trace_is_refused(tmp_path):
+  p = run_tinygrad("MOCK+AMD:LLVM:gfx942", "from tinygrad import Tensor; (Tensor.ones(4) + 1).realize()",
+                   env={"VIZ": "-2", "TMPDIR": str(tmp_path)}, check=False)
+  assert p.returncode != 0 and "SQ_THREAD_TRACE_MASK: CDNA (gfx9) thread traces are not modelled" in p.stderr, p.stderr[-2000:]

@@ -14,8 +14,10 @@ traces (SQTT) and performance counters (PMC), as GPU-global state per XCC and pe
   latches the counters into what <BLOCK>_PERFCOUNTER<k>_LO/HI read. Dispatches count while the state is 1 (pmc.py has
   the values). COMPUTE_PERFCOUNT_ENABLE is kept but does not gate counting: tinygrad's dispatch set-up writes it 0 (the
   8-register COMPUTE_START_X write ends on it) and real captures still count.
+- gfx9 (CDNA, each XCC with its own counters, reached through PRED_EXEC): one SQ per SE (its counters are the SE's
+  sum), TCC (16 instances) for L2, any SQ select (no even-only rule), SQ_PERFCOUNTER_MASK kept.
 Unmodelled (named, never a zero): SPM, counter selections without a model, per-instance selections, CDNA's (gfx9)
-trace and counter registers, trace modes other than on/off.
+thread trace registers, trace modes other than on/off.
 """
 from __future__ import annotations
 import collections, functools, re
@@ -48,7 +50,8 @@ class Perf:
   def __init__(self, gpu):
     self.gpu, board, gc = gpu, gpu.board, gpu.gc
     self.gfx, self.board = board.gc_version, board
-    self.shape = (board.se, board.sa_per_se, board.cu_per_sa // 2)  # SQ counters per WGP
+    # SQ counters per WGP on gfx11+; gfx9 (CDNA) has one SQ per SE, read with GRBM selecting the SE alone
+    self.shape = (board.se, 1, 1) if self.gfx[0] == 9 else (board.se, board.sa_per_se, board.cu_per_sa // 2)
     self.names:dict[int, str] = {}
     for name, reg in gc.regs.items():
       if PERF_NAME.fullmatch(short:=name.removeprefix("reg")) and short not in QUEUE_REGS: self.names.setdefault(reg.addr[0], short)
@@ -56,7 +59,8 @@ class Perf:
     self.names[perfmon.addr[0]] = "CP_PERFMON_CNTL"
     self.perfmon = perfmon
     self.xccs = [XCCPerf(board.se) for _ in range(board.num_xcc)]
-    self.by_select = {(blk, idx): name for name, (blk, idx) in _pmc_table(self.gfx).items()}
+    v = board.gfx_target_version  # tinygrad's AMDDevice.target, which names gfx9's tables (gfx942 is GC 9.4.3)
+    self.by_select = {(blk, idx): name for name, (blk, idx) in _pmc_table((v // 10000, v // 100 % 100, v % 100)).items()}
     self.layout = sqtt.LAYOUTS[4 if self.gfx[0] >= 12 else 3]
 
   def owns(self, addr:int) -> str|None: return self.names.get(addr)
@@ -64,7 +68,8 @@ class Perf:
   def _reg(self, name:str): return self.gpu.gc.regs["reg" + name] if name != "CP_PERFMON_CNTL" else self.perfmon
 
   def _check_gen(self, name:str):
-    if self.gfx[0] == 9: raise Unmodelled(f"register {name}: CDNA (gfx9) thread traces and performance counters are not modelled")
+    if self.gfx[0] == 9 and (name.startswith(("SQ_THREAD_TRACE_", "THREAD_TRACE_")) or name == "SPI_CONFIG_CNTL"):
+      raise Unmodelled(f"register {name}: CDNA (gfx9) thread traces are not modelled (its performance counters are)")
 
   # *** register writes and reads ***
   def write(self, xcc:int, name:str, value:int, grbm:int):
@@ -76,7 +81,8 @@ class Perf:
       if name in ("SQ_THREAD_TRACE_STATUS", "SQ_THREAD_TRACE_WPTR"): raise Unmodelled(f"register {name}: writing it is not modelled")
       for se in g["ses"]: self._trace_write(x, se, name, value)
       return
-    if name in ("SPI_CONFIG_CNTL", "SQ_PERFCOUNTER_CTRL", "SQ_PERFCOUNTER_CTRL2", "SQ_THREAD_TRACE_USERDATA_2", "SQ_THREAD_TRACE_USERDATA_3"):
+    if name in ("SPI_CONFIG_CNTL", "SQ_PERFCOUNTER_CTRL", "SQ_PERFCOUNTER_CTRL2", "SQ_PERFCOUNTER_MASK", "SQ_THREAD_TRACE_USERDATA_2",
+                "SQ_THREAD_TRACE_USERDATA_3"):
       x.regs[name] = value
       return
     raise Unmodelled(f"register {name}: {'the streaming performance monitor (SPM)' if 'SPM' in name else 'this performance register'} "
@@ -97,6 +103,7 @@ class Perf:
 
   def _grbm(self, value:int) -> dict:
     f = self.gpu.gc.regGRBM_GFX_INDEX.decode(value)
+    if self.gfx[0] == 9: f = {k.replace("sh_", "sa_"): v for k, v in f.items()}  # gfx9 names the SA a shader array (SH)
     if f["se_index"] >= self.board.se or f["sa_index"] >= self.board.sa_per_se:
       raise PacketError(f"GRBM_GFX_INDEX 0x{value:x} selects SE {f['se_index']} SA {f['sa_index']}: the board has {self.board.se} SEs "
                         f"of {self.board.sa_per_se} SAs")
@@ -122,17 +129,17 @@ class Perf:
   def _counter_write(self, x:XCCPerf, m, name:str, value:int, g:dict):
     if m["part"] != "SELECT": raise Unmodelled(f"register {name}: writing a counter's value is not modelled")
     block, n = m["block"], int(m["n"])
-    if block not in ("SQ", "GRBM", "GL2C"): raise Unmodelled(f"register {name}: {block} counters are not modelled")
+    if block not in ("SQ", "GRBM", "GL2C", "TCC"): raise Unmodelled(f"register {name}: {block} counters are not modelled")
     if not g["broadcast"]: raise Unmodelled(f"register {name} written with GRBM_GFX_INDEX 0x{g['value']:x}: a per-instance counter "
                                             f"selection is not modelled (only broadcast ones)")
-    if block == "SQ":
+    if block == "SQ" and self.gfx[0] != 9:
       if n % 2: raise Unmodelled(f"register {name}: the odd SQ selects (the high half of a 64-bit SQ counter) are not modelled")
       n //= 2
     sel = self._reg(name).decode(value)["perf_sel"]
     cname = self.by_select.get((block, sel))
     if cname is None: raise Unmodelled(f"register {name}: {block} counter {sel} is not one tinygrad names; it is not modelled")
     if cname not in pmc.MODELLED: raise Unmodelled(f"register {name}: counter {cname} ({block} {sel}) is not modelled")
-    shape = {"SQ": self.shape, "GRBM": (1,), "GL2C": (pmc.GL2C_INSTANCES,)}[block]
+    shape = {"SQ": self.shape, "GRBM": (1,), "GL2C": (pmc.GL2C_INSTANCES,), "TCC": (pmc.TCC_INSTANCES,)}[block]
     x.counters[(block, n)] = (cname, np.zeros(shape, np.int64))
 
   def _counter_read(self, x:XCCPerf, m, name:str, g:dict) -> int:
@@ -145,7 +152,7 @@ class Perf:
       wgp = g["instance"] >> 2
       if wgp >= self.shape[2]: raise PacketError(f"read of {name}: GRBM instance {g['instance']} selects WGP {wgp}, an SA has {self.shape[2]}")
       v = int(values[g["se"], g["sa"], wgp])
-    elif key[0] == "GL2C":
+    elif key[0] in ("GL2C", "TCC"):
       if g["instance"] >= len(values): raise PacketError(f"read of {name}: GL2C instance {g['instance']} of {len(values)}")
       v = int(values[g["instance"]])
     else: v = int(values[0])
@@ -207,9 +214,20 @@ class Perf:
     15:0, SA1's in 31:16; a WGP runs work when either of its two CUs is enabled), ordered WGP-major then SA then SE
     (the placement's round robin). A mask never written enables every CU (KFD's MQD default)."""
     se_n, sa_n, wgp_n = self.shape
+    if self.gfx[0] == 9: return self._enabled_cus(qregs)
     masks = [qregs[f"COMPUTE_STATIC_THREAD_MGMT_SE{se}"] if f"COMPUTE_STATIC_THREAD_MGMT_SE{se}" in qregs else 0xffffffff
              for se in range(se_n)]
     units = [(se, sa, w) for w in range(wgp_n) for sa in range(sa_n) for se in range(se_n) if masks[se] >> (16 * sa + 2 * w) & 3]
+    if not units: raise PacketError(f"a dispatch with no CU enabled (COMPUTE_STATIC_THREAD_MGMT_SE0..{se_n - 1} are all 0)")
+    return np.array(units, np.int64)
+
+  def _enabled_cus(self, qregs) -> np.ndarray:
+    """gfx9: (SE, 0, 0) once per enabled CU (COMPUTE_STATIC_THREAD_MGMT_SE<i> bit c enables CU c of SE i's one SA), CU-major
+    then SE: the placement's round robin over CUs, whose SQ counters add up per SE."""
+    se_n = self.shape[0]
+    masks = [qregs[f"COMPUTE_STATIC_THREAD_MGMT_SE{se}"] if f"COMPUTE_STATIC_THREAD_MGMT_SE{se}" in qregs else 0xffffffff
+             for se in range(se_n)]
+    units = [(se, 0, 0) for cu in range(self.board.cu_per_sa) for se in range(se_n) if masks[se] >> cu & 1]
     if not units: raise PacketError(f"a dispatch with no CU enabled (COMPUTE_STATIC_THREAD_MGMT_SE0..{se_n - 1} are all 0)")
     return np.array(units, np.int64)
 
@@ -220,6 +238,7 @@ class Perf:
 
   def dispatched(self, xcc:int, d, rec, qregs):
     """Count and trace a dispatch the executor ran with the recorder `rec`."""
+    if rec.prog is None and len(d.workgroup_ids()) == 0: return None  # none of the workgroups ran on this XCC
     if rec.prog is None: raise Unmodelled("profiling a dispatch the debugger ran (not the numpy path) is not modelled")
     x = self.xccs[xcc]
     prof = DispatchProfile(self, d, rec, self.enabled_wgps(qregs))
@@ -263,13 +282,14 @@ class DispatchProfile:
       for pc in pcs:
         if (c:=self.info[pc].pmc) in pmc.CLASSES: m[pmc.CLASSES.index(c), b] += 1
     lens = np.array([len(p) for p in self.blocks], np.int64)
-    per = {c: np.zeros(self.perf.shape, np.int64) for c in (*pmc.CLASSES, "waves")}
+    per = {c: np.zeros(self.perf.shape, np.int64) for c in (*pmc.CLASSES, "waves", "conflicts")}
     insts, longest, pos = np.zeros(self.perf.shape, np.int64), np.zeros(self.perf.shape, np.int64), 0
     for c in self.rec.chunks:
       v = self.rec.visits(c)
       where = self.place(np.repeat(np.arange(pos, pos + len(c.ids)), c.wpg))
       for k, name in enumerate(pmc.CLASSES): np.add.at(per[name], where, m[k] @ v)
       np.add.at(per["waves"], where, 1)
+      np.add.at(per["conflicts"], where, c.conflicts)
       wave_insts = lens @ v
       np.add.at(insts, where, wave_insts)
       np.maximum.at(longest, where, wave_insts)

@@ -110,6 +110,7 @@ def ieee_mode(rsrc1:int, arch:str) -> bool:
 
 class State:
   """One chunk of workgroups: its registers, LDS and private memory, read by the translated code."""
+  lds_watch = None  # a profiled dispatch's Recorder.lds, told every LDS access (numpy_memory._shared)
   def __init__(self, mem:AddressSpace, d:Dispatch, waves:int, lanes:int, nvgpr:int, wave_wg:np.ndarray, lds_size:int, private_size:int):
     self.mem, self.pgm, self.lanes = mem, d.pgm_addr, lanes
     self.S = np.zeros((256, waves), np.uint32)
@@ -363,7 +364,9 @@ def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, w
     waves = len(ids) * wpg
     st = State(mem, d, waves, prog.lanes, max(prog.nvgpr, 1), np.repeat(np.arange(len(ids)), wpg), lds_size, private)
     _init_registers(st, d, ids, wpg)
-    if rec is not None: rec.chunk(prog, ids, wpg)
+    if rec is not None:
+      rec.chunk(prog, ids, wpg)
+      st.lds_watch = rec.lds
     try:
       with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
         used = _run(st, prog, waves, budget, used, rec)

@@ -228,6 +228,7 @@ def scstore(st, w, off, m, full, data:list, pc:int, name:str):
 def _shared(st, w, addr, m, full, ndw:int, nbytes:int, write:bool, pc:int, name:str):
   """Byte indices into the dispatch's LDS array for the active lanes, checked against the workgroup's LDS size."""
   addr = np.broadcast_to(np.asarray(addr, u32), m.shape)
+  if st.lds_watch is not None: st.lds_watch(w, addr, m, ndw)  # a profiled dispatch's recorder: its bank conflicts
   base = (st.wave_wg[w] * st.lds_size)[:, None] + np.zeros(m.shape[1], np.int64)
   if not full: addr, base = addr[m], base[m]
   addr, base = addr.reshape(-1).astype(np.int64), base.reshape(-1)
