@@ -31,7 +31,7 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8  # noqa: F401
+from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -819,7 +819,7 @@ def _mfma_shape(name:str) -> MFMAShape: return MFMAShape.parse(name.upper())
 
 def mfma_regs(name:str, a:list, b:list, c, fp8:str) -> list[np.ndarray]:
   """CDNA v_mfma_* over waves: A, B and C registers [waves, 64] uint32 (c an int: that constant's bits in every
-  element of C) -> the D registers (compiler/rdna/cdna.mfma: the products summed exactly, rounded once)."""
+  element of C) -> the D registers (compiler/rdna/gfx9.mfma: the products summed exactly, rounded once)."""
   shape = _mfma_shape(name)
   if not isinstance(c, list):
     waves = np.asarray(a[0]).shape[0]

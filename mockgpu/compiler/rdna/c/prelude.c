@@ -119,14 +119,14 @@ static inline int snan64(double x) { return x != x && !(U64F(x) & 0x800000000000
 IEEE754_2019(32, float)
 IEEE754_2019(64, double)
 
-/* v_bitop3 (cdna.bitop3): result bit i is bit (a_i << 2 | b_i << 1 | c_i) of the truth table t */
+/* v_bitop3 (gfx9.bitop3): result bit i is bit (a_i << 2 | b_i << 1 | c_i) of the truth table t */
 static inline uint32_t bitop3(uint32_t a, uint32_t b, uint32_t c, uint32_t t) {
   uint32_t d = 0;
   for (int k = 0; k < 8; k++)
     if (t >> k & 1) d |= (k & 4 ? a : ~a) & (k & 2 ? b : ~b) & (k & 1 ? c : ~c);
   return d;
 }
-/* GFX9 SDWA (cdna.sdwa_src / sdwa_dst): the byte or word [shift, shift + width) of x, zero- or sign-extended; a result
+/* GFX9 SDWA (gfx9.sdwa_src / sdwa_dst): the byte or word [shift, shift + width) of x, zero- or sign-extended; a result
  * placed in that field of old, the other bits zero (unused 0), copies of the field's top bit above it (1) or old's (2) */
 static inline uint32_t sdwa32(uint32_t x, int shift, int width, int sext) {
   if (width == 32) return x;

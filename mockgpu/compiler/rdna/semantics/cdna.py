@@ -236,7 +236,7 @@ SGPRS = 102
 TRAP_ID_BITS = 8
 VGPR_GRANULES = {64: 8}  # gfx90a+: VGPRs and AGPRs together (cdna.VGPR_GRANULE)
 
-# v_mfma_*: the forms gfx942 has that compiler/rdna/cdna.MFMAShape models (the xf32, sparse SMFMAC and f8f6f4 forms
+# v_mfma_*: the forms gfx942 has that compiler/rdna/gfx9.MFMAShape models (the xf32, sparse SMFMAC and f8f6f4 forms
 # are not modelled); FP8 names the fp8/bf8 formats (FNUZ on gfx942)
 MFMA = frozenset(f"V_MFMA_{s}" for s in """
 F32_32X32X1_2B_F32 F32_16X16X1_4B_F32 F32_4X4X1_16B_F32 F32_32X32X2_F32 F32_16X16X4_F32
