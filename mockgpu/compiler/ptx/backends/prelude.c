@@ -80,7 +80,7 @@ static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) 
   memcpy(dst, c->params + off, n);
 }
 
-/* *** arithmetic as the numpy path computes it (emulators/ptx/numerics.py, bitops.py) *** */
+/* *** arithmetic as the numpy path computes it (compiler/ptx/backends/numerics.py, bitops.py) *** */
 
 /* a NaN result -> the canonical NaN NVIDIA returns (numerics.canon) */
 static inline float canon_f32(float x) { return x != x ? F32(0x7fffffffu) : x; }
@@ -337,7 +337,7 @@ static inline void thread_sp(Ctx *c, uint32_t *sp, int64_t t) {
 }
 
 #if WARPS
-/* *** warp mode: instructions that combine threads (emulators/ptx/collective.py's algorithms, over one warp's
+/* *** warp mode: instructions that combine threads (compiler/ptx/backends/collective.py's algorithms, over one warp's
  * threads t0 .. t0+n-1, or the CTA's for bar.red). A thread arrives (act) at one with its operands in xsrc; every
  * thread of the warp has its operands there too (shfl reads any lane, mma.sync every lane); each arrived thread
  * gets its results in xres. *** */
