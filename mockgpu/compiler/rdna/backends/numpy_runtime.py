@@ -29,9 +29,9 @@ import functools
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
-from mockgpu.compiler.exact import fma64 as fma64_rn
+from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8  # noqa: F401
+from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table, f32_to_ocp8  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
