@@ -1,10 +1,12 @@
 """Exact float64 arithmetic both ISAs' numpy runtimes share (RDNA's v_fma_f64, PTX's fma.f64 and its rounding modes):
 the error-free transformations (TwoSum, Dekker's TwoProduct), a float64 fma rounded once (Boldo & Melquiond's
-round-to-odd, with the rare lanes the transformations cannot hold computed with rationals), directed rounding of a
-float64 whose exact error sign is known, and sums of many exact terms rounded once (exact_sum: Shewchuk's expansions;
+round-to-odd, with the rare lanes the transformations cannot hold computed with rationals), a float64 operation's
+result with the sign of its exact error (op_with_error_sign: PTX's rounding modes), directed rounding of a float64
+whose exact error sign is known, and sums of many exact terms rounded once (exact_sum: Shewchuk's expansions;
 MFMA's and WMMA's accumulation)."""
 from __future__ import annotations
 import numpy as np
+from mockgpu.errors import UnsupportedInstruction
 
 U64 = np.uint64
 
@@ -78,6 +80,27 @@ def _fma64_exact(r, lanes, a, b, c, mode:str):
 
 F64_MAX = float(np.finfo(np.float64).max)
 F64_OVERFLOW = 2 ** 1024 - 2 ** 970   # halfway from the largest finite float64 to 2^1024: from here RN gives inf
+def op_with_error_sign(op:str, a, b=None, c=None):
+  """float64 approximation s of op and the sign of (exact - s), for float64 operands."""
+  if op == "add": s, e = two_sum(a, b)
+  elif op == "sub": s, e = two_sum(a, -b)
+  elif op == "mul": s, e = two_prod(a, b)
+  elif op == "fma":
+    ph, pl = two_prod(a, b)
+    s, e1 = two_sum(ph, c)
+    e = e1 + pl
+  elif op == "div":
+    s = a / b
+    ph, pl = two_prod(s, b)
+    e = ((a - ph) - pl) * np.sign(b)
+  elif op == "sqrt":
+    s = np.sqrt(a)
+    ph, pl = two_prod(s, s)
+    e = (a - ph) - pl
+  else: raise UnsupportedInstruction(f"float operation {op}")
+  e = np.where(np.isfinite(s), e, 0.0)
+  return s, np.sign(np.nan_to_num(e))
+
 def round_fraction(v, mode:str) -> float:
   """The exact rational v rounded to float64 in mode (rn: to nearest even; rz, rm, rp: directed), overflow included."""
   from fractions import Fraction
