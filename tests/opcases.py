@@ -370,7 +370,7 @@ ARM64_LLVM_MODEL = {"matvec": ((300, 77), (77,), 72), "matmul_65x130x7": ((65, 1
 def arm64_llvm_dot(name:str) -> np.ndarray:
   """The case's a @ b as the arm64 kernel computes it: acc = 0; for k < unfused: acc += round(a[:, k] * b[k]); then
   acc = fma(a[:, k], b[k], acc); in float32, one output per accumulator."""
-  from mockgpu.emulators.ptx.numerics import fma32
+  from mockgpu.compiler.ptx.backends.numerics import fma32
   ashape, bshape, unfused = ARM64_LLVM_MODEL[name]
   a, b = data("float32", ashape, seed=1, lo=-1, hi=1), data("float32", bshape, seed=2, lo=-1, hi=1)
   b2 = b.reshape(b.shape[0], -1)

@@ -1,4 +1,4 @@
-"""The CDNA tables (semantics/cdna.py, cdna4.py) and helpers (compiler/rdna/cdna.py): aliases checked against both
+"""The CDNA tables (semantics/cdna.py, cdna4.py) and helpers (compiler/rdna/gfx9.py): aliases checked against both
 ISAs' pseudocode, CDNA's own rows against independent references, SDWA selection, GFX9 DPP lane maps, buffer
 addressing, MFMA against float64 matmuls and exact rational sums, and every instruction LLVM emits for the op suite on
 gfx942/gfx950 classified. tests/test_cdna_exec.py runs the deltas in hand-assembled kernels."""
@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from tinygrad.runtime.autogen.amd.cdna import ins, str_pcode as cdna_pcode
 from tinygrad.runtime.autogen.amd.rdna3 import str_pcode as rdna3_pcode
-from mockgpu.compiler.rdna import cdna, operands
+from mockgpu.compiler import exact
+from mockgpu.compiler.rdna import gfx9, operands
 from mockgpu.compiler.rdna.semantics import rdna3 as semantics, cdna as table, cdna4
 from mockgpu.compiler.rdna.backends.numpy import eval_row
 
@@ -143,7 +144,7 @@ def test_bitop3_truth_table(a, b, c, table):
   want = sum(((table >> ((a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1))) & 1) << i for i in range(32))
   assert got == want
   inst = ins.VOP3(ins.VOP3Op.V_BITOP3_B32, vdst=ins.v[0], src0=ins.v[1], src1=ins.v[2], src2=ins.v[3], omod=table >> 6, abs=table >> 3 & 7, neg=table & 7)
-  assert cdna.bitop3_table(inst) == table
+  assert gfx9.bitop3_table(inst) == table
 
 def test_cvt_pk_f16_f32_rounds_to_nearest_even_and_other_rows():
   a = np.float32([1 + 2**-11, 1 + 3 * 2**-11, 65520.0, -1e-8])  # ties go to even; 65520 rounds to inf in f16
@@ -156,25 +157,25 @@ def test_cvt_pk_f16_f32_rounds_to_nearest_even_and_other_rows():
 # *** operands and register files ***
 
 def test_operand_encodings():
-  assert cdna.operand(124) == ("special", 124) and cdna.OPERANDS[124] == "M0"  # RDNA3: NULL at 124, M0 at 125
-  assert cdna.operand(101) == ("sgpr", 101) and cdna.operand(102) == ("special", 102) and cdna.operand(300) == ("vgpr", 44)
-  assert cdna.operand(200) == ("int", -8) and cdna.operand(192) == ("int", 64) and cdna.operand(255) == ("literal", 0)
+  assert gfx9.operand(124) == ("special", 124) and gfx9.OPERANDS[124] == "M0"  # RDNA3: NULL at 124, M0 at 125
+  assert gfx9.operand(101) == ("sgpr", 101) and gfx9.operand(102) == ("special", 102) and gfx9.operand(300) == ("vgpr", 44)
+  assert gfx9.operand(200) == ("int", -8) and gfx9.operand(192) == ("int", 64) and gfx9.operand(255) == ("literal", 0)
   for reserved in (125, 209, 232):
-    with pytest.raises(ValueError, match=f"operand encoding {reserved} is reserved"): cdna.operand(reserved)
+    with pytest.raises(ValueError, match=f"operand encoding {reserved} is reserved"): gfx9.operand(reserved)
 
 def test_agprs_are_named_by_the_acc_bits():
   m = ins.VOP3P_MFMA(ins.VOP3POp.V_MFMA_F32_16X16X16_F16, vdst=ins.v[0:3], src0=ins.v[4:5], src1=ins.v[6:7], src2=ins.v[0:3], acc_cd=1)
-  assert cdna.acc_registers(m) == {"src0": "vgpr", "src1": "vgpr", "src2": "agpr", "vdst": "agpr"}
-  assert cdna.acc_registers(ins.DS(ins.DSOp.DS_READ_B32, vdst=ins.v[1], addr=ins.v[2], acc=1))["vdst"] == "agpr"
-  assert cdna.acc_registers(ins.VOP3P(ins.VOP3POp.V_ACCVGPR_WRITE, vdst=ins.v[1], src0=ins.v[2], src1=ins.v[0], src2=ins.v[0])) == \
+  assert gfx9.acc_registers(m) == {"src0": "vgpr", "src1": "vgpr", "src2": "agpr", "vdst": "agpr"}
+  assert gfx9.acc_registers(ins.DS(ins.DSOp.DS_READ_B32, vdst=ins.v[1], addr=ins.v[2], acc=1))["vdst"] == "agpr"
+  assert gfx9.acc_registers(ins.VOP3P(ins.VOP3POp.V_ACCVGPR_WRITE, vdst=ins.v[1], src0=ins.v[2], src1=ins.v[0], src2=ins.v[0])) == \
          {"src0": "vgpr", "vdst": "agpr"}
 
 def test_program_resources():
-  r = cdna.ProgramResources.decode(rsrc1=0x00af_0045, rsrc3=0x1_0007)
+  r = gfx9.ProgramResources.decode(rsrc1=0x00af_0045, rsrc3=0x1_0007)
   assert (r.vgprs, r.sgprs, r.accum_offset, r.agprs, r.tg_split, r.ieee_mode) == (48, 32, 32, 16, True, True)
-  with pytest.raises(ValueError, match="reserved bits 0x20000000"): cdna.ProgramResources.decode(0x2000_0000, 0)
-  with pytest.raises(ValueError, match="AGPRs start at 256, past the kernel's 8"): cdna.ProgramResources.decode(0, 63)
-  with pytest.raises(ValueError, match="wave64 only"): cdna.ProgramResources.decode(0, 0, 32)
+  with pytest.raises(ValueError, match="reserved bits 0x20000000"): gfx9.ProgramResources.decode(0x2000_0000, 0)
+  with pytest.raises(ValueError, match="AGPRs start at 256, past the kernel's 8"): gfx9.ProgramResources.decode(0, 63)
+  with pytest.raises(ValueError, match="wave64 only"): gfx9.ProgramResources.decode(0, 0, 32)
 
 def test_program_resources_of_an_llvm_mfma_kernel():
   from mockgpu.compiler import toolchain
@@ -200,13 +201,13 @@ attributes #0 = { "amdgpu-flat-work-group-size"="64,64" }"""
     image[at:at + 8] = (target - at + addend).to_bytes(8, "little", signed=True)
   rodata = next(s for s in sections if s.name == ".rodata").header.sh_addr
   kd = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t.from_buffer_copy(bytes(image[rodata:rodata + 64]))
-  r = cdna.ProgramResources.decode(kd.compute_pgm_rsrc1, kd.compute_pgm_rsrc3)
+  r = gfx9.ProgramResources.decode(kd.compute_pgm_rsrc1, kd.compute_pgm_rsrc3)
   insts = decode.walk(bytes(image[rodata + kd.kernel_code_entry_byte_offset:]), "cdna")
   assert any(decode.op_name(i).startswith("V_MFMA") for i in insts.values())
   # the descriptor covers every register the code names: VGPRs below accum_offset, AGPRs (acc bits) after it
   vgprs = agprs = 0
   for i in insts.values():
-    files = cdna.acc_registers(i)
+    files = gfx9.acc_registers(i)
     for name, _ in type(i)._fields:
       reg = getattr(i, name)
       if hasattr(reg, "offset") and 256 <= reg.offset < 512:
@@ -222,12 +223,12 @@ def test_sdwa_source_selection(x, sel, sext):
   shift, width = {0: (0, 8), 1: (8, 8), 2: (16, 8), 3: (24, 8), 4: (0, 16), 5: (16, 16), 6: (0, 32)}[sel]
   field = (x >> shift) & ((1 << width) - 1)
   if sext and width < 32 and field >> (width - 1): field -= 1 << width
-  assert int(cdna.sdwa_src(np.uint32([x]), sel, sext)[0]) == field % 2**32
+  assert int(gfx9.sdwa_src(np.uint32([x]), sel, sext)[0]) == field % 2**32
 
 @given(u32s, u32s, st.integers(0, 6), st.integers(0, 2))
 def test_sdwa_destination(result, old, sel, unused):
   shift, width = {0: (0, 8), 1: (8, 8), 2: (16, 8), 3: (24, 8), 4: (0, 16), 5: (16, 16), 6: (0, 32)}[sel]
-  got = int(cdna.sdwa_dst(np.uint32([result]), np.uint32([old]), sel, unused)[0])
+  got = int(gfx9.sdwa_dst(np.uint32([result]), np.uint32([old]), sel, unused)[0])
   mask = ((1 << width) - 1) << shift
   assert got & mask == (result << shift) & mask
   if width == 32: return
@@ -239,8 +240,8 @@ def test_sdwa_destination(result, old, sel, unused):
     assert rest == (((0xffffffff << (shift + width)) & 0xffffffff) if top else 0)
 
 def test_sdwa_reserved_selects():
-  with pytest.raises(ValueError, match="SDWA select 7 is reserved"): cdna.sdwa_src(np.uint32([1]), 7, False)
-  with pytest.raises(ValueError, match="dst_unused 3 is reserved"): cdna.sdwa_dst(np.uint32([1]), np.uint32([1]), 0, 3)
+  with pytest.raises(ValueError, match="SDWA select 7 is reserved"): gfx9.sdwa_src(np.uint32([1]), 7, False)
+  with pytest.raises(ValueError, match="dst_unused 3 is reserved"): gfx9.sdwa_dst(np.uint32([1]), np.uint32([1]), 0, 3)
 
 # *** DPP ***
 
@@ -271,12 +272,12 @@ def test_dpp_reserved_controls():
 # *** memory addressing ***
 
 def test_mubuf_linear_structured_and_range():
-  rsrc = cdna.BufferResource.decode([0x1000, 0x7f | (16 << 16), 40, 0])  # base 0x7f_0000_1000, stride 16, 40 records
+  rsrc = gfx9.BufferResource.decode([0x1000, 0x7f | (16 << 16), 40, 0])  # base 0x7f_0000_1000, stride 16, 40 records
   assert (rsrc.base, rsrc.stride, rsrc.num_records, rsrc.swizzle) == (0x7f_0000_1000, 16, 40, False)
-  addr, ok = cdna.mubuf_address(rsrc, np.arange(64), np.zeros(64, np.int64), soffset=8, inst_offset=4, idxen=True, offen=False, size=4)
+  addr, ok = gfx9.mubuf_address(rsrc, np.arange(64), np.zeros(64, np.int64), soffset=8, inst_offset=4, idxen=True, offen=False, size=4)
   assert list(addr[:3]) == [rsrc.base + 8 + 4 + 16 * i for i in range(3)] and ok[:40].all() and not ok[40:].any()
-  raw = cdna.BufferResource.decode([0x2000, 0, 100, 0])  # stride 0: a raw buffer of 100 bytes
-  addr, ok = cdna.mubuf_address(raw, 0, np.arange(64) * 4, soffset=1 << 20, inst_offset=0, idxen=False, offen=True, size=4)
+  raw = gfx9.BufferResource.decode([0x2000, 0, 100, 0])  # stride 0: a raw buffer of 100 bytes
+  addr, ok = gfx9.mubuf_address(raw, 0, np.arange(64) * 4, soffset=1 << 20, inst_offset=0, idxen=False, offen=True, size=4)
   assert list(addr[:2]) == [0x2000 + (1 << 20), 0x2000 + (1 << 20) + 4] and ok[:25].all() and not ok[25:].any()  # soffset is not checked
 
 def test_mubuf_swizzled_scratch_as_tinygrad_describes_it():
@@ -284,14 +285,14 @@ def test_mubuf_swizzled_scratch_as_tinygrad_describes_it():
   from tinygrad.runtime.autogen import hsa
   w1 = int.from_bytes(hsa.union_SQ_BUF_RSRC_WORD1_bitfields(BASE_ADDRESS_HI=0x7f, SWIZZLE_ENABLE=1), "little")
   w3 = int.from_bytes(bytes(hsa.union_SQ_BUF_RSRC_WORD3_bitfields(DST_SEL_X=4, ADD_TID_ENABLE=1, ELEMENT_SIZE=1, INDEX_STRIDE=3, TYPE=0)), "little")
-  rsrc = cdna.BufferResource.decode([0x1000_0000, w1, 1 << 20, w3])
+  rsrc = gfx9.BufferResource.decode([0x1000_0000, w1, 1 << 20, w3])
   assert (rsrc.swizzle, rsrc.add_tid, rsrc.index_stride, rsrc.element_size) == (True, True, 64, 4)
-  addr, ok = cdna.mubuf_address(rsrc, 0, np.zeros(64, np.int64), soffset=0, inst_offset=8, idxen=False, offen=True, size=4)
+  addr, ok = gfx9.mubuf_address(rsrc, 0, np.zeros(64, np.int64), soffset=0, inst_offset=8, idxen=False, offen=True, size=4)
   # dword 2 of every lane's private memory: the lanes' dwords interleave, 64 lanes x 4 bytes per element row
   assert list(addr[:3]) == [0x7f_1000_0000 + 2 * 4 * 64 + lane * 4 for lane in range(3)] and ok.all()
 
 def test_flat_offsets_and_memory_names():
-  assert cdna.flat_offset("GLOBAL", 0x1fff) == -1 and cdna.flat_offset("FLAT", 0xfff) == 0xfff and cdna.flat_offset("SCRATCH", 0x1000) == -4096
+  assert gfx9.flat_offset("GLOBAL", 0x1fff) == -1 and gfx9.flat_offset("FLAT", 0xfff) == 0xfff and gfx9.flat_offset("SCRATCH", 0x1000) == -4096
   for cdna_name, rdna3_name in [("GLOBAL_LOAD_DWORDX4", "GLOBAL_LOAD_B128"), ("GLOBAL_STORE_SHORT", "GLOBAL_STORE_B16"),
                                 ("GLOBAL_LOAD_SBYTE", "GLOBAL_LOAD_I8"), ("DS_READ2ST64_B64", "DS_LOAD_2ADDR_STRIDE64_B64"),
                                 ("DS_WRXCHG_RTN_B32", "DS_STOREXCHG_RTN_B32"), ("S_LOAD_DWORDX16", "S_LOAD_B512"),
@@ -320,23 +321,24 @@ finite = st.floats(allow_nan=False, allow_infinity=False, width=32)
 @given(st.lists(st.tuples(finite, st.integers(-40, 40)), min_size=1, max_size=20), st.sampled_from([np.float32, np.float64]))
 def test_exact_sum_rounds_once(items, dtype):
   terms = np.array([np.ldexp(np.float64(m), e) for m, e in items])
-  got = cdna.exact_sum(terms[:, None], dtype)[0]
+  got = exact.exact_sum(terms[:, None], dtype)[0]
   want = exact_round(terms, dtype)
   u = np.uint32 if dtype == np.float32 else np.uint64
   assert np.asarray(got).view(u) == np.asarray(dtype(want)).view(u), (terms.tolist(), got, want)
 
 def test_exact_sum_midpoints_and_specials():
   t = np.array([[1.0, 1.0, 1.0, 1e300], [2.0**-24, 2.0**-24, 3 * 2.0**-24, -1e300], [0.0, 2.0**-80, 0.0, 1.0]])
-  got = cdna.exact_sum(t, np.float32)
+  got = exact.exact_sum(t, np.float32)
   assert got[0] == 1.0 and got[1] == np.float32(1 + 2.0**-23) and got[2] == np.float32(1 + 2.0**-22) and got[3] == 1.0  # ties to even
-  assert np.isnan(cdna.exact_sum(np.array([[np.inf], [-np.inf]]), np.float32)[0])
-  assert np.signbit(cdna.exact_sum(np.array([[-0.0], [-0.0]]), np.float32)[0]) and not np.signbit(cdna.exact_sum(np.array([[1.0], [-1.0]]), np.float32)[0])
+  assert np.isnan(exact.exact_sum(np.array([[np.inf], [-np.inf]]), np.float32)[0])
+  assert np.signbit(exact.exact_sum(np.array([[-0.0], [-0.0]]), np.float32)[0])
+  assert not np.signbit(exact.exact_sum(np.array([[1.0], [-1.0]]), np.float32)[0])
 
 def encode(shape, kind, values, arch="cdna3"):
   """A/B registers of an MFMA from values [waves, blocks, m|n, k] (already representable in kind)."""
   lane, e = shape.operand_index()
   if kind in ("FP8", "BF8"):
-    table = cdna.fp8_table(arch, kind)
+    table = gfx9.fp8_table(arch, kind)
     bits = np.vectorize(lambda v: int(np.nonzero(table == v)[0][0]))(values).astype(np.uint8)
   else: bits = {"F16": lambda v: v.astype(np.float16).view(np.uint16), "BF16": lambda v: (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16),
                 "F32": lambda v: v.astype(np.float32).view(np.uint32), "F64": lambda v: v.astype(np.float64).view(np.uint64),
@@ -368,7 +370,7 @@ MFMAS = ["V_MFMA_F32_16X16X16_F16", "V_MFMA_F32_32X32X8_F16", "V_MFMA_F32_16X16X
 @pytest.mark.parametrize("name", MFMAS)
 def test_mfma_against_a_float64_matmul(name):
   """Small integers: every product and sum is exact, so D must equal the float64 (or int64) matmul bit for bit."""
-  shape = cdna.MFMAShape.parse(name)
+  shape = gfx9.MFMAShape.parse(name)
   assert name in {op.name for op in ins.VOP3POp}
   rng = np.random.default_rng(len(name))
   lo, hi = (-128, 128) if shape.a == "I8" else (-7, 8)
@@ -377,14 +379,14 @@ def test_mfma_against_a_float64_matmul(name):
   if shape.a in ("FP8", "BF8"): A, B = A / 2, B / 4  # halves and quarters: fp8 represents them exactly
   C = rng.integers(-1000, 1000, (2, shape.blocks, shape.m, shape.n))
   c_regs, t = encode_c(shape, C.astype({"F32": np.float32, "I32": np.int32, "F64": np.float64}[shape.out]))
-  d = cdna.mfma(shape, encode(shape, shape.a, A), encode(shape, shape.b, B), c_regs)
+  d = gfx9.mfma(shape, encode(shape, shape.a, A), encode(shape, shape.b, B), c_regs)
   assert len(d) == shape.out_regs and len(encode(shape, shape.a, A)) == shape.in_regs(shape.a)
   want = np.einsum("wbik,wbjk->wbij", A, B) + C
   assert np.array_equal(decode_d(shape, d, t).astype(np.float64), want)
 
 @pytest.mark.parametrize("name", ["V_MFMA_F32_16X16X16_F16", "V_MFMA_F32_16X16X4_F32", "V_MFMA_F64_16X16X4_F64"])
 def test_mfma_rounds_the_exact_sum_once(name):
-  shape = cdna.MFMAShape.parse(name)
+  shape = gfx9.MFMAShape.parse(name)
   rng = np.random.default_rng(7)
   ftype = {"F16": np.float16, "F32": np.float32, "F64": np.float64}[shape.a]
   A = (rng.standard_normal((1, 1, shape.m, shape.k)) * 2.0 ** rng.integers(-8, 8, (1, 1, shape.m, shape.k))).astype(ftype).astype(np.float64)
@@ -392,7 +394,7 @@ def test_mfma_rounds_the_exact_sum_once(name):
   ctype = np.float64 if shape.out == "F64" else np.float32
   C = rng.standard_normal((1, 1, shape.m, shape.n)).astype(ctype)
   c_regs, t = encode_c(shape, C)
-  D = decode_d(shape, cdna.mfma(shape, encode(shape, shape.a, A), encode(shape, shape.b, B), c_regs), t)
+  D = decode_d(shape, gfx9.mfma(shape, encode(shape, shape.a, A), encode(shape, shape.b, B), c_regs), t)
   for i in range(shape.m):
     for j in range(shape.n):
       terms = [fractions.Fraction(float(A[0, 0, i, k])) * fractions.Fraction(float(B[0, 0, j, k])) for k in range(shape.k)]
@@ -406,7 +408,7 @@ def test_mfma_layout_is_tinygrads_emulator_layout():
   """tinygrad's ops_python WMMA for AMD with 64 threads (CDNA 16x16xK): A element (row, k) sits in lane
   (k // (K/4)) * 16 + row at index k % (K/4); C/D lane holds (row (lane // 16) * 4 + elem, column lane % 16)."""
   for name in ("V_MFMA_F32_16X16X16_F16", "V_MFMA_F32_16X16X32_BF16", "V_MFMA_F32_16X16X32_FP8_FP8"):
-    shape = cdna.MFMAShape.parse(name)
+    shape = gfx9.MFMAShape.parse(name)
     lane, e = shape.operand_index()
     K = shape.k
     for row in range(16):
@@ -416,21 +418,21 @@ def test_mfma_layout_is_tinygrads_emulator_layout():
       for el in range(4): assert (olane[0, (ln // 16) * 4 + el, ln % 16], oelem[0, (ln // 16) * 4 + el, ln % 16]) == (ln, el)
 
 def test_fp8_formats_per_arch():
-  fnuz, ocp = cdna.fp8_table("cdna3", "FP8"), cdna.fp8_table("cdna4", "FP8")
+  fnuz, ocp = gfx9.fp8_table("cdna3", "FP8"), gfx9.fp8_table("cdna4", "FP8")
   assert np.isnan(fnuz[0x80]) and fnuz[0x00] == 0 and fnuz[0x7f] == 240.0 and fnuz[0x08] == 2.0**-7  # e4m3fnuz: bias 8
   assert ocp[0x80] == 0 and np.signbit(ocp[0x80]) and np.isnan(ocp[0x7f]) and ocp[0x7e] == 448.0 and ocp[0x08] == 2.0**-6  # e4m3fn
-  bf8 = cdna.fp8_table("cdna4", "BF8")
-  assert bf8[0x7b] == 57344.0 and np.isinf(bf8[0x7c]) and np.isnan(bf8[0x7d]) and cdna.fp8_table("cdna3", "BF8")[0x7f] == 57344.0
+  bf8 = gfx9.fp8_table("cdna4", "BF8")
+  assert bf8[0x7b] == 57344.0 and np.isinf(bf8[0x7c]) and np.isnan(bf8[0x7d]) and gfx9.fp8_table("cdna3", "BF8")[0x7f] == 57344.0
 
 def test_mfma_integer_wraps_and_unmodelled_forms():
-  shape = cdna.MFMAShape.parse("V_MFMA_I32_16X16X32_I8")
+  shape = gfx9.MFMAShape.parse("V_MFMA_I32_16X16X32_I8")
   A = np.full((1, 1, 16, 32), -128.0)
   c_regs, t = encode_c(shape, np.full((1, 1, 16, 16), 2**31 - 1, np.int32))
-  D = decode_d(shape, cdna.mfma(shape, encode(shape, "I8", A), encode(shape, "I8", A), c_regs), t)
+  D = decode_d(shape, gfx9.mfma(shape, encode(shape, "I8", A), encode(shape, "I8", A), c_regs), t)
   assert (D == np.int32((2**31 - 1 + 32 * 128 * 128) % 2**32 - 2**32)).all()  # wraps (no clamp)
-  with pytest.raises(ValueError, match="CBSZ/ABID/BLGP"): cdna.mfma(shape, [], [], [], cbsz=1)
+  with pytest.raises(ValueError, match="CBSZ/ABID/BLGP"): gfx9.mfma(shape, [], [], [], cbsz=1)
   for name in ("V_SMFMAC_F32_16X16X32_F16", "V_MFMA_F32_16X16X8_XF32", "V_MFMA_F64_4X4X4_4B_F64", "V_MFMA_F32_16X16X128_F8F6F4"):
-    with pytest.raises(ValueError, match="not modelled"): cdna.MFMAShape.parse(name)
+    with pytest.raises(ValueError, match="not modelled"): gfx9.MFMAShape.parse(name)
 
 # *** every instruction LLVM emits for the op suite ***
 
@@ -438,13 +440,13 @@ def test_every_surveyed_instruction_is_classified():
   lines = [l.split() for l in open(os.path.join(HERE, "cdna_instructions.txt")) if l.strip() and not l.startswith("#")]
   assert {arch for arch, *_ in lines} == {"gfx942", "gfx950"} and len(lines) > 400
   family = {"gfx942": "cdna3", "gfx950": "cdna4"}
-  for arch, encoding, name, _ in lines: cdna.classify(family[arch], encoding, name)
-  assert cdna.classify("cdna3", "VOP3P_MFMA", "V_MFMA_F32_16X16X16_F16").startswith("mfma")
-  assert cdna.classify("cdna3", "VOP2", "V_ADDC_CO_U32_E32") == "row: RDNA3 ADD_CO_CI_U32"
-  assert cdna.classify("cdna3", "VOP2", "V_MAX_F32_E32") == "row: CDNA" and cdna.classify("cdna4", "VOP3", "V_BITOP3_B32") == "row: CDNA"
-  with pytest.raises(KeyError, match="CDNA VOP3 V_BITOP3_B32 is not described"): cdna.classify("cdna3", "VOP3", "V_BITOP3_B32")
-  with pytest.raises(KeyError, match="CDNA SOP1 S_CBRANCH_JOIN is not described"): cdna.classify("cdna3", "SOP1", "S_CBRANCH_JOIN")
-  with pytest.raises(KeyError, match="CDNA SOPP S_SETHALT is not described"): cdna.classify("cdna3", "SOPP", "S_SETHALT")
+  for arch, encoding, name, _ in lines: gfx9.classify(family[arch], encoding, name)
+  assert gfx9.classify("cdna3", "VOP3P_MFMA", "V_MFMA_F32_16X16X16_F16").startswith("mfma")
+  assert gfx9.classify("cdna3", "VOP2", "V_ADDC_CO_U32_E32") == "row: RDNA3 ADD_CO_CI_U32"
+  assert gfx9.classify("cdna3", "VOP2", "V_MAX_F32_E32") == "row: CDNA" and gfx9.classify("cdna4", "VOP3", "V_BITOP3_B32") == "row: CDNA"
+  with pytest.raises(KeyError, match="CDNA VOP3 V_BITOP3_B32 is not described"): gfx9.classify("cdna3", "VOP3", "V_BITOP3_B32")
+  with pytest.raises(KeyError, match="CDNA SOP1 S_CBRANCH_JOIN is not described"): gfx9.classify("cdna3", "SOP1", "S_CBRANCH_JOIN")
+  with pytest.raises(KeyError, match="CDNA SOPP S_SETHALT is not described"): gfx9.classify("cdna3", "SOPP", "S_SETHALT")
 
 def test_mad_mix_is_llvms_fma_mix():
   """Erratum cdna-mad-mix-fused: LLVM disassembles GFX9's v_mad_mix opcodes as v_fma_mix, so the table aliases them to

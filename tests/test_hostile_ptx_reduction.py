@@ -5,7 +5,7 @@ and the reference stepper (the same memory afterwards, or the same named error).
 The numpy path raised EmulatorBug IndexError ("boolean index did not match indexed array along axis 0; size of axis is
 1 but size of corresponding boolean axis is 16") at the guarded store: a swap leaves the loop's ld.shared at a uniform,
 misaligned offset, whose byte-wise read returned a 1-element array instead of one value, which the store under the
-`lidx0 == 0` guard could not index with the 16-lane mask (emulators/ptx/runtime.py ld_space).
+`lidx0 == 0` guard could not index with the 16-lane mask (compiler/ptx/backends/numpy_runtime.py ld_space).
 """
 import os, re
 import numpy as np

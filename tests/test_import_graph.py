@@ -156,7 +156,7 @@ def test_the_ptx_translation_cache_key_covers_the_translator(tmp_path):
   loaded, keyed = json.loads(p.stdout)
   assert len(loaded) > 8 and set(loaded) <= set(keyed)
   assert {os.path.join(PKG, *f.split("/")) for f in ("compiler/ptx/semantics.py", "compiler/ptx/backends/numpy.py",
-          "compiler/ptx/types.py", "emulators/ptx/kernel_ns.py")} <= set(keyed)
+          "compiler/ptx/types.py", "compiler/ptx/backends/numpy_names.py")} <= set(keyed)
 
 def test_the_rdna_translation_cache_key_covers_the_translator():
   """The disk cache keys an RDNA numpy translation by the text of the files that decide it

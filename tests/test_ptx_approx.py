@@ -1,4 +1,4 @@
-"""The approximate PTX instructions stay within the error bounds documented in mockgpu/emulators/ptx/numerics.py
+"""The approximate PTX instructions stay within the error bounds documented in mockgpu/compiler/ptx/backends/numerics.py
 (each within 1 ulp of the exact function, inside the hardware's own bound), measured against float64 numpy."""
 import numpy as np
 import pytest

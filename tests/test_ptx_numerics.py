@@ -1,12 +1,12 @@
 """Bit-exactness of the executor's floating-point core against exact rationals: fma and the directed rounding modes in
 float32 and float64, subnormal results, conversions. The kernel tests run the instructions on both paths (numpy and C,
-the ptx_path fixture); the others call the numpy path's functions (mockgpu/emulators/ptx/numerics.py) directly, so they
+the ptx_path fixture); the others call the numpy path's functions (mockgpu/compiler/ptx/backends/numerics.py) directly, so they
 run once."""
 from fractions import Fraction
 import numpy as np
 import pytest
 from mockgpu.compiler import native
-from mockgpu.emulators.ptx.numerics import fma32, _fma32_numpy, fma64, farith, int_to_float, float_to_float, float_to_int
+from mockgpu.compiler.ptx.backends.numerics import fma32, _fma32_numpy, fma64, farith, int_to_float, float_to_float, float_to_int
 from test_ptx_isa import kernel, run
 per_path = pytest.mark.usefixtures("ptx_path")   # a kernel test: on the numpy and the native path
 

@@ -296,8 +296,8 @@ class PM4Queue(RingQueue):
   def _check_program(self, rsrc1:int, rsrc3:int, s, header):
     """The program resource words of a gfx9 (CDNA) board must decode as the gfx9 kernel descriptor defines them."""
     if self.gpu.board.gc_version[0] != 9: return
-    from mockgpu.compiler.rdna import cdna
-    try: cdna.ProgramResources.decode(rsrc1, rsrc3, self.gpu.board.wave_front_size)
+    from mockgpu.compiler.rdna import gfx9
+    try: gfx9.ProgramResources.decode(rsrc1, rsrc3, self.gpu.board.wave_front_size)
     except ValueError as e: raise self.packet_error(s, header, str(e)) from None
 
   @functools.cached_property

@@ -1,5 +1,5 @@
 """mma.sync's fragments: which element of the A, B and C/D matrices each lane's registers hold (the PTX ISA's fragment
-layouts for .row.col), and how elements pack into b32 registers. Read by the numpy path (emulators/ptx/collective.py)
+layouts for .row.col), and how elements pack into b32 registers. Read by the numpy path (compiler/ptx/backends/collective.py)
 and the C backend (backends/c.py), so both place every element alike."""
 from __future__ import annotations
 import functools

@@ -19,7 +19,7 @@ from tinygrad.renderer.amd.dsl import Inst, Reg, SrcField, VGPRField
 from mockgpu.compiler.rdna.decode import op_name, branch_target, imm_offset, BRANCHES, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import errata
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
-from mockgpu.compiler.rdna.cdna import bitop3_table, flat_offset, MFMAShape
+from mockgpu.compiler.rdna.gfx9 import bitop3_table, flat_offset, MFMAShape
 
 SCC, VCC, EXEC, NULL, M0, LITERAL = 253, 106, 126, 124, 125, 255
 VCCZ, EXECZ = 251, 252
@@ -159,7 +159,7 @@ class Wmma:
 
 @dataclass
 class Mfma:
-  """CDNA v_mfma_*: D = A * B + C over the wave in the form's register layout (compiler/rdna/cdna.MFMAShape); registers
+  """CDNA v_mfma_*: D = A * B + C over the wave in the form's register layout (compiler/rdna/gfx9.MFMAShape); registers
   are backend indexes (AGPRs at AGPR + n); c is None when C is the inline constant c_bits in every element."""
   name:str
   dst:list[int]

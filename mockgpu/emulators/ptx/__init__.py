@@ -4,8 +4,8 @@
   stats = launch(mem, k, grid, block, params, dynamic_shared=0)
 
 See mockgpu/compiler/ptx/semantics.py for what each instruction computes, compiler/ptx/backends/numpy.py for the
-execution model and the translation, numerics.py for floating-point exactness and the error bounds of the approximate
-instructions, runtime.py for the memory spaces.
+execution model and the translation, backends/numerics.py for floating-point exactness and the error bounds of the
+approximate instructions, backends/numpy_runtime.py for the memory spaces (backends/numpy_names.py: what translated code sees).
 """
 from __future__ import annotations
 import hashlib, os, time
@@ -20,18 +20,19 @@ from mockgpu.compiler.ptx.syntax import PTXSyntaxError
 from mockgpu.compiler.ptx.backends import numpy as numpy_backend
 from mockgpu.compiler.ptx.backends import stepper as stepper_backend
 from mockgpu.compiler.ptx.layout import entries
-from mockgpu.emulators.ptx.runtime import Env, JournalEnv, TracedEnv, BatchShape, ModuleMemory, fault_context
-from mockgpu.emulators.ptx import native, kernel_ns
+from mockgpu.compiler.ptx.backends.numpy_runtime import Env, JournalEnv, TracedEnv, BatchShape, ModuleMemory, fault_context
+from mockgpu.compiler.ptx.backends import numpy_names
+from mockgpu.emulators.ptx import native
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats", "Launch", "stepper", "run_stepped"]
 
 def translator_files() -> list[str]:
-  """The files whose text decides a numpy translation: the PTX layer (parsing, the table, both backends; compiler/ptx
-  and below) and the names the translated code runs with."""
+  """The files whose text decides a numpy translation: every Python file of the PTX layer (compiler/ptx: parsing, the
+  table, both backends and the numpy runtime with the names the translated code runs with)."""
   pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the mockgpu package
   ptx = os.path.join(pkg, "compiler", "ptx")
   files = [os.path.join(d, f) for d, _, fs in os.walk(ptx) for f in fs if f.endswith(".py")]
-  return sorted(files) + [os.path.join(pkg, "emulators", "ptx", "kernel_ns.py")]
+  return sorted(files)
 
 def _translator_version() -> str:
   """Changes whenever the translator's source does, so a disk cache never serves code from an older translator."""
@@ -199,7 +200,7 @@ def stepper(l:Launch, cta:tuple[int, int, int]=(0, 0, 0), board:NVBoard|None=Non
   linear = cta[0] + grid[0] * (cta[1] + grid[1] * cta[2])
   env = JournalEnv(l.mem, l.kernel, l.kernel.module.memory, grid, BatchShape(block, 1), linear, params, l.dynamic_shared,
                    config.instruction_budget(), [0, 0])
-  return stepper_backend.Stepper(step_program(l.kernel), env, vars(kernel_ns), board.warp_size, history, tuple(cta))
+  return stepper_backend.Stepper(step_program(l.kernel), env, vars(numpy_names), board.warp_size, history, tuple(cta))
 
 def ctas(grid:tuple) -> list[tuple[int, int, int]]:
   """The CTAs of a grid in launch order (x fastest)."""

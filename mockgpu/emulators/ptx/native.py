@@ -20,7 +20,7 @@ from mockgpu.compiler.ptx import parser as P
 from mockgpu.compiler.ptx.backends import c as cgen
 from mockgpu.compiler.ptx.layout import entries, MODULE_WINDOW, CONST_WINDOW
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
-from mockgpu.emulators.ptx.runtime import KernelTrap
+from mockgpu.compiler.ptx.backends.numpy_runtime import KernelTrap
 
 DONE, FAULT, BUDGET, UNSUPPORTED, TRAP = 0, 1, 2, 3, 4   # native_common.c's statuses and prelude.c's TRAP
 NSRC, NRES = 16, 4   # prelude.c: per thread, the operands and results of an instruction that combines threads

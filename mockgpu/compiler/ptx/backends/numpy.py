@@ -7,7 +7,7 @@ gets a block index (`_pc`) and the lowest block runs next for the threads that a
 through np.where): min-PC scheduling, which reconverges structured code at its join point and makes bar.sync exact (a
 barrier starts a block, so every thread reaches it before any passes it).
 
-The generated code calls the executor's run-time names (emulators/ptx/kernel_ns.py: the launch environment `_E`, the
+The generated code calls the executor's run-time names (compiler/ptx/backends/numpy_names.py: the launch environment `_E`, the
 numerics and bit helpers) and is cached by mockgpu.compiler.cache.
 """
 from __future__ import annotations
@@ -408,7 +408,7 @@ def translate_module(m:P.Module, ctx_type:type=Ctx) -> str:
     kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,
                         shared=layout.shared_size, dynamic_base=layout.dynamic_base, local=layout.local_size, instructions=ninstr,
                         maxntid=fn.maxntid))
-  head = ["import numpy as np", "from mockgpu.emulators.ptx.kernel_ns import *"]
+  head = ["import numpy as np", "from mockgpu.compiler.ptx.backends.numpy_names import *"]
   head += [f"{name} = {expr}" for expr, name in consts.items()]
   meta = dict(version=m.version, target=m.target, kernels=kernels, globals=(len(ginit), ginit), consts=(len(cinit), cinit))
   return "\n".join(head + [f"_META = {meta!r}", ""] + body)

@@ -80,7 +80,7 @@ static inline void pload(Ctx *c, void *dst, int64_t off, int64_t n, int64_t pc) 
   memcpy(dst, c->params + off, n);
 }
 
-/* *** arithmetic as the numpy path computes it (emulators/ptx/numerics.py, bitops.py) *** */
+/* *** arithmetic as the numpy path computes it (compiler/ptx/backends/numerics.py, bitops.py) *** */
 
 /* a NaN result -> the canonical NaN NVIDIA returns (numerics.canon) */
 static inline float canon_f32(float x) { return x != x ? F32(0x7fffffffu) : x; }
@@ -116,7 +116,7 @@ static inline uint16_t h_max(uint16_t a, uint16_t b) { return f2h(pmax32(h2f(a),
 static inline uint16_t h_min(uint16_t a, uint16_t b) { return f2h(pmin32(h2f(a), h2f(b))); }
 static inline float tanh_32(float x) { return x != x ? F32(0x7fc00000u) : (float)tanh((double)x); }  /* numpy: the default NaN */
 static inline float h2f_q(uint16_t h) { float r = h2f(h); return r != r ? quiet32(r) : r; }   /* through float64, as numpy */
-/* *** rounding in a mode without the FPU's rounding mode (numerics.py: _exact, round_to, nudge64; exact.py) ***
+/* *** rounding in a mode without the FPU's rounding mode (numerics.py: round_to; exact.py: op_with_error_sign, nudge64) ***
  * An operation is evaluated in double together with the sign of its exact error (TwoSum, Dekker's TwoProduct), then
  * rounded to the format in the mode, with the same double operations as the numpy path, so both give the same bits. */
 enum { RN = 0, RZ = 1, RM = 2, RP = 3 };
@@ -132,7 +132,7 @@ static inline double two_prod(double a, double b, double *e) {
   *e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
   return p;
 }
-/* op's double result and the sign of (exact - result): 0 where the result is not finite (numerics._exact). A NaN
+/* op's double result and the sign of (exact - result): 0 where the result is not finite (exact.op_with_error_sign). A NaN
  * result is the one numpy's loops give: the first NaN operand's, quieted, else the one the operation made (nan64:
  * the C compiler may swap the operands of + and * and fold a + -b into a - b, which keeps b's sign) */
 static inline double exact_op(int op, double a, double b, double c, double *es) {
@@ -337,7 +337,7 @@ static inline void thread_sp(Ctx *c, uint32_t *sp, int64_t t) {
 }
 
 #if WARPS
-/* *** warp mode: instructions that combine threads (emulators/ptx/collective.py's algorithms, over one warp's
+/* *** warp mode: instructions that combine threads (compiler/ptx/backends/collective.py's algorithms, over one warp's
  * threads t0 .. t0+n-1, or the CTA's for bar.red). A thread arrives (act) at one with its operands in xsrc; every
  * thread of the warp has its operands there too (shfl reads any lane, mma.sync every lane); each arrived thread
  * gets its results in xres. *** */

@@ -3,7 +3,7 @@
 Each instruction is its semantics row as the numpy backend renders it for a divergent block (backends/numpy.py, the
 masked variant: every write through the mask `_m`), compiled alone. The stepper runs that code over the CTA's threads
 in a namespace holding the registers (by their python names), the carry flag, the special registers and the launch
-environment `_E` (emulators/ptx/runtime.Env: the memories through the device's checked AddressSpace, the warp-wide
+environment `_E` (compiler/ptx/backends/numpy_runtime.Env: the memories through the device's checked AddressSpace, the warp-wide
 helpers, the instruction budget), and moves each thread's pc itself. No op's meaning is written here.
 
 Scheduling (what keeps divergence and barriers right):
@@ -89,7 +89,7 @@ class Stepped:
 
 class Stepper:
   """One CTA of threads in warps of warp_size (the board's). `env` is the launch environment of this CTA alone (its
-  `n` threads); `names` the run-time names the rendered code calls (emulators/ptx/kernel_ns.py). An env with begin_journal/end_journal/restore records the
+  `n` threads); `names` the run-time names the rendered code calls (compiler/ptx/backends/numpy_names.py). An env with begin_journal/end_journal/restore records the
   memory each step overwrites (for undo); without them undo restores registers and pcs only."""
   def __init__(self, program:Program, env, names:dict, warp_size:int, history:bool=True, cta:tuple[int, int, int]=(0, 0, 0)):
     self.program, self.env, self.history, self.warp_size, self.cta = program, env, history, warp_size, cta

@@ -27,7 +27,7 @@ from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, M0
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
-from mockgpu.compiler.rdna.cdna import sdwa_field
+from mockgpu.compiler.rdna.gfx9 import sdwa_field
 
 PRELUDE = native.prelude(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "c", "prelude.c"))
 CTYPE = {"bool": "int", "u8": "uint8_t", "i8": "int8_t", "u16": "uint16_t", "i16": "int16_t", "u32": "uint32_t",

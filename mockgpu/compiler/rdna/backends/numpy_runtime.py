@@ -29,9 +29,9 @@ import functools
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
-from mockgpu.compiler.exact import fma64 as fma64_rn
+from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.cdna import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, exact_sum, fp8_table, f32_to_ocp8, f32_to_fnuz8  # noqa: F401
+from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table, f32_to_ocp8, f32_to_fnuz8  # noqa: F401
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -211,11 +211,11 @@ def fma_rtz(a, b, c) -> np.ndarray:
     return np.where(np.isfinite(s) & beyond, np.nextafter(r, f32(0)), r)
 
 def fp8_f32(x) -> np.ndarray:
-  """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: cdna.FP8's "cdna4" formats, gfx950's)."""
+  """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: gfx9.FP8's "cdna4" formats, gfx950's)."""
   return fp8_table("cdna4", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
 
 def f32_fp8(x) -> np.ndarray:
-  """An f32 as an OCP E4M3 code (u16; gfx950's v_cvt_pk_fp8_f32: cdna.f32_to_ocp8)."""
+  """An f32 as an OCP E4M3 code (u16; gfx950's v_cvt_pk_fp8_f32: gfx9.f32_to_ocp8)."""
   return f32_to_ocp8(x, "FP8")
 
 def f32_bf8(x) -> np.ndarray:
@@ -850,7 +850,7 @@ def _mfma_shape(name:str) -> MFMAShape: return MFMAShape.parse(name.upper())
 
 def mfma_regs(name:str, a:list, b:list, c, fp8:str) -> list[np.ndarray]:
   """CDNA v_mfma_* over waves: A, B and C registers [waves, 64] uint32 (c an int: that constant's bits in every
-  element of C) -> the D registers (compiler/rdna/cdna.mfma: the products summed exactly, rounded once)."""
+  element of C) -> the D registers (compiler/rdna/gfx9.mfma: the products summed exactly, rounded once)."""
   shape = _mfma_shape(name)
   if not isinstance(c, list):
     waves = np.asarray(a[0]).shape[0]

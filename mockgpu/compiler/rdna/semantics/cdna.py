@@ -139,7 +139,7 @@ def _vop_key(n:str) -> str:
 # sorted: a table's order is its rows' order everywhere (a frozenset's follows the process's string hashing)
 VOP = {**{n: rdna3.VOP[n] for n in sorted(SAME_VOP | (SPECIAL - {"READFIRSTLANE_B32", "READLANE_B32", "WRITELANE_B32"}))},
        **{r: rdna3.VOP[r] for r in VOP_RENAMES.values()}, **_compares(), **OWN}
-# gfx942's fp8/bf8 conversions in its FNUZ formats (cdna.f32_to_fnuz8; CDNA4 replaces them with the OCP ones): the
+# gfx942's fp8/bf8 conversions in its FNUZ formats (gfx9.f32_to_fnuz8; CDNA4 replaces them with the OCP ones): the
 # packed forms write the 16 bits op_sel[3] selects and keep the other half (not HIGH16_ZEROED, below); SDWA selects
 # v_cvt_f32_fp8/bf8's byte, the e32 form reads byte 0
 FNUZ8 = table("""
@@ -247,7 +247,7 @@ SGPRS = 102
 TRAP_ID_BITS = 8
 VGPR_GRANULES = {64: 8}  # gfx90a+: VGPRs and AGPRs together (cdna.VGPR_GRANULE)
 
-# v_mfma_*: the forms gfx942 has that compiler/rdna/cdna.MFMAShape models (the xf32, sparse SMFMAC and f8f6f4 forms
+# v_mfma_*: the forms gfx942 has that compiler/rdna/gfx9.MFMAShape models (the xf32, sparse SMFMAC and f8f6f4 forms
 # are not modelled); FP8 names the fp8/bf8 formats (FNUZ on gfx942)
 MFMA = frozenset(f"V_MFMA_{s}" for s in """
 F32_32X32X1_2B_F32 F32_16X16X1_4B_F32 F32_4X4X1_16B_F32 F32_32X32X2_F32 F32_16X16X4_F32

@@ -86,7 +86,7 @@ HELPERS:dict[str, object] = {
   "brev32": "u32", "brev64": "u64", "clz": "u32", "ctz": "u32", "cls32": "u32", "clz64": "u32", "ctz64": "u32",
   "popcount": "u32", "sext": "i64", "bfe": "u32", "bfe64": "u64", "perm": "u32", "quadmask": _same, "wqm": _same,
   "r64": "u64", "max": _promoted, "min": _promoted,
-  # CDNA's (semantics/cdna.py; their numpy forms are compiler/rdna/cdna.py's ROW_HELPERS): GFX9's IEEE-mode min/max,
+  # CDNA's (semantics/cdna.py; their numpy forms are compiler/rdna/gfx9.py's ROW_HELPERS): GFX9's IEEE-mode min/max,
   # v_bitop3 over the instruction's truth table
   "fmax_gfx9": _same, "fmin_gfx9": _same, "bitop3": _same,
 }

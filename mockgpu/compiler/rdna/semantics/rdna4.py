@@ -169,5 +169,5 @@ SWMMAC = {"SWMMAC_F32_16X16X32_F16": ("f16", "f32", 4, 8, 8), "SWMMAC_F32_16X16X
           **{f"SWMMAC_F32_16X16X32_{a}_{b}": (a.lower() if a == b else f"{a}_{b}".lower(), "f32", 2, 4, 8)
              for a in ("FP8", "BF8") for b in ("FP8", "BF8")}}
 WMMA_LAYOUT = "rdna4"
-# gfx12's fp8/bf8 are the OCP formats (E4M3 with one NaN and no infinity, E5M2), as gfx950's: cdna.FP8[("cdna4", ...)]
+# gfx12's fp8/bf8 are the OCP formats (E4M3 with one NaN and no infinity, E5M2), as gfx950's: gfx9.FP8[("cdna4", ...)]
 FP8 = "cdna4"

@@ -9,7 +9,7 @@ section of operands.py. This module holds what those and the backends use beside
               call them), v_bitop3's truth table (bitop3_table), SDWA operand selection (sdwa_src, sdwa_dst), buffer
               (MUBUF, not lowered: LLVM emits none for tinygrad's kernels) addressing and FLAT offsets.
   MFMA        MFMAShape: the shapes and register layouts of v_mfma_*; mfma() computes D = A*B + C as the pseudocode
-              says, the products summed exactly and rounded once (the project's rule for WMMA), via exact_sum().
+              says, the products summed exactly and rounded once (the project's rule for WMMA), via compiler/exact.exact_sum().
   descriptor  ProgramResources: COMPUTE_PGM_RSRC1/RSRC3 of a gfx90a+ kernel (accum_offset, tg_split; wave64 only).
   survey      classify(family, encoding, name): where a CDNA instruction's meaning comes from (tests/cdna_instructions.txt).
 
@@ -21,6 +21,7 @@ import functools
 from dataclasses import dataclass
 import numpy as np
 from mockgpu.compiler.rdna.semantics import cdna as cdna3_table, family as semantics_family
+from mockgpu.compiler.exact import exact_sum, two_product
 
 WAVE = 64          # CDNA runs wave64 only
 SGPRS = 102        # s0..s101 are addressable; 102..107 are FLAT_SCRATCH, XNACK_MASK, VCC
@@ -194,97 +195,6 @@ def flat_offset(kind:str, field:int) -> int:
   bits, signed = FLAT_OFFSET_BITS[kind]
   field &= (1 << bits) - 1
   return field - (1 << bits) if signed and field >> (bits - 1) else field
-
-# *** exact sums, rounded once (MFMA's accumulation) ***
-
-_U = 2.0 ** -53  # float64 unit roundoff
-
-def _two_sum(a, b):
-  """s, e with s = fl(a + b) and a + b = s + e exactly (Knuth's TwoSum)."""
-  s = a + b
-  bv = s - a
-  return s, (a - (s - bv)) + (b - bv)
-
-def _grow(expansion:list, b) -> list:
-  """Shewchuk's Grow-Expansion: the components of expansion + b exactly (nonoverlapping, increasing magnitude);
-  components that are zero everywhere are dropped, which keeps the expansion short."""
-  out, q = [], b
-  for e in expansion:
-    q, h = _two_sum(q, e)
-    if h.any(): out.append(h)
-  out.append(q)
-  return out
-
-def _top(expansion:list):
-  """The largest-magnitude nonzero component (its sign is the sign of the whole expansion), or 0."""
-  top = np.zeros_like(expansion[0])
-  for c in expansion: top = np.where(c != 0, c, top)
-  return top
-
-def _bracket(expansion:list):
-  """s (float64) next to the exact sum and the exact residual sum - s (an expansion) with |residual| below s's
-  smaller gap to its neighbours, so the sum lies between s and its neighbour on the residual's side."""
-  s = expansion[0]
-  for c in expansion[1:]: s = s + c
-  for _ in range(8):
-    r = _grow(expansion, -s)
-    approx = np.zeros_like(s)
-    for c in r: approx = approx + c  # within a few ulp of the residual (nonoverlapping components, smallest first)
-    gap = np.abs(np.nextafter(s, np.where(approx > 0, np.inf, -np.inf)) - s)  # to the neighbour on the residual's side
-    far = 2 * np.abs(approx) > gap  # (gap / 2 would underflow to 0 next to zero)
-    if not far.any(): return s, r
-    s = np.where(far, s + approx, s)
-  raise ArithmeticError("exact_sum: the residual did not converge")  # cannot happen for finite terms
-
-def _round_expansion(expansion:list, dtype) -> np.ndarray:
-  """The exact sum of a finite expansion rounded once to dtype (float32 via float64 round-to-odd, which then rounds
-  to float32 correctly, Boldo-Melquiond; float64 by comparing the residual with half a gap)."""
-  s, r = _bracket(expansion)
-  sign = np.sign(_top(r))
-  nb = np.nextafter(s, np.where(sign > 0, np.inf, -np.inf))
-  if dtype == np.float64:
-    beyond = np.sign(_top(_grow(r, -sign * np.abs(nb - s) / 2)))  # the residual past the midpoint: +sign, short: -sign
-    even = (s.view(np.uint64) & 1) == 0
-    return np.where(sign == 0, s, np.where(beyond == sign, nb, np.where(beyond == 0, np.where(even, s, nb), s)))
-  odd = (s.view(np.uint64) & 1) == 1
-  r = np.where((sign == 0) | odd, s, nb)
-  return r if dtype is None else r.astype(dtype)
-
-def exact_sum(terms, dtype=np.float32) -> np.ndarray:
-  """sum(terms) over axis 0 of float64 terms that are exact values, rounded once to dtype (float32 or float64; None:
-  float64 rounded to odd, which a caller rounds once more to a format of at most 51 bits, f16 or bf16, correctly).
-  float32: the float64 sum is used where its error bound (n u sum|t|) keeps the exact value inside one float32
-  rounding interval, as it nearly always does; the rest are summed exactly (Grow-Expansion). Non-finite terms give
-  the float64 sum's inf or NaN. Zeros are signed as IEEE addition signs them (x + -x is +0, -0 + -0 is -0, and a
-  nonzero sum too small for dtype keeps its sign)."""
-  t = np.asarray(terms, np.float64)
-  n = t.shape[0]
-  with np.errstate(all="ignore"):
-    naive = t[0].copy()
-    for x in t[1:]: naive += x  # (numpy's sum starts from +0 and loses a lone -0's sign)
-    special = ~np.isfinite(t).all(0)
-    if dtype == np.float32:
-      r = naive.astype(np.float32)
-      bound = n * _U * np.abs(t).sum(0) * 1.001
-      up = (r.astype(np.float64) + np.nextafter(r, np.float32(np.inf)).astype(np.float64)) / 2
-      down = (r.astype(np.float64) + np.nextafter(r, np.float32(-np.inf)).astype(np.float64)) / 2
-      done = special | (np.isfinite(r) & (naive - bound > down) & (naive + bound < up))
-      out = r
-    else: done, out = special, naive.astype(np.float64)  # float64 and round-to-odd: the exact path
-    if done.all(): return out
-    idx = np.nonzero(~done)
-    sub = t[(slice(None),) + idx]
-    expansion = [sub[0]]
-    for x in sub[1:]: expansion = _grow(expansion, x)
-    out = out.copy()
-    out[idx] = _round_expansion(expansion, dtype)
-  return out
-
-def two_product(a, b):
-  """p, e with a*b = p + e exactly for float64 a, b (e from an exact fma)."""
-  from mockgpu.compiler.exact import fma64
-  p = np.multiply(a, b)
-  return p, fma64(a, b, -p)
 
 # *** MFMA: shapes, register layouts, D = A * B + C ***
 

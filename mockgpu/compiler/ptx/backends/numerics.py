@@ -28,6 +28,7 @@ from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx.types import Fmt, F32, FMTS, FP8, INT_RANGE
 from mockgpu.compiler.exact import two_sum, two_prod, nudge64, fma64, round_fraction  # noqa: F401 (the PTX runtime's names)
+from mockgpu.compiler.exact import op_with_error_sign as _exact
 
 F64 = np.float64
 U64 = np.uint64
@@ -113,27 +114,6 @@ def _scaled(a, fmt:Fmt):
   return a / q, q
 
 # *** arithmetic in a format and mode ***
-
-def _exact(op:str, a, b=None, c=None):
-  """float64 approximation s of op and the sign of (exact - s), for float64 operands."""
-  if op == "add": s, e = two_sum(a, b)
-  elif op == "sub": s, e = two_sum(a, -b)
-  elif op == "mul": s, e = two_prod(a, b)
-  elif op == "fma":
-    ph, pl = two_prod(a, b)
-    s, e1 = two_sum(ph, c)
-    e = e1 + pl
-  elif op == "div":
-    s = a / b
-    ph, pl = two_prod(s, b)
-    e = ((a - ph) - pl) * np.sign(b)
-  elif op == "sqrt":
-    s = np.sqrt(a)
-    ph, pl = two_prod(s, s)
-    e = (a - ph) - pl
-  else: raise UnsupportedInstruction(f"float operation {op}")
-  e = np.where(np.isfinite(s), e, 0.0)
-  return s, np.sign(np.nan_to_num(e))
 
 def farith(op:str, t:str, mode:str, *args):
   """op in format t (f16/bf16/f32/f64) with rounding mode; args and result in t's storage."""

@@ -13,7 +13,7 @@ from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, 
 from mockgpu.memory import outside
 from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx.layout import SHARED_WINDOW, LOCAL_WINDOW, MODULE_WINDOW, CONST_WINDOW, WINDOW_MASK, LOW_BITS, LOWEST_WINDOW
-from mockgpu.emulators.ptx.collective import Collective
+from mockgpu.compiler.ptx.backends.collective import Collective
 
 _LOW = np.uint64(LOW_BITS)
 U64 = np.uint64

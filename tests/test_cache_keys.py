@@ -1,0 +1,34 @@
+"""Both translation caches (RDNA's numpy backend, compiler/rdna/backends/numpy.VERSION, and PTX's, emulators/ptx.VERSION)
+key a translation by the text of their package's files, computed from the tree, not a hand-written list: in a copy of
+mockgpu, changing one file's content changes the key, and so does a file added to the package."""
+import json, os, shutil, subprocess, sys
+import mockgpu
+
+PKG = os.path.dirname(os.path.abspath(mockgpu.__file__))
+KEYS = ("import json\nfrom mockgpu.compiler.rdna.backends import numpy as rdna\nfrom mockgpu.emulators import ptx\n"
+        "print(json.dumps({'rdna': rdna.VERSION, 'ptx': ptx.VERSION}))")
+
+def keys(root) -> dict:
+  """The two cache keys of the mockgpu copy under root, computed by a fresh interpreter that imports that copy."""
+  env = {**os.environ, "PYTHONPATH": str(root)}
+  p = subprocess.run([sys.executable, "-c", KEYS], capture_output=True, text=True, timeout=300, env=env, cwd=root)
+  assert p.returncode == 0, p.stderr[-3000:]
+  return json.loads(p.stdout.strip().splitlines()[-1])
+
+def edit(path, extra:str):
+  with open(path, "a") as f: f.write(extra)
+
+def test_a_changed_or_added_file_changes_its_packages_cache_key(tmp_path):
+  shutil.copytree(PKG, tmp_path / "mockgpu", ignore=shutil.ignore_patterns("__pycache__"))
+  base = keys(tmp_path)
+  assert base == keys(tmp_path)  # computed from the text alone: the same tree gives the same keys
+  edit(tmp_path / "mockgpu/compiler/rdna/semantics/rdna3.py", "\n# a change of content\n")
+  rdna_changed = keys(tmp_path)
+  assert rdna_changed["rdna"] != base["rdna"] and rdna_changed["ptx"] == base["ptx"]
+  edit(tmp_path / "mockgpu/compiler/ptx/backends/numerics.py", "\n# a change of content\n")
+  ptx_changed = keys(tmp_path)
+  assert ptx_changed["ptx"] != rdna_changed["ptx"] and ptx_changed["rdna"] == rdna_changed["rdna"]
+  # a module no list names: found because the keys walk their package
+  for d in ("rdna/semantics", "ptx/backends"): (tmp_path / "mockgpu/compiler" / d / "added_module.py").write_text("X = 1\n")
+  added = keys(tmp_path)
+  assert added["rdna"] != ptx_changed["rdna"] and added["ptx"] != ptx_changed["ptx"]
