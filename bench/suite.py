@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, tempfile, time
 
 TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
+# the AMD boards besides MOCK+AMD's gfx1100 (the board is DEV's arch field, after the renderer)
+OTHER_BOARDS = ("MOCK+AMD:LLVM:gfx1201", "MOCK+AMD:LLVM:gfx942", "MOCK+AMD:LLVM:gfx950")
 DIFF_OPS = ("abs", "neg", "relu", "where", "square", "maximum", "add", "mul", "sub", "floordiv", "bitwise_and", "sqrt")
 
 SUITE = '''
@@ -55,7 +57,8 @@ def run(dev:str, path:str, tmp:str) -> dict:
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  ap.add_argument("--dev", action="append", help="mock configurations (default: every one in mockgpu.config.CONFIGURATIONS)")
+  ap.add_argument("--dev", action="append", help="mock configurations (default: every one in mockgpu.config.CONFIGURATIONS, "
+                  f"then the other AMD boards: {', '.join(OTHER_BOARDS)})")
   ap.add_argument("--cases", type=int, default=40, help="op-suite cases in the slice")
   ap.add_argument("--json", help="write the results here")
   args = ap.parse_args()
@@ -68,7 +71,7 @@ def main():
     print(f"{len(ops) + len(diff)} tests ({len(ops)} op-suite cases, {len(diff)} differential cases), pytest -n 2")
     cols = "".join(f" {c:>9s} {'ratio':>6s}" for c in ("cold wall", "cold CPU", "warm wall", "warm CPU"))
     print(f"{'device':16s}{cols}")
-    for dev in ["CPU", *(args.dev or CONFIGURATIONS)]:
+    for dev in ["CPU", *(args.dev or (*CONFIGURATIONS, *OTHER_BOARDS))]:
       with tempfile.TemporaryDirectory() as tmp:
         r = results[dev] = {"cold": run(dev, path, tmp), "warm": run(dev, path, tmp)}
       _row(dev, r, results["CPU"])

@@ -16,6 +16,19 @@ def relative(st, base:int, m0, field:tuple[int, int], ndw:int, limit:int, pc:int
   if bad.any(): raise relative_error(name, st.pgm, pc, int(idx[bad][0]), limit)
   return idx
 
+class LazyBlocks:
+  """A translation's subset blocks (backends/numpy.py split_subset), compiled at the first divergence of a kernel
+  (once per process: kept in the module's globals g) and bound to the chunk's state st at its first use."""
+  __slots__ = ("st", "g", "fns")
+  def __init__(self, st, g:dict): self.st, self.g, self.fns = st, g, None
+  def __getitem__(self, k:int):
+    if self.fns is None:
+      if "build_subset" not in self.g:  # the lines before keep every line number what it is in the whole source
+        code = compile("\n" * self.g["SUBSET_LINE"] + self.g["SUBSET_SOURCE"], self.g["build"].__code__.co_filename, "exec")
+        exec(code, self.g)
+      self.fns = self.g["build_subset"](self.st)
+    return self.fns[k]
+
 def _waves(w, n:int) -> np.ndarray:
   return np.arange(n) if type(w) is slice else np.asarray(w)
 
