@@ -76,8 +76,22 @@ def _decode_word(data:bytes, arch:str) -> Inst:
       if _matches(data, cls := getattr(ins, name)): return cls.from_bytes(data)
     raise
 
+# decoded instructions by (arch, first word): [(their bytes, the Inst)]. Kernels of one process share most of their
+# instructions (loads of the kernel arguments, address arithmetic, waits, s_endpgm), and decoding one through tinygrad's
+# format search costs ~50 us. An Inst is read, never changed, and depends only on its own size() bytes.
+_decoded:dict[tuple[str, bytes], list[tuple[bytes, Inst]]] = {}
+MEMO_LIMIT = 1 << 16
+
 def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
   if pc + 4 > len(code): return Bad(0, "instruction fetch runs past the end of the code's memory")
+  for data, inst in _decoded.get((arch, code[pc:pc+4]), ()):
+    if code.startswith(data, pc): return inst
+  out = _decode_new(code, pc, arch)
+  if not isinstance(out, Bad) and len(_decoded) < MEMO_LIMIT:
+    _decoded.setdefault((arch, code[pc:pc+4]), []).append((code[pc:pc+out.size()], out))
+  return out
+
+def _decode_new(code:bytes, pc:int, arch:str) -> Inst|Bad:
   word = int.from_bytes(code[pc:pc+4], "little")
   try: inst = _dpp8(_decode_word(code[pc:pc+16], arch), code[pc:pc+16])
   except (ValueError, AssertionError) as e: return Bad(word, f"{INVALID}undecodable instruction word 0x{word:08x} ({e})")

@@ -69,8 +69,8 @@ def bad_sgprs(regs) -> str|None:
 
 def past_v255(lines:list[str]) -> str|None:
   """bad_vgprs (and bad_sgprs) of the registers the translated lines of one instruction touch."""
-  return bad_vgprs([int(next(g for g in m.groups() if g)) for ln in lines for m in VREG.finditer(ln)]) or \
-         bad_sgprs([int(i) for ln in lines for i in SREG.findall(ln)])
+  text = "\n".join(lines)  # one scan (each alternative of VREG has one group: lastindex is the one that matched)
+  return bad_vgprs([int(m.group(m.lastindex)) for m in VREG.finditer(text)]) or bad_sgprs([int(i) for i in SREG.findall(text)])
 
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """View raw register bits (uint32, or uint64 for 64-bit types) as ISA type t."""

@@ -245,7 +245,11 @@ class Row:
   text:str
   @functools.cached_property
   def body(self) -> tuple: return tuple(parse(self.text))
-  def assigns(self) -> set[str]: return {n for s in self.body for n in targets(s)}
+  @functools.cached_property
+  def _assigns(self) -> frozenset[str]: return frozenset(n for s in self.body for n in targets(s))
+  def assigns(self) -> frozenset[str]: return self._assigns
+  @functools.cached_property
+  def free(self) -> tuple[str, ...]: return tuple(_free_names(self))
   def source_types(self) -> tuple[str, ...]: return tuple(t for _, t in self.srcs)
 
 def row(line:str) -> Row:
@@ -276,8 +280,12 @@ def table(text:str) -> dict[str, Row]:
       out[r.name] = r
   return out
 
-def free_names(r:Row) -> list[str]:
-  """The names a row reads before it assigns them: its inputs."""
+def free_names(r:Row) -> tuple[str, ...]:
+  """The names a row reads before it assigns them: its inputs (walked once per row: every instruction's translation
+  asks)."""
+  return r.free
+
+def _free_names(r:Row) -> list[str]:
   seen, out = set(), []
   for s in r.body:
     for node in ast.walk(s.value):
