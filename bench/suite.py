@@ -70,21 +70,23 @@ def main():
     with open(path, "w") as f: f.write(SUITE.format(tests=TESTS, ops=ops, diff=diff))
     print(f"{len(ops) + len(diff)} tests ({len(ops)} op-suite cases, {len(diff)} differential cases), pytest -n 2")
     cols = "".join(f" {c:>9s} {'ratio':>6s}" for c in ("cold wall", "cold CPU", "warm wall", "warm CPU"))
-    print(f"{'device':16s}{cols}")
-    for dev in ["CPU", *(args.dev or (*CONFIGURATIONS, *OTHER_BOARDS))]:
+    devs = ["CPU", *(args.dev or (*CONFIGURATIONS, *OTHER_BOARDS))]
+    width = max(len(d) for d in devs) + 1
+    print(f"{'device':{width}s}{cols}")
+    for dev in devs:
       with tempfile.TemporaryDirectory() as tmp:
         r = results[dev] = {"cold": run(dev, path, tmp), "warm": run(dev, path, tmp)}
-      _row(dev, r, results["CPU"])
+      _row(dev, r, results["CPU"], width)
   if args.json:
     with open(args.json, "w") as f: json.dump(results, f, indent=1)
   return 0
 
-def _row(dev:str, r:dict, cpu:dict):
+def _row(dev:str, r:dict, cpu:dict, width:int):
   cells = []
   for state in ("cold", "warm"):
     for k in ("wall_s", "cpu_s"):
       cells.append(f"{r[state][k]:9.1f} {r[state][k] / cpu[state][k]:5.2f}x")
   bad = [f"{s}: {r[s]['summary']}" for s in ("cold", "warm") if not r[s]["ok"]]
-  print(f"{dev:16s} " + " ".join(cells) + (f"   FAILED {bad}" if bad else ""), flush=True)
+  print(f"{dev:{width}s}" + " ".join(cells) + (f"   FAILED {bad}" if bad else ""), flush=True)
 
 if __name__ == "__main__": sys.exit(main())
