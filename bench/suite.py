@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, tempfile, time
 
 TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
+# the AMD boards besides MOCK+AMD's gfx1100 (the board is DEV's arch field, after the renderer)
+OTHER_BOARDS = ("MOCK+AMD:LLVM:gfx1201", "MOCK+AMD:LLVM:gfx942", "MOCK+AMD:LLVM:gfx950")
 DIFF_OPS = ("abs", "neg", "relu", "where", "square", "maximum", "add", "mul", "sub", "floordiv", "bitwise_and", "sqrt")
 
 SUITE = '''
@@ -55,7 +57,8 @@ def run(dev:str, path:str, tmp:str) -> dict:
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  ap.add_argument("--dev", action="append", help="mock configurations (default: every one in mockgpu.config.CONFIGURATIONS)")
+  ap.add_argument("--dev", action="append", help="mock configurations (default: every one in mockgpu.config.CONFIGURATIONS, "
+                  f"then the other AMD boards: {', '.join(OTHER_BOARDS)})")
   ap.add_argument("--cases", type=int, default=40, help="op-suite cases in the slice")
   ap.add_argument("--json", help="write the results here")
   args = ap.parse_args()
@@ -67,21 +70,23 @@ def main():
     with open(path, "w") as f: f.write(SUITE.format(tests=TESTS, ops=ops, diff=diff))
     print(f"{len(ops) + len(diff)} tests ({len(ops)} op-suite cases, {len(diff)} differential cases), pytest -n 2")
     cols = "".join(f" {c:>9s} {'ratio':>6s}" for c in ("cold wall", "cold CPU", "warm wall", "warm CPU"))
-    print(f"{'device':16s}{cols}")
-    for dev in ["CPU", *(args.dev or CONFIGURATIONS)]:
+    devs = ["CPU", *(args.dev or (*CONFIGURATIONS, *OTHER_BOARDS))]
+    width = max(len(d) for d in devs) + 1
+    print(f"{'device':{width}s}{cols}")
+    for dev in devs:
       with tempfile.TemporaryDirectory() as tmp:
         r = results[dev] = {"cold": run(dev, path, tmp), "warm": run(dev, path, tmp)}
-      _row(dev, r, results["CPU"])
+      _row(dev, r, results["CPU"], width)
   if args.json:
     with open(args.json, "w") as f: json.dump(results, f, indent=1)
   return 0
 
-def _row(dev:str, r:dict, cpu:dict):
+def _row(dev:str, r:dict, cpu:dict, width:int):
   cells = []
   for state in ("cold", "warm"):
     for k in ("wall_s", "cpu_s"):
       cells.append(f"{r[state][k]:9.1f} {r[state][k] / cpu[state][k]:5.2f}x")
   bad = [f"{s}: {r[s]['summary']}" for s in ("cold", "warm") if not r[s]["ok"]]
-  print(f"{dev:16s} " + " ".join(cells) + (f"   FAILED {bad}" if bad else ""), flush=True)
+  print(f"{dev:{width}s}" + " ".join(cells) + (f"   FAILED {bad}" if bad else ""), flush=True)
 
 if __name__ == "__main__": sys.exit(main())

@@ -18,7 +18,8 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_HI
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna import decode
-from mockgpu.compiler.rdna.backends.numpy import Translator
+from mockgpu.compiler.rdna.backends.numpy import Translator, split_subset
+from mockgpu.compiler.rdna.backends.numpy_control import LazyBlocks
 from mockgpu.compiler.rdna.backends import numpy_runtime as runtime, numpy_memory as memops
 from test_rdna_harness import aligned
 from test_rdna_isa import kernel, run
@@ -100,3 +101,19 @@ def test_compare_into_vcc_hi(path, monkeypatch):
   assert stats.native == (path == "native")
   lane = np.arange(32)
   np.testing.assert_array_equal(out, (lane < 11) * 1 | (lane == 4) * 2 | 0x10)
+
+def test_subset_blocks_compiled_later_keep_their_lines():
+  """The subset (_blk) blocks are compiled at a kernel's first divergence from a string (split_subset): each function
+  must start on the line it has in the whole source, which the error report maps back to an instruction."""
+  src = translate(many_blocks(8))
+  g:dict = {}
+  exec(compile(split_subset(src), "<mockgpu test>", "exec"), g)
+  assert "def _blk" not in split_subset(src).split("SUBSET_SOURCE")[0] and "build_subset" not in g
+  lines = src.splitlines()
+  blocks = LazyBlocks(None, g)
+  with pytest.raises(AttributeError): blocks[0]  # binding them reads st.S: compiled first, then bound
+  for k in range(len(g["BLOCK_PC"])):
+    fn = g["build_subset"].__code__.co_consts
+    code = next(c for c in fn if getattr(c, "co_name", None) == f"_blk{k}")
+    assert lines[code.co_firstlineno - 1] == f"  def _blk{k}(w, n):"
+    assert code.co_filename == "<mockgpu test>"

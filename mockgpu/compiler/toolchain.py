@@ -140,8 +140,8 @@ def installed_llvms() -> dict[int, str]:
   for d in library_dirs():
     try: names = sorted(os.listdir(d))
     except OSError: continue
-    for n in names:
-      if (major := llvm_major(n)) is not None and os.path.isfile(p := os.path.join(d, n)): found.setdefault(major, p)
+    for n in names:  # the prefix test first: the directories hold thousands of other libraries
+      if n.startswith("libLLVM") and (major := llvm_major(n)) is not None and os.path.isfile(p := os.path.join(d, n)): found.setdefault(major, p)
   return dict(sorted(found.items()))
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@ The dispatch registers hold only the entry PC, so the extent is found as hardwar
 follow every branch, stop each path at s_endpgm. Words that do not decode end their path; executing them raises.
 """
 from __future__ import annotations
-import sys
+import functools, sys
 from dataclasses import dataclass, field
 import importlib
-from tinygrad.renderer.amd import decode_inst, _matches
-from tinygrad.renderer.amd.dsl import Inst, Reg
+from tinygrad.renderer.amd import decode_inst, detect_format, _matches, _load_formats
+from tinygrad.renderer.amd.dsl import Inst, Reg, FixedBitField, EnumBitField
 
 MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
 BRANCHES = {"S_BRANCH", "S_CBRANCH_SCC0", "S_CBRANCH_SCC1", "S_CBRANCH_VCCZ", "S_CBRANCH_VCCNZ", "S_CBRANCH_EXECZ",
@@ -68,16 +68,42 @@ TABLES = {"cdna3": "cdna", "cdna4": "cdna", "rdna35": "rdna3"}
 EXTRA_FORMATS = {"rdna3": ("MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR"), "rdna4": ("VBUFFER", "VIMAGE", "VSAMPLE", "VEXPORT", "VDSDIR")}
 EXTRA_FORMATS["rdna35"] = EXTRA_FORMATS["rdna3"]
 
+_formats:dict[tuple[str, bytes], type] = {}
+
+@functools.cache
+def _first_word_decides(table:str) -> bool:
+  """Whether tinygrad's format search for `table` reads only an instruction's first dword (every encoding and opcode
+  field of every format in it lies there; CDNA's VOP3PX2 has them in its third), so its answer can be kept by that word."""
+  return all(f.lo < 32 for cls in _load_formats()[table] for _, f in cls._fields if isinstance(f, (FixedBitField, EnumBitField)))
+
 def _decode_word(data:bytes, arch:str) -> Inst:
-  try: return decode_inst(data, TABLES.get(arch, arch))
+  table = TABLES.get(arch, arch)
+  try:
+    if not _first_word_decides(table): return decode_inst(data, table)
+    if (cls:=_formats.get(key:=(table, data[:4]))) is None: cls = _formats[key] = detect_format(data, table)
+    return cls.from_bytes(data)  # what decode_inst does, less the search over formats (60% of a decode)
   except ValueError:
     ins = importlib.import_module(f"tinygrad.runtime.autogen.amd.{TABLES.get(arch, arch)}.ins")
     for name in EXTRA_FORMATS.get(arch, ()):
       if _matches(data, cls := getattr(ins, name)): return cls.from_bytes(data)
     raise
 
+# decoded instructions by (arch, first word): [(their bytes, the Inst)]. Kernels of one process share most of their
+# instructions (loads of the kernel arguments, address arithmetic, waits, s_endpgm), and decoding one through tinygrad's
+# format search costs ~50 us. An Inst is read, never changed, and depends only on its own size() bytes.
+_decoded:dict[tuple[str, bytes], list[tuple[bytes, Inst]]] = {}
+MEMO_LIMIT = 1 << 16
+
 def _decode(code:bytes, pc:int, arch:str) -> Inst|Bad:
   if pc + 4 > len(code): return Bad(0, "instruction fetch runs past the end of the code's memory")
+  for data, inst in _decoded.get((arch, code[pc:pc+4]), ()):
+    if code.startswith(data, pc): return inst
+  out = _decode_new(code, pc, arch)
+  if not isinstance(out, Bad) and len(_decoded) < MEMO_LIMIT:
+    _decoded.setdefault((arch, code[pc:pc+4]), []).append((code[pc:pc+out.size()], out))
+  return out
+
+def _decode_new(code:bytes, pc:int, arch:str) -> Inst|Bad:
   word = int.from_bytes(code[pc:pc+4], "little")
   try: inst = _dpp8(_decode_word(code[pc:pc+16], arch), code[pc:pc+16])
   except (ValueError, AssertionError) as e: return Bad(word, f"{INVALID}undecodable instruction word 0x{word:08x} ({e})")

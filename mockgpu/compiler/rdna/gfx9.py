@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 import numpy as np
-from mockgpu.compiler.rdna.semantics import cdna as cdna3_table, family as semantics_family
+from mockgpu.compiler.rdna.semantics import family as semantics_family
 from mockgpu.compiler.exact import exact_sum, two_product
 
 WAVE = 64          # CDNA runs wave64 only
@@ -352,6 +352,8 @@ def _pack(shape:MFMAShape, d:np.ndarray, words:np.ndarray) -> list:
 def classify(family:str, encoding:str, name:str) -> str:
   """Where the meaning of CDNA instruction `name` (tinygrad's op name) in `encoding` (its tinygrad class) comes from on
   `family` (cdna3, cdna4); KeyError when its table does not describe it."""
+  # imported here: the operand model imports this module on every family, and only CDNA's classification reads CDNA's table
+  from mockgpu.compiler.rdna.semantics import cdna as cdna3_table
   sem = semantics_family(family)
   n = cdna3_table.strip(sem.ALIASES.get(name, name))
   own = "CDNA" if n in cdna3_table.OWN or sem.VOP.get(n) is not cdna3_table.VOP.get(n) else f"RDNA3 {n}"

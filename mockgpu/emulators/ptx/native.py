@@ -17,7 +17,6 @@ import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx import parser as P
-from mockgpu.compiler.ptx.backends import c as cgen
 from mockgpu.compiler.ptx.layout import entries, MODULE_WINDOW, CONST_WINDOW
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
 from mockgpu.compiler.ptx.backends.numpy_runtime import KernelTrap
@@ -80,15 +79,21 @@ def key(kernel) -> str:
   version = native.files_version("compiler/ptx", "emulators/ptx/native.py")
   return native.artifact_key(TAG, version, f"{kernel.name}|".encode() + kernel.module.text.encode())
 
+def _cgen():
+  """The C backend, imported at the first C translation: most of a suite's kernels never reach it (a third of the
+  PTX executor's import)."""
+  from mockgpu.compiler.ptx.backends import c
+  return c
+
 def _c_source(kernel) -> tuple[object, str, list]:
-  """(the entry's parsed function, its C source, its messages); raises cgen.NoNative where C does not cover it."""
-  fn, layout = next((fn, lay) for fn, lay in entries(P.parse(kernel.module.text))[0] if fn.name == kernel.name)
+  """(the entry's parsed function, its C source, its messages); raises NoNative where C does not cover it."""
+  cgen, (fn, layout) = _cgen(), next((fn, lay) for fn, lay in entries(P.parse(kernel.module.text))[0] if fn.name == kernel.name)
   return fn, *cgen.kernel_source(fn, layout)
 
 def refusal(kernel) -> str|None:
   """Why the C translation declines a PTXKernel, or None (translated, not built): mockgpu coverage's verdict."""
   try: _c_source(kernel)
-  except cgen.NoNative as e: return str(e)
+  except _cgen().NoNative as e: return str(e)
   return None
 
 def translate(kernel, key:str|None=None) -> NativeKernel|None:
@@ -96,7 +101,7 @@ def translate(kernel, key:str|None=None) -> NativeKernel|None:
   recorded in the artifact index under key."""
   try:
     fn, src, messages = _c_source(kernel)
-  except cgen.NoNative as e:
+  except _cgen().NoNative as e:
     declined[str(e)] += 1
     if key is not None: native.remember(TAG, key, {"declined": str(e)})
     return None

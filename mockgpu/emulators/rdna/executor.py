@@ -16,7 +16,7 @@ from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
 from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, allocated_vgprs, check_size
 from mockgpu.compiler.rdna import decode, semantics
-from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION
+from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION, split_subset
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
 from mockgpu.compiler.rdna.operands import AGPR
 from tinygrad.runtime.autogen import amdgpu_kd as kd
@@ -66,7 +66,7 @@ def _translate(arch:str, insts, ftz32:bool, ftz16:bool, lanes:int, ieee:bool) ->
   t = Translator(decode.blocks(insts), ftz32, ftz16, arch, lanes, ieee)
   src = t.source()
   used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
-  return src + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"  # M0-relative moves may reach any VGPR
+  return split_subset(src) + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"  # M0-relative moves may reach any VGPR
 
 def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool=True) -> Program:
   """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""

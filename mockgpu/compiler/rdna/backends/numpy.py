@@ -69,8 +69,8 @@ def bad_sgprs(regs) -> str|None:
 
 def past_v255(lines:list[str]) -> str|None:
   """bad_vgprs (and bad_sgprs) of the registers the translated lines of one instruction touch."""
-  return bad_vgprs([int(next(g for g in m.groups() if g)) for ln in lines for m in VREG.finditer(ln)]) or \
-         bad_sgprs([int(i) for ln in lines for i in SREG.findall(ln)])
+  text = "\n".join(lines)  # one scan (each alternative of VREG has one group: lastindex is the one that matched)
+  return bad_vgprs([int(m.group(m.lastindex)) for m in VREG.finditer(text)]) or bad_sgprs([int(i) for i in SREG.findall(text)])
 
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """View raw register bits (uint32, or uint64 for 64-bit types) as ISA type t."""
@@ -155,6 +155,17 @@ COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a 
 FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
 
+SUBSET_BUILD = "def build_subset(st):"
+
+def split_subset(src:str) -> str:
+  """The module to compile from a translation's source: its subset blocks (run only once waves diverge, in few kernels)
+  as a string that numpy_control.LazyBlocks compiles at its first use, on the same lines as in src, so that a
+  traceback's line names the same instruction in both (executor._where_numpy). Compiling them too doubled the compile,
+  half of a cold first dispatch's translation (64x64 matmul: 18 of 40 ms)."""
+  head, sep, tail = src.partition(SUBSET_BUILD)
+  if not sep: return src
+  return head + f"SUBSET_LINE = {head.count(chr(10))}\nSUBSET_SOURCE = {sep + tail!r}\n"
+
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
     self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
@@ -182,15 +193,17 @@ class Translator(Reads):
             f"BLOCK_BARRIER = {[self._ends_in_barrier(b) for b in self.blocks]}", "def build(st):",
             "  S, V = st.S, st.V"]
     body:list[str] = []
+    subset = [SUBSET_BUILD, "  S, V = st.S, st.V"]
     for k, b in enumerate(self.blocks):
       self.lines = []
       self.block(b)
-      body.append(f"  def _blk{k}(w, n):")
-      body += self.lines
+      subset.append(f"  def _blk{k}(w, n):")
+      subset += self.lines
       body += [f"  def _all{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
       body += [ln.replace("[w]", "") for ln in self.lines]
-    body.append(f"  return [{', '.join(f'_blk{k}' for k in range(len(self.blocks)))}], "
-                f"[{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
+    body.append(f"  return LazyBlocks(st, globals()), [{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
+    # the blocks for a subset of the waves (after a branch diverged) last: split_subset compiles them at first use
+    body += subset + [f"  return [{', '.join(f'_blk{k}' for k in range(len(self.blocks)))}]"]
     consts:dict[str, str] = {}
     body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
     helpers = [ln for lines in self.helpers.values() for ln in lines]

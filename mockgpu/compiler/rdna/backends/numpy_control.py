@@ -3,6 +3,7 @@ computed jump targets. Each works per wave (M0 and the target are wave-uniform, 
 a gather or scatter over the register file per distinct index, never a loop over lanes."""
 from __future__ import annotations
 import numpy as np
+from mockgpu.compiler.cache import translated as _translated  # underscored: the translated code imports this module with *
 from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, vw
 from mockgpu.compiler.rdna.faults import relative_error, jump_error, trap_error  # noqa: F401 (trap_error: the translated code raises it)
 
@@ -15,6 +16,20 @@ def relative(st, base:int, m0, field:tuple[int, int], ndw:int, limit:int, pc:int
   bad = idx + ndw > limit
   if bad.any(): raise relative_error(name, st.pgm, pc, int(idx[bad][0]), limit)
   return idx
+
+class LazyBlocks:
+  """A translation's subset blocks (backends/numpy.py split_subset), compiled at the first divergence of a kernel
+  (once per machine: through the translation cache, as the rest of the translation; once per process: kept in the
+  module's globals g) and bound to the chunk's state st at its first use."""
+  __slots__ = ("st", "g", "fns")
+  def __init__(self, st, g:dict): self.st, self.g, self.fns = st, g, None
+  def __getitem__(self, k:int):
+    if self.fns is None:
+      if "build_subset" not in self.g:  # the lines before keep every line number what it is in the whole source
+        src, name = "\n" * self.g["SUBSET_LINE"] + self.g["SUBSET_SOURCE"], self.g["build"].__code__.co_filename
+        exec(_translated("rdna-subset", "1", f"{name}\n{src}".encode(), lambda: src, name), self.g)
+      self.fns = self.g["build_subset"](self.st)
+    return self.fns[k]
 
 def _waves(w, n:int) -> np.ndarray:
   return np.arange(n) if type(w) is slice else np.asarray(w)

@@ -15,7 +15,7 @@ computes those types; the C backend renders the same row with every promotion, w
 so both compute the same bits. infer() gives each node its type; the backends walk the typed tree (E).
 """
 from __future__ import annotations
-import ast, re
+import ast, functools, re
 from dataclasses import dataclass
 import numpy as np
 
@@ -240,13 +240,20 @@ def cast(x:E, t:str) -> E:
 @dataclass(frozen=True)
 class Row:
   """One instruction's meaning: dst is the ISA type of D (None: the row writes no D), srcs its sources' (name, ISA
-  type), body the parsed statements."""
+  type), text the body as written and body its parsed statements. The body is parsed at its first use, not when the
+  table is built: a family's tables hold some 800 rows and a kernel uses a few dozen (parsing them all took 50 ms of
+  every process's import); tests/test_rdna_semantics.py parses every row."""
   name:str
   dst:str|None
   srcs:tuple[tuple[str, str], ...]
-  body:tuple
   text:str
-  def assigns(self) -> set[str]: return {n for s in self.body for n in targets(s)}
+  @functools.cached_property
+  def body(self) -> tuple: return tuple(parse(self.text))
+  @functools.cached_property
+  def _assigns(self) -> frozenset[str]: return frozenset(n for s in self.body for n in targets(s))
+  def assigns(self) -> frozenset[str]: return self._assigns
+  @functools.cached_property
+  def free(self) -> tuple[str, ...]: return tuple(_free_names(self))
   def source_types(self) -> tuple[str, ...]: return tuple(t for _, t in self.srcs)
 
 def row(line:str) -> Row:
@@ -259,7 +266,7 @@ def row(line:str) -> Row:
     value_type(t)
     named.append((n or "abc"[i], t))
   if dst != "-": value_type(dst)
-  return Row(name, None if dst == "-" else dst, tuple(named), tuple(parse(body)), body.strip())
+  return Row(name, None if dst == "-" else dst, tuple(named), body.strip())
 
 FAMILY = re.compile(r"\{([A-Z0-9_,]+)\}")
 
@@ -277,8 +284,12 @@ def table(text:str) -> dict[str, Row]:
       out[r.name] = r
   return out
 
-def free_names(r:Row) -> list[str]:
-  """The names a row reads before it assigns them: its inputs."""
+def free_names(r:Row) -> tuple[str, ...]:
+  """The names a row reads before it assigns them: its inputs (walked once per row: every instruction's translation
+  asks)."""
+  return r.free
+
+def _free_names(r:Row) -> list[str]:
   seen, out = set(), []
   for s in r.body:
     for node in ast.walk(s.value):
