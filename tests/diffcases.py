@@ -4,8 +4,8 @@ A case is plain data (it crosses a pipe to tests/diffrunner.py): `{"id", "op", "
 An input spec is `(shape, dtype, domain, seed, view)`:
   - dtype is a tinygrad dtype name; bfloat16 and fp8 inputs travel as float32 values they hold exactly, so the cast in
     is no rounding on any backend;
-  - domain is `(lo, hi)` (`(lo, hi, "float16")`: values of that narrower type), "special" (IEEE specials mixed in: ±0, ±inf, NaN, subnormals, the largest finite) or "full"
-    (an integer type's whole range);
+  - domain is `(lo, hi)` (`(lo, hi, "float16")`: values of that narrower type), "special" (IEEE specials mixed in: ±0,
+    ±inf, NaN, subnormals, the largest finite) or "full" (an integer type's whole range);
   - view is applied on the device before the op, so the kernel reads through it: "T" (axes reversed), "pad" (one
     zero each side), "stride" (every other row), "expand" (a size-1 axis broadcast to 4), "flip".
 `OPS[op](device, *tensors, **kw)` builds the computation; `COVERS` maps each public Tensor name to the op ids that
@@ -81,7 +81,8 @@ def add(opid:str, x:list, kw:dict|None=None, grad:bool=False, ctx:dict|None=None
   assert opid in OPS, opid
   desc = ",".join(f"{dt}{list(sh)}{'/' + v if v else ''}" for sh, dt, _, _, v in x)
   kws = ",".join(f"{k}={v}" for k, v in (kw or {}).items())
-  cid = f"{opid}[{desc}{';' + kws if kws else ''}{';' + tag if tag else ''}{';grad' if grad else ''}{';' + ','.join(f'{k}={v}' for k, v in ctx.items()) if ctx else ''}]"
+  ctxs = ",".join(f"{k}={v}" for k, v in ctx.items()) if ctx else ""
+  cid = f"{opid}[{desc}{';' + kws if kws else ''}{';' + tag if tag else ''}{';grad' if grad else ''}{';' + ctxs if ctx else ''}]"
   if cid in _IDS: cid = f"{cid}#{_IDS[cid]}"
   _IDS[cid] = _IDS.get(cid, 0) + 1
   CASES.append({"id": cid, "op": opid, "x": x, "kw": kw or {}, "grad": grad, "ctx": ctx or {}, "family": FAMILY[0]})
@@ -100,7 +101,8 @@ def rotation(k:int) -> list:
   return [SHAPE_VIEWS[(start * 5 + i) % len(SHAPE_VIEWS)] for i in range(k)]
 
 # *** building inputs (the runner uses these on both sides) ***
-SPECIALS = {"float16": [0., -0., np.inf, -np.inf, np.nan, 6e-8, -3e-5, 65504.], "float32": [0., -0., np.inf, -np.inf, np.nan, 1e-45, -1e-39, 3.4028235e38],
+SPECIALS = {"float16": [0., -0., np.inf, -np.inf, np.nan, 6e-8, -3e-5, 65504.],
+            "float32": [0., -0., np.inf, -np.inf, np.nan, 1e-45, -1e-39, 3.4028235e38],
             "float64": [0., -0., np.inf, -np.inf, np.nan, 5e-324, -1e-310, 1.7976931348623157e308],
             "bfloat16": [0., -0., np.inf, -np.inf, np.nan, 9.2e-41, -1e-39, 3.3895314e38]}
 

@@ -50,8 +50,6 @@ def flushed(g:tuple, w:tuple) -> np.ndarray:
   """Where the reference is a zero and the mock's result a subnormal of the same format, or the reference the largest
   finite value and the mock's an infinity of the same sign (tinygrad's integer lowering saturates what it rounds)."""
   mant, emin = FLOAT_FORMAT[g[1]]
-  finite = w[3][np.isfinite(w[3])]
-  top = np.abs(finite).max(initial=0) if finite.size else 0
   table = to_float64(np.arange(256, dtype=np.uint8), g[1]) if g[1] not in BITS else None
   largest = np.nanmax(np.abs(np.where(np.isfinite(table), table, 0))) if table is not None else np.inf
   return ((w[3] == 0) & (np.abs(g[3]) < 2.0 ** emin)) | (np.isinf(g[3]) & (np.abs(w[3]) == largest) & (np.sign(g[3]) == np.sign(w[3])))
@@ -180,7 +178,8 @@ class Runner:
       except (EOFError, pickle.UnpicklingError):
         self.proc.wait()
         self.log.seek(0)
-        replies.append(("error", "WorkerDied", f"the DEV={self.dev} worker died (exit {self.proc.returncode}):\n" + self.log.read().decode(errors="replace")[-6000:]))
+        replies.append(("error", "WorkerDied",
+                        f"the DEV={self.dev} worker died (exit {self.proc.returncode}):\n" + self.log.read().decode(errors="replace")[-6000:]))
         self.proc = None
         return replies
       if replies[-1][0] == "error":

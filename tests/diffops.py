@@ -2,7 +2,8 @@
 (`op`) and generates its cases (`add`) over dtypes and the rotating shapes and views."""
 from __future__ import annotations
 import diffcases as D
-from diffcases import op, add, X, rotation, viewed_shape, INTS, FLOATS, FP8, NUMERIC, ALL, TRANS, TRIG, TRIG_UNIT, TRIG_ARG, REDUCE, REDUCE_TRANS, SOFTMAX, ulps
+from diffcases import (op, add, X, rotation, viewed_shape, INTS, FLOATS, FP8, NUMERIC, ALL, TRANS, TRIG, TRIG_UNIT, TRIG_ARG, REDUCE, REDUCE_TRANS,
+                       SOFTMAX, ulps)
 
 def dt(name):
   from tinygrad import dtypes
@@ -16,14 +17,18 @@ UNARY = {
   "rsqrt": ((0.01, 10), FLOATS, True, TRANS), "reciprocal": ((0.1, 10), FLOATS, True, TRANS), "sin": ((-6, 6), FLOATS, True, TRIG),
   "cos": ((-6, 6), FLOATS, True, TRIG), "tan": ((-1.4, 1.4), FLOATS, False, TRIG), "asin": ((-0.99, 0.99), FLOATS, True, TRIG_UNIT),
   "acos": ((-0.99, 0.99), FLOATS, False, TRIG_UNIT), "atan": ((-6, 6), FLOATS, True, TRIG_UNIT), "sinh": ((-4, 4), FLOATS, False, TRIG_UNIT),
-  "cosh": ((-4, 4), FLOATS, False, TRIG), "tanh": ((-4, 4), FLOATS, True, TRIG_UNIT), "asinh": ((-6, 6), FLOATS, False, ulps(32, "log(x + sqrt(x*x+1)) cancels for x < 0: GPU kernels keep half intermediates, CPU's are float", ("slope",), "arg")),
+  "cosh": ((-4, 4), FLOATS, False, TRIG), "tanh": ((-4, 4), FLOATS, True, TRIG_UNIT),
+  "asinh": ((-6, 6), FLOATS, False, ulps(32, "log(x + sqrt(x*x+1)) cancels for x < 0: GPU kernels keep half intermediates, CPU's are float",
+                                         ("slope",), "arg")),
   "acosh": ((1, 10), FLOATS, False, TRIG_ARG), "atanh": ((-0.95, 0.95), FLOATS, False, TRIG_UNIT), "erf": ((-3, 3), FLOATS, True, TRIG_UNIT),
   "sigmoid": ((-6, 6), FLOATS, True, TRIG), "logsigmoid": ((-6, 6), FLOATS, False, TRIG_ARG), "relu": (None, NUMERIC, True, None),
   "relu6": ((-8, 8), NUMERIC, False, None), "leaky_relu": (None, FLOATS, True, None), "elu": (None, FLOATS, True, TRIG_UNIT),
   "celu": (None, FLOATS, False, TRIG_UNIT), "selu": (None, FLOATS, False, TRIG_UNIT), "gelu": (None, FLOATS, True, TRIG_ARG),
   "quick_gelu": (None, FLOATS, False, TRIG), "silu": (None, FLOATS, True, TRIG), "swish": (None, FLOATS, False, TRIG),
   "mish": (None, FLOATS, False, TRIG_ARG), "softplus": (None, FLOATS, True, TRIG_ARG), "softsign": (None, FLOATS, False, TRIG),
-  "hardsigmoid": (None, FLOATS, False, ulps(2, "relu6(x+3)/6: GPUs contract (x+3)*(1/6) into an fma, the CPU rounds twice", (), 1)), "hardswish": (None, FLOATS, True, ulps(2, "x*(x+3)/6: GPUs contract the product into an fma, the CPU rounds it")), "hardtanh": (None, FLOATS, False, None),
+  "hardsigmoid": (None, FLOATS, False, ulps(2, "relu6(x+3)/6: GPUs contract (x+3)*(1/6) into an fma, the CPU rounds twice", (), 1)),
+  "hardswish": (None, FLOATS, True, ulps(2, "x*(x+3)/6: GPUs contract the product into an fma, the CPU rounds it")),
+  "hardtanh": (None, FLOATS, False, None),
   "square": (None, NUMERIC, True, None), "sign": ("special", NUMERIC, False, None), "ceil": ((-9, 9), FLOATS, False, None),
   "floor": ((-9, 9), FLOATS, False, None), "round": ((-9, 9), FLOATS, False, None), "trunc": ((-9, 9), FLOATS, False, None),
   "abs": ("special", NUMERIC + FP8, True, None), "neg": ("special", NUMERIC + FP8, True, None), "isnan": ("special", FLOATS, False, None),
@@ -91,7 +96,6 @@ def cast_family():
   add("bitcast", [X((6, 8), "float32")], {"to": "uint16"}, tag="narrow")
   add("bitcast", [X((6, 8), "uint8", "full")], {"to": "int32"}, tag="widen")
 def np_size(t):
-  from diffcases import CARRIER
   if t in FP8: return 1
   if t == "bfloat16": return 2
   import numpy as np
@@ -108,14 +112,17 @@ BINARY = {
   "add": (lambda a, b: a + b, NUMERIC + FP8, "special", "special", True, None),
   "sub": (lambda a, b: a - b, NUMERIC, "special", "special", True, None),
   "mul": (lambda a, b: a * b, NUMERIC + FP8, "special", "special", True, None),
-  "div": (lambda a, b: a / b, FLOATS, (-9, 9), (0.5, 9), True, ulps(2, "tinygrad lowers a/b to a*rcp(b): GPUs take rcp from an approximate instruction")),
+  "div": (lambda a, b: a / b, FLOATS, (-9, 9), (0.5, 9), True,
+          ulps(2, "tinygrad lowers a/b to a*rcp(b): GPUs take rcp from an approximate instruction")),
   "div.trunc": (lambda a, b: a.div(b, rounding_mode="trunc"), INTS + ("float32",), (-99, 99), (1, 9), False, None),
   "div.floor": (lambda a, b: a.div(b, rounding_mode="floor"), INTS + ("float32",), (-99, 99), (1, 9), False, None),
   "__floordiv__": (_floor_div, INTS, (-99, 99), (1, 9), False, None),
-  "mod": (lambda a, b: a.mod(b), INTS + ("float32",), (-99, 99), (1, 9), False, ulps(32, "fma contraction in x - floor(x/y)*y, whose product has x's magnitude", (), "arg")),
+  "mod": (lambda a, b: a.mod(b), INTS + ("float32",), (-99, 99), (1, 9), False,
+          ulps(32, "fma contraction in x - floor(x/y)*y, whose product has x's magnitude", (), "arg")),
   # x - trunc(x/y)*y: CUDA C contracts the last product into an fma where the CPU rounds it; the cancellation leaves
   # that rounding of |x| (up to 99, against results below 9: 2^4 of the result's ulps)
-  "fmod": (lambda a, b: a.fmod(b), INTS + ("float32", "float64"), (-99, 99), (1, 9), False, ulps(32, "fma contraction in x - trunc(x/y)*y, whose product has x's magnitude", (), "arg")),
+  "fmod": (lambda a, b: a.fmod(b), INTS + ("float32", "float64"), (-99, 99), (1, 9), False,
+           ulps(32, "fma contraction in x - trunc(x/y)*y, whose product has x's magnitude", (), "arg")),
   "pow": (lambda a, b: a.pow(b), ("float16", "float32", "float64"), (0.1, 4), (-3, 3), True,
           ulps(16, "exp2(y*log2(x)) on hardware exp2/log2 (libdevice pow on NVRTC float64); the gradient multiplies by log(x)", ("slope",), 1)),
   # no integer pow: tinygrad 0.14 computes it in float and stores the float into the integer buffer without a cast
@@ -142,7 +149,8 @@ def binary_family():
       for sa, sb in pair_rotation(k):
         dom_a, dom_b = (None if dtype in INTS and x == "special" else x for x in (da, db))
         add(name, [X(sa, dtype, dom_a), X(sb, dtype, dom_b, salt=1)])
-    if grad: add(name, [X((13, 17), "float32", da if da != "special" else None), X((1, 17), "float32", db if db != "special" else None, salt=1)], grad=True)
+    if grad:
+      add(name, [X((13, 17), "float32", da if da != "special" else None), X((1, 17), "float32", db if db != "special" else None, salt=1)], grad=True)
   # a Python scalar on either side
   op("add.scalar", "add")(lambda d, a, s: a + s)
   op("__radd__")(lambda d, a, s: s + a)
@@ -150,8 +158,10 @@ def binary_family():
   op("__rmul__")(lambda d, a, s: s * a)
   op("__rtruediv__", cmp=BINARY["div"][5])(lambda d, a, s: s / a)
   op("__rpow__", cmp=TRANS)(lambda d, a, s: s ** a)
-  for name, dtypes, s, dom in (("add.scalar", NUMERIC, 3, None), ("__radd__", ("float32", "int8"), 2.5, None), ("__rsub__", ("float32", "int32", "uint8"), 7, None),
-                               ("__rmul__", ("float32", "int16"), 3, None), ("__rtruediv__", ("float32", "float16"), 3.0, (0.5, 9)), ("__rpow__", ("float32",), 2.0, (-4, 4))):
+  for name, dtypes, s, dom in (("add.scalar", NUMERIC, 3, None), ("__radd__", ("float32", "int8"), 2.5, None),
+                               ("__rsub__", ("float32", "int32", "uint8"), 7, None),
+                               ("__rmul__", ("float32", "int16"), 3, None), ("__rtruediv__", ("float32", "float16"), 3.0, (0.5, 9)),
+                               ("__rpow__", ("float32",), 2.0, (-4, 4))):
     for dtype in dtypes: add(name, [X((13, 17), dtype, dom)], {"s": s})
   # shifts by a constant and by a tensor
   op("lshift")(lambda d, a, n: a.lshift(n))
@@ -162,7 +172,8 @@ def binary_family():
   op("add.mixed", "add")(lambda d, a, b: a + b)
   op("mul.mixed", "mul")(lambda d, a, b: a * b)
   for i, (ta, tb) in enumerate(p for p in ((a, b) for a in ALL[:13] for b in ALL[:13]) if p[0] < p[1]):
-    add("mul.mixed" if i % 2 else "add.mixed", [X((9, 7), ta, (-9, 9) if ta not in INTS else (0, 9)), X((9, 7), tb, (-9, 9) if tb not in INTS else (0, 9), salt=1)])
+    add("mul.mixed" if i % 2 else "add.mixed",
+        [X((9, 7), ta, (-9, 9) if ta not in INTS else (0, 9)), X((9, 7), tb, (-9, 9) if tb not in INTS else (0, 9), salt=1)])
   ternary_family()
 
 def ternary_family():
@@ -171,8 +182,10 @@ def ternary_family():
     for sh, v in rotation(2 if dtype not in ("float32", "int32") else 4):
       add("where", [X(sh, "bool", None, v), X(viewed_shape(sh, v), dtype, None, None, 1), X((), dtype, None, None, 2)])
   add("where", [X((13, 17), "bool"), X((13, 17), "float32", salt=1), X((13, 17), "float32", salt=2)], grad=True)
-  op("lerp", cmp=ulps(2, "GPUs contract a + w*(b-a) into one fma; the CPU rounds the product (of up to the inputs' magnitude)", (), "arg"))(lambda d, a, b, w: a.lerp(b, w))
-  for dtype in ("float16", "bfloat16", "float32", "float64"): add("lerp", [X((13, 17), dtype), X((13, 17), dtype, salt=1), X((1, 17), dtype, (0, 1), salt=2)])
+  op("lerp", cmp=ulps(2, "GPUs contract a + w*(b-a) into one fma; the CPU rounds the product (of up to the inputs' magnitude)", (), "arg"))(
+    lambda d, a, b, w: a.lerp(b, w))
+  for dtype in ("float16", "bfloat16", "float32", "float64"):
+    add("lerp", [X((13, 17), dtype), X((13, 17), dtype, salt=1), X((1, 17), dtype, (0, 1), salt=2)])
   add("lerp", [X((13, 17), "float32"), X((13, 17), "float32", salt=1), X((1, 17), "float32", (0, 1), salt=2)], grad=True)
   op("masked_fill")(lambda d, x, m, v: x.masked_fill(m, v))
   for dtype in ("float32", "int8", "uint16", "float16", "bool"): add("masked_fill", [X((13, 17), dtype), X((1, 17), "bool", salt=1)], {"v": 1})
@@ -201,7 +214,8 @@ def reduce_family():
         if name in ("prod", "cumprod") and sh[0] > 100: sh = (3, 4, 5)
         axis = AXES[(n + i) % len(AXES)]
         # softmax and friends take one axis; tinygrad 0.14's logsumexp too (a tuple raises TypeError in it, on CPU too)
-        if name in ("softmax", "log_softmax", "softmin", "logsumexp"): axis = axis if isinstance(axis, int) or axis is None and name == "logsumexp" else -1
+        if name in ("softmax", "log_softmax", "softmin", "logsumexp"):
+          axis = axis if isinstance(axis, int) or axis is None and name == "logsumexp" else -1
         kw = {"axis": axis, **({"keepdim": i % 2 == 1} if keep else {})}
         if name in ("argmax", "argmin") and isinstance(axis, tuple): kw["axis"] = 1
         add(name, [X(sh, dtype, (0.5, 1.5) if name == "prod" and dtype in FLOATS else (-3, 3) if name == "prod" else None, v)], kw)

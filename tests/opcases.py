@@ -6,10 +6,10 @@ Approximate cases carry their tolerance and the reason for it:
   - transcendentals (exp, log, sin, ...): tinygrad lowers them to polynomial code of its own on every backend, but the
     hardware's fast reciprocal/exp2/log2/sqrt instructions it uses in places are approximations
     (RDNA v_exp_f32/v_log_f32/v_rcp_f32/v_sqrt_f32: 1 ulp; PTX ex2/lg2/rcp/sqrt .approx: 2 ulp), so allow a few ulp.
-  - float reductions and matmuls (but those in BIT_IDENTICAL, at the end): the GPU kernel sums in a different order (grouped, upcast, tensor-core tiles) than
-    the CPU kernel, so results differ by reassociation rounding. That error grows with the magnitudes summed, not with
-    the result (a sum that cancels to near zero keeps the rounding of its large partial sums), so `scaled` tolerances
-    multiply atol by 1 + the largest magnitude in the reference result.
+  - float reductions and matmuls (but those in BIT_IDENTICAL, at the end): the GPU kernel sums in a different order
+    (grouped, upcast, tensor-core tiles) than the CPU kernel, so results differ by reassociation rounding. That error
+    grows with the magnitudes summed, not with the result (a sum that cancels to near zero keeps the rounding of its
+    large partial sums), so `scaled` tolerances multiply atol by 1 + the largest magnitude in the reference result.
 Inputs are seeded numpy arrays, so every run computes the same thing.
 """
 from __future__ import annotations
@@ -84,7 +84,8 @@ for _op in ("add", "mul", "max", "lt"):
     lambda dev, f=BIN_OPS[_op]: f(T(bf16_exact(seed=1), dev, "bfloat16"), T(bf16_exact(seed=2), dev, "bfloat16")).cast("float32"))
 # tinygrad lowers a/b to a * reciprocal(b); GPUs take the reciprocal from an approximate instruction (rcp.approx, v_rcp_f32)
 case("div_float32", TRANSCENDENTAL)(lambda dev: T(data("float32", seed=1), dev) / T(data("float32", seed=2, lo=1, hi=9), dev))
-case("div_float16", HALF_TRANSCENDENTAL)(lambda dev: T(data("float32", seed=1), dev, "float16") / T(data("float32", seed=2, lo=1, hi=9), dev, "float16"))
+case("div_float16", HALF_TRANSCENDENTAL)(
+  lambda dev: T(data("float32", seed=1), dev, "float16") / T(data("float32", seed=2, lo=1, hi=9), dev, "float16"))
 case("idiv_int32")(lambda dev: T(data("int32", seed=1), dev) // T(data("int32", seed=2, lo=1, hi=9), dev))
 case("mod_int32")(lambda dev: T(data("int32", seed=1), dev) % T(data("int32", seed=2, lo=1, hi=9), dev))
 case("idiv_uint8")(lambda dev: T(data("uint8", seed=1, lo=0), dev) // T(data("uint8", seed=2, lo=1, hi=9), dev))
@@ -116,7 +117,8 @@ for _op in ("neg", "abs", "relu"):
   case(f"{_op}_float16")(lambda dev, f=UNARY_EXACT[_op]: f(T(data("float32"), dev, "float16")))
   case(f"{_op}_int32")(lambda dev, f=UNARY_EXACT[_op]: f(T(data("int32"), dev)))
 UNARY_APPROX = {"exp": lambda x: (x * 0.5).exp(), "log": lambda x: x.abs().add(0.1).log(), "sin": lambda x: x.sin(), "cos": lambda x: x.cos(),
-                "tanh": lambda x: x.tanh(), "sigmoid": lambda x: x.sigmoid(), "sqrt": lambda x: x.abs().sqrt(), "rsqrt": lambda x: x.abs().add(0.1).rsqrt(),
+                "tanh": lambda x: x.tanh(), "sigmoid": lambda x: x.sigmoid(), "sqrt": lambda x: x.abs().sqrt(),
+                "rsqrt": lambda x: x.abs().add(0.1).rsqrt(),
                 "reciprocal": lambda x: x.add(20.5).reciprocal(), "exp2": lambda x: x.exp2(), "log2": lambda x: x.abs().add(0.1).log2(),
                 "gelu": lambda x: x.gelu(), "softplus": lambda x: x.softplus(), "erf": lambda x: x.erf()}
 for _op, _f in UNARY_APPROX.items():
@@ -131,13 +133,16 @@ CASTS = [("float32", "int32"), ("int32", "float32"), ("float32", "float16"), ("f
          ("int64", "float32"), ("uint32", "float32"), ("float32", "uint32")]
 for _src, _dst in CASTS:
   lo = 0 if _src.startswith("uint") or _dst.startswith("uint") else -100
-  case(f"cast_{_src}_{_dst}", ptx=BF16_ON_PTX if "bfloat16" in (_src, _dst) else None)(lambda dev, s=_src, d=_dst, lo=lo: T(data("float32", lo=lo, hi=100), dev, s).cast(d).cast("float32" if d == "bfloat16" else d))
+  case(f"cast_{_src}_{_dst}", ptx=BF16_ON_PTX if "bfloat16" in (_src, _dst) else None)(
+    lambda dev, s=_src, d=_dst, lo=lo: T(data("float32", lo=lo, hi=100), dev, s).cast(d).cast("float32" if d == "bfloat16" else d))
 case("bitcast_f32_i32")(lambda dev: T(data("float32"), dev).bitcast("int32"))
 case("bitcast_i32_f32")(lambda dev: T(data("int32"), dev).bitcast("float32"))
 case("bitcast_f16_i16")(lambda dev: T(data("float32"), dev, "float16").bitcast("int16"))
-case("bitcast_u32_f32_specials")(lambda dev: T(np.array([0x7f800000, 0xff800000, 0x7fc00001, 1, 0x80000000], np.uint32), dev).bitcast("float32").bitcast("uint32"))
+case("bitcast_u32_f32_specials")(
+  lambda dev: T(np.array([0x7f800000, 0xff800000, 0x7fc00001, 1, 0x80000000], np.uint32), dev).bitcast("float32").bitcast("uint32"))
 case("cast_f32_f16_rounding")(lambda dev: T(np.array([65504., 65520., 1e-8, 2049., 2051., -0.0, 1/3], np.float32), dev).cast("float16"))
-case("cast_f32_bf16_rounding", ptx=BF16_ON_PTX)(lambda dev: T(np.array([1.00390625, 1.01171875, 3.14159, -2.5e-20, 1e30], np.float32), dev).cast("bfloat16").cast("float32"))
+case("cast_f32_bf16_rounding", ptx=BF16_ON_PTX)(
+  lambda dev: T(np.array([1.00390625, 1.01171875, 3.14159, -2.5e-20, 1e30], np.float32), dev).cast("bfloat16").cast("float32"))
 
 # *** fp8 (OCP e4m3 and e5m2): casts both ways and arithmetic, the results as their codes ***
 # gfx950 runs them on its conversions (v_cvt_pk_fp8/bf8_f32 after tinygrad's clamp to the largest finite value,
@@ -161,7 +166,8 @@ FP8_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": lambda a
 for _fmt, (_m, _top, _tiny) in FP8.items():
   # float32 inputs f16 holds exactly, over the normal range and past the largest finite value (clamped to it)
   case(f"cast_float32_{_fmt}")(lambda dev, f=_fmt, tiny=_tiny: T(np.where(np.abs(x:=data("float32", (512,), 4, -600, 600).astype(np.float16)
-                                                                                   .astype(np.float32)) < tiny, np.float32(1), x), dev).cast(f).bitcast("uint8"))
+                                                                                   .astype(np.float32)) < tiny, np.float32(1), x), dev)
+                                                                 .cast(f).bitcast("uint8"))
   normal = np.array([c for c in range(256) if (c & 0x7f) >> _m], np.uint8)   # every code but the subnormals and zeros
   case(f"cast_{_fmt}_float32")(lambda dev, f=_fmt, c=normal: T(c, dev).bitcast(f).cast("float32"))
   for _op, _f in FP8_OPS.items():
@@ -213,27 +219,35 @@ case("softmax", approx(1e-5, 1e-6, "exp approximation and reduction order"))(lam
 case("logsumexp", approx(1e-5, 1e-5, "exp/log approximation and reduction order"))(lambda dev: T(data("float32", (33, 100)), dev).logsumexp(axis=1))
 case("any_all")(lambda dev: (lambda x: (x.any(axis=1), x.all(axis=0)))(T(data("float32", (20, 30)), dev) > 8))
 # 70000 terms in [-1, 1]: each order's rounding error is bounded by eps * sum|x| = 6e-8 * 35000 ~ 2e-3
-case("sum_big_reduce", approx(0, 2e-3, "70000-term float32 sum: rounding of partial sums, bounded by eps * sum|x|"))(lambda dev: T(data("float32", (1, 70000), lo=-1, hi=1), dev).sum())
+case("sum_big_reduce", approx(0, 2e-3, "70000-term float32 sum: rounding of partial sums, bounded by eps * sum|x|"))(
+  lambda dev: T(data("float32", (1, 70000), lo=-1, hi=1), dev).sum())
 
 # *** matmul and conv2d ***
 MATMUL_SHAPES = [(16, 16, 16), (33, 17, 29), (64, 64, 64), (128, 96, 64), (1, 200, 1), (65, 130, 7), (256, 256, 256)]
 for _m, _k, _n in MATMUL_SHAPES:
-  case(f"matmul_{_m}x{_k}x{_n}", REDUCE)(lambda dev, m=_m, k=_k, n=_n: T(data("float32", (m, k), seed=1, lo=-1, hi=1), dev) @ T(data("float32", (k, n), seed=2, lo=-1, hi=1), dev))
+  case(f"matmul_{_m}x{_k}x{_n}", REDUCE)(
+    lambda dev, m=_m, k=_k, n=_n: T(data("float32", (m, k), seed=1, lo=-1, hi=1), dev) @ T(data("float32", (k, n), seed=2, lo=-1, hi=1), dev))
 case("matmul_int32")(lambda dev: T(data("int32", (24, 31), seed=1), dev) @ T(data("int32", (31, 18), seed=2), dev))
 case("matmul_half_acc_float", approx(1e-3, 1e-3, "half inputs, float accumulation in tensor-core tile order"))(
-  lambda dev: (T(data("float32", (64, 64), seed=1, lo=-1, hi=1), dev, "float16") @ T(data("float32", (64, 64), seed=2, lo=-1, hi=1), dev, "float16")).cast("float32"))
+  lambda dev: (T(data("float32", (64, 64), seed=1, lo=-1, hi=1), dev, "float16")
+               @ T(data("float32", (64, 64), seed=2, lo=-1, hi=1), dev, "float16")).cast("float32"))
 case("matmul_half_acc_float_dtype", approx(1e-3, 1e-3, "half inputs, float accumulation in tensor-core tile order"))(
-  lambda dev: T(data("float32", (128, 64), seed=1, lo=-1, hi=1), dev, "float16").matmul(T(data("float32", (64, 96), seed=2, lo=-1, hi=1), dev, "float16"), dtype="float32"))
+  lambda dev: T(data("float32", (128, 64), seed=1, lo=-1, hi=1), dev, "float16")
+              .matmul(T(data("float32", (64, 96), seed=2, lo=-1, hi=1), dev, "float16"), dtype="float32"))
 # the CPU kernel and the GPU kernels keep the bfloat16 partial sums at different precisions and orders (and :PTX keeps
 # float32 throughout), so results agree to a few bfloat16 ulps of the result's scale
 case("matmul_bf16", approx(0, 2 ** -6, "bfloat16 accumulation precision and order differ: a few bf16 ulps of the scale", scaled=True))(
-  lambda dev: (T(bf16_exact((32, 48), seed=1, lo=-1, hi=1, step=1/64), dev, "bfloat16") @ T(bf16_exact((48, 40), seed=2, lo=-1, hi=1, step=1/64), dev, "bfloat16")).cast("float32"))
-case("batched_matmul", REDUCE)(lambda dev: T(data("float32", (3, 20, 30), seed=1, lo=-1, hi=1), dev) @ T(data("float32", (3, 30, 10), seed=2, lo=-1, hi=1), dev))
+  lambda dev: (T(bf16_exact((32, 48), seed=1, lo=-1, hi=1, step=1/64), dev, "bfloat16")
+               @ T(bf16_exact((48, 40), seed=2, lo=-1, hi=1, step=1/64), dev, "bfloat16")).cast("float32"))
+case("batched_matmul", REDUCE)(
+  lambda dev: T(data("float32", (3, 20, 30), seed=1, lo=-1, hi=1), dev) @ T(data("float32", (3, 30, 10), seed=2, lo=-1, hi=1), dev))
 case("matvec", REDUCE)(lambda dev: T(data("float32", (300, 77), seed=1, lo=-1, hi=1), dev) @ T(data("float32", (77,), seed=2, lo=-1, hi=1), dev))
 CONV_SHAPES = [((1, 3, 16, 16), (8, 3, 3, 3), {}), ((2, 4, 13, 11), (6, 4, 3, 3), {"padding": 1}), ((1, 8, 20, 20), (8, 8, 5, 5), {"stride": 2}),
-               ((1, 6, 9, 9), (6, 1, 3, 3), {"groups": 6}), ((1, 16, 14, 14), (32, 16, 1, 1), {}), ((1, 3, 17, 23), (5, 3, 3, 3), {"dilation": 2, "padding": 2})]
+               ((1, 6, 9, 9), (6, 1, 3, 3), {"groups": 6}), ((1, 16, 14, 14), (32, 16, 1, 1), {}),
+               ((1, 3, 17, 23), (5, 3, 3, 3), {"dilation": 2, "padding": 2})]
 for _i, (_xs, _ws, _kw) in enumerate(CONV_SHAPES):
-  case(f"conv2d_{_i}", REDUCE)(lambda dev, xs=_xs, ws=_ws, kw=_kw: T(data("float32", xs, seed=1, lo=-1, hi=1), dev).conv2d(T(data("float32", ws, seed=2, lo=-1, hi=1), dev), **kw))
+  case(f"conv2d_{_i}", REDUCE)(lambda dev, xs=_xs, ws=_ws, kw=_kw: T(data("float32", xs, seed=1, lo=-1, hi=1), dev)
+                                                                   .conv2d(T(data("float32", ws, seed=2, lo=-1, hi=1), dev), **kw))
 case("conv2d_bias_relu", REDUCE)(lambda dev: T(data("float32", (1, 4, 12, 12), seed=1, lo=-1, hi=1), dev).conv2d(
   T(data("float32", (8, 4, 3, 3), seed=2, lo=-1, hi=1), dev), T(data("float32", (8,), seed=3, lo=-1, hi=1), dev)).relu())
 case("avg_pool", REDUCE)(lambda dev: T(data("float32", (1, 3, 16, 16)), dev).avg_pool2d(kernel_size=(2, 2)))
@@ -251,7 +265,8 @@ case("stack")(lambda dev: T(data("int32", (4, 5), seed=1), dev).stack(T(data("in
 case("repeat")(lambda dev: T(data("uint8", (3, 4), lo=0), dev).repeat(2, 3))
 case("index_int_tensor")(lambda dev: T(data("float32", (50, 8)), dev)[T(np.array([0, 49, 7, 7, 13], np.int32), dev)])
 case("gather")(lambda dev: T(data("float32", (20, 30)), dev).gather(1, T(rng(5).integers(0, 30, (20, 6)).astype(np.int32), dev)))
-case("scatter")(lambda dev: T(np.zeros((10, 12), np.float32), dev).scatter(1, T(np.tile(rng(6).permutation(12)[:5], (10, 1)).astype(np.int32), dev), 7.0))
+case("scatter")(lambda dev: T(np.zeros((10, 12), np.float32), dev)
+                            .scatter(1, T(np.tile(rng(6).permutation(12)[:5], (10, 1)).astype(np.int32), dev), 7.0))
 case("scatter_reduce_sum")(lambda dev: T(np.zeros((6, 9), np.float32), dev).scatter_reduce(
   1, T(rng(7).integers(0, 9, (6, 9)).astype(np.int32), dev), T(data("float32", (6, 9), lo=0, hi=5).round(), dev), reduce="sum"))
 def _setitem(dev):

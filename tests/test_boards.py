@@ -1,7 +1,7 @@
 """The board registry (mockgpu.boards): selection by DEV's arch field, MOCKGPU_AMD_BOARD and MOCKGPU_NV_MODEL, the KFD
 properties, RM answers and CUDA attributes each board publishes as tinygrad reads them, the launch limits each NVIDIA
 record sets, the named error of an unknown board, and each board's dispatches on its ISA family (CDNA: wave64 over the XCCs)."""
-import ctypes, dataclasses, importlib, json, re, subprocess, sys, textwrap
+import ctypes, dataclasses, importlib, json, textwrap
 import numpy as np
 import pytest
 from mockgpu import boards

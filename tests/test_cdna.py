@@ -142,7 +142,8 @@ def test_bitop3_truth_table(a, b, c, table):
   got = int(evaluate(cdna4.VOP["BITOP3_B32"], np.uint32(a), np.uint32(b), np.uint32(c), ttbl=table))
   want = sum(((table >> ((a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1))) & 1) << i for i in range(32))
   assert got == want
-  inst = ins.VOP3(ins.VOP3Op.V_BITOP3_B32, vdst=ins.v[0], src0=ins.v[1], src1=ins.v[2], src2=ins.v[3], omod=table >> 6, abs=table >> 3 & 7, neg=table & 7)
+  inst = ins.VOP3(ins.VOP3Op.V_BITOP3_B32, vdst=ins.v[0], src0=ins.v[1], src1=ins.v[2], src2=ins.v[3], omod=table >> 6, abs=table >> 3 & 7,
+                  neg=table & 7)
   assert cdna.bitop3_table(inst) == table
 
 def test_cvt_pk_f16_f32_rounds_to_nearest_even_and_other_rows():
@@ -330,7 +331,8 @@ def test_exact_sum_midpoints_and_specials():
   got = cdna.exact_sum(t, np.float32)
   assert got[0] == 1.0 and got[1] == np.float32(1 + 2.0**-23) and got[2] == np.float32(1 + 2.0**-22) and got[3] == 1.0  # ties to even
   assert np.isnan(cdna.exact_sum(np.array([[np.inf], [-np.inf]]), np.float32)[0])
-  assert np.signbit(cdna.exact_sum(np.array([[-0.0], [-0.0]]), np.float32)[0]) and not np.signbit(cdna.exact_sum(np.array([[1.0], [-1.0]]), np.float32)[0])
+  assert np.signbit(cdna.exact_sum(np.array([[-0.0], [-0.0]]), np.float32)[0])
+  assert not np.signbit(cdna.exact_sum(np.array([[1.0], [-1.0]]), np.float32)[0])
 
 def encode(shape, kind, values, arch="cdna3"):
   """A/B registers of an MFMA from values [waves, blocks, m|n, k] (already representable in kind)."""
@@ -338,7 +340,8 @@ def encode(shape, kind, values, arch="cdna3"):
   if kind in ("FP8", "BF8"):
     table = cdna.fp8_table(arch, kind)
     bits = np.vectorize(lambda v: int(np.nonzero(table == v)[0][0]))(values).astype(np.uint8)
-  else: bits = {"F16": lambda v: v.astype(np.float16).view(np.uint16), "BF16": lambda v: (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16),
+  else:
+    bits = {"F16": lambda v: v.astype(np.float16).view(np.uint16), "BF16": lambda v: (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16),
                 "F32": lambda v: v.astype(np.float32).view(np.uint32), "F64": lambda v: v.astype(np.float64).view(np.uint64),
                 "I8": lambda v: v.astype(np.int8).view(np.uint8)}[kind](values)
   per_lane = np.zeros((values.shape[0], 64, shape.k_per_lane), bits.dtype)

@@ -10,9 +10,9 @@ import machines
 from mockgpu.compiler import toolchain
 from mockgpu.emulators import rdna
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
-from mockgpu.errors import PacketError, Unmodelled
+from mockgpu.errors import PacketError
 from test_kfd import Client, call, lohi, request
-from test_sdma import copy, q as dma  # the SDMA queue fixture and COPY_LINEAR (the same encoding on 4.4)
+from test_sdma import copy, sdma_queue  # the SDMA queue and COPY_LINEAR (the same encoding on 4.4)
 from conftest import run_tinygrad
 
 @pytest.fixture(autouse=True, params=["gfx942", "gfx950"])
@@ -124,7 +124,8 @@ def test_pred_exec_nested_is_unmodelled(aql):
 
 # *** a dispatch split across XCCs ***
 
-def kernel_descriptor(c, rsrc1=0x00af_0041, rsrc2=0x0000_0090, rsrc3=0x0000_0003, props=hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_KERNARG_SEGMENT_PTR):
+def kernel_descriptor(c, rsrc1=0x00af_0041, rsrc2=0x0000_0090, rsrc3=0x0000_0003,
+                      props=hsa.AMD_KERNEL_CODE_PROPERTIES_ENABLE_SGPR_KERNARG_SEGMENT_PTR):
   code = c.alloc(0x1000)
   kd = amdgpu_kd.llvm_amdhsa_kernel_descriptor_t(kernel_code_entry_byte_offset=0x100, compute_pgm_rsrc1=rsrc1, compute_pgm_rsrc2=rsrc2,
                                                  compute_pgm_rsrc3=rsrc3, kernel_code_properties=props)
@@ -179,7 +180,7 @@ def test_dispatch_direct_in_an_aql_ib_uses_each_xccs_registers(aql, monkeypatch)
   assert all(d.pgm_addr == 0x7f12_3456_7800 and d.block == (256, 1, 1) and not d.wave32 and d.xcc == (x, 8, 1) for x, d in enumerate(rec.dispatches))
 
 def test_pm4_queue_runs_on_its_target_xcc(board, monkeypatch):
-  rec, c = Recorder(monkeypatch), Client().events()
+  _rec, c = Recorder(monkeypatch), Client().events()
   ring, gart = c.alloc(0x1000), c.alloc(0x1000)
   args = dict(ring_base_address=ring.va, ring_size=0x1000, gpu_id=c.gpu.gpu_id, queue_type=kfd.KFD_IOC_QUEUE_TYPE_COMPUTE,
               queue_priority=7, write_pointer_address=gart.va + 0x38, read_pointer_address=gart.va + 0x80 + 8 * 3)
@@ -201,6 +202,9 @@ def test_bad_program_resources_are_named(aql, monkeypatch):
 # *** SDMA 4.4 ***
 
 def fence(addr, value, flags=0): return [sdma.SDMA_OP_FENCE | flags, *lohi(addr), value]  # gfx9: tinygrad sends no MTYPE
+
+@pytest.fixture
+def dma(): return sdma_queue()
 
 def test_sdma_4_4_copy_fence_poll_trap(dma):
   c, buf = dma.c, dma.c.buf

@@ -172,7 +172,7 @@ for name, body in [("x18", 'unsigned long v; __asm__ volatile("mov %0, x18" : "=
 ])
 def test_refusals(dev, why):
   """Each refused configuration names its reason; the lane then runs a known-good op (DEV switched in-process)."""
-  p = child(f"""
+  p = child("""
 from tinygrad import Device
 from tinygrad.helpers import DEV
 from mockgpu.driver.cpu import CPULaneRefused

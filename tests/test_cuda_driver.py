@@ -262,7 +262,8 @@ def test_bad_modules(cu):
   assert cu.cuModuleLoadData(ctypes.byref(mod), b"\xff\xfe garbage") == cu.CUDA_ERROR_INVALID_IMAGE
   assert cu.cuModuleLoadData(ctypes.byref(mod), b"not ptx at all\0") == cu.CUDA_ERROR_INVALID_IMAGE
   assert cu.cuModuleLoadData(ctypes.byref(mod), None) == cu.CUDA_ERROR_INVALID_VALUE
-  assert cu.cuModuleLoadData(ctypes.byref(mod), SCALE_PTX.replace("ld.param.u32 %r1, [k];", "ld.param.u32 %r1 [k").encode()) == cu.CUDA_ERROR_INVALID_PTX
+  assert cu.cuModuleLoadData(ctypes.byref(mod),
+                             SCALE_PTX.replace("ld.param.u32 %r1, [k];", "ld.param.u32 %r1 [k").encode()) == cu.CUDA_ERROR_INVALID_PTX
   assert cu.cuModuleLoadData(ctypes.byref(mod), SCALE_PTX.replace(".version 7.8", ".version 9.0").encode()) == cu.CUDA_ERROR_UNSUPPORTED_PTX_VERSION
   assert cu.cuModuleLoadData(ctypes.byref(mod), SCALE_PTX.replace("sm_89", "sm_120").encode()) == cu.CUDA_ERROR_INVALID_PTX
   with pytest.raises(NotImplementedError, match="address_size 32"):  # valid PTX the executor does not implement

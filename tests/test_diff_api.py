@@ -219,4 +219,5 @@ CHUNKS = chunks()
 @pytest.mark.parametrize("chunk", sorted(CHUNKS))
 def test_diff(diff_runners, chunk):
   failures = differential(diff_runners, CHUNKS[chunk])
-  assert not failures, "\n".join(f"{dev}: {len(f)} of {len(CHUNKS[chunk])} cases disagree with DEV=CPU\n" + "\n".join(f[:10]) for dev, f in failures.items())
+  assert not failures, "\n".join(f"{dev}: {len(f)} of {len(CHUNKS[chunk])} cases disagree with DEV=CPU\n" + "\n".join(f[:10]) for dev,
+                                 f in failures.items())

@@ -1,7 +1,7 @@
 """fp8 kernels with NVRTC (the default renderer of MOCK+NV and MOCK+CUDA): NVRTC must compile against the CUDA headers
 of its own release, whatever /usr/local/cuda or CUDA_PATH holds (CUDA 13's cuda_fp8.hpp does not compile with NVRTC
 12). mockgpu rebinds tinygrad.runtime.support.compiler_cuda.CUDA_PATH when a MOCK interface is imported."""
-import json, os
+import json
 import pytest
 from conftest import run_tinygrad
 from mockgpu.compiler import toolchain

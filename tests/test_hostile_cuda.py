@@ -54,7 +54,7 @@ class State:
 # a valid call of every modelled function with a pointer to data among its parameters: its arguments, fresh objects
 # of the declared types (the test checks each one succeeds as given, then mistypes one parameter at a time)
 def VALID(cu, st:State) -> dict:
-  b, i32, u64 = ctypes.byref, ctypes.c_int32, ctypes.c_uint64
+  b, i32 = ctypes.byref, ctypes.c_int32
   return {
     "cuGetErrorString": lambda: (700, b(ctypes.POINTER(ctypes.c_char)())), "cuGetErrorName": lambda: (700, b(ctypes.POINTER(ctypes.c_char)())),
     "cuDriverGetVersion": lambda: (b(i32()),), "cuDeviceGetCount": lambda: (b(i32()),), "cuDeviceGet": lambda: (b(cu.CUdevice()), 1),

@@ -5,17 +5,16 @@ with a named error naming the dimensions, before allocating (they were a MemoryE
 workgroup ids or 128 GiB of registers); PM4's DISPATCH_DIRECT (32-bit grid dimensions) reports it as the queue's
 fault for an unmodelled dispatch. Each is followed by a known-good op on the same device.
 """
-import ctypes, struct, sys
+import struct
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from tinygrad.runtime.autogen.am import pm4_nv as pm4
 import machines
 from mockgpu.errors import DispatchTooLarge, LaunchRefused, Unmodelled, InstructionBudgetExceeded
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from mockgpu.memory import AddressSpace
-from test_kfd import Client, pkt3, lohi
+from test_kfd import Client
 from test_pm4 import dispatch_cmds, release_mem
 from test_rdna_harness import aligned
 

@@ -50,7 +50,8 @@ def test_kfd_device_ids_and_info_pointers_are_efault(ptr):
   from tinygrad.runtime.autogen import amdgpu_drm
   arg = amdgpu_drm.struct_drm_amdgpu_info(return_pointer=ptr, return_size=0x100, query=amdgpu_drm.AMDGPU_INFO_DEV_INFO)
   idir, base, nr, _ = amdgpu_drm.DRM_IOCTL_AMDGPU_INFO.args
-  with pytest.raises(OSError, match="AMDGPU_INFO return_pointer") as e: c.render.ioctl((idir << 30) | (ctypes.sizeof(arg) << 16) | (base << 8) | nr, arg)
+  with pytest.raises(OSError, match="AMDGPU_INFO return_pointer") as e:
+    c.render.ioctl((idir << 30) | (ctypes.sizeof(arg) << 16) | (base << 8) | nr, arg)
   assert e.value.errno == errno.EFAULT
   c.map(bo.handle)  # the valid call still maps it
   assert c.gpu.mem.is_mapped(bo.va, 0x1000)
@@ -283,7 +284,8 @@ def qmd(monkeypatch):
   prog, cbuf = DATA, DATA + 0x1000
   r.mem[prog:prog + len(PTX_TEXT)] = np.frombuffer(PTX_TEXT, np.uint8)
   r.mem[cbuf + 320:cbuf + 328] = np.array([2, 1], np.uint32).view(np.uint8)
-  common = {"program_address_upper": (VA + prog) >> 32, "program_address_lower": (VA + prog) & 0xffffffff, "constant_buffer_addr_upper_0": (VA + cbuf) >> 32,
+  common = {"program_address_upper": (VA + prog) >> 32, "program_address_lower": (VA + prog) & 0xffffffff,
+            "constant_buffer_addr_upper_0": (VA + cbuf) >> 32,
             "constant_buffer_addr_lower_0": (VA + cbuf) & 0xffffffff, "constant_buffer_size_shifted4_0": 0x160, "cta_thread_dimension0": 8,
             "cta_thread_dimension1": 1, "cta_thread_dimension2": 1, "cta_raster_width": 2, "cta_raster_height": 1, "cta_raster_depth": 1,
             "release0_enable": 1, "release0_address_upper": (VA + DATA + 0x3000) >> 32, "release0_address_lower": (VA + DATA + 0x3000) & 0xffffffff,
@@ -306,7 +308,8 @@ def qmd_still_works(t):
 
 def test_qmd_depending_on_itself_is_bounded(qmd):
   at = qmd.DATA + 0x2000
-  with pytest.raises(PacketError, match=rf"dependent QMD chain from 0x{qmd.VA + at:x} loops back to QMD 0x{qmd.VA + at:x} \(DEPENDENT_QMD0_POINTER\)"):
+  with pytest.raises(PacketError,
+                     match=rf"dependent QMD chain from 0x{qmd.VA + at:x} loops back to QMD 0x{qmd.VA + at:x} \(DEPENDENT_QMD0_POINTER\)"):
     qmd.launch(at, dependent_qmd0_enable=1, dependent_qmd0_action=1, dependent_qmd0_pointer=(qmd.VA + at) >> 8)
   assert qmd.r.u64(qmd.DATA + 0x3000) == 55  # the QMD ran once, with its release
   qmd_still_works(qmd)
@@ -328,7 +331,8 @@ def test_qmd_launch_limits_are_the_boards(qmd):
   qmd.launch(qmd.DATA + 0x2000, cta_thread_dimension0=1024)
   assert qmd.fake.launches[-1][1] == (1024, 1, 1)
   qmd.r.gpu.board = dataclasses.replace(qmd.r.gpu.board, name="sm_89_small", max_threads_per_block=512)
-  with pytest.raises(PacketError, match=r"block \(1024, 1, 1\) \(1024 threads\) exceeds the hardware's \(1024, 1024, 64\) and 512 threads \(sm_89_small\)"):
+  with pytest.raises(PacketError,
+                     match=r"block \(1024, 1, 1\) \(1024 threads\) exceeds the hardware's \(1024, 1024, 64\) and 512 threads \(sm_89_small\)"):
     qmd.launch(qmd.DATA + 0x2000, cta_thread_dimension0=1024)
   qmd_still_works(qmd)
 
@@ -361,7 +365,7 @@ def test_uvm_map_over_part_of_a_mapping_is_unmodelled():
   from mockgpu.driver.nv_rm import Memory
   vfs = machines.machine().vfs
   ctl, uvmf = vfs.open("/dev/nvidiactl", os.O_RDWR), vfs.open("/dev/nvidia-uvm", os.O_RDWR)
-  rm, uvm = ctl.drv.rm, ctl.drv.uvm
+  rm = ctl.drv.rm
   client = rm.alloc(0, 0, 0, nv.NV01_ROOT_CLIENT, None)
   dev = nv.NV0080_ALLOC_PARAMETERS(deviceId=0)
   device = rm.alloc(client, client, 0, nv.NV01_DEVICE_0, ctypes.addressof(dev))

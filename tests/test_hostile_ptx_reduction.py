@@ -7,7 +7,7 @@ The numpy path raised EmulatorBug IndexError ("boolean index did not match index
 misaligned offset, whose byte-wise read returned a 1-element array instead of one value, which the store under the
 `lidx0 == 0` guard could not index with the 16-lane mask (emulators/ptx/runtime.py ld_space).
 """
-import os, re
+import re
 import numpy as np
 import pytest
 from test_ptx_harness import run, Tensor

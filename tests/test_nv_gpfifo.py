@@ -176,7 +176,8 @@ def test_qmd_decoding(model):
                   "constant_buffer_addr_lower_shifted6_0": (cbuf >> 6) & 0xffffffff, "release_semaphore0_addr_lower": 0x5000,
                   "release_semaphore0_addr_upper": 0x10, "release_semaphore0_payload_lower": 77, "release_payload64b_0": 1}
   else: vals |= {"cta_raster_width": 100, "cta_raster_height": 3, "cta_raster_depth": 1, "program_address_upper": prog >> 32,
-                 "program_address_lower": prog & 0xffffffff, "constant_buffer_addr_upper_0": cbuf >> 32, "constant_buffer_addr_lower_0": cbuf & 0xffffffff,
+                 "program_address_lower": prog & 0xffffffff, "constant_buffer_addr_upper_0": cbuf >> 32,
+                 "constant_buffer_addr_lower_0": cbuf & 0xffffffff,
                  "release0_address_lower": 0x5000, "release0_address_upper": 0x10, "release0_payload_lower": 77, "release0_payload64b": 1}
   bits = 0
   for k, v in vals.items():
@@ -222,10 +223,12 @@ def qmd_rig(monkeypatch, fake):
   r.mem[prog:prog + len(PTX_TEXT)] = np.frombuffer(PTX_TEXT, np.uint8)
   r.mem[cbuf + 320:cbuf + 328] = np.array([2, 1], np.uint32).view(np.uint8)
   r.mem[cbuf + 0x160:cbuf + 0x178] = np.array([0x1111, 0x2222, 0xffff_ffff_0000_0007], np.uint64).view(np.uint8)
-  common = {"program_address_upper": (VA + prog) >> 32, "program_address_lower": (VA + prog) & 0xffffffff, "constant_buffer_addr_upper_0": (VA + cbuf) >> 32,
+  common = {"program_address_upper": (VA + prog) >> 32, "program_address_lower": (VA + prog) & 0xffffffff,
+            "constant_buffer_addr_upper_0": (VA + cbuf) >> 32,
             "constant_buffer_addr_lower_0": (VA + cbuf) & 0xffffffff, "constant_buffer_size_shifted4_0": 0x160, "cta_thread_dimension0": 8,
             "cta_thread_dimension1": 1, "cta_thread_dimension2": 1, "cta_raster_height": 1, "cta_raster_depth": 1}
-  q0 = encode_qmd({**common, "cta_raster_width": 5, "dependent_qmd0_enable": 1, "dependent_qmd0_action": 1, "dependent_qmd0_pointer": (VA + qmd1) >> 8})
+  q0 = encode_qmd({**common, "cta_raster_width": 5, "dependent_qmd0_enable": 1, "dependent_qmd0_action": 1,
+                   "dependent_qmd0_pointer": (VA + qmd1) >> 8})
   q1 = encode_qmd({**common, "cta_raster_width": 6, "release0_enable": 1, "release0_address_upper": (VA + DATA + 0x3000) >> 32,
                    "release0_address_lower": (VA + DATA + 0x3000) & 0xffffffff, "release0_payload_lower": 55})
   r.mem[qmd0:qmd0 + 0x100], r.mem[qmd1:qmd1 + 0x100] = np.frombuffer(q0, np.uint8), np.frombuffer(q1, np.uint8)

@@ -20,7 +20,8 @@ def test_device_topology():
     from tinygrad import Device
     from tinygrad.runtime.support.hcq import FileIOInterface
     i = Device["NV"].iface
-    print(json.dumps({"uuid": bytes(i.gpu_uuid.uuid).hex(), "cards": len(i.gpus_info), "version": FileIOInterface("/proc/driver/nvidia/version").read()}))
+    print(json.dumps({"uuid": bytes(i.gpu_uuid.uuid).hex(), "cards": len(i.gpus_info),
+                      "version": FileIOInterface("/proc/driver/nvidia/version").read()}))
   """)
   got = result(r)
   assert got["cards"] == config.DEFAULT_GPU_COUNT and len(got["uuid"]) == 32
@@ -49,7 +50,8 @@ def test_rm_errors_then_device_still_works():
     err("bad_class", lambda: d.iface.rm_alloc(d.nvdevice, 0xbeef))
     err("unmodelled_class", lambda: d.iface.rm_alloc(d.subdevice, nv.MAXWELL_PROFILER_DEVICE))
     err("bad_handle", lambda: d.iface.rm_control(0xdead, nv.NV2080_CTRL_CMD_GR_GET_INFO, nv.NV2080_CTRL_GR_GET_INFO_PARAMS()))
-    err("unmodelled_ctrl", lambda: d.iface.rm_control(d.subdevice, nv.NV2080_CTRL_CMD_GPU_GET_NAME_STRING, nv.NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS()))
+    err("unmodelled_ctrl",
+        lambda: d.iface.rm_control(d.subdevice, nv.NV2080_CTRL_CMD_GPU_GET_NAME_STRING, nv.NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS()))
     err("no_memory", lambda: d.allocator.alloc(40 << 30))
     err("uvm_free", lambda: d.iface.uvm(nv.UVM_FREE, nv.UVM_FREE_PARAMS(base=0x7000_0000_0000, length=0x1000)))
     err("uvm_map", lambda: d.iface._gpu_uvm_map(0x7000_0000_0000, 0x1000, d.cmdq_page.meta.hMemory, create_range=False))
@@ -126,7 +128,8 @@ def test_trace_logs_ioctls_and_methods():
     print(Tensor([1., 2.]).tolist())
   """, MOCKGPU_TRACE="1")
   for needle in ("name=NV_ESC_CARD_INFO", "RM_ALLOC AMPERE_CHANNEL_GPFIFO_A", "RM_CONTROL NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN",
-                 "name=UVM_MAP_EXTERNAL_ALLOCATION", "status=NV_OK", "doorbell", "method=NVC56F_SEM_EXECUTE", "cls=AMPERE_DMA_COPY_B method=NVC6B5_LAUNCH_DMA"):
+                 "name=UVM_MAP_EXTERNAL_ALLOCATION", "status=NV_OK", "doorbell", "method=NVC56F_SEM_EXECUTE",
+                 "cls=AMPERE_DMA_COPY_B method=NVC6B5_LAUNCH_DMA"):
     assert needle in r.stderr, needle
 
 @pytest.mark.parametrize("dev,model", [("MOCK+NV", "sm_89"), ("MOCK+NV:PTX", "sm_89"), ("MOCK+NV", "sm_120")])  # sm_120: QMD V05

@@ -3,7 +3,6 @@ the NaN rule, and small programs with known results. The conformance suite (test
 this reference."""
 from __future__ import annotations
 import importlib, math, struct
-from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st

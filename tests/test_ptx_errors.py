@@ -71,7 +71,8 @@ def test_bad_launches(monkeypatch):
     load_module(src).kernel("nope")
   with pytest.raises(LaunchRefused, match=r"\(1056 threads\) exceeds the hardware's \(1024, 1024, 64\) and 1024 threads \(sm_89\)"):
     launch(None, k, (1, 1, 1), (32, 33, 1), b"\0" * 12)
-  limited = load_module(src.replace(".visible .entry k(.param .u64 out, .param .u32 n)\n", ".visible .entry k(.param .u64 out, .param .u32 n)\n.maxntid 64, 1, 1\n")).kernel("k")
+  limited = load_module(src.replace(".visible .entry k(.param .u64 out, .param .u32 n)\n",
+                                    ".visible .entry k(.param .u64 out, .param .u32 n)\n.maxntid 64, 1, 1\n")).kernel("k")
   with pytest.raises(LaunchRefused, match=r"\(128 threads\) exceeds its .maxntid/.reqntid of 64"):
     launch(None, limited, (1, 1, 1), (128, 1, 1), b"\0" * 12)
   with pytest.raises(LaunchRefused, match=r"shared memory exceed the \d+ bytes of a CTA \(sm_89\)"):

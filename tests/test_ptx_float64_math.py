@@ -67,7 +67,8 @@ def test_nvrtc_float64_vs_cpu(name, ptx_path):
 # large arguments take __nv_sin's Payne-Hanek reduction: the call of __internal_trig_reduction_slowpathd
 BIG = np.array([1e5, -3e6, 123456789.0, 1e15, 1e22, -1e200, 1e300, 2.0**1000, 1.7e308])
 
-@pytest.mark.parametrize("name, fn, x", [("sin", np.sin, np.concatenate([X, BIG])), ("exp2", np.exp2, np.concatenate([X, SPECIAL, [1100.0, -1100.0]])),
+@pytest.mark.parametrize("name, fn, x",
+                         [("sin", np.sin, np.concatenate([X, BIG])), ("exp2", np.exp2, np.concatenate([X, SPECIAL, [1100.0, -1100.0]])),
                                          ("log2", np.log2, np.concatenate([POS, SPECIAL, [-1.0, 5e-324]])),
                                          ("sqrt", np.sqrt, np.concatenate([POS, SPECIAL, [-1.0, 5e-324]]))])
 def test_nvrtc_float64_vs_glibc(name, fn, x, ptx_path):

@@ -161,7 +161,8 @@ class TestFloat:
       out = []
       for x, y, z in zip(a, b, c):
         v = {"add": lambda: Fraction(float(x)) + Fraction(float(y)), "mul": lambda: Fraction(float(x)) * Fraction(float(y)),
-             "div": lambda: Fraction(float(x)) / Fraction(float(y)), "fma": lambda: Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))}[op]()
+             "div": lambda: Fraction(float(x)) / Fraction(float(y)),
+             "fma": lambda: Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))}[op]()
         f = np.float32(float(v))
         cands = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
         if mode == "rn": out.append(min(cands, key=lambda q: (abs(Fraction(float(q)) - v), int(np.array(q).view(np.uint32)) & 1)))
@@ -197,7 +198,8 @@ class TestFloat:
       body = f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nsetp.{cmp}.f32 %p1, %f1, %f2;\nselp.u32 %r4, 1, 0, %p1;"
       np.testing.assert_array_equal(binop(body, a.view(np.uint32), b.view(np.uint32)), ref(a, b).astype(np.uint32), err_msg=cmp)
     x, y = u32(), u32()
-    body = "setp.lo.u32 %p1|%p2, %r1, %r2;\nsetp.ne.s32.and %p3|%p4, %r1, 0, %p2;\nselp.u32 %r5, 2, 0, %p3;\nselp.u32 %r6, 1, 0, %p1;\nor.b32 %r4, %r5, %r6;"
+    body = ("setp.lo.u32 %p1|%p2, %r1, %r2;\nsetp.ne.s32.and %p3|%p4, %r1, 0, %p2;\nselp.u32 %r5, 2, 0, %p3;\nselp.u32 %r6, 1, 0, %p1;\n"
+            "or.b32 %r4, %r5, %r6;")
     np.testing.assert_array_equal(binop(body, x, y), ((x < y).astype(np.uint32) | (((x != 0) & (x >= y)).astype(np.uint32) << 1)))
 
   def test_cvt_rounding_and_saturation(self):
@@ -643,7 +645,8 @@ mov.b32 %r4, %f1;"""
   def test_misc_float(self):
     a = np.array([1.0, -2.0, np.inf, np.nan, 1e-40, 0.0, -0.0, 3.5] * 4, np.float32)
     pre = "mov.b32 %f1, %r1;\n"
-    t = binop(pre + "testp.finite.f32 %p1, %f1;\ntestp.subnormal.f32 %p2, %f1;\nselp.u32 %r5, 1, 0, %p1;\nselp.u32 %r6, 2, 0, %p2;\nor.b32 %r4, %r5, %r6;",
+    t = binop(pre + "testp.finite.f32 %p1, %f1;\ntestp.subnormal.f32 %p2, %f1;\nselp.u32 %r5, 1, 0, %p1;\nselp.u32 %r6, 2, 0, %p2;\n"
+                    "or.b32 %r4, %r5, %r6;",
               a.view(np.uint32), a.view(np.uint32))
     np.testing.assert_array_equal(t, np.isfinite(a).astype(np.uint32) | (((np.abs(a) < 1.1754944e-38) & (a != 0)).astype(np.uint32) << 1))
     c = binop(pre + "mov.b32 %f2, %r2;\ncopysign.f32 %f3, %f2, %f1;\nmov.b32 %r4, %f3;", a.view(np.uint32), (-a).view(np.uint32)).view(np.float32)

@@ -11,7 +11,7 @@ from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedI
 from mockgpu.compiler.native import HOT_DISPATCHES
 from mockgpu.emulators.ptx import native, load_module
 from test_ptx_harness import run as run_tiny
-from test_ptx_isa import HEAD, kernel, run, LOAD3
+from test_ptx_isa import kernel, run, LOAD3
 from mockgpu.compiler.ptx import semantics
 
 def _path(monkeypatch, name:str): monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0" if name == "numpy" else "1")
@@ -129,7 +129,8 @@ def test_float_unary_specials(op, monkeypatch):
   np.testing.assert_array_equal(got, want)
 
 CONVERSIONS = ["cvt.rzi.s32.f32 %r4, %f1;", "cvt.rni.s32.f32 %r4, %f1;", "cvt.rmi.u32.f32 %r4, %f1;", "cvt.rpi.s32.f32 %r4, %f1;",
-               "cvt.rzi.ftz.s32.f32 %r4, %f1;", "cvt.rni.s64.f32 %rd1, %f1;\ncvt.u32.u64 %r4, %rd1;", "cvt.rzi.u16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;",
+               "cvt.rzi.ftz.s32.f32 %r4, %f1;", "cvt.rni.s64.f32 %rd1, %f1;\ncvt.u32.u64 %r4, %rd1;",
+               "cvt.rzi.u16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;",
                "cvt.rn.f16.f32 %h1, %f1;\nmov.b32 %r4, {%h1, %h1};", "cvt.f32.f16 %f3, %h0;\nmov.b32 %r4, %f3;",
                "cvt.rn.f32.s32 %f3, %r1;\nmov.b32 %r4, %f3;", "cvt.rn.f32.u32 %f3, %r1;\nmov.b32 %r4, %f3;",
                "cvt.f64.f32 %fd1, %f1;\nmul.f64 %fd1, %fd1, %fd1;\ncvt.rn.f32.f64 %f3, %fd1;\nmov.b32 %r4, %f3;"]
@@ -173,7 +174,8 @@ COMPARES = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu
 @pytest.mark.parametrize("cmp", COMPARES)
 def test_float_compare_specials(cmp, monkeypatch):
   a, b = _pairs(F32_SPECIALS)
-  body = f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nsetp.{cmp}.f32 %p1|%p2, %f1, %f2;\nselp.u32 %r4, 1, 0, %p1;\nselp.u32 %r5, 2, 0, %p2;\nor.b32 %r4, %r4, %r5;"
+  body = (f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nsetp.{cmp}.f32 %p1|%p2, %f1, %f2;\nselp.u32 %r4, 1, 0, %p1;\nselp.u32 %r5, 2, 0, %p2;\n"
+          "or.b32 %r4, %r4, %r5;")
   want, got = both_paths(monkeypatch, body, a, b, b)
   np.testing.assert_array_equal(got, want)
 
@@ -352,15 +354,18 @@ def test_float64_in_every_mode(op, monkeypatch):
   a, b = _pairs(F32_SPECIALS)
   c = np.resize(F32_SPECIALS[::-1], len(a))
   srcs = {"sqrt": "%fd1", "rcp": "%fd1", "fma": "%fd1, %fd2, %fd4"}.get(op.split(".")[0], "%fd1, %fd2")
-  body = f"mov.b64 %fd1, {{%r3, %r1}};\nmov.b64 %fd2, {{%r1, %r2}};\nmov.b64 %fd4, {{%r2, %r3}};\n{op} %fd3, {srcs};\nmov.b64 {{%r5, %r4}}, %fd3;\nxor.b32 %r4, %r4, %r5;"
+  body = (f"mov.b64 %fd1, {{%r3, %r1}};\nmov.b64 %fd2, {{%r1, %r2}};\nmov.b64 %fd4, {{%r2, %r3}};\n{op} %fd3, {srcs};\n"
+          "mov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;")
   want, got = both_paths(monkeypatch, body, a, b, c)
   same = (_isnan(a).astype(int) + _isnan(b) + _isnan(c)) < 2   # two NaN operands: either payload (numpy's loops)
   np.testing.assert_array_equal(got[same], want[same])
 
 HALVES = ["add.rn.f16 %h5, %h1, %h3;", "fma.rn.f16 %h5, %h1, %h3, %h2;", "fma.rn.bf16 %h5, %h1, %h3, %h2;", "mul.rn.bf16 %h5, %h1, %h3;",
-          "add.rn.bf16 %h5, %h1, %h3;", "fma.rn.sat.f16 %h5, %h1, %h3, %h2;", "fma.rn.relu.bf16 %h5, %h1, %h3, %h2;", "fma.rn.relu.f16 %h5, %h1, %h3, %h2;",
+          "add.rn.bf16 %h5, %h1, %h3;", "fma.rn.sat.f16 %h5, %h1, %h3, %h2;", "fma.rn.relu.bf16 %h5, %h1, %h3, %h2;",
+          "fma.rn.relu.f16 %h5, %h1, %h3, %h2;",
           "min.bf16 %h5, %h1, %h3;", "max.f16 %h5, %h1, %h3;", "ex2.approx.f16 %h5, %h1;", "tanh.approx.f16 %h5, %h1;",
-          "ex2.approx.ftz.bf16 %h5, %h1;", "tanh.approx.bf16 %h5, %h1;", "cvt.rn.bf16.f16 %h5, %h1;", "cvt.f32.bf16 %f1, %h1;\ncvt.rz.f16.f32 %h5, %f1;",
+          "ex2.approx.ftz.bf16 %h5, %h1;", "tanh.approx.bf16 %h5, %h1;", "cvt.rn.bf16.f16 %h5, %h1;",
+          "cvt.f32.bf16 %f1, %h1;\ncvt.rz.f16.f32 %h5, %f1;",
           "setp.lt.bf16 %p1, %h1, %h3;\nselp.b16 %h5, %h1, %h3, %p1;", "cvt.rni.s32.f16 %r6, %h1;\ncvt.u16.u32 %h5, %r6;",
           "cvt.rzi.u16.bf16 %h5, %h1;"]
 
@@ -382,9 +387,12 @@ MODED_CVT = ["cvt.rz.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;", "cvt.rm.f16.f32 
              "cvt.rn.relu.f16x2.f32 %r4, %f1, %f2;", "cvt.rn.bf16x2.f32 %r4, %f1, %f2;",
              "cvt.rm.f32.f64 %f3, %fd1;\nmov.b32 %r4, %f3;", "cvt.rp.f32.f64 %f3, %fd1;\nmov.b32 %r4, %f3;",
              "cvt.rz.f16.f64 %h1, %fd1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.f16.f64 %h1, %fd1;\ncvt.u32.u16 %r4, %h1;",
-             "cvt.rz.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;", "cvt.rm.f32.u64 %f3, %rd1;\nmov.b32 %r4, %f3;", "cvt.rn.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;",
-             "cvt.rp.f64.s64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;", "cvt.rz.f64.u64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;",
-             "cvt.rm.f32.s32 %f3, %r1;\nmov.b32 %r4, %f3;", "cvt.rp.f16.u32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;", "cvt.rn.bf16.s32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rz.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;", "cvt.rm.f32.u64 %f3, %rd1;\nmov.b32 %r4, %f3;",
+             "cvt.rn.f32.s64 %f3, %rd1;\nmov.b32 %r4, %f3;",
+             "cvt.rp.f64.s64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;",
+             "cvt.rz.f64.u64 %fd3, %rd1;\nmov.b64 {%r5, %r4}, %fd3;\nxor.b32 %r4, %r4, %r5;",
+             "cvt.rm.f32.s32 %f3, %r1;\nmov.b32 %r4, %f3;", "cvt.rp.f16.u32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;",
+             "cvt.rn.bf16.s32 %h1, %r1;\ncvt.u32.u16 %r4, %h1;",
              "cvt.rzi.s32.f64 %r4, %fd1;", "cvt.rpi.u64.f64 %rd3, %fd1;\ncvt.u32.u64 %r4, %rd3;", "cvt.sat.f32.f32 %f3, %f1;\nmov.b32 %r4, %f3;",
              "cvt.rz.sat.f16.f32 %h1, %f1;\ncvt.u32.u16 %r4, %h1;"]
 
@@ -436,7 +444,8 @@ add.s64 %rd9, %rd9, %rd7;
     body += f"setp.lt.u32 %p1, %r0, 7;\n@%p1 ld.global.b{w} {r}3, [%rd8];\n@%p1 st.shared.b{w} [%rd9], {r}3;\nbar.sync 0;\n"
     cell = "[%rd9]"
   else: cell = "[%rd8]"
-  body += f"atom.{space}.{op} {f if op.startswith('add.f') else r}4, {cell}, {src}{cas};\nst.global.b{w} [%rd5+{w // 8 * 128}], {f if op.startswith('add.f') else r}4;\n"
+  reg = f if op.startswith('add.f') else r
+  body += f"atom.{space}.{op} {reg}4, {cell}, {src}{cas};\nst.global.b{w} [%rd5+{w // 8 * 128}], {reg}4;\n"
   if space == "shared": body += f"bar.sync 0;\n@%p1 ld.shared.b{w} {r}3, [%rd9];\n@%p1 st.global.b{w} [%rd8], {r}3;"
   if op.startswith("cas"): vals[48:] = init[np.arange(48, 64) % 7]   # the compares of the first lanes of a cell there succeed
   outs = []

@@ -89,7 +89,8 @@ def test_conversions_all_modes_in_a_kernel(mode):
 @per_path
 def test_float_to_int_saturates_in_a_kernel():
   x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 255.5, 1e30])
-  np.testing.assert_array_equal(through_kernel("cvt.rni.s32.f64 {d}, {a};", np.int32, x), [0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 2, -2, 256, 2**31 - 1])
+  np.testing.assert_array_equal(through_kernel("cvt.rni.s32.f64 {d}, {a};", np.int32, x),
+                                [0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 2, -2, 256, 2**31 - 1])
   np.testing.assert_array_equal(through_kernel("cvt.rzi.u16.f64 {d}, {a};", np.uint16, x), [0, 65535, 0, 65535, 0, 2, 0, 255, 65535])
   np.testing.assert_array_equal(through_kernel("cvt.rmi.u64.f64 {d}, {a};", np.uint64, x), [0, 2**64 - 1, 0, 3000000000, 0, 2, 0, 255, 2**64 - 1])
 

@@ -4,11 +4,10 @@ from the tables under test. A test with a `path` parameter runs on the numpy pat
 one ran; the ones without run on the numpy path only, where the C translation declines the instructions (VOP3P WMMA,
 scratch, the f16 rounding ops and fma_f16 in C) or the kernel raises before C could run."""
 from __future__ import annotations
-import struct
 from fractions import Fraction
 import numpy as np
 import pytest
-from tinygrad.renderer.amd.dsl import s, v, ttmp, NULL
+from tinygrad.renderer.amd.dsl import s, v, ttmp
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I3
 from mockgpu.errors import InvalidInstruction, UnsupportedInstruction

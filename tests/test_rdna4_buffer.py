@@ -45,7 +45,8 @@ def buffer_kernel(vs:list[int], c, load:bool) -> list:
   return code
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("c", CASES, ids=[f"oob{c[0]}-stride{c[1]}-nr{c[2]}-{'idx' if c[3] else ''}{'off' if c[4] else ''}{'-tid' if c[5] else ''}-x{c[8]}" for c in CASES])
+@pytest.mark.parametrize("c", CASES, ids=[f"oob{c[0]}-stride{c[1]}-nr{c[2]}-{'idx' if c[3] else ''}{'off' if c[4] else ''}{'-tid' if c[5] else ''}"
+                                          f"-x{c[8]}" for c in CASES])
 def test_vbuffer_loads_and_stores_as_the_manual(path, c, monkeypatch):
   check_loads_and_stores(path, c, monkeypatch, buffer_kernel, ARCH)
 

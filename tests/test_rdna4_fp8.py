@@ -1,7 +1,7 @@
 """RDNA4's OCP fp8/bf8 VALU forms (gfx1201) on the numpy path (their rows' fp8 helpers have no C form): v_cvt_f32_fp8 and
 v_cvt_f32_bf8 with every op_sel byte select (the pseudocode's reversed order: 0 bits 7:0, 2 bits 15:8, 1 bits 23:16, 3
-bits 31:24), v_cvt_pk_f32_fp8/bf8 (either half) and every byte value against the formats' definitions (E4M3: bias 7, S.1111.111 the only NaN, no infinity;
-E5M2: IEEE-like, bias 15), computed here; v_dot4_f32_* against the pseudocode's four f32 additions in order."""
+bits 31:24), v_cvt_pk_f32_fp8/bf8 (either half) and every byte value against the formats' definitions (E4M3: bias 7,
+S.1111.111 the only NaN, no infinity; E5M2: IEEE-like, bias 15), computed here; v_dot4_f32_* against the pseudocode's four f32 additions in order."""
 from __future__ import annotations
 import math
 import numpy as np

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I
-from test_rdna4 import scalar_cases, f32, f16, bits_of
+from test_rdna4 import scalar_cases, f32, bits_of
 
 PATHS = ["numpy", "native"]
 OMOD = {0: 1.0, 1: 2.0, 2: 4.0, 3: 0.5}

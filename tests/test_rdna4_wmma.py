@@ -82,7 +82,8 @@ def reference(A, B, C, form, signed=(False, False), clamp=False) -> np.ndarray:
         total += int(C[r, c]) - (1 << 32) * (int(C[r, c]) >> 31)
         out[r, c] = (max(-2**31, min(2**31 - 1, total)) if clamp else total) & 0xffffffff
       else:
-        total += {"f32": lambda x: N.decode(x, "f32").v, "f16": lambda x: N.decode(x, "f16").v, "bf16": lambda x: N.decode(x, "bf16").v}[ko](int(C[r, c]))
+        total += {"f32": lambda x: N.decode(x, "f32").v, "f16": lambda x: N.decode(x, "f16").v,
+                  "bf16": lambda x: N.decode(x, "bf16").v}[ko](int(C[r, c]))
         total = Fraction(total)
         out[r, c] = N.round_ratio(total.numerator, total.denominator, ko) if total else 0
   return out

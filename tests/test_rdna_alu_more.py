@@ -8,7 +8,7 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run, tid_times4, store
+from test_rdna_isa import kernel, run, tid_times4
 from test_rdna_valu import run_op
 
 both = pytest.mark.usefixtures("rdna_path")  # the numpy and the native (C) path

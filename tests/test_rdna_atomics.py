@@ -287,7 +287,8 @@ def fault_kernel(name:str, bad_lane:int, shift:int, ds:bool) -> bytes:
   ("DS_ADD_U32", 4096, True, "LDS offset 0x{off:x} is outside its 512 byte allocation"),
   ("DS_ADD_U32", 2, True, "LDS atomic at 0x{off:x} is not 4-byte aligned")])
 def test_atomic_faults_name_the_instruction(path, name, shift, ds, why, monkeypatch):
-  """A bad address in lane 5 of every wave (the first wave faults first) is a GPUPageFault naming the instruction and its PC, and no lane's word has been written."""
+  """A bad address in lane 5 of every wave (the first wave faults first) is a GPUPageFault naming the instruction and
+  its PC, and no lane's word has been written."""
   st = Setup([name], 3)
   st.start[:] = 0
   bad = 5

@@ -62,7 +62,8 @@ def expected(c, vindex, voffset, lane_ok, fn):
       fn(l, j, soff + offset + stride * index + 4 * j, in_range(oob, stride, nr, index, offset + 4 * j, 4))
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("c", CASES, ids=[f"oob{c[0]}-stride{c[1]}-nr{c[2]}-{'idx' if c[3] else ''}{'off' if c[4] else ''}{'-tid' if c[5] else ''}-x{c[8]}" for c in CASES])
+@pytest.mark.parametrize("c", CASES, ids=[f"oob{c[0]}-stride{c[1]}-nr{c[2]}-{'idx' if c[3] else ''}{'off' if c[4] else ''}{'-tid' if c[5] else ''}"
+                                          f"-x{c[8]}" for c in CASES])
 def test_buffer_loads_and_stores_as_the_manual(path, c, monkeypatch):
   check_loads_and_stores(path, c, monkeypatch, lambda vs, c, load: buffer_kernel(vs, c, None, None, load))
 
@@ -135,8 +136,10 @@ def test_buffer_errors_name_the_instruction(path, monkeypatch):
 
 UNMODELLED_CASES = [
   (lambda: I.image_load(vdata=v[4:7], vaddr=v[0:3], srsrc=s[8:15], dmask=0xf), "image_load", "image instructions"),
-  (lambda: I.tbuffer_load_format_x(vdata=v[4], vaddr=v[1], srsrc=s[8:11], soffset=NULL_S, offset=0, offen=1), "tbuffer_load_format_x", "typed buffer access"),
-  (lambda: I.buffer_load_format_x(vdata=v[4], vaddr=v[1], srsrc=s[8:11], soffset=NULL_S, offset=0, offen=1), "buffer_load_format_x", "format conversions"),
+  (lambda: I.tbuffer_load_format_x(vdata=v[4], vaddr=v[1], srsrc=s[8:11], soffset=NULL_S, offset=0, offen=1), "tbuffer_load_format_x",
+   "typed buffer access"),
+  (lambda: I.buffer_load_format_x(vdata=v[4], vaddr=v[1], srsrc=s[8:11], soffset=NULL_S, offset=0, offen=1), "buffer_load_format_x",
+   "format conversions"),
   (lambda: I.ds_append(vdst=v[4]), "ds_append", "GDS"),
   (lambda: I.global_load_lds_b32(addr=v[1], saddr=s[4:5], offset=0), "global_load_lds_b32", "LDS DMA")]
 

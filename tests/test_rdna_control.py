@@ -162,7 +162,8 @@ BOUNDS = [(I.v_movrels_b32_e32(v[7], v[2]), 14, 16, "v_movrels_b32"),   # v[2 + 
 def test_relative_index_past_the_registers_raises(inst, m0, limit, name, path, monkeypatch):
   body = kernel(*setup(32), I.s_add_u32(M0, s[2], m0), inst, *stores(32))
   index = {"v_movrels_b32": m0 + 2, "s_movreld_b32": 100 + m0, "s_movrels_b64": 104 + m0}[name]
-  with on(path, monkeypatch) as go, pytest.raises(UnsupportedInstruction, match=rf"{name}: M0-relative register index {index} is past the {limit} registers .* at PC 0x"):
+  with on(path, monkeypatch) as go, pytest.raises(UnsupportedInstruction,
+                                                  match=rf"{name}: M0-relative register index {index} is past the {limit} registers .* at PC 0x"):
     go(body, 32, grid=1)
 
 # *** computed program counters ***
@@ -214,7 +215,8 @@ def bad_jump_kernel(offset:int) -> list:
 def test_jump_to_no_instruction_raises(path, monkeypatch):
   """Into the middle of an instruction (s_add_u32's literal): named, with the target; outside every mapping: the
   instruction-fetch fault of a kernel entry outside memory."""
-  with on(path, monkeypatch) as go, pytest.raises(UnsupportedInstruction, match=r"s_setpc_b64: computed jump to 0x[0-9a-f]+ \(kernel offset \+0x[0-9a-f]+\), "
+  with on(path, monkeypatch) as go, pytest.raises(UnsupportedInstruction,
+                                                  match=r"s_setpc_b64: computed jump to 0x[0-9a-f]+ \(kernel offset \+0x[0-9a-f]+\), "
                                                   r"which is not an instruction of the decoded program at PC 0x"):
     go(bad_jump_kernel(2), 32, grid=1)
   with on(path, monkeypatch) as go, pytest.raises(GPUPageFault, match=r"instruction fetch at PC 0x[0-9a-f]+, the target of s_setpc_b64 at PC 0x"):

@@ -8,7 +8,6 @@ So the quotient must equal numpy's (IEEE division, correctly rounded) bit for bi
 underflow included. tinygrad's own division is fast (`fdiv afn arcp`: v_rcp times the numerator), within 2 ulps.
 """
 from __future__ import annotations
-import os
 import numpy as np
 import pytest
 from tinygrad.runtime.support.compiler_llvm import AMDLLVMCompiler

@@ -229,7 +229,8 @@ HALF_OPS = [n for n in C_ROWS if "f16" in _types(n)]
 def test_half_instruction_same_bits_on_both_paths(name, monkeypatch):
   nsrc = _nsrc(name)
   ops = [_operands16(k) for k in range(3)]
-  if _types(name)[1] == "f32": ops[0] = np.concatenate([SPECIAL.view(np.float32)[:20], (rng.standard_normal(12) * 7e4).astype(np.float32)]).view(np.uint32)
+  if _types(name)[1] == "f32":
+    ops[0] = np.concatenate([SPECIAL.view(np.float32)[:20], (rng.standard_normal(12) * 7e4).astype(np.float32)]).view(np.uint32)
   nans = name in ("ADD_F16", "MUL_F16")
   same_bits(monkeypatch, _inst(name, nsrc), ops, name, nans)
   fn = getattr(I, f"v_{name.lower()}", None) or getattr(I, f"v_{name.lower()}_e64", None)

@@ -1,5 +1,5 @@
-"""Regressions of the RDNA3 paths (DEV=MOCK+AMD; MOCK+AMD:LLVM and MOCKKFD+AMD in the slow tier) on tinygrad programs that once failed, each result compared with
-DEV=CPU, on both executor paths (MOCKGPU_RDNA_NATIVE=0: numpy translation; =1: C from the first dispatch).
+"""Regressions of the RDNA3 paths (DEV=MOCK+AMD; MOCK+AMD:LLVM and MOCKKFD+AMD in the slow tier) on tinygrad programs
+that once failed, each result compared with DEV=CPU, on both executor paths (MOCKGPU_RDNA_NATIVE=0: numpy translation; =1: C from the first dispatch).
 
 Causes covered:
   - a SALU result computed from constants only (literal, inline constant, a constant lane index of v_writelane_b32)
@@ -18,7 +18,7 @@ the GPU kernel uses v_rcp_f32 (1 ulp on hardware) and fma where the CPU divides 
 differ by a few float32 ulp in intermediates of unit scale; tan's derivative 1 + tan**2 amplifies that near the
 poles (an 18-ulp difference at tan = -13.9 is 1.7e-5, the bound there 1.4e-4).
 """
-import os, pickle, sys, tempfile, textwrap, subprocess
+import os, pickle, sys, tempfile, subprocess
 import numpy as np
 import pytest
 from conftest import HERE, SLOW

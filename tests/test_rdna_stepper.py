@@ -10,7 +10,7 @@ import os, struct
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC, VCC_LO, VCC_HI, EXEC_LO, EXEC_HI
-from tinygrad.runtime.autogen.amd.rdna3 import ins as I, enum as E
+from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
 from tinygrad.runtime.autogen.amd.cdna import ins as IC
 from mockgpu import system
@@ -18,7 +18,6 @@ from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from mockgpu.compiler.rdna.backends.c import c_rows
-from mockgpu.compiler.rdna.semantics.lang import free_names
 from mockgpu.compiler.rdna.semantics import rdna3 as sem, rdna4 as sem4, cdna as semc
 from mockgpu.compiler.rdna.operands import strip
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
@@ -115,7 +114,8 @@ def _rows(c_only:bool, isa:Isa=ISAS["rdna3"]) -> list[str]:
   out = []
   for name, row in isa.sem.VOP.items():
     if name in sem.LITERAL_K or name in sem.ACCUMULATE or not all(n in "abc" for n, _ in row.srcs): continue
-    if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_", "ACCVGPR_", "INTERP_")) or "CLASS" in name: continue  # INTERP_: VINTERP reads quad lanes (tests/test_rdna_vinterp.py)
+    # INTERP_: VINTERP reads quad lanes (tests/test_rdna_vinterp.py)
+    if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_", "ACCVGPR_", "INTERP_")) or "CLASS" in name: continue
     if c_only and (not crows[name] or name in ("ADD_F16", "MUL_F16")): continue
     if _enc(name, isa) == (None, None): continue
     out.append(name)

@@ -27,7 +27,8 @@ def prologue(I, arch:str) -> list:
   """out, in pointers in s[4:7]; v2..v4 the lane's three input words (in + 128 * k), v1 = lane * 4."""
   wait = [I.s_waitcnt(simm16=0)] if arch == "rdna3" else [I.s_wait_kmcnt(simm16=0), I.s_wait_loadcnt(simm16=0)]
   off = "offset" if arch == "rdna3" else "ioffset"
-  load = lambda d, o: I.global_load_b32(**{"vdst": d, ("addr" if arch == "rdna3" else "vaddr"): v[1] if arch == "rdna3" else v[1:2], "saddr": s[6:7], off: o})
+  load = lambda d, o: I.global_load_b32(**{"vdst": d, ("addr" if arch == "rdna3" else "vaddr"): v[1] if arch == "rdna3" else v[1:2],
+                                           "saddr": s[6:7], off: o})
   smem = I.s_load_b128(sdata=s[4:7], sbase=s[0:1], **{off: 0})
   return [smem, *wait, I.v_lshlrev_b32_e32(v[1], 2, v[0]), load(v[2], 0), load(v[3], 128), load(v[4], 256), *wait]
 

@@ -11,11 +11,14 @@ from test_kfd import Client, lohi
 @pytest.fixture(autouse=True)
 def fresh_machine(monkeypatch): monkeypatch.setattr(machines, "current", None)
 
-@pytest.fixture
-def q():
+def sdma_queue():
+  """A KFD SDMA queue on a fresh client with events, `q.c.buf` a 16 KiB VRAM buffer."""
   c = Client().events()
   c.buf = c.alloc(0x4000, kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
   return c.queue(kfd.KFD_IOC_QUEUE_TYPE_SDMA)
+
+@pytest.fixture
+def q(): return sdma_queue()
 
 def copy(dst, src, n):
   return [sdma.SDMA_OP_COPY | sdma.SDMA_PKT_COPY_LINEAR_HEADER_SUB_OP(sdma.SDMA_SUBOP_COPY_LINEAR), sdma.SDMA_PKT_COPY_LINEAR_COUNT_COUNT(n - 1),

@@ -128,7 +128,8 @@ def test_debug7_disassembles_gfx950_kernels():
   GFX9 mnemonics (global_store_dword, not RDNA's global_store_b32). The dispatch itself may be unmodelled."""
   _needs_llvm_for("gfx950")
   real = toolchain.newest_llvm_objdump()
-  if real is None or int(real.split("llvm-")[1].split("/")[0]) < 20: pytest.skip(f"no llvm-objdump >= 20 (apt-get install llvm-{toolchain.LLVM_TESTED})")
+  if real is None or int(real.split("llvm-")[1].split("/")[0]) < 20:
+    pytest.skip(f"no llvm-objdump >= 20 (apt-get install llvm-{toolchain.LLVM_TESTED})")
   p = run_tinygrad("MOCKKFD+AMD:LLVM:gfx950", "from tinygrad import Tensor; print((Tensor([1.,2.])+1).tolist())", env={"DEBUG": "7"}, check=False)
   assert "global_store_dword" in p.stdout and "s_endpgm" in p.stdout and "v_add_f32" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
 

@@ -71,7 +71,8 @@ ERRATA = [
   Erratum("div-fixup-nan", "v_div_fixup_f32 (measured), v_div_fixup_f64 (inferred)", "a NaN estimate S0 propagates",
           "a NaN estimate S0 (NaN-free S1, S2) gives infinity with the quotient's sign: the estimate of an overflowing "
           "quotient is inf - inf in LLVM's Newton chain; f64 by the same rule, without which LLVM's precise f64 "
-          "division returns NaN for an overflowing quotient (tests/test_rdna_division.py)", "numpy_runtime.div_fixup, prelude.c div_fixup32/64 (the C backend)",
+          "division returns NaN for an overflowing quotient (tests/test_rdna_division.py)",
+          "numpy_runtime.div_fixup, prelude.c div_fixup32/64 (the C backend)",
           "test_div_fixup_nan_estimate", "fixed",
           "llvm: without it LLVM's precise division returns NaN for an overflowing quotient "
           "(tests/test_rdna_division.py); the f32 reading called measured has no recorded source"),

@@ -458,7 +458,8 @@ class Stepper(Reads):
         offs.append((int(l), o))
     mem = st.scratch.reshape(-1)
     idx = np.array([l * size + o for l, o in offs], np.int64)
-    if op.load: return self.load_write(op.reg, lanes, np.stack([mem[idx + k] for k in range(dt.itemsize)], 1).copy().view(dt).reshape(-1), op.ndw, op.d16)
+    if op.load:
+      return self.load_write(op.reg, lanes, np.stack([mem[idx + k] for k in range(dt.itemsize)], 1).copy().view(dt).reshape(-1), op.ndw, op.d16)
     vals = self.store_data(op.reg, lanes, dt, op.ndw, op.d16).view(np.uint8).reshape(-1, dt.itemsize)
     for k in range(dt.itemsize): mem[idx + k] = vals[:, k]
 
