@@ -17,10 +17,14 @@ def node_seed(nodeid:str) -> int:
 @pytest.fixture(autouse=True)
 def _seeded_module_rng(request, monkeypatch):
   """A module's generator (`rng` or `RNG`, numpy's), drawn from inside its tests, is the test's own while it runs:
-  seeded from its node id, so its inputs do not depend on what ran before it in the worker."""
+  seeded from its node id, so its inputs do not depend on what ran before it in the worker. The tests/support modules'
+  generators are the same object while it runs, so a helper moved there draws from the test's one stream, as it did
+  when it lived in the test's module."""
+  shared = [request.module, *(m for n, m in list(sys.modules.items()) if n.startswith("support."))]
   for name in ("rng", "RNG"):
-    if isinstance(getattr(request.module, name, None), np.random.Generator):
-      monkeypatch.setattr(request.module, name, np.random.default_rng(node_seed(request.node.nodeid)))
+    gen = np.random.default_rng(node_seed(request.node.nodeid))
+    for module in shared:
+      if isinstance(getattr(module, name, None), np.random.Generator): monkeypatch.setattr(module, name, gen)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the slow tier (tox -e slow): configurations that repeat what CI's tier already runs through another path to the same

@@ -11,6 +11,7 @@ from tinygrad.runtime.autogen.amd.rdna3 import str_pcode as rdna3_pcode
 from mockgpu.compiler.rdna import cdna, operands
 from mockgpu.compiler.rdna.semantics import rdna3 as semantics, cdna as table, cdna4
 from mockgpu.compiler.rdna.backends.numpy import eval_row
+from support.cdna import dpp_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 u32s, u64s = st.integers(0, 2**32 - 1), st.integers(0, 2**64 - 1)
@@ -242,20 +243,6 @@ def test_sdwa_destination(result, old, sel, unused):
 def test_sdwa_reserved_selects():
   with pytest.raises(ValueError, match="SDWA select 7 is reserved"): cdna.sdwa_src(np.uint32([1]), 7, False)
   with pytest.raises(ValueError, match="dst_unused 3 is reserved"): cdna.sdwa_dst(np.uint32([1]), np.uint32([1]), 0, 3)
-
-# *** DPP ***
-
-def dpp_reference(ctrl:int, lane:int):
-  """The GFX9 DPP_CTRL source lane per the ISA manual's table, lane by lane (None: no source)."""
-  row, i = lane // 16 * 16, lane % 16
-  if ctrl <= 0xff: return lane // 4 * 4 + ((ctrl >> (2 * (lane % 4))) & 3)
-  n = ctrl & 15
-  if 0x101 <= ctrl <= 0x10f: return row + i + n if i + n < 16 else None
-  if 0x111 <= ctrl <= 0x11f: return row + i - n if i - n >= 0 else None
-  if 0x121 <= ctrl <= 0x12f: return row + (i - n) % 16
-  return {0x130: lane + 1 if lane < 63 else None, 0x134: (lane + 1) % 64, 0x138: lane - 1 if lane else None, 0x13c: (lane - 1) % 64,
-          0x140: row + 15 - i, 0x141: row + (i // 8 * 8) + 7 - i % 8, 0x142: row - 1 if row else None, 0x143: 31 if lane >= 32 else None,
-          }.get(ctrl, row + n if 0x150 <= ctrl <= 0x15f else "reserved")
 
 @pytest.mark.parametrize("ctrl", [0x1b, 0xe4, 0x39, 0x101, 0x108, 0x10f, 0x111, 0x11f, 0x121, 0x12f, 0x130, 0x134, 0x138, 0x13c, 0x140,
                                   0x141, 0x142, 0x143, 0x150, 0x15f])

@@ -11,8 +11,8 @@ from mockgpu.compiler import toolchain
 from mockgpu.emulators import rdna
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from mockgpu.errors import PacketError
-from test_kfd import Client, call, lohi, request
-from test_sdma import copy, sdma_queue  # the SDMA queue and COPY_LINEAR (the same encoding on 4.4)
+from support.kfd_client import Client, call, lohi, request
+from support.sdma import copy, sdma_queue  # the SDMA queue and COPY_LINEAR (the same encoding on 4.4)
 from conftest import run_tinygrad
 
 @pytest.fixture(autouse=True, params=["gfx942", "gfx950"])

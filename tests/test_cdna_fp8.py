@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import v
 from tinygrad.runtime.autogen.amd.cdna import ins as I
-from test_cdna_exec import kernel, load, store, run, rows, inputs, marked
+from support.cdna_exec import kernel, load, store, run, rows, inputs, marked
 
 FORMATS = {"fp8": (4, 3, 7), "bf8": (5, 2, 15)}   # exponent bits, mantissa bits, bias
 

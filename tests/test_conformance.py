@@ -67,8 +67,8 @@ def test_ldexp_f64_by_an_exponent_beyond_the_range(monkeypatch):
   import math, numpy as np
   from tinygrad.renderer.amd.dsl import s, v
   from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-  from test_rdna_harness import aligned
-  from test_rdna_isa import kernel, run as run_kernel
+  from support.rdna_harness import aligned
+  from support.rdna_isa import kernel, run as run_kernel
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
   xs = [2.0**52 + 1, 1e300, -1e-300, 2.0**-1000, -3.0, 5e-324, 1.5, -2.0**1023]
   es = [-2**31, -1_500_000_000, 2**31 - 1, 2100, 1030, 2000, -1074, -2200]

@@ -421,9 +421,9 @@ def _random_dispatch(seed:int, lanes:int):
   """A random program over the VALU/SALU rows that loads its inputs and dumps its registers, as a dispatch: its memory,
   the Dispatch, and the dump buffer."""
   import struct
-  from test_rdna_stepper import Gen, _kernel, _words, DUMP_ROWS
-  from test_rdna_harness import aligned
-  from test_rdna_isa import RSRC1, RSRC2
+  from support.rdna_stepper import Gen, _kernel, _words, DUMP_ROWS
+  from support.rdna_harness import aligned
+  from support.rdna_isa import RSRC1, RSRC2
   from mockgpu.memory import AddressSpace
   from mockgpu.emulators.rdna import Dispatch
   body, inputs = _kernel(Gen(9000 + seed, lanes, c_only=False), 24)

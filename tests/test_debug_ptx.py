@@ -217,7 +217,7 @@ def test_a_debugged_launch_with_barriers_leaves_memory_as_the_fast_path():
   """A hand-written kernel whose two CTAs of two warps meet at bar.sync over shared memory: run on the fast path, under
   a session that finishes at the launch stop (the whole launch on the stepper), and under a session that matches no
   kernel (it stays on the fast path: no dispatch debugged). All three outputs are the reference's."""
-  from test_ptx_native import BARRIER
+  from support.ptx_native import BARRIER
   p = run_tinygrad(DEV, PRELUDE + f"SRC = {BARRIER!r}\n" + """
 from tinygrad.device import TinyELF
 from tinygrad.runtime.ops_nv import NVProgram

@@ -5,7 +5,7 @@ every run draws the same programs, and a failure shrinks to a short program."""
 from hypothesis import given, settings, strategies as st, HealthCheck
 import diffprogram as P
 from diffcases import X
-from test_diff_api import differential
+from support.diff_api import differential
 
 @st.composite
 def programs(draw):

@@ -14,9 +14,9 @@ import machines
 from mockgpu.errors import DispatchTooLarge, LaunchRefused, Unmodelled, InstructionBudgetExceeded
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from mockgpu.memory import AddressSpace
-from test_kfd import Client
-from test_pm4 import dispatch_cmds, release_mem
-from test_rdna_harness import aligned
+from support.kfd_client import Client
+from support.pm4 import dispatch_cmds, release_mem
+from support.rdna_harness import aligned
 
 HUGE = 2**32 - 1
 RSRC1 = 0x3 << 16 | 0x3 << 18   # f32 and f16/f64 denormals allowed

@@ -8,7 +8,7 @@ from tinygrad.runtime.autogen import hsa, kfd, nv_570 as nv
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
 import machines
 from mockgpu.errors import PacketError, Unmodelled, UnsupportedIoctl
-from test_kfd import Client, call, lohi, pkt3
+from support.kfd_client import Client, call, lohi, pkt3
 from userpages import guarded_page, unmapped_range
 
 @pytest.fixture(autouse=True)
@@ -278,7 +278,7 @@ def test_constant_fill_checks_its_range_first():
 @pytest.fixture
 def qmd(monkeypatch):
   """A channel with the compute class and a recording PTX executor (tests/test_nv_gpfifo.py's), a program, a cbuf."""
-  from test_nv_gpfifo import Rig, FakePTX, PTX_TEXT, DATA, VA, encode_qmd, nvm
+  from support.nv_gpfifo import Rig, FakePTX, PTX_TEXT, DATA, VA, encode_qmd, nvm
   fake = FakePTX()
   r = Rig(executor=fake)
   prog, cbuf = DATA, DATA + 0x1000
@@ -351,7 +351,7 @@ def test_program_that_is_not_utf8_is_a_packet_error(qmd):
     qmd.launch(qmd.DATA + 0x2000)
 
 def test_unsupported_features_are_unmodelled():
-  from test_nv_gpfifo import Rig, nvm, copy_methods, sem, VA, DATA
+  from support.nv_gpfifo import Rig, nvm, copy_methods, sem, VA, DATA
   r = Rig()
   with pytest.raises(Unmodelled, match="block-linear"):
     r.submit(nvm(4, nv.NVC56F_SET_OBJECT, nv.AMPERE_DMA_COPY_B) + copy_methods(VA + DATA, VA + DATA + 64, 64, 2))

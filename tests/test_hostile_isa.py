@@ -9,9 +9,9 @@ from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.errors import GPUPageFault, InvalidInstruction, Unmodelled, MockGPUError
 from mockgpu.memory import outside
 from mockgpu.compiler.ptx.syntax import InvalidPTX, PTXSyntaxError
-import test_rdna_isa as R
-import test_ptx_isa as X
-from test_rdna_harness import aligned
+import support.rdna_isa as R
+import support.ptx_isa as X
+from support.rdna_harness import aligned
 
 # *** one bounds check that cannot wrap ***
 

@@ -10,7 +10,8 @@ misaligned offset, whose byte-wise read returned a 1-element array instead of on
 import re
 import numpy as np
 import pytest
-from test_ptx_harness import run, Tensor
+from support.ptx_harness import run
+from tinygrad import Tensor
 from mockgpu import system
 from mockgpu.errors import MockGPUError, EmulatorBug
 from mockgpu.memory import AddressSpace
@@ -77,7 +78,7 @@ def test_swapped_reduction_same_on_numpy_c_and_stepper(monkeypatch, a, b, ctas):
 
 def test_uniform_misaligned_shared_load_is_one_value(monkeypatch):
   """The root cause alone: a uniform ld.shared at a misaligned offset, then a store under a lane guard."""
-  from test_ptx_stepper import _launch
+  from support.ptx_stepper import _launch
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0")
   src = """.version 7.8
 .target sm_89

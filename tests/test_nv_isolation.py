@@ -9,7 +9,7 @@ from mockgpu import boards
 from mockgpu.system import System
 from mockgpu.emulators.nv_gpu import NVGPU, engine_for
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup, GP_GET, GP_PUT
-from test_nv_gpfifo import sem
+from support.nv_gpfifo import sem
 
 VA, SIZE, ENTRIES = 0x10_0000_0000, 0x20000, 16
 REL, ACQ = nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE, nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ

@@ -2,7 +2,7 @@
 (each within 1 ulp of the exact function, inside the hardware's own bound), measured against float64 numpy."""
 import numpy as np
 import pytest
-from test_ptx_isa import kernel, run
+from support.ptx_isa import kernel, run
 pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 
 def ulp_error(got:np.ndarray, exact:np.ndarray, dtype) -> np.ndarray:

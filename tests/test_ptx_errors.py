@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded
 from mockgpu.emulators.ptx import load_module, launch
-from test_ptx_isa import kernel, run
+from support.ptx_isa import kernel, run
 # the tests that launch run on the numpy and the native path (the ptx_path fixture); malformed PTX raises in load_module
 # and a bad launch in launch() before either path is chosen, so those are not run per path
 per_path = pytest.mark.usefixtures("ptx_path")

@@ -10,8 +10,9 @@ rejected by ptxas, so InvalidPTX (see mockgpu/compiler/ptx/validity.py).
 """
 import numpy as np
 import pytest
-from test_ptx_harness import Tensor, run
-from test_ptx_isa import HEAD, run as run_ptx
+from support.ptx_harness import run
+from tinygrad import Tensor
+from support.ptx_isa import HEAD, run as run_ptx
 from mockgpu.compiler.ptx.syntax import InvalidPTX
 from mockgpu.errors import UnsupportedInstruction
 

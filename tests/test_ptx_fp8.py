@@ -16,7 +16,7 @@ from tinygrad import dtypes
 from tinygrad.dtype import float_to_fp8, fp8_to_float
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.emulators.ptx import load_module, native
-from test_ptx_isa import kernel, run, LOAD3
+from support.ptx_isa import kernel, run, LOAD3
 
 # (exponent bits, mantissa bits, bias); e4m3: S.1111.111 is NaN, no infinity; e5m2: IEEE-like
 FORMATS = {"e4m3": (4, 3, 7), "e5m2": (5, 2, 15)}

@@ -4,7 +4,7 @@ calls the mock does not model (recursion, indirect, .extern) or that are invalid
 import numpy as np
 import pytest
 from mockgpu.errors import UnsupportedInstruction
-from test_ptx_isa import HEAD, run
+from support.ptx_isa import HEAD, run
 # the tests that launch take the ptx_path fixture (numpy and native); the rejected calls raise in load_module, before
 # either path is chosen, so they are not run per path
 

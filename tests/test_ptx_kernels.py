@@ -5,7 +5,8 @@ Exact comparisons use numpy where the CPU backend itself rounds differently from
 fma and evaluates half arithmetic in float32)."""
 import numpy as np
 import pytest
-from test_ptx_harness import Tensor, run, check, fma_ref
+from support.ptx_harness import run, check, fma_ref
+from tinygrad import Tensor
 from tinygrad import dtypes
 pytestmark = pytest.mark.usefixtures("ptx_path")  # every test on the numpy and the native path
 

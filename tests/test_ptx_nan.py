@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.ptx import load_module, launch, Launch, run_stepped
-from test_ptx_isa import HEAD
+from support.ptx_isa import HEAD
 
 F32_PRE = "mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b32 %f4, %r3;\n"
 F32_POST = "\nmov.b32 %r4, %f3;\ncvt.u64.u32 %rd10, %r4;"

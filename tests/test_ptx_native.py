@@ -10,9 +10,10 @@ from tinygrad import Tensor, dtypes
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
 from mockgpu.compiler.native import HOT_DISPATCHES
 from mockgpu.emulators.ptx import native, load_module
-from test_ptx_harness import run as run_tiny
-from test_ptx_isa import kernel, run, LOAD3
+from support.ptx_harness import run as run_tiny
+from support.ptx_isa import kernel, run, LOAD3
 from mockgpu.compiler.ptx import semantics
+from support.ptx_native import BARRIER
 
 def _path(monkeypatch, name:str): monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "0" if name == "numpy" else "1")
 
@@ -262,28 +263,6 @@ def test_uncovered_kernel_is_declined_and_runs_on_numpy(monkeypatch):
   assert not run(src, [out, x, x, x]).native
   assert native.declined["instruction cnot"] == before + 1
   np.testing.assert_array_equal(out, (x.view(np.uint32) == 0).astype(np.uint32))   # cnot: 1 where the bits are 0
-
-BARRIER = kernel("""
-mov.u32 %r0, %tid.x;
-ld.param.u64 %rd4, [out];
-mul.wide.u32 %rd0, %r0, 4;
-add.s64 %rd9, %rd4, %rd0;
-mov.u32 %r1, buf;
-shl.b32 %r2, %r0, 2;
-add.u32 %r3, %r1, %r2;
-setp.ge.u32 %p1, %r0, 48;
-@%p1 bra DONE;
-mul.lo.u32 %r5, %r0, %r0;
-st.shared.u32 [%r3], %r5;
-bar.sync 0;
-sub.u32 %r6, 47, %r0;
-shl.b32 %r6, %r6, 2;
-add.u32 %r6, %r1, %r6;
-ld.shared.u32 %r4, [%r6];
-add.u32 %r4, %r4, %r5;
-st.global.u32 [%rd9], %r4;
-DONE:
-""", regs=".shared .align 4 .b32 buf[64];\n")
 
 @pytest.mark.parametrize("path", ["numpy", "native"])
 def test_barrier_orders_shared_memory_across_threads(path, monkeypatch):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from mockgpu.compiler import native
 from mockgpu.emulators.ptx.numerics import fma32, _fma32_numpy, fma64, farith, int_to_float, float_to_float, float_to_int
-from test_ptx_isa import kernel, run
+from support.ptx_isa import kernel, run
 per_path = pytest.mark.usefixtures("ptx_path")   # a kernel test: on the numpy and the native path
 
 rng = np.random.default_rng(7)

@@ -4,18 +4,10 @@ import random
 import numpy as np
 import pytest
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
-from mockgpu.memory import AddressSpace
-from mockgpu.emulators.ptx import load_module, launch, Launch, stepper, run_stepped
-from test_ptx_isa import kernel, LOAD3, HEAD
-from test_ptx_native import BARRIER
-
-def _launch(src:str, arrays:list[np.ndarray], grid=(1, 1, 1), block=(32, 1, 1)) -> Launch:
-  mem = AddressSpace("stepper")
-  for a in arrays:
-    if not mem.is_mapped(a.ctypes.data, a.nbytes): mem.map(a.ctypes.data, a.nbytes)
-  k = load_module(src).kernel("k")
-  params = b"".join(int(a.ctypes.data).to_bytes(8, "little") for a in arrays)
-  return Launch(mem, k, grid, block, params.ljust(k.param_size, b"\0"))
+from mockgpu.emulators.ptx import launch, stepper, run_stepped
+from support.ptx_isa import kernel, LOAD3, HEAD
+from support.ptx_native import BARRIER
+from support.ptx_stepper import _launch
 
 def test_state_is_visible_between_instructions():
   x = np.arange(32, dtype=np.uint32) * 3

@@ -6,7 +6,7 @@ import pytest
 from mockgpu.compiler.ptx import parser, semantics
 from mockgpu.compiler.ptx.layout import entries
 from mockgpu.compiler.ptx.backends import numpy as numpy_backend, c as c_backend
-from test_ptx_isa import kernel, run, LOAD3
+from support.ptx_isa import kernel, run, LOAD3
 
 PRIMITIVES = sorted(n for n, f in vars(semantics.Backend).items() if getattr(f, "primitive", False))
 

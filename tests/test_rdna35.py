@@ -10,9 +10,9 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.semantics import rdna35
-from test_rdna_harness import aligned
-from test_rdna_isa import run as run_isa, kernel, RSRC1
-from test_rdna4 import round_exact, f32, f16, bits_of
+from support.rdna_harness import aligned
+from support.rdna_isa import run as run_isa, kernel, RSRC1
+from support.rdna4 import round_exact, f32, f16, bits_of
 from conftest import run_tinygrad
 
 F32, F16 = np.float32, np.float16

@@ -10,9 +10,9 @@ from tinygrad.renderer.amd.dsl import s, v, ttmp, EXEC_LO, NULL
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.compiler.rdna.semantics import rdna4
-from test_rdna_harness import aligned
-from test_rdna_lane_memory import run_on, EXEC_PATTERN
-from test_rdna_buffer import vsharp, CASES, check_loads_and_stores
+from support.rdna_harness import aligned
+from support.rdna_lane_memory import run_on, EXEC_PATTERN
+from support.rdna_buffer import vsharp, CASES, check_loads_and_stores
 
 PATHS = ("numpy", "native", "stepper")
 ARCH = rdna4.FAMILY

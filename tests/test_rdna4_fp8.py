@@ -9,8 +9,8 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I
 from mockgpu.errors import UnsupportedInstruction
-from test_rdna_harness import aligned
-from test_rdna4 import kernel, run
+from support.rdna_harness import aligned
+from support.rdna4 import kernel, run
 
 def ocp(code:int, kind:str) -> float:
   e_bits, m_bits, bias = (4, 3, 7) if kind == "fp8" else (5, 2, 15)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I
-from test_rdna4 import scalar_cases, f32, bits_of
+from support.rdna4 import scalar_cases, f32, bits_of
 
 PATHS = ["numpy", "native"]
 OMOD = {0: 1.0, 1: 2.0, 2: 4.0, 3: 0.5}
@@ -74,8 +74,8 @@ def permlane_var_ref(x:list[int], old:list[int], sel:list[int], active:list[bool
 @pytest.mark.parametrize("opsel", [0, 1, 2])
 def test_permlane16_var(path, cross, opsel, monkeypatch):
   from tinygrad.renderer.amd.dsl import v, EXEC_LO
-  from test_rdna4 import kernel, run
-  from test_rdna_harness import aligned
+  from support.rdna4 import kernel, run
+  from support.rdna_harness import aligned
   rng = np.random.default_rng(16 + 2 * cross + 4 * opsel)
   sel = [int(x) for x in rng.integers(0, 2 ** 32, 32)]   # bits above 3:0 are ignored
   mask = 0xf0ff7ffe

@@ -15,8 +15,8 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna4 import ins as I
 from pcode import numbers as N
-from test_rdna_harness import aligned
-from test_rdna4 import kernel, run
+from support.rdna_harness import aligned
+from support.rdna4 import kernel, run
 
 BITS = {"f16": 16, "bf16": 16, "iu8": 8, "fp8": 8, "bf8": 8, "iu4": 4}
 FORMS = [  # (instruction, A kind, B kind, K, output kind)

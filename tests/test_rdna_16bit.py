@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run
+from support.rdna_harness import aligned
+from support.rdna_isa import kernel, run
 
 def sx(x:int) -> int: return x - 0x10000 if x & 0x8000 else x
 def f16(x:int) -> np.float16: return np.array([x], np.uint16).view(np.float16)[0]

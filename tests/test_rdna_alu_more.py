@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run, tid_times4
-from test_rdna_valu import run_op
+from support.rdna_harness import aligned
+from support.rdna_isa import kernel, run, tid_times4
+from support.rdna_valu import run_op
 
 both = pytest.mark.usefixtures("rdna_path")  # the numpy and the native (C) path
 rng = np.random.default_rng(11)
@@ -157,7 +157,7 @@ def test_permlane_in_wave64_on_the_stepper(monkeypatch):
   permlane_in_wave64(stepper=True)
 
 def permlane_in_wave64(stepper:bool):
-  from test_rdna_wave64 import run64, store
+  from support.rdna_wave64 import run64, store
   sel = 0x02468ace13579bdf_fdb97531eca86420
   body = [I.v_mul_lo_u32(v[2], v[0], 3), I.s_mov_b32(s[20], sel & 0xffffffff), I.s_mov_b32(s[21], sel >> 32),
           I.v_permlane16_b32(v[3], v[2], s[20], s[21]), *store(0, v[3]), I.v_permlanex16_b32(v[3], v[2], s[20], s[21]),
@@ -180,20 +180,20 @@ MODE_BITS = 0xf0  # test_rdna_isa.RSRC1: f32 and f16/f64 denormals allowed (3), 
 
 @both
 def test_getreg_reads_the_kernel_float_mode():
-  from test_rdna_valu import _scalar
+  from support.rdna_valu import _scalar
   assert _scalar(I.s_getreg_b32(s[12], hwreg(1, 0, 8))) == MODE_BITS
   assert _scalar(I.s_getreg_b32(s[12], hwreg(1, 4, 2))) == 3
 
 @both
 def test_mode_writes_that_keep_the_mode_run():
   from tinygrad.runtime.autogen.amd.rdna3.enum import SOPKOp
-  from test_rdna_valu import _scalar
+  from support.rdna_valu import _scalar
   keep = [I.s_round_mode(0), I.s_denorm_mode(0xf), I.SOPK_LIT(op=SOPKOp.S_SETREG_IMM32_B32, simm16=hwreg(1, 4, 4), literal=0xf)]
   assert _scalar(*keep, I.s_getreg_b32(s[12], hwreg(1, 0, 8))) == MODE_BITS
 
 def test_setreg_from_an_sgpr_that_keeps_the_mode_runs(monkeypatch):
   """The value is checked when the wave runs (numpy path: the C translation declines s_setreg_b32 from an SGPR)."""
-  from test_rdna_valu import _scalar
+  from support.rdna_valu import _scalar
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
   assert _scalar(I.s_mov_b32(s[12], 0xf0), I.s_setreg_b32(s[12], hwreg(1, 0, 8)), I.s_getreg_b32(s[12], hwreg(1, 0, 8))) == MODE_BITS
 
@@ -209,7 +209,7 @@ def test_mode_changes_and_unmodelled_registers_raise(insts, words, monkeypatch):
     run_op(I.v_mov_b32_e32(v[4], v[2]), A, B, C, insts)
 
 def test_stepper_reads_and_checks_the_mode(monkeypatch):
-  from test_rdna_wave64 import run64, store
+  from support.rdna_wave64 import run64, store
   from mockgpu.errors import UnsupportedInstruction
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
   body = [I.s_denorm_mode(0xf), I.s_getreg_b32(s[12], hwreg(1, 0, 8)), I.v_mov_b32_e32(v[3], s[12]), *store(0, v[3]), I.s_endpgm()]
@@ -232,7 +232,7 @@ def test_trig_preop_segments_of_two_over_pi(monkeypatch):
   inp[:256].view(np.float64)[:] = xs
   inp[256:].view(U)[:] = sel
   out = aligned(32 * 8, 256)
-  from test_rdna_isa import kernel as kern, run as run_kernel
+  from support.rdna_isa import kernel as kern, run as run_kernel
   body = [I.v_lshlrev_b32_e32(v[1], 3, v[0]), I.v_lshlrev_b32_e32(v[5], 2, v[0]),
           I.global_load_b64(vdst=v[2:3], addr=v[1], saddr=s[6:7], offset=0),
           I.global_load_b32(vdst=v[4], addr=v[5], saddr=s[6:7], offset=256), I.s_waitcnt(simm16=0),
@@ -314,13 +314,13 @@ def test_wmma_bf16_rounds_once_into_the_chosen_half(monkeypatch):
 @both
 def test_dpp16_controls(ctrl, src):
   """Lane i of each row of 16 reads lane src(i) of its row (None: off the row, the lane is not written)."""
-  from test_rdna_isa import _dpp_mov
+  from support.rdna_isa import _dpp_mov
   got = _dpp_mov(dpp=ctrl)
   want = [1000 + lane if src(lane % 16) is None else lane // 16 * 16 + src(lane % 16) for lane in range(32)]
   np.testing.assert_array_equal(got, want)
 
 def test_gcn_dpp_controls_are_invalid_on_rdna(monkeypatch):
-  from test_rdna_isa import _dpp_mov
+  from support.rdna_isa import _dpp_mov
   from mockgpu.errors import InvalidInstruction
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
   for ctrl in (0x130, 0x134, 0x138, 0x13c):  # the wave shifts (row_bcast15/31 execute: tests/test_rdna_hw_classes.py)

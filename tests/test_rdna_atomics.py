@@ -17,8 +17,8 @@ from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
 from pcode import interp
-from test_rdna_harness import aligned
-from test_rdna_isa import RSRC1, RSRC2
+from support.rdna_harness import aligned
+from support.rdna_isa import RSRC1, RSRC2
 
 CALLS = interp.calls_for(PCODE)
 BLOCK, GRID = (48, 1, 1), (2, 1, 1)   # two workgroups of a full and a half wave: 96 lanes, 4 waves

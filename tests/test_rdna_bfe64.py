@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run, salu_rows
+from support.rdna_harness import aligned
+from support.rdna_isa import kernel, run, salu_rows
 
 M64 = (1 << 64) - 1
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from test_rdna_isa import salu_rows
+from support.rdna_isa import salu_rows
 
 M64 = (1 << 64) - 1
 OPS = {"bitset0_b32": (I.s_bitset0_b32, 32, 0), "bitset1_b32": (I.s_bitset1_b32, 32, 1),

@@ -12,8 +12,8 @@ from mockgpu import system
 from mockgpu.errors import GPUPageFault, KernelTrap, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
-from test_rdna_harness import aligned
-from test_rdna_isa import RSRC2, kernel
+from support.rdna_harness import aligned
+from support.rdna_isa import RSRC2, kernel
 
 GRID = 3            # workgroups of one wave: M0 = the workgroup ID, 0..2
 NREG = 6            # v2..v7 (s12..s17) are stored, each to its own row of the output
@@ -237,9 +237,9 @@ def test_trap_stops_the_dispatch_naming_pc_and_id(path, monkeypatch):
 def test_rdna4_relative_moves_and_jump(path, monkeypatch):
   from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
   from tinygrad.renderer.amd.dsl import ttmp
-  import test_rdna4
+  import support.rdna4 as r4
   out = aligned(4 * 32 * 3 * GRID, 256).view(np.uint32)
-  body = test_rdna4.kernel(
+  body = r4.kernel(
     I4.s_mul_i32(s[3], ttmp[9], 3 * 128), I4.v_lshlrev_b32_e32(v[1], 2, v[0]), I4.v_add_nc_u32_e32(v[1], s[3], v[1]),
     *[I4.v_add_nc_u32_e32(v[2 + k], 100 * k, v[0]) for k in range(3)], I4.s_mov_b32(M0, ttmp[9]),
     I4.v_movrels_b32_e32(v[5], v[2]),                                                 # v5 = v[2 + wg]
@@ -250,7 +250,7 @@ def test_rdna4_relative_moves_and_jump(path, monkeypatch):
     I4.v_mov_b32_e32(v[7], v[5]),
     *[I4.global_store_b32(vaddr=v[1:2], vsrc=v[5 + k], saddr=s[4:5], ioffset=128 * k) for k in range(3)], I4.s_endpgm(),
     I4.s_code_end())
-  test_rdna4.run(body, out, path=path, monkeypatch=monkeypatch, grid=(GRID, 1, 1), rsrc1=RSRC1)
+  r4.run(body, out, path=path, monkeypatch=monkeypatch, grid=(GRID, 1, 1), rsrc1=RSRC1)
   got = out.reshape(GRID, 3, 32)
   for g in range(GRID):
     np.testing.assert_array_equal(got[g, 0], np.arange(32) + 100 * g)
@@ -266,7 +266,7 @@ class Undecodable:
 @pytest.mark.parametrize("path", ["numpy", "native"])
 def test_cdna_scalar_relative_moves_jump_and_trap(family, path, monkeypatch):
   from tinygrad.runtime.autogen.amd.cdna import ins as I9
-  import test_cdna_exec as cx
+  import support.cdna_exec as cx
   m0 = NULL  # GFX9's M0 is operand 124, the DSL's NULL
   out = aligned(4 * 64 * 2 * GRID, 256).view(np.uint32)
   body = cx.kernel(
@@ -291,10 +291,10 @@ def test_cdna_scalar_relative_moves_jump_and_trap(family, path, monkeypatch):
 def test_rdna4_trap_id_is_simm16_3_0(path, monkeypatch):
   """gfx12's s_trap: TrapID = SIMM16[3:0] (RDNA3: [7:0])."""
   from tinygrad.runtime.autogen.amd.rdna4 import ins as I4
-  import test_rdna4
+  import support.rdna4 as r4
   out = aligned(4 * 32, 256).view(np.uint32)
   with on(path, monkeypatch, "rdna4"), pytest.raises(KernelTrap, match=r"s_trap 5: the wave trapped \(trap ID 5\)"):
-    test_rdna4.run(test_rdna4.kernel(I4.s_trap(simm16=0x15), I4.s_endpgm()), out)
+    r4.run(r4.kernel(I4.s_trap(simm16=0x15), I4.s_endpgm()), out)
 
 @pytest.mark.parametrize("path", ["numpy", "native", "stepper"])
 def test_getpc_and_return_addresses(path, monkeypatch):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tinygrad.runtime.support.compiler_llvm import AMDLLVMCompiler
-from test_rdna_harness import aligned, cpu, launch, run_mock
+from support.rdna_harness import aligned, cpu, launch, run_mock
 
 IR = """
 declare i32 @llvm.amdgcn.workitem.id.x()

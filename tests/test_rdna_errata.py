@@ -2,30 +2,16 @@
 executor paths. The anchor values are results read on real RDNA3; the generated cases use a reference written here
 (numpy float16 addition is correctly rounded, as the hardware's f16 add is: exact comparison)."""
 from __future__ import annotations
-import math, os, struct
+import math, struct
 from fractions import Fraction
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.errata import ERRATA, EVIDENCE_KINDS
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run, RSRC1
+from support.rdna_errata import f16, lanes
 
 PATHS = ["numpy", "native"]
-IEEE = 1 << 23   # COMPUTE_PGM_RSRC1.ENABLE_IEEE_MODE: set in every descriptor LLVM and tinygrad build for RDNA3
-
-def lanes(body, path:str, c_runs:bool, ieee:bool=False, out_reg:int=2, n:int=1) -> np.ndarray:
-  """v2 (or n VGPRs from out_reg) of each of 32 lanes after body, [32] (or [32, n]); asserts which path ran (c_runs:
-  the C backend covers the kernel). ieee: the descriptor's IEEE_MODE bit."""
-  os.environ["MOCKGPU_RDNA_NATIVE"] = "0" if path == "numpy" else "1"
-  out = aligned(128 * n, 256).view(np.uint32)
-  out[:] = 0
-  stores = [I.global_store_b32(addr=v[9], data=v[out_reg + j], saddr=s[4:5], offset=128 * j) for j in range(n)]
-  code = kernel(I.v_lshlrev_b32_e32(v[9], 2, v[0]), *body, *stores, I.s_endpgm())
-  stats, _ = run(code, out, lds=512, rsrc1=RSRC1 | (IEEE if ieee else 0))
-  assert stats.native == (path == "native" and c_runs), f"{path}: ran on the other path"
-  return out.copy() if n == 1 else out.reshape(n, 32).T.copy()
 
 @pytest.fixture(autouse=True)
 def _restore_env(monkeypatch): monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "1")
@@ -109,7 +95,6 @@ def test_mov_not_b16_true16(path):
 
 def f32(x:float) -> int: return struct.unpack("<I", struct.pack("<f", x))[0]
 def f32v(b:int) -> float: return struct.unpack("<f", struct.pack("<I", b))[0]
-def f16(x:float) -> int: return int(np.array([x], np.float16).view(np.uint16)[0])
 
 def round_f32(q:Fraction) -> int:
   """An exact rational rounded to float32 (nearest even, subnormals included) as bits: numpy rounds the float64 of

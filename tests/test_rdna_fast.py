@@ -9,8 +9,8 @@ from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.errors import GPUPageFault
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.backends import numpy_runtime as rt
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run, tid_times4, store
+from support.rdna_harness import aligned
+from support.rdna_isa import kernel, run, tid_times4, store
 
 pytestmark = pytest.mark.usefixtures("rdna_path")  # every test on the numpy and the native path
 

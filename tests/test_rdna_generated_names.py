@@ -20,8 +20,8 @@ from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna import decode
 from mockgpu.compiler.rdna.backends.numpy import Translator
 from mockgpu.compiler.rdna.backends import numpy_runtime as runtime, numpy_memory as memops
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run
+from support.rdna_harness import aligned
+from support.rdna_isa import kernel, run
 
 HELPERS = {n for mod in (runtime, memops) for n in dir(mod) if not n.startswith("__")}
 

@@ -11,9 +11,9 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC, VCC_LO, DPP
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from tinygrad.runtime.autogen.amd.rdna3.enum import VOP1Op, VOPCOp
-from test_rdna_harness import aligned
-from test_rdna_isa import run, kernel
-from test_rdna_errata import lanes, f16
+from support.rdna_harness import aligned
+from support.rdna_isa import run, kernel
+from support.rdna_errata import lanes, f16
 
 PATHS = ["numpy", "native"]
 

@@ -5,7 +5,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.runtime.support.elf import elf_loader
 from tinygrad.renderer.amd import decode_inst
-from test_rdna_harness import check, compile_calls, cpu, run_mock
+from support.rdna_harness import check, compile_calls, cpu, run_mock
 
 pytestmark = pytest.mark.usefixtures("rdna_path")  # every test on the numpy and the native path
 

@@ -10,8 +10,8 @@ from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.backends.c import c_rows
 from mockgpu.compiler.rdna.semantics.lang import free_names
 from mockgpu.compiler.rdna.semantics import rdna3 as sem
-from test_rdna_harness import cpu, run_mock
-from test_rdna_valu import run_op
+from support.rdna_harness import cpu, run_mock
+from support.rdna_valu import run_op
 
 rng = np.random.default_rng(11)
 F = lambda *shape: rng.standard_normal(shape).astype(np.float32) * 4
@@ -70,7 +70,7 @@ def test_auto_mode_builds_once_it_pays_then_finds_the_build(monkeypatch):
   monkeypatch.setenv("MOCKGPU_CC_COST", "0")
   from mockgpu.compiler import native as cnative
   from mockgpu.emulators.rdna import executor
-  import test_rdna_isa as isa
+  import support.rdna_isa as isa
   from mockgpu.memory import AddressSpace
   out = np.zeros(32, np.uint32)
   body = isa.kernel(isa.tid_times4(), I.v_mov_b32_e32(v[2], 7), isa.store(v[2]), I.s_endpgm())
@@ -95,7 +95,7 @@ def _run_same_code(isa, body, out, mem, _cache={}):
   """Dispatch the same code object (same address) again, as tinygrad relaunches a kernel."""
   import struct
   from mockgpu.emulators.rdna import Dispatch, run_dispatch
-  from test_rdna_harness import aligned
+  from support.rdna_harness import aligned
   if id(mem) not in _cache:
     code = b"".join(i.to_bytes() for i in body)
     img, args, inp = aligned(4096), aligned(256, 256), np.zeros(4, np.uint32)

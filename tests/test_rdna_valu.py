@@ -4,28 +4,10 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO, EXEC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run, tid_times4, store
+from support.rdna_valu import A, B, C, SH, U, _scalar, rng, run_op
 
 pytestmark = pytest.mark.usefixtures("rdna_path")  # every test on the numpy and the native path
-
-rng = np.random.default_rng(3)
-U = np.uint32
-
-def run_op(op, a:np.ndarray, b:np.ndarray, c:np.ndarray, extra=()) -> np.ndarray:
-  """v4 = op(v2, v3, v5) per lane, with v2, v3, v5 loaded from a, b, c (32 lanes each, as uint32 bits)."""
-  inp = aligned(4 * 96, 256).view(np.uint32)
-  inp[:] = np.concatenate([x.view(np.uint32) for x in (a, b, c)])
-  out = aligned(4 * 32, 256).view(np.uint32)
-  ld = lambda d, off: I.global_load_b32(vdst=d, addr=v[1], saddr=s[6:7], offset=off)
-  body = [tid_times4(), ld(v[2], 0), ld(v[3], 128), ld(v[5], 256), I.s_waitcnt(simm16=0), *extra, op, store(v[4]), I.s_endpgm()]
-  run(kernel(*body), out, inp)
-  return out.copy()
-
-def u32s(): return rng.integers(0, 2**32, 32, dtype=np.uint64).astype(U)
-def small(): return rng.integers(0, 40, 32).astype(U)
 def f32s(): return (rng.standard_normal(32) * 10).astype(np.float32)
-A, B, C, SH = u32s(), u32s(), u32s(), small()
 def i16(x): return (x & 0xffff).astype(np.uint16).view(np.int16).astype(np.int64)
 def lo16(x): return (np.asarray(x).astype(np.int64) & 0xffff).astype(U)
 
@@ -171,10 +153,6 @@ def test_readfirstlane_and_saveexec_scc():
           I.s_mov_b32(EXEC_LO, s[10])]
   got = run_op(I.v_mov_b32_e32(v[4], s[11]), A, B, C, body)
   np.testing.assert_array_equal(got, np.full(32, A[5]))
-
-def _scalar(*insts) -> int:
-  """Run scalar instructions that leave their result in s12; returns it."""
-  return int(run_op(I.v_mov_b32_e32(v[4], s[12]), A, B, C, list(insts))[0])
 
 def test_scalar_ops_and_scc():
   assert _scalar(I.s_mov_b32(s[8], 0xabcd1234), I.s_bfe_u32(s[12], s[8], (8 << 16) | 4)) == (0xabcd1234 >> 4) & 0xff

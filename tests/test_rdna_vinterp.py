@@ -13,8 +13,8 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v, EXEC_LO
 from mockgpu.errors import UnsupportedInstruction
 from pcode import numbers as N
-from test_rdna_harness import aligned
-from test_rdna_lane_memory import run_on, EXEC_PATTERN
+from support.rdna_harness import aligned
+from support.rdna_lane_memory import run_on, EXEC_PATTERN
 
 ARCHS = ("rdna3", "rdna4")
 PATHS = ("numpy", "native", "stepper")

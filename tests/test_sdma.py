@@ -6,23 +6,14 @@ from tinygrad.runtime.autogen.am import sdma_6_0_0 as sdma
 import machines
 from mockgpu.errors import PacketError
 from mockgpu.emulators.amd_gpu import UnmodelledFeature
-from test_kfd import Client, lohi
+from support.kfd_client import Client, lohi
+from support.sdma import copy, sdma_queue
 
 @pytest.fixture(autouse=True)
 def fresh_machine(monkeypatch): monkeypatch.setattr(machines, "current", None)
 
-def sdma_queue():
-  """A KFD SDMA queue on a fresh client with events, `q.c.buf` a 16 KiB VRAM buffer."""
-  c = Client().events()
-  c.buf = c.alloc(0x4000, kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
-  return c.queue(kfd.KFD_IOC_QUEUE_TYPE_SDMA)
-
 @pytest.fixture
 def q(): return sdma_queue()
-
-def copy(dst, src, n):
-  return [sdma.SDMA_OP_COPY | sdma.SDMA_PKT_COPY_LINEAR_HEADER_SUB_OP(sdma.SDMA_SUBOP_COPY_LINEAR), sdma.SDMA_PKT_COPY_LINEAR_COUNT_COUNT(n - 1),
-          0, *lohi(src), *lohi(dst)]
 def fence(addr, value): return [sdma.SDMA_OP_FENCE | sdma.SDMA_PKT_FENCE_HEADER_MTYPE(3), *lohi(addr), value]
 def poll(addr, value, func=5):
   return [sdma.SDMA_OP_POLL_REGMEM | sdma.SDMA_PKT_POLL_REGMEM_HEADER_FUNC(func) | sdma.SDMA_PKT_POLL_REGMEM_HEADER_MEM_POLL(1), *lohi(addr),

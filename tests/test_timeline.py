@@ -2,7 +2,7 @@
 import json
 import pytest
 from conftest import run_tinygrad
-from test_trace import PROGRAM
+from support.trace_program import PROGRAM
 from mockgpu import cli, timeline
 
 @pytest.fixture(scope="module", params=["MOCK+AMD", "MOCK+NV"])
