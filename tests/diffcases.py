@@ -67,7 +67,7 @@ CMP:dict[str, dict|None] = {}
 COVERS:dict[str, set[str]] = {}
 CASES:list[dict] = []
 _IDS:dict[str, int] = {}
-FAMILY = ["unary"]  # the op family (tests/diffops.py, diffops2.py) whose cases add() is generating: CI's sample strata
+FAMILY = ["unary"]  # the op family (tests/diffops.py, diffops_tensor.py) whose cases add() is generating: CI's sample strata
 
 def op(opid:str, covers:str|tuple=(), cmp:dict|None=EXACT):
   def deco(fn):

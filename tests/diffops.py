@@ -236,5 +236,5 @@ def register_all():
   for fn in (unary_family, cast_family, binary_family, reduce_family):
     D.FAMILY[0] = fn.__name__.removesuffix("_family")
     fn()
-  import diffops2
-  diffops2.register()
+  import diffops_tensor
+  diffops_tensor.register()

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 import diffcases as D
-from diffops2 import EXCLUDED
+from diffops_tensor import EXCLUDED
 from support.diff_api import differential, strings
 
 CHUNK = 48

@@ -22,12 +22,12 @@ UNTESTABLE = [
    "number plus M0, and this harness's evaluator reads named operands, not a register file indexed at run time (its M0 "
    "is 0); tests/test_rdna_control.py checks these against the pseudocode with M0 different per wave"),
   (r"V_PERMLANE(16|X16|64)_B32.*", "cross-lane within a row of 16 (wave64: across the halves): the pseudocode reads "
-   "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_more.py "
+   "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_outside_pcode.py "
    "checks these against the manual's loop with the FI/BOUND_CTRL rule"),
   (r"V_PERMLANEX?16_VAR_B32", "RDNA4's cross-lane selects with a per-lane lane operand: the pseudocode loops over the "
    "wave's lanes (and reads an undefined lower-case `wave32`); tests/test_rdna4_hw.py checks them against the manual's loop"),
   (r"V_WMMA_.*|V_SWMMAC_.*", "the pseudocode is prose (D = A x B + C; RDNA4's sparse SWMMAC too); the matrix layouts "
-   "are not in it (tests/test_rdna_alu_more.py and tests/test_rdna4_wmma.py check them against the ISA guide's layouts)"),
+   "are not in it (tests/test_rdna_alu_outside_pcode.py and tests/test_rdna4_wmma.py check them against the ISA guide's layouts)"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),
   (r"DS_NOP", "no operands and no result"),

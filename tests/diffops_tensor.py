@@ -1,5 +1,5 @@
-"""The differential suite's op families, continued: movement and indexing, nn, creation and random numbers, Python-valued
-methods, and the EMULATED_DTYPES variants."""
+"""The differential suite's tensor-level op families (diffops.py has the elementwise, cast and reduce ones): movement
+and indexing, nn, creation and random numbers, Python-valued methods, and the EMULATED_DTYPES variants."""
 from __future__ import annotations
 import sys
 import diffcases as D
