@@ -114,8 +114,10 @@ def test_same_bits_with_numpy_simd_limited(outs):
   env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(feats))
   code = ("import json, test_ptx_nan as t\nfrom numpy._core._multiarray_umath import __cpu_features__ as f\n"
           f"print(json.dumps([t.run_paths(), [k for k in {feats!r} if f.get(k)]]))")
+  # the child imports this file (its folder) and the tests' shared modules (the tests/ root, conftest's HERE)
+  from conftest import HERE as tests
   here = os.path.dirname(os.path.abspath(__file__))
-  p = subprocess.run([sys.executable, "-c", code], cwd=here, env=dict(env, PYTHONPATH=os.pathsep.join([here, env.get("PYTHONPATH", "")])),
+  p = subprocess.run([sys.executable, "-c", code], cwd=here, env=dict(env, PYTHONPATH=os.pathsep.join([here, tests, env.get("PYTHONPATH", "")])),
                      capture_output=True, text=True, timeout=600)
   assert p.returncode == 0, p.stderr[-3000:]
   child, still_on = json.loads(p.stdout.strip().splitlines()[-1])

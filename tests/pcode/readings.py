@@ -27,7 +27,8 @@ UNTESTABLE = [
   (r"V_PERMLANEX?16_VAR_B32", "RDNA4's cross-lane selects with a per-lane lane operand: the pseudocode loops over the "
    "wave's lanes (and reads an undefined lower-case `wave32`); tests/test_rdna4_hw.py checks them against the manual's loop"),
   (r"V_WMMA_.*|V_SWMMAC_.*", "the pseudocode is prose (D = A x B + C; RDNA4's sparse SWMMAC too); the matrix layouts "
-   "are not in it (tests/test_rdna_alu_outside_pcode.py and tests/test_rdna4_wmma.py check them against the ISA guide's layouts)"),
+   "are not in it (tests/test_rdna_alu_outside_pcode.py and tests/test_rdna4_wmma.py check them "
+   "against the ISA guide's layouts)"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),
   (r"DS_NOP", "no operands and no result"),
