@@ -27,8 +27,11 @@ def _seeded_module_rng(request, monkeypatch):
       if isinstance(getattr(module, name, None), np.random.Generator): monkeypatch.setattr(module, name, gen)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the suites' helper modules (tests/ops, tests/diff) are imported by bare name from any folder
+for _suite in ("ops", "diff"):
+  if os.path.join(HERE, _suite) not in sys.path: sys.path.insert(0, os.path.join(HERE, _suite))
 # the slow tier (tox -e slow): configurations that repeat what CI's tier already runs through another path to the same
-# executor (tests/test_rdna_regressions.py's explicit renderer and interface names)
+# executor (tests/emulators/test_rdna_regressions.py's explicit renderer and interface names)
 SLOW = os.environ.get("MOCKGPU_SLOW") == "1"
 
 def board_configs() -> list[str]:
@@ -108,7 +111,7 @@ def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check
   return p
 
 class OpRunner:
-  """One long-lived tests/oprunner.py process per device configuration. It records instruction coverage
+  """One long-lived tests/ops/oprunner.py process per device configuration. It records instruction coverage
   (mockgpu/coverage.py) to MOCKGPU_COVERAGE when the run sets it, else to a file of its own: new_coverage() gives the
   records its workers appended since the last call."""
   def __init__(self, dev:str):
@@ -119,7 +122,7 @@ class OpRunner:
   def _start(self):
     # stderr goes to a file: a pipe nobody drains would block a chatty worker
     self.log = tempfile.TemporaryFile()
-    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "oprunner.py")], cwd=HERE,
+    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "ops", "oprunner.py")], cwd=HERE,
                                  env={**os.environ, "DEV": self.dev, "MOCKGPU_COVERAGE": self.coverage_file},
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
     self.pids.add(self.proc.pid)
@@ -160,7 +163,7 @@ def op_runners():
 
 @pytest.fixture(scope="session")
 def diff_runners():
-  """The differential suite's workers (tests/diffcompare.py): DEV=CPU, the reference, each configuration and the arm64 lane."""
+  """The differential suite's workers (tests/diff/diffcompare.py): DEV=CPU, the reference, each configuration and the arm64 lane."""
   from diffcompare import Runner, reference_env
   from mockgpu.config import cpu_lane_reference
   runners = {"CPU": Runner("CPU", reference_env()),

@@ -1,6 +1,6 @@
 """Instruction coverage (mockgpu/coverage.py, MOCKGPU_COVERAGE=FILE, `mockgpu coverage FILE`): what the executors record
 per kernel and path, the marks (unimplemented, numpy only), many processes appending to one file, and the report.
-tests/test_ops.py holds the op suite to it: a case fails when its kernels contain an unimplemented instruction."""
+tests/ops/test_ops.py holds the op suite to it: a case fails when its kernels contain an unimplemented instruction."""
 import json, os, subprocess, sys
 import numpy as np
 import pytest

@@ -1,6 +1,6 @@
 """Fuzz surface: GPFIFO channels and QMDs. Pushbuffers of host-class methods (semaphores, SET_OBJECT), copy-class
 copies and compute-class QMD launches, mutated word by word; GPFIFO entries and GP_PUT mutated; QMDs encoded with
-tinygrad's autogen field table (as tests/test_nv_gpfifo.py does) and mutated field by field (grid, block, constant
+tinygrad's autogen field table (as tests/emulators/test_nv_gpfifo.py does) and mutated field by field (grid, block, constant
 buffer, DEPENDENT_QMD0 pointing at itself or another QMD, releases, version) and bit by bit.
 
 One NVGPU for the whole worker, its memory mapped at a fixed GPU VA (cases hold plain GPU addresses); each case runs on

@@ -1,5 +1,5 @@
 """Fuzz surface: PM4 streams on a KFD compute queue (ring and one indirect buffer), mutated from the packets tinygrad's
-AMDComputeQueue builds (tests/test_pm4.py's encodings). Also the AMD rig the SDMA and AQL surfaces share.
+AMDComputeQueue builds (tests/emulators/test_pm4.py's encodings). Also the AMD rig the SDMA and AQL surfaces share.
 
 Each case runs on a fresh queue (a stopped queue stays stopped, as on hardware), created and destroyed through the
 KFD ioctls; DISPATCH_DIRECT and AQL dispatches go to a recording stand-in for the RDNA executor (the ISA has its own

@@ -1,5 +1,5 @@
 """CDNA's DPP reference: the lanes a GFX9 DPP_CTRL selects, written from the manual.
-(Moved from tests/test_cdna.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_cdna.py so that no test file imports another.)"""
 # *** DPP ***
 
 def dpp_reference(ctrl:int, lane:int):

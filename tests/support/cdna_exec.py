@@ -1,5 +1,5 @@
 """Hand-assembled CDNA (gfx942/gfx950) kernels: a wave64 prologue, loads and stores, and a run on either path.
-(Moved from tests/test_cdna_exec.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_cdna_exec.py so that no test file imports another.)"""
 from __future__ import annotations
 import numpy as np
 import pytest

@@ -1,6 +1,6 @@
 """The differential API suite's comparison: a case run on every configuration and DEV=CPU, its triage tables
 (CPU_CANNOT, MOCK_GAPS, LANE_TRIAGE, ...) and the report.
-(Moved from tests/test_diff_api.py so that no test file imports another.)"""
+(Moved from tests/diff/test_diff_api.py so that no test file imports another.)"""
 import json, os, re
 import diffcases as D
 from diffcompare import compare, condition, run_everywhere, upcast, zero_sign_defined
@@ -110,7 +110,7 @@ def cpu_cannot(case:dict, reply:tuple) -> bool:
   return reply[0] == "error" and any(case["id"].startswith(p) and reply[1] == exc for p, exc, _ in CPU_CANNOT)
 
 def condition_runs(cpu, cases, need) -> dict[int, dict[str, tuple]]:
-  """The float64 reference's condition runs (tests/diffcases.py `ulps`) each needed case's bound names: {case: {run: reply}}."""
+  """The float64 reference's condition runs (tests/diff/diffcases.py `ulps`) each needed case's bound names: {case: {run: reply}}."""
   todo = [(i, t) for i in need for t in D.CMP[cases[i]["op"]]["cond"]]
   if not todo: return {}
   replies = run_everywhere({"CPU": cpu}, [{**upcast(cases[i]), "id": f"{cases[i]['id']}@{t}", "transform": t} for i, t in todo])["CPU"]

@@ -1,5 +1,5 @@
 """A KFD client on a test machine: /dev/kfd ioctls (call, request), buffers, queues and PM4 packet helpers.
-(Moved from tests/test_kfd.py so that no test file imports another.)"""
+(Moved from tests/driver/test_kfd.py so that no test file imports another.)"""
 from __future__ import annotations
 import ctypes, mmap, os
 from tinygrad.runtime.autogen import kfd

@@ -1,5 +1,5 @@
 """A GPFIFO channel rig on one NVGPU: pushbuffer method encoders, QMD encoding, a stand-in PTX executor.
-(Moved from tests/test_nv_gpfifo.py so that no test file imports another.)"""
+(Moved from tests/emulators/test_nv_gpfifo.py so that no test file imports another.)"""
 import types
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv

@@ -1,5 +1,5 @@
 """PM4 packet builders (SET_SH_REG, DISPATCH, RELEASE_MEM, WAIT_REG_MEM) and a recording stand-in executor.
-(Moved from tests/test_pm4.py so that no test file imports another.)"""
+(Moved from tests/emulators/test_pm4.py so that no test file imports another.)"""
 import types
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
 from mockgpu.errors import GPUPageFault

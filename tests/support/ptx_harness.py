@@ -1,5 +1,5 @@
 """tinygrad kernels rendered to PTX by its PTXRenderer and run on the PTX executor, checked against DEV=CPU.
-(Moved from tests/test_ptx_harness.py so that no test file imports another.)"""
+(Moved from tests/compiler/ptx/test_ptx_harness.py so that no test file imports another.)"""
 import numpy as np
 from tinygrad import Tensor
 from tinygrad.helpers import Target

@@ -1,5 +1,5 @@
 """Hand-written PTX kernels: a header, the kernarg loads (LOAD3) and a launch on the PTX executor.
-(Moved from tests/test_ptx_isa.py so that no test file imports another.)"""
+(Moved from tests/compiler/ptx/test_ptx_isa.py so that no test file imports another.)"""
 import numpy as np
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.ptx import load_module, launch

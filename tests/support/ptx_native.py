@@ -1,5 +1,5 @@
 """PTX text shared by the native-path tests (a CTA barrier kernel).
-(Moved from tests/test_ptx_native.py so that no test file imports another.)"""
+(Moved from tests/compiler/ptx/test_ptx_native.py so that no test file imports another.)"""
 from __future__ import annotations
 from support.ptx_isa import kernel
 BARRIER = kernel("""

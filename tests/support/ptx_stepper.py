@@ -1,5 +1,5 @@
 """A launch on the PTX reference stepper.
-(Moved from tests/test_ptx_stepper.py so that no test file imports another.)"""
+(Moved from tests/compiler/ptx/test_ptx_stepper.py so that no test file imports another.)"""
 import numpy as np
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.ptx import load_module, Launch

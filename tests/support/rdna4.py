@@ -1,5 +1,5 @@
 """Hand-assembled RDNA4 (gfx12) kernels, their run on either path, and exact references (f16/f32 bits, rounding).
-(Moved from tests/test_rdna4.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna4.py so that no test file imports another.)"""
 from __future__ import annotations
 from fractions import Fraction
 import numpy as np

@@ -1,5 +1,5 @@
 """MUBUF/VBUFFER buffer-resource cases (V#s) and their reference from the manual's range checks.
-(Moved from tests/test_rdna_buffer.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_buffer.py so that no test file imports another.)"""
 from __future__ import annotations
 import numpy as np
 from support.rdna_harness import aligned

@@ -1,5 +1,5 @@
 """Errata test helpers: lane values and the IEEE mode bit.
-(Moved from tests/test_rdna_errata.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_errata.py so that no test file imports another.)"""
 from __future__ import annotations
 import os
 import numpy as np

@@ -1,6 +1,6 @@
 """tinygrad's gfx1100 kernels (AMDLLVMRenderer, AMDLLVMCompiler) loaded as AMDProgram loads them and run on the
 RDNA executor without a device model; DEV=CPU of the same expression is the reference.
-(Moved from tests/test_rdna_harness.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_harness.py so that no test file imports another.)"""
 from __future__ import annotations
 import ctypes, struct
 import numpy as np

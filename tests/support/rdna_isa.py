@@ -1,5 +1,5 @@
 """Hand-assembled RDNA3 kernels: the kernarg prologue, stores, and one dispatch on the executor.
-(Moved from tests/test_rdna_isa.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_isa.py so that no test file imports another.)"""
 from __future__ import annotations
 import struct
 import numpy as np

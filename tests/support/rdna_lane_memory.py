@@ -1,5 +1,5 @@
 """Per-lane memory kernels: an EXEC pattern, a prologue, and a dispatch on either path.
-(Moved from tests/test_rdna_lane_memory.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_lane_memory.py so that no test file imports another.)"""
 from __future__ import annotations
 import importlib, struct
 import numpy as np

@@ -1,6 +1,6 @@
 """Seeded random RDNA programs over the semantics rows (Gen), their encodings and register dumps, for comparing
 the stepper, numpy and C.
-(Moved from tests/test_rdna_stepper.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_stepper.py so that no test file imports another.)"""
 from __future__ import annotations
 import numpy as np
 from tinygrad.renderer.amd.dsl import s, v, VCC, VCC_LO, VCC_HI, EXEC_LO, EXEC_HI
@@ -63,7 +63,7 @@ def _rows(c_only:bool, isa:Isa=ISAS["rdna3"]) -> list[str]:
   out = []
   for name, row in isa.sem.VOP.items():
     if name in sem.LITERAL_K or name in sem.ACCUMULATE or not all(n in "abc" for n, _ in row.srcs): continue
-    # INTERP_: VINTERP reads quad lanes (tests/test_rdna_vinterp.py)
+    # INTERP_: VINTERP reads quad lanes (tests/compiler/rdna/test_rdna_vinterp.py)
     if name.startswith(("FMA_MIX", "DOT2", "DIV_SCALE", "MAD_U64", "MAD_I64", "CMPX_", "ACCVGPR_", "INTERP_")) or "CLASS" in name: continue
     if c_only and (not crows[name] or name in ("ADD_F16", "MUL_F16")): continue
     if _enc(name, isa) == (None, None): continue

@@ -1,5 +1,5 @@
 """VALU operand generators (u32s, small) and one-op kernels (run_op).
-(Moved from tests/test_rdna_valu.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_valu.py so that no test file imports another.)"""
 from __future__ import annotations
 import numpy as np
 from tinygrad.renderer.amd.dsl import s, v

@@ -1,5 +1,5 @@
 """Wave64 RDNA3 dispatches (run64) and their store offsets.
-(Moved from tests/test_rdna_wave64.py so that no test file imports another.)"""
+(Moved from tests/compiler/rdna/test_rdna_wave64.py so that no test file imports another.)"""
 from __future__ import annotations
 import struct
 import numpy as np

@@ -1,5 +1,5 @@
 """An SDMA queue on a KFD client and the COPY_LINEAR packet.
-(Moved from tests/test_sdma.py so that no test file imports another.)"""
+(Moved from tests/emulators/test_sdma.py so that no test file imports another.)"""
 from tinygrad.runtime.autogen import kfd
 from tinygrad.runtime.autogen.am import sdma_6_0_0 as sdma
 from support.kfd_client import Client, lohi

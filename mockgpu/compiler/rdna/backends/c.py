@@ -5,7 +5,7 @@ numpy calls whatever the number of waves: cheap per lane on large dispatches, bu
 one-wave dispatch. This translation runs one wave at a time with a C loop over its lanes, which costs about the same
 per lane and nothing per instruction. Instructions come from the same operand model (operands.py) and their
 programs from the same semantics rows (program.py) as the numpy backend's; c_expr renders a row in C with numpy's
-types, wrap-around and NaN choices spelled out, so both compute the same bits (tests/test_rdna_native.py compares).
+types, wrap-around and NaN choices spelled out, so both compute the same bits (tests/compiler/rdna/test_rdna_native.py compares).
 What C cannot express raises NoNative and the kernel keeps the numpy path: rows whose helpers have no C form
 (c_rows() lists the rest), 16-bit float flushing, MUBUF, MFMA, kernels past MAX_INSTRUCTIONS. Cross-lane reads (DPP,
 permlane, ds_swizzle/permute) gather their source lanes into a wave array first (cross_lane), from the operand model's

@@ -482,7 +482,7 @@ CONDXCHG32_B32 u32 old:u32 a:u32 = (a & 0x7fffffff) if (a >> 31) != 0 else old
 # the new value in its low half and the compare value in its high half, ds_cmpstore's DATA and DATA2)
 ATOMIC_ALIASES = {"SWAP": "STOREXCHG", "CMPSWAP": "CMPSTORE"}
 # rows that are old (+) a for an associative (+): conflicting lanes may be applied as a prefix scan of (+) over their data
-# (the numpy backend's log-step scan) with the same result as one after another (tests/test_rdna_atomics.py checks it)
+# (the numpy backend's log-step scan) with the same result as one after another (tests/compiler/rdna/test_rdna_atomics.py checks it)
 ASSOCIATIVE = frozenset({"ADD_U32", "ADD_U64", "MIN_I32", "MIN_U32", "MIN_I64", "MIN_U64", "MAX_I32", "MAX_U32", "MAX_I64",
                          "MAX_U64", "AND_B32", "AND_B64", "OR_B32", "OR_B64", "XOR_B32", "XOR_B64", "STOREXCHG_B32",
                          "STOREXCHG_B64"})

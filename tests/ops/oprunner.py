@@ -1,4 +1,4 @@
-"""A worker process that runs op-suite cases on the device DEV names and on DEV=CPU, for tests/test_ops.py.
+"""A worker process that runs op-suite cases on the device DEV names and on DEV=CPU, for tests/ops/test_ops.py.
 
 tinygrad picks its MOCK interface when it is imported, so each device configuration gets its own process; the
 process is reused across cases (compiling and opening a device once). Protocol: pickled case names on stdin,

@@ -306,7 +306,7 @@ def test_warp_wide_instructions_see_the_same_lanes(monkeypatch):
 @pytest.mark.parametrize("op", ["max", "min"])
 def test_min_max_of_two_nans_is_the_canonical_nan_on_every_path(op, monkeypatch):
   """Found by the random programs: the C path gave the second of two NaNs, numpy's fmax/fmin (and the stepper) the first.
-  Hardware gives neither: the canonical NaN 0x7fffffff (tests/test_ptx_nan.py)."""
+  Hardware gives neither: the canonical NaN 0x7fffffff (tests/compiler/ptx/test_ptx_nan.py)."""
   a = np.array([0x7fc00000, 0xffc00000, 0x7fc00001, 0x3f800000] * 8, np.uint32)
   b = np.array([0xffc00000, 0x7fc00000, 0xffc00000, 0xffc00000] * 8, np.uint32)
   src = kernel(LOAD3 + f"mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\n{op}.f32 %f3, %f1, %f2;\nmov.b32 %r4, %f3;\nst.global.b32 [%rd9], %r4;")

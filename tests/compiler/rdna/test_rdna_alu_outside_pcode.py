@@ -323,5 +323,5 @@ def test_gcn_dpp_controls_are_invalid_on_rdna(monkeypatch):
   from support.rdna_isa import _dpp_mov
   from mockgpu.errors import InvalidInstruction
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
-  for ctrl in (0x130, 0x134, 0x138, 0x13c):  # the wave shifts (row_bcast15/31 execute: tests/test_rdna_hw_classes.py)
+  for ctrl in (0x130, 0x134, 0x138, 0x13c):  # the wave shifts (row_bcast15/31 execute: tests/compiler/rdna/test_rdna_hw_classes.py)
     with pytest.raises(InvalidInstruction, match=f"DPP16 control {ctrl:#x} is reserved"): _dpp_mov(dpp=ctrl)

@@ -1,4 +1,4 @@
-"""The differential suite's op families (see tests/diffcases.py for the case format). Each family registers its ops
+"""The differential suite's op families (see tests/diff/diffcases.py for the case format). Each family registers its ops
 (`op`) and generates its cases (`add`) over dtypes and the rotating shapes and views."""
 from __future__ import annotations
 import diffcases as D

@@ -1,4 +1,4 @@
-"""The op suite (tests/opcases.py) on every mock device configuration and every other AMD board mockgpu runs (gfx1201,
+"""The op suite (tests/ops/opcases.py) on every mock device configuration and every other AMD board mockgpu runs (gfx1201,
 gfx942, gfx950; MOCKGPU_TEST_DEVICES=MOCKKFD+AMD:LLVM:gfx942 narrows it to one),
 each result compared with DEV=CPU, and every instruction of its kernels (RDNA, PTX) implemented, executed or not
 (instruction coverage, mockgpu/coverage.py)."""

@@ -8,7 +8,7 @@ Causes covered:
   - emulated 16-bit float dtypes (EMULATED_DTYPES=half / bfloat16: 16-bit integer code), and s_bfe_* int upcasts.
   - s_bitset0/1_b32 dropped the destination's other bits (it wrote ~(1 << n) / 1 << n): tinygrad's fabs in SALU
     (s_bitset0_b32 sN, 31) zeroed the value, so EMULATED_DTYPES abs, casts to/from float16/bfloat16 and copies through
-    a float32 -> bfloat16 rounding came out wrong (diff:* cases below, by their tests/diffcases.py id).
+    a float32 -> bfloat16 rounding came out wrong (diff:* cases below, by their tests/diff/diffcases.py id).
   - the numpy translation named block 16's function b16, shadowing runtime.b16 (the 16-bit operand view) in kernels
     of 17 blocks or more: IndexError/TypeError in cummax/cummin of 8/16-bit ints, padded any, avg_pool2d and
     conv_transpose2d backward; a compare into VCC_HI (an ordinary SGPR in wave32) raised UnsupportedInstruction (all).
@@ -61,7 +61,7 @@ for c in (1, 3):
   for kh in (1, 2, 3):
     for kw in (1, 2, 3):
       CASES[f"conv2d_c{c}_k{kh}x{kw}_fwd_bwd"] = (lambda c=c, kh=kh, kw=kw: conv_fb(1, c, (3, 5), (kh, kw), 10 * c + kh * 3 + kw))
-# tests/diffcases.py cases by id, run as the differential suite runs them (outputs as arrays of their raw bits' dtype)
+# tests/diff/diffcases.py cases by id, run as the differential suite runs them (outputs as arrays of their raw bits' dtype)
 DIFF = {
   "diff:abs_half_emulated": "abs[float16[7];EMULATED_DTYPES=half]",
   "diff:abs_bf16_emulated": "abs[bfloat16[13, 17];EMULATED_DTYPES=bfloat16]",
@@ -110,7 +110,7 @@ NAMES = ["tan_2d", "tan_0d", "max_pool_ceil_k33", "max_pool_ceil_k32", "max_pool
          "diff:conv_transpose_grad"]
 ULPS = {"tan_2d": 4, "tan_0d": 4}
 # float sums (convolutions, average pools, the loss): the GPU kernel sums in another order (and with fma) than the
-# CPU kernel, so results differ by reassociation rounding, which grows with the magnitudes summed (as tests/opcases.py's
+# CPU kernel, so results differ by reassociation rounding, which grows with the magnitudes summed (as tests/ops/opcases.py's
 # REDUCE: rtol 1e-5, atol 1e-5 * (1 + the largest magnitude of the reference))
 REDUCE = {"conv2d_groups5", "avg_pool3d_no_pad_count", "sparse_ce_smoothing", *CONV, "diff:avg_pool_k33_grad",
           "diff:avg_pool_k32_ceil_grad", "diff:conv_transpose_grad"}

@@ -6,7 +6,7 @@ kind against a Python reference of the ISA pseudocode:
   destination: the low or the high half (op_sel[3]); the other half of the VGPR keeps its bits.
 Integer ops wrap (no clamp); shifts take S0[3:0]; f16 ops round to nearest even (numpy's float16 arithmetic is
 correctly rounded for one +, -, * of float16 values: float32 holds their exact results to 2p+2 bits). Written
-while looking for the EMULATED_DTYPES=half/bfloat16 wrong results (which were s_bitset0/1, tests/test_rdna_bitset.py):
+while looking for the EMULATED_DTYPES=half/bfloat16 wrong results (which were s_bitset0/1, tests/compiler/rdna/test_rdna_bitset.py):
 the 16-bit instructions that integer code is made of agree with the pseudocode for every operand kind."""
 from __future__ import annotations
 import numpy as np

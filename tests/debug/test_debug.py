@@ -415,7 +415,7 @@ def test_post_mortem_at_a_budget_stop():
   assert "ran past MOCKGPU_BUDGET=5 wave-instructions on the debugger's stepper" in stop["message"]
   assert "MOCKGPU_BUDGET=5" in p.stdout + p.stderr
 
-# *** in process: seeded random programs (tests/test_rdna_stepper.py's generator) on the RDNA adapter ***
+# *** in process: seeded random programs (tests/compiler/rdna/test_rdna_stepper.py's generator) on the RDNA adapter ***
 
 def _random_dispatch(seed:int, lanes:int):
   """A random program over the VALU/SALU rows that loads its inputs and dumps its registers, as a dispatch: its memory,

@@ -1,7 +1,7 @@
 """The CDNA tables (semantics/cdna.py, cdna4.py) and helpers (compiler/rdna/cdna.py): aliases checked against both
 ISAs' pseudocode, CDNA's own rows against independent references, SDWA selection, GFX9 DPP lane maps, buffer
 addressing, MFMA against float64 matmuls and exact rational sums, and every instruction LLVM emits for the op suite on
-gfx942/gfx950 classified. tests/test_cdna_exec.py runs the deltas in hand-assembled kernels."""
+gfx942/gfx950 classified. tests/compiler/rdna/test_cdna_exec.py runs the deltas in hand-assembled kernels."""
 import fractions, os, re
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from mockgpu.compiler.rdna.semantics import rdna3 as semantics, cdna as table, c
 from mockgpu.compiler.rdna.backends.numpy import eval_row
 from support.cdna import dpp_reference
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from conftest import HERE
 u32s, u64s = st.integers(0, 2**32 - 1), st.integers(0, 2**64 - 1)
 
 # *** aliases: CDNA's pseudocode is RDNA3's ***

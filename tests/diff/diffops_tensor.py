@@ -260,9 +260,9 @@ def emulated_family():
 EXCLUDED = {
   "hash": "tinygrad 0.14's Tensor.hash of even 4 bytes builds a graph that exhausts memory while scheduling, on DEV=CPU too (MemoryError under a 6 "
           "GB limit); keccak, which it wraps, has cases",
-  "to": "a cross-device copy: tests/test_diff_multi.py", "to_": "a cross-device copy: tests/test_diff_multi.py",
-  "shard": "multi-device: tests/test_diff_multi.py", "shard_": "multi-device: tests/test_diff_multi.py",
-  "shard_like": "multi-device: tests/test_diff_multi.py",
+  "to": "a cross-device copy: tests/diff/test_diff_multi.py", "to_": "a cross-device copy: tests/diff/test_diff_multi.py",
+  "shard": "multi-device: tests/diff/test_diff_multi.py", "shard_": "multi-device: tests/diff/test_diff_multi.py",
+  "shard_like": "multi-device: tests/diff/test_diff_multi.py",
   "backward": "every grad case calls it", "gradient": "backward is built on it; every grad case runs it",
   "grad": "the attribute backward fills: every grad case reads it",
   "empty": "undefined contents", "empty_like": "undefined contents", "invalids": "undefined contents (Invalid)",
@@ -278,7 +278,7 @@ EXCLUDED = {
 
 def register():
   import diffprogram
-  op("program", ())(diffprogram.run)  # tests/test_diff_programs.py draws its steps; no cases here
+  op("program", ())(diffprogram.run)  # tests/diff/test_diff_programs.py draws its steps; no cases here
   for fn in (movement_family, nn_family, creation_family, python_family, emulated_family):
     D.FAMILY[0] = fn.__name__.removesuffix("_family")
     fn()

@@ -1,4 +1,4 @@
-"""The differential suite's bounds (tests/diffcompare.py `compare`) hold per element: each bound class, fed a result
+"""The differential suite's bounds (tests/diff/diffcompare.py `compare`) hold per element: each bound class, fed a result
 known to be wrong, fails; the issue's examples among them (a bfloat16 softmax and sum, float32 sin(0.001) off by
 6,700 ulps), which a bound relative to the largest output accepted."""
 import math

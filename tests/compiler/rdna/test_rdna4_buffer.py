@@ -1,5 +1,5 @@
 """RDNA4 VBUFFER buffer loads, stores and atomics (gfx1201), lowered to the MUBUF model (buffer.py), against the
-buffer addressing of tests/test_rdna_buffer.py restated per lane (base + soffset + offset + stride * index; range
+buffer addressing of tests/compiler/rdna/test_rdna_buffer.py restated per lane (base + soffset + offset + stride * index; range
 checking by OOB_SELECT per dword, out of range loading 0 and storing nothing; atomics all or nothing). VBUFFER's own
 fields: RSRC holds the V#'s first SGPR by its operand number, IOFFSET is 24 bits, TH bit 0 (TH_ATOMIC_RETURN) returns
 the old value. On numpy and the reference stepper; the C path hands these kernels to numpy (checked)."""

@@ -1,4 +1,4 @@
-"""Random multi-op programs (tests/diffprogram.py), drawn by hypothesis: chains of 3 to 8 ops with casts and mixed
+"""Random multi-op programs (tests/diff/diffprogram.py), drawn by hypothesis: chains of 3 to 8 ops with casts and mixed
 dtypes, each run on every mock configuration and on DEV=CPU and compared bit for bit. Every step is live (its value
 is compared, or feeds one that is), asserted per program, so each program has at least 3 live ops. Derandomized:
 every run draws the same programs, and a failure shrinks to a short program."""

@@ -140,7 +140,7 @@ def test_valid_float64_forms_still_run(instr, want, ptx_path):
 @pytest.mark.parametrize("op, instrs", [("sin", {"sin.approx.f64"}), ("exp", {"ex2.approx.f64"}), ("log2", {"lg2.approx.f64"}),
                                         ("sqrt", {"sqrt.approx.f64"}), ("reciprocal", {"rcp.approx.f64"})])
 def test_tinygrad_ptx_renderer_float64_is_invalid(op, instrs):
-  """tinygrad's PTX renderer writes the .approx instructions for float64 (see the report in tests/diffcases.py users)."""
+  """tinygrad's PTX renderer writes the .approx instructions for float64 (see the report in tests/diff/diffcases.py users)."""
   src = []
   with pytest.raises(InvalidPTX, match="not valid PTX, ptxas rejects it"): run(getattr(Tensor(X), op)(), "ptx", None, src)
   assert any(i in src[-1] for i in instrs)

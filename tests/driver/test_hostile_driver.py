@@ -277,7 +277,7 @@ def test_constant_fill_checks_its_range_first():
 
 @pytest.fixture
 def qmd(monkeypatch):
-  """A channel with the compute class and a recording PTX executor (tests/test_nv_gpfifo.py's), a program, a cbuf."""
+  """A channel with the compute class and a recording PTX executor (tests/emulators/test_nv_gpfifo.py's), a program, a cbuf."""
   from support.nv_gpfifo import Rig, FakePTX, PTX_TEXT, DATA, VA, encode_qmd, nvm
   fake = FakePTX()
   r = Rig(executor=fake)

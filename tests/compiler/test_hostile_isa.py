@@ -106,7 +106,7 @@ def test_rdna_unmodelled_float_modes(rsrc1, what):
   assert isinstance(e.value, NotImplementedError) and isinstance(e.value, MockGPUError)
 
 def test_unknown_family_is_unmodelled():
-  # the executor runs rdna3, rdna35, rdna4 (wave32/64) and cdna3, cdna4 (wave64, tests/test_cdna_exec.py); any other is named
+  # the executor runs rdna3, rdna35, rdna4 (wave32/64) and cdna3, cdna4 (wave64, tests/compiler/rdna/test_cdna_exec.py); any other is named
   from mockgpu.emulators.rdna import Dispatch, run_dispatch
   from mockgpu.memory import AddressSpace
   d = Dispatch("gcn5", 0x1000, R.RSRC1, R.RSRC2, 0, [0] * 16, 0, 0, (64, 1, 1), (1, 1, 1), False)

@@ -1,6 +1,6 @@
 """The differential suite's cases: tinygrad's public Tensor API, enumerated, each method with generated inputs.
 
-A case is plain data (it crosses a pipe to tests/diffrunner.py): `{"id", "op", "x": [input specs], "kw", "grad", "ctx"}`.
+A case is plain data (it crosses a pipe to tests/diff/diffrunner.py): `{"id", "op", "x": [input specs], "kw", "grad", "ctx"}`.
 An input spec is `(shape, dtype, domain, seed, view)`:
   - dtype is a tinygrad dtype name; bfloat16 and fp8 inputs travel as float32 values they hold exactly, so the cast in
     is no rounding on any backend;
@@ -9,10 +9,10 @@ An input spec is `(shape, dtype, domain, seed, view)`:
   - view is applied on the device before the op, so the kernel reads through it: "T" (axes reversed), "pad" (one
     zero each side), "stride" (every other row), "expand" (a size-1 axis broadcast to 4), "flip".
 `OPS[op](device, *tensors, **kw)` builds the computation; `COVERS` maps each public Tensor name to the op ids that
-exercise it, and `EXCLUDED` names the rest with the reason, so tests/test_diff_api.py fails when a public method is
+exercise it, and `EXCLUDED` names the rest with the reason, so tests/diff/test_diff_api.py fails when a public method is
 neither (tinygrad's next additions show up there).
 
-How results compare (tests/test_diff_api.py): bit for bit with DEV=CPU (NaN equals NaN whatever its payload) unless the
+How results compare (tests/diff/test_diff_api.py): bit for bit with DEV=CPU (NaN equals NaN whatever its payload) unless the
 op's `CMP` entry states a bound in ulps against a float64 reference, with the reason for it.
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ CMP:dict[str, dict|None] = {}
 COVERS:dict[str, set[str]] = {}
 CASES:list[dict] = []
 _IDS:dict[str, int] = {}
-FAMILY = ["unary"]  # the op family (tests/diffops.py, diffops_tensor.py) whose cases add() is generating: CI's sample strata
+FAMILY = ["unary"]  # the op family (tests/diff/diffops.py, diffops_tensor.py) whose cases add() is generating: CI's sample strata
 
 def op(opid:str, covers:str|tuple=(), cmp:dict|None=EXACT):
   def deco(fn):

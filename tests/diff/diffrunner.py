@@ -1,4 +1,4 @@
-"""A worker process for the differential suite: runs tests/diffcases.py cases on the device DEV names.
+"""A worker process for the differential suite: runs tests/diff/diffcases.py cases on the device DEV names.
 
 Protocol: first a pickled ("hello", the dtype names this device's renderer emulates) on the original stdout; then a
 pickled list of cases on stdin; one pickled reply per case on the original stdout, in order:

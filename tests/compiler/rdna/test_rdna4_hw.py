@@ -23,7 +23,7 @@ def out_mods(y:float, omod:int, clamp:bool) -> float:
   if not clamp: return y
   return 0.0 if y != y else min(max(y, 0.0), 1.0)   # clamp takes a NaN to 0 (the VALU's clamp01)
 
-# (op, exact function in float64: the row's own rounding is checked by tests/test_rdna4.py, here the modifiers)
+# (op, exact function in float64: the row's own rounding is checked by tests/compiler/rdna/test_rdna4.py, here the modifiers)
 F32_OPS = {"v_s_rcp_f32": lambda x: 1.0 / x if x else np.copysign(np.inf, x), "v_s_sqrt_f32": lambda x: float(np.sqrt(x)) if x >= 0 else np.nan,
            "v_s_exp_f32": lambda x: float(2.0 ** x)}
 VALUES = [0x3fc00000, 0xc0800000, 0x3e800000, 0xbf400000, 0x40490fdb]   # 1.5, -4, 0.25, -0.75, pi
@@ -38,7 +38,7 @@ def test_f32_forms_with_modifiers(path, name, neg, abs_, omod, clamp, monkeypatc
   for x, got in zip(VALUES, d):
     want = np.float32(out_mods(float(np.float32(F32_OPS[name](modded(float(f32(x)), neg, abs_)))), omod, clamp))
     g = f32(got & 0xffffffff)
-    # the row's value is within an ulp of the exact function (tests/test_rdna4.py checks its rounding); the modifiers
+    # the row's value is within an ulp of the exact function (tests/compiler/rdna/test_rdna4.py checks its rounding); the modifiers
     # move it by exact powers of two and clamps, so sign, scale and clamping show here
     assert (np.isnan(want) and np.isnan(g)) or abs(float(g) - float(want)) <= 2 * float(np.spacing(np.abs(want))), (name, hex(x), g, want)
 

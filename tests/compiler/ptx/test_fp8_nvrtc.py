@@ -91,5 +91,5 @@ def cpu_fp8():
 def test_fp8_round_trip_and_arithmetic_match_cpu(dev, name, cpu_fp8):
   # the fnuz formats have no CUDA type: tinygrad emulates them in float32 kernels; the OCP ones are native __nv_fp8, whose
   # NVRTC kernels convert with cvt.rn.satfinite.{e4m3x2,e5m2x2}.{f32,f16x2} and cvt.rn.f16x2.{e4m3x2,e5m2x2}
-  # (tests/test_ptx_fp8.py tests those bit for bit)
+  # (tests/compiler/ptx/test_ptx_fp8.py tests those bit for bit)
   assert fp8_results(dev, name) == cpu_fp8[name]

@@ -57,7 +57,7 @@ def flushed(g:tuple, w:tuple) -> np.ndarray:
 def compare(got, want, ref, spec, zero_sign:bool=True, flush:set=frozenset(), cond:np.ndarray|None=None) -> str|None:
   """None when `got` (the mock's output) agrees with `want` (CPU's): exactly, or within `spec`'s bound: per element,
   beyond CPU's own distance from the float64 reference `ref`, `spec["ulps"]` ulps of that element's scale
-  max(|ref|, `cond`) (`cond`: the element's condition and floor, tests/diffcases.py `ulps`, required where the bound
+  max(|ref|, `cond`) (`cond`: the element's condition and floor, tests/diff/diffcases.py `ulps`, required where the bound
   names one). Otherwise a description of the difference."""
   g, w = decode(got), decode(want)
   if g[0] == "py" or w[0] == "py": return None if g == w else f"{summary(g)} != {summary(w)}"
@@ -92,7 +92,7 @@ def finite_abs(a:np.ndarray) -> np.ndarray:
   with np.errstate(invalid="ignore"): return np.where(np.isfinite(a), np.abs(a), 0)
 
 def condition(case:dict, spec:dict, ref:tuple, runs:dict[str, tuple]) -> np.ndarray:
-  """One output's condition per element (tests/diffcases.py `ulps`): `ref` is its float64 reference output, `runs` the
+  """One output's condition per element (tests/diff/diffcases.py `ulps`): `ref` is its float64 reference output, `runs` the
   same output of the "abs" and "slope" reference runs the spec names."""
   from diffcases import SLOPE_STEP
   r = decode(ref)[3]
@@ -106,7 +106,7 @@ def condition(case:dict, spec:dict, ref:tuple, runs:dict[str, tuple]) -> np.ndar
   return c
 
 def float_inputs(case:dict) -> list[np.ndarray]:
-  """The case's float inputs as float64, after their views (numpy's reading of tests/diffcases.py apply_view)."""
+  """The case's float inputs as float64, after their views (numpy's reading of tests/diff/diffcases.py apply_view)."""
   from diffcases import make_array, FLOATS, FP8
   out = []
   for shape, dtype, domain, seed, view in case["x"]:
@@ -149,7 +149,7 @@ def reference_env() -> dict:
   return {}
 
 class Runner:
-  """One long-lived tests/diffrunner.py process for a device configuration; restarted after an error or a crash."""
+  """One long-lived tests/diff/diffrunner.py process for a device configuration; restarted after an error or a crash."""
   def __init__(self, dev:str, env:dict|None=None): self.dev, self.env, self.proc, self._emulated = dev, env or {}, None, None
   def start(self):
     self.log = tempfile.TemporaryFile()

@@ -1,4 +1,4 @@
-"""The differential suite: tinygrad's public Tensor API (tests/diffcases.py), every case on every mock configuration
+"""The differential suite: tinygrad's public Tensor API (tests/diff/diffcases.py), every case on every mock configuration
 and on DEV=CPU, compared bit for bit or within the op's stated per-element bound against a float64 reference.
 
 Tiers: CI (MOCKGPU_DIFF unset) runs a stratified, deterministic sample of the generated cases (`sample`): every

@@ -1,5 +1,5 @@
 """Run one differential case by id (or a substring of ids) on DEV and on CPU and print both, for debugging:
-  DEV=MOCK+AMD python tests/diffone.py 'avg_pool2d[float32[2, 3, 9, 10];kernel_size=(3, 3)'"""
+  DEV=MOCK+AMD python tests/diff/diffone.py 'avg_pool2d[float32[2, 3, 9, 10];kernel_size=(3, 3)'"""
 import sys, traceback
 import diffcases as D
 from diffrunner import run_case
