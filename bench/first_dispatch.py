@@ -20,7 +20,7 @@ Below each child's rows: `cc` is the CPU seconds of C builds (the compiler's chi
 `process` the child's whole CPU seconds from the first realize to the last, children included.
 """
 from __future__ import annotations
-import argparse, json, os, resource, shutil, subprocess, sys, tempfile, time
+import argparse, json, os, resource, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import WORKLOADS as RUN_WORKLOADS, _matmul  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """RDNA3 executor micro-benchmarks, below tinygrad's runtime: wave-instructions/s of real tinygrad gfx1100 kernels on
-dispatches of 1024 waves and of one wave, run through the device-free harness of tests/test_rdna_harness.py.
+dispatches of 1024 waves and of one wave, run through the device-free harness of tests/compiler/rdna/test_rdna_harness.py.
 
   python bench/rdna_micro.py
 """

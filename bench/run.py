@@ -123,7 +123,8 @@ def main():
     return 0
   devs, loads = args.dev or list(CONFIGURATIONS), args.only or list(WORKLOADS)
   results = {}
-  print(f"{'workload':20s} {'device':14s} {'cold s':>8s} {'wall s':>8s} {'ratio':>7s} {'Minst/s':>8s} {'emu Mi/s':>9s} {'launch/s':>9s} {'RSS MiB':>8s} {'budget':>7s}")
+  print(f"{'workload':20s} {'device':14s} {'cold s':>8s} {'wall s':>8s} {'ratio':>7s} {'Minst/s':>8s} {'emu Mi/s':>9s} {'launch/s':>9s} "
+        f"{'RSS MiB':>8s} {'budget':>7s}")
   for w in loads:
     cpu = results.setdefault(w, {})["CPU"] = run_child("CPU", w)
     _row(w, "CPU", cpu, None)
@@ -146,6 +147,7 @@ def _row(w:str, dev:str, r:dict, cpu:dict|None):
   mi = f"{r['minst_per_s']:.1f}" if r.get("minst_per_s") else "-"
   emi = f"{r['emu_minst_per_s']:.1f}" if r.get("emu_minst_per_s") else "-"
   ratio = f"{r['ratio']:.1f}x" if "ratio" in r else "-"
-  print(f"{w:20s} {dev:14s} {r['cold_s']:8.2f} {r['wall_s']:8.3f} {ratio:>7s} {mi:>8s} {emi:>9s} {r['launches_per_s']:9.0f} {r['rss_mib']:8.0f} {budget:7.0f}", flush=True)
+  print(f"{w:20s} {dev:14s} {r['cold_s']:8.2f} {r['wall_s']:8.3f} {ratio:>7s} {mi:>8s} {emi:>9s} {r['launches_per_s']:9.0f} {r['rss_mib']:8.0f} "
+        f"{budget:7.0f}", flush=True)
 
 if __name__ == "__main__": sys.exit(main())

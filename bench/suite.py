@@ -4,8 +4,8 @@
   python bench/suite.py [--dev MOCK+AMD ...] [--cases N] [--json FILE]
 
 The slice is fixed and made of small kernels dispatched once or twice, as a real suite's dtype and ALU tests are: the
-first 40 cases of the op suite (tests/opcases.py: binary ALU ops across dtypes) and every 8th cast and the first 4 cases
-of each of a few elementwise ops of the differential suite (tests/diffcases.py). Each case is one pytest test that builds
+first 40 cases of the op suite (tests/ops/opcases.py: binary ALU ops across dtypes) and every 8th cast and the first 4 cases
+of each of a few elementwise ops of the differential suite (tests/diff/diffcases.py). Each case is one pytest test that builds
 its computation on the DEV device and reads it back (no comparison: the suites themselves compare). The slice runs
 with `pytest -n 2` on DEV=CPU and on each configuration, first with an empty mockgpu cache directory and tinygrad
 compile cache (cold), then again with them filled (warm). Columns: wall seconds, CPU seconds of the whole process tree

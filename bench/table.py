@@ -23,6 +23,7 @@ def main(paths:list[str]):
   print("\npeak RSS MiB (budget: 2 x device memory + 500 MiB):\n")
   print("| workload | " + " | ".join(devs) + " |\n| --- | " + " | ".join("---:" for _ in devs) + " |")
   for w, r in rows.items():
-    print(f"| {w} | " + " | ".join(f"{r[d]['rss_mib']:.0f} / {2 * r[d]['mem_mib'] + 500:.0f}" if "rss_mib" in r.get(d, {}) else "-" for d in devs) + " |")
+    cell = lambda d: f"{r[d]['rss_mib']:.0f} / {2 * r[d]['mem_mib'] + 500:.0f}" if "rss_mib" in r.get(d, {}) else "-"
+    print(f"| {w} | " + " | ".join(cell(d) for d in devs) + " |")
 
 if __name__ == "__main__": main(sys.argv[1:])

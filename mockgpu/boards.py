@@ -96,7 +96,8 @@ AMD_BOARDS: dict[str, AMDBoard] = {b.name: b for b in (
   AMDBoard("gfx950", "AMD Instinct MI350X", "cdna4", 90500, 0x75a0, 0x00, 0x75a0, cu_count=256, se=4, sa_per_se=1, cu_per_sa=9,
            simd_per_cu=4, max_waves_per_simd=8, wave_front_size=64, lds_size_in_kb=160, num_xcc=8, vram_size=288 << 30, vram_width=8192,
            mem_clk_max=2000, max_engine_clk=2200, num_sdma_engines=16, num_cp_queues=24, fw_version=177, sdma_fw_version=19, pm4="soc15",
-           ip_table=_ip((9,5,0), (4,4,5), 16, (7,9,1), (4,4,5), (1,8,1), (1,8,1), (4,4,5), (13,0,12), (13,0,12), (13,0,3), (12,5,0)), vram_type="HBM3E"),
+           ip_table=_ip((9,5,0), (4,4,5), 16, (7,9,1), (4,4,5), (1,8,1), (1,8,1), (4,4,5), (13,0,12), (13,0,12), (13,0,3),
+                        (12,5,0)), vram_type="HBM3E"),
 )}
 DEFAULT_AMD_BOARD = "gfx1100"
 

@@ -88,7 +88,8 @@ class SignalMMIOInterface(MockMMIOInterface):
   def __getitem__(self, k):
     machine().poll(self.addr)
     value = super().__getitem__(k)
-    if events.enabled and isinstance(value, int) and _last_read.get(self.addr) != value:  # a wait loop reads a signal thousands of times: say each change
+    # a wait loop reads a signal thousands of times: say each change
+    if events.enabled and isinstance(value, int) and _last_read.get(self.addr) != value:
       _last_read[self.addr] = value
       events.emit("signal", addr=self.addr, op="read", value=value)
     return value

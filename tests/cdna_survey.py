@@ -1,4 +1,4 @@
-"""Which CDNA instructions LLVM emits for the op suite: runs every case of tests/opcases.py on
+"""Which CDNA instructions LLVM emits for the op suite: runs every case of tests/ops/opcases.py on
 DEV=MOCKKFD+AMD:LLVM:<arch> (gfx942 by default) with a recording stand-in for the executor, which decodes each
 dispatched kernel with tinygrad's CDNA tables (mockgpu.compiler.rdna.decode, arch "cdna") and counts its instructions
 by encoding and name. The kernels do not run (the results are garbage and are not looked at); only the code is read.
@@ -8,7 +8,7 @@ by encoding and name. The kernels do not run (the results are garbage and are no
 
 Output: a comment line, then one line per (encoding, instruction): the arch, tinygrad's encoding class, the
 instruction and the number of kernels that contain it, sorted. The file is the checked-in input of
-tests/test_cdna.py::test_every_surveyed_instruction_is_classified.
+tests/compiler/rdna/test_cdna.py::test_every_surveyed_instruction_is_classified.
 """
 import collections, os, sys, traceback
 HERE = os.path.dirname(os.path.abspath(__file__))

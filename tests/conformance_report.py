@@ -1,10 +1,11 @@
 """The RDNA conformance report: python tests/conformance_report.py [--full] [--arch rdna3|rdna4] [FAMILY ...]
 
 Runs the conformance suite (tests/pcode) on both executor paths and prints, per ISA family (RDNA3, RDNA4; both by
-default) and per instruction family: the opcodes in tinygrad's table, how many each backend implements (tests/rdna_coverage.py's probe), how many were conformance-tested on each
-path, and the mismatches; then one line per mismatch (with its class from expected_mismatches.txt, or NEW) and per
-untestable instruction, the readings the suite applies, the instructions no backend implements (all of tinygrad's
-RDNA3 encodings, against tests/rdna_coverage_baseline.txt), and the pseudocode parse check over RDNA3, RDNA4 and CDNA.
+default) and per instruction family: the opcodes in tinygrad's table, how many each backend implements
+(tests/rdna_coverage.py's probe), how many were conformance-tested on each path, and the mismatches; then one line per
+mismatch (with its class from expected_mismatches.txt, or NEW) and per untestable instruction, the readings the suite
+applies, the instructions no backend implements (all of tinygrad's RDNA3 encodings, against
+tests/rdna_coverage_baseline.txt), and the pseudocode parse check over RDNA3, RDNA4 and CDNA.
 """
 from __future__ import annotations
 import collections, os, sys, time

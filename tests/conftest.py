@@ -17,14 +17,21 @@ def node_seed(nodeid:str) -> int:
 @pytest.fixture(autouse=True)
 def _seeded_module_rng(request, monkeypatch):
   """A module's generator (`rng` or `RNG`, numpy's), drawn from inside its tests, is the test's own while it runs:
-  seeded from its node id, so its inputs do not depend on what ran before it in the worker."""
+  seeded from its node id, so its inputs do not depend on what ran before it in the worker. The tests/support modules'
+  generators are the same object while it runs, so a helper moved there draws from the test's one stream, as it did
+  when it lived in the test's module."""
+  shared = [request.module, *(m for n, m in list(sys.modules.items()) if n.startswith("support."))]
   for name in ("rng", "RNG"):
-    if isinstance(getattr(request.module, name, None), np.random.Generator):
-      monkeypatch.setattr(request.module, name, np.random.default_rng(node_seed(request.node.nodeid)))
+    gen = np.random.default_rng(node_seed(request.node.nodeid))
+    for module in shared:
+      if isinstance(getattr(module, name, None), np.random.Generator): monkeypatch.setattr(module, name, gen)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the suites' helper modules (tests/ops, tests/diff) are imported by bare name from any folder
+for _suite in ("ops", "diff"):
+  if os.path.join(HERE, _suite) not in sys.path: sys.path.insert(0, os.path.join(HERE, _suite))
 # the slow tier (tox -e slow): configurations that repeat what CI's tier already runs through another path to the same
-# executor (tests/test_rdna_regressions.py's explicit renderer and interface names)
+# executor (tests/emulators/test_rdna_regressions.py's explicit renderer and interface names)
 SLOW = os.environ.get("MOCKGPU_SLOW") == "1"
 
 def board_configs() -> list[str]:
@@ -104,7 +111,7 @@ def run_tinygrad(dev:str, code:str, timeout:float=300, env:dict|None=None, check
   return p
 
 class OpRunner:
-  """One long-lived tests/oprunner.py process per device configuration. It records instruction coverage
+  """One long-lived tests/ops/oprunner.py process per device configuration. It records instruction coverage
   (mockgpu/coverage.py) to MOCKGPU_COVERAGE when the run sets it, else to a file of its own: new_coverage() gives the
   records its workers appended since the last call."""
   def __init__(self, dev:str):
@@ -115,7 +122,7 @@ class OpRunner:
   def _start(self):
     # stderr goes to a file: a pipe nobody drains would block a chatty worker
     self.log = tempfile.TemporaryFile()
-    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "oprunner.py")], cwd=HERE,
+    self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "ops", "oprunner.py")], cwd=HERE,
                                  env={**os.environ, "DEV": self.dev, "MOCKGPU_COVERAGE": self.coverage_file},
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
     self.pids.add(self.proc.pid)
@@ -156,7 +163,7 @@ def op_runners():
 
 @pytest.fixture(scope="session")
 def diff_runners():
-  """The differential suite's workers (tests/diffcompare.py): DEV=CPU, the reference, each configuration and the arm64 lane."""
+  """The differential suite's workers (tests/diff/diffcompare.py): DEV=CPU, the reference, each configuration and the arm64 lane."""
   from diffcompare import Runner, reference_env
   from mockgpu.config import cpu_lane_reference
   runners = {"CPU": Runner("CPU", reference_env()),

@@ -1,7 +1,7 @@
 """The board registry (mockgpu.boards): selection by DEV's arch field, MOCKGPU_AMD_BOARD and MOCKGPU_NV_MODEL, the KFD
 properties, RM answers and CUDA attributes each board publishes as tinygrad reads them, the launch limits each NVIDIA
 record sets, the named error of an unknown board, and each board's dispatches on its ISA family (CDNA: wave64 over the XCCs)."""
-import ctypes, dataclasses, importlib, json, re, subprocess, sys, textwrap
+import ctypes, dataclasses, importlib, json, textwrap
 import numpy as np
 import pytest
 from mockgpu import boards
@@ -49,7 +49,7 @@ def test_amd_device_reports_the_board(arch, cus):
 
 @pytest.mark.parametrize("arch,family", [("gfx942", "cdna3"), ("gfx950", "cdna4")])
 def test_cdna_dispatch_runs_wave64_on_its_family_over_the_xccs(arch, family):
-  # soc15 PM4, AQL over 8 XCCs and SDMA 4.4 (tests/test_cdna_device.py) hand the executor a wave64 Dispatch per XCC;
+  # soc15 PM4, AQL over 8 XCCs and SDMA 4.4 (tests/emulators/test_cdna_device.py) hand the executor a wave64 Dispatch per XCC;
   # each runs its XCC's share of the workgroups on the family's table (semantics/cdna.py, cdna4.py)
   p = run_tinygrad(f"MOCKKFD+AMD:LLVM:{arch}", f"""
     from tinygrad import Tensor

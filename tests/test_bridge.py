@@ -26,12 +26,14 @@ def test_usb_bus_lists_only_the_bridges_it_models():
 
 def test_mmio_interface_is_tinygrads_own_class_extended():
   p = py("import tinygrad.runtime.support.hcq as hcq, mockgpu.bridge as b\n"
-         "print(issubclass(hcq.FileIOInterface, b._RealFileIO), issubclass(hcq.MMIOInterface, b._RealMMIO), hcq.MMIOInterface.__name__)", DEV="MOCK+AMD")
+         "print(issubclass(hcq.FileIOInterface, b._RealFileIO), issubclass(hcq.MMIOInterface, b._RealMMIO), hcq.MMIOInterface.__name__)",
+         DEV="MOCK+AMD")
   assert p.stdout.split() == ["True", "True", "MockMMIOInterface"], p.stderr
 
 def test_real_paths_go_to_the_os():
   p = py("from tinygrad.runtime.support.hcq import FileIOInterface as F\n"
-         "f = F('/etc/hostname'); print(f.handle is None, f.read() == open('/etc/hostname').read(), F.exists('/proc/self'), F.exists('/dev/kfd-nope'))",
+         "f = F('/etc/hostname'); print(f.handle is None, f.read() == open('/etc/hostname').read(), F.exists('/proc/self'), "
+         "F.exists('/dev/kfd-nope'))",
          DEV="MOCK+AMD")
   assert p.stdout.split() == ["True", "True", "True", "False"], p.stderr
 
@@ -66,4 +68,5 @@ r = RemoteMMIOInterface(None, 5, 64, 'B')
 rv = r.view(8, 16, fmt='I')
 print(type(u).__name__, u.addr, len(u), type(r).__name__, len(r), type(rv).__name__, rv.off, rv.fmt, len(rv))
 """, DEV="MOCK+AMD")
-  assert p.stdout.split() == ["USBMMIOInterface", str(0xf000), "16", "RemoteMMIOInterface", "64", "RemoteMMIOInterface", "8", "I", "4"], p.stdout + p.stderr
+  assert p.stdout.split() == ["USBMMIOInterface", str(0xf000), "16", "RemoteMMIOInterface", "64", "RemoteMMIOInterface", "8", "I", "4"], \
+    p.stdout + p.stderr

@@ -1,6 +1,6 @@
 """Instruction coverage (mockgpu/coverage.py, MOCKGPU_COVERAGE=FILE, `mockgpu coverage FILE`): what the executors record
 per kernel and path, the marks (unimplemented, numpy only), many processes appending to one file, and the report.
-tests/test_ops.py holds the op suite to it: a case fails when its kernels contain an unimplemented instruction."""
+tests/ops/test_ops.py holds the op suite to it: a case fails when its kernels contain an unimplemented instruction."""
 import json, os, subprocess, sys
 import numpy as np
 import pytest
@@ -10,8 +10,8 @@ from mockgpu import coverage
 from mockgpu.cli import main
 from mockgpu.errors import UnsupportedInstruction
 from conftest import run_tinygrad
-from test_rdna_harness import aligned
-from test_rdna_isa import kernel, run, store, tid_times4
+from support.rdna_harness import aligned
+from support.rdna_isa import kernel, run, store, tid_times4
 import rdna_coverage
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_nothing_is_recorded_without_the_setting(cov, monkeypatch):
 
 def test_ptx_rejected_module_names_the_instruction(cov):
   from mockgpu.emulators.ptx import load_module
-  from test_ptx_isa import kernel as ptx_kernel
+  from support.ptx_isa import kernel as ptx_kernel
   src = ptx_kernel("mov.u32 %r0, %tid.x;\n@%p1 suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r0}];", ".param .u64 out")
   with pytest.raises(UnsupportedInstruction, match="suld"): load_module(src)
   [rec] = records(cov)
@@ -107,7 +107,7 @@ def test_ptx_rejected_module_names_the_instruction(cov):
   assert coverage.unimplemented([rec]) == {"ptx": {"suld.b.1d.v4.b32.trap": rec["unsupported"]["suld.b.1d.v4.b32.trap"]}}
 
 def test_ptx_launch_records_opcodes_and_path(cov, monkeypatch):
-  from test_ptx_isa import kernel as ptx_kernel, run as ptx_run, LOAD3
+  from support.ptx_isa import kernel as ptx_kernel, run as ptx_run, LOAD3
   out, a = np.zeros(32, np.uint32), np.arange(32, dtype=np.uint32)
   src = ptx_kernel(LOAD3 + "\nadd.u32 %r4, %r1, 3;\nst.global.b32 [%rd9], %r4;")
   for mode in ("0", "1"):
@@ -145,7 +145,7 @@ def test_read_leaves_a_torn_line_and_rejects_garbage(tmp_path):
 
 def test_ptx_kernel_c_refuses_is_named_before_it_is_hot(cov, monkeypatch, capsys):
   """cnot (a numpy-only row) has no C translation: the record says so from the first launch, while the kernel is not hot yet."""
-  from test_ptx_isa import kernel as ptx_kernel, run as ptx_run, LOAD3
+  from support.ptx_isa import kernel as ptx_kernel, run as ptx_run, LOAD3
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "auto")
   out, a = np.zeros(32, np.uint32), np.arange(32, dtype=np.uint32)
   ptx_run(ptx_kernel(LOAD3 + "\ncnot.b32 %r4, %r1;\nst.global.b32 [%rd9], %r4;"), [out, a, a, a])

@@ -7,7 +7,7 @@ its backends."""
 import ast, json, os, subprocess, sys
 import pytest
 import mockgpu
-from test_ptx_isa import kernel, LOAD3
+from support.ptx_isa import kernel, LOAD3
 
 PKG = os.path.dirname(os.path.abspath(mockgpu.__file__))
 
@@ -164,7 +164,7 @@ def test_the_rdna_translation_cache_key_covers_the_translator():
   compiler a run on the numpy path loads is among them."""
   code = ("import os, sys, json\nos.environ['MOCKGPU_RDNA_NATIVE'] = '0'\nsys.path.insert(0, sys.argv[1])\nimport numpy as np\n"
           "from tinygrad.renderer.amd.dsl import s, v\nfrom tinygrad.runtime.autogen.amd.rdna3 import ins as I\n"
-          "from test_rdna_isa import kernel, run\nfrom test_rdna_harness import aligned\n"
+          "from support.rdna_isa import kernel, run\nfrom support.rdna_harness import aligned\n"
           "from mockgpu.compiler.rdna.backends import numpy as backend\n"
           "out = aligned(128, 256).view(np.uint32)\n"
           "run(kernel(I.v_lshlrev_b32_e32(v[1], 2, v[0]), I.v_add_f32_e32(v[2], 1.0, v[0]),"

@@ -46,7 +46,8 @@ print((Tensor([1., 2, 3, 4]) + 1).tolist())
 CASES = {  # name: (DEV, settings, break, the `at:` line, the cause)
   "rdna-numpy": ("MOCK+AMD", {"MOCKGPU_RDNA_NATIVE": "0"}, BREAK_RDNA_TRANSLATION,
                  r"PC 0x[0-9a-f]+ \(kernel offset 0x[0-9a-f]+\): v_add_f32", r"IndexError: list index out of range"),
-  "ptx-numpy": ("MOCK+NV:PTX", {"MOCKGPU_PTX_NATIVE": "0"}, BREAK_PTX_TRANSLATION, r"PTX line \d+: add\.f32 %", r"IndexError: list index out of range"),
+  "ptx-numpy": ("MOCK+NV:PTX", {"MOCKGPU_PTX_NATIVE": "0"}, BREAK_PTX_TRANSLATION, r"PTX line \d+: add\.f32 %",
+                r"IndexError: list index out of range"),
   "rdna-C": ("MOCK+AMD", {"MOCKGPU_RDNA_NATIVE": "1"}, BREAK_C_BRIDGE.format(vendor="rdna"), r"PC not known: the C path",
              r"RuntimeError: RDNA native kernel at PC 0x[0-9a-f]+: unknown status 7"),
   "ptx-C": ("MOCK+NV:PTX", {"MOCKGPU_PTX_NATIVE": "1"}, BREAK_C_BRIDGE.format(vendor="ptx"), r"PTX line not known: the C path",

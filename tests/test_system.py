@@ -5,8 +5,8 @@ import pytest
 import machines
 from mockgpu import events, system
 from mockgpu.errors import GPUPageFault, ListenerFailed
-from test_kfd import Client
-from test_pm4 import FakeExecutor, dispatch_cmds, release_mem, wait_mem
+from support.kfd_client import Client
+from support.pm4 import FakeExecutor, dispatch_cmds, release_mem, wait_mem
 
 @pytest.fixture(autouse=True)
 def one_gpu(monkeypatch): monkeypatch.setenv("MOCKGPU_COUNT", "1")

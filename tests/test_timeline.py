@@ -2,7 +2,7 @@
 import json
 import pytest
 from conftest import run_tinygrad
-from test_trace import PROGRAM
+from support.trace_program import PROGRAM
 from mockgpu import cli, timeline
 
 @pytest.fixture(scope="module", params=["MOCK+AMD", "MOCK+NV"])
@@ -49,7 +49,8 @@ def test_png(run, tmp_path):
   assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
 
 def test_trace_events_of_spans():
-  spans = [{"kind": "dispatch", "ts": 5_000, "dur": 2_000, "pid": 1, "device": "AMD:0", "queue": "AMD:0 PM4 queue 0", "kernel": "E_4", "instructions": 9},
+  spans = [{"kind": "dispatch", "ts": 5_000, "dur": 2_000, "pid": 1, "device": "AMD:0", "queue": "AMD:0 PM4 queue 0", "kernel": "E_4",
+            "instructions": 9},
            {"kind": "copy", "ts": 1_000, "dur": 500, "pid": 1, "device": "AMD:0", "queue": "AMD:0 SDMA queue 1", "size": 64},
            {"kind": "wait", "ts": 2_000, "dur": 3_000, "pid": 1, "device": "AMD:0", "queue": "AMD:0 PM4 queue 0", "op": "WAIT_REG_MEM"}]
   evs = timeline.trace_events(spans)["traceEvents"]

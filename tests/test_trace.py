@@ -11,25 +11,7 @@ from tinygrad.runtime.autogen import kfd
 from mockgpu import events
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
-
-# what tinygrad launched, how big its first buffer is and where it lives: the reference every check compares with
-PROGRAM = """
-import json, numpy as np
-from tinygrad import Tensor, Device
-from tinygrad.runtime.support.hcq import HCQProgram
-launches = []
-_call = HCQProgram.__call__
-def call(self, *bufs, global_size=(1,1,1), local_size=(1,1,1), **kw):
-  launches.append({"name": self.name, "global": list(global_size), "local": list(local_size)})
-  return _call(self, *bufs, global_size=global_size, local_size=local_size, **kw)
-HCQProgram.__call__ = call
-a = Tensor(np.arange(1 << 20, dtype=np.float32)).realize()
-b = (a * 2 + 1).sum().realize()
-c = (a.reshape(1024, 1024) + 1).realize()
-b.item()
-buf = a.uop.base.buffer._buf
-print("INFO " + json.dumps({"launches": launches, "va": int(buf.va_addr), "size": int(buf.size)}))
-"""
+from support.trace_program import PROGRAM
 
 def traced(dev:str, tmp_path, code:str=PROGRAM, env:dict|None=None) -> tuple[list[dict], dict]:
   path = tmp_path / "trace.jsonl"
@@ -259,7 +241,8 @@ def test_bus_subscribe_unsubscribe_and_a_failing_listener(caplog):
 
 def test_wait_span_covers_the_blocked_time(monkeypatch):
   import machines
-  from test_pm4 import Client, wait_mem, release_mem
+  from support.pm4 import wait_mem, release_mem
+  from support.kfd_client import Client
   monkeypatch.setattr(machines, "current", None)
   c = Client().events()
   c.buf = c.alloc(0x1000)

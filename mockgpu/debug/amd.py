@@ -18,7 +18,7 @@ from mockgpu import events
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
 from mockgpu.compiler.rdna import decode
-from mockgpu.compiler.rdna.operands import EXEC, VCC, SCC, M0
+from mockgpu.compiler.rdna.operands import M0
 from mockgpu.emulators.rdna import executor
 from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats
 from mockgpu.debug.target import Change, DebugTarget, Delta, MemoryWrite, Unit

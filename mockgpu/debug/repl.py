@@ -104,8 +104,11 @@ class Repl:
     if name == "watch": return self.cmd_watch(args)
     if name == "delete": return s.delete(int(args[0]))
     if name == "postmortem": s.postmortem = args[0] == "on"; return
-    if name == "buffers": return self.say("\n".join(f"buf{i}: 0x{va:x} {n} bytes {b.dtype}[{b.size}]" for i, (va, n, b) in enumerate(buffers.tinygrad_buffers())) or "no buffers")
-    if name == "info" and args[:1] in (["break"], ["breakpoints"]): return self.say("\n".join(b.describe() for b in s.breakpoints) or "no breakpoints")
+    if name == "buffers":
+      return self.say("\n".join(f"buf{i}: 0x{va:x} {n} bytes {b.dtype}[{b.size}]" for i, (va, n, b) in enumerate(buffers.tinygrad_buffers()))
+                      or "no buffers")
+    if name == "info" and args[:1] in (["break"], ["breakpoints"]):
+      return self.say("\n".join(b.describe() for b in s.breakpoints) or "no breakpoints")
     if name in ("quit", "q"): raise SystemExit(0)
     if t is None: raise CommandError(f"{name}: no dispatch is stopped")
     if name in ("continue", "c"): return

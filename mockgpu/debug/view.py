@@ -83,8 +83,8 @@ def lane_registers(t:DebugTarget, lane:int) -> str:
   regs = t.registers()
   rows = [(f"v{r}", row) for r, row in enumerate(regs["v"])] if "v" in regs else \
          [(n, np.asarray(x)) for n, x in regs.items() if np.ndim(x) == 1 and len(x) == t.lanes and n != "active"]
-  return f"lane {lane}:\n" + "\n".join(f"{n:<6s} 0x{int(np.asarray(x[lane]).view(f'u{x.dtype.itemsize}')) if x.dtype.kind != 'b' else int(x[lane]):08x}"
-                                      for n, x in rows)
+  bits = lambda x: int(np.asarray(x[lane]).view(f'u{x.dtype.itemsize}')) if x.dtype.kind != 'b' else int(x[lane])
+  return f"lane {lane}:\n" + "\n".join(f"{n:<6s} 0x{bits(x):08x}" for n, x in rows)
 
 def stop_text(t:DebugTarget, stop) -> str:
   return f"stopped: {stop.message}\n{where(t)}\n{disassembly(t)}"

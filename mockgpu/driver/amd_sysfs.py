@@ -5,7 +5,6 @@ the DRM_IOCTL_AMDGPU_INFO answer agree.
 """
 from __future__ import annotations
 import os
-from tinygrad.runtime.autogen.am import am
 from mockgpu.boards import AMDBoard, selected_amd_board
 
 KFD_TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"

@@ -10,7 +10,7 @@ when a CPU device opens, never by `import tinygrad`), and install() rebinds exac
   tinygrad's own jit_loader and runs it under unicorn once per core_id, as CPUProgram does;
 - refuses, each with its reason: an x86 arch, HCQ2=1, and the X86 and LVP renderers.
 Device.DEFAULT stays "CPU". The seam is checked against tinygrad's version and the names it relies on (check_seam;
-tests/test_cpu_lane.py has the contract test).
+tests/emulators/test_cpu_lane.py has the contract test).
 """
 from __future__ import annotations
 import inspect, logging, os, time

@@ -529,7 +529,8 @@ def _free(a:Allocation):
 def _allocation(ptr, host:bool) -> Allocation:
   _current()
   a = _drv.allocs.get(_addr(ptr))
-  if a is None or (a.device is None) != host: raise _Fail(CUDA_ERROR_INVALID_VALUE, f"0x{_addr(ptr):x} is not the start of a {'host' if host else 'device'} allocation")
+  if a is None or (a.device is None) != host:
+    raise _Fail(CUDA_ERROR_INVALID_VALUE, f"0x{_addr(ptr):x} is not the start of a {'host' if host else 'device'} allocation")
   return a
 
 def _out_alloc(ref, a:Allocation):
@@ -636,7 +637,8 @@ def cuStreamWaitEvent(hStream, hEvent, Flags):
 @_api
 def cuEventCreate(phEvent, Flags):
   f = _addr(Flags)
-  if f & ~(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS) or (f & CU_EVENT_INTERPROCESS and not f & CU_EVENT_DISABLE_TIMING):
+  if (f & ~(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)
+      or (f & CU_EVENT_INTERPROCESS and not f & CU_EVENT_DISABLE_TIMING)):
     raise _Fail(CUDA_ERROR_INVALID_VALUE, f"event flags 0x{f:x}")
   _out(phEvent, _register(Event(_current(), f)))
 

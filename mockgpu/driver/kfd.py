@@ -191,7 +191,8 @@ class KFD:
     if a.n_devices == 0 or a.device_ids_array_ptr == 0: raise _err(errno.EINVAL, f"{what}: empty device list")
     if a.n_success > a.n_devices: raise _err(errno.EINVAL, f"{what}: n_success {a.n_success} > n_devices {a.n_devices}")
     if a.n_devices > 1 << 20: raise _err(errno.ENOMEM, f"{what}: no kernel buffer for {a.n_devices} device ids")  # kmalloc_array fails
-    return list((ctypes.c_uint32 * a.n_devices).from_buffer_copy(copy_from_user(a.device_ids_array_ptr, 4 * a.n_devices, f"{what} device_ids_array_ptr")))
+    return list((ctypes.c_uint32 * a.n_devices).from_buffer_copy(copy_from_user(a.device_ids_array_ptr, 4 * a.n_devices,
+                                                                                f"{what} device_ids_array_ptr")))
 
   def _map_memory_to_gpu(self, a):
     bo, ids = self.bo(a.handle, "MAP_MEMORY_TO_GPU"), self._device_ids(a, "MAP_MEMORY_TO_GPU")
@@ -411,7 +412,8 @@ class KFD:
     info = amdgpu_drm.struct_drm_amdgpu_info_device(device_id=t.device_id, chip_rev=0, external_rev=0x20, pci_rev=t.revision,
       family=DRM_FAMILY[t.gc_version[0]], num_shader_engines=t.se, num_shader_arrays_per_engine=t.sa_per_se, gpu_counter_freq=100_000,
       max_engine_clock=t.max_engine_clk * 1000, max_memory_clock=t.mem_clk_max * 1000, cu_active_number=p["simd_count"] // p["simd_per_cu"],
-      cu_ao_mask=0, num_rb_pipes=24, wave_front_size=t.wave_front_size, num_cu_per_sh=t.cu_per_sa, vram_type=getattr(amdgpu_drm, f"AMDGPU_VRAM_TYPE_{t.vram_type}"),
+      cu_ao_mask=0, num_rb_pipes=24, wave_front_size=t.wave_front_size, num_cu_per_sh=t.cu_per_sa,
+      vram_type=getattr(amdgpu_drm, f"AMDGPU_VRAM_TYPE_{t.vram_type}"),
       vram_bit_width=t.vram_width, num_tcc_blocks=24, num_shader_visible_vgprs=1536, virtual_address_max=1 << 47,
       virtual_address_alignment=PAGE, gart_page_size=PAGE, pte_fragment_size=2 << 20)
     cus = (1 << t.cu_per_sa) - 1

@@ -245,7 +245,8 @@ class RM:
       del self.clients[root]
       return
     obj = self.get(root, old)
-    if obj.parent is not None and obj.parent.handle != parent: raise RMError(nv.NV_ERR_INVALID_OBJECT_PARENT, f"object 0x{old:x}: parent 0x{parent:x}")
+    if obj.parent is not None and obj.parent.handle != parent:
+      raise RMError(nv.NV_ERR_INVALID_OBJECT_PARENT, f"object 0x{old:x}: parent 0x{parent:x}")
     self._free_tree(client, obj)
     if obj.parent is not None: obj.parent.children.remove(obj)
 
@@ -550,7 +551,8 @@ class Driver:
   # *** /proc/driver/nvidia ***
   def proc_information(self, index:int) -> str:
     gpu = self.gpus[index]
-    return (f"Model: \t\t {gpu.board.marketing_name}\nIRQ:   \t\t 0\nGPU UUID: \t GPU-{gpu.uuid.hex()}\nBus Location: \t 0000:{gpu.gpu_id >> 8:02x}:00.0\n"
+    return (f"Model: \t\t {gpu.board.marketing_name}\nIRQ:   \t\t 0\nGPU UUID: \t GPU-{gpu.uuid.hex()}\n"
+            f"Bus Location: \t 0000:{gpu.gpu_id >> 8:02x}:00.0\n"
             f"Device Minor: \t {gpu.index}\n")
 
 def emu_fault_addr() -> int|None:

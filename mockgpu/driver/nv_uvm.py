@@ -79,7 +79,8 @@ class UVM:
 
   def _register_vaspace(self, handle, p):
     gpu = self._registered(p.gpuUuid, "REGISTER_GPU_VASPACE")
-    if getattr(self.handle_of(p.rmCtrlFd), "kind", None) != "ctl": raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"REGISTER_GPU_VASPACE: fd {p.rmCtrlFd} is not nvidiactl")
+    if getattr(self.handle_of(p.rmCtrlFd), "kind", None) != "ctl":
+      raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"REGISTER_GPU_VASPACE: fd {p.rmCtrlFd} is not nvidiactl")
     vas = self.rm.get(p.hClient, p.hVaSpace, Plain, "VA space")
     if vas.cls != nv.FERMI_VASPACE_A or vas.gpu is not gpu: raise RMError(nv.NV_ERR_INVALID_ARGUMENT, f"VA space 0x{p.hVaSpace:x} of {gpu.name}")
     self.vaspaces[gpu] = vas

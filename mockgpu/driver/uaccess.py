@@ -47,7 +47,8 @@ CHUNK = 1 << 30  # one process_vm_readv/writev moves at most ~2 GiB
 
 def _raw(fn, local:int, remote:int, size:int, what:str, write:bool):
   """Move size bytes between our memory at `local` and user memory at `remote` (write: to the user)."""
-  if not isinstance(remote, int) or size < 0 or remote <= 0 or remote + size > USER_END: raise fault(remote if isinstance(remote, int) else 0, size, what)
+  if not isinstance(remote, int) or size < 0 or remote <= 0 or remote + size > USER_END:
+    raise fault(remote if isinstance(remote, int) else 0, size, what)
   for off in range(0, size, CHUNK):
     n = min(CHUNK, size - off)
     if _use_vm_calls and (ok:=_vm_call(fn, local + off, remote + off, n)) is not None:

@@ -161,7 +161,8 @@ class Channel:
     name = method_name("NVC56F" if host else self.subch[subch].prefix, mthd)
     end = events.now()
     events.emit("method", self.gpu.name, self.name, ts=t0, dur=end - t0, where=where, subchannel=subch, cls=class_name(cls), method=name, data=data)
-    if self._wait_since: events.emit("wait", self.gpu.name, self.name, ts=t0, dur=end - t0, op=name, semaphore={method_name("NVC56F", k): v for k, v in self.sem.items()})
+    if self._wait_since: events.emit("wait", self.gpu.name, self.name, ts=t0, dur=end - t0, op=name,
+                                     semaphore={method_name("NVC56F", k): v for k, v in self.sem.items()})
     self._wait_since = 0
 
   # *** host class (AMPERE_CHANNEL_GPFIFO_A and later share these methods) ***

@@ -241,7 +241,8 @@ class QMD:
                self.wide(f"release_semaphore{i}_payload_upper", f"release_semaphore{i}_payload_lower"),
                self[f"release_structure_size_{i}"], self[f"release_payload64b_{i}"], self[f"release_reduction_enable_{i}"])
       else:
-        yield (self.wide(f"release{i}_address_upper", f"release{i}_address_lower"), self.wide(f"release{i}_payload_upper", f"release{i}_payload_lower"),
+        yield (self.wide(f"release{i}_address_upper", f"release{i}_address_lower"),
+               self.wide(f"release{i}_payload_upper", f"release{i}_payload_lower"),
                self[f"release{i}_structure_size"], self[f"release{i}_payload64b"], self[f"release{i}_reduction_enable"])
   def dependent(self) -> int|None:
     if not self["dependent_qmd0_enable"]: return None

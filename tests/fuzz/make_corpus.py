@@ -31,7 +31,7 @@ def programs():
   yield "half", (a.cast(dtypes.float16) * 2).cast(dtypes.float32)
 
 def ptx_corpus() -> list[dict]:
-  from test_ptx_harness import renderer, ptx_of, _entry
+  from support.ptx_harness import renderer, ptx_of, _entry
   from tinygrad.uop.ops import Ops
   from tinygrad.codegen import to_program
   out = []
@@ -45,7 +45,7 @@ def ptx_corpus() -> list[dict]:
   return out
 
 def rdna_corpus() -> list[dict]:
-  from test_rdna_harness import compile_calls, Loaded
+  from support.rdna_harness import compile_calls, Loaded
   from mockgpu.compiler.rdna import decode
   out = []
   for name, t in programs():

@@ -2,10 +2,10 @@
 recording executor stand-in, from a kernel descriptor in the data buffer), barriers, invalid headers; each 64-byte
 packet mutated. The rig is surface_pm4's; the write pointer counts packets."""
 from __future__ import annotations
-import ctypes, struct
+import ctypes
 from tinygrad.runtime.autogen import hsa, kfd
 from harness import mutate_words, interesting
-from surface_pm4 import Rig, A, lohi, release_mem, seed_packet as pm4_packet
+from surface_pm4 import Rig, lohi, release_mem, seed_packet as pm4_packet
 
 NAME = "aql"
 ENV = {"MOCKGPU_COUNT": "2"}

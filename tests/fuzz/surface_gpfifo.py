@@ -1,6 +1,6 @@
 """Fuzz surface: GPFIFO channels and QMDs. Pushbuffers of host-class methods (semaphores, SET_OBJECT), copy-class
 copies and compute-class QMD launches, mutated word by word; GPFIFO entries and GP_PUT mutated; QMDs encoded with
-tinygrad's autogen field table (as tests/test_nv_gpfifo.py does) and mutated field by field (grid, block, constant
+tinygrad's autogen field table (as tests/emulators/test_nv_gpfifo.py does) and mutated field by field (grid, block, constant
 buffer, DEPENDENT_QMD0 pointing at itself or another QMD, releases, version) and bit by bit.
 
 One NVGPU for the whole worker, its memory mapped at a fixed GPU VA (cases hold plain GPU addresses); each case runs on
@@ -20,8 +20,10 @@ VA, SIZE, ENTRIES = 0x10_0000_0000, 0x40000, 16
 RING, PB, DATA, PROG, CBUF, QMDS, GOOD = 0x0, 0x1000, 0x8000, 0x10000, 0x14000, 0x18000, 0x3f000
 INC, NON_INC, IMMD, ONE_INC = 1, 3, 4, 5
 PROGRAMS = [b".version 8.0\n.target sm_89\n.visible .entry E_3(.param .u64 data0, .param .u64 data1, .param .u32 var0) { ret; }\n\0",
-            b".version 8.0\n.target sm_89\n.visible .entry E_4(.param .u64 data0, .param .u64 data1, .param .u32 var0) .maxntid 128, 1, 1 { ret; }\n\0",
-            b".version 8.0\n.target sm_89\n.visible .entry E_5(.param .u64 data0, .param .u64 data1, .param .u32 var0) { .shared .align 4 .b8 s[110000]; ret; }\n\0"]
+            b".version 8.0\n.target sm_89\n.visible .entry E_4(.param .u64 data0, .param .u64 data1, .param .u32 var0) .maxntid 128, 1, 1 { ret; }\n"
+            b"\0",
+            b".version 8.0\n.target sm_89\n.visible .entry E_5(.param .u64 data0, .param .u64 data1, .param .u32 var0) { .shared .align 4 .b8 "
+            b"s[110000]; ret; }\n\0"]
 PARAMS = {name: [("data0", 8, 8, 0), ("data1", 8, 8, 8), ("var0", 4, 4, 16)] for name in ("E_3", "E_4", "E_5")}
 rig = None
 
@@ -128,7 +130,8 @@ def seed_method(rng) -> list:
   k = rng.choice((0, 1, 2, 3, 3, 3, 4, 5, 6))
   if k == 0: return sem(VA + DATA + 0x800 + 8 * rng.randrange(64), rng.getrandbits(64), nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE)
   if k == 1: return sem(VA + DATA + 0x800, 0, nv.NVC56F_SEM_EXECUTE_OPERATION_ACQ_STRICT_GEQ)  # satisfied: >= 0
-  if k == 2: return nvm(4, nv.NVC56F_SET_OBJECT, nv.AMPERE_DMA_COPY_B) + nvm(4, nv.NVC6B5_OFFSET_IN_UPPER, VA >> 32, DATA, VA >> 32, DATA + 0x1000) + \
+  if k == 2:
+    return nvm(4, nv.NVC56F_SET_OBJECT, nv.AMPERE_DMA_COPY_B) + nvm(4, nv.NVC6B5_OFFSET_IN_UPPER, VA >> 32, DATA, VA >> 32, DATA + 0x1000) + \
                     nvm(4, nv.NVC6B5_LINE_LENGTH_IN, rng.choice((4, 256, 0x1000))) + nvm(4, nv.NVC6B5_LAUNCH_DMA, (1 << 7) | (1 << 8) | 2)
   if k == 3: return nvm(1, nv.NVC56F_SET_OBJECT, nv.ADA_COMPUTE_A) + nvm(1, nv.NVC6C0_SEND_PCAS_A, (VA + QMDS + 0x100 * rng.randrange(4)) >> 8) + \
                     nvm(1, nv.NVC6C0_SEND_SIGNALING_PCAS2_B, nv.NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE)

@@ -100,7 +100,7 @@ def _cleanup(before):
 
 def _restore():
   """The worker's own objects a case may have destroyed (its events, its spare buffer object) are made again."""
-  from test_kfd import call
+  from support.kfd_client import call
   c = rig.c
   if c.evt.event_id not in c.drv.events: c.evt = call(c.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_type=kfd.KFD_IOC_EVENT_SIGNAL, auto_reset=1)
   if c.mem_event.event_id not in c.drv.events: c.mem_event = call(c.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_type=kfd.KFD_IOC_EVENT_MEMORY)
@@ -146,6 +146,6 @@ def known_good() -> bool:
   """GPU 0 still runs a fresh queue, and a WAIT_EVENTS on the guarded array still answers."""
   if not rig.known_good(lambda v: surface_pm4.release_mem("good", 0, v, 1)): return False
   _fill_user_arrays()
-  from test_kfd import call
+  from support.kfd_client import call
   res = call(rig.c.kfd, kfd.AMDKFD_IOC_WAIT_EVENTS, events_ptr=user + 0x1000 - ctypes.sizeof(kfd.struct_kfd_event_data), num_events=1, timeout=0)
   return res.wait_result in (kfd.KFD_IOC_WAIT_RESULT_COMPLETE, kfd.KFD_IOC_WAIT_RESULT_TIMEOUT)

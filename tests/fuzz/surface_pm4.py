@@ -1,5 +1,5 @@
 """Fuzz surface: PM4 streams on a KFD compute queue (ring and one indirect buffer), mutated from the packets tinygrad's
-AMDComputeQueue builds (tests/test_pm4.py's encodings). Also the AMD rig the SDMA and AQL surfaces share.
+AMDComputeQueue builds (tests/emulators/test_pm4.py's encodings). Also the AMD rig the SDMA and AQL surfaces share.
 
 Each case runs on a fresh queue (a stopped queue stays stopped, as on hardware), created and destroyed through the
 KFD ioctls; DISPATCH_DIRECT and AQL dispatches go to a recording stand-in for the RDNA executor (the ISA has its own
@@ -37,7 +37,7 @@ class StubExecutor:
 class Rig:
   """GPU 0 of the process: a KFD client with its events, a data buffer, an IB buffer and a reusable ring."""
   def __init__(self, qtype:int):
-    from test_kfd import Client
+    from support.kfd_client import Client
     self.c = Client(0).events()
     self.data, self.ib, self.good = self.c.alloc(DATA_BYTES), self.c.alloc(IB_BYTES), self.c.alloc(0x1000)
     self.ring, self.gart = self.c.alloc(RING_BYTES), self.c.alloc(0x1000)
@@ -62,7 +62,7 @@ class Rig:
   def run(self, ring:list, ib:list, wptr=None, qtype:int|None=None):
     """Create a queue, put `ring` in it, publish the write pointer (its length, or the case's), kick, destroy it.
     Returns the queue's error (a fault stops the queue without raising), or None."""
-    from test_kfd import call
+    from support.kfd_client import call
     import machines
     ring, ib = self.resolve(ring)[:RING_BYTES // 4], self.resolve(ib)[:IB_BYTES // 4]
     ctypes.memset(self.ring.va, 0, RING_BYTES)

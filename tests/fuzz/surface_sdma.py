@@ -23,7 +23,8 @@ def seed_packet(rng) -> list:
   if k == 3: return fence(("mailbox", 0), 1) + [sdma.SDMA_OP_TRAP, sdma.SDMA_PKT_TRAP_INT_CONTEXT_INT_CONTEXT(rng.randrange(4))]
   if k == 4: return [sdma.SDMA_OP_POLL_REGMEM | sdma.SDMA_PKT_POLL_REGMEM_HEADER_FUNC(3) | sdma.SDMA_PKT_POLL_REGMEM_HEADER_MEM_POLL(1),
                      *lohi("data", off), 0, 0, sdma.SDMA_PKT_POLL_REGMEM_DW5_INTERVAL(4) | sdma.SDMA_PKT_POLL_REGMEM_DW5_RETRY_COUNT(0xfff)]
-  if k == 5: return [sdma.SDMA_OP_TIMESTAMP | sdma.SDMA_PKT_TIMESTAMP_GET_GLOBAL_HEADER_SUB_OP(sdma.SDMA_SUBOP_TIMESTAMP_GET_GLOBAL), *lohi("data", off)]
+  if k == 5:
+    return [sdma.SDMA_OP_TIMESTAMP | sdma.SDMA_PKT_TIMESTAMP_GET_GLOBAL_HEADER_SUB_OP(sdma.SDMA_SUBOP_TIMESTAMP_GET_GLOBAL), *lohi("data", off)]
   if k == 6: return [sdma.SDMA_OP_CONST_FILL | sdma.SDMA_PKT_CONSTANT_FILL_HEADER_FILLSIZE(rng.choice((0, 2))), *lohi("data", off),
                      rng.getrandbits(32), rng.choice((3, 15, 0xfff))]
   if k == 7: return [sdma.SDMA_OP_INDIRECT, *lohi("ib", 0), rng.randrange(1, 32), 0, 0]

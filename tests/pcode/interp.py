@@ -406,7 +406,7 @@ class Program:
     self.d0_type = first_typed_write(self.ast, "D0")
   def run(self, env:Env):
     try: self.body(env)
-    except Return as r: raise EvalError("return outside a lambda") from None
+    except Return: raise EvalError("return outside a lambda") from None
     except Break: raise EvalError("break outside a loop") from None
 
 def first_typed_write(stmts, name:str) -> str|None:
@@ -1026,7 +1026,8 @@ BUILTINS = {
   "f16_to_snorm": to_norm(16, True), "f16_to_unorm": to_norm(16, False), "f32_to_snorm": to_norm(16, True),
   "f32_to_unorm": to_norm(16, False), "u32_to_u16": saturate(0, 0xffff), "i32_to_i16": saturate(-2**15, 2**15 - 1),
   "f32_to_u8": f32_to_u8, "fp8_to_f32": small_float_to_f32("fp8"), "bf8_to_f32": small_float_to_f32("bf8"),
-  "f32_to_fp8": to_float_fn("fp8"), "f32_to_bf8": to_float_fn("bf8"), "CalcDsAddr": calc_ds_addr, "u8_to_u32": bits_identity, "u4_to_u32": bits_identity,
+  "f32_to_fp8": to_float_fn("fp8"), "f32_to_bf8": to_float_fn("bf8"), "CalcDsAddr": calc_ds_addr, "u8_to_u32": bits_identity,
+  "u4_to_u32": bits_identity,
   "s_ff1_i32_b32": ff1(32), "s_ff1_i32_b64": ff1(64),
   "nop": lambda env: None, "s_nop": lambda env, *a: None,
   "twoOverPiSegment": two_over_pi_segment,

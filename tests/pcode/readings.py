@@ -20,14 +20,15 @@ UNTESTABLE = [
   (r"S_WAITCNT_.*|S_VERSION|S_SUBVECTOR_LOOP_.*", "no data result (a wait, a version tag, a loop marker)"),
   (r"S_MOVREL.*|V_MOVREL.*|V_SWAPREL_B32.*", "M0-relative register addressing: the index is the encoded register "
    "number plus M0, and this harness's evaluator reads named operands, not a register file indexed at run time (its M0 "
-   "is 0); tests/test_rdna_control.py checks these against the pseudocode with M0 different per wave"),
+   "is 0); tests/compiler/rdna/test_rdna_control.py checks these against the pseudocode with M0 different per wave"),
   (r"V_PERMLANE(16|X16|64)_B32.*", "cross-lane within a row of 16 (wave64: across the halves): the pseudocode reads "
-   "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/test_rdna_alu_more.py "
+   "inactive source lanes regardless of op_sel's FI and BOUND_CTRL and loops over 64 lanes; tests/compiler/rdna/test_rdna_alu_outside_pcode.py "
    "checks these against the manual's loop with the FI/BOUND_CTRL rule"),
   (r"V_PERMLANEX?16_VAR_B32", "RDNA4's cross-lane selects with a per-lane lane operand: the pseudocode loops over the "
-   "wave's lanes (and reads an undefined lower-case `wave32`); tests/test_rdna4_hw.py checks them against the manual's loop"),
+   "wave's lanes (and reads an undefined lower-case `wave32`); tests/compiler/rdna/test_rdna4_hw.py checks them against the manual's loop"),
   (r"V_WMMA_.*|V_SWMMAC_.*", "the pseudocode is prose (D = A x B + C; RDNA4's sparse SWMMAC too); the matrix layouts "
-   "are not in it (tests/test_rdna_alu_more.py and tests/test_rdna4_wmma.py check them against the ISA guide's layouts)"),
+   "are not in it (tests/compiler/rdna/test_rdna_alu_outside_pcode.py and tests/compiler/rdna/test_rdna4_wmma.py check them "
+   "against the ISA guide's layouts)"),
   (r"DS_GWS_.*|DS_ORDERED_COUNT|DS_(ADD|SUB)_GS_REG_RTN|DS_APPEND|DS_CONSUME", "global wave sync, ordered-count and "
    "GDS counters: state outside the LDS this harness models"),
   (r"DS_NOP", "no operands and no result"),
@@ -36,7 +37,7 @@ UNTESTABLE = [
   (r"DS_(LOAD|STORE)_ADDTID_B32", "the address comes from M0 and the lane id, not from a register"),
   (r"S_BARRIER_SIGNAL(_ISFIRST)?|S_GET_BARRIER_STATE", "RDNA4's split barriers: the named barriers' state "
    "(BARRIER_STATE[n].signalCnt/memberCnt, WAVE_STATUS.PRIV) is workgroup state outside one wave's registers; "
-   "tests/test_rdna4.py runs s_barrier_signal -1 / s_barrier_wait across waves"),
+   "tests/compiler/rdna/test_rdna4.py runs s_barrier_signal -1 / s_barrier_wait across waves"),
 ]
 
 def _rndne(t): return f"D0.{t} = rint(S0.{t})"
@@ -209,7 +210,7 @@ CHOICES = [
 # errata of mockgpu/compiler/rdna/errata.py the suite does not compare against, and why (so they stay visible)
 NOT_COMPARED = [
   ("omod-ieee", "the harness does not set output modifiers (omod, clamp) or input modifiers (neg, abs); "
-   "tests/test_rdna_errata.py checks it"),
+   "tests/compiler/rdna/test_rdna_errata.py checks it"),
 ]
 
 # instruction regex -> (ulps, format, reason)

@@ -126,7 +126,8 @@ class _Inliner:
         continue
       if not isinstance(actual, (P.Reg, P.Imm)) or (is_ret and not isinstance(actual, P.Reg)) or formal.size not in (1, 2, 4, 8):
         return out.append(replace(ins, error=f"PTX line {ins.line}: call operand {actual!r} for {formal.name} of {c.target} is not "
-                                            f"a .param variable of the call sequence or a register (ptxas rejects it): {ins.text}", error_type=P.InvalidPTX))
+                                            f"a .param variable of the call sequence or a register (ptxas rejects it): {ins.text}",
+                                      error_type=P.InvalidPTX))
       var = self.fresh(f"{formal.name}${suffix}")
       self.fn.vars.append(P.Var(var, "local", formal.type, formal.size, formal.align))
       syms[formal.name] = var

@@ -279,7 +279,8 @@ def parse(text:str) -> Module:
     if not m: break
     line = text.count("\n", 0, m.start()) + 1
     rets = _parse_params(m.group(3).strip()[1:-1], line) if m.group(3) else []
-    if rets and m.group(2) == "entry": raise InvalidPTX(f"PTX line {line}: .entry {m.group(4)} has return parameters (only a .func may return values)")
+    if rets and m.group(2) == "entry":
+      raise InvalidPTX(f"PTX line {line}: .entry {m.group(4)} has return parameters (only a .func may return values)")
     brace = text.find("{", m.end())
     semi = text.find(";", m.end())
     if semi != -1 and (brace == -1 or semi < brace):  # a prototype
@@ -331,5 +332,6 @@ def _parse_module_decls(head:str, line0:int, out:list[Var], info:dict):
     s = " ".join(stmt.split())
     if not s: continue
     space = next((sp for sp in ("shared", "global", "const", "local") if re.search(rf"(^|\s)\.{sp}(\s|$)", s)), None)
-    if space is None: raise PTXSyntaxError(f"PTX line {line + stmt[:len(stmt)-len(stmt.lstrip())].count(chr(10))}: unsupported module directive {s[:60]!r}")
+    if space is None:
+      raise PTXSyntaxError(f"PTX line {line + stmt[:len(stmt)-len(stmt.lstrip())].count(chr(10))}: unsupported module directive {s[:60]!r}")
     out.extend(_parse_vars(s.replace(".visible", "").replace(".weak", ""), space, line))

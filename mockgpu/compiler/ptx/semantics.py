@@ -5,7 +5,7 @@ line for what the mock does not model; validity.py's InvalidPTX for forms ptxas 
 vocabulary of `Backend`: operands read with src and written with dst, values combined by primitives (binop, compare,
 farith, float_to_int, ...) whose meaning each method's docstring gives. The numpy backend (backends/numpy.py) renders a
 primitive as an expression over arrays of every thread of a batch; the C backend (backends/c.py) as an expression over
-one thread's scalars. Both compute the same bits (tests/test_ptx_native.py compares them).
+one thread's scalars. Both compute the same bits (tests/compiler/ptx/test_ptx_native.py compares them).
 
 The C backend covers less. A row that it does not translate at all says why in `no_c` (the rarer opcodes);
 within a row, a primitive it does not render (a float64 fma in a directed mode, generic shared/local addresses, ...)

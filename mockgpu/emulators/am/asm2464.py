@@ -138,7 +138,7 @@ class ASM2464:
     return None
 
   def _mem_single(self, addr:int, byte_en:int, value:int, write:bool):
-    if (hit:=self._decode(addr, 4)) is None or byte_en != 0xf: return self._complete(UR) if not write else None
+    if self._decode(addr, 4) is None or byte_en != 0xf: return self._complete(UR) if not write else None
     if write: self._mem_write(addr, value.to_bytes(4, "little"))
     else: self._complete(OK, int.from_bytes(self._mem_read(addr, 4), "little"))
 

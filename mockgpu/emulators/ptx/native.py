@@ -31,7 +31,8 @@ declined:collections.Counter = collections.Counter()
 
 class Ctx(ctypes.Structure):
   _fields_ = [("maps", ctypes.c_void_p), ("nmaps", ctypes.c_int64), ("hint", ctypes.c_int64),
-              ("shared", ctypes.c_void_p), ("shared_size", ctypes.c_int64), ("local", ctypes.c_void_p), ("local_size", ctypes.c_int64), ("params", ctypes.c_char_p), ("nparams", ctypes.c_int64),
+              ("shared", ctypes.c_void_p), ("shared_size", ctypes.c_int64), ("local", ctypes.c_void_p), ("local_size", ctypes.c_int64),
+              ("params", ctypes.c_char_p), ("nparams", ctypes.c_int64),
               *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "dynamic_shared", "cta0", "nctas", "budget", "used")),
               ("save", ctypes.c_void_p), ("resume", ctypes.c_void_p), ("hints", ctypes.c_void_p),
               ("xsrc", ctypes.c_void_p), ("xres", ctypes.c_void_p), ("act", ctypes.c_void_p),
@@ -125,7 +126,8 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
   maps = nk.maps(mem, kernel.module)
   c = Ctx(maps=maps.ctypes.data, nmaps=len(maps) if maps[0, 1] else 0, hint=0, shared=smem.ctypes.data, shared_size=shared,
           local=lmem.ctypes.data, local_size=kernel.local_size,
-          params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2], dynamic_shared=dynamic_shared,
+          params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2],
+          dynamic_shared=dynamic_shared,
           cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * WARP, used=0, save=save.ctypes.data, resume=resume.ctypes.data,
           hints=nk.hints.ctypes.data, xsrc=xsrc.ctypes.data, xres=xres.ctypes.data, act=act.ctypes.data)
   status = nk.run(ctypes.byref(c))

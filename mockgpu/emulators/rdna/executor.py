@@ -8,6 +8,7 @@ any more, at which point every workgroup's live waves are at a barrier (or done)
 """
 from __future__ import annotations
 import dataclasses, functools, gc, re, sys, time, weakref
+from typing import TYPE_CHECKING
 import numpy as np
 from mockgpu import config, events, replay
 from mockgpu.compiler.cache import translated, remembered
@@ -18,6 +19,7 @@ from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _f
 from mockgpu.compiler.rdna import decode, semantics
 from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION, split_subset
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
+if TYPE_CHECKING: from mockgpu.compiler.rdna.backends.stepper import Stepper  # annotations only: stepper() imports it when asked
 from mockgpu.compiler.rdna.operands import AGPR
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 

@@ -5,7 +5,7 @@ Registers are C locals of their declared type (float16 and bfloat16 as their bit
 label and each branch a goto. A barrier starts a block: with barriers, the thread saves its registers there and returns
 the block to resume at, and the prelude's scheduler (prelude.c) runs every thread of the CTA up to it before any goes
 on. Every primitive computes what the numpy backend's does (the executor's numerics.py and bitops.py), so both give the
-same bits; tests/test_ptx_native.py compares them. Module-scope .global and .const variables are two more mappings of
+same bits; tests/compiler/ptx/test_ptx_native.py compares them. Module-scope .global and .const variables are two more mappings of
 the address space at their window addresses (layout.py), so global loads reach them as the numpy path's do.
 
 Rounding: float32/64 round-to-nearest is C's own arithmetic; the directed modes, float16 and bfloat16 evaluate in

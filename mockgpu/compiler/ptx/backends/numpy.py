@@ -251,7 +251,8 @@ class Ctx(semantics.Backend):
   def shift(self, op:str, t:str, x:str, s:str) -> str: return f"{op}({x}, {s}, {bits(t)})"
   def funnel_shift(self, left:bool, wrap:bool, signed:bool, lo:str, hi:str, n:str) -> str:
     k = self.tmp()
-    self.emit(f"{k} = ({n} & {self.const('u32', 31)}).astype(np.uint64)" if wrap else f"{k} = np.minimum({n}, {self.const('u32', 32)}).astype(np.uint64)")
+    self.emit(f"{k} = ({n} & {self.const('u32', 31)}).astype(np.uint64)" if wrap
+              else f"{k} = np.minimum({n}, {self.const('u32', 32)}).astype(np.uint64)")
     x = f"(({hi}.astype(np.uint64) << {self.const('u64', 32)}) | {lo}.astype(np.uint64))"
     low = self.const("u64", 0xffffffff)
     if left: return f"((({x} << {k}) >> {self.const('u64', 32)}) & {low}).astype(np.uint32)"

@@ -229,7 +229,8 @@ class Env(Collective):
       space = self._window_of(int(tag))
       if space is None: self._scatter(a[sel], [v[sel] for v in full], dt, where)
       elif isinstance(space, str): self.st_space(space, a, full, dt, sel, where)
-      elif space is self.module_mem.consts: raise GPUPageFault(int(a[sel][0]), dt.itemsize * len(vals), True, f"{where} (.const is read-only)", "module")
+      elif space is self.module_mem.consts:
+        raise GPUPageFault(int(a[sel][0]), dt.itemsize * len(vals), True, f"{where} (.const is read-only)", "module")
       else: space.store(a[sel] & _LOW, self._pack(full, dt, sel, int(sel.sum())), where)
 
   def _pack(self, vals:list, dt:np.dtype, m, count:int) -> np.ndarray:

@@ -89,8 +89,9 @@ class Stepped:
 
 class Stepper:
   """One CTA of threads in warps of warp_size (the board's). `env` is the launch environment of this CTA alone (its
-  `n` threads); `names` the run-time names the rendered code calls (compiler/ptx/backends/numpy_names.py). An env with begin_journal/end_journal/restore records the
-  memory each step overwrites (for undo); without them undo restores registers and pcs only."""
+  `n` threads); `names` the run-time names the rendered code calls (compiler/ptx/backends/numpy_names.py). An env
+  with begin_journal/end_journal/restore records the memory each step overwrites (for undo); without them undo restores
+  registers and pcs only."""
   def __init__(self, program:Program, env, names:dict, warp_size:int, history:bool=True, cta:tuple[int, int, int]=(0, 0, 0)):
     self.program, self.env, self.history, self.warp_size, self.cta = program, env, history, warp_size, cta
     self.n = env.n

@@ -5,7 +5,7 @@ numpy calls whatever the number of waves: cheap per lane on large dispatches, bu
 one-wave dispatch. This translation runs one wave at a time with a C loop over its lanes, which costs about the same
 per lane and nothing per instruction. Instructions come from the same operand model (operands.py) and their
 programs from the same semantics rows (program.py) as the numpy backend's; c_expr renders a row in C with numpy's
-types, wrap-around and NaN choices spelled out, so both compute the same bits (tests/test_rdna_native.py compares).
+types, wrap-around and NaN choices spelled out, so both compute the same bits (tests/compiler/rdna/test_rdna_native.py compares).
 What C cannot express raises NoNative and the kernel keeps the numpy path: rows whose helpers have no C form
 (c_rows() lists the rest), 16-bit float flushing, MUBUF, MFMA, kernels past MAX_INSTRUCTIONS. Cross-lane reads (DPP,
 permlane, ds_swizzle/permute) gather their source lanes into a wave array first (cross_lane), from the operand model's
@@ -124,15 +124,16 @@ C_CALLS = {
   "frexp_exp": lambda a, ts, t: f"frexp_exp64({a[0]})",
   "div_fixup": lambda a, ts, t: f"div_fixup{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})",
   "med3_num": lambda a, ts, t: f"med3_num32({a[0]}, {a[1]}, {a[2]})" if t != "f64" else None,
-  "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "rbf16": lambda a, ts, t: f"F32(f2bf16({a[0]}) << 16)", "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
+  "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "rbf16": lambda a, ts, t: f"F32(f2bf16({a[0]}) << 16)",
+  "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
   "cvt_int": lambda a, ts, t: f"cvt_int((double){a[0]}, {a[1]}.0, {a[2]}.0)",
   "cmp_class": lambda a, ts, t: f"cmp_class_bits({vstore_bits(ts[0], a[0])}, {WIDTH[ts[0]]}, {MANT_BITS[ts[0]]}, {a[1]})",
   "clamp01": lambda a, ts, t: f"clamp01_{64 if t == 'f64' else 32}({a[0]})",
   "ftz": _f32(lambda a: f"ftz32({a[0]})"),
-  "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})" if t in ("f64", "f32", "f16", "i32") else None,
+  "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})"
+                          if t in ("f64", "f32", "f16", "i32") else None,
   "isnan": lambda a, ts, t: f"isnan({a[0]})",
   "fbits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})",
-  "bits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})" if ts[0] == "f16" else f"((uint32_t)({a[0]}) & 0xffffu)",
   "brev32": lambda a, ts, t: f"brev32({a[0]})", "brev64": lambda a, ts, t: f"brev64({a[0]})",
   "clz": lambda a, ts, t: f"clz32({a[0]})", "ctz": lambda a, ts, t: f"ctz32({a[0]})", "cls32": lambda a, ts, t: f"cls32({a[0]})",
   "clz64": lambda a, ts, t: f"clz64({a[0]})", "ctz64": lambda a, ts, t: f"ctz64({a[0]})",
@@ -428,7 +429,7 @@ class CTranslator(Reads):
     body() then runs over the active lanes that write (EXEC & each lane's write condition). Closes the scope the
     caller's tables opened."""
     self.vregs.add(data)
-    self.out(f"  uint32_t g_[WAVE]; lanes_t w_ = 0; const lanes_t e_ = MASK(126);")
+    self.out("  uint32_t g_[WAVE]; lanes_t w_ = 0; const lanes_t e_ = MASK(126);")
     self.out(f"  for (int l = 0; l < WAVE; l++) {{ int ok_ = {valid}; g_[l] = ok_ ? V({data})[{src}] : 0; "
              f"if ({write}) w_ |= (lanes_t)1 << l; }}")
     saved, self.exec_mask = self.exec_mask, "MASK(126) & w_"

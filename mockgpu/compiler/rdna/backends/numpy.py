@@ -189,7 +189,8 @@ class Translator(Reads):
   def source(self) -> str:
     head = ["from mockgpu.compiler.rdna.backends.numpy_runtime import *", "from mockgpu.compiler.rdna.backends.numpy_memory import *",
             "from mockgpu.compiler.rdna.backends.numpy_control import *",
-            f"BLOCK_PC = {[b.start for b in self.blocks]}", "BLOCK_STARTS = np.array(BLOCK_PC, np.int64)", f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
+            f"BLOCK_PC = {[b.start for b in self.blocks]}", "BLOCK_STARTS = np.array(BLOCK_PC, np.int64)",
+            f"BLOCK_LEN = {[len(b.insts) for b in self.blocks]}",
             f"BLOCK_BARRIER = {[self._ends_in_barrier(b) for b in self.blocks]}", "def build(st):",
             "  S, V = st.S, st.V"]
     body:list[str] = []
@@ -470,7 +471,7 @@ class Translator(Reads):
     index = lambda base, field: f"relative(st, {base}, S[{M0}][w], {field}, {op.ndw}, {limit}, {self.pc}, {op.name!r})"
     if op.src is None: self.out(f"_si = {index(op.src_reg, op.src_rel)}")
     if op.dst_rel is not None: self.out(f"_di = {index(op.dst, op.dst_rel)}")
-    gather = f"vgather(V, w, _si)" if op.vgpr else f"sgather(S, w, _si, {op.ndw})"
+    gather = "vgather(V, w, _si)" if op.vgpr else f"sgather(S, w, _si, {op.ndw})"
     self.out(f"_x = {self.raw(op.src, 32 * op.ndw, op.vgpr, 'b64' if op.ndw == 2 else 'b32') if op.src is not None else gather}")
     if op.swap: self.out("_y = vgather(V, w, _di)")
     if op.dst_rel is None: return self.vwrite(op.dst, "b32", "_x") if op.vgpr else self.swrite(op.dst, f"u{32 * op.ndw}", "_x")

@@ -5,7 +5,7 @@ It reads the same operand model (operands.py) and the same semantics rows (progr
 but it is a plain interpreter: nothing is translated ahead, no lane mask is kept aside, no waves are grouped; each
 instruction reads its registers, evaluates its row (the row's numpy rendering, over this wave's lanes) and writes its
 results as the ISA describes, memory lane by lane. It is the oracle the fast backends are tested against
-(tests/test_rdna_stepper.py) and the ground of a debugger:
+(tests/compiler/rdna/test_rdna_stepper.py) and the ground of a debugger:
 
   st = Stepper(code, lanes=32, state=WaveState.empty(32, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
   st.step()            # one instruction; st.pc is the byte offset of the next from the kernel's entry
@@ -458,7 +458,8 @@ class Stepper(Reads):
         offs.append((int(l), o))
     mem = st.scratch.reshape(-1)
     idx = np.array([l * size + o for l, o in offs], np.int64)
-    if op.load: return self.load_write(op.reg, lanes, np.stack([mem[idx + k] for k in range(dt.itemsize)], 1).copy().view(dt).reshape(-1), op.ndw, op.d16)
+    if op.load:
+      return self.load_write(op.reg, lanes, np.stack([mem[idx + k] for k in range(dt.itemsize)], 1).copy().view(dt).reshape(-1), op.ndw, op.d16)
     vals = self.store_data(op.reg, lanes, dt, op.ndw, op.d16).view(np.uint8).reshape(-1, dt.itemsize)
     for k in range(dt.itemsize): mem[idx + k] = vals[:, k]
 

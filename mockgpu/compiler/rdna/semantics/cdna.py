@@ -1,5 +1,5 @@
 """CDNA3 (gfx942, MI300X) as a semantics table: the GFX9-family ISA tinygrad decodes with its "cdna" tables, written as
-RDNA3's rows where CDNA's pseudocode repeats RDNA3's (tests/test_cdna.py compares every such pair in both ISAs'
+RDNA3's rows where CDNA's pseudocode repeats RDNA3's (tests/compiler/rdna/test_cdna.py compares every such pair in both ISAs'
 str_pcode) plus the rows CDNA computes differently. semantics/cdna4.py is this table plus gfx950's additions.
 
   names       CDNA op names RDNA3 renamed (v_add_u32 is v_add_nc_u32, s_andn2_b32 is s_and_not1_b32,
@@ -26,7 +26,7 @@ def strip(name:str) -> str:
   name = name[2:] if name.startswith(("V_", "S_")) else name
   return name.removesuffix("_E32").removesuffix("_E64")
 
-# *** RDNA3 rows CDNA repeats (tests/test_cdna.py compares each pair's pseudocode) ***
+# *** RDNA3 rows CDNA repeats (tests/compiler/rdna/test_cdna.py compares each pair's pseudocode) ***
 
 SAME_VOP = frozenset("""
 ADD3_U32 ADD_F16 ADD_F32 ADD_F64 ADD_LSHL_U32 AND_B32 AND_OR_B32 ASHRREV_I16 ASHRREV_I32 ASHRREV_I64 BCNT_U32_B32

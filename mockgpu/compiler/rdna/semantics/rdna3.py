@@ -181,6 +181,9 @@ def _norm(x:str, signed:bool) -> str:
           f"{-scale if signed else 0}, {scale}))")
 def _pk16(lo:str, hi:str) -> str: return f"u32(u16({lo})) | (u32(u16({hi})) << 16)"
 
+# rows longer than a line: their bodies written in pieces (the table takes one row a line)
+_CVT_PK_U8 = ("sh = (b & 3) * 8; v = u32(0) if isnan(a) else u32(cvt_int(rint(fmin(fmax(a, 0.0), 255.0)), 0, 255)); "
+              "d = (c & ~(u32(255) << sh)) | (v << sh)")
 VOP.update(table(f"""
 AND_B16 u16 u16 u16 = a & b
 OR_B16 u16 u16 u16 = a | b
@@ -206,7 +209,7 @@ CVT_PK_NORM_I16_{{F16,F32}} b32 T T = {_pk16(_norm("a", True), _norm("b", True))
 CVT_PK_NORM_U16_{{F16,F32}} b32 T T = {_pk16(_norm("a", False), _norm("b", False))}
 CVT_NORM_I16_F16 i16 f16 = i16({_norm("a", True)})
 CVT_NORM_U16_F16 u16 f16 = u16({_norm("a", False)})
-CVT_PK_U8_F32 b32 f32 u32 u32 = sh = (b & 3) * 8; v = u32(0) if isnan(a) else u32(cvt_int(rint(fmin(fmax(a, 0.0), 255.0)), 0, 255)); d = (c & ~(u32(255) << sh)) | (v << sh)
+CVT_PK_U8_F32 b32 f32 u32 u32 = {_CVT_PK_U8}
 SAT_PK_U8_I16 u16 u32 = u16(min(max(i16(a), 0), 255)) | (u16(min(max(i16(a >> 16), 0), 255)) << 8)
 CVT_OFF_F32_I4 f32 u32 = f32(sext(a, 4)) * f32(0.0625)
 FREXP_MANT_F16 f16 f16 = frexp_mant(a)
@@ -228,7 +231,7 @@ def _dot_sum(n:int, bits:int, signed:tuple[bool, bool]) -> str:
   def el(x:str, i:int, sgn:bool) -> str:
     v = f"({x} >> {bits * i})" if i else x
     return f"sext({v}, {bits})" if sgn else f"i64({v} & {(1 << bits) - 1})"
-  return f"i64(c) + " + " + ".join(f"{el('a', i, signed[0])} * {el('b', i, signed[1])}" for i in range(n))
+  return "i64(c) + " + " + ".join(f"{el('a', i, signed[0])} * {el('b', i, signed[1])}" for i in range(n))
 
 def _dots(clamp:bool) -> dict:
   rows = []
@@ -248,8 +251,10 @@ TRIG_PREOP_F64 f64 f64 u32 = trig_preop(a, b)
 
 # *** cube maps, v_mullit ***
 _MAJOR_Z, _MAJOR_Y = "(abs(c) >= abs(a) and abs(c) >= abs(b))", "(abs(b) >= abs(a))"
+_CUBEID = (f"(f32(5.0) if c < 0 else f32(4.0)) if {_MAJOR_Z} else "
+           f"((f32(3.0) if b < 0 else f32(2.0)) if {_MAJOR_Y} else (f32(1.0) if a < 0 else f32(0.0)))")
 VOP.update(table(f"""
-CUBEID_F32 f32 f32 f32 f32 = (f32(5.0) if c < 0 else f32(4.0)) if {_MAJOR_Z} else ((f32(3.0) if b < 0 else f32(2.0)) if {_MAJOR_Y} else (f32(1.0) if a < 0 else f32(0.0)))
+CUBEID_F32 f32 f32 f32 f32 = {_CUBEID}
 CUBESC_F32 f32 f32 f32 f32 = (-a if c < 0 else a) if {_MAJOR_Z} else (a if {_MAJOR_Y} else (c if a < 0 else -c))
 CUBETC_F32 f32 f32 f32 f32 = -b if {_MAJOR_Z} else ((-c if b < 0 else c) if {_MAJOR_Y} else -b)
 CUBEMA_F32 f32 f32 f32 f32 = (c if {_MAJOR_Z} else (b if {_MAJOR_Y} else a)) * f32(2.0)
@@ -261,8 +266,12 @@ MULLIT_F32 f32 f32 f32 f32 = f32(-3.4028234663852886e+38) if (b <= f32(-3.402823
 def _sat(x:str, t:str) -> str:
   lo, hi = {"u16": (0, "2**16 - 1"), "i16": ("-2**15", "2**15 - 1"), "u32": (0, "2**32 - 1"), "i32": ("-2**31", "2**31 - 1")}[t]
   return f"min(max({x}, {lo}), {hi})"
+_NC_SAT = "\n".join(f"{op}_NC_{t.upper()} {t} {t} {t} = {_sat(f'i64(a) {sign} i64(b)', t)}"
+                    for op, sign in (("ADD", "+"), ("SUB", "-")) for t in ("u16", "i16", "u32", "i32"))
+_MAD_I64_SAT = ("p = i64(a) * i64(b); s = p + i64(c); ov = (p < 0) == (i64(c) < 0) and (s < 0) != (p < 0); vcc = (s < 0) != ov; "
+                "d = u64((i64(2**63 - 1) if p >= 0 else i64(-2**63)) if ov else s)")
 CLAMPED = table(f"""
-{chr(10).join(f"{op}_NC_{t.upper()} {t} {t} {t} = {_sat(f'i64(a) {sign} i64(b)', t)}" for op, sign in (("ADD", "+"), ("SUB", "-")) for t in ("u16", "i16", "u32", "i32"))}
+{_NC_SAT}
 SUBREV_NC_U32 u32 u32 u32 = {_sat("i64(b) - i64(a)", "u32")}
 ADD_CO_U32 u32 u32 u32 = s = i64(a) + i64(b); d = min(s, 2**32 - 1); vcc = s > 2**32 - 1
 SUB_CO_U32 u32 u32 u32 = s = i64(a) - i64(b); d = max(s, 0); vcc = s < 0
@@ -278,7 +287,7 @@ MAD_I32_I24 u32 u32 u32 u32 = u32({_sat("sext(a, 24) * sext(b, 24) + sext(c, 32)
 MUL_U32_U24 u32 u32 u32 = {_sat("i64(a & 0xffffff) * i64(b & 0xffffff)", "u32")}
 MUL_I32_I24 u32 u32 u32 = u32({_sat("sext(a, 24) * sext(b, 24)", "i32")})
 MAD_U64_U32 u64 u32 u32 u64 = p = u64(a) * u64(b); s = p + c; vcc = s < p; d = ~u64(0) if vcc else s
-MAD_I64_I32 u64 i32 i32 u64 = p = i64(a) * i64(b); s = p + i64(c); ov = (p < 0) == (i64(c) < 0) and (s < 0) != (p < 0); vcc = (s < 0) != ov; d = u64((i64(2**63 - 1) if p >= 0 else i64(-2**63)) if ov else s)
+MAD_I64_I32 u64 i32 i32 u64 = {_MAD_I64_SAT}
 SAD_U8 u32 u32 u32 u32 = {_sat(f"i64(c) + i64({_sad8('a', 'b')})", "u32")}
 SAD_HI_U8 u32 u32 u32 u32 = {_sat(f"(i64({_sad8('a', 'b')}) << 16) + i64(c)", "u32")}
 SAD_U16 u32 u32 u32 u32 = {_sat(f"i64(c) + i64({_absdiff('(a & 0xffff)', '(b & 0xffff)')} + {_absdiff('(a >> 16)', '(b >> 16)')})", "u32")}
@@ -433,9 +442,12 @@ SOP.update(table("\n".join(f"{op}_SAVEEXEC_B{w} u{w} u{w} = d = exec; exec = {e}
 # s_*_wrexec: EXEC the op of S0 and EXEC, D the new EXEC, SCC whether it is not zero
 SOP.update(table("\n".join(f"{op}_WREXEC_B{w} u{w} u{w} = exec = {_SAVEEXEC[op]}; d = exec; scc = exec != 0"
                            for op in ("AND_NOT0", "AND_NOT1") for w in (32, 64))))
-SOP.update(table("""
+_BITREPLICATE = ("x = u64(a); x = (x | (x << 16)) & 0x0000ffff0000ffff; x = (x | (x << 8)) & 0x00ff00ff00ff00ff; "
+                 "x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0f; x = (x | (x << 2)) & 0x3333333333333333; x = (x | (x << 1)) & 0x5555555555555555; "
+                 "d = x | (x << 1)")
+SOP.update(table(f"""
 CLS_I32_I64 u32 u64 = clz64(~a if (a >> 63) == 1 else a)
-BITREPLICATE_B64_B32 u64 u32 = x = u64(a); x = (x | (x << 16)) & 0x0000ffff0000ffff; x = (x | (x << 8)) & 0x00ff00ff00ff00ff; x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0f; x = (x | (x << 2)) & 0x3333333333333333; x = (x | (x << 1)) & 0x5555555555555555; d = x | (x << 1)
+BITREPLICATE_B64_B32 u64 u32 = {_BITREPLICATE}
 """))
 SOP.update(_compares("scc", ("CMP",)))
 # s_cmpk_*: the comparison of S_CMP with the 16-bit immediate as its second source
@@ -470,7 +482,7 @@ CONDXCHG32_B32 u32 old:u32 a:u32 = (a & 0x7fffffff) if (a >> 31) != 0 else old
 # the new value in its low half and the compare value in its high half, ds_cmpstore's DATA and DATA2)
 ATOMIC_ALIASES = {"SWAP": "STOREXCHG", "CMPSWAP": "CMPSTORE"}
 # rows that are old (+) a for an associative (+): conflicting lanes may be applied as a prefix scan of (+) over their data
-# (the numpy backend's log-step scan) with the same result as one after another (tests/test_rdna_atomics.py checks it)
+# (the numpy backend's log-step scan) with the same result as one after another (tests/compiler/rdna/test_rdna_atomics.py checks it)
 ASSOCIATIVE = frozenset({"ADD_U32", "ADD_U64", "MIN_I32", "MIN_U32", "MIN_I64", "MIN_U64", "MAX_I32", "MAX_U32", "MAX_I64",
                          "MAX_U64", "AND_B32", "AND_B64", "OR_B32", "OR_B64", "XOR_B32", "XOR_B64", "STOREXCHG_B32",
                          "STOREXCHG_B64"})

@@ -15,7 +15,7 @@ operand model (operands.py) lowers them as RDNA3's encodings, reading this modul
               ttmp9, y and z in ttmp7's halves, instead of the SGPRs after the user SGPRs (LLVM's gfx12 ABI; RSRC2
               still enables them). The split barrier (s_barrier_signal -1, s_barrier_wait -1) is the operand model's.
 
-Where the manual leaves the behaviour open, mockgpu chooses (tests/test_rdna4.py checks each):
+Where the manual leaves the behaviour open, mockgpu chooses (tests/compiler/rdna/test_rdna4.py checks each):
   - a 16-bit float SALU result (s_add_f16, s_cvt_f16_f32, v_s_exp_f16) is zero-extended in its SGPR (the pseudocode
     writes D0.f16 only);
   - s_load_u16/i16 ignore the address's low bit, as dword loads ignore two (the pseudocode's CalcGlobalAddr is silent);
