@@ -5,7 +5,6 @@ not see: no module may reach itself again through others (a circle), the compile
 executors reach nothing of the machine or the listeners above them, and the PTX layer's ground floor imports none of
 its backends."""
 import ast, json, os, subprocess, sys
-import pytest
 import mockgpu
 from support.ptx_isa import kernel, LOAD3
 

@@ -9,7 +9,6 @@ import pytest
 from tinygrad.runtime.autogen import kfd, amdgpu_drm
 from tinygrad.runtime.autogen.am import am
 import machines
-from mockgpu.hostmem import host_mmap
 from mockgpu.errors import UnsupportedIoctl
 from support.kfd_client import Client, FLAGS, call, request
 

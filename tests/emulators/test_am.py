@@ -11,27 +11,8 @@ from mockgpu.boards import amd_board
 from mockgpu.emulators.am.pci import PCIFunction, PCIAccessRefused, MB
 from mockgpu.emulators.am.regs import RegisterFile, UndefinedRegister
 from mockgpu.driver.am_pci import HostPages
+from support.am import run, SETUP
 
-SETUP = """
-import numpy as np
-from tinygrad import Tensor, Device
-from tinygrad.runtime.autogen import pci
-def report(tag, fn):
-  try: fn()
-  except Exception as e: print(tag, type(e).__name__, "|", str(e).replace("\\n", " "))
-  else: print(tag, "none")
-def fresh_op(device):
-  x = np.arange(256, dtype=np.float32)
-  print("FRESH", np.array_equal((Tensor(x, device=device) * 3 + 1).numpy(), x * 3 + 1))
-"""
-
-def run(code:str, dev:str="MOCKPCI+AMD") -> tuple[dict[str, str], str]:
-  p = run_tinygrad(dev, SETUP + code, env={"MOCKGPU_COUNT": "2", "HCQDEV_WAIT_TIMEOUT_MS": "5000"})
-  tags = {}
-  for line in p.stdout.splitlines():
-    tag, _, rest = line.partition(" ")
-    tags[tag] = rest
-  return tags, p.stdout + p.stderr
 
 @pytest.mark.parametrize("dev", ["MOCKPCI+AMD", "MOCKPCI+AMD:LLVM:gfx1201"])
 def test_am_boots_and_computes(dev):

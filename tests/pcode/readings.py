@@ -78,14 +78,15 @@ def _div_scale_huge_den(text:str) -> str:
   return text.replace(branch + "// Only scale the denominator\nD0.f64 = ldexp(S0.f64, 128)",
                       branch + "D0.f64 = ldexp(S0.f64, -128)")
 
-DIV_SCALE_WHY = ("errata div-scale-vcc: VCC is also set for a zero denominator, and for a denormal or tiny one (biased "
-                 "exponent <= 23 / 53) in the denominator's own call (S0 is S1, not S2), which LLVM's division does "
-                 "not read; for a zero numerator (both calls) and a tiny numerator (the denominator's call); f32's "
-                 "denormal-quotient branch takes the exact quotient (one f32 rounds to zero or to the smallest normal "
-                 "too): thresholds inferred from hardware examples (tests/test_rdna_hw_classes.py); where 1.0 / S1 and the quotient are both denormal (f64), the denominator is scaled by 2**-128, "
-                 "not 2**128 (the manual's 2**128 overflows it; LLVM's f64 division returns the denormal quotient only "
-                 "this way: inferred, not measured); and (class c) the pseudocode only assigns D0 in its special cases, elsewhere the "
-                 "instruction passes S0 through (the manual's text: 'otherwise D = S0'), so D0 = S0 comes first")
+DIV_SCALE_WHY = ("errata div-scale-vcc: VCC is also set for a zero denominator, and for a denormal or tiny one (biased exponent "
+                 "<= 23 / 53) in the denominator's own call (S0 is S1, not S2), which LLVM's division does not read; for a zero "
+                 "numerator (both calls) and a tiny numerator (the denominator's call); f32's denormal-quotient branch takes the"
+                 " exact quotient (one f32 rounds to zero or to the smallest normal too): thresholds inferred from hardware "
+                 "examples (tests/compiler/rdna/test_rdna_hw_classes.py); where 1.0 / S1 and the quotient are both denormal "
+                 "(f64), the denominator is scaled by 2**-128, not 2**128 (the manual's 2**128 overflows it; LLVM's f64 division"
+                 " returns the denormal quotient only this way: inferred, not measured); and (class c) the pseudocode only "
+                 "assigns D0 in its special cases, elsewhere the instruction passes S0 through (the manual's text: 'otherwise D "
+                 "= S0'), so D0 = S0 comes first")
 DIV_FMAS_WHY = ("errata div-fmas-scale: where VCC is set, the fused result is scaled by 2**64 (f64: 2**128) when S2's "
                 "biased exponent is above 127 (1023), else by 2**-64 (2**-128), before its one rounding (fmaScaled); the "
                 "pseudocode's 2**32 (2**64) after the rounding would leave v_div_scale's quotients scaled")

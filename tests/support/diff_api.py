@@ -28,7 +28,7 @@ def invalid_ptx_expected(dev:str, case:dict, got, want, peer_approx_f64:bool=Fal
 MOCK_GAPS:tuple[tuple[str, str, str, str], ...] = (   # (configuration, error, its text, why): none open
 )
 # Triage of the arm64 lane: (configuration, case id, the difference, why). A listed case may differ from DEV=CPU (x86,
-# clang) there and only there; each entry's reason is checked by a test (tests/test_cpu_lane.py) so it cannot go stale.
+# clang) there and only there; each entry's reason is checked by a test (tests/emulators/test_cpu_lane.py) so it cannot go stale.
 LANE_TRIAGE = (
   ("MOCK+CPU:LLVM", "add[fp8e5m2fnuz[],fp8e5m2fnuz[]]", "0x00 (0.0) where DEV=CPU gives 0x04 (2**-15)",
    "not an arm64 difference: native x86 DEV=CPU:LLVM gives 0x00 too. Both inputs are 0.0. tinygrad emulates fp8 through "

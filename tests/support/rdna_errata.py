@@ -1,9 +1,9 @@
 """Errata test helpers: lane values and the IEEE mode bit.
 (Moved from tests/compiler/rdna/test_rdna_errata.py so that no test file imports another.)"""
 from __future__ import annotations
-import os
+import os, struct
 import numpy as np
-from tinygrad.renderer.amd.dsl import s, v
+from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from support.rdna_harness import aligned
 from support.rdna_isa import kernel, run, RSRC1
@@ -21,3 +21,12 @@ def lanes(body, path:str, c_runs:bool, ieee:bool=False, out_reg:int=2, n:int=1) 
   assert stats.native == (path == "native" and c_runs), f"{path}: ran on the other path"
   return out.copy() if n == 1 else out.reshape(n, 32).T.copy()
 def f16(x:float) -> int: return int(np.array([x], np.float16).view(np.uint16)[0])
+
+def f32(x:float) -> int: return struct.unpack("<I", struct.pack("<f", x))[0]
+
+def div_scale(path:str, s0:float, s1:float, s2:float) -> tuple[int, int]:
+  """(D, VCC) of v_div_scale_f32 in every lane; the C backend declines it (two results), so numpy runs it."""
+  body = [I.v_mov_b32_e32(v[3], f32(s0)), I.v_mov_b32_e32(v[4], f32(s1)), I.v_mov_b32_e32(v[5], f32(s2)),
+          I.v_div_scale_f32(v[2], VCC_LO, v[3], v[4], v[5]), I.v_cndmask_b32_e64(v[6], 0, 1, VCC_LO)]
+  got = lanes(body, path, False, n=5)
+  return int(got[0, 0]), int(got[0, 4])

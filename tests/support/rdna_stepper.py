@@ -2,6 +2,7 @@
 the stepper, numpy and C.
 (Moved from tests/compiler/rdna/test_rdna_stepper.py so that no test file imports another.)"""
 from __future__ import annotations
+import os, struct
 import numpy as np
 from tinygrad.renderer.amd.dsl import s, v, VCC, VCC_LO, VCC_HI, EXEC_LO, EXEC_HI
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
@@ -11,6 +12,11 @@ from mockgpu.compiler.rdna.backends.c import c_rows
 from mockgpu.compiler.rdna.semantics import rdna3 as sem, rdna4 as sem4, cdna as semc
 from mockgpu.compiler.rdna.operands import strip
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
+from mockgpu import system
+from mockgpu.memory import AddressSpace
+from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
+from support.rdna_harness import aligned
+from support.rdna_isa import RSRC1, RSRC2
 # *** the API ***
 
 def _words(*insts) -> bytes: return b"".join(i.to_bytes() for i in insts)
@@ -220,3 +226,25 @@ def _kernel(g:Gen, n:int) -> tuple[list, np.ndarray]:
   return body + [isa.I.s_endpgm()], inputs
 
 DUMP_ROWS = len(DATA_V) + len(DATA_S) + 5
+
+def _run(body:list, inputs:np.ndarray, lanes:int, path:str, family:str="rdna3") -> np.ndarray:
+  """The dump of one wave running body: on the numpy or C path (run_dispatch), or the stepper."""
+  code = _words(*body)
+  img = aligned(max(4096, len(code) + 256))
+  img[:len(code)] = np.frombuffer(code, np.uint8)
+  inp, out = aligned(inputs.nbytes, 256), aligned(4 * lanes * DUMP_ROWS, 256)
+  inp[:] = inputs.reshape(-1).view(np.uint8)
+  args = aligned(256, 256)
+  struct.pack_into("<QQ", args, 0, out.ctypes.data, inp.ctypes.data)
+  mem = AddressSpace(path)
+  for a in (img, args, inp, out): mem.map(a.ctypes.data, a.nbytes)
+  user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
+  d = Dispatch(family, img.ctypes.data, RSRC1, RSRC2, 0, user, 0, 0, (lanes, 1, 1), (1, 1, 1), lanes == 32)
+  if path == "stepper": executor.stepper(mem, d).run()
+  else:
+    os.environ["MOCKGPU_RDNA_NATIVE"] = "1" if path == "native" else "0"
+    before = system.stats[f"{family}.native_launches"]
+    stats = run_dispatch(mem, d)
+    assert stats.native == (path == "native") and system.stats[f"{family}.native_launches"] == before + (path == "native"), \
+      "the C backend declined the program"
+  return out.view(np.uint32).reshape(DUMP_ROWS, lanes).copy()

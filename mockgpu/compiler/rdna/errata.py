@@ -64,7 +64,7 @@ ERRATA = [
           "(S0 = S1 != S2); the numerator's call, the one LLVM passes to v_div_fmas, keeps the pseudocode's VCC. Also VCC "
           "for a zero numerator (both calls), a tiny numerator (biased exponent <= 23 / 53; the denominator's call) and "
           "an f32 quotient that would be denormal (below 2^-126, also one f32 rounds to zero or to the smallest normal; "
-          "the pseudocode's denormal-quotient branch; inferred from hardware examples, tests/test_rdna_hw_classes.py). f64: a "
+          "the pseudocode's denormal-quotient branch; inferred from hardware examples, tests/compiler/rdna/test_rdna_hw_classes.py). f64: a "
           "huge denominator of a denormal quotient (1/S1 and S2/S1 denormal) is scaled by 2^-128, not 2^128 (which "
           "overflows it; inferred from LLVM's f64 division, tests/compiler/rdna/test_rdna_division.py). A huge "
           "quotient (exponent gap >= 96 / 768) scales the denominator by 2^64 with VCC set, as the pseudocode says "

@@ -9,7 +9,7 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.errata import ERRATA, EVIDENCE_KINDS
-from support.rdna_errata import f16, lanes
+from support.rdna_errata import div_scale, f16, f32, lanes
 
 PATHS = ["numpy", "native"]
 
@@ -93,7 +93,7 @@ def test_mov_not_b16_true16(path):
 
 # *** true16 compares, the division helpers, omod, IEEE mode ***
 
-def f32(x:float) -> int: return struct.unpack("<I", struct.pack("<f", x))[0]
+
 def f32v(b:int) -> float: return struct.unpack("<f", struct.pack("<I", b))[0]
 
 def round_f32(q:Fraction) -> int:
@@ -153,12 +153,6 @@ def test_div_fmas_scale_f64():
     value = struct.unpack("<d", struct.pack("<II", int(got[0, 0]), int(got[0, 1])))[0]
     assert value == float(want), (a, b, c, value, float(want))
 
-def div_scale(path:str, s0:float, s1:float, s2:float) -> tuple[int, int]:
-  """(D, VCC) of v_div_scale_f32 in every lane; the C backend declines it (two results), so numpy runs it."""
-  body = [I.v_mov_b32_e32(v[3], f32(s0)), I.v_mov_b32_e32(v[4], f32(s1)), I.v_mov_b32_e32(v[5], f32(s2)),
-          I.v_div_scale_f32(v[2], VCC_LO, v[3], v[4], v[5]), I.v_cndmask_b32_e64(v[6], 0, 1, VCC_LO)]
-  got = lanes(body, path, False, n=5)
-  return int(got[0, 0]), int(got[0, 4])
 
 @pytest.mark.parametrize("path", PATHS)
 def test_div_scale_vcc(path):

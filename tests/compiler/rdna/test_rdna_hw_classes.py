@@ -57,8 +57,8 @@ def test_row_bcast_in_wave64(path, ctrl, monkeypatch):
 def test_div_scale_vcc_tiny_zero_numerator_and_tiny_quotient(path):
   """The hardware examples: VCC for a tiny numerator (biased exponent <= 23) in the denominator's call, for a zero
   numerator, and for a quotient that would be denormal (below 2^-126, also one that f32 rounds to zero). Thresholds
-  inferred from these and from LLVM's precise division, which stays correctly rounded (tests/test_rdna_division.py)."""
-  from test_rdna_errata import div_scale, f32
+  inferred from these and from LLVM's precise division, which stays correctly rounded (tests/compiler/rdna/test_rdna_division.py)."""
+  from support.rdna_errata import div_scale, f32
   tiny = 2.0 ** -110                                            # biased exponent 17
   assert div_scale(path, 3.0, 3.0, tiny) == (f32(3.0 * 2.0 ** 64), 1)   # the denominator's call: scaled, VCC
   assert div_scale(path, tiny, 3.0, tiny)[0] == f32(tiny * 2.0 ** 64)   # the numerator's call: scaled as the pseudocode

@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
-from mockgpu import system
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
 from support.rdna_harness import aligned
 from support.rdna_isa import RSRC1, RSRC2
-from support.rdna_stepper import DATA_S, DATA_V, DUMP_ROWS, Gen, ISAS, _kernel, _words
+from support.rdna_stepper import DATA_S, DATA_V, Gen, ISAS, _kernel, _run, _words
 
 def test_state_is_visible_and_copyable_between_instructions():
   code = _words(I.v_add_nc_u32_e32(v[1], 5, v[0]), I.s_mov_b32(s[3], 7), I.s_cmp_eq_u32(s[3], 7), I.s_cbranch_scc1(simm16=1),
@@ -57,27 +56,7 @@ def test_stepper_of_a_dispatch_wave_matches_the_executor():
       for w in range(-(-40 // lanes)): executor.stepper(mem, d, g, w).run()
     np.testing.assert_array_equal(out.reshape(3, 64), want)
 
-def _run(body:list, inputs:np.ndarray, lanes:int, path:str, family:str="rdna3") -> np.ndarray:
-  """The dump of one wave running body: on the numpy or C path (run_dispatch), or the stepper."""
-  code = _words(*body)
-  img = aligned(max(4096, len(code) + 256))
-  img[:len(code)] = np.frombuffer(code, np.uint8)
-  inp, out = aligned(inputs.nbytes, 256), aligned(4 * lanes * DUMP_ROWS, 256)
-  inp[:] = inputs.reshape(-1).view(np.uint8)
-  args = aligned(256, 256)
-  struct.pack_into("<QQ", args, 0, out.ctypes.data, inp.ctypes.data)
-  mem = AddressSpace(path)
-  for a in (img, args, inp, out): mem.map(a.ctypes.data, a.nbytes)
-  user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
-  d = Dispatch(family, img.ctypes.data, RSRC1, RSRC2, 0, user, 0, 0, (lanes, 1, 1), (1, 1, 1), lanes == 32)
-  if path == "stepper": executor.stepper(mem, d).run()
-  else:
-    os.environ["MOCKGPU_RDNA_NATIVE"] = "1" if path == "native" else "0"
-    before = system.stats[f"{family}.native_launches"]
-    stats = run_dispatch(mem, d)
-    assert stats.native == (path == "native") and system.stats[f"{family}.native_launches"] == before + (path == "native"), \
-      "the C backend declined the program"
-  return out.view(np.uint32).reshape(DUMP_ROWS, lanes).copy()
+
 
 def _same(got:np.ndarray, want:np.ndarray, what:str, body:list):
   if np.array_equal(got, want): return

@@ -242,7 +242,7 @@ class Row:
   """One instruction's meaning: dst is the ISA type of D (None: the row writes no D), srcs its sources' (name, ISA
   type), text the body as written and body its parsed statements. The body is parsed at its first use, not when the
   table is built: a family's tables hold some 800 rows and a kernel uses a few dozen (parsing them all took 50 ms of
-  every process's import); tests/test_rdna_semantics.py parses every row."""
+  every process's import); tests/compiler/rdna/test_rdna_semantics.py parses every row."""
   name:str
   dst:str|None
   srcs:tuple[tuple[str, str], ...]

@@ -5,7 +5,7 @@ peer copies both ways between two functions. Copies of tensors both ways and the
 test_am.py (test_copies_cpu_buffers_disk_and_peers)."""
 import pytest
 from conftest import node_seed
-from test_am import run
+from support.am import run
 
 QUEUES = """
 dev = Device["AMD"]

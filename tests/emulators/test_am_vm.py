@@ -5,7 +5,7 @@ like entries is refused at the invalidation), a system PTE to a page since munma
 after its PTEs changed with no invalidation since (reported: a warning naming the VA; the old translation is used).
 """
 import pytest
-from test_am import run, SETUP
+from support.am import run, SETUP
 
 VM = SETUP + """
 from tinygrad.runtime.autogen.am import am

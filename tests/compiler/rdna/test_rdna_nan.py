@@ -9,7 +9,7 @@ import json, os, subprocess, sys
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import v, s
-from test_rdna_stepper import ISAS, DATA_V, DUMP_ROWS, _run, _row_offset
+from support.rdna_stepper import ISAS, DATA_V, _run, _row_offset
 
 F32_NAN, F16_NAN, F64_NAN = 0x7fc00000, 0x7e00, 0x7ff8000000000000
 INF, NINF, QNAN, NQNAN, SNAN = 0x7f800000, 0xff800000, 0x7fc12345, 0xffc00000, 0x7f800001

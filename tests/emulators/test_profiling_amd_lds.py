@@ -6,8 +6,8 @@ from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.emulators.rdna import run_dispatch
 from mockgpu.emulators.rdna.recorder import Recorder, bank_conflicts
-from test_rdna_harness import aligned
-from test_rdna_lane_memory import dispatch, PROLOGUE
+from support.rdna_harness import aligned
+from support.rdna_lane_memory import dispatch, PROLOGUE
 
 def strided(stride:int, wide:bool=False) -> list:
   """Each lane stores its index at LDS byte lane * 4 * stride, loads it back and writes it out (global, lane order)."""
