@@ -266,7 +266,7 @@ def store_data(ctype:str, reg:int, count:int, d16:str|None=None) -> str:
 MAX_INSTRUCTIONS = 2000
 
 class CTranslator(Reads):
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):
     if ftz16: raise NoNative("flushed f16/f64 denormals")
     if sum(len(b.insts) for b in blocks) > MAX_INSTRUCTIONS:
       raise NoNative(f"a kernel of more than {MAX_INSTRUCTIONS} instructions (its C build would take minutes)")

@@ -156,7 +156,7 @@ FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
 
 class Translator(Reads):
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):
     self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
     self.ieee = ieee  # MODE.IEEE (program.valu)
     self.index = {b.start: k for k, b in enumerate(blocks)}
@@ -267,7 +267,7 @@ class Translator(Reads):
     return [f"{indent}_t = {code}", f"{indent}S[{d}][w] = lo32(_t)", f"{indent}S[{d + 1}][w] = hi32(_t)"]
 
   def pack(self, bools:str) -> str:
-    return f"pack({bools}, n)" if self.wave == 32 else f"pack({bools}, n, 64)"
+    return f"pack({bools}, n, {self.wave})"
 
   def refresh_exec(self, d:int, n:int):
     """After a write of SGPRs d .. d+n-1: EXEC as lanes again if they hold (part of) it."""

@@ -53,7 +53,7 @@ def unpack(x) -> np.ndarray:
   else: x, lanes = x.astype(u32, copy=False), LANE
   return ((x.reshape(-1)[:, None] if x.ndim == 0 else x[:, None]) >> lanes & 1).astype(bool)
 
-def pack(b, n:int, lanes:int=32) -> np.ndarray:
+def pack(b, n:int, lanes:int) -> np.ndarray:
   """bool [waves, lanes] (or broadcastable) -> the lane mask per wave (uint32 for 32 lanes, uint64 for 64)."""
   if getattr(b, "shape", None) != (n, lanes): b = np.broadcast_to(b, (n, lanes))
   b = np.ascontiguousarray(b, dtype=bool)

@@ -7,7 +7,7 @@ instruction reads its registers, evaluates its row (the row's numpy rendering, o
 results as the ISA describes, memory lane by lane. It is the oracle the fast backends are tested against
 (tests/test_rdna_stepper.py) and the ground of a debugger:
 
-  st = Stepper(code, lanes=32, state=WaveState.empty(32, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
+  st = Stepper(code, arch=d.arch, lanes=d.wave_size, state=WaveState.empty(d.wave_size, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
   st.step()            # one instruction; st.pc is the byte offset of the next from the kernel's entry
   snapshot = st.state.copy()
   st.run()             # to s_endpgm
@@ -115,7 +115,7 @@ def bits(value, isa:str) -> np.ndarray:
   return np.asarray(value).astype(UINT[width])
 
 class Stepper(Reads):
-  def __init__(self, code:bytes, *, arch:str="rdna3", lanes:int=32, state:WaveState|None=None, mem:AddressSpace|None=None,
+  def __init__(self, code:bytes, *, arch:str, lanes:int, state:WaveState|None=None, mem:AddressSpace|None=None,
                pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0, ieee:bool=True, like:Stepper|None=None,
                vgprs:int|None=None):
     """like: a stepper of the same code whose decoded instructions and lowered ops this one shares (the waves of a
