@@ -22,6 +22,11 @@ def _ip(gc, sdma, sdma_count, nbio, hdp, mmhub, athub, osssys, mp0, mp1, smuio, 
           (am.HDP_HWID, 0, hdp), (am.MMHUB_HWID, 0, mmhub), (am.ATHUB_HWID, 0, athub), (am.OSSSYS_HWID, 0, osssys),
           (am.MP0_HWID, 0, mp0), (am.MP1_HWID, 0, mp1), (am.SMUIO_HWID, 0, smuio), (am.UMC_HWID, 0, umc))
 
+# The lanes of a wave in the two wave modes of AMD's compute ISAs: RDNA runs either (DISPATCH_INITIATOR.CS_W32_EN set:
+# WAVE32, clear: WAVE64), CDNA WAVE64 only. Code outside the compiler names these (or a dispatch's wave_size, a
+# board's wave_front_size), never the numbers; the compiler is handed the wave size as a parameter.
+WAVE32, WAVE64 = 32, 64
+
 @dataclasses.dataclass(frozen=True)
 class AMDBoard:
   name: str                 # the gfx target (KFD node name, tinygrad's AMDDevice.arch)
@@ -66,7 +71,7 @@ class AMDBoard:
   @functools.cached_property
   def nbio_version(self) -> tuple[int, int, int]: return self.ip_version(am.NBIF_HWID)
   @property
-  def wave64(self) -> bool: return self.wave_front_size == 64
+  def wave64(self) -> bool: return self.wave_front_size == WAVE64
 
 AMD_BOARDS: dict[str, AMDBoard] = {b.name: b for b in (
   # Navi31: 96 CUs in 6 SEs x 2 SAs x 8, 24 GiB GDDR6 on 384 bits

@@ -41,7 +41,7 @@ def _record(isa:str, key, path:str, code, classify):
 
 # *** RDNA ***
 
-def rdna_dispatch(family:str, code:bytes, native:bool, ftz32:bool, ftz16:bool, lanes:int=32):
+def rdna_dispatch(family:str, code:bytes, native:bool, ftz32:bool, ftz16:bool, lanes:int):
   """The hook of the RDNA executor: a dispatch of the kernel `code` (waves of `lanes`) ran on the C path (native) or on
   numpy."""
   if config.coverage_file() is None: return

@@ -62,7 +62,7 @@ def implemented(tr, inst, refusal) -> bool:
   return True
 
 def translators(wave:int) -> tuple:
-  np_tr, c_tr = translate.Translator([], False, False, wave=wave), cgen.CTranslator([], False, False, wave=wave)
+  np_tr, c_tr = translate.Translator([], False, False, "rdna3", wave), cgen.CTranslator([], False, False, "rdna3", wave)
   c_tr.names, c_tr.vregs = {}, {0}
   return np_tr, c_tr
 

@@ -28,7 +28,7 @@ def records(path:str) -> list[dict]: return coverage.read(path)[0]
 def c_refuses(inst) -> bool:
   """The C translator refuses this instruction alone (tests/rdna_coverage.py's probe, independent of coverage.py)."""
   from mockgpu.compiler.rdna.backends import c as cgen
-  tr = cgen.CTranslator([], False, False)
+  tr = cgen.CTranslator([], False, False, "rdna3", 32)
   tr.names, tr.vregs = {}, {0}
   return not rdna_coverage.implemented(tr, inst, cgen.NoNative)
 
@@ -36,7 +36,7 @@ def unimplemented(n:int) -> list:
   """n scalar instructions the numpy translator does not implement today (tests/rdna_coverage.py's probe, independent
   of coverage.py), or a skip once the ISA is implemented that far."""
   from mockgpu.compiler.rdna.backends import numpy as translate
-  tr = translate.Translator([], False, False)
+  tr = translate.Translator([], False, False, "rdna3", 32)
   found = [i for i in (I.s_buffer_load_b32(sdata=s[9], sbase=s[0:3], offset=0), I.s_buffer_load_b64(sdata=s[8:9], sbase=s[0:3], offset=0),
                        I.s_atc_probe(sdata=s[0], sbase=s[0:1], offset=0))
            if not rdna_coverage.implemented(tr, i, translate.Unsupported)]

@@ -15,6 +15,7 @@ PKG = os.path.dirname(os.path.abspath(mockgpu.__file__))
 KNOWN:dict[tuple[str, str], str] = {}
 # what the compiler may import outside itself: the ground under every part
 COMPILER_MAY_IMPORT = ("mockgpu.errors", "mockgpu.config", "mockgpu",
+                       "mockgpu.boards",  # the board records and the wave modes (boards.WAVE32/WAVE64): data over config and errors
                        "mockgpu.memory")  # the address space every ISA's code reads and writes; it imports only errors
 # the executors (run what the backends produce, return their stats) and what they must never reach, directly or through
 # others: the machine and its composition, the drivers, the listeners of their reports (coverage, the debugger, the

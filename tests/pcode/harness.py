@@ -927,7 +927,7 @@ def implemented(family:str, name:str) -> tuple[bool, bool]:
 
 def probe_translators(rdna_coverage, inst) -> tuple[bool, bool]:
   from mockgpu.compiler.rdna.backends import numpy as translate, c as cgen
-  np_tr, c_tr = translate.Translator([], False, False, ARCH), cgen.CTranslator([], False, False, ARCH)
+  np_tr, c_tr = translate.Translator([], False, False, ARCH, 32), cgen.CTranslator([], False, False, ARCH, 32)
   c_tr.names, c_tr.vregs = {}, {0}
   return (rdna_coverage.implemented(np_tr, inst, translate.Unsupported), rdna_coverage.implemented(c_tr, inst, cgen.NoNative))
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 import numpy as np
+from mockgpu.boards import WAVE64
 from mockgpu.compiler.rdna.semantics import family as semantics_family
 from mockgpu.compiler.exact import exact_sum, two_product
 
-WAVE = 64          # CDNA runs wave64 only
+WAVE = WAVE64      # CDNA runs wave64 only
 SGPRS = 102        # s0..s101 are addressable; 102..107 are FLAT_SCRATCH, XNACK_MASK, VCC
 AGPRS = 256        # accumulation registers a0..a255 (gfx90a+: the unified 512-register file's second half)
 VGPR_GRANULE = 8   # RSRC1.GRANULATED_WORKITEM_VGPR_COUNT unit on gfx90a+ wave64 (VGPRs and AGPRs together)

@@ -13,6 +13,7 @@ Any other counter raises UnmodelledFeature when selected.
 """
 from __future__ import annotations
 import numpy as np
+from mockgpu.boards import WAVE32
 
 CLASSES = ("VALU", "SALU", "SMEM", "LDS", "FLAT", "TEX_LOAD", "TEX_STORE", "GDS")
 CP_DISPATCH_CYCLES = 2000   # MODEL: the command processor's cost of one dispatch (launch, drain), in shader cycles
@@ -35,11 +36,12 @@ class DispatchCounts:
     self.busy = np.maximum(-(-insts // 4), 5 * longest) + np.where(loads > 0, VMEM_LOAD_CYCLES, 0)
     self.busy[insts == 0] = 0
     self.cycles = int(self.busy.max(initial=0)) + CP_DISPATCH_CYCLES
-    w32 = lanes == 32
+    w32 = lanes == WAVE32
     per_wgp.update(busy=self.busy, w32=insts if w32 else np.zeros_like(insts),
                    w64=np.zeros_like(insts) if w32 else insts, w32_VALU=per_wgp["VALU"] if w32 else np.zeros_like(insts),
                    w32_LDS=per_wgp["LDS"] if w32 else np.zeros_like(insts))
-    requests = int((per_wgp["TEX_LOAD"] + per_wgp["TEX_STORE"] + per_wgp["FLAT"]).sum()) * (lanes // 32)
+    # one request per 128 bytes a wave-instruction moves at 4 bytes a lane
+    requests = int((per_wgp["TEX_LOAD"] + per_wgp["TEX_STORE"] + per_wgp["FLAT"]).sum()) * (4 * lanes // 128)
     self.gl2c_miss = requests // 4
     self.gl2c_hit = requests - self.gl2c_miss
 

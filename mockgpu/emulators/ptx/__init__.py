@@ -122,6 +122,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
   refuse a launch with LaunchRefused. With `trace` (a list), the launch runs on the numpy path and appends the blocks
   each batch of warps ran (runtime.TracedEnv): the PC sampler's input. Raises GPUPageFault, UnsupportedInstruction, InstructionBudgetExceeded;
   an exception that is not a modelled outcome becomes an EmulatorBug (see mockgpu/replay.py)."""
+  board = board or selected_nv_board()
   grid, block, params = _checked(k, grid, block, params, dynamic_shared, board)
   # an entered debug session (mockgpu/debug/ptx_target.py) runs the launches it debugs on the stepper
   if (debugged:=events.intercepted("ptx_launch", mem, k, grid, block, params, dynamic_shared)) is not None: return debugged
@@ -137,8 +138,8 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
     events.notify("kernel_ran", isa="ptx", kernel=k, native=nk is not None)
     st = time.perf_counter()
     if nk is not None:
-      threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget)
-      counters = [-(-threads // native.WARP), threads]   # the C path counts thread-instructions only
+      threads = native.launch(nk, mem, k, grid, block, params, dynamic_shared, budget, board.warp_size)
+      counters = [-(-threads // board.warp_size), threads]   # the C path counts thread-instructions only
     else:
       t1 = time.thread_time()  # CPU seconds, as the build estimate's
       with np.errstate(all="ignore"):

@@ -25,7 +25,6 @@ DONE, FAULT, BUDGET, UNSUPPORTED, TRAP = 0, 1, 2, 3, 4   # native_common.c's sta
 NSRC, NRES = 16, 4   # prelude.c: per thread, the operands and results of an instruction that combines threads
 GLOBAL_SPACE = 0
 SHARED_SPACE, PARAM_SPACE, LOCAL_SPACE, CONST_SPACE, MISALIGNED_ATOMIC = 1, 2, 3, 4, 5   # prelude.c's fault kinds
-WARP = 32   # thread-instructions per warp-instruction of the budget
 
 declined:collections.Counter = collections.Counter()
 
@@ -118,8 +117,9 @@ def cached(key:str):
   native.NOT_CACHED."""
   return native.cached(TAG, key, declined, lambda lib, rec: NativeKernel(lib, rec["messages"], rec["nsave"]))
 
-def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int) -> int:
-  """Run every CTA; returns the thread-instructions executed (raises as the numpy path does)."""
+def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, dynamic_shared:int, budget:int, warp:int) -> int:
+  """Run every CTA; returns the thread-instructions executed (raises as the numpy path does). The budget counts
+  warp-instructions, C thread-instructions: `warp` (the board's warp size) of them each."""
   shared = kernel.dynamic_base + dynamic_shared if dynamic_shared else kernel.shared_size
   tpc = block[0] * block[1] * block[2]
   smem, lmem, save, resume, xsrc, xres, act = nk.scratch(tpc, shared, kernel.local_size)
@@ -128,7 +128,7 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
           local=lmem.ctypes.data, local_size=kernel.local_size,
           params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2],
           dynamic_shared=dynamic_shared,
-          cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * WARP, used=0, save=save.ctypes.data, resume=resume.ctypes.data,
+          cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * warp, used=0, save=save.ctypes.data, resume=resume.ctypes.data,
           hints=nk.hints.ctypes.data, xsrc=xsrc.ctypes.data, xres=xres.ctypes.data, act=act.ctypes.data)
   status = nk.run(ctypes.byref(c))
   if status == FAULT:

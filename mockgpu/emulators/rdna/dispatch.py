@@ -5,6 +5,7 @@ import functools
 from dataclasses import dataclass
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 from mockgpu.errors import DispatchTooLarge, InstructionBudgetExceeded, Unmodelled
+from mockgpu.boards import WAVE32, WAVE64
 from mockgpu.compiler.rdna import semantics
 
 # what the executor holds for a dispatch: its workgroup ids (8 bytes each, 2 GiB at the limit) and the registers of at
@@ -39,7 +40,7 @@ class Dispatch:
   @property
   def wave_size(self) -> int:
     """Lanes per wave: CS_W32_EN set is wave32, clear wave64 (RDNA runs both; CDNA only wave64)."""
-    return 32 if self.wave32 else 64
+    return WAVE32 if self.wave32 else WAVE64
 
   def workgroup(self, linear:int) -> tuple[int, int, int]:
     """The (x, y, z) of the workgroup with linear index `linear` (x fastest)."""

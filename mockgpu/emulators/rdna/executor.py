@@ -11,6 +11,7 @@ import dataclasses, functools, gc, re, sys, time, weakref
 from typing import TYPE_CHECKING
 import numpy as np
 from mockgpu import config, events, replay
+from mockgpu.boards import WAVE64
 from mockgpu.compiler.cache import translated, remembered
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
@@ -146,7 +147,7 @@ def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
   st.V[0] = v0 if len(wg_ids) == 1 else np.tile(v0, (len(wg_ids), 1))  # read-only: registers are never written in place
   exec_mask = exec_mask.astype(np.uint64)
   st.S[126].reshape(len(wg_ids), waves_per_wg)[:] = exec_mask & 0xffffffff
-  if st.lanes == 64: st.S[127].reshape(len(wg_ids), waves_per_wg)[:] = exec_mask >> np.uint64(32)
+  if st.lanes == WAVE64: st.S[127].reshape(len(wg_ids), waves_per_wg)[:] = exec_mask >> np.uint64(32)
 
 @functools.lru_cache(maxsize=256)
 def _workgroup_lanes(block:tuple[int, int, int], comps:int, waves_per_wg:int, lanes:int) -> tuple[np.ndarray, np.ndarray]:

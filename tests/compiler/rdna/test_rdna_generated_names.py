@@ -52,7 +52,7 @@ def bound_names(src:str) -> set[str]:
 
 def translate(insts) -> str:
   code = b"".join(i.to_bytes() for i in insts)
-  return Translator(decode.blocks(decode.walk(code, "rdna3")), False, False).source()
+  return Translator(decode.blocks(decode.walk(code, "rdna3")), False, False, "rdna3", 32).source()
 
 @pytest.mark.parametrize("nblocks", [4, 40, 300])
 def test_generated_names_shadow_no_helper(nblocks):

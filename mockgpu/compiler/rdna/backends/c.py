@@ -20,6 +20,7 @@ barriers and turns the status of a fault into the same GPUPageFault the numpy pa
 from __future__ import annotations
 import os, re
 import numpy as np
+from mockgpu.boards import WAVE32, WAVE64
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name
 from mockgpu.compiler.rdna import operands as ops, program, semantics
@@ -274,7 +275,7 @@ def store_data(ctype:str, reg:int, count:int, d16:str|None=None) -> str:
 MAX_INSTRUCTIONS = 2000
 
 class CTranslator(Reads):
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):
     if ftz16: raise NoNative("flushed f16/f64 denormals")
     if sum(len(b.insts) for b in blocks) > MAX_INSTRUCTIONS:
       raise NoNative(f"a kernel of more than {MAX_INSTRUCTIONS} instructions (its C build would take minutes)")
@@ -368,7 +369,7 @@ class CTranslator(Reads):
     self.out(f"{{ const lanes_t ex = {self.exec_mask};" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
     inner = [*body, *(f"mk{d} |= (lanes_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
     self.out("  if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) {")
-    if self.wave == 64:
+    if self.wave == WAVE64:
       for ln in inner: self.out("    " + ln)
       self.out("  } else if ((lanes_t)(ex & (ex + 1)) == 0) for (int l = 0, n_ = FIRST_LANE(~ex); l < n_; l++) {")
     for ln in inner: self.out("    " + ln)
@@ -395,7 +396,7 @@ class CTranslator(Reads):
     if d is None or d == NULL: return None
     if d == EXEC + 1: raise NoNative("a lane mask written to EXEC_HI")  # VCC_HI is an ordinary SGPR in wave32
     if d >= 128 and d != EXEC: raise NoNative(f"mask destination {d}")
-    if self.wave == 64 and d & 1: raise NoNative(f"a wave64 lane mask in the odd SGPR {d}")
+    if self.wave == WAVE64 and d & 1: raise NoNative(f"a wave64 lane mask in the odd SGPR {d}")
     return d
 
   # *** VALU ***
@@ -463,7 +464,7 @@ class CTranslator(Reads):
   def wmma(self, op:ops.Wmma):
     """v_wmma_*: the prelude's wmma over the wave, given the row's kinds and the family's layout (semantics WMMA,
     WMMA_LAYOUT): D to the active lanes."""
-    if self.wave != 32: raise NoNative("WMMA in a wave64 wave")
+    if self.wave != WAVE32: raise NoNative("WMMA in a wave64 wave")
     # RDNA4's forms are numpy_runtime.wmma_rdna4's: float ones summed exactly (the prelude sums in float64, in K order,
     # which is exact only while the products' exponents span 53 bits), iu4's K=32 layout and the sparse SWMMAC there
     if op.layout == "rdna4" and (op.kind_in != "iu8" or getattr(op, "index", None) is not None):
@@ -517,9 +518,9 @@ class CTranslator(Reads):
     copy = lambda: self.lanes([f"V({op.dst})[l] = g_[l];"])
     self.vregs.add(op.dst)
     if op.width == 64:
-      if self.wave != 64: return
+      if self.wave != WAVE64: return
       self.out("{")
-      return self.cross_lane(op.src, "l ^ 32", "1", "1", copy)
+      return self.cross_lane(op.src, f"l ^ {self.wave // 2}", "1", "1", copy)
     if op.sel_vgpr is not None:   # the _var forms: each lane's select from its own VGPR
       self.vregs.add(op.sel_vgpr)
       self.out("{")

@@ -19,6 +19,7 @@ from mockgpu.compiler.rdna.decode import Block, Bad, op_name, BARRIERS, INVALID,
 from mockgpu.compiler.rdna import operands as ops, program, semantics
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, M0, failure
 import numpy as np
+from mockgpu.boards import WAVE32, WAVE64
 from mockgpu.compiler.rdna.semantics import lang
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS
 from mockgpu.compiler.rdna.backends.reads import Reads
@@ -167,7 +168,7 @@ def split_subset(src:str) -> str:
   return head + f"SUBSET_LINE = {head.count(chr(10))}\nSUBSET_SOURCE = {sep + tail!r}\n"
 
 class Translator(Reads):
-  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str="rdna3", wave:int=32, ieee:bool=True):
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):
     self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
     self.ieee = ieee  # MODE.IEEE (program.valu)
     self.index = {b.start: k for k, b in enumerate(blocks)}
@@ -262,7 +263,7 @@ class Translator(Reads):
   def raw_const(self, bits:int, width:int) -> str: return f"u32(0x{bits:x})" if width <= 32 else f"u64(0x{bits:x})"
   def sdwa(self, code:str, sel:int, sext:bool) -> str: return f"sdwa_src({code}, {sel}, {sext})"
   def read_vcc(self) -> str: return f"unpack({self.mask(self.mask_in)})" if self.mask_in != NULL else "np.False_"
-  def read_lane(self) -> str: return "LANE" if self.wave == 32 else "LANE64"
+  def read_lane(self) -> str: return "LANE" if self.wave == WAVE32 else "LANE64"
   def read_scc(self) -> str: return "S[253][w]"
   def read_exec(self) -> str: return f"{self.mask(EXEC)}.copy()"  # copied: the instruction writes EXEC before D
   def read_pc(self) -> str: return f"u64(st.pgm + {self.pc})"
@@ -273,23 +274,23 @@ class Translator(Reads):
   # *** lane masks: an SGPR in wave32, a pair in wave64 ***
   def mask(self, d:int) -> str:
     """Code reading the lane mask in SGPR d (d and d + 1 in wave64)."""
-    return f"S[{d}][w]" if self.wave == 32 else f"r64(S[{d}][w], S[{d + 1}][w])"
+    return f"S[{d}][w]" if self.wave == WAVE32 else f"r64(S[{d}][w], S[{d + 1}][w])"
 
   def set_mask(self, d:int, code:str, indent:str="") -> list[str]:
     """Lines writing the lane mask code (uint32, or uint64 in wave64) to SGPR d (and d + 1)."""
-    if self.wave == 32: return [f"{indent}S[{d}][w] = {code}"]
+    if self.wave == WAVE32: return [f"{indent}S[{d}][w] = {code}"]
     return [f"{indent}_t = {code}", f"{indent}S[{d}][w] = lo32(_t)", f"{indent}S[{d + 1}][w] = hi32(_t)"]
 
   def pack(self, bools:str) -> str:
-    return f"pack({bools}, n)" if self.wave == 32 else f"pack({bools}, n, 64)"
+    return f"pack({bools}, n, {self.wave})"
 
   def refresh_exec(self, d:int, n:int):
     """After a write of SGPRs d .. d+n-1: EXEC as lanes again if they hold (part of) it."""
-    if d <= EXEC + (self.wave == 64) and d + n > EXEC: self.out(f"m, full = em({self.mask(EXEC)})")
+    if d <= EXEC + (self.wave == WAVE64) and d + n > EXEC: self.out(f"m, full = em({self.mask(EXEC)})")
 
   def mention(self, d:int) -> re.Pattern:
     """Any use of lane-mask SGPR d (and d + 1 in wave64) in a line."""
-    return re.compile(rf"\bS\[{d}\]" if self.wave == 32 else rf"\bS\[(?:{d}|{d + 1})\]")
+    return re.compile(rf"\bS\[{d}\]" if self.wave == WAVE32 else rf"\bS\[(?:{d}|{d + 1})\]")
 
   # *** vector writes ***
   def vwrite(self, d:int, t:str, expr:str, hi:bool=False, sdwa:tuple[int, int]|None=None):
@@ -312,7 +313,7 @@ class Translator(Reads):
     if d is None or d == NULL: return
     # wave32: VCC_HI is an ordinary SGPR (LLVM allocates it, e.g. v_cmp_eq_f64_e64 vcc_hi, ...); EXEC_HI is not
     if d == EXEC + 1: raise Unsupported("a lane mask written to EXEC_HI (wave64 only)")
-    if self.wave == 64 and d & 1: raise Unsupported(f"a wave64 lane mask written to the odd SGPR {d}")
+    if self.wave == WAVE64 and d & 1: raise Unsupported(f"a wave64 lane mask written to the odd SGPR {d}")
     if d == EXEC:
       for ln in self.set_mask(d, self.pack(f"({bool_expr}) & m")): self.out(ln)
       return self.refresh_exec(d, 1)
@@ -375,7 +376,7 @@ class Translator(Reads):
     self.vwrite(op.dst, "b32", "d")
 
   def wmma(self, op:ops.Wmma):
-    if self.wave != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
+    if self.wave != WAVE32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = ["[" + ", ".join(f"V[{r}][w]" for r in block) + "]" for block in (op.a, op.b, op.c)]
     index = "None" if op.index is None else f"V[{op.index}][w]"
     self.out(f"_d = wmma({regs[0]}, {regs[1]}, {regs[2]}, {op.kind_in!r}, {op.kind_out!r}, {op.hi}, {op.signed}, {op.clamp}, "
@@ -397,7 +398,8 @@ class Translator(Reads):
 
   def writelane(self, op:ops.WriteLane):
     lane = self.raw(op.lane, 32, vec=False)
-    self.out(f"_l = unpack(u32(1) << ({lane} & 31))" if self.wave == 32 else f"_l = unpack(u64(1) << ({lane} & 63).astype(u64))")
+    bit = f"u32(1) << ({lane} & {self.wave - 1})" if self.wave == WAVE32 else f"u64(1) << ({lane} & {self.wave - 1}).astype(u64)"
+    self.out(f"_l = unpack({bit})")
     self.out(f"vw(V, {op.dst}, w, {self.raw(op.value, 32, vec=True)}, _l, False)  # EXEC does not apply")
 
   def mode(self, op:ops.Mode):
@@ -410,7 +412,7 @@ class Translator(Reads):
 
   def permlane(self, op:ops.Permlane):
     if op.width == 64:
-      if self.wave == 64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], 32, axis=1), m, full)")
+      if self.wave == WAVE64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], {self.wave // 2}, axis=1), m, full)")
       return
     if op.sel_vgpr is not None:
       self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, None, None, {op.cross}, {op.fi}, {op.bound_ctrl}, V[{op.sel_vgpr}][w])")
@@ -446,7 +448,7 @@ class Translator(Reads):
     prog = program.salu(op, self.sem, self.wave, self.ftz32, self.ftz16, self.ieee)
     self.body(prog, vec=False)
     if "exec" in prog.out:
-      for ln in self.set_mask(EXEC, "bits32(exec)" if self.wave == 32 else "as_u64(exec)"): self.out(ln)
+      for ln in self.set_mask(EXEC, "bits32(exec)" if self.wave == WAVE32 else "as_u64(exec)"): self.out(ln)
       self.refresh_exec(EXEC, 1)
     if "scc" in prog.out: self.out("S[253][w] = (scc).astype(u32)")
     if "d" in prog.out: self.swrite(op.dst, prog.dst, "d")

@@ -27,6 +27,7 @@ float32), on every host CPU.
 from __future__ import annotations
 import functools
 import numpy as np
+from mockgpu.boards import WAVE32
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum
@@ -53,11 +54,11 @@ def unpack(x) -> np.ndarray:
   else: x, lanes = x.astype(u32, copy=False), LANE
   return ((x.reshape(-1)[:, None] if x.ndim == 0 else x[:, None]) >> lanes & 1).astype(bool)
 
-def pack(b, n:int, lanes:int=32) -> np.ndarray:
+def pack(b, n:int, lanes:int) -> np.ndarray:
   """bool [waves, lanes] (or broadcastable) -> the lane mask per wave (uint32 for 32 lanes, uint64 for 64)."""
   if getattr(b, "shape", None) != (n, lanes): b = np.broadcast_to(b, (n, lanes))
   b = np.ascontiguousarray(b, dtype=bool)
-  return np.packbits(b, axis=1, bitorder="little").view(u32 if lanes == 32 else u64).reshape(n)
+  return np.packbits(b, axis=1, bitorder="little").view(u32 if lanes == WAVE32 else u64).reshape(n)
 
 _ALL_LANES:dict[tuple[int, int], np.ndarray] = {}
 _FULL_EXEC:dict[tuple[int, int], bytes] = {}

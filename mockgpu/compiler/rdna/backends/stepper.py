@@ -7,7 +7,7 @@ instruction reads its registers, evaluates its row (the row's numpy rendering, o
 results as the ISA describes, memory lane by lane. It is the oracle the fast backends are tested against
 (tests/compiler/rdna/test_rdna_stepper.py) and the ground of a debugger:
 
-  st = Stepper(code, lanes=32, state=WaveState.empty(32, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
+  st = Stepper(code, arch=d.arch, lanes=d.wave_size, state=WaveState.empty(d.wave_size, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
   st.step()            # one instruction; st.pc is the byte offset of the next from the kernel's entry
   snapshot = st.state.copy()
   st.run()             # to s_endpgm
@@ -15,6 +15,7 @@ results as the ISA describes, memory lane by lane. It is the oracle the fast bac
 from __future__ import annotations
 from dataclasses import dataclass, field, replace
 import numpy as np
+from mockgpu.boards import WAVE32, WAVE64
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.memory import AddressSpace
 from mockgpu.compiler.rdna import buffer, decode, operands as ops, program, semantics
@@ -56,10 +57,10 @@ class WaveState:
   def lanes(self) -> int: return self.vgpr.shape[1]
   def mask(self, r:int) -> int:
     """The lane mask in SGPR r (the pair r, r + 1 in wave64)."""
-    return int(self.sgpr[r]) | (int(self.sgpr[r + 1]) << 32 if self.lanes == 64 else 0)
+    return int(self.sgpr[r]) | (int(self.sgpr[r + 1]) << 32 if self.lanes == WAVE64 else 0)
   def set_mask(self, r:int, x:int):
     self.sgpr[r] = x & 0xffffffff
-    if self.lanes == 64: self.sgpr[r + 1] = (x >> 32) & 0xffffffff
+    if self.lanes == WAVE64: self.sgpr[r + 1] = (x >> 32) & 0xffffffff
   @property
   def exec(self) -> int: return self.mask(EXEC)
   @exec.setter
@@ -115,7 +116,7 @@ def bits(value, isa:str) -> np.ndarray:
   return np.asarray(value).astype(UINT[width])
 
 class Stepper(Reads):
-  def __init__(self, code:bytes, *, arch:str="rdna3", lanes:int=32, state:WaveState|None=None, mem:AddressSpace|None=None,
+  def __init__(self, code:bytes, *, arch:str, lanes:int, state:WaveState|None=None, mem:AddressSpace|None=None,
                pgm:int=0, ftz32:bool=False, ftz16:bool=False, scratch_base:int=0, ieee:bool=True, like:Stepper|None=None,
                vgprs:int|None=None):
     """like: a stepper of the same code whose decoded instructions and lowered ops this one shares (the waves of a
@@ -224,7 +225,7 @@ class Stepper(Reads):
     """A lane mask result (compares, carries): one bit per active lane, 0 for the others."""
     if d is None or d == NULL: return
     if d == EXEC + 1: raise Unsupported("a lane mask written to EXEC_HI (wave64 only)")
-    if self.lanes == 64 and d & 1: raise Unsupported(f"a wave64 lane mask written to the odd SGPR {d}")
+    if self.lanes == WAVE64 and d & 1: raise Unsupported(f"a wave64 lane mask written to the odd SGPR {d}")
     self.state.set_mask(d, lane_bits(np.broadcast_to(bools, (self.lanes,)) & lanes))
 
   # *** vector ALU ***
@@ -267,7 +268,7 @@ class Stepper(Reads):
     self.vwrite(op.dst, "b32", evaluate(prog, lambda e: self.read(e, vec=True))["d"], self.state.active())
 
   def wmma(self, op:ops.Wmma):
-    if self.lanes != 32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
+    if self.lanes != WAVE32: raise Unsupported("WMMA in a wave64 wave (its wave64 register layout is not modelled)")
     regs = [[self.state.vgpr[self.vreg(r)][None, :] for r in block] for block in (op.a, op.b, op.c)]
     index = None if op.index is None else self.state.vgpr[self.vreg(op.index)][None, :]
     d = numpy_runtime.wmma(*regs, op.kind_in, op.kind_out, op.hi, op.signed, op.clamp, op.layout, op.fp8, index, op.index_key)
@@ -298,7 +299,7 @@ class Stepper(Reads):
   def permlane(self, op:ops.Permlane):
     lanes, x = self.state.active(), self.state.vgpr[self.vreg(op.src)].copy()
     if op.width == 64:
-      if self.lanes == 64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, 32), self.state.vgpr[op.dst])
+      if self.lanes == WAVE64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, self.lanes // 2), self.state.vgpr[op.dst])
       return
     if op.sel_vgpr is not None:
       sel_lanes = self.state.vgpr[self.vreg(op.sel_vgpr)].copy()[None]

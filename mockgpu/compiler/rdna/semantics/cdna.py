@@ -15,6 +15,7 @@ str_pcode) plus the rows CDNA computes differently. semantics/cdna4.py is this t
               after the user SGPRs (as RDNA3).
 """
 from __future__ import annotations
+from mockgpu.boards import WAVE64
 from mockgpu.compiler.rdna.semantics import rdna3
 from mockgpu.compiler.rdna.semantics.lang import table, WIDTH
 
@@ -245,7 +246,7 @@ WMMA_LAYOUT = None
 # s_movrel* reach s0..s101 (gfx9: 102 SGPRs, then FLAT_SCRATCH and XNACK_MASK); s_trap's ID is SIMM16[7:0]
 SGPRS = 102
 TRAP_ID_BITS = 8
-VGPR_GRANULES = {64: 8}  # gfx90a+: VGPRs and AGPRs together (cdna.VGPR_GRANULE)
+VGPR_GRANULES = {WAVE64: 8}  # gfx90a+: VGPRs and AGPRs together (cdna.VGPR_GRANULE)
 
 # v_mfma_*: the forms gfx942 has that compiler/rdna/gfx9.MFMAShape models (the xf32, sparse SMFMAC and f8f6f4 forms
 # are not modelled); FP8 names the fp8/bf8 formats (FNUZ on gfx942)

@@ -12,6 +12,7 @@ hardware's do. Scalar rows (SOP) read a, b, d (the destination's old value), `sc
 `exec`, `pc` (this instruction's address) and write d, `scc`, `exec`.
 """
 from __future__ import annotations
+from mockgpu.boards import WAVE32, WAVE64
 from mockgpu.compiler.rdna.semantics.lang import table
 
 FAMILY = "rdna3"
@@ -543,7 +544,7 @@ SGPRS = 106
 TRAP_ID_BITS = 8
 # RSRC1.GRANULATED_WORKITEM_VGPR_COUNT's unit by wave size (gfx10+): a wave has (count + 1) * unit VGPRs, the ones an
 # M0-relative VGPR index may reach
-VGPR_GRANULES = {32: 8, 64: 4}
+VGPR_GRANULES = {WAVE32: 8, WAVE64: 4}
 
 # *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
 # raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its
