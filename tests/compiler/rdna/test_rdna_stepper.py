@@ -21,7 +21,7 @@ from support.rdna_stepper import DATA_S, DATA_V, Gen, ISAS, _kernel, _run, _word
 def test_state_is_visible_and_copyable_between_instructions():
   code = _words(I.v_add_nc_u32_e32(v[1], 5, v[0]), I.s_mov_b32(s[3], 7), I.s_cmp_eq_u32(s[3], 7), I.s_cbranch_scc1(simm16=1),
                 I.v_mov_b32_e32(v[1], 0), I.v_cmp_gt_u32_e32(3, v[0]), I.s_endpgm())
-  st = Stepper(code, state=WaveState.empty(32, vgprs={0: np.arange(32)}))
+  st = Stepper(code, arch="rdna3", lanes=32, state=WaveState.empty(32, vgprs={0: np.arange(32)}))
   st.step()
   assert st.pc == 4 and (st.state.vgpr[1] == np.arange(32) + 5).all()
   before = st.state.copy()
