@@ -298,7 +298,8 @@ class Stepper(Reads):
   def permlane(self, op:ops.Permlane):
     lanes, x = self.state.active(), self.state.vgpr[self.vreg(op.src)].copy()
     if op.width == 64:
-      if self.lanes == 64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, 32), self.state.vgpr[op.dst])
+      val, ok = numpy_runtime.permlane64(x[None], lanes[None])
+      self.state.vgpr[self.vreg(op.dst)] = np.where(ok[0], val[0], self.state.vgpr[op.dst])
       return
     if op.sel_vgpr is not None:
       sel_lanes = self.state.vgpr[self.vreg(op.sel_vgpr)].copy()[None]
