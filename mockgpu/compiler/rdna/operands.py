@@ -790,6 +790,32 @@ def dpp8_lanes(sels, wave:int) -> np.ndarray:
   lane = np.arange(wave)
   return (lane & ~7) | np.asarray(sels)[lane & 7]
 
+def permlane16_lanes(selects, cross:bool, wave:int) -> np.ndarray:
+  """v_permlane16/x16 (and the _var forms): each lane's source lane, given each lane's 4-bit select ([..., wave]; the
+  _var forms' VGPR, bits 3:0, or permlane16_selects of the SGPR pair). Lane i of row r (16 lanes) reads lane select_i of
+  row r, or with cross (x16) of row r ^ 1 (0<->1, 2<->3)."""
+  lane = np.arange(wave)
+  return (((lane >> 4) ^ int(cross)) << 4) + (np.asarray(selects).astype(np.int64) & 15)
+
+def permlane16_nibble(wave:int) -> np.ndarray:
+  """Which nibble of the 64-bit select {sel_hi, sel_lo} each lane of v_permlane16/x16 reads (lane i of a row: nibble i)."""
+  return np.arange(wave) & 15
+
+def permlane16_selects(sel64, wave:int) -> np.ndarray:
+  """Each lane's select from the 64-bit {sel_hi, sel_lo} (an int, or an array [n] -> [n, wave])."""
+  shift = (4 * permlane16_nibble(wave)).astype(np.uint64)
+  return ((np.asarray(sel64, np.uint64)[..., None] >> shift) & np.uint64(15)).astype(np.int64)
+
+def permlane16_table(cross:bool, wave:int) -> np.ndarray:
+  """permlane16_lanes for every select value, [16, wave]: row n holds the source lanes when every lane selects n (the
+  C backend bakes it and indexes it by each lane's select)."""
+  return permlane16_lanes(np.repeat(np.arange(16)[:, None], wave, 1), cross, wave)
+
+def permlane64_lanes(wave:int) -> np.ndarray|None:
+  """v_permlane64_b32: lane i reads lane i ^ 32 (0<->32, ..., 31<->63) of a wave64, active or not; None in wave32
+  (the op is a NOP there)."""
+  return np.arange(wave) ^ 32 if wave == 64 else None
+
 # *** scalar ***
 
 def _sop1(inst, name, pc, sem):

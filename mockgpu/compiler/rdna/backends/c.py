@@ -517,18 +517,22 @@ class CTranslator(Reads):
     them) and v_permlane64 (lane ^ 32 of a wave64, active or not; nothing in wave32)."""
     copy = lambda: self.lanes([f"V({op.dst})[l] = g_[l];"])
     self.vregs.add(op.dst)
+    ints = lambda xs: ", ".join(str(int(x)) for x in np.asarray(xs).reshape(-1))
     if op.width == 64:
-      if self.wave != WAVE64: return
-      self.out("{")
-      return self.cross_lane(op.src, f"l ^ {self.wave // 2}", "1", "1", copy)
+      if (src64 := ops.permlane64_lanes(self.wave)) is None: return
+      self.out(f"{{ static const int8_t psrc_[{self.wave}] = {{{ints(src64)}}};")
+      return self.cross_lane(op.src, "psrc_[l]", "1", "1", copy)
+    # operands.permlane16_table: the source lane for each select value and lane, indexed by the lane's select nibble
+    table = f"static const int8_t ptab_[16][{self.wave}] = {{{ints(ops.permlane16_table(op.cross, self.wave))}}};"
     if op.sel_vgpr is not None:   # the _var forms: each lane's select from its own VGPR
       self.vregs.add(op.sel_vgpr)
-      self.out("{")
-      src = f"((((l >> 4) ^ {int(op.cross)}) << 4) + (int)(V({op.sel_vgpr})[l] & 15))"
+      self.out(f"{{ {table}")
+      src = f"ptab_[V({op.sel_vgpr})[l] & 15][l]"
     else:
       sel = f"R64({self.raw(op.sel_lo, 32, vec=False)}, {self.raw(op.sel_hi, 32, vec=False)})"
-      self.out(f"{{ const uint64_t sel_ = {sel};")
-      src = f"((((l >> 4) ^ {int(op.cross)}) << 4) + (int)((sel_ >> (4 * (l & 15))) & 15))"
+      nib = f"static const int8_t pnib_[{self.wave}] = {{{ints(ops.permlane16_nibble(self.wave))}}};"
+      self.out(f"{{ {table} {nib} const uint64_t sel_ = {sel};")
+      src = "ptab_[(sel_ >> (4 * pnib_[l])) & 15][l]"
     self.cross_lane(op.src, src, f"((e_ >> {src} & 1) || {int(op.fi)})", f"(ok_ || {int(op.bound_ctrl)})", copy)
 
   def ds_swizzle(self, op:ops.DsSwizzle):

@@ -412,7 +412,7 @@ class Translator(Reads):
 
   def permlane(self, op:ops.Permlane):
     if op.width == 64:
-      if self.wave == WAVE64: self.out(f"vw(V, {op.dst}, w, np.roll(V[{op.src}][w], {self.wave // 2}, axis=1), m, full)")
+      if ops.permlane64_lanes(self.wave) is not None: self.out(f"vw(V, {op.dst}, w, permlane64(V[{op.src}][w], m)[0], m, full)")
       return
     if op.sel_vgpr is not None:
       self.out(f"_v, _ok = permlane16(V[{op.src}][w], m, None, None, {op.cross}, {op.fi}, {op.bound_ctrl}, V[{op.sel_vgpr}][w])")

@@ -29,7 +29,7 @@ import functools
 import numpy as np
 from mockgpu.boards import WAVE32
 from mockgpu.compiler import native
-from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes
+from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes, permlane16_lanes, permlane16_selects, permlane64_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table, f32_to_ocp8, f32_to_fnuz8  # noqa: F401
@@ -833,12 +833,18 @@ def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, ba
 def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool, sel_lanes=None):
   """v_permlane16/x16_b32 (operands.Permlane): each lane's value and which lanes are written. x, m: [n, lanes];
   sel_lo, sel_hi: the per-wave lane selects [n]; sel_lanes (the _var forms): each lane's own select [n, lanes]."""
-  lane = np.arange(x.shape[1])
-  if sel_lanes is not None: sel = np.asarray(sel_lanes).astype(u64) & u64(15)
-  else: sel = (r64(sel_lo, sel_hi)[:, None] >> (4 * (lane % 16)).astype(u64)) & u64(15)
-  src = ((lane // 16) ^ int(cross)) * 16 + sel.astype(np.int64)
+  wave = x.shape[1]
+  sel = np.asarray(sel_lanes) if sel_lanes is not None else permlane16_selects(r64(sel_lo, sel_hi), wave)
+  src = np.broadcast_to(permlane16_lanes(sel, cross, wave), x.shape)
   ok = np.take_along_axis(m, src, 1) | fi
   return np.where(ok, np.take_along_axis(np.asarray(x), src, 1), u32(0)), ok | bound_ctrl
+
+def permlane64(x, m):
+  """v_permlane64_b32 (operands.permlane64_lanes): each lane's value [n, 64] and which lanes are written (the active
+  ones; every source is read, active or not); in wave32 nothing is."""
+  src = permlane64_lanes(m.shape[1])
+  if src is None: return np.asarray(x), np.zeros(m.shape, bool)
+  return np.asarray(x)[:, src], m
 
 def dpp8(x, m, sels:list[int], fetch_inactive:bool):
   """DPP8 operand: lane i reads lane (i & ~7) | sels[i & 7]; an inactive source reads 0 unless FI."""

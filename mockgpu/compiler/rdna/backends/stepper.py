@@ -4,7 +4,9 @@ between instructions.
 It reads the same operand model (operands.py) and the same semantics rows (program.py) as the numpy and C backends,
 but it is a plain interpreter: nothing is translated ahead, no lane mask is kept aside, no waves are grouped; each
 instruction reads its registers, evaluates its row (the row's numpy rendering, over this wave's lanes) and writes its
-results as the ISA describes, memory lane by lane. It is the oracle the fast backends are tested against
+results as the ISA describes, memory lane by lane. Cross-lane selections (DPP, the permlanes, ds_swizzle and
+ds_permute/bpermute) are the numpy path's functions (numpy_runtime, numpy_memory) over this one wave, which read the
+operand model's lane tables. It is the oracle the fast backends are tested against
 (tests/compiler/rdna/test_rdna_stepper.py) and the ground of a debugger:
 
   st = Stepper(code, arch=d.arch, lanes=d.wave_size, state=WaveState.empty(d.wave_size, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
@@ -23,7 +25,7 @@ from mockgpu.compiler.rdna.decode import Bad
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, NULL, M0, failure
 from mockgpu.compiler.rdna.faults import at_pc, instruction_error, outside, misaligned, relative_error, jump_error, trap_error
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
-from mockgpu.compiler.rdna.backends import numpy_runtime
+from mockgpu.compiler.rdna.backends import numpy_memory, numpy_runtime
 from mockgpu.compiler.rdna.backends.numpy import np_body, bad_vgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
 
@@ -238,16 +240,12 @@ class Stepper(Reads):
     return prog, evaluate(prog, lambda e: self.read(e, vec=True)), lanes
 
   def dpp_source(self, dpp:ops.Dpp, lanes:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A DPP source: each lane's source lane's value (0 where that is off the row or inactive without FI), and the
-    lanes the op then writes."""
-    x = self.state.vgpr[self.vreg(dpp.vsrc)]
-    if dpp.ctrl is None:
-      src = ops.dpp8_lanes(dpp.sels, self.lanes)
-      ok = lanes[src] | dpp.fetch_inactive
-      return np.where(ok, x[src], 0).astype(np.uint32), lanes
-    src, exists = ops.dpp16_lanes(dpp.ctrl, self.lanes)
-    ok = exists & (lanes[src] | dpp.fetch_inactive)
-    return np.where(ok, x[src], 0).astype(np.uint32), lanes & (ok | dpp.bound_ctrl) & ops.dpp16_enabled(dpp.row_mask, dpp.bank_mask, self.lanes)
+    """A DPP source (numpy_runtime.dpp16 / dpp8, the numpy path's, over this one wave): each lane's source lane's value
+    and the lanes the op then writes."""
+    x = self.state.vgpr[self.vreg(dpp.vsrc)][None]
+    if dpp.ctrl is None: val, ok = numpy_runtime.dpp8(x, lanes[None], list(dpp.sels), dpp.fetch_inactive)
+    else: val, ok = numpy_runtime.dpp16(x, lanes[None], dpp.ctrl, dpp.bound_ctrl, dpp.fetch_inactive, dpp.row_mask, dpp.bank_mask)
+    return val[0], lanes & ok[0]
 
   def valu(self, op:ops.Valu):
     prog, out, lanes = self.valu_outputs(op)
@@ -299,7 +297,8 @@ class Stepper(Reads):
   def permlane(self, op:ops.Permlane):
     lanes, x = self.state.active(), self.state.vgpr[self.vreg(op.src)].copy()
     if op.width == 64:
-      if self.lanes == WAVE64: self.state.vgpr[self.vreg(op.dst)] = np.where(lanes, np.roll(x, self.lanes // 2), self.state.vgpr[op.dst])
+      val, ok = numpy_runtime.permlane64(x[None], lanes[None])
+      self.state.vgpr[self.vreg(op.dst)] = np.where(ok[0], val[0], self.state.vgpr[op.dst])
       return
     if op.sel_vgpr is not None:
       sel_lanes = self.state.vgpr[self.vreg(op.sel_vgpr)].copy()[None]
@@ -505,20 +504,17 @@ class Stepper(Reads):
     for (lanes, idx), data in zip(parts, op.regs): self.lds_put(idx, self.store_data(data, lanes, dt, op.ndw, None))
 
   def ds_permute(self, op:ops.DsPermute):
-    st = self.state
-    lanes = st.active()
-    src = ((st.vgpr[self.vreg(op.addr)].astype(np.int64) + op.offset) >> 2) & (self.lanes - 1)
-    data = st.vgpr[self.vreg(op.data)]
-    out = np.zeros(self.lanes, np.uint32)
-    if op.back: out = np.where(lanes[src], data[src], 0).astype(np.uint32)   # each lane reads lane src
-    else:
-      for l in np.nonzero(lanes)[0]: out[src[l]] = data[l]                    # each lane writes lane src: the highest wins
+    """ds_permute/bpermute_b32: numpy_memory's, the numpy path's, over this one wave."""
+    st, lanes = self.state, self.state.active()
+    idx = (st.vgpr[self.vreg(op.addr)] + np.uint32(op.offset)) >> 2
+    fn = numpy_memory.bpermute if op.back else numpy_memory.permute
+    out = fn(idx[None], st.vgpr[self.vreg(op.data)][None], lanes[None])[0]
     st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[op.dst])
 
   def ds_swizzle(self, op:ops.DsSwizzle):
-    st = self.state
-    lanes, src = st.active(), ops.swizzle_lanes(op.offset, self.lanes)
-    out = np.where(lanes[src], st.vgpr[self.vreg(op.data)][src], 0).astype(np.uint32)
+    """ds_swizzle_b32: numpy_memory.swizzle (operands.swizzle_lanes) over this one wave."""
+    st, lanes = self.state, self.state.active()
+    out = numpy_memory.swizzle(st.vgpr[self.vreg(op.data)][None], lanes[None], op.offset)[0]
     st.vgpr[self.vreg(op.dst)] = np.where(lanes, out, st.vgpr[self.vreg(op.dst)])
 
   # *** atomics: lane after lane, each lane reading all its words before writing them ***
