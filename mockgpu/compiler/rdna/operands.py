@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from tinygrad.renderer.amd.dsl import Inst, Reg, SrcField, VGPRField
 from mockgpu.compiler.rdna.decode import op_name, branch_target, imm_offset, BRANCHES, INVALID, describe, invalid_operand
+from mockgpu.boards import WAVE64
 from mockgpu.compiler.rdna import errata
 from mockgpu.compiler.rdna.semantics.lang import WIDTH
 from mockgpu.compiler.rdna.gfx9 import bitop3_table, flat_offset, MFMAShape
@@ -814,7 +815,7 @@ def permlane16_table(cross:bool, wave:int) -> np.ndarray:
 def permlane64_lanes(wave:int) -> np.ndarray|None:
   """v_permlane64_b32: lane i reads lane i ^ 32 (0<->32, ..., 31<->63) of a wave64, active or not; None in wave32
   (the op is a NOP there)."""
-  return np.arange(wave) ^ 32 if wave == 64 else None
+  return np.arange(wave) ^ (WAVE64 // 2) if wave == WAVE64 else None
 
 # *** scalar ***
 
