@@ -1,11 +1,40 @@
-"""The float formats narrower than f32 that both ISAs read: the fp8 formats (OCP E4M3/E5M2, and gfx942's FNUZ ones),
-each code's value, and the conversions to and from them that the RDNA/CDNA and PTX numpy runtimes compute.
+"""The float formats narrower than f32 that both ISAs read: bf16, and the fp8 formats (OCP E4M3/E5M2, and gfx942's FNUZ
+ones) with each code's value; the conversions to and from them that the RDNA/CDNA and PTX numpy runtimes compute.
 
 Ground floor: imports nothing of mockgpu. The C preludes compute the same, one value at a time.
 """
 from __future__ import annotations
 import functools
 import numpy as np
+
+# *** bf16 ***
+
+def bf16_to_f32(u):
+  """bf16 bits (uint16) as f32, exactly."""
+  return (np.asarray(u, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32) if np.ndim(u) else \
+    np.uint32(int(u) << 16).view(np.float32)
+
+def bf16bits(x) -> np.ndarray:
+  """An f32 value rounded to bf16 (to nearest even; a NaN stays a NaN, quieted) as the 16 bits of a register half."""
+  u = np.asarray(x, np.float32).view(np.uint32)
+  r = np.where(np.isnan(np.asarray(x, np.float32)), u | np.uint32(0x400000), u + np.uint32(0x7fff) + ((u >> 16) & 1))
+  return (r >> 16).astype(np.uint32)
+
+def bf16bits_f64(x) -> np.ndarray:
+  """An f64 value rounded once to bf16 (to nearest even) as 16 bits: rounded to f32 to odd first (the f32 bits of the
+  value truncated toward zero, the last bit set where inexact), which then rounds to bf16 as x itself would."""
+  x = np.asarray(x, np.float64)
+  f = x.astype(np.float32)
+  b = f.view(np.uint32)
+  inexact = (f.astype(np.float64) != x) & ~np.isnan(x)
+  b = np.where(inexact & (np.abs(f.astype(np.float64)) > np.abs(x)), b - np.uint32(1), b)  # the magnitude toward zero
+  return bf16bits(np.where(inexact, b | np.uint32(1), b).astype(np.uint32).view(np.float32))
+
+def rbf16(x) -> np.ndarray:
+  """An f32 value rounded to the nearest bf16 value (as an f32)."""
+  return (bf16bits(x) << 16).astype(np.uint32).view(np.float32)
+
+# *** fp8 ***
 
 # fp8 formats: (exponent bits, mantissa bits, exponent bias, has inf, the NaN codes). OCP (RDNA4, gfx950, PTX's
 # e4m3/e5m2): e4m3 (E4M3FN) has no infinity, S.1111.111 its NaNs; e5m2 is IEEE-like (S.11111.00 infinity). gfx942's

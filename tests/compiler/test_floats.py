@@ -38,3 +38,12 @@ def test_the_conversions_past_the_largest_value():
   assert floats.f32_to_ocp8(big, "e5m2").tolist() == [0x7c, 0xfc, 0x7c]      # infinity
   assert floats.f32_to_fnuz8(big, "e4m3fnuz").tolist() == [0x80, 0x80, 0x80]
   assert floats.to_fp8(big.astype(np.float64), "e4m3").tolist() == [0x7e, 0xfe, 0x7e]   # PTX .satfinite
+
+def test_bf16_rounds_to_nearest_even_once_and_quiets_nans():
+  x = np.array([1 + 2**-8, 1 + 3 * 2**-8, -2.0], np.float32)
+  assert floats.bf16bits(x).tolist() == [0x3f80, 0x3f82, 0xc000]
+  assert floats.bf16bits(np.array([0x7f800001], np.uint32).view(np.float32)).tolist() == [0x7fc0]
+  # just above a tie in f64: rounded to f32 first it would be the tie, and go to even
+  assert floats.bf16bits_f64(np.array([1 + 2**-8 + 2**-40])).tolist() == [0x3f81]
+  assert floats.rbf16(x).tolist() == [1.0, 1 + 2**-6, -2.0]
+  assert floats.bf16_to_f32(np.array([0x3f81], np.uint16)).tolist() == [1 + 2**-7] and floats.bf16_to_f32(0xc000) == -2.0

@@ -27,7 +27,7 @@ import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx.types import Fmt, F32, FMTS, INT_RANGE
-from mockgpu.compiler.floats import to_fp8, fp8_to_f16  # noqa: F401 (the PTX runtime's names)
+from mockgpu.compiler.floats import to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import two_sum, two_prod, nudge64, fma64, round_fraction  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import op_with_error_sign as _exact
 
@@ -35,10 +35,6 @@ F64 = np.float64
 U64 = np.uint64
 
 # *** conversions between storage and float64 ***
-
-def bf16_to_f32(u):
-  return (np.asarray(u, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32) if np.ndim(u) else \
-    np.uint32(int(u) << 16).view(np.float32)
 
 def to64(x, t:str):
   """A stored value of PTX type t (f16/f32/f64 arrays, bf16 as uint16 bits) as float64."""

@@ -32,7 +32,7 @@ from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lane
 from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
-from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8
+from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, bf16bits, bf16bits_f64, rbf16  # noqa: F401 (translated code's names)
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -125,26 +125,6 @@ def bf16(x, hi:bool=False) -> np.ndarray:
   """The bf16 in the low (or high) half, widened exactly to f32."""
   x = np.asarray(x, u32)
   return (((x >> 16) if hi else (x & 0xffff)) << 16).astype(u32).view(f32)
-
-def bf16bits(x) -> np.ndarray:
-  """An f32 value rounded to bf16 (to nearest even; a NaN stays a NaN, quieted) as the 16 bits of a register half."""
-  u = np.asarray(x, f32).view(u32)
-  r = np.where(np.isnan(np.asarray(x, f32)), u | u32(0x400000), u + u32(0x7fff) + ((u >> 16) & 1))
-  return (r >> 16).astype(u32)
-
-def bf16bits_f64(x) -> np.ndarray:
-  """An f64 value rounded once to bf16 (to nearest even) as 16 bits: rounded to f32 to odd first (the f32 bits of the
-  value truncated toward zero, the last bit set where inexact), which then rounds to bf16 as x itself would."""
-  x = np.asarray(x, f64)
-  f = x.astype(f32)
-  b = f.view(u32)
-  inexact = (f.astype(f64) != x) & ~np.isnan(x)
-  b = np.where(inexact & (np.abs(f.astype(f64)) > np.abs(x)), b - u32(1), b)  # the magnitude toward zero
-  return bf16bits(np.where(inexact, b | u32(1), b).astype(u32).view(f32))
-
-def rbf16(x) -> np.ndarray:
-  """An f32 value rounded to the nearest bf16 value (as an f32)."""
-  return (bf16bits(x) << 16).astype(u32).view(f32)
 
 def r64(lo, hi) -> np.ndarray:
   return (np.asarray(hi, u32).astype(u64) << 32) | np.asarray(lo, u32)
