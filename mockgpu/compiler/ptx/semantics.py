@@ -216,7 +216,7 @@ class Backend:
   def int_to_int(self, x:str, st:str, dt:str, sat:bool) -> str: """Truncated or extended to dt (sat: clamped to its range)."""
   @primitive
   def fp8x2_from_f32(self, hi:str, lo:str, fmt:str, relu:bool) -> str:
-    """Two f32 to fp8 codes (types.FP8): hi to the upper byte of the b16, lo to the lower; round to nearest even,
+    """Two f32 to fp8 codes (compiler/floats.py): hi to the upper byte of the b16, lo to the lower; round to nearest even,
     saturate to the largest finite value (infinities too), NaN -> 0x7f with its sign; relu: negatives (-0 too) -> +0."""
   @primitive
   def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str: """Each half of b32 x to the byte of the b16 in its place."""

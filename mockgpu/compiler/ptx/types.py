@@ -50,8 +50,6 @@ class Fmt:
 F32, F16, BF16 = Fmt("f32", 24, -126, 127), Fmt("f16", 11, -14, 15), Fmt("bf16", 8, -126, 127)
 FMTS = {"f32": F32, "f16": F16, "bf16": BF16}
 
-# fp8 (cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32/.f16x2, cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2): significand bits with the
-# implicit one, minimum normal exponent, largest finite value. e4m3 has no infinity: S.1111.111 is its NaN; e5m2 is
-# IEEE-like (S.11111.00 infinity). The numpy runtime (compiler/ptx/backends/numerics.py) and the C prelude compute from these.
-FP8 = {"e4m3": (4, -6, 448.0), "e5m2": (3, -14, 57344.0)}
+# fp8 (cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32/.f16x2, cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2): the OCP formats of
+# compiler/floats.py, e4m3 (no infinity: S.1111.111 is its NaN) and e5m2 (IEEE-like: S.11111.00 infinity)
 FP8X2 = {"e4m3x2": "e4m3", "e5m2x2": "e5m2"}   # the packed pair types and their element format

@@ -17,12 +17,12 @@ Sources: the CDNA3 ISA manual (its pseudocode is tinygrad's cdna.str_pcode), LLV
 AMD's matrix instruction calculator layouts (the same as tinygrad's ops_python MFMA emulation).
 """
 from __future__ import annotations
-import functools
 from dataclasses import dataclass
 import numpy as np
 from mockgpu.boards import WAVE64
 from mockgpu.compiler.rdna.semantics import family as semantics_family
 from mockgpu.compiler.exact import exact_sum, two_product
+from mockgpu.compiler import floats
 
 WAVE = WAVE64      # CDNA runs wave64 only
 SGPRS = 102        # s0..s101 are addressable; 102..107 are FLAT_SCRATCH, XNACK_MASK, VCC
@@ -199,63 +199,13 @@ def flat_offset(kind:str, field:int) -> int:
 
 # *** MFMA: shapes, register layouts, D = A * B + C ***
 
-# fp8 formats: (exponent bits, mantissa bits, exponent bias, has inf, the NaN encodings). gfx942's v_mfma_*_fp8/bf8
-# take the FNUZ formats (no inf, no -0: 0x80 is the only NaN); gfx950 the OCP formats (e4m3fn: 0x7f/0xff NaN, no inf;
-# e5m2: IEEE-like with inf and NaNs)
-FP8 = {("cdna3", "FP8"): (4, 3, 8, False, (0x80,)), ("cdna3", "BF8"): (5, 2, 16, False, (0x80,)),
-       ("cdna4", "FP8"): (4, 3, 7, False, (0x7f, 0xff)), ("cdna4", "BF8"): (5, 2, 15, True, ())}
+# fp8 formats (compiler/floats.py holds every one): gfx942's v_mfma_*_fp8/bf8 take the FNUZ formats (no inf, no -0:
+# 0x80 is the only NaN); gfx950 the OCP formats (e4m3fn: 0x7f/0xff NaN, no inf; e5m2: IEEE-like with inf and NaNs)
+FP8 = {("cdna3", "FP8"): "e4m3fnuz", ("cdna3", "BF8"): "e5m2fnuz", ("cdna4", "FP8"): "e4m3", ("cdna4", "BF8"): "e5m2"}
 
-def f32_to_ocp8(x, kind:str) -> np.ndarray:
-  """gfx950's f32_to_fp8/f32_to_bf8 (v_cvt_pk_fp8/bf8_f32) as u16 codes: OCP E4M3/E5M2, rounded to nearest even;
-  past the largest finite value (the midpoint to the next binade step included, by the even rule) the NaN 0x7f (fp8)
-  or infinity 0x7c (bf8) with the input's sign, as the manual's f32_to_fp8 reads (tests/pcode/readings.py); a NaN
-  gives 0x7f with its sign."""
-  x = np.asarray(x, np.float32)
-  a, sign = np.abs(x).astype(np.float64), (np.signbit(x).astype(np.uint16) << np.uint16(7))
-  vals = fp8_table("cdna4", kind)[:128]
-  top = 0x7e if kind == "FP8" else 0x7b                    # the largest finite code
-  fin = vals[:top + 1]
-  i = np.searchsorted(fin, np.where(np.isnan(a), 0.0, a))  # fin[i - 1] < a <= fin[i]
-  lo, hi = np.clip(i - 1, 0, top), np.clip(i, 0, top)
-  dlo, dhi = a - fin[lo], fin[hi] - a
-  code = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo).astype(np.uint16)
-  step = fin[top] - fin[top - 1]                            # the next value would be fin[top] + step
-  over = (a > fin[top] + step / 2) | ((a == fin[top] + step / 2) & (top % 2 == 1))
-  special = np.uint16(0x7f if kind == "FP8" else 0x7c)
-  code = np.where(over | np.isinf(a), special, code)
-  code = np.where(np.isnan(a), np.uint16(0x7f), code)
-  return (code | sign).astype(np.uint16)
-
-def f32_to_fnuz8(x, kind:str) -> np.ndarray:
-  """gfx942's f32_to_fp8/f32_to_bf8 (v_cvt_pk_fp8/bf8_f32) as u16 codes: FNUZ E4M3 (bias 8) / E5M2 (bias 16), no
-  infinity, no negative zero, 0x80 the only NaN. Rounded to nearest even over the finite codes (0x7f the largest: 240,
-  57344); past it (the midpoint included, by the even rule: the next code would be even), an infinity and a NaN give
-  the NaN 0x80 (the non-saturating conversion; inferred: the CDNA3 manual's pseudocode is not in tinygrad's tables, and
-  this is what the OCP forms on gfx950 do with their NaN); a result that rounds to zero is 0x00 whatever the sign."""
-  x = np.asarray(x, np.float32)
-  a, sign = np.abs(x).astype(np.float64), (np.signbit(x).astype(np.uint16) << np.uint16(7))
-  fin = fp8_table("cdna3", kind)[:128]
-  i = np.searchsorted(fin, np.where(np.isnan(a), 0.0, a))
-  lo, hi = np.clip(i - 1, 0, 0x7f), np.clip(i, 0, 0x7f)
-  dlo, dhi = a - fin[lo], fin[hi] - a
-  code = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo).astype(np.uint16)
-  half = fin[0x7f] + (fin[0x7f] - fin[0x7e]) / 2
-  bad = (a >= half) | np.isinf(a) | np.isnan(a)
-  return np.where(bad, np.uint16(0x80), np.where(code == 0, code, code | sign)).astype(np.uint16)
-
-@functools.lru_cache(maxsize=None)
 def fp8_table(arch:str, kind:str) -> np.ndarray:
-  """The float64 value of each of the 256 codes of an fp8 format."""
-  e_bits, m_bits, bias, has_inf, nans = FP8[(arch, kind)]
-  out = np.empty(256, np.float64)
-  for code in range(256):
-    sign, exp, man = code >> 7, (code >> m_bits) & ((1 << e_bits) - 1), code & ((1 << m_bits) - 1)
-    if code in nans or (has_inf and exp == (1 << e_bits) - 1 and man): v = np.nan
-    elif has_inf and exp == (1 << e_bits) - 1: v = np.inf
-    elif exp == 0: v = man * 2.0 ** (1 - bias - m_bits)
-    else: v = (1 + man / (1 << m_bits)) * 2.0 ** (exp - bias)
-    out[code] = -v if sign else v
-  return out
+  """The float64 value of each of the 256 codes of a family's fp8 (kind FP8) or bf8 (BF8) format."""
+  return floats.fp8_table(FP8[(arch, kind)])
 
 _BITS = {"F32": 32, "F16": 16, "BF16": 16, "I8": 8, "FP8": 8, "BF8": 8, "F64": 64}
 

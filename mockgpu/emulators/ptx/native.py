@@ -76,7 +76,7 @@ def Tier(instructions:int) -> native.Tier: return native.Tier(TAG, instructions)
 
 def key(kernel) -> str:
   """The kernel's key in the artifact index (compiler/native.py find): its module's text, its name and the translator."""
-  version = native.files_version("compiler/ptx", "emulators/ptx/native.py")
+  version = native.files_version("compiler/ptx", "compiler/floats.py", "emulators/ptx/native.py")  # floats: backends/c.py's FP8
   return native.artifact_key(TAG, version, f"{kernel.name}|".encode() + kernel.module.text.encode())
 
 def _cgen():

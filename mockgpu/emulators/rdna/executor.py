@@ -18,7 +18,7 @@ from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
 from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, allocated_vgprs, check_size
 from mockgpu.compiler.rdna import decode, semantics
-from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION, split_subset
+from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION, module
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
 if TYPE_CHECKING: from mockgpu.compiler.rdna.backends.stepper import Stepper  # annotations only: stepper() imports it when asked
 from mockgpu.compiler.rdna.operands import AGPR
@@ -65,12 +65,6 @@ def _code_window(mem:AddressSpace, pgm:int) -> bytes:
     if m.va <= pgm < m.end: return mem.read(pgm, min(m.end - pgm, decode.MAX_CODE))
   raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
 
-def _translate(arch:str, insts, ftz32:bool, ftz16:bool, lanes:int, ieee:bool) -> str:
-  t = Translator(decode.blocks(insts), ftz32, ftz16, arch, lanes, ieee)
-  src = t.source()
-  used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
-  return split_subset(src) + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"  # M0-relative moves may reach any VGPR
-
 def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool=True) -> Program:
   """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
   key = (arch, pgm, ftz32, ftz16, lanes, ieee)
@@ -86,7 +80,7 @@ def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, la
                             lambda v: isinstance(v, tuple) and len(v) == 2 and 0 < v[0] <= len(window))
   code = window[:size]
   obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}-ieee{int(ieee)}", data=code,
-                   build=lambda: _translate(arch, walk(), ftz32, ftz16, lanes, ieee))
+                   build=lambda: module(decode.blocks(walk()), ftz32, ftz16, arch, lanes, ieee))
   ns:dict = {}
   exec(obj, ns)
   _programs[key] = prog = Program(code, ns, lanes, arch, ninsts, decoded[0] if decoded else None)

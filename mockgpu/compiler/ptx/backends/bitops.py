@@ -2,7 +2,8 @@
 from __future__ import annotations
 import numpy as np
 from mockgpu.compiler.ptx.types import F16, BF16, np_dtype
-from mockgpu.compiler.ptx.backends.numerics import bf16_to_f32, from64
+from mockgpu.compiler.ptx.backends.numerics import from64
+from mockgpu.compiler.floats import bf16_to_f32
 
 U32, U64 = np.uint32, np.uint64
 

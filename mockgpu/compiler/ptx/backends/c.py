@@ -34,7 +34,8 @@ import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx import syntax as P, semantics, fragments
-from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FP8, FMTS, np_dtype, bits, is_signed, wide
+from mockgpu.compiler.ptx.types import CTYPE, INT_RANGE, FMTS, np_dtype, bits, is_signed, wide
+from mockgpu.compiler import floats
 from mockgpu.compiler.ptx.blocks import split_blocks, BARRIERS
 from mockgpu.compiler.ptx.layout import Layout, WINDOWS
 
@@ -588,6 +589,10 @@ class Kernel(semantics.Backend):
     out += body + [f"B{nb}:;", "  c->used += used;", "  return NBLOCKS;", "}"]
     return "\n".join(out) + "\n"
 
+
+# the fp8 formats as the prelude's to_fp8/fp8_to_h take them: significand bits with the implicit one, minimum normal
+# exponent, largest finite value ((4, -6, 448.0), (3, -14, 57344.0))
+FP8 = {t: floats.precision(t) for t in ("e4m3", "e5m2")}
 
 def _fp8(fmt:str) -> str:
   p, emin, mx = FP8[fmt]

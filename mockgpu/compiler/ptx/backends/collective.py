@@ -5,7 +5,7 @@ import numpy as np
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx import fragments
-from mockgpu.compiler.ptx.backends.numerics import bf16_to_f32
+from mockgpu.compiler.floats import bf16_to_f32
 
 U64 = np.uint64
 

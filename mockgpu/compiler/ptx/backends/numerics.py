@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
-from mockgpu.compiler.ptx.types import Fmt, F32, FMTS, FP8, INT_RANGE
+from mockgpu.compiler.ptx.types import Fmt, F32, FMTS, INT_RANGE
+from mockgpu.compiler.floats import to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import two_sum, two_prod, nudge64, fma64, round_fraction  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import op_with_error_sign as _exact
 
@@ -34,10 +35,6 @@ F64 = np.float64
 U64 = np.uint64
 
 # *** conversions between storage and float64 ***
-
-def bf16_to_f32(u):
-  return (np.asarray(u, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32) if np.ndim(u) else \
-    np.uint32(int(u) << 16).view(np.float32)
 
 def to64(x, t:str):
   """A stored value of PTX type t (f16/f32/f64 arrays, bf16 as uint16 bits) as float64."""
@@ -296,43 +293,8 @@ def round_integral(x, t:str, mode:str):
   return from64(np.asarray(np.copysign(r, x64)), t) if t != "f64" else np.copysign(r, x64)
 
 # *** fp8 (cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32/.f16x2, cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2) ***
-# the formats are types.FP8; the C prelude's to_fp8/fp8_to_h compute the same, one value at a time
-
-def to_fp8(x64, t:str, relu:bool=False):
-  """Float64 values (exact f32 or f16) to fp8 codes (uint8): round to nearest even, saturate to the largest finite value
-  (.satfinite, infinities included), NaN -> 0x7f with the input's sign; .relu: negative inputs (-0 too) -> +0, NaN -> 0x7f."""
-  p, emin, mx = FP8[t]
-  x = np.asarray(x64, F64)
-  nan, neg = np.isnan(x), np.signbit(x)
-  with np.errstate(all="ignore"):
-    a = np.where(nan, 0.0, np.minimum(np.abs(x), mx))
-    e = np.where(a == 0, emin, np.maximum(np.frexp(a)[1] - 1, emin))   # the binade of a (emin for subnormals and zero)
-    r = np.rint(np.ldexp(a, (p - 1) - e))             # a in units of its binade's ulp, rounded to nearest even
-  # one more ulp count past 2^p is the next binade's first code, so the code is linear in r across a carry
-  code = ((e - emin) << (p - 1)).astype(np.int64) + r.astype(np.int64)
-  code = code.astype(np.uint8) | np.where(neg, np.uint8(0x80), np.uint8(0))
-  code = np.where(nan, np.where(neg & (not relu), np.uint8(0xff), np.uint8(0x7f)), code)
-  if relu: code = np.where(neg & ~nan, np.uint8(0), code)
-  return code.astype(np.uint8) if np.ndim(code) else np.uint8(code[()])
-
-def fp8_to_f16(b, t:str, relu:bool=False):
-  """fp8 codes (the low 8 bits of b) to float16 bits (uint16), exactly; NaN -> 0x7fff (the canonical NaN, sign dropped);
-  .relu: negative values (-0 too) -> +0."""
-  p, emin, _ = FP8[t]
-  b = np.asarray(b).astype(np.uint32) & np.uint32(0xff)
-  mag, neg = (b & np.uint32(0x7f)).astype(np.int64), (b >> np.uint32(7)) != 0
-  ef, m = mag >> (p - 1), mag & ((1 << (p - 1)) - 1)
-  sig = np.where(ef == 0, m, m + (1 << (p - 1))).astype(F64)
-  val = np.ldexp(sig, np.maximum(ef, 1) + emin - 1 - (p - 1))
-  if t == "e4m3": nan = mag == 0x7f
-  else:
-    nan = mag > 0x7c
-    val = np.where(mag == 0x7c, np.inf, val)
-  with np.errstate(all="ignore"): h16 = val.astype(np.float16)   # exact (NaN codes overflow, replaced below)
-  h = (h16.view(np.uint16) | np.where(neg, np.uint16(0x8000), np.uint16(0))).astype(np.uint16)
-  h = np.where(nan, np.uint16(0x7fff), h)
-  if relu: h = np.where(neg & ~nan, np.uint16(0), h)
-  return h.astype(np.uint16) if np.ndim(h) else np.uint16(h[()])
+# the formats and conversions are compiler/floats.py's (to_fp8, fp8_to_f16); the C prelude's to_fp8/fp8_to_h compute the
+# same, one value at a time
 
 def fp8x2_from_f32(hi, lo, t:str, relu:bool=False):
   """cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32 d, a, b: d (b16) = {fp8(a) upper byte, fp8(b) lower byte}."""

@@ -26,6 +26,7 @@ from mockgpu.compiler.rdna.decode import Block, Bad, op_name
 from mockgpu.compiler.rdna import operands as ops, program, semantics
 from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, EXEC, NULL, M0, failure
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS, FLOATS, promote, value_type, is_weak
+from mockgpu.compiler.rdna.semantics import lang
 from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
 from mockgpu.compiler.rdna.backends.reads import Reads
 from mockgpu.compiler.rdna.gfx9 import sdwa_field
@@ -101,8 +102,9 @@ def _f32(fn):
   """A helper C has for f32 operands only."""
   return lambda a, ts, t: fn(a) if ts[0] == "f32" else None
 
-# helper name -> (rendered args, their types, the result type) -> C code, or None where C has no such helper
-C_CALLS = {
+# helper name -> its C form (lang.HELPERS holds it): (rendered args, their types, the result type) -> C code, or None
+# where C has no form for those types; lang.HELPERS' no_c says why a helper missing here has none
+lang.register("c", {
   "fma": lambda a, ts, t: f"fma{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})" if len(set(ts)) == 1 else None,
   "fmax": _ieee_minmax("fmax"), "fmin": _ieee_minmax("fmin"),
   "fmed3": lambda a, ts, t: f"fmed3_32({a[0]}, {a[1]}, {a[2]}, {a[3]})" if t != "f64" else None,
@@ -153,7 +155,8 @@ C_CALLS = {
   # CDNA's GFX9 IEEE-mode min/max and v_bitop3
   "fmax_gfx9": _by_width("fmax_gfx9_"), "fmin_gfx9": _by_width("fmin_gfx9_"),
   "bitop3": lambda a, ts, t: f"(({CTYPE[t]})bitop3({a[0]}, {a[1]}, {a[2]}, {a[3]}))",
-}
+})
+C_CALLS = {name: helper.c for name, helper in lang.HELPERS.items() if helper.c is not None}
 PROMOTED_ARGS = {"max", "min"}   # helpers whose arguments take the result's type, as numpy's maximum/minimum do
 RAW_ARGS = {"cvt_int": (1, 2), "sext": (1,), "bfe": (3, 4), "bfe64": (2,)}  # constant arguments written as they are
 

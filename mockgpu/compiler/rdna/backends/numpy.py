@@ -29,8 +29,8 @@ _PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 
 def translator_files() -> list[str]:
   """The files whose text decides a numpy translation: every module of compiler/rdna (decoding, operands, semantics,
-  errata, the backends and the runtime helpers translated code calls), the mockgpu.compiler modules they import
-  (found in their import statements), and the executor whose names the translated code runs with."""
+  errata, the backends and the runtime helpers translated code calls) and the mockgpu.compiler modules they import
+  (found in their import statements). The module the cache stores is whole here (module()): nothing above adds to it."""
   rdna = os.path.join(_PKG, "compiler", "rdna")
   files = sorted(os.path.join(d, f) for d, _, fs in os.walk(rdna) for f in fs if f.endswith(".py"))
   found = set()
@@ -39,7 +39,7 @@ def translator_files() -> list[str]:
     found |= set(re.findall(r"^\s*(?:from|import) mockgpu\.compiler\.(?!rdna\b)(\w+)", text, re.M))
     found |= {n.strip() for names in re.findall(r"^\s*from mockgpu\.compiler import ([\w, ]+)", text, re.M) for n in names.split(",")}
   outside = [os.path.join(_PKG, "compiler", m + ".py") for m in sorted(found)]
-  return files + [p for p in outside if os.path.exists(p)] + [os.path.join(_PKG, "emulators", "rdna", "executor.py")]
+  return files + [p for p in outside if os.path.exists(p)]
 
 VERSION = hashlib.sha256(b"".join(os.path.relpath(f, _PKG).encode() + open(f, "rb").read() for f in translator_files())).hexdigest()[:16]
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
@@ -85,9 +85,28 @@ def typed(raw:str, t:str, hi:bool=False) -> str:
 
 # *** the semantics language as numpy code ***
 
-NP_NAMES = {"floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc", "rint": "np.rint", "abs": "np.abs",
-            "isnan": "np.isnan", "max": "np.maximum", "min": "np.minimum"}
-WITH_DTYPE = {"exp2", "log2", "rcp", "rsq", "sqrt", "sin_rev", "cos_rev"}  # numpy_runtime helpers given the result type
+def _named(fn:str) -> lang.Form:
+  """A helper as a call of fn (a numpy_runtime function of the helper's name, or numpy's own)."""
+  return lambda a, ts, t: f"{fn}({', '.join(a)})"
+
+def _with_dtype(fn:str) -> lang.Form:
+  """A numpy_runtime helper given the result type."""
+  return lambda a, ts, t: f"{fn}({a[0]}, {t})"
+
+def _by_bits(fn:str) -> lang.Form:
+  """A numpy_runtime helper that has one function per operand width (fma32, ftz16, ...)."""
+  return lambda a, ts, t: f"{fn}{BITS[ts[0]]}({', '.join(a)})"
+
+# helper name -> its numpy form (lang.HELPERS holds it): a numpy_runtime function of its name unless written here
+NP_FORMS:dict[str, lang.Form] = {name: _named(name) for name in lang.HELPERS} | {
+  "floor": _named("np.floor"), "ceil": _named("np.ceil"), "trunc": _named("np.trunc"), "rint": _named("np.rint"),
+  "abs": _named("np.abs"), "isnan": _named("np.isnan"), "max": _named("np.maximum"), "min": _named("np.minimum"),
+  **{name: _with_dtype(name) for name in ("exp2", "log2", "rcp", "rsq", "sqrt", "sin_rev", "cos_rev")},
+  "ftz": _by_bits("ftz"), "fma": _by_bits("fma"),
+  "quadmask": lambda a, ts, t: f"quadmask({a[0]}, {BITS[ts[0]]})", "wqm": lambda a, ts, t: f"wqm({a[0]}, {BITS[ts[0]]})",
+  "bits16": lambda a, ts, t: f"fbits16({a[0]})" if ts[0] == "f16" else f"(bits32({a[0]}) & 0xffff)",
+}
+lang.register("numpy", NP_FORMS)
 
 def np_const(e:E) -> str:
   v = e.val
@@ -115,14 +134,8 @@ def np_expr(e:E, read) -> str:
   raise ValueError(f"node {op}")
 
 def _np_call(e:E, a:list[str]) -> str:
-  name, t = e.val, e.args[0].t
   a = [("True" if x.val else "False") if x.op == "const" and x.t == "bool" else s for x, s in zip(e.args, a)]
-  if name in NP_NAMES: return f"{NP_NAMES[name]}({', '.join(a)})"
-  if name in WITH_DTYPE: return f"{name}({a[0]}, {e.t})"
-  if name in ("ftz", "fma"): return f"{name}{BITS[t]}({', '.join(a)})"
-  if name in ("quadmask", "wqm"): return f"{name}({a[0]}, {BITS[t]})"
-  if name == "bits16": return f"fbits16({a[0]})" if t == "f16" else f"(bits32({a[0]}) & 0xffff)"
-  return f"{name}({', '.join(a)})"
+  return lang.HELPERS[e.val].numpy(a, [x.t for x in e.args], e.t)
 
 NP_TYPES = {"bool": "bool", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8", "int16": "i16",
             "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64"}
@@ -166,6 +179,14 @@ def split_subset(src:str) -> str:
   head, sep, tail = src.partition(SUBSET_BUILD)
   if not sep: return src
   return head + f"SUBSET_LINE = {head.count(chr(10))}\nSUBSET_SOURCE = {sep + tail!r}\n"
+
+def module(blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool) -> str:
+  """The module the disk cache stores for a kernel: its translation (split_subset) and NVGPR, the VGPRs its waves hold
+  (all 256 once an M0-relative move may reach any of them)."""
+  t = Translator(blocks, ftz32, ftz16, arch, lanes, ieee)
+  src = t.source()
+  used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
+  return split_subset(src) + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"
 
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):

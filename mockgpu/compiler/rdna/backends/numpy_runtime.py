@@ -32,7 +32,8 @@ from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes, permlane16_lanes, permlane16_selects, permlane64_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
-from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table, f32_to_ocp8, f32_to_fnuz8  # noqa: F401
+from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
+from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, bf16bits, bf16bits_f64, rbf16  # noqa: F401 (translated code's names)
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -126,26 +127,6 @@ def bf16(x, hi:bool=False) -> np.ndarray:
   x = np.asarray(x, u32)
   return (((x >> 16) if hi else (x & 0xffff)) << 16).astype(u32).view(f32)
 
-def bf16bits(x) -> np.ndarray:
-  """An f32 value rounded to bf16 (to nearest even; a NaN stays a NaN, quieted) as the 16 bits of a register half."""
-  u = np.asarray(x, f32).view(u32)
-  r = np.where(np.isnan(np.asarray(x, f32)), u | u32(0x400000), u + u32(0x7fff) + ((u >> 16) & 1))
-  return (r >> 16).astype(u32)
-
-def bf16bits_f64(x) -> np.ndarray:
-  """An f64 value rounded once to bf16 (to nearest even) as 16 bits: rounded to f32 to odd first (the f32 bits of the
-  value truncated toward zero, the last bit set where inexact), which then rounds to bf16 as x itself would."""
-  x = np.asarray(x, f64)
-  f = x.astype(f32)
-  b = f.view(u32)
-  inexact = (f.astype(f64) != x) & ~np.isnan(x)
-  b = np.where(inexact & (np.abs(f.astype(f64)) > np.abs(x)), b - u32(1), b)  # the magnitude toward zero
-  return bf16bits(np.where(inexact, b | u32(1), b).astype(u32).view(f32))
-
-def rbf16(x) -> np.ndarray:
-  """An f32 value rounded to the nearest bf16 value (as an f32)."""
-  return (bf16bits(x) << 16).astype(u32).view(f32)
-
 def r64(lo, hi) -> np.ndarray:
   return (np.asarray(hi, u32).astype(u64) << 32) | np.asarray(lo, u32)
 
@@ -212,16 +193,16 @@ def fma_rtz(a, b, c) -> np.ndarray:
     return np.where(np.isfinite(s) & beyond, np.nextafter(r, f32(0)), r)
 
 def fp8_f32(x) -> np.ndarray:
-  """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: gfx9.FP8's "cdna4" formats, gfx950's)."""
+  """An OCP E4M3 byte as f32, exactly (RDNA4's .fp8: floats.FP8's e4m3, gfx950's)."""
   return fp8_table("cdna4", "FP8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
 
 def f32_fp8(x) -> np.ndarray:
-  """An f32 as an OCP E4M3 code (u16; gfx950's v_cvt_pk_fp8_f32: gfx9.f32_to_ocp8)."""
-  return f32_to_ocp8(x, "FP8")
+  """An f32 as an OCP E4M3 code (u16; gfx950's v_cvt_pk_fp8_f32: floats.f32_to_ocp8)."""
+  return f32_to_ocp8(x, "e4m3")
 
 def f32_bf8(x) -> np.ndarray:
   """An f32 as an OCP E5M2 code (u16; v_cvt_pk_bf8_f32)."""
-  return f32_to_ocp8(x, "BF8")
+  return f32_to_ocp8(x, "e5m2")
 
 def bf8_f32(x) -> np.ndarray:
   """An OCP E5M2 byte as f32, exactly."""
@@ -235,8 +216,8 @@ def bf8_fnuz_f32(x) -> np.ndarray:
   """A gfx942 FNUZ E5M2 byte as f32, exactly (0x80: the NaN)."""
   return fp8_table("cdna3", "BF8")[np.asarray(x).astype(np.int64) & 0xff].astype(f32)
 
-def f32_fp8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "FP8")
-def f32_bf8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "BF8")
+def f32_fp8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "e4m3fnuz")
+def f32_bf8_fnuz(x) -> np.ndarray: return f32_to_fnuz8(x, "e5m2fnuz")
 
 def fp8_pk_f32(x) -> np.ndarray:
   """The two E4M3 bytes of a 16-bit value as f32 bits, the low byte's in bits 31:0 (v_cvt_pk_f32_fp8)."""

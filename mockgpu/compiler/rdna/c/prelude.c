@@ -201,7 +201,7 @@ static inline uint32_t d2bf16(double x) { return f2bf16(d2f_odd(x)); }
 /* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
  * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
 /* OCP fp8 (E4M3: 3 mantissa bits, bias 7, S.1111.111 the NaN) and bf8 (E5M2: 2, bias 15, IEEE-like) codes, as
- * numpy_runtime.fp8_f32/bf8_f32 and gfx9.f32_to_ocp8 (RDNA4's and gfx950's conversions) */
+ * numpy_runtime.fp8_f32/bf8_f32 and floats.f32_to_ocp8 (RDNA4's and gfx950's conversions) */
 static inline double ocp8_val(int code, int m, int bias) {   /* a non-negative finite code's value, exactly */
   int e = code >> m, f = code & ((1 << m) - 1);
   return e == 0 ? ldexp((double)f, 1 - bias - m) : ldexp((double)((1 << m) + f), e - bias - m);
@@ -234,7 +234,7 @@ static inline uint32_t f32_ocp8(float x, int m, int bias, int top, uint32_t over
 }
 static inline uint32_t f32_fp8(float x) { return f32_ocp8(x, 3, 7, 0x7e, 0x7fu); }
 static inline uint32_t f32_bf8(float x) { return f32_ocp8(x, 2, 15, 0x7b, 0x7cu); }
-/* gfx942's FNUZ codes (numpy_runtime.fp8_fnuz_f32 ..., gfx9.f32_to_fnuz8): 0x80 the only NaN, no infinity, no -0 */
+/* gfx942's FNUZ codes (numpy_runtime.fp8_fnuz_f32 ..., floats.f32_to_fnuz8): 0x80 the only NaN, no infinity, no -0 */
 static inline float fnuz8_f32(uint32_t c, int m, int bias) {
   c &= 0xffu;
   if (c == 0x80u) return F32(0xffc00000u);

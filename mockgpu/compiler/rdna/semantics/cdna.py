@@ -140,7 +140,7 @@ def _vop_key(n:str) -> str:
 # sorted: a table's order is its rows' order everywhere (a frozenset's follows the process's string hashing)
 VOP = {**{n: rdna3.VOP[n] for n in sorted(SAME_VOP | (SPECIAL - {"READFIRSTLANE_B32", "READLANE_B32", "WRITELANE_B32"}))},
        **{r: rdna3.VOP[r] for r in VOP_RENAMES.values()}, **_compares(), **OWN}
-# gfx942's fp8/bf8 conversions in its FNUZ formats (gfx9.f32_to_fnuz8; CDNA4 replaces them with the OCP ones): the
+# gfx942's fp8/bf8 conversions in its FNUZ formats (floats.f32_to_fnuz8; CDNA4 replaces them with the OCP ones): the
 # packed forms write the 16 bits op_sel[3] selects and keep the other half (not HIGH16_ZEROED, below); SDWA selects
 # v_cvt_f32_fp8/bf8's byte, the e32 form reads byte 0
 FNUZ8 = table("""

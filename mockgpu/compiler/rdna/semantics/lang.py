@@ -17,6 +17,7 @@ so both compute the same bits. infer() gives each node its type; the backends wa
 from __future__ import annotations
 import ast, functools, re
 from dataclasses import dataclass
+from typing import Callable
 import numpy as np
 
 INTS = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
@@ -56,12 +57,25 @@ def promote(a:str, b:str) -> str:
 _NP = {"bool": "bool", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i8": "int8", "i16": "int16",
        "i32": "int32", "i64": "int64", "f16": "float16", "f32": "float32", "f64": "float64"}
 
-# *** helpers: name -> the result type from the argument types (a callable) or a fixed type ***
+# *** helpers: the one registry of the row language's helpers ***
+
+Form = Callable[[list[str], list[str], str], "str|None"]  # (rendered args, their types, the result type) -> code, or None
+
+@dataclass
+class Helper:
+  """One helper of the row language. rule: its result type from the argument types (a callable) or a fixed type.
+  numpy, c: its form in each backend (a Form; c gives None for argument types C has no form of), registered by the
+  backend that renders it (backends/numpy.py, backends/c.py: the semantics import no backend). no_c: why the C
+  backend has no form at all (its rows then run on numpy); a test checks every helper has both forms or this reason."""
+  rule:object
+  no_c:str|None = None
+  numpy:Form|None = None
+  c:Form|None = None
 
 def _same(ts:list[str]) -> str: return ts[0]
 def _promoted(ts:list[str]) -> str: return promote(ts[0], ts[1])
 
-HELPERS:dict[str, object] = {
+_RULES:dict[str, object] = {
   # float arithmetic that rounds once, and IEEE-mode min/max (a NaN operand yields the other)
   "fma": _same, "fma_rtz": _same, "fmax": _same,
   # RDNA4's OCP fp8 (E4M3) and bf8 (E5M2) bytes as f32 (exact)
@@ -86,10 +100,26 @@ HELPERS:dict[str, object] = {
   "brev32": "u32", "brev64": "u64", "clz": "u32", "ctz": "u32", "cls32": "u32", "clz64": "u32", "ctz64": "u32",
   "popcount": "u32", "sext": "i64", "bfe": "u32", "bfe64": "u64", "perm": "u32", "quadmask": _same, "wqm": _same,
   "r64": "u64", "max": _promoted, "min": _promoted,
-  # CDNA's (semantics/cdna.py; their numpy forms are compiler/rdna/gfx9.py's ROW_HELPERS): GFX9's IEEE-mode min/max,
-  # v_bitop3 over the instruction's truth table
+  # CDNA's (semantics/cdna.py; their numpy forms are in backends/numpy_runtime.py and compiler/rdna/gfx9.py): GFX9's
+  # IEEE-mode min/max, v_bitop3 over the instruction's truth table
   "fmax_gfx9": _same, "fmin_gfx9": _same, "bitop3": _same,
 }
+# why C has no form of a helper: its rows run on numpy only
+_NO_C = {
+  "fma_rtz": "rounding toward zero needs the exact sum's error (numpy_runtime.fma_rtz's TwoSum); the prelude has no such fma",
+  "trig_preop": "the 1201 bits of 2/pi are a Python integer table (numpy_runtime.trig_preop); the prelude has no copy",
+  "div_scale": "it returns two values (the scaled operand and VCC), and a C row statement holds one",
+}
+HELPERS:dict[str, Helper] = {name: Helper(rule, _NO_C.get(name)) for name, rule in _RULES.items()}
+
+def register(backend:str, forms:dict[str, Form]):
+  """A backend's forms of the helpers (backend: "numpy" or "c"), each name one of HELPERS; C gives no form of a helper
+  whose no_c says why there is none."""
+  for name, form in forms.items():
+    helper = HELPERS.get(name)
+    if helper is None: raise LangError(f"{backend} form of unknown helper {name}")
+    if backend == "c" and helper.no_c is not None: raise LangError(f"C form of {name}, which has none: {helper.no_c}")
+    setattr(helper, {"numpy": "numpy", "c": "c"}[backend], form)
 
 # *** the typed tree ***
 
@@ -223,8 +253,9 @@ def call(name:str, args:tuple[E, ...]) -> E:
   if name in CASTS:
     if len(args) != 1: raise LangError(f"{name}() takes one value")
     return cast(args[0], name)
-  rule = HELPERS.get(name)
-  if rule is None: raise LangError(f"unknown helper {name}")
+  helper = HELPERS.get(name)
+  if helper is None: raise LangError(f"unknown helper {name}")
+  rule = helper.rule
   t = rule(list(a.t for a in args)) if callable(rule) else rule
   return E("call", t, args, name)
 
