@@ -64,7 +64,7 @@ def div_scale_lanes(path:str, s0:np.ndarray, s1:np.ndarray, s2:np.ndarray) -> tu
 
 def edge_floats(rng:np.random.Generator, t, n:int) -> np.ndarray:
   """n values of float type t, edge-heavy: biased exponents near 0, near the tiny/huge thresholds and at the top
-  (infinities and NaNs, signalling too), mantissas 0, 1, all ones or random, either sign."""
+  (infinities and NaNs, signalling too), mantissas 0, 1, all ones or random, either sign; a tenth zeros."""
   mant_bits, exp_max = (23, 255) if t is np.float32 else (52, 2047)
   ut = UINT[t]
   exps = np.concatenate([np.arange(0, 60), np.arange(exp_max // 2 - 40, exp_max // 2 + 40), np.arange(exp_max - 60, exp_max + 1)])
@@ -73,5 +73,7 @@ def edge_floats(rng:np.random.Generator, t, n:int) -> np.ndarray:
   pick = rng.integers(0, 4, n)
   rand = rng.integers(0, 1 << mant_bits, n, dtype=np.uint64)
   m = np.where(pick == 0, 0, np.where(pick == 1, 1, np.where(pick == 2, full, rand))).astype(np.uint64)
+  zero = rng.random(n) < 0.1                                  # and a tenth signed zeros
+  e, m = np.where(zero, 0, e).astype(np.uint64), np.where(zero, 0, m).astype(np.uint64)
   sign = rng.integers(0, 2, n).astype(np.uint64) << np.uint64(mant_bits + (8 if t is np.float32 else 11))
   return (sign | e << np.uint64(mant_bits) | m).astype(ut).view(t)
