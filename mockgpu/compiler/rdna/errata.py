@@ -68,8 +68,8 @@ ERRATA = [
           "huge denominator of a denormal quotient (1/S1 and S2/S1 denormal) is scaled by 2^-128, not 2^128 (which "
           "overflows it; inferred from LLVM's f64 division, tests/compiler/rdna/test_rdna_division.py). A huge "
           "quotient (exponent gap >= 96 / 768) scales the denominator by 2^64 with VCC set, as the pseudocode says "
-          "(thresholds: mockgpu's reading of the record, not measured)", "numpy_runtime.div_scale (the C backend "
-          "declines two-result ops)", "test_div_scale_vcc", "numpy",
+          "(thresholds: mockgpu's reading of the record, not measured)", "numpy_runtime.div_scale and prelude.c's "
+          "div_scale32/64 (a two-result row: D and VCC)", "test_div_scale_vcc", "fixed",
           "llvm: inferred from LLVM's division sequence (tests/compiler/rdna/test_rdna_division.py); the huge-quotient thresholds are unverified"),
   Erratum("div-fixup-nan", "v_div_fixup_f32 (measured), v_div_fixup_f64 (inferred)", "a NaN estimate S0 propagates",
           "a NaN estimate S0 (NaN-free S1, S2) gives infinity with the quotient's sign: the estimate of an overflowing "

@@ -16,6 +16,8 @@ from support.rdna_isa import run as run_isa, RSRC1, RSRC2
 from support.rdna4 import round_exact
 from support.cdna import dpp_reference
 from support.cdna_exec import M32, inputs, kernel, load, marked, rows, run, store
+from support.rdna_errata import UINT, edge_floats
+rng = np.random.default_rng(0)  # reseeded from each test's node id (conftest)
 
 PATHS = ["numpy", "native"]
 
@@ -397,3 +399,29 @@ def test_scratch_is_private_per_lane_in_1kib_units():
   bad = [I.v_mov_b32_e32(v[3], 16), put, I.s_endpgm()]
   with pytest.raises(GPUPageFault, match=r"scratch_store_dword at PC 0x[0-9a-f]+: private \(scratch\) offset 0x10"):
     run_isa(kernel(*bad), out, None, (64, 1, 1), (1, 1, 1), RSRC1, RSRC2 | 1, tmpring=1 << 12, arch="cdna3", wave32=False)
+
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+def test_div_scale_wave64_same_bits(ty, monkeypatch):
+  """v_div_scale_f32/f64 in a CDNA wave64 (VOP3b: D and the VCC pair): the C backend's div_scale32/64 gives the numpy
+  path's D, VCC bits over edge-heavy lanes, S0 as S1 (the denominator's call), S2 (the numerator's) or neither."""
+  t = {"f32": np.float32, "f64": np.float64}[ty]
+  s1, s2, other = (edge_floats(rng, t, 64).view(UINT[t]) for _ in range(3))
+  which = rng.integers(0, 3, 64)
+  s0 = np.where(which == 0, s1, np.where(which == 1, s2, other))
+  wide = t is np.float64
+  cols = [half for x in (s0, s1, s2) for half in ((x & M32, x >> np.uint64(32)) if wide else (x,))]
+  regs = [v[2 + k:3 + k] for k in (0, 2, 4)] if wide else [v[2], v[3], v[4]]
+  op = (I.v_div_scale_f64 if wide else I.v_div_scale_f32)(v[10:11] if wide else v[10], VCC, *regs)
+  body = [*(i for k in range(len(cols)) for i in load(v[2 + k], k)), I.v_mov_b32_e32(v[11], 0) if not wide else I.s_nop(0), op,
+          I.v_cndmask_b32_e64(v[12], 0, 1, VCC), I.v_mov_b32_e32(v[13], VCC_LO), I.v_mov_b32_e32(v[14], VCC_HI),
+          *(i for k in range(5) for i in store(v[10 + k], k)), I.s_endpgm()]
+  outs = []
+  for path in ("numpy", "native"):
+    out = rows(5)
+    run(kernel(*body), out, inputs(*cols), path, monkeypatch)
+    outs.append(out)
+  np.testing.assert_array_equal(outs[1], outs[0])
+  vcc = outs[0][2]
+  assert (vcc == 1).sum() > 3 and (vcc == 0).sum() > 3
+  mask = sum(int(b) << lane for lane, b in enumerate(vcc))   # the pair holds every lane's bit (wave64)
+  assert (outs[0][3] == mask & M32).all() and (outs[0][4] == mask >> 32).all()

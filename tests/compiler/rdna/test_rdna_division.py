@@ -50,17 +50,20 @@ def operands(t, ut, n:int) -> tuple[np.ndarray, np.ndarray]:
   a[k:k + sa.size], b[k:k + sa.size] = sa.ravel(), sb.ravel()
   return a, b
 
+@pytest.mark.parametrize("path", ["numpy", "native"])
 @pytest.mark.parametrize("ty", TYPES)
-def test_llvm_precise_division_is_correctly_rounded(ty, monkeypatch):
-  """The C backend declines v_div_scale (two results), so the numpy path runs the kernel on either setting."""
+def test_llvm_precise_division_is_correctly_rounded(ty, path, monkeypatch):
+  """On both paths: the C backend runs the f32 sequence (prelude div_scale32, div_fmas32, div_fixup32); the f64 one
+  keeps the numpy path (v_div_fmas_f64 has no C form), asserted."""
   t, ut = TYPES[ty]
   lib = AMDLLVMCompiler("gfx1100").compile(IR.replace("T", ty))
   n = 32 * 96
   a, b = operands(t, ut, n)
   A, B, out = (aligned(n * np.dtype(t).itemsize, 256).view(t) for _ in range(3))
   A[:], B[:] = a, b
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")
-  launch(lib, [out, A, B], (n // 32, 1, 1), (32, 1, 1))
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0" if path == "numpy" else "1")
+  stats = launch(lib, [out, A, B], (n // 32, 1, 1), (32, 1, 1))
+  assert stats.native == (path == "native" and ty == "float")
   with np.errstate(all="ignore"): want = a / b
   differ = (out.view(ut) != want.view(ut)) & ~(np.isnan(out) & np.isnan(want))  # which NaN: the manual leaves it open
   assert not differ.any(), [(a[i], b[i], want[i], out[i]) for i in np.nonzero(differ)[0][:5]]

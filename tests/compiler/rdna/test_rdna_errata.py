@@ -9,9 +9,11 @@ import pytest
 from tinygrad.renderer.amd.dsl import s, v, VCC_LO
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.errata import ERRATA, EVIDENCE_KINDS
-from support.rdna_errata import div_scale, f16, f32, lanes
+from hypothesis import given, settings, strategies as st
+from support.rdna_errata import UINT, div_scale, div_scale_lanes, edge_floats, f16, f32, lanes
 
 PATHS = ["numpy", "native"]
+rng = np.random.default_rng(0)  # reseeded from each test's node id (conftest)
 
 @pytest.fixture(autouse=True)
 def _restore_env(monkeypatch): monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "1")
@@ -172,6 +174,81 @@ def test_div_scale_vcc(path):
   assert div_scale(path, tiny, tiny, num) == (f32(tiny), 1)                     # the pseudocode: VCC 0
   assert div_scale(path, num, tiny, num) == (f32(num), 0)
   assert div_scale(path, 0.5, 0.5, 3.0) == (f32(0.5), 0)    # an ordinary denominator: D = S0, no VCC
+
+@pytest.mark.parametrize("path", PATHS)
+def test_div_scale_f64_cases(path):
+  """v_div_scale_f64 by numpy_runtime.div_scale's rules (f64 thresholds inferred, no hardware values) on both paths."""
+  def ds(*x):
+    d, vcc = div_scale_lanes(path, *(np.full(32, xi, np.float64) for xi in x))
+    assert (d == d[0]).all() and (vcc == vcc[0]).all()
+    return int(d[0]), int(vcc[0])
+  f64 = lambda x: int(np.array([x], np.float64).view(np.uint64)[0])
+  assert ds(1.0, 0.0, 1.0) == (0x7ff8000000000000, 1)                       # zero denominator: the default NaN, VCC
+  assert ds(2.0 ** -1000, 3.0, 2.0 ** -1000) == (f64(2.0 ** -872), 0)       # tiny numerator (exponent 23 <= 53), its call
+  assert ds(3.0, 3.0, 2.0 ** -1000) == (f64(3.0 * 2.0 ** 128), 1)           # ... and the denominator's call: VCC
+  assert ds(2.0 ** 1023, 2.0 ** 1023, 1.0) == (f64(2.0 ** 895), 1)          # 1/S1 and S2/S1 denormal: scaled down
+  assert ds(1.0, 2.0 ** 1023, 1.0) == (f64(1.0), 1)
+  assert ds(2.0 ** 100, 2.0 ** 1023, 2.0 ** 100) == (f64(2.0 ** -28), 0)    # 1/S1 denormal only: S0 scaled down
+  assert ds(1.5, 3.0, 1.5) == (f64(1.5), 0)                                  # an ordinary quotient
+
+def _llvm_calls(t, den:np.ndarray, num:np.ndarray, other:np.ndarray, which:np.ndarray) -> tuple[np.ndarray, ...]:
+  """(S0, S1, S2) per lane: S0 the denominator's bits (which 0), the numerator's (1, LLVM's two calls) or other's."""
+  u = [x.view(UINT[t]) for x in (den, num, other)]
+  return np.where(which == 0, u[0], np.where(which == 1, u[1], u[2])).view(t), den, num
+
+def _same_div_scale(t, s0, s1, s2):
+  """Both paths' D bits and VCC over the lanes: equal (NaNs bit for bit); returns the numpy path's."""
+  want, got = div_scale_lanes("numpy", s0, s1, s2), div_scale_lanes("native", s0, s1, s2)
+  differ = np.nonzero((want[0] != got[0]) | (want[1] != got[1]))[0]
+  h = lambda x: hex(int(np.asarray(x).view(UINT[t])))
+  assert not len(differ), [(h(s0[i]), h(s1[i]), h(s2[i]), hex(want[0][i]), int(want[1][i]), hex(got[0][i]), int(got[1][i]))
+                           for i in differ[:5]]
+  return want
+
+# bits at the branches' edges: zeros, denormals, the smallest normal, biased exponents 23/24 (f32) and 53/54 (f64), 1,
+# the largest finite and 2^1023 / 2^64, infinities, a quiet and two signalling NaNs
+SPECIAL_BITS = {
+  "f32": [0, 0x80000000, 1, 0x807fffff, 0x00800000, 0x0b800000, 0x0c000000, 0x3f800000, 0xbfc00000, 0x7f7fffff, 0x5f800000,
+          0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffa00005],
+  "f64": [0, 1 << 63, 1, 0x800fffffffffffff, 0x0010000000000000, 53 << 52, 54 << 52, 0x3ff0000000000000, 0xbff8000000000000,
+          0x7fefffffffffffff, 0x7fe0000000000000, 0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000,
+          0x7ff0000000000001, 0xfff4000000000005]}
+
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+def test_div_scale_same_bits_numpy_and_c(ty):
+  """prelude.c's div_scale32/64 against numpy_runtime.div_scale, bit for bit: every triple of SPECIAL_BITS (4096
+  lanes), and 2048 edge-heavy lanes (denormals, zeros, infinities, NaNs, exponents at the tiny and huge thresholds),
+  S0 as LLVM's two calls pass it or independent."""
+  t, n = {"f32": np.float32, "f64": np.float64}[ty], 32 * 64
+  s0, s1, s2 = _llvm_calls(t, edge_floats(rng, t, n), edge_floats(rng, t, n), edge_floats(rng, t, n), rng.integers(0, 3, n))
+  grid = [g.ravel().astype(UINT[t]).view(t) for g in np.meshgrid(*[np.array(SPECIAL_BITS[ty], np.uint64)] * 3, indexing="ij")]
+  s0, s1, s2 = (np.concatenate([g, x]) for g, x in zip(grid, (s0, s1, s2)))
+  d, vcc = _same_div_scale(t, s0, s1, s2)
+  # the operands reach the branches: VCC both ways, NaN results, scaled results
+  assert vcc.sum() > 100 and (vcc == 0).sum() > 100, vcc.sum()
+  assert np.isnan(d.view(t)).sum() > 50 and (d != s0.view(UINT[t])).sum() > 100
+
+def _bits(t):
+  """A float's bits, edge-heavy: biased exponents at both ends and at the thresholds, mantissas 0, 1, all ones or any."""
+  mant, top = (23, 255) if t is np.float32 else (52, 2047)
+  exps = st.one_of(st.just(0), st.integers(0, 60), st.integers(top // 2 - 40, top // 2 + 40), st.integers(top - 60, top))
+  mants = st.one_of(st.sampled_from([0, 1, (1 << mant) - 1]), st.integers(0, (1 << mant) - 1))
+  return st.builds(lambda sg, e, m: sg << (mant + (8 if t is np.float32 else 11)) | e << mant | m, st.integers(0, 1), exps, mants)
+
+def _lanes32(t):
+  return st.lists(st.tuples(_bits(t), _bits(t), _bits(t), st.integers(0, 2)), min_size=32, max_size=32)
+
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+def test_div_scale_same_bits_hypothesis(ty):
+  """As above, one wave of lanes an example (derandomized by the suite's hypothesis profile)."""
+  t = {"f32": np.float32, "f64": np.float64}[ty]
+  @settings(max_examples=25, deadline=None)
+  @given(_lanes32(t))
+  def check(lanes_):
+    den, num, other, which = (np.array([x[k] for x in lanes_], np.uint64) for k in range(4))
+    s0, s1, s2 = _llvm_calls(t, *(x.astype(UINT[t]).view(t) for x in (den, num, other)), which)
+    _same_div_scale(t, s0, s1, s2)
+  check()
 
 @pytest.mark.parametrize("path", PATHS)
 def test_div_fixup_nan_estimate(path):

@@ -51,9 +51,9 @@ def test_row_bcast_in_wave64(path, ctrl, monkeypatch):
     mov = I.VOP1_DPP16(VOP1Op.V_MOV_B32_E32, v[2], src0=DPP, vsrc0=v[0], dpp=ctrl, bc=bc, row_mask=15, bank_mask=15)
     np.testing.assert_array_equal(wave64([I.v_add_nc_u32_e32(v[2], 1000, v[0]), mov], path, monkeypatch), want)
 
-# *** v_div_scale_f32's VCC (errata div-scale-vcc; the C backend declines the two-result row, so numpy runs it) ***
+# *** v_div_scale_f32's VCC (errata div-scale-vcc; on both paths: the C backend runs the two-result row, prelude div_scale32) ***
 
-@pytest.mark.parametrize("path", ["numpy"])
+@pytest.mark.parametrize("path", PATHS)
 def test_div_scale_vcc_tiny_zero_numerator_and_tiny_quotient(path):
   """The hardware examples: VCC for a tiny numerator (biased exponent <= 23) in the denominator's call, for a zero
   numerator, and for a quotient that would be denormal (below 2^-126, also one that f32 rounds to zero). Thresholds

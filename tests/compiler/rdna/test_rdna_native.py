@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tinygrad import dtypes
-from tinygrad.renderer.amd.dsl import v, VCC_LO
+from tinygrad.renderer.amd.dsl import v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.compiler.rdna.backends.c import c_rows
 from mockgpu.compiler.rdna.semantics.lang import free_names
@@ -179,14 +179,19 @@ def test_source_and_output_modifiers_same_bits(mods, monkeypatch):
   same_bits(monkeypatch, I.v_fma_f32(v[4], v[2], v[3], v[5], **mods), [_operands(k) for k in range(3)], str(mods))
 
 def test_uncovered_instruction_keeps_the_numpy_path(monkeypatch):
-  _path(monkeypatch, "native")
+  """v_trig_preop_f64 (its helper has no C form: a numpy-only row, c_rows lists them): declined, counted, and the numpy
+  path's bits on either setting."""
   from mockgpu.emulators.rdna import native
-  why = "a row with two results"  # v_div_scale_f32 (D and VCC): a numpy-only row (c_rows lists them)
+  why = "trig_preop(f64, u32) has no C form"
+  x = np.full(32, 0x3ff80000, np.uint32)   # S0 = v[2:3] (both halves 0x3ff80000), shift S1 = v5 = 0x3ff80000 & 31 = 0
+  _path(monkeypatch, "numpy")
+  want = run_op(I.v_trig_preop_f64(v[4:5], v[2:3], v[5]), x, x, x)
+  _path(monkeypatch, "native")
   before = native.declined[why]
-  x = np.full(32, 1.5, np.float32).view(np.uint32)
-  got = run_op(I.v_div_scale_f32(v[4], VCC_LO, v[2], v[3], v[5]), x, x, x)
+  got = run_op(I.v_trig_preop_f64(v[4:5], v[2:3], v[5]), x, x, x)
   assert native.declined[why] == before + 1
-  np.testing.assert_array_equal(got.view(np.float32), np.full(32, 1.5, np.float32))  # no special case: S0 unscaled
+  np.testing.assert_array_equal(got, want)
+  assert (want != 0).all()
 
 def test_packed_half_fma_same_bits(monkeypatch):
   """v_pk_fma_f16 (both halves rounded once, prelude fma16) on both paths, and against the exact product rounded once."""

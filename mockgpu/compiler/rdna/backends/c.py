@@ -126,6 +126,7 @@ lang.register("c", {
   "frexp_mant": _by_width1("frexp_mant"),
   "frexp_exp": lambda a, ts, t: f"frexp_exp64({a[0]})",
   "div_fixup": lambda a, ts, t: f"div_fixup{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})",
+  "div_scale": lambda a, ts, t: f"div_scale{WIDTH[ts[0]]}({a[0]}, {a[1]}, {a[2]})" if ts[0] in ("f32", "f64") else None,
   "med3_num": lambda a, ts, t: f"med3_num32({a[0]}, {a[1]}, {a[2]})" if t != "f64" else None,
   "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "rbf16": lambda a, ts, t: f"F32(f2bf16({a[0]}) << 16)",
   "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
@@ -176,10 +177,24 @@ class CBody:
     out = []
     last_d = max((i for i, s in enumerate(prog.body) if "d" in s.targets), default=-1)
     for i, s in enumerate(prog.body):
-      if len(s.targets) != 1: raise NoNative("a row with two results")
+      if len(s.targets) != 1:
+        out += self.results(s)
+        continue
       # the value stored as D is rounded to f16 by its store: no rounding of its own
       code = self.expr(s.value, top=i == last_d)
       out.append(f"{CTYPE[s.value.t]} {self.fresh(s.targets[0])} = {code};")
+    return out
+
+  def results(self, s) -> list[str]:
+    """A statement with several targets (d, vcc = div_scale(...)): its helper's C form returns the prelude's struct
+    res_<t0>_<t1>..., whose fields r0, r1, ... are the values, in order."""
+    ts = s.value.t
+    if s.value.op != "call" or not isinstance(ts, tuple) or len(ts) != len(s.targets) or "f16" in ts:
+      raise NoNative("a row with several results not from one helper")
+    code = self.expr(s.value)
+    pair = self.fresh("_res")
+    out = [f"res_{'_'.join(ts)} {pair} = {code};"]
+    for k, (name, t) in enumerate(zip(s.targets, ts)): out.append(f"{CTYPE[t]} {self.fresh(name)} = {pair}.r{k};")
     return out
 
   def as_type(self, e:E, t:str) -> str:

@@ -353,6 +353,51 @@ DIV_FIXUP(16, float, fabsf, h2f(0xfe00), 0)
 DIV_FIXUP(32, float, fabsf, F32(0xffc00000u), -150)
 DIV_FIXUP(64, double, fabs, F64(0xfff8000000000000ull), -1075)
 
+/* v_div_scale_f32/f64 (numpy_runtime.div_scale, errata div-scale-vcc): D and VCC, returned together (backends/c.py
+ * renders a row with two results as a struct res_<t0>_<t1> whose fields r0, r1 are its values). The branches in the
+ * numpy form's priority order: a zero operand; a huge quotient (exponent gap >= 96 / 768); a denormal denominator;
+ * (f64) a denominator whose reciprocal is denormal; a tiny quotient; a tiny numerator (biased exponent <= 23 / 53).
+ * Then the errata's extra VCC: a tiny denominator or numerator in the denominator's own call (S0 is S1's bits, not S2's),
+ * and a zero numerator. A NaN that is scaled comes back quieted, as numpy's ldexp returns it. */
+typedef struct { float r0; int r1; } res_f32_bool;
+typedef struct { double r0; int r1; } res_f64_bool;
+static inline float dscale32(float x, int e) { return x != x ? quiet32(x) : ldexpf(x, e); }
+static inline double dscale64(double x, int e) { return x != x ? quiet64(x) : ldexp(x, e); }
+static inline int denorm32(float x) { return x != 0 && bexp32(x) == 0; }
+static inline int denorm64(double x) { return x != 0 && bexp64(x) == 0; }
+#define DIV_SCALE_VCC(W) \
+  int own = U##W##F(s0) == U##W##F(s1) && U##W##F(s0) != U##W##F(s2); \
+  r.r1 |= own && s1 != 0 && bexp##W(s1) <= TINY; \
+  r.r1 |= s2 == 0 && s1 != 0 && s1 == s1; \
+  r.r1 |= own && s2 != 0 && bexp##W(s2) <= TINY; \
+  return r;
+static inline res_f32_bool div_scale32(float s0, float s1, float s2) {
+  enum { UP = 64, BIG = 96, TINY = 23 };
+  res_f32_bool r = {s0, 0};
+  double q = (double)s2 / (double)s1;   /* errata: a quotient that would be denormal, also one f32 rounds to 0 or up */
+  int tiny_q = q != 0 && fabs(q) < 0x1p-126;
+  if (s2 == 0 || s1 == 0) { r.r0 = F32(0x7fc00000u); r.r1 = s1 == 0; }
+  else if (bexp32(s2) - bexp32(s1) >= BIG) { r.r0 = s0 == s1 ? dscale32(s0, UP) : s0; r.r1 = 1; }
+  else if (denorm32(s1)) r.r0 = dscale32(s0, UP);
+  else if (tiny_q) { r.r0 = s0 == s2 ? dscale32(s0, UP) : s0; r.r1 = 1; }
+  else if (bexp32(s2) <= TINY) r.r0 = dscale32(s0, UP);
+  DIV_SCALE_VCC(32)
+}
+static inline res_f64_bool div_scale64(double s0, double s1, double s2) {
+  enum { UP = 128, BIG = 768, TINY = 53 };
+  res_f64_bool r = {s0, 0};
+  double q = s2 / s1;
+  int rcp_den = denorm64(1.0 / s1);
+  if (s2 == 0 || s1 == 0) { r.r0 = F64(0x7ff8000000000000ull); r.r1 = s1 == 0; }
+  else if (bexp64(s2) - bexp64(s1) >= BIG) { r.r0 = s0 == s1 ? dscale64(s0, UP) : s0; r.r1 = 1; }
+  else if (denorm64(s1)) r.r0 = dscale64(s0, UP);
+  else if (rcp_den && denorm64(q)) { r.r0 = s0 == s1 ? dscale64(s0, -UP) : s0; r.r1 = 1; }  /* the manual: scaled up */
+  else if (rcp_den) r.r0 = dscale64(s0, -UP);
+  else if (denorm64(q)) { r.r0 = s0 == s2 ? dscale64(s0, UP) : s0; r.r1 = 1; }
+  else if (bexp64(s2) <= TINY) r.r0 = dscale64(s0, UP);
+  DIV_SCALE_VCC(64)
+}
+
 /* *** v_wmma_* over a wave32 (numpy_runtime.wmma: the same layouts; products summed in K order in double, exact for
  * the integer forms, then C added and the sum rounded once) *** */
 enum { WMMA_F16, WMMA_BF16, WMMA_IU8, WMMA_IU4 };        /* A/B element kinds: 2, 2, 4, 8 a VGPR, low bits first */
