@@ -108,7 +108,6 @@ _RULES:dict[str, object] = {
 _NO_C = {
   "fma_rtz": "rounding toward zero needs the exact sum's error (numpy_runtime.fma_rtz's TwoSum); the prelude has no such fma",
   "trig_preop": "the 1201 bits of 2/pi are a Python integer table (numpy_runtime.trig_preop); the prelude has no copy",
-  "div_scale": "it returns two values (the scaled operand and VCC), and a C row statement holds one",
 }
 HELPERS:dict[str, Helper] = {name: Helper(rule, _NO_C.get(name)) for name, rule in _RULES.items()}
 
