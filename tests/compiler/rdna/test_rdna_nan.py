@@ -148,18 +148,24 @@ def _spread(I, src:int, first:int, n:int) -> list: return [I.v_mov_b32_e32(v[fir
 MATRIX = [  # (family, lanes, form, the generated NaN, the propagated one (H_QNAN quieted, payload kept), paths)
   ("rdna3", 32, "v_wmma_f32_16x16x16_f16", F32_NAN, 0x7fc24000, ("stepper", "numpy", "native")),
   ("rdna3", 32, "v_wmma_f16_16x16x16_f16", F16_NAN, H_QNAN, ("stepper", "numpy", "native")),
+  ("rdna4", 32, "v_wmma_f32_16x16x16_f16", F32_NAN, 0x7fc24000, ("stepper", "numpy")),  # C declines RDNA4's float forms
   ("cdna3", 64, "v_mfma_f32_16x16x16_f16", F32_NAN, 0x7fc24000, ("stepper", "numpy"))]   # C declines MFMA
+# D register 0 lane 16: RDNA3's D[1][0] (B's column 0 is lane 0's zeros: 0), RDNA4's D[8][0] (column 0: lane 0's 8 zeros
+# for K 0-7, lane 16's 8 ones: 8.0), the MFMA's D[4][0] (lane 0's 4 zeros and 12 ones: 12.0)
+LANE16 = {"rdna3": 0, "rdna4": 0x41000000, "cdna3": 0x41400000}
 
 @pytest.mark.parametrize("family,lanes,form,generated,propagated,paths", MATRIX)
 def test_matrix_generated_nan_is_the_default_nan(family, lanes, form, generated, propagated, paths):
-  """D[0][0] (inputs all numbers, inf * 0 inside) is the default NaN; D[0][1] and D[1][1] (a NaN in B's column) keep
-  the propagated NaN; D[1][0] is 0. D register 0 lane l is D[0][l] for l < 16 on both layouts; lane 16 is D[1][0] on
-  RDNA3's (row 2j + l // 16), D[4][0] on the MFMA's (row 4 * (l // 16) + register)."""
+  """D[0][0] (inputs all numbers, inf * 0 inside) is the default NaN; D[0][1] and lane 17's (a NaN in B's column 1) keep
+  the propagated NaN; D[0][2] is inf. D register 0 lane l is D[0][l] for l < 16 on every layout (lane 16: LANE16)."""
   isa = ISAS[family]
   I = isa.I
   if family == "cdna3":
     op = I.VOP3P_MFMA(I.VOP3POp.V_MFMA_F32_16X16X16_F16, vdst=v[40:43], src0=v[16:17], src1=v[24:25], src2=0)
     ops = [*_spread(I, 8, 16, 2), *_spread(I, 9, 24, 2), op]
+  elif family == "rdna4":   # A and B: 4 VGPRs (lanes 0-15 K 0-7, lanes 16-31 K 8-15), C and D 8
+    ops = [*_spread(I, 8, 16, 4), *_spread(I, 9, 24, 4), *(I.v_mov_b32_e32(v[32 + k], 0) for k in range(8)),
+           getattr(I, form)(v[40:47], v[16:19], v[24:27], v[32:39])]
   else:
     ops = [*_spread(I, 8, 16, 8), *_spread(I, 9, 24, 8), *(I.v_mov_b32_e32(v[32 + k], 0) for k in range(8)),
            getattr(I, form)(v[40:47], v[16:23], v[24:31], v[32:39])]
@@ -168,7 +174,6 @@ def test_matrix_generated_nan_is_the_default_nan(family, lanes, form, generated,
   for p in paths: assert np.array_equal(outs[p], outs[paths[0]]), f"{form}: {p} differs from {paths[0]}"
   d = outs[paths[0]].astype(np.int64)
   assert d[0] == generated, f"{form}: generated NaN {d[0]:#x}, want {generated:#x}"
-  assert d[1] == propagated and d[17 if family == "rdna3" else 1] == propagated, f"{form}: {d[1]:#x} {d[17]:#x}"
-  # D[1][0] = 0 (RDNA3: B's column 0 is all lane 0's zeros); MFMA's D[4][0] = 12.0 (its column 0 is lane 0's 4 zeros and 12 ones)
-  assert d[16] == (0x41400000 if family == "cdna3" else 0), f"{form}: {d[16]:#x}"
+  assert d[1] == propagated and d[17] == propagated, f"{form}: {d[1]:#x} {d[17]:#x}"
+  assert d[16] == LANE16[family], f"{form}: lane 16 {d[16]:#x}, want {LANE16[family]:#x}"
   assert d[2] == (0x7f800000 if generated == F32_NAN else 0x7c00), f"{form}: D[0][2] {d[2]:#x}, want inf"
