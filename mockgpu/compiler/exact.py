@@ -117,6 +117,17 @@ def round_fraction(v, mode:str) -> float:
 
 # *** exact sums, rounded once (MFMA's and WMMA's accumulation) ***
 
+# per output format: the magnitude mask, infinity's bits, the default NaN (+qNaN)
+_NAN_BITS = {"f16": (0x7fff, 0x7c00, 0x7e00), "bf16": (0x7fff, 0x7f80, 0x7fc0), "f32": (0x7fffffff, 0x7f800000, 0x7fc00000),
+             "f64": (0x7fffffffffffffff, 0x7ff0000000000000, 0x7ff8000000000000)}
+
+def generated_nan(bits:np.ndarray, kind:str, nan_in:np.ndarray) -> np.ndarray:
+  """A matrix op's output elements as bits (unsigned) of format kind: one that is a NaN while none of the float inputs
+  feeding it (its row of A, its column of B, its C element: nan_in False) is one was generated (inf * 0, inf - inf in
+  the accumulation) and is the hardware's default NaN, +qNaN, not the host's (x86: the sign set), as a VALU row's."""
+  mag, inf, qnan = _NAN_BITS[kind]
+  return np.where(((bits & mag) > inf) & ~nan_in, bits.dtype.type(qnan), bits)
+
 _U = 2.0 ** -53  # float64 unit roundoff
 
 def _grow(expansion:list, b) -> list:

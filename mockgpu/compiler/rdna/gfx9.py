@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from mockgpu.boards import WAVE64
 from mockgpu.compiler.rdna.semantics import family as semantics_family
-from mockgpu.compiler.exact import exact_sum, two_product
+from mockgpu.compiler.exact import exact_sum, two_product, generated_nan
 from mockgpu.compiler import floats
 
 WAVE = WAVE64      # CDNA runs wave64 only
@@ -279,12 +279,16 @@ def mfma(shape:MFMAShape, a_regs, b_regs, c_regs, arch:str="cdna3", cbsz:int=0, 
     acc = np.einsum("wbik,wbjk->wbij", A, B) + words.view(np.int32)[:, olane, oelem].astype(np.int64)
     return _pack(shape, (acc & 0xffffffff).astype(np.uint32), words)
   a4, b4 = A[:, :, :, None, :], B[:, :, None, :, :]                         # [waves, blocks, m, n, k] by broadcasting
+  # an element none of whose inputs (row of A, column of B, C) is a NaN gets the default NaN where it is one (generated_nan)
+  nan_in = np.isnan(A).any(-1)[:, :, :, None] | np.isnan(B).any(-1)[:, :, None, :]
   if shape.out == "F32":
-    terms = [*np.moveaxis(a4 * b4, -1, 0), words.view(np.float32)[:, olane, oelem].astype(np.float64)]
-    return _pack(shape, exact_sum(terms, np.float32).view(np.uint32), words)
+    cval = words.view(np.float32)[:, olane, oelem].astype(np.float64)
+    d = exact_sum([*np.moveaxis(a4 * b4, -1, 0), cval], np.float32).view(np.uint32)
+    return _pack(shape, generated_nan(d, "f32", nan_in | np.isnan(cval)), words)
   p, err = two_product(a4, b4)
-  terms = [*np.moveaxis(p, -1, 0), *np.moveaxis(err, -1, 0), words.view(np.float64)[:, olane, oelem]]
-  return _pack(shape, exact_sum(terms, np.float64).view(np.uint64), words)
+  cval = words.view(np.float64)[:, olane, oelem]
+  d = exact_sum([*np.moveaxis(p, -1, 0), *np.moveaxis(err, -1, 0), cval], np.float64).view(np.uint64)
+  return _pack(shape, generated_nan(d, "f64", nan_in | np.isnan(cval)), words)
 
 def _pack(shape:MFMAShape, d:np.ndarray, words:np.ndarray) -> list:
   """D elements [waves, blocks, m, n] into the output registers' layout -> list of [waves, 64] uint32."""

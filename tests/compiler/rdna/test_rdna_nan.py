@@ -125,9 +125,55 @@ def test_same_bits_with_numpy_simd_limited(outs):
   code = ("import json, test_rdna_nan as t\nfrom numpy._core._multiarray_umath import __cpu_features__ as f\n"
           f"print(json.dumps([t.run_all(), [k for k in {feats!r} if f.get(k)]]))")
   here = os.path.dirname(os.path.abspath(__file__))
-  env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(feats), PYTHONPATH=os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]))
+  tests = os.path.dirname(os.path.dirname(here))   # tests/, where the support package lives
+  env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(feats), PYTHONPATH=os.pathsep.join([here, tests, os.environ.get("PYTHONPATH", "")]))
   p = subprocess.run([sys.executable, "-c", code], cwd=here, env=env, capture_output=True, text=True, timeout=900)
   assert p.returncode == 0, p.stderr[-3000:]
   child, still_on = json.loads(p.stdout.strip().splitlines()[-1])
   assert still_on == [], f"numpy kept {still_on} on"
   assert child == outs
+
+# *** WMMA and MFMA: the same rule per output element ***
+# A's rows from v8's halves, B's columns from v9's: A row 0 = (inf, 1) over K, B column 0 = 0 (row 0 x column 0 has
+# inf * 0: generated), B column 1 holds a quiet NaN (column 1 propagates it); every other element is 1.
+H_ONES = 0x3c003c00
+def _matrix_inputs(lanes:int) -> np.ndarray:
+  data = np.zeros((len(DATA_V), lanes), np.uint32)
+  data[0], data[1] = H_ONES, H_ONES
+  data[0, 0], data[1, 0], data[1, 1] = 0x3c00 << 16 | H_INF, 0, 0x3c00 << 16 | H_QNAN
+  return data
+
+def _spread(I, src:int, first:int, n:int) -> list: return [I.v_mov_b32_e32(v[first + k], v[src]) for k in range(n)]
+
+MATRIX = [  # (family, lanes, form, the generated NaN, the propagated one (H_QNAN quieted, payload kept), paths)
+  ("rdna3", 32, "v_wmma_f32_16x16x16_f16", F32_NAN, 0x7fc24000, ("stepper", "numpy", "native")),
+  ("rdna3", 32, "v_wmma_f16_16x16x16_f16", F16_NAN, H_QNAN, ("stepper", "numpy", "native")),
+  ("rdna4", 32, "v_wmma_f32_16x16x16_f16", F32_NAN, 0x7fc24000, ("stepper", "numpy")),  # C declines RDNA4's float forms
+  ("cdna3", 64, "v_mfma_f32_16x16x16_f16", F32_NAN, 0x7fc24000, ("stepper", "numpy"))]   # C declines MFMA
+# D register 0 lane 16: RDNA3's D[1][0] (B's column 0 is lane 0's zeros: 0), RDNA4's D[8][0] (column 0: lane 0's 8 zeros
+# for K 0-7, lane 16's 8 ones: 8.0), the MFMA's D[4][0] (lane 0's 4 zeros and 12 ones: 12.0)
+LANE16 = {"rdna3": 0, "rdna4": 0x41000000, "cdna3": 0x41400000}
+
+@pytest.mark.parametrize("family,lanes,form,generated,propagated,paths", MATRIX)
+def test_matrix_generated_nan_is_the_default_nan(family, lanes, form, generated, propagated, paths):
+  """D[0][0] (inputs all numbers, inf * 0 inside) is the default NaN; D[0][1] and lane 17's (a NaN in B's column 1) keep
+  the propagated NaN; D[0][2] is inf. D register 0 lane l is D[0][l] for l < 16 on every layout (lane 16: LANE16)."""
+  isa = ISAS[family]
+  I = isa.I
+  if family == "cdna3":
+    op = I.VOP3P_MFMA(I.VOP3POp.V_MFMA_F32_16X16X16_F16, vdst=v[40:43], src0=v[16:17], src1=v[24:25], src2=0)
+    ops = [*_spread(I, 8, 16, 2), *_spread(I, 9, 24, 2), op]
+  elif family == "rdna4":   # A and B: 4 VGPRs (lanes 0-15 K 0-7, lanes 16-31 K 8-15), C and D 8
+    ops = [*_spread(I, 8, 16, 4), *_spread(I, 9, 24, 4), *(I.v_mov_b32_e32(v[32 + k], 0) for k in range(8)),
+           getattr(I, form)(v[40:47], v[16:19], v[24:27], v[32:39])]
+  else:
+    ops = [*_spread(I, 8, 16, 8), *_spread(I, 9, 24, 8), *(I.v_mov_b32_e32(v[32 + k], 0) for k in range(8)),
+           getattr(I, form)(v[40:47], v[16:23], v[24:31], v[32:39])]
+  body = kernel(family, [*ops, I.v_mov_b32_e32(v[12], v[40])], lanes)
+  outs = {p: _run(body, _matrix_inputs(lanes), lanes, p, family)[4] for p in paths}
+  for p in paths: assert np.array_equal(outs[p], outs[paths[0]]), f"{form}: {p} differs from {paths[0]}"
+  d = outs[paths[0]].astype(np.int64)
+  assert d[0] == generated, f"{form}: generated NaN {d[0]:#x}, want {generated:#x}"
+  assert d[1] == propagated and d[17] == propagated, f"{form}: {d[1]:#x} {d[17]:#x}"
+  assert d[16] == LANE16[family], f"{form}: lane 16 {d[16]:#x}, want {LANE16[family]:#x}"
+  assert d[2] == (0x7f800000 if generated == F32_NAN else 0x7c00), f"{form}: D[0][2] {d[2]:#x}, want inf"

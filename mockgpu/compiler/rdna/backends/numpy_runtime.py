@@ -30,7 +30,7 @@ import numpy as np
 from mockgpu.boards import WAVE32
 from mockgpu.compiler import native
 from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes, permlane16_lanes, permlane16_selects, permlane64_lanes
-from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum
+from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum, generated_nan
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
 from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, bf16bits, bf16bits_f64, rbf16  # noqa: F401 (translated code's names)
@@ -723,12 +723,17 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
   if integer:
     acc = acc + c.view(i32).astype(np.int64)
     acc = np.clip(acc, -2**31, 2**31 - 1) if clamp else acc
-    out = acc.astype(np.int64).astype(u32)
-  elif kind_out == "f32": out = fbits32((acc + c.view(f32).astype(f64)).astype(f32))
+    return [acc.astype(np.int64).astype(u32)[:, j] for j in range(8)]
+  nan_in = np.isnan(a).any(-1)[:, rows] | np.isnan(b).any(-1)[:, cols]   # [n, element, lane]: a NaN in its row or column
+  if kind_out == "f32":
+    cval = c.view(f32).astype(f64)
+    out = generated_nan(fbits32((acc + cval).astype(f32)), "f32", nan_in | np.isnan(cval))
   else:
     ch = (c >> 16) if hi else (c & 0xffff)
-    if kind_out == "bf16": res = bf16bits_f64(acc + (ch << 16).astype(u32).view(f32).astype(f64))
-    else: res = (acc + ch.astype(u16).view(f16).astype(f64)).astype(f16).view(u16).astype(u32)
+    cval = (ch << 16).astype(u32).view(f32).astype(f64) if kind_out == "bf16" else ch.astype(u16).view(f16).astype(f64)
+    if kind_out == "bf16": res = bf16bits_f64(acc + cval)
+    else: res = (acc + cval).astype(f16).view(u16).astype(u32)
+    res = generated_nan(np.asarray(res, u32), kind_out, nan_in | np.isnan(cval))
     out = (c & 0xffff) | (res << 16) if hi else (c & 0xffff0000) | res
   return [out[:, j] for j in range(8)]
 
@@ -794,12 +799,16 @@ def wmma_rdna4(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, signed=(True, 
     acc = prods.sum(-1) + c.view(i32).astype(np.int64)
     acc = np.clip(acc, -2**31, 2**31 - 1) if clamp else acc
     return list(np.moveaxis(acc.astype(np.int64).astype(u32), 1, 0))
+  nan_in = np.isnan(a[:, rows, :]).any(-1) | np.isnan(bsel).any(-1)   # [n, element, lane]: a NaN among its inputs
   prods = np.moveaxis(prods, -1, 0)                               # [K, n, element, lane]
-  if kind_out == "f32": return list(np.moveaxis(exact_sum([*prods, c.view(f32).astype(f64)], f32).view(u32), 1, 0))
+  if kind_out == "f32":
+    cval = c.view(f32).astype(f64)
+    return list(np.moveaxis(generated_nan(exact_sum([*prods, cval], f32).view(u32), "f32", nan_in | np.isnan(cval)), 1, 0))
   ch = np.stack([(c[:, k // 2] >> (16 * (k % 2))) & 0xffff for k in range(8)], axis=1)   # [n, element, lane]
   cval = ch.astype(u16).view(f16).astype(f64) if kind_out == "f16" else (ch << 16).astype(u32).view(f32).astype(f64)
   odd = exact_sum([*prods, cval], None)                           # round-to-odd float64: rounds once more correctly
-  res = odd.astype(f16).view(u16).astype(u32) if kind_out == "f16" else bf16bits_f64(odd)
+  res = odd.astype(f16).view(u16).astype(u32) if kind_out == "f16" else np.asarray(bf16bits_f64(odd), u32)
+  res = generated_nan(res, kind_out, nan_in | np.isnan(cval))
   return [res[:, 2 * k] | (res[:, 2 * k + 1] << 16) for k in range(4)]
 
 def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, bank_mask:int):

@@ -413,17 +413,27 @@ static inline double wmma_elem(const uint32_t *v, const int *regs, int kind, int
 /* A's rows (lane l: row l % 16) and B's columns; RDNA4 (split) holds K's second half in lanes 16-31. Element j of lane l
  * of C/D is (row 2j + l / 16) on RDNA3, (row j + 8 (l / 16)) on RDNA4, column l % 16; a 16-bit D is one half of VGPR j
  * on RDNA3 (hi: the high one, the other half C's), half j % 2 of VGPR j / 2 on RDNA4. */
+/* a float D element's bits (kout's format): a NaN none of whose inputs was (nan_in 0) was generated (inf * 0, inf - inf)
+ * and is the default NaN, +qNaN, not the host's (exact.generated_nan) */
+static inline uint32_t wmma_gnan(uint32_t bits, int kout, int nan_in) {
+  if (nan_in) return bits;
+  if (kout == WMMA_OUT_F32) return (bits & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : bits;
+  if (kout == WMMA_OUT_BF16) return (bits & 0x7fffu) > 0x7f80u ? 0x7fc0u : bits;
+  return (bits & 0x7fffu) > 0x7c00u ? 0x7e00u : bits;
+}
 static void wmma(uint32_t *v, const int *a, const int *b, const int *c, int nab, int dst, int kin, int kout, int hi,
                  int sa, int sb, int clamp, int rdna4, lanes_t ex) {
   int per = kin <= WMMA_BF16 ? 2 : kin == WMMA_IU8 ? 4 : 8, E = nab * per, K = rdna4 ? 2 * E : E;
   int packed = rdna4 && kout == WMMA_OUT_F16;
   uint32_t out[8][32];
   double A[16][WMMA_MAX_K], B[16][WMMA_MAX_K];   /* A's rows and B's columns, each element decoded once */
+  int anan[16] = {0}, bnan[16] = {0};            /* a NaN in A's row / B's column */
   for (int r = 0; r < 16; r++)
     for (int k = 0; k < K; k++) {
       int half = rdna4 ? 16 * (k / E) : 0, idx = rdna4 ? k % E : k;
       A[r][k] = wmma_elem(v, a, kin, sa, r + half, idx);
       B[r][k] = wmma_elem(v, b, kin, sb, r + half, idx);
+      anan[r] |= isnan(A[r][k]); bnan[r] |= isnan(B[r][k]);
     }
   for (int l = 0; l < 32; l++) {
     for (int j = 0; j < 8; j++) {
@@ -435,13 +445,18 @@ static void wmma(uint32_t *v, const int *a, const int *b, const int *c, int nab,
         double r = acc + (double)(int32_t)cw;
         if (clamp) r = r < -2147483648.0 ? -2147483648.0 : r > 2147483647.0 ? 2147483647.0 : r;
         out[j][l] = (uint32_t)(int64_t)r;
-      } else if (kout == WMMA_OUT_F32) out[j][l] = U32F((float)add64(acc, (double)F32(cw)));
-      else if (packed) {
-        uint32_t h = f2h(d2h(add64(acc, (double)h2f((uint16_t)(cw >> (16 * (j % 2)))))));
+      } else if (kout == WMMA_OUT_F32) {
+        double cv = (double)F32(cw);
+        out[j][l] = wmma_gnan(U32F((float)add64(acc, cv)), kout, anan[row] || bnan[col] || isnan(cv));
+      } else if (packed) {
+        double cv = (double)h2f((uint16_t)(cw >> (16 * (j % 2))));
+        uint32_t h = wmma_gnan(f2h(d2h(add64(acc, cv))), kout, anan[row] || bnan[col] || isnan(cv));
         out[j / 2][l] = j % 2 ? (out[j / 2][l] & 0xffffu) | (h << 16) : h;
       } else {
         uint32_t ch = hi ? cw >> 16 : cw & 0xffffu;
-        uint32_t h = kout == WMMA_OUT_BF16 ? d2bf16(add64(acc, (double)F32(ch << 16))) : f2h(d2h(add64(acc, (double)h2f((uint16_t)ch))));
+        double cv = kout == WMMA_OUT_BF16 ? (double)F32(ch << 16) : (double)h2f((uint16_t)ch);
+        uint32_t h = wmma_gnan(kout == WMMA_OUT_BF16 ? d2bf16(add64(acc, cv)) : f2h(d2h(add64(acc, cv))), kout,
+                               anan[row] || bnan[col] || isnan(cv));
         out[j][l] = hi ? (cw & 0xffffu) | (h << 16) : (cw & 0xffff0000u) | h;
       }
     }
