@@ -1,6 +1,6 @@
 """A mock never touches the host's hardware: under every MOCK interface tinygrad opens nothing under the host's PCI bus,
 /proc/sys/vm, /sys/module/vfio, /dev/vfio or its pagemap, and starts no process (no `sudo`, no `modprobe`; the one
-exception is tinygrad's own `ldconfig -p` library lookup).
+exceptions are tinygrad's own `ldconfig -p` library lookup and mockgpu's own C compiler and LLVM probe).
 
 Each configuration runs a tinygrad op in a child whose Python audit hook (installed before tinygrad is imported)
 records every file opened, every directory listed and every process started. The op's own outcome does not matter
@@ -15,6 +15,10 @@ FORBIDDEN = ("/sys/bus/pci", "/proc/sys/vm", "/sys/module/vfio", "/dev/vfio", "/
 # the one process tinygrad itself starts on every HCQ device: its memory barrier loads libatomic through
 # ctypes.util.find_library, which lists the linker cache with `ldconfig -p` (read-only, no device, no privilege)
 LIBRARY_LOOKUP = "('/sbin/ldconfig', ['/sbin/ldconfig', '-p'],"
+# mockgpu's own translation toolchain, which touches no device and needs no privilege: the C compiler building a kernel
+# into mockgpu's cache (native/), and the LLVM probe (compiler/toolchain.py) that checks which libLLVM tinygrad loads;
+# whether they run depends on the cache's state, not on the interface
+OWN_TOOLCHAIN = ("/native/", "from tinygrad.runtime.support.compiler_llvm import AMDLLVMCompiler")
 PROCESS_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn")
 
 CHILD = textwrap.dedent("""
@@ -55,7 +59,8 @@ def test_mock_interface_keeps_off_host_hardware(dev, env):
   assert any("/tinygrad/" in p for p in record["open"]), f"DEV={dev}: the audit hook recorded no open of tinygrad's files"
   touched = sorted({p for p in record["open"] + record["listdir"] if os.path.normpath(p).startswith(FORBIDDEN)})
   assert not touched, f"DEV={dev} ({outcome}) reached host paths: {touched}"
-  started = [p for p in record["process"] if not (p[0] == "subprocess.Popen" and p[1].startswith(LIBRARY_LOOKUP))]
+  started = [p for p in record["process"] if not (p[0] == "subprocess.Popen" and (p[1].startswith(LIBRARY_LOOKUP)
+                                                                                 or any(t in p[1] for t in OWN_TOOLCHAIN)))]
   assert not started, f"DEV={dev} ({outcome}) started processes: {started}"
 
 def test_audit_record_sees_a_host_open():

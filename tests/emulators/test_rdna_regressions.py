@@ -78,7 +78,7 @@ DIFF = {
   "diff:conv_transpose_grad": "conv_transpose2d[float32[1, 4, 5, 5],float32[4, 2, 3, 3];stride=2;grad]",
 }
 def diff_case(case_id):
-  sys.path.insert(0, ".")  # the tests directory (the cwd): diffcases, diffrunner
+  sys.path[:0] = [".", "diff"]  # the tests directory (the cwd) and tests/diff: diffcases, diffrunner
   import diffcases as D
   from diffrunner import run_case
   # a case by id, or (op, shape, dtype, view, kwargs): generated ids move when the suite's rotation does

@@ -5,7 +5,7 @@ import ctypes, mmap, os
 from tinygrad.runtime.autogen import kfd
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
 import machines
-from mockgpu.emulators.amd_gpu import host_mmap
+from mockgpu.hostmem import host_mmap
 RW = mmap.PROT_READ | mmap.PROT_WRITE
 FLAGS = kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE
 
