@@ -27,7 +27,8 @@ CHILD = textwrap.dedent("""
   PROCESS_EVENTS = %r
   def hook(event, args):
     if event == "open" and args and isinstance(args[0], (str, bytes)): record["open"].append(os.fsdecode(args[0]))
-    elif event in ("os.listdir", "os.scandir") and args: record["listdir"].append(os.fsdecode(args[0]) if args[0] is not None else ".")
+    elif event in ("os.listdir", "os.scandir") and args and not isinstance(args[0], int):  # an fd (rmtree's scandir) names no path
+      record["listdir"].append(os.fsdecode(args[0]) if args[0] is not None else ".")
     elif event in PROCESS_EVENTS: record["process"].append([event, repr(args)[:300]])
   sys.addaudithook(hook)
   atexit.register(lambda: print("AUDIT " + json.dumps(record), flush=True))
