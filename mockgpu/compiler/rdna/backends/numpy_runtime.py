@@ -717,7 +717,7 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
   b = _wmma_rows(b_regs, kind_in, signed[1])
   d = _dot_in_k_order(a, b)                        # [n, row, col]
   j, lane = np.arange(8)[:, None], np.arange(32)
-  rows, cols = 2 * j + lane // 16, lane % 16
+  rows, cols = np.broadcast_arrays(2 * j + lane // 16, lane % 16)   # [element, lane]
   c = np.stack([np.asarray(r, u32) for r in c_regs], axis=1)    # [n, VGPR, lane] raw bits
   acc = d[:, rows, cols]                                           # [n, element, lane]
   if integer:
