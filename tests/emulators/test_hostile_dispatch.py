@@ -16,6 +16,7 @@ from mockgpu.emulators.amd_gpu import UnmodelledFeature
 from mockgpu.memory import AddressSpace
 from support.kfd_client import Client
 from support.pm4 import dispatch_cmds, release_mem
+from support.ptx_good import GOOD_PTX
 from support.rdna_harness import aligned
 
 HUGE = 2**32 - 1
@@ -48,6 +49,7 @@ class Rig:
     self.dispatch((1, 1, 1), (32, 1, 1))
     np.testing.assert_array_equal(self.out[:128].view(np.uint32), np.arange(32) * 3 + 7)
 
+
 @pytest.mark.parametrize("grid, block", [((HUGE, 1, 1), (32, 1, 1)), ((1, HUGE, 1), (1, 1, 1)), ((65536, 65536, 1), (1, 1, 1)),
                                          ((1, 1, 1), (65535, 65535, 1)), ((1, 1, 1), (2048, 1, 1))])
 def test_rdna_executor_entry_refuses_what_it_cannot_hold(grid, block):
@@ -72,24 +74,6 @@ def test_pm4_dispatch_direct_of_2_32_workgroups(fresh_machine, grid):
   q2 = c.queue()
   q2.submit(release_mem(c.buf.va, 0x5a5a, 1))
   assert c.buf.u32()[0] == 0x5a5a
-
-GOOD_PTX = """.version 8.0
-.target sm_89
-.address_size 64
-.visible .entry good(.param .u64 out)
-{
-.reg .b32 %r<4>;
-.reg .b64 %rd<4>;
-mov.u32 %r1, %tid.x;
-mul.lo.s32 %r2, %r1, 3;
-add.s32 %r2, %r2, 7;
-ld.param.u64 %rd1, [out];
-mul.wide.u32 %rd2, %r1, 4;
-add.s64 %rd3, %rd1, %rd2;
-st.global.u32 [%rd3], %r2;
-ret;
-}
-"""
 
 @pytest.mark.parametrize("grid, block", [((HUGE, 1, 1), (32, 1, 1)), ((1, 1, 1), (65535, 65535, 1)), ((1, 1, HUGE), (1, 1, 1))])
 def test_ptx_executor_entry_refuses_what_the_board_cannot_launch(monkeypatch, grid, block):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os, random, re
 import numpy as np
 from harness import corpus
+from support.ptx_good import GOOD_PTX as GOOD  # harness put tests/ on the path
 
 NAME = "ptx"
 ENV = {"MOCKGPU_BUDGET": "2000", "MOCKGPU_REPLAY_DIR": "off", "MOCKGPU_CACHE_DIR": "off", "MOCKGPU_CC_TIMEOUT": "30"}
@@ -135,24 +136,6 @@ def _launch(text, entry:str, nparams:int, path:str) -> list[np.ndarray]:
 def execute(case):
   c = corpus("ptx")[case[0]]
   _launch(mutate(case), c["entry"], c["nparams"], case[2])
-
-GOOD = """.version 8.0
-.target sm_89
-.address_size 64
-.visible .entry good(.param .u64 out)
-{
-.reg .b32 %r<4>;
-.reg .b64 %rd<4>;
-mov.u32 %r1, %tid.x;
-mul.lo.s32 %r2, %r1, 3;
-add.s32 %r2, %r2, 7;
-ld.param.u64 %rd1, [out];
-mul.wide.u32 %rd2, %r1, 4;
-add.s64 %rd3, %rd1, %rd2;
-st.global.u32 [%rd3], %r2;
-ret;
-}
-"""
 
 def known_good() -> bool:
   for path in ("numpy", "native"):
