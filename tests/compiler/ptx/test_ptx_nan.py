@@ -5,12 +5,13 @@ path and the C path; the bits must agree and every NaN be canonical. A child pro
 dispatch limited to the baseline (NPY_DISABLE_CPU_FEATURES: every dispatched target, AVX-512 and AVX2 on x86), where
 numpy's loops return other NaNs (np.log2 of a negative float64 flips the sign on an AVX-512 host), and must give the
 same bits."""
-import json, os, subprocess, sys
+import os
 import numpy as np
 import pytest
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.ptx import load_module, launch, Launch, run_stepped
 from support.ptx_isa import HEAD
+from support.numpy_simd import run_limited
 
 F32_PRE = "mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b32 %f4, %r3;\n"
 F32_POST = "\nmov.b32 %r4, %f3;\ncvt.u64.u32 %rd10, %r4;"
@@ -102,24 +103,6 @@ def test_paths_agree_bit_for_bit(outs):
 def test_every_nan_is_canonical(outs):
   for path in outs: check_canonical(outs[path])
 
-def dispatched() -> list[str]:
-  try: from numpy._core._multiarray_umath import __cpu_dispatch__
-  except ImportError: from numpy.core._multiarray_umath import __cpu_dispatch__   # numpy 1.x
-  return list(__cpu_dispatch__)
-
 def test_same_bits_with_numpy_simd_limited(outs):
   """The child disables every SIMD target numpy dispatches to (the baseline's loops run) and must give the same bits."""
-  feats = dispatched()
-  if not feats: pytest.skip("this numpy build dispatches to no SIMD target")
-  env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(feats))
-  code = ("import json, test_ptx_nan as t\nfrom numpy._core._multiarray_umath import __cpu_features__ as f\n"
-          f"print(json.dumps([t.run_paths(), [k for k in {feats!r} if f.get(k)]]))")
-  # the child imports this file (its folder) and the tests' shared modules (the tests/ root, conftest's HERE)
-  from conftest import HERE as tests
-  here = os.path.dirname(os.path.abspath(__file__))
-  p = subprocess.run([sys.executable, "-c", code], cwd=here, env=dict(env, PYTHONPATH=os.pathsep.join([here, tests, env.get("PYTHONPATH", "")])),
-                     capture_output=True, text=True, timeout=600)
-  assert p.returncode == 0, p.stderr[-3000:]
-  child, still_on = json.loads(p.stdout.strip().splitlines()[-1])
-  assert still_on == [], f"numpy kept {still_on} on"
-  assert child == outs
+  assert run_limited(__file__, "run_paths") == outs

@@ -5,11 +5,12 @@ on x86, never shows). v_div_fixup's 0/0 and inf/inf keep the pseudocode's own 32
 propagated (quieted) as before. Each instruction runs over special operand pairs on the stepper, the numpy path and
 the C path, which must agree bit for bit; a child process runs them again with numpy's SIMD dispatch limited
 (NPY_DISABLE_CPU_FEATURES naming every dispatched target) and must give the same bits."""
-import json, os, subprocess, sys
+import os
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import v, s
 from support.rdna_stepper import ISAS, DATA_V, _run, _row_offset
+from support.numpy_simd import run_limited
 
 F32_NAN, F16_NAN, F64_NAN = 0x7fc00000, 0x7e00, 0x7ff8000000000000
 INF, NINF, QNAN, NQNAN, SNAN = 0x7f800000, 0xff800000, 0x7fc12345, 0xffc00000, 0x7f800001
@@ -114,24 +115,8 @@ def test_generated_nans_are_the_default_nan(outs, family, lanes):
       if name.startswith("v_pk") and not any_in and _nan("f16", int(d[0, lane]) >> 16): assert int(d[0, lane]) >> 16 == want
     assert made, f"{family} {name}: no lane generated a NaN (the case tests nothing)"
 
-def dispatched() -> list[str]:
-  try: from numpy._core._multiarray_umath import __cpu_dispatch__
-  except ImportError: from numpy.core._multiarray_umath import __cpu_dispatch__   # numpy 1.x
-  return list(__cpu_dispatch__)
-
 def test_same_bits_with_numpy_simd_limited(outs):
-  feats = dispatched()
-  if not feats: pytest.skip("this numpy build dispatches to no SIMD target")
-  code = ("import json, test_rdna_nan as t\nfrom numpy._core._multiarray_umath import __cpu_features__ as f\n"
-          f"print(json.dumps([t.run_all(), [k for k in {feats!r} if f.get(k)]]))")
-  here = os.path.dirname(os.path.abspath(__file__))
-  tests = os.path.dirname(os.path.dirname(here))   # tests/, where the support package lives
-  env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(feats), PYTHONPATH=os.pathsep.join([here, tests, os.environ.get("PYTHONPATH", "")]))
-  p = subprocess.run([sys.executable, "-c", code], cwd=here, env=env, capture_output=True, text=True, timeout=900)
-  assert p.returncode == 0, p.stderr[-3000:]
-  child, still_on = json.loads(p.stdout.strip().splitlines()[-1])
-  assert still_on == [], f"numpy kept {still_on} on"
-  assert child == outs
+  assert run_limited(__file__, "run_all") == outs
 
 # *** WMMA and MFMA: the same rule per output element ***
 # A's rows from v8's halves, B's columns from v9's: A row 0 = (inf, 1) over K, B column 0 = 0 (row 0 x column 0 has
