@@ -66,10 +66,10 @@ def test_cpu_model_setting_and_explicit_arch():
   assert "ARCH arm64,apple-m1" in child(code, env={"MOCKGPU_CPU_MODEL": "apple-m1"}).stdout
   assert "ARCH arm64,apple-m1" in child(code, dev="MOCK+CPU:LLVM:arm64,apple-m1").stdout
 
-def test_oob_read_is_a_named_fault():
-  """A kernel compiled for 4096-element buffers, called with 16-float ones: the read past data1's page stops it with the
-  kernel and offset, the instruction, the argument and the distance past its end."""
-  p = child("""
+# the elementwise kernel tinygrad compiled for 4096-element buffers, called with n-float ones: the child's prologue up to
+# the `except CPUKernelFault as e:` block that reports (arg: the buffer the fault names)
+def small_buffer_call(n:int) -> str:
+  return f"""
 import json
 from tinygrad import Tensor, dtypes
 from tinygrad.device import Buffer
@@ -77,12 +77,17 @@ import tinygrad.engine.realize as R
 from mockgpu.emulators.arm64.machine import CPUKernelFault
 (Tensor.ones(4096).contiguous() + 1).realize()
 prog = next(v for v in R.runtime_cache.values() if v.name.startswith("E_"))
-small = [Buffer("CPU", 16, dtypes.float32).ensure_allocated()._buf for _ in range(len(prog.signature))]
+small = [Buffer("CPU", {n}, dtypes.float32).ensure_allocated()._buf for _ in range(len(prog.signature))]
 try: prog(*small, global_size=(1, 1, 1), vals=())
 except CPUKernelFault as e:
   arg = small[int(e.argument[4:])]
-  print(json.dumps({"msg": str(e), "name": prog.name, "kernel": e.kernel, "arg": e.argument, "write": e.write, "distance": e.distance,
-                    "expected": e.address - (arg.va_addr + arg.size), "page": e.address % 4096}))
+"""
+
+def test_oob_read_is_a_named_fault():
+  """A kernel compiled for 4096-element buffers, called with 16-float ones: the read past data1's page stops it with the
+  kernel and offset, the instruction, the argument and the distance past its end."""
+  p = child(small_buffer_call(16) + """  print(json.dumps({"msg": str(e), "name": prog.name, "kernel": e.kernel, "arg": e.argument, "write": e.write,
+                    "distance": e.distance, "expected": e.address - (arg.va_addr + arg.size), "page": e.address % 4096}))
 """)
   r = result(p)
   assert r["kernel"] == r["name"] and r["msg"].startswith(f"arm64 kernel {r['name']}+0x"), r
@@ -93,19 +98,7 @@ except CPUKernelFault as e:
 
 def test_sanitize_catches_a_read_inside_the_last_page():
   """MOCKGPU_SANITIZE=memory: the same kernel on 10-float buffers faults at data1's exact end, inside its page."""
-  p = child("""
-import json
-from tinygrad import Tensor, dtypes
-from tinygrad.device import Buffer
-import tinygrad.engine.realize as R
-from mockgpu.emulators.arm64.machine import CPUKernelFault
-(Tensor.ones(4096).contiguous() + 1).realize()
-prog = next(v for v in R.runtime_cache.values() if v.name.startswith("E_"))
-small = [Buffer("CPU", 10, dtypes.float32).ensure_allocated()._buf for _ in range(len(prog.signature))]
-try: prog(*small, global_size=(1, 1, 1), vals=())
-except CPUKernelFault as e:
-  arg = small[int(e.argument[4:])]
-  print(json.dumps({"msg": str(e), "end": arg.va_addr + arg.size, "addr": e.address, "distance": e.distance}))
+  p = child(small_buffer_call(10) + """  print(json.dumps({"msg": str(e), "end": arg.va_addr + arg.size, "addr": e.address, "distance": e.distance}))
 """, env={"MOCKGPU_SANITIZE": "memory"})
   r = result(p)
   # the first access to reach past the end (QEMU splits a 16- or 32-byte vector access into 8-byte ones): at most 8 bytes past it
