@@ -277,7 +277,13 @@ def call(self, *bufs, **kw):
   return _call(self, *bufs, **kw)
 HCQProgram.__call__ = call
 x = Tensor(np.ones(4096, np.float32)).realize()
-try: (x + 1).realize(); Device[Device.DEFAULT].synchronize(); state["error"] = None
+# Leave the GPU address space free above the output, whatever the host's mmap layout: allocate a 1 MiB spacer, then the
+# output below it (AMD's addresses come from top-down host mmaps; NV's bump upwards), then unmap the spacer. Without it
+# the output sat right under x on AMD and the 16 KiB overrun landed in x's pages, so nothing faulted.
+spacer, out = Tensor.empty(1 << 18).realize(), Tensor.empty(4096).realize()
+del spacer
+Device[Device.DEFAULT].allocator.free_cache()
+try: out.assign(x + 1).realize(); Device[Device.DEFAULT].synchronize(); state["error"] = None
 except Exception as e: state["error"] = str(e)
 from mockgpu import system
 state["native_launches"] = sum(v for k, v in system.stats.items() if k.endswith("native_launches"))
