@@ -166,7 +166,10 @@ class PM4Queue(RingQueue):
   @functools.cached_property
   def _register_names(self) -> dict[int, str]:
     names = registers_by_address(self.gpu.board.gc_version, self.gpu.board.nbio_version)
-    return {addr: ALIASES.get(name, name) for addr, name in names.items()}
+    out = {addr: ALIASES.get(name, name) for addr, name in names.items()}
+    if self.gpu.board.gc_version[0] == 9:  # tinygrad's gfx9 sqtt_stop waits on STATUS at its UCONFIG offset (amd/perf.py)
+      out.setdefault(self.gpu.gc.regs["regSQ_THREAD_TRACE_STATUS"].addr[0] - UCONFIG_RANGE[0], "SQ_THREAD_TRACE_STATUS")
+    return out
 
   def _reg_name(self, addr:int, s, header) -> str:
     if (name:=self._register_names.get(addr)) is None: raise self.packet_error(s, header, f"no register at address 0x{addr:x}")

@@ -75,3 +75,33 @@ def program_info(code:bytes, arch:str) -> tuple[dict[int, InstInfo], list[list[i
   blocks = decode.blocks(insts)
   info = {pc: classify(inst, arch) for pc, inst in insts.items() if not isinstance(inst, decode.Bad)}
   return info, [[pc for pc, _ in b.insts] for b in blocks]
+
+# *** CDNA (gfx9) thread-trace tokens ***
+# What the MI350X captures (tinygrad's extra/sqtt/examples, gfx950 gemm) show per instruction: an INST token whose op is
+# the unit and the encoding width (VALU_32 for VOP1/VOP2/VOPC, VALU_64 for VOP3/VOP3P; SALU_32 for a 4-byte SOP*), JUMP or
+# NEXT for a branch taken or not, OTHER_MSG for s_endpgm (then WAVEEND), and no INST token for s_waitcnt and s_nop (an
+# ISSUE token alone). MFMA (VALU_MAI), SMEM stores, MUBUF (VMEM_RD/WR) and 8-byte SALU (SALU_64) follow the op names of
+# tinygrad's InstOpCDNA; the captures have none of them.
+CDNA_VMEM = {"FLAT": "FLAT", "GLOBAL": "FLAT", "SCRATCH": "FLAT", "MUBUF": "VMEM", "MTBUF": "VMEM"}
+
+def cdna_op(inst, info:InstInfo) -> str:
+  """The InstOpCDNA name of an instruction's INST token, or BRANCH (JUMP/NEXT by outcome), END (OTHER_MSG and WAVEEND)
+  or ISSUE (no INST token: issued only)."""
+  kind, store = type(inst).__name__.split("_")[0], "STORE" in info.name or "WRITE" in info.name
+  if info.token == "END": return "END"
+  if info.token == "BRANCH": return "BRANCH"
+  if info.timing == "smem": return "SMEM_WR" if store else "SMEM_RD"
+  if info.timing == "lds": return "LDS"
+  if info.timing in ("vmem_ld", "vmem_st"): return CDNA_VMEM.get(kind, "VMEM") + ("_RD" if info.timing == "vmem_ld" else "_WR")
+  if info.timing in ("valu", "trans"):
+    return "VALU_MAI" if info.name.startswith(("V_MFMA", "V_SMFMAC")) else "VALU_64" if info.size >= 8 else "VALU_32"
+  if info.timing == "salu": return "SALU_64" if info.size >= 8 else "SALU_32"
+  if info.timing == "msg": return "OTHER_MSG"
+  return "ISSUE"
+
+@functools.lru_cache(maxsize=256)
+def cdna_ops(code:bytes, arch:str) -> dict[int, str]:
+  """Per instruction offset, its cdna_op."""
+  info, _ = program_info(code, arch)
+  insts = decode.walk(code, arch)
+  return {pc: cdna_op(insts[pc], i) for pc, i in info.items()}

@@ -16,19 +16,30 @@ traces (SQTT) and performance counters (PMC), as GPU-global state per XCC and pe
   8-register COMPUTE_START_X write ends on it) and real captures still count.
 - gfx9 (CDNA, each XCC with its own counters, reached through PRED_EXEC): one SQ per SE (its counters are the SE's
   sum), TCC (16 instances) for L2, any SQ select (no even-only rule), SQ_PERFCOUNTER_MASK kept.
-Unmodelled (named, never a zero): SPM, counter selections without a model, per-instance selections, CDNA's (gfx9)
-thread trace registers, trace modes other than on/off.
+- gfx9 thread traces (per XCC and SE, the XCC through PRED_EXEC): BASE / BASE2 / SIZE (4 KiB units), MASK (cu_sel: the
+  traced CU, simd_en: its SIMDs with instruction tokens), TOKEN_MASK (token_mask: the included tokens), TOKEN_MASK2 (all
+  instruction types), CTRL reset_buffer, MODE (mode 1 starts a trace; mode 0 ends it and writes it into the buffer: gfx9
+  has no THREAD_TRACE_FINISH in tinygrad's flow and no COMPUTE_THREAD_TRACE_ENABLE: CS waves are traced while mode is 1
+  and mask_cs is set), STATUS (busy), WPTR (relative, 32-byte units). tinygrad's stop sequence waits on STATUS at its
+  offset in the UCONFIG space (regSQ_THREAD_TRACE_STATUS - PACKET3_SET_UCONFIG_REG_START, 0x33a), which reads STATUS here:
+  inferred from tinygrad's code and its MI350X captures (the sequence completes on hardware), not from AMD documentation.
+  sqtt_cdna.py has the packets and the model.
+Unmodelled (named, never a zero): SPM, counter selections without a model, per-instance selections, trace modes other
+than on/off, gfx9 trace wrap / capture modes and instruction-type masks.
 """
 from __future__ import annotations
 import collections, functools, re
 import numpy as np
 from mockgpu.errors import PacketError, Unmodelled
-from mockgpu.emulators.amd import isa, pmc, sqtt
+from mockgpu.emulators.amd import isa, pmc, sqtt, sqtt_cdna
 from mockgpu.emulators.rdna.recorder import check_blocks
 
 PERF_NAME = re.compile(r"(SPI_CONFIG_CNTL|SQ_THREAD_TRACE_.*|.*PERFCOUNTER.*|.*PERFMON.*|SQ_PERFCOUNTER_.*)")
 COUNTER = re.compile(r"(?P<block>[A-Z0-9]+)_PERFCOUNTER(?P<n>\d+)_(?P<part>SELECT|LO|HI)")
 EXCLUDE_BIT = {"VMEMEXEC": 0, "ALUEXEC": 1, "VALUINST": 2, "WAVESTART": 4, "WAVEEND": 4, "IMMEDIATE": 5, "INST": 8}
+# gfx9 TOKEN_MASK.token_mask: the bits that include a token (tinygrad's __SQTT_* names in sqtt_start)
+INCLUDE_BIT_GFX9 = {"CDNA_WAVESTART": 3, "CDNA_WAVEEND": 6, "CDNA_INST": 10, "CDNA_ISSUE": 13}
+UCONFIG_START = 0xc000  # PACKET3_SET_UCONFIG_REG_START (gfx9's pm4 tables)
 QUEUE_REGS = {"COMPUTE_THREAD_TRACE_ENABLE", "COMPUTE_PERFCOUNT_ENABLE"}  # per queue (the MEC pipe's), kept by pm4.py
 
 class Trace:
@@ -36,7 +47,7 @@ class Trace:
   def __init__(self):
     self.regs:collections.defaultdict[str, int] = collections.defaultdict(int)
     self.unit:sqtt.Unit|None = None
-    self.finish_done, self.busy, self.wptr_bytes, self.base = 0, 0, 0, 0
+    self.finish_done, self.busy, self.wptr_bytes, self.base, self.full = 0, 0, 0, 0, False
 
 class XCCPerf:
   def __init__(self, se:int):
@@ -58,22 +69,18 @@ class Perf:
     perfmon = gc.regs["regCP_PERFMON_CNTL" if self.gfx[0] <= 11 else "regCP_PERFMON_CNTL_1"]
     self.names[perfmon.addr[0]] = "CP_PERFMON_CNTL"
     self.perfmon = perfmon
+    if self.gfx[0] == 9: self.names[status_alias(gc)] = "SQ_THREAD_TRACE_STATUS"
     self.xccs = [XCCPerf(board.se) for _ in range(board.num_xcc)]
     v = board.gfx_target_version  # tinygrad's AMDDevice.target, which names gfx9's tables (gfx942 is GC 9.4.3)
     self.by_select = {(blk, idx): name for name, (blk, idx) in _pmc_table((v // 10000, v // 100 % 100, v % 100)).items()}
-    self.layout = sqtt.LAYOUTS[4 if self.gfx[0] >= 12 else 3]
+    self.layout = sqtt_cdna.LAYOUT if self.gfx[0] == 9 else sqtt.LAYOUTS[4 if self.gfx[0] >= 12 else 3]
 
   def owns(self, addr:int) -> str|None: return self.names.get(addr)
 
   def _reg(self, name:str): return self.gpu.gc.regs["reg" + name] if name != "CP_PERFMON_CNTL" else self.perfmon
 
-  def _check_gen(self, name:str):
-    if self.gfx[0] == 9 and (name.startswith(("SQ_THREAD_TRACE_", "THREAD_TRACE_")) or name == "SPI_CONFIG_CNTL"):
-      raise Unmodelled(f"register {name}: CDNA (gfx9) thread traces are not modelled (its performance counters are)")
-
   # *** register writes and reads ***
   def write(self, xcc:int, name:str, value:int, grbm:int):
-    self._check_gen(name)
     x, g = self.xccs[xcc], self._grbm(grbm)
     if name == "CP_PERFMON_CNTL": return self._perfmon(x, value)
     if (m:=COUNTER.fullmatch(name)) is not None: return self._counter_write(x, m, name, value, g)
@@ -89,12 +96,12 @@ class Perf:
                      f"is not modelled")
 
   def read(self, xcc:int, name:str, grbm:int) -> int:
-    self._check_gen(name)
     x, g = self.xccs[xcc], self._grbm(grbm)
     if name == "CP_PERFMON_CNTL": return x.state
     if (m:=COUNTER.fullmatch(name)) is not None and m["part"] != "SELECT": return self._counter_read(x, m, name, g)
     if name == "SQ_THREAD_TRACE_STATUS":
       t = x.traces[g["se"]]
+      if self.gfx[0] == 9: return self._reg(name).encode(busy=t.busy, full=int(t.full))
       return self._reg(name).encode(finish_pending=0, finish_done=t.finish_done, busy=t.busy)
     if name == "SQ_THREAD_TRACE_WPTR": return self._wptr(x.traces[g["se"]])
     if name.startswith("SQ_THREAD_TRACE_"): return x.traces[g["se"]].regs[name]
@@ -162,16 +169,47 @@ class Perf:
   def _trace_write(self, x:XCCPerf, se:int, name:str, value:int):
     t = x.traces[se]
     t.regs[name] = value
+    if self.gfx[0] == 9: return self._trace_write9(x, t, se, name, value)
     if name != "SQ_THREAD_TRACE_CTRL": return
     mode = self._reg(name).decode(value)["mode"]
     if mode not in (0, 1): raise Unmodelled(f"SQ_THREAD_TRACE_CTRL mode {mode} (SE {se}) is not modelled (only 0, off, and 1, on)")
     if mode == 1 and t.unit is None: self._trace_start(t, se)
     elif mode == 0: t.busy = 0
 
+  def _trace_write9(self, x:XCCPerf, t:Trace, se:int, name:str, value:int):
+    """gfx9: MODE starts (mode 1) and ends (mode 0) a trace; CTRL.reset_buffer rewinds WPTR."""
+    if name == "SQ_THREAD_TRACE_CTRL" and self._reg(name).decode(value)["reset_buffer"]: t.wptr_bytes, t.full = 0, False
+    if name != "SQ_THREAD_TRACE_MODE": return
+    f = self._reg(name).decode(value)
+    for field in ("capture_mode", "wrap", "test_mode", "interrupt_en", "tc_perf_en", "issue_mask"):
+      if f[field]: raise Unmodelled(f"SQ_THREAD_TRACE_MODE {field} {f[field]} (SE {se}) is not modelled")
+    if f["mode"] not in (0, 1): raise Unmodelled(f"SQ_THREAD_TRACE_MODE mode {f['mode']} (SE {se}) is not modelled (only 0, off, and 1, on)")
+    if f["mode"] == 1 and t.unit is None: self._trace_start9(t, se, f)
+    elif f["mode"] == 0 and t.unit is not None: self._trace_finish(t, se)
+
+  def _trace_start9(self, t:Trace, se:int, mode:dict):
+    base, size = self._buffer(t)
+    if size == 0: raise PacketError(f"SQ_THREAD_TRACE_MODE mode 1 on SE {se} with a SIZE of 0")
+    mask = self._reg("SQ_THREAD_TRACE_MASK").decode(t.regs["SQ_THREAD_TRACE_MASK"])
+    if mask["cu_sel"] >= self.board.cu_per_sa or mask["sh_sel"] >= self.board.sa_per_se:
+      raise PacketError(f"SQ_THREAD_TRACE_MASK selects CU {mask['cu_sel']} of SH {mask['sh_sel']} on SE {se}: there is none")
+    if (inst := t.regs["SQ_THREAD_TRACE_TOKEN_MASK2"]) != 0xffffffff:
+      raise Unmodelled(f"SQ_THREAD_TRACE_TOKEN_MASK2 inst_mask 0x{inst:x} (SE {se}): masking instruction types is not modelled")
+    include = self._reg("SQ_THREAD_TRACE_TOKEN_MASK").decode(t.regs["SQ_THREAD_TRACE_TOKEN_MASK"])["token_mask"]
+    t.unit = sqtt.Unit(rdna4=False, t0=0, simd=0, timing=sqtt_cdna.TIMING)
+    t.unit.exclude = {name for name, bit in INCLUDE_BIT_GFX9.items() if not include >> bit & 1}
+    t.unit.place, t.unit.simds = (mask["sh_sel"], mask["cu_sel"]), [s for s in range(4) if mask["simd_en"] >> s & 1]
+    t.unit.cs = bool(mode["mask_cs"])
+    t.unit.limit = size - 32
+    t.base, t.busy, t.wptr_bytes, t.full = base, 1, 0, False
+
   def _buffer(self, t:Trace) -> tuple[int, int]:
     """(base VA, size in bytes) of an SE's BUF0."""
     r = t.regs
-    if self.gfx[0] >= 12:
+    if self.gfx[0] == 9:
+      size = self._reg("SQ_THREAD_TRACE_SIZE").decode(r["SQ_THREAD_TRACE_SIZE"])["size"]
+      base = r["SQ_THREAD_TRACE_BASE"] | (self._reg("SQ_THREAD_TRACE_BASE2").decode(r["SQ_THREAD_TRACE_BASE2"])["addr_hi"] << 32)
+    elif self.gfx[0] >= 12:
       size = self._reg("SQ_THREAD_TRACE_BUF0_SIZE").decode(r["SQ_THREAD_TRACE_BUF0_SIZE"])["size"]
       base = r["SQ_THREAD_TRACE_BUF0_BASE_LO"] | (r["SQ_THREAD_TRACE_BUF0_BASE_HI"] << 32)
     else:
@@ -194,14 +232,18 @@ class Perf:
 
   def event(self, xcc:int, event:str):
     """THREAD_TRACE_MARKER (a marker between dispatches: nothing to record) or THREAD_TRACE_FINISH."""
-    self._check_gen(event)
     if event != "THREAD_TRACE_FINISH": return
+    if self.gfx[0] == 9: raise Unmodelled("EVENT_WRITE THREAD_TRACE_FINISH on gfx9 is not modelled (SQ_THREAD_TRACE_MODE mode 0 ends a trace)")
     for se, t in enumerate(self.xccs[xcc].traces):
-      if t.unit is None: continue
-      base, size = self._buffer(t)
-      blob, full = sqtt.encode(t.unit, self.layout, size - 32, self.board.max_engine_clk)
-      self.gpu.mem.write(base, blob, f"{self.gpu.name} SQTT SE {se} BUF0")
-      t.wptr_bytes, t.unit, t.finish_done = len(blob), None, 1
+      if t.unit is not None: self._trace_finish(t, se)
+
+  def _trace_finish(self, t:Trace, se:int):
+    """Write the SE's trace into its buffer (at most its size less 32 bytes, where the hardware's WPTR stops)."""
+    base, size = self._buffer(t)
+    if self.gfx[0] == 9: blob, full = sqtt_cdna.encode(t.unit, size - 32)
+    else: blob, full = sqtt.encode(t.unit, self.layout, size - 32, self.board.max_engine_clk)
+    self.gpu.mem.write(base, blob, f"{self.gpu.name} SQTT SE {se} BUF0")
+    t.wptr_bytes, t.unit, t.finish_done, t.busy, t.full = len(blob), None, 1, 0, full
 
   def _wptr(self, t:Trace) -> int:
     units = t.wptr_bytes // 32
@@ -222,19 +264,23 @@ class Perf:
     return np.array(units, np.int64)
 
   def _enabled_cus(self, qregs) -> np.ndarray:
-    """gfx9: (SE, 0, 0) once per enabled CU (COMPUTE_STATIC_THREAD_MGMT_SE<i> bit c enables CU c of SE i's one SA), CU-major
-    then SE: the placement's round robin over CUs, whose SQ counters add up per SE."""
+    """gfx9: (SE, 0, 0, CU) once per enabled CU (COMPUTE_STATIC_THREAD_MGMT_SE<i> bit c enables CU c of SE i's one SA),
+    CU-major then SE: the placement's round robin over CUs, whose SQ counters add up per SE (the first three columns)."""
     se_n = self.shape[0]
     masks = [qregs[f"COMPUTE_STATIC_THREAD_MGMT_SE{se}"] if f"COMPUTE_STATIC_THREAD_MGMT_SE{se}" in qregs else 0xffffffff
              for se in range(se_n)]
-    units = [(se, 0, 0) for cu in range(self.board.cu_per_sa) for se in range(se_n) if masks[se] >> cu & 1]
+    units = [(se, 0, 0, cu) for cu in range(self.board.cu_per_sa) for se in range(se_n) if masks[se] >> cu & 1]
     if not units: raise PacketError(f"a dispatch with no CU enabled (COMPUTE_STATIC_THREAD_MGMT_SE0..{se_n - 1} are all 0)")
     return np.array(units, np.int64)
 
   def wants(self, xcc:int, qregs) -> bool:
     x = self.xccs[xcc]
     counting = x.state == 1 and x.counters
-    return bool(counting or (qregs["COMPUTE_THREAD_TRACE_ENABLE"] and any(t.unit is not None for t in x.traces)))
+    return bool(counting or (self._tracing(qregs) and any(t.unit is not None for t in x.traces)))
+
+  def _tracing(self, qregs) -> bool:
+    """Whether the queue's dispatches are traced: COMPUTE_THREAD_TRACE_ENABLE on gfx11+; on gfx9 MODE.mask_cs (per unit)."""
+    return self.gfx[0] == 9 or bool(qregs["COMPUTE_THREAD_TRACE_ENABLE"])
 
   def dispatched(self, xcc:int, d, rec, qregs):
     """Count and trace a dispatch the executor ran with the recorder `rec`."""
@@ -247,10 +293,17 @@ class Perf:
       sq_on = self.gpu.gc.regSQ_PERFCOUNTER_CTRL.decode(x.regs["SQ_PERFCOUNTER_CTRL"])["cs_en"]
       for (block, _), (name, values) in x.counters.items():
         if block != "SQ" or sq_on: pmc.add(name, values, counts)
-    if qregs["COMPUTE_THREAD_TRACE_ENABLE"]:
+    if self._tracing(qregs):
       for se, t in enumerate(x.traces):
-        if t.unit is not None: prof.trace(se, t.unit, self.layout)
+        if t.unit is None: continue
+        if self.gfx[0] == 9:
+          if t.unit.cs: prof.trace_cdna(se, t.unit)
+        else: prof.trace(se, t.unit, self.layout)
     return prof
+
+def status_alias(gc) -> int:
+  """gfx9: the address tinygrad's sqtt_stop waits on for SQ_THREAD_TRACE_STATUS (its offset in the UCONFIG space)."""
+  return gc.regs["regSQ_THREAD_TRACE_STATUS"].addr[0] - UCONFIG_START
 
 def _pmc_table(gfx) -> dict:
   from tinygrad.runtime.support.amd import import_pmc
@@ -311,6 +364,30 @@ class DispatchProfile:
       pos += len(c.ids)
     unit.t0 = unit.end + sqtt.LAUNCH
     sqtt.simulate(unit, waves_by_wg, layout)
+
+  def trace_cdna(self, se:int, unit:sqtt.Unit):
+    """CDNA: simulate the traced CU's SIMDs of SE se (MODEL). The waves arriving at the CU go to its SIMDs round robin."""
+    _, cu_sel = unit.place
+    per_simd:dict[int, list] = {s: [] for s in unit.simds}
+    pos, order, arrived = 0, 0, 0
+    for c in self.rec.chunks:
+      u = self.units[np.arange(pos, pos + len(c.ids)) % len(self.units)]
+      for local in np.nonzero((u[:, 0] == se) & (u[:, 3] == cu_sel))[0]:
+        groups:dict[int, list] = {}
+        for k in range(c.wpg):
+          simd = (arrived + k) % 4
+          if simd in per_simd:
+            groups.setdefault(simd, []).append(sqtt.Wave(order, pos + int(local), functools.partial(self.stream, c, int(local) * c.wpg + k)))
+            order += 1
+        for simd, group in groups.items(): per_simd[simd].append(group)
+        arrived += c.wpg
+      pos += len(c.ids)
+    unit.t0, unit.lanes = unit.end + sqtt.LAUNCH, self.d.wave_size
+    unit.ops = isa.cdna_ops(self.rec.prog.code, self.d.arch)
+    for simd, waves_by_wg in per_simd.items():
+      if not waves_by_wg: continue
+      unit.simd = simd
+      sqtt.simulate(unit, waves_by_wg, sqtt_cdna.LAYOUT)
 
   def stream(self, c, wave:int) -> list:
     """The wave's dynamic instruction stream: (pc, InstInfo, branch taken, simm16) per instruction it ran."""

@@ -141,33 +141,55 @@ class Unit:
   end:int = 0
   exclude:set = field(default_factory=set)   # token names TOKEN_MASK.token_exclude leaves out
   limit:int = 1 << 62                        # bytes the buffer takes: past them the hardware writes nothing more
-  place:tuple = (0, 0)                       # the traced (SA, WGP) of the SE (SQ_THREAD_TRACE_MASK)
+  place:tuple = (0, 0)                       # the traced (SA, WGP) of the SE (SQ_THREAD_TRACE_MASK); CDNA: (0, CU)
+  timing:Timing|None = None                  # the generation's timing model (None: RDNA's, RDNA_TIMING)
+  ops:dict = field(default_factory=dict)     # CDNA: per PC its INST op (isa.cdna_ops)
+  lanes:int = 0                              # CDNA: the dispatch's wave size
+  simds:list = field(default_factory=list)   # CDNA: the traced CU's SIMDs (SQ_THREAD_TRACE_MASK.simd_en)
+  cs:bool = True                             # CDNA: SQ_THREAD_TRACE_MODE.mask_cs (compute waves are traced)
   def emit(self, t:int, name:str, **kw):
     if name in self.exclude: return
     self.events.append((t, self.seq, name, kw))
     self.seq += 1
     self.end = max(self.end, t)
 
+@dataclass(frozen=True)
+class Timing:
+  """A generation's timing MODEL: per-wave gaps between instruction classes (gap, else after), memory latencies, wave
+  slots per SIMD, barrier release and wave launch spacing, its wait semantics and the tokens an issued instruction emits."""
+  gap:dict
+  after:dict
+  latency:dict
+  slots:int
+  barrier_release:int
+  launch_step:int
+  wait:object    # (wave, instruction name, simm16, rdna4) -> the cycle its counters allow
+  issue:object   # (unit, wave, (pc, info, taken, simm16), t, layout) -> None: emits the tokens
+  start:object   # (unit, wave, t) -> None: emits the wave start
+
+def _rdna_start(unit:Unit, w:Wave, t:int): unit.emit(t, "WAVESTART", wave=w.slot, simd=unit.simd, wgp=0, sa=0, id7=w.slot)
+
 def simulate(unit:Unit, waves_by_wg:list[list[Wave]], layout:Layout):
   """Schedule the waves (grouped by workgroup, in placement order) on one SIMD; their tokens go to unit.events."""
-  pending, free, heap, live = list(waves_by_wg), list(range(SLOTS)), [], {}
+  tm = unit.timing or RDNA_TIMING
+  pending, free, heap, live = list(waves_by_wg), list(range(tm.slots)), [], {}
   barrier:dict[int, list[Wave]] = {}
   port_free:dict[str, int] = {}  # issue port -> its next free cycle
   def admit(t:int):
     while pending and len(pending[0]) <= len(free):
       for w in pending.pop(0):
         w.slot, w.ready, w.stream = free.pop(0), t, w.make()
-        unit.emit(t, "WAVESTART", wave=w.slot, simd=unit.simd, wgp=0, sa=0, id7=w.slot)
+        tm.start(unit, w, t)
         live.setdefault(w.wg, []).append(w)
         heapq.heappush(heap, (w.ready + 1, w.order, w))
-        t += 1
+        t += tm.launch_step
   admit(unit.t0)
   while heap:
     if len(unit.events) > unit.limit * 2 // 3: return  # every event takes 3 or more nibbles: the buffer is full already
     ready, _, w = heapq.heappop(heap)
     pc, info, taken, simm = w.stream[w.pos]
     if info.timing in ("wait", "end"):
-      ready = max(ready, wait_time(w, info.name, simm, unit.rdna4) if info.timing == "wait" else
+      ready = max(ready, tm.wait(w, info.name, simm, unit.rdna4) if info.timing == "wait" else
                   max((q[-1] for q in w.out.values() if q), default=0))
     if info.timing == "hint":  # s_delay_alu: a scheduling hint, no issue slot and no token
       w.pos += 1
@@ -176,34 +198,35 @@ def simulate(unit:Unit, waves_by_wg:list[list[Wave]], layout:Layout):
     port = PORTS.get(info.timing, "sched")
     t = max(ready, port_free.get(port, unit.t0))
     port_free[port] = t + 1
-    _issue(unit, w, info, taken, t, layout, simm)
+    tm.issue(unit, w, w.stream[w.pos], t, layout)
     w.pos += 1
     if info.timing == "end":
       live[w.wg].remove(w)
       free.append(w.slot)
       free.sort()
-      _release(barrier, live, w.wg, t, heap)
+      _release(barrier, live, w.wg, t, heap, tm.barrier_release)
       admit(t + 1)
       continue
     nxt = w.stream[w.pos][1]
-    w.ready = t + (GAP.get((info.timing, nxt.timing)) or AFTER[info.timing]) + (simm if info.name == "S_NOP" else 0)
+    w.ready = t + tm.gap.get((info.timing, nxt.timing), tm.after[info.timing]) + (simm if info.name == "S_NOP" else 0)
     w.prev = info.timing
     if info.name in ("S_BARRIER", "S_BARRIER_WAIT"):
       barrier.setdefault(w.wg, []).append(w)
-      _release(barrier, live, w.wg, t, heap)
+      _release(barrier, live, w.wg, t, heap, tm.barrier_release)
     else: heapq.heappush(heap, (w.ready, w.order, w))
 
-def _release(barrier:dict, live:dict, wg:int, t:int, heap:list):
+def _release(barrier:dict, live:dict, wg:int, t:int, heap:list, delay:int):
   """Release a workgroup's barrier once every live wave of it on the SIMD has arrived."""
   waiting = barrier.get(wg, [])
   if waiting and len(waiting) == len(live.get(wg, [])):
-    release = t + BARRIER_RELEASE  # t: the last arrival's issue (or the end of the wave it waited for)
+    release = t + delay  # t: the last arrival's issue (or the end of the wave it waited for)
     for w in barrier.pop(wg):
       w.ready = release
       heapq.heappush(heap, (release, w.order, w))
 
-def _issue(unit:Unit, w:Wave, info, taken:bool, t:int, layout:Layout, simm:int):
+def _issue(unit:Unit, w:Wave, step:tuple, t:int, layout:Layout):
   """The tokens of one issued instruction."""
+  _, info, taken, _ = step
   if info.counter: _push(w, info.counter, t + MEM_LATENCY[info.timing])
   if info.token == "END":
     unit.emit(t, "WAVEEND", wave=w.slot, simd=unit.simd, wgp=0, sa=0)
@@ -221,6 +244,8 @@ def _issue(unit:Unit, w:Wave, info, taken:bool, t:int, layout:Layout, simm:int):
 def _push(w:Wave, counter:str, done:int):
   q = w.out.setdefault(counter, [])
   q.append(max(done, q[-1]) if q else done)  # in-order return per counter
+
+RDNA_TIMING = Timing(GAP, AFTER, MEM_LATENCY, SLOTS, BARRIER_RELEASE, 1, wait_time, _issue, _rdna_start)
 
 def encode(unit:Unit, layout:Layout, limit:int, sclk_mhz:int) -> tuple[bytes, bool]:
   """The unit's events as a blob of at most `limit` bytes (and whether it overflowed), with realtime markers."""
