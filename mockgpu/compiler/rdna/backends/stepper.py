@@ -6,9 +6,9 @@ numpy_memory and numpy_control under it), translated as a block of its own: the 
 instruction its own block (a fall-through past the decoded code goes to a block that is not there, which raises
 when it is stepped to, as a word that does not decode does). A step runs that block over a chunk
 of one wave whose registers, LDS and private memory are this wave's WaveState. No op's meaning is written here
-(tests/compiler/rdna/test_rdna_stepper_renders.py checks it): the numpy path is the one executor of an op outside
+(tests/compiler/rdna/test_rdna_stepper.py scans for per-op code): the numpy path is the one executor of an op outside
 the rows, and the stepper is what it does one wave and one instruction at a time, the ground of a debugger. The C
-backend, which writes its own, is tested against it (tests/compiler/rdna/test_rdna_stepper.py).
+backend, which writes its own, is tested against it (test_rdna_stepper.py's random programs).
 
   st = Stepper(code, arch=d.arch, lanes=d.wave_size, state=WaveState.empty(d.wave_size, sgprs={0: lo, 1: hi}, vgprs={0: tids}), mem=address_space)
   st.step()            # one instruction; st.pc is the byte offset of the next from the kernel's entry
@@ -27,6 +27,9 @@ from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, failure
 from mockgpu.compiler.rdna.faults import instruction_error
 from mockgpu.compiler.rdna.backends.numpy import Translator, split_subset
 
+SLOTS = 256  # the scalar register file's slots (SCC is s253), as the numpy path's chunk state holds them
+VGPRS = 256  # the VGPRs an M0-relative index may reach by default
+
 @dataclass
 class WaveState:
   """Everything of one wave: SGPRs (VCC is s106/s107, M0 s125, EXEC s126/s127, SCC s253), VGPRs per lane, its LDS,
@@ -42,7 +45,7 @@ class WaveState:
   def empty(lanes:int, nvgpr:int=256, lds_size:int=0, private_size:int=0, sgprs:dict|None=None, vgprs:dict|None=None,
             exec_mask:int|None=None) -> WaveState:
     """A wave with every lane on (or exec_mask) and the given registers set (vgprs: index -> [lanes] values)."""
-    st = WaveState(np.zeros(256, np.uint32), np.zeros((nvgpr, lanes), np.uint32), np.zeros(lds_size, np.uint8),
+    st = WaveState(np.zeros(SLOTS, np.uint32), np.zeros((nvgpr, lanes), np.uint32), np.zeros(lds_size, np.uint8),
                    scratch=np.zeros((lanes, private_size), np.uint8))
     for r, x in (sgprs or {}).items(): st.sgpr[r] = x & 0xffffffff
     for r, x in (vgprs or {}).items(): st.vgpr[r] = x
@@ -106,7 +109,7 @@ class OneWave:
   lds_watch = None
   def __init__(self, stepper:Stepper, vgprs:int):
     self.stepper, self.mem, self.pgm, self.lanes = stepper, stepper.mem, stepper.pgm, stepper.lanes
-    self.S, self.V = np.zeros((256, 1), np.uint32), Registers(stepper)
+    self.S, self.V = np.zeros((SLOTS, 1), np.uint32), Registers(stepper)
     self.wave_index, self.wave_wg = np.zeros(1, np.int64), np.zeros(1, np.int64)
     self.scratch_base, self.vgprs = stepper.scratch_base, vgprs
   @property
@@ -115,7 +118,7 @@ class OneWave:
   def lds_size(self) -> int: return len(self.stepper.state.lds)
   @property
   def private_size(self) -> int: return self.stepper.state.scratch.shape[1]
-  def scratch(self) -> np.ndarray: return self.stepper.state.scratch.reshape(-1)
+  def scratch(self) -> np.ndarray: return self.stepper.state.scratch.ravel()  # a view: the array is contiguous
 
 class Stepper:
   def __init__(self, code:bytes, *, arch:str, lanes:int, state:WaveState|None=None, mem:AddressSpace|None=None,
@@ -129,7 +132,7 @@ class Stepper:
     self.state = state if state is not None else WaveState.empty(lanes)
     self.mem = mem if mem is not None else AddressSpace("stepper")
     self.pgm, self.scratch_base, self.steps, self.name = pgm, scratch_base, 0, ""
-    self.wave = OneWave(self, min(256, self.state.vgpr.shape[0]) if vgprs is None else vgprs)
+    self.wave = OneWave(self, min(VGPRS, self.state.vgpr.shape[0]) if vgprs is None else vgprs)
     self.blocks = self.code.build(self.wave)[1]  # the whole-chunk form of each block, bound to this wave
 
   @property
@@ -151,12 +154,14 @@ class Stepper:
     self.name = decode.op_name(inst).lower()
     S[:, 0] = st.sgpr
     try:
-      with np.errstate(all="ignore"): nxt = int(np.asarray(self.blocks[self.code.index[pc]](1)).reshape(-1)[0])
+      with np.errstate(all="ignore"): nxt = int(np.asarray(self.blocks[self.code.index[pc]](1)).flat[0])
     except Unsupported as e: raise instruction_error(failure(inst, str(e)), self.pgm, pc) from None
     st.sgpr[:] = S[:, 0]
     if nxt < 0: st.done = True
     else: st.pc = self.code.pcs[nxt]
-    self.steps += 1
+    self.count()
+
+  def count(self): self.steps += 1
 
   def run(self, budget:int=10**7) -> WaveState:
     """Step until s_endpgm; more than budget instructions raise InstructionBudgetExceeded."""
