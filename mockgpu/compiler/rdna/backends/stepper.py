@@ -25,7 +25,8 @@ from mockgpu.compiler.rdna import decode
 from mockgpu.compiler.rdna.decode import Bad, Block
 from mockgpu.compiler.rdna.operands import Unsupported, SCC, VCC, EXEC, failure
 from mockgpu.compiler.rdna.faults import instruction_error
-from mockgpu.compiler.rdna.backends.numpy import Translator, split_subset
+from mockgpu.compiler.cache import translated
+from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION, split_subset
 
 SLOTS = 256  # the scalar register file's slots (SCC is s253), as the numpy path's chunk state holds them
 VGPRS = 256  # the VGPRs an M0-relative index may reach by default
@@ -76,22 +77,29 @@ class WaveState:
 
 # *** the translation: every instruction a block ***
 
+def block_index(insts:dict) -> dict[int, int]:
+  """Byte offset -> block index of a kernel's one-instruction blocks, in address order; a fall-through that is not a
+  decoded instruction (decode.walk decoded every branch target) gets an index past them, so stepping there raises."""
+  index = {pc: k for k, pc in enumerate(sorted(insts))}
+  for pc, inst in sorted(insts.items()):
+    if not isinstance(inst, Bad): index.setdefault(pc + inst.size(), len(index))
+  return index
+
 class OneInstructionBlocks(Translator):
-  """The numpy Translator over blocks of one instruction each. A block's successor that is not a decoded instruction
-  (the fall-through past the code) is given an index past the blocks: stepping there raises."""
+  """The numpy Translator over blocks of one instruction each (block_index)."""
   def __init__(self, insts:dict, ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee:bool):
     super().__init__([Block(pc, [(pc, inst)]) for pc, inst in sorted(insts.items())], ftz32, ftz16, arch, lanes, ieee)
-    for pc, inst in sorted(insts.items()):  # decode.walk decoded every branch target: only a fall-through may be missing
-      if not isinstance(inst, Bad): self.index.setdefault(pc + inst.size(), len(self.index))
-    self.pcs = {k: pc for pc, k in self.index.items()}  # block index -> byte offset
+    self.index = block_index(insts)
 
 class Code:
-  """A kernel's one-instruction blocks, compiled: the module's builder and each block index's byte offset."""
-  def __init__(self, insts:dict, arch:str, lanes:int, ftz32:bool, ftz16:bool, ieee:bool):
-    t = OneInstructionBlocks(insts, ftz32, ftz16, arch, lanes, ieee)
+  """A kernel's one-instruction blocks, compiled once per machine (the translation cache, as the numpy path's): the
+  module's builder and each block index's byte offset."""
+  def __init__(self, code:bytes, insts:dict, arch:str, lanes:int, ftz32:bool, ftz16:bool, ieee:bool):
+    build = lambda: split_subset(OneInstructionBlocks(insts, ftz32, ftz16, arch, lanes, ieee).source())
     ns:dict = {}
-    exec(compile(split_subset(t.source()), f"<stepper {arch} wave{lanes}>", "exec"), ns)
-    self.build, self.pcs, self.index = ns["build"], t.pcs, dict(t.index)
+    exec(translated(f"{arch}-stepper", f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}-ieee{int(ieee)}", code, build), ns)
+    self.build, self.index = ns["build"], block_index(insts)
+    self.pcs = {k: pc for pc, k in self.index.items()}  # block index -> byte offset
 
 class Registers:
   """The VGPRs as the translated code sees them (a list of [waves, lanes] arrays it rebinds, never writes in place),
@@ -128,7 +136,7 @@ class Stepper:
     dispatch: decoding and translating once, not per wave). vgprs: the VGPRs the wave has (the ones an M0-relative index
     may reach; default its register file, at most 256)."""
     self.insts = like.insts if like is not None else decode.walk(code, arch)
-    self.code = like.code if like is not None else Code(self.insts, arch, lanes, ftz32, ftz16, ieee)
+    self.code = like.code if like is not None else Code(code, self.insts, arch, lanes, ftz32, ftz16, ieee)
     self.state = state if state is not None else WaveState.empty(lanes)
     self.mem = mem if mem is not None else AddressSpace("stepper")
     self.pgm, self.scratch_base, self.steps, self.name = pgm, scratch_base, 0, ""
@@ -147,7 +155,7 @@ class Stepper:
     return self.insts.get(self.pc) or Bad(0, "execution runs past the end of the decoded code")
 
   def step(self):
-    """Run the instruction at the PC: its block, on this wave's registers (its SGPRs written back only if it ends)."""
+    """Run the instruction at the PC: its block, on this wave's registers (its SGPRs written back once it completes)."""
     if self.done: return
     inst, pc, st, S = self.instruction(), self.pc, self.state, self.wave.S
     if isinstance(inst, Bad): raise instruction_error(inst.reason, self.pgm, pc)
