@@ -30,6 +30,9 @@ class RecordingMemory:
     self.mem, self.writes, self.lanes, self.stepper = mem, [], np.zeros(0, np.int64), None
     self.fault:tuple[int, GPUPageFault]|None = None   # (lane or -1 for a scalar access, the fault) of the last step
   def __getattr__(self, name): return getattr(self.mem, name)
+  # the stepper runs the numpy path's memory helpers, which read and write a mapping through a view of it when one
+  # mapping holds every lane's access: said to hold none, they go through load and store, which record
+  def is_mapped(self, va:int, size:int=1) -> bool: return False
 
   def lane_of(self, addrs:np.ndarray, i:int) -> int:
     """The lane of element i of a global/flat load or store (the stepper lists every active lane's elements, lane by

@@ -1,6 +1,6 @@
 """The RDNA3 buffer resource (V#, four SGPRs) of MUBUF instructions: its fields, the byte address each lane accesses
 and whether the access is in range, for all waves at once (numpy arrays: a descriptor word per wave, a VGPR per lane).
-The numpy backend and the stepper call address(); the C backend leaves buffer instructions to numpy.
+The numpy backend (and so the stepper) calls address(); the C backend leaves buffer instructions to numpy.
 
 V# layout (RDNA3 ISA manual, buffer resource): BASE_ADDRESS bits 47:0, STRIDE 61:48, SWIZZLE_ENABLE 63:62,
 NUM_RECORDS 95:64; in the fourth dword ADD_TID_ENABLE bit 23 and OOB_SELECT bits 29:28.

@@ -1,7 +1,7 @@
 """One lowered ALU instruction (operands.Valu, Salu, Packed) as a typed program in the semantics language: its
 operands read with their types and source modifiers (ftz, abs, neg), its row, its output modifiers (omod, clamp,
-ftz) and the conversion of each result to the type it is stored as. The numpy and C backends render programs, the
-stepper evaluates them, so neither a row's meaning nor a modifier's is written twice.
+ftz) and the conversion of each result to the type it is stored as. The numpy and C backends render programs (the
+stepper runs the numpy rendering), so neither a row's meaning nor a modifier's is written twice.
 
 An `input` node's val is a Read: an operand (Src, read as its ISA type: the backend turns the register or constant
 into a typed value) or a special value (vcc: this lane's bit of the mask the instruction reads; lane; scc; exec: the

@@ -1,13 +1,16 @@
 """The PTX reference stepper (compiler/ptx/backends/stepper.py): its state between instructions, undo, faults, and
 seeded random programs run on the stepper, the numpy path and the C path with the same final registers and memory."""
-import random
+import inspect, random
 import numpy as np
 import pytest
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded
 from mockgpu.emulators.ptx import launch, stepper, run_stepped
+from mockgpu.compiler.ptx import semantics
+from mockgpu.compiler.ptx.backends import stepper as stepper_module
 from support.ptx_isa import kernel, LOAD3, HEAD
 from support.ptx_native import BARRIER
 from support.ptx_stepper import _launch
+from support.stepper_scan import findings
 
 def test_state_is_visible_between_instructions():
   x = np.arange(32, dtype=np.uint32) * 3
@@ -364,3 +367,26 @@ def test_tinygrad_kernels_same_on_stepper_numpy_and_c():
   assert len(seen) >= 15, seen
   assert [s for s in seen if not (s["numpy"] and s["C"])] == []
   assert sum(s["ran_c"] for s in seen) >= len(seen) // 2, seen   # most of them ran C: the comparison is with C
+
+# *** the stepper writes no op's meaning: each instruction is its row as the numpy backend renders it ***
+
+PTX_MEANING = {f"mockgpu.compiler.ptx.{m}" for m in ("semantics", "backends.numpy_runtime", "backends.numpy_names", "backends.collective",
+                                                     "backends.bitops", "backends.numerics", "backends.c")}
+# the functions of stepper.py allowed arithmetic, for no op: scheduling (threads' pcs, warps, blocks, steps)
+PTX_SCHEDULING = {"program_of", "Stepper.__init__", "Stepper._keys", "Stepper._pc_of", "Stepper.warp_pc", "Stepper.warp_threads",
+                  "Stepper._pick", "Stepper.step", "Stepper._barrier_threads", "Stepper._run", "Stepper._settle", "Stepper.run",
+                  "Stepper.undo"}
+
+def _ptx_scan(source:str) -> list[str]: return findings(source, PTX_MEANING, set(), set(semantics.ROWS), PTX_SCHEDULING)
+
+def test_stepper_writes_no_op_meaning():
+  assert _ptx_scan(inspect.getsource(stepper_module)) == []
+
+@pytest.mark.parametrize("handler", [
+  '  def shfl(self, ins): return self.names[ins.args[1].name][np.arange(self.n) ^ 1]\n',     # arithmetic
+  '  def op(self, ins): return ins.op == "mov"\n',                                            # a dispatch on an opcode
+  '  def sel(self, ins):\n    from mockgpu.compiler.ptx.backends.numpy_runtime import shfl\n    return shfl\n'])  # a runtime helper
+def test_the_scan_finds_per_op_code(handler):
+  source = inspect.getsource(stepper_module)
+  assert "class Stepper:\n" in source
+  assert _ptx_scan(source.replace("class Stepper:\n", "class Stepper:\n" + handler))

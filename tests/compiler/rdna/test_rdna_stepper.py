@@ -6,14 +6,17 @@ the numpy backend and the C backend, and must leave the same registers; RDNA4 pr
 SALU, v_s_*, the IEEE 754-2019 min/max rows) and CDNA3 wave64 programs (its table, by the DSL's GFX9 names) as well.
 MOCKGPU_FUZZ multiplies the programs."""
 from __future__ import annotations
-import os, struct
+import inspect, os, struct
 import numpy as np
 import pytest
 from tinygrad.renderer.amd.dsl import s, v
 from tinygrad.runtime.autogen.amd.rdna3 import ins as I
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import Dispatch, run_dispatch, executor
+from mockgpu.compiler.rdna.backends import stepper as stepper_module
+from mockgpu.compiler.rdna.backends.numpy import Translator
 from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState
+from support.stepper_scan import findings
 from support.rdna_harness import aligned
 from support.rdna_isa import RSRC1, RSRC2
 from support.rdna_stepper import DATA_S, DATA_V, Gen, ISAS, _kernel, _run, _words
@@ -102,3 +105,48 @@ def test_random_family_programs_same_on_stepper_numpy_and_c(seed, family, lanes,
   g = Gen(base + 1000 + seed, lanes, c_only=False, isa=ISAS[family])
   body, inputs = _kernel(g, 120)
   _same(_run(body, inputs, lanes, "numpy", family), _run(body, inputs, lanes, "stepper", family), "numpy vs stepper", body)
+
+# *** the stepper writes no op's meaning: it runs the numpy backend's translation of each instruction ***
+
+# modules holding ops' meaning (the rows, the runtime helpers the translated code calls, the lowering to ops)
+RDNA_MEANING = {f"mockgpu.compiler.rdna.{m}" for m in ("backends.numpy_runtime", "backends.numpy_memory", "backends.numpy_control",
+                                                       "backends.c", "program", "semantics", "buffer", "gfx9", "operands.lower")}
+# the functions of stepper.py allowed arithmetic, for no op: lane-mask views of the state, a fall-through's offset,
+# the step count, the budget message's PC
+RDNA_ARITHMETIC = {"WaveState.empty", "WaveState.mask", "WaveState.set_mask", "WaveState.active", "block_index",
+                   "Stepper.count", "Stepper.run"}
+
+def _rdna_scan(source:str) -> list[str]:
+  t = Translator([], False, False, "rdna3", 32)
+  ops = {k.__name__ for k in t.emitters} | {f.__name__ for f in t.emitters.values() if f.__name__ != "<lambda>"}
+  return findings(source, RDNA_MEANING, ops, set(), RDNA_ARITHMETIC)
+
+def test_stepper_writes_no_op_meaning():
+  assert _rdna_scan(inspect.getsource(stepper_module)) == []
+
+HANDLERS = {  # per-op code as the stepper once had it: the scan finds each
+  "arithmetic": "  def read_lane(self, o):\n    lane = int(self.state.sgpr[o.lane]) & (self.lanes - 1)\n"
+                "    self.state.sgpr[o.dst] = self.state.vgpr[o.src][lane]\n",
+  "a runtime helper": "  def permute(self, o):\n    from mockgpu.compiler.rdna.backends.numpy_memory import swizzle\n"
+                      "    self.state.vgpr[o.dst] = swizzle(self.state.vgpr[o.data][None], self.state.active()[None], o.offset)[0]\n",
+  "a dispatch on ops": "  def table(self): return {ops.Swap: self.run}\n",
+  "an emitter's name": "  def swap(self, o): self.state.vgpr[[o.a, o.b]] = self.state.vgpr[[o.b, o.a]]\n",
+}
+
+@pytest.mark.parametrize("kind", HANDLERS)
+def test_the_scan_finds_per_op_code(kind):
+  source = inspect.getsource(stepper_module)
+  assert "class Stepper:\n" in source
+  assert _rdna_scan(source.replace("class Stepper:\n", "class Stepper:\n" + HANDLERS[kind]))
+
+def test_the_stepper_runs_the_numpy_emitters(monkeypatch):
+  """A change to a numpy emitter is a change to the stepper: v_swap_b32 swaps, and once the Translator's swap emits
+  something else, the stepper does that."""
+  code = _words(I.v_mov_b32_e32(v[1], 5), I.v_swap_b32_e32(v[0], v[1]), I.s_endpgm())
+  run = lambda: Stepper(code, arch="rdna3", lanes=32, state=WaveState.empty(32, vgprs={0: np.arange(32)})).run().vgpr
+  vgpr = run()
+  assert (vgpr[0] == 5).all() and (vgpr[1] == np.arange(32)).all()
+  monkeypatch.setattr(Translator, "swap", lambda self, o: self.out(f"vw(V, {o.a}, w, V[{o.a}][w] + V[{o.b}][w], m, full)"))
+  monkeypatch.setattr(stepper_module, "VERSION", f"{stepper_module.VERSION}-patched-swap")  # past the translation cache
+  vgpr = run()
+  assert sorted(map(tuple, vgpr[:2])) == sorted([tuple(np.arange(32)), tuple(np.arange(32) + 5)])  # one operand plus the other

@@ -4,7 +4,8 @@ Each instruction is its semantics row as the numpy backend renders it for a dive
 masked variant: every write through the mask `_m`), compiled alone. The stepper runs that code over the CTA's threads
 in a namespace holding the registers (by their python names), the carry flag, the special registers and the launch
 environment `_E` (compiler/ptx/backends/numpy_runtime.Env: the memories through the device's checked AddressSpace, the warp-wide
-helpers, the instruction budget), and moves each thread's pc itself. No op's meaning is written here.
+helpers, the instruction budget), and moves each thread's pc itself. No op's meaning is written here
+(tests/compiler/ptx/test_ptx_stepper.py scans for per-op code).
 
 Scheduling (what keeps divergence and barriers right):
 - A step advances one warp by one instruction: the warp's live threads at its lowest pc (block, index). This is the

@@ -1,6 +1,6 @@
 """How every backend reads an operand: which kind of register or constant an encoded operand is, and which inputs a
-program reads besides its operands, is decided here once; the numpy and C backends and the stepper only say how they
-spell each kind (code over arrays, C for one lane, values of one wave)."""
+program reads besides its operands, is decided here once; the numpy and C backends only say how they spell each kind
+(code over arrays, C for one lane; the stepper runs the numpy backend's)."""
 from __future__ import annotations
 from mockgpu.compiler.rdna.operands import Unsupported, Src, SCC, VCC, EXEC, VCCZ, EXECZ, DPP_SRC
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH
