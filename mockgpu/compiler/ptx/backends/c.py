@@ -26,7 +26,7 @@ What the translation does not cover raises NoNative at translation time and the 
 rows the table marks (semantics.Row.no_c: the rarer opcodes), function variables outside
 .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend declines or
 leaves to semantics.Backend (a float64 fma in a directed mode, float min/max atomics, the rarer float16 forms). The
-instruction budget counts thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
+instruction budget counts thread-instructions (the board's warp size per warp-instruction of MOCKGPU_BUDGET).
 """
 from __future__ import annotations
 import os, re, struct

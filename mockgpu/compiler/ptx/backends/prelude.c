@@ -14,6 +14,7 @@ typedef struct {
   int64_t dynamic_shared;                  /* %dynamic_smem_size */
   int64_t cta0, nctas;                     /* the CTAs of this call */
   int64_t budget, used;                    /* thread-instructions */
+  int64_t warp;                            /* the board's warp size (NVBoard.warp_size) */
   uint64_t *save; int64_t *resume;         /* per thread of a CTA: registers across a barrier, the block to resume at */
   int64_t *hints;                          /* per global load/store of the kernel: the mapping it hit last */
   uint64_t *xsrc, *xres; uint8_t *act;     /* warp mode, per thread of a CTA: the operands (NSRC) and results (NRES) of
@@ -333,7 +334,7 @@ static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, i
 /* the special registers of thread t of the CTA (backends/c.py SPECIAL; sp[19]: t itself) */
 static inline void thread_sp(Ctx *c, uint32_t *sp, int64_t t) {
   sp[0] = (uint32_t)(t % c->bx); sp[1] = (uint32_t)((t / c->bx) % c->by); sp[2] = (uint32_t)(t / (c->bx * c->by));
-  sp[12] = (uint32_t)(t & 31); sp[13] = (uint32_t)(t >> 5); sp[19] = (uint32_t)t;
+  sp[12] = (uint32_t)(t % c->warp); sp[13] = (uint32_t)(t / c->warp); sp[19] = (uint32_t)t;
 }
 
 #if WARPS
@@ -357,10 +358,11 @@ static int coll_cta_wide(int64_t k);
 /* shfl.sync: the lane that mode, b (xsrc 1) and c (xsrc 2: clamp, segment mask at bits 8-12) select; out of range or
  * outside the warp, the lane's own a (xsrc 0); xres: the value and whether the selected lane was in range */
 static void warp_shfl(Ctx *c, int64_t t0, int64_t n, int mode) {
+  int64_t top = c->warp - 1;   /* b[4:0], c[4:0] and c[12:8] are lane indices: their bits are the warp's */
   for (int64_t l = 0; l < n; l++) {
     if (!c->act[t0 + l]) continue;
     const uint64_t *v = c->xsrc + (t0 + l) * NSRC;
-    int64_t b = (int64_t)(v[1] & 31), cv = (int64_t)(uint32_t)v[2], seg = (cv >> 8) & 31, max_lane = (l & seg) | ((cv & 31) & ~seg);
+    int64_t b = (int64_t)v[1] & top, cv = (int64_t)(uint32_t)v[2], seg = (cv >> 8) & top, max_lane = (l & seg) | ((cv & top) & ~seg);
     int64_t j = mode == SHFL_UP ? l - b : mode == SHFL_DOWN ? l + b : mode == SHFL_BFLY ? l ^ b : (l & seg) | (b & ~seg);
     int p = mode == SHFL_UP ? j >= max_lane : j <= max_lane;
     if (!p || j < 0 || j >= n) j = l;
@@ -415,10 +417,10 @@ static inline double frag(const uint64_t *regs, int t, int i) {
  * place each lane's elements (fragments.layout); D = A*B + C in float64 in fragments.multiply's order, rounded once */
 static void warp_mma(Ctx *c, int64_t t0, int K, int tab, int tc, int td, int na, int nb,
                      const int16_t *la, const int16_t *lb, const int16_t *lc, int64_t msg) {
-  if ((c->bx * c->by * c->bz) % 32) { c->status = UNSUPPORTED; c->fault_pc = msg; longjmp(stop, 1); }
+  if ((c->bx * c->by * c->bz) % c->warp) { c->status = UNSUPPORTED; c->fault_pc = msg; longjmp(stop, 1); }
   double A[16 * 16], B[16 * 8], C[16 * 8], D[16 * 8];
   int ea = K / 2, eb = K / 4;   /* a lane's elements of A (16 x K) and B (K x 8) */
-  for (int l = 0; l < 32; l++) {
+  for (int l = 0; l < c->warp; l++) {
     const uint64_t *v = c->xsrc + (t0 + l) * NSRC;
     for (int i = 0; i < ea; i++) A[la[l * ea + i]] = frag(v, tab, i);
     for (int i = 0; i < eb; i++) B[lb[l * eb + i]] = frag(v + na, tab, i);
@@ -437,7 +439,7 @@ static void warp_mma(Ctx *c, int64_t t0, int K, int tab, int tc, int td, int na,
     for (int k = 1; k < K; k++) s = add64(s, mul64(A[m * K + k], B[k * 8 + j]));
     D[i] = add64(s, C[i]);
   }
-  for (int l = 0; l < 32; l++) {
+  for (int l = 0; l < c->warp; l++) {
     if (!c->act[t0 + l]) continue;
     uint64_t *r = c->xres + (t0 + l) * NRES;
     const int16_t *p = lc + l * 4;
@@ -462,8 +464,8 @@ static void run_cta(Ctx *c, uint32_t *sp, int64_t tpc) {
       if (k < 0) break;
       for (int64_t t = 0; t < tpc; t++) c->act[t] = pc[t] == PAUSED + k;
       if (coll_cta_wide(k)) coll_run(c, k, 0, tpc, sp);
-      else for (int64_t t0 = 0; t0 < tpc; t0 += 32) {
-        int64_t n = tpc - t0 < 32 ? tpc - t0 : 32, any = 0;
+      else for (int64_t t0 = 0; t0 < tpc; t0 += c->warp) {
+        int64_t n = tpc - t0 < c->warp ? tpc - t0 : c->warp, any = 0;
         for (int64_t l = 0; l < n; l++) any |= c->act[t0 + l];
         if (any) coll_run(c, k, t0, n, sp);
       }
@@ -482,7 +484,7 @@ int64_t mockgpu_run(Ctx *c) {
   int64_t tpc = c->bx * c->by * c->bz;
   /* backends/c.py SPECIAL: the thread, block and grid ids and sizes, lane, warp, shared memory sizes, SM (one) */
   uint32_t sp[20] = {0, 0, 0, (uint32_t)c->bx, (uint32_t)c->by, (uint32_t)c->bz, 0, 0, 0,
-                     (uint32_t)c->gx, (uint32_t)c->gy, (uint32_t)c->gz, 0, 0, (uint32_t)((tpc + 31) / 32),
+                     (uint32_t)c->gx, (uint32_t)c->gy, (uint32_t)c->gz, 0, 0, (uint32_t)((tpc + c->warp - 1) / c->warp),
                      (uint32_t)c->dynamic_shared, (uint32_t)c->shared_size, 0, 1, 0};
   for (int64_t g = c->cta0; g < c->cta0 + c->nctas; g++) {
     sp[6] = (uint32_t)(g % c->gx); sp[7] = (uint32_t)((g / c->gx) % c->gy); sp[8] = (uint32_t)(g / (c->gx * c->gy));
@@ -499,7 +501,7 @@ int64_t mockgpu_run(Ctx *c) {
       uint32_t x = 0, y = 0, z = 0;   /* the thread index counts up x, then y, then z */
       for (int64_t t = 0; t < tpc; t++) {
         if (c->resume[t] >= 0) {
-          sp[0] = x; sp[1] = y; sp[2] = z; sp[12] = (uint32_t)(t & 31); sp[13] = (uint32_t)(t >> 5);
+          sp[0] = x; sp[1] = y; sp[2] = z; sp[12] = (uint32_t)(t % c->warp); sp[13] = (uint32_t)(t / c->warp);
           c->resume[t] = thread(c, sp, c->save + t * NSAVE, c->local + t * c->local_size, c->resume[t]);
           live |= c->resume[t] >= 0;
         }
