@@ -3,7 +3,8 @@ E4M3/E5M2, and gfx942's FNUZ ones) with each code's value, and the conversions t
 f32 that the RDNA/CDNA and PTX numpy runtimes compute. f16 itself is numpy's float16 (IEEE binary16, its casts
 correctly rounded); what numpy does not give (bf16, fp8, f16 rounded toward zero) is written here, once.
 
-Ground floor: imports nothing of mockgpu. The C preludes compute the same, one value at a time.
+Ground floor: imports nothing of mockgpu. The C conversion library both preludes include (compiler/native_floats.c)
+computes the same, one value at a time; tests/compiler/test_native_floats.py compares the two over every code.
 """
 from __future__ import annotations
 import functools

@@ -289,8 +289,8 @@ def round_integral(x, t:str, mode:str):
   return from64(np.asarray(np.copysign(r, x64)), t) if t != "f64" else np.copysign(r, x64)
 
 # *** fp8 (cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32/.f16x2, cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2) ***
-# the formats and conversions are compiler/floats.py's (to_fp8, fp8_to_f16); the C prelude's to_fp8/fp8_to_h compute the
-# same, one value at a time
+# the formats and conversions are compiler/floats.py's (to_fp8, fp8_to_f16); compiler/native_floats.c's
+# f64_to_fp8_satfinite/fp8_to_f16_bits compute the same, one value at a time
 
 def fp8x2_from_f32(hi, lo, t:str, relu:bool=False):
   """cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32 d, a, b: d (b16) = {fp8(a) upper byte, fp8(b) lower byte}."""
