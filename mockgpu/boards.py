@@ -26,6 +26,8 @@ def _ip(gc, sdma, sdma_count, nbio, hdp, mmhub, athub, osssys, mp0, mp1, smuio, 
 # WAVE32, clear: WAVE64), CDNA WAVE64 only. Code outside the compiler names these (or a dispatch's wave_size, a
 # board's wave_front_size), never the numbers; the compiler is handed the wave size as a parameter.
 WAVE32, WAVE64 = 32, 64
+# NVIDIA's warp: every NV board's warp_size, and the 32 threads over which the PTX ISA lays out mma.sync's fragments
+NV_WARP = 32
 
 @dataclasses.dataclass(frozen=True)
 class AMDBoard:
@@ -174,7 +176,7 @@ class NVBoard:
   regs_per_sm: int = 64 << 10
   regs_per_block: int = 64 << 10
   regs_per_thread: int = 255
-  warp_size: int = 32
+  warp_size: int = NV_WARP
   constant_memory: int = 64 << 10
   pci_vendor_id: int = 0x10de
 

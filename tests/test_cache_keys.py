@@ -1,6 +1,8 @@
 """Both translation caches (RDNA's numpy backend, compiler/rdna/backends/numpy.VERSION, and PTX's, emulators/ptx.VERSION)
 key a translation by the text of their package's files, computed from the tree, not a hand-written list: in a copy of
-mockgpu, changing one file's content changes the key, and so does a file added to the package."""
+mockgpu, changing one file's content changes the key, and so does a file added to the package. The C builds' artifact
+keys (emulators/ptx/native.key, emulators/rdna/native.key) cover the shared C parts beside compiler/native.py that the
+preludes include (native_common.c, native_floats.c, native_memory.c), found by name, not listed."""
 import json, os, shutil, subprocess, sys
 import mockgpu
 
@@ -8,10 +10,14 @@ PKG = os.path.dirname(os.path.abspath(mockgpu.__file__))
 KEYS = ("import json\nfrom mockgpu.compiler.rdna.backends import numpy as rdna\nfrom mockgpu.emulators import ptx\n"
         "print(json.dumps({'rdna': rdna.VERSION, 'ptx': ptx.VERSION}))")
 
-def keys(root) -> dict:
+C_KEYS = ("import json, types\nfrom mockgpu.emulators.ptx import native as ptx\nfrom mockgpu.emulators.rdna import native as rdna\n"
+          "k = types.SimpleNamespace(name='k', module=types.SimpleNamespace(text='.version 8.0'))\n"
+          "print(json.dumps({'rdna': rdna.key(b'code', 'arch', False, False, 32, True), 'ptx': ptx.key(k)}))")
+
+def keys(root, script:str=KEYS) -> dict:
   """The two cache keys of the mockgpu copy under root, computed by a fresh interpreter that imports that copy."""
   env = {**os.environ, "PYTHONPATH": str(root)}
-  p = subprocess.run([sys.executable, "-c", KEYS], capture_output=True, text=True, timeout=300, env=env, cwd=root)
+  p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env, cwd=root)
   assert p.returncode == 0, p.stderr[-3000:]
   return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -32,3 +38,13 @@ def test_a_changed_or_added_file_changes_its_packages_cache_key(tmp_path):
   for d in ("rdna/semantics", "ptx/backends"): (tmp_path / "mockgpu/compiler" / d / "added_module.py").write_text("X = 1\n")
   added = keys(tmp_path)
   assert added["rdna"] != ptx_changed["rdna"] and added["ptx"] != ptx_changed["ptx"]
+
+def test_the_shared_c_parts_key_both_isas_c_builds(tmp_path):
+  shutil.copytree(PKG, tmp_path / "mockgpu", ignore=shutil.ignore_patterns("__pycache__"))
+  base = keys(tmp_path, C_KEYS)
+  edit(tmp_path / "mockgpu/compiler/native_floats.c", "\n/* a change of content */\n")
+  changed = keys(tmp_path, C_KEYS)
+  assert changed["rdna"] != base["rdna"] and changed["ptx"] != base["ptx"]
+  (tmp_path / "mockgpu/compiler/native_added.c").write_text("/* a shared part no list names */\n")
+  added = keys(tmp_path, C_KEYS)
+  assert added["rdna"] != changed["rdna"] and added["ptx"] != changed["ptx"]

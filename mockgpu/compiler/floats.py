@@ -1,11 +1,35 @@
-"""The float formats narrower than f32 that both ISAs read: bf16, and the fp8 formats (OCP E4M3/E5M2, and gfx942's FNUZ
-ones) with each code's value; the conversions to and from them that the RDNA/CDNA and PTX numpy runtimes compute.
+"""The float formats that both ISAs read: the binary formats' parameters (f32, f16, bf16), the fp8 formats (OCP
+E4M3/E5M2, and gfx942's FNUZ ones) with each code's value, and the conversions to and from the formats narrower than
+f32 that the RDNA/CDNA and PTX numpy runtimes compute. f16 itself is numpy's float16 (IEEE binary16, its casts
+correctly rounded); what numpy does not give (bf16, fp8, f16 rounded toward zero) is written here, once.
 
-Ground floor: imports nothing of mockgpu. The C preludes compute the same, one value at a time.
+Ground floor: imports nothing of mockgpu. The C conversion library both preludes include (compiler/native_floats.c)
+computes the same, one value at a time; tests/compiler/test_native_floats.py compares the two over every code.
 """
 from __future__ import annotations
 import functools
 import numpy as np
+
+# *** the binary formats ***
+
+class Fmt:
+  """A binary float format: p significand bits (with the implicit one), emin the least normal exponent, its largest
+  finite value and its least normal value."""
+  def __init__(self, name:str, p:int, emin:int, emax:int):
+    self.name, self.p, self.emin = name, p, emin
+    self.max = float((2 - 2.0 ** (1 - p)) * 2.0 ** emax)
+    self.tiny = 2.0 ** emin
+F32, F16, BF16 = Fmt("f32", 24, -126, 127), Fmt("f16", 11, -14, 15), Fmt("bf16", 8, -126, 127)
+
+# *** f16 ***
+
+def f32_to_f16_rtz(x) -> np.ndarray:
+  """f32 -> f16 rounded toward zero (the nearest f16 stepped toward zero where it lies beyond x; overflow: the largest
+  finite value, infinities and NaNs kept)."""
+  x = np.asarray(x, np.float32)
+  with np.errstate(over="ignore"): h = x.astype(np.float16)   # past the range: inf, stepped back below
+  over = np.isfinite(x) & (np.abs(h.astype(np.float32)) > np.abs(x))
+  return np.where(over, np.nextafter(h, np.float16(0)), h)
 
 # *** bf16 ***
 
@@ -29,6 +53,17 @@ def bf16bits_f64(x) -> np.ndarray:
   inexact = (f.astype(np.float64) != x) & ~np.isnan(x)
   b = np.where(inexact & (np.abs(f.astype(np.float64)) > np.abs(x)), b - np.uint32(1), b)  # the magnitude toward zero
   return bf16bits(np.where(inexact, b | np.uint32(1), b).astype(np.uint32).view(np.float32))
+
+def bf16_isnan(u) -> np.ndarray:
+  """Whether bf16 bits (uint16) are a NaN: an exponent of ones and a fraction that is not zero."""
+  return (np.asarray(u) & np.uint16(0x7fff)) > np.uint16(0x7f80)
+
+def bf16bits_exact(x, nan:int=0x7fff):
+  """Values already on bf16's grid (or infinities, NaNs) as bf16 bits (uint16), a NaN as the bits `nan`."""
+  f = np.asarray(x).astype(np.float32)
+  bits = (f.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+  bits = np.where(np.isnan(f), np.uint16(nan), bits)
+  return bits if np.ndim(x) else bits[()]
 
 def rbf16(x) -> np.ndarray:
   """An f32 value rounded to the nearest bf16 value (as an f32)."""

@@ -252,7 +252,7 @@ def files_version(*dirs:str) -> str:
   parts: what decides a C translation."""
   pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   here = os.path.dirname(os.path.abspath(__file__))
-  files = [os.path.join(here, f) for f in ("native.py", "native_common.c", "native_memory.c")]
+  files = [os.path.join(here, f) for f in ("native.py", *sorted(f for f in os.listdir(here) if _INCLUDE_NAME.match(f)))]
   for d in dirs:
     if os.path.isfile(os.path.join(pkg, d)): files.append(os.path.join(pkg, d))
     files += sorted(os.path.join(r, f) for r, _, fs in os.walk(os.path.join(pkg, d)) for f in fs if f.endswith((".py", ".c")))
@@ -305,7 +305,8 @@ def load(path:str) -> ctypes.CDLL|None:
     log.warning("C build %s: cannot load it (%s); the numpy path runs it", os.path.basename(path), e)
     return None
 
-_INCLUDE = re.compile(r'^#include "(native_\w+\.c)"$', re.M)
+_INCLUDE_NAME = re.compile(r"native_\w+\.c$")   # the shared C parts beside this module, which preludes include
+_INCLUDE = re.compile(rf'^#include "({_INCLUDE_NAME.pattern[:-1]})"$', re.M)
 
 def prelude(path:str) -> str:
   """The text of a C prelude with the shared parts it includes (`#include "native_*.c"`, files beside this module)

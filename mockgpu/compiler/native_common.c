@@ -54,24 +54,6 @@ static inline double fmin64(double a, double b) {
   double r = (a <= b || b != b) ? a : b;
   return (r == 0 && a == 0 && b == 0) ? (signbit(a) ? a : b) : r;
 }
-/* float16 as numpy converts it: finite values round to nearest even; a NaN keeps its sign and the top 10 bits of its
- * payload, quiet or not (at least one payload bit stays set). Half values are carried as floats, which hold them
- * exactly, and every f16 operation rounds its float result once (float has more than 2*11+2 bits, so rounding a
- * float sum or product of halves again to half is the correctly rounded result). */
-static inline uint16_t f2h(float x) {
-  uint32_t f = U32F(x), sgn = (f >> 16) & 0x8000u, a = f & 0x7fffffffu;
-  if (a > 0x7f800000u) return (uint16_t)(sgn | 0x7c00u | (((a >> 13) & 0x3ffu) ? ((a >> 13) & 0x3ffu) : 1u));
-  if (a >= 0x477ff000u) return (uint16_t)(sgn | 0x7c00u);      /* 65520 and up round to infinity */
-  if (a < 0x38800000u) return (uint16_t)(sgn | (uint32_t)rintf(F32(a) * 16777216.0f));  /* subnormal: units of 2^-24 */
-  return (uint16_t)(sgn | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
-}
-static inline float h2f(uint16_t h) {
-  uint32_t sgn = (uint32_t)(h & 0x8000u) << 16, e = h & 0x7c00u, m = h & 0x3ffu;
-  if (e == 0x7c00u) return F32(sgn | 0x7f800000u | (m << 13));
-  if (e == 0) { float v = (float)m * 5.9604644775390625e-08f; return sgn ? -v : v; }
-  return F32(sgn | (((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13));
-}
-static inline float r16(float x) { return h2f(f2h(x)); }
 
 /* an invalid operation on a number gives the hardware's default NaN, +qNaN, where x86 gives one with the sign set;
  * rounding functions pass a signalling NaN through where numpy quiets it */
@@ -94,13 +76,6 @@ static inline int64_t cvt_int(double x, double lo, double hi) {
   x = trunc(x);
   return (int64_t)(x < lo ? lo : x > hi ? hi : x);
 }
-static inline uint32_t cmp_class32(float x, uint32_t mask) {
-  uint32_t b = U32F(x), e = (b >> 23) & 0xff, m = b & 0x7fffff, neg = b >> 31, cls;
-  if (e == 0xff) cls = m ? ((m >> 22) & 1 ? 1 : 0) : (neg ? 2 : 9);
-  else if (e) cls = neg ? 3 : 8;
-  else cls = m ? (neg ? 4 : 7) : (neg ? 5 : 6);
-  return (mask >> cls) & 1;
-}
 
 static inline uint32_t brev32(uint32_t x) {
   x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
@@ -109,3 +84,4 @@ static inline uint32_t brev32(uint32_t x) {
   x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
   return (x >> 16) | (x << 16);
 }
+static inline uint64_t brev64(uint64_t x) { return ((uint64_t)brev32((uint32_t)x) << 32) | brev32((uint32_t)(x >> 32)); }

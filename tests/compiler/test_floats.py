@@ -47,3 +47,25 @@ def test_bf16_rounds_to_nearest_even_once_and_quiets_nans():
   assert floats.bf16bits_f64(np.array([1 + 2**-8 + 2**-40])).tolist() == [0x3f81]
   assert floats.rbf16(x).tolist() == [1.0, 1 + 2**-6, -2.0]
   assert floats.bf16_to_f32(np.array([0x3f81], np.uint16)).tolist() == [1 + 2**-7] and floats.bf16_to_f32(0xc000) == -2.0
+
+def test_bf16_nan_test_and_exact_encoding_over_every_pattern():
+  u = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+  f = floats.bf16_to_f32(u)
+  assert np.array_equal(floats.bf16_isnan(u), np.isnan(f))
+  assert np.array_equal(floats.bf16bits_exact(f), np.where(np.isnan(f), np.uint16(0x7fff), u))
+  assert floats.bf16bits_exact(f[0x3f80]) == 0x3f80 and floats.bf16bits_exact(np.float32("nan"), 0x7fc0) == 0x7fc0
+
+def test_f16_toward_zero_over_every_pattern():
+  h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+  x = h.astype(np.float32)
+  assert np.array_equal(floats.f32_to_f16_rtz(x).view(np.uint16)[~np.isnan(h)], h.view(np.uint16)[~np.isnan(h)])
+  # just past each value away from zero (and past the largest finite one): the value itself, not the next one up
+  fin = np.isfinite(h)
+  up = np.nextafter(x[fin], np.copysign(np.float32(np.inf), x[fin]))
+  assert np.array_equal(floats.f32_to_f16_rtz(up).view(np.uint16), h[fin].view(np.uint16))
+  assert floats.f32_to_f16_rtz(np.float32(1e6)) == np.float16(65504) and np.isinf(floats.f32_to_f16_rtz(np.float32(np.inf)))
+
+def test_the_binary_formats_largest_and_least_normal_values():
+  assert (floats.F16.max, floats.F16.tiny) == (float(np.finfo(np.float16).max), float(np.finfo(np.float16).tiny))
+  assert (floats.F32.max, floats.F32.tiny) == (float(np.finfo(np.float32).max), float(np.finfo(np.float32).tiny))
+  assert floats.BF16.max == float(floats.bf16_to_f32(0x7f7f)) and floats.BF16.tiny == float(floats.bf16_to_f32(0x0080))

@@ -4,6 +4,7 @@ and the C backend (backends/c.py), so both place every element alike."""
 from __future__ import annotations
 import functools
 import numpy as np
+from mockgpu.boards import NV_WARP
 
 M, N = 16, 8   # the shapes modelled are m16n8k8 and m16n8k16
 PER_REG = {"f16": 2, "bf16": 2, "tf32": 1, "f32": 1}   # elements of each operand type in one b32 register
@@ -15,7 +16,7 @@ class Unmodelled(ValueError):
 def layout(shape:str, ta:str) -> dict:
   """k and the flat (row*cols + col) positions of each lane's fragment elements of a, b and c (lane-major: lane l's
   element i at l*elements + i)."""
-  lane = np.arange(32)
+  lane = np.arange(NV_WARP)   # the ISA's tables are a warp's
   gid, tig = lane >> 2, lane % 4
   if shape == "m16n8k16" and ta in ("f16", "bf16"):
     i, j, k = np.arange(8), np.arange(4), 16

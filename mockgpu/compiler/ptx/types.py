@@ -5,6 +5,7 @@ packed x2 forms) are carried as raw bits in both: numpy has no bfloat16, and the
 """
 import numpy as np
 from mockgpu.errors import UnsupportedInstruction
+from mockgpu.compiler.floats import F32, F16, BF16
 
 TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4, "s32": 4,
               "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16, "pred": 1}
@@ -40,14 +41,7 @@ def wide(t:str) -> str:
 
 # *** float formats ***
 
-class Fmt:
-  """A binary float format: p significand bits (with the implicit one), emin the least normal exponent, its largest
-  finite value and its least normal value."""
-  def __init__(self, name:str, p:int, emin:int, emax:int):
-    self.name, self.p, self.emin = name, p, emin
-    self.max = float((2 - 2.0 ** (1 - p)) * 2.0 ** emax)
-    self.tiny = 2.0 ** emin
-F32, F16, BF16 = Fmt("f32", 24, -126, 127), Fmt("f16", 11, -14, 15), Fmt("bf16", 8, -126, 127)
+# PTX's float types narrower than f64, in compiler/floats.py's formats
 FMTS = {"f32": F32, "f16": F16, "bf16": BF16}
 
 # fp8 (cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32/.f16x2, cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2): the OCP formats of

@@ -259,7 +259,7 @@ def _unpack(regs, kind:str, count:int, arch:str) -> np.ndarray:
   if kind == "F32": return raw.view(np.float32).astype(np.float64)
   if kind == "F64": return raw.view(np.float64)
   if kind == "F16": return raw.view(np.float16).astype(np.float64)
-  if kind == "BF16": return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+  if kind == "BF16": return floats.bf16_to_f32(raw.view(np.uint16)).astype(np.float64)
   if kind == "I8": return raw.view(np.int8).astype(np.int64)
   return fp8_table(arch, kind)[raw]
 

@@ -109,11 +109,11 @@ def translate_module(text:str, ctx_type:type=numpy_backend.Ctx) -> str:
 
 _shapes: dict[tuple, BatchShape] = {}
 
-def _batch_shape(block:tuple, nctas:int) -> BatchShape:
+def _batch_shape(block:tuple, nctas:int, warp:int) -> BatchShape:
   """Thread-index arrays are the same for every launch of a shape (kernels only read them): build each once."""
-  if (shape := _shapes.get((block, nctas))) is None:
+  if (shape := _shapes.get((block, nctas, warp))) is None:
     if len(_shapes) >= 16: del _shapes[next(iter(_shapes))]
-    shape = _shapes[(block, nctas)] = BatchShape(block, nctas)
+    shape = _shapes[(block, nctas, warp)] = BatchShape(block, nctas, warp)
   return shape
 
 def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, int], params:bytes, dynamic_shared:int=0,
@@ -144,7 +144,7 @@ def launch(mem, k:PTXKernel, grid:tuple[int, int, int], block:tuple[int, int, in
       t1 = time.thread_time()  # CPU seconds, as the build estimate's
       with np.errstate(all="ignore"):
         for first in range(0, nctas, per_batch):
-          shape = _batch_shape(block, min(per_batch, nctas - first))
+          shape = _batch_shape(block, min(per_batch, nctas - first), board.warp_size)
           args = (mem, k, k.module.memory, grid, shape, first, params, dynamic_shared, budget, counters)
           k.fn(Env(*args) if trace is None else TracedEnv(*args, trace=trace))
       k.tier.ran(time.thread_time() - t1)
@@ -199,7 +199,7 @@ def stepper(l:Launch, cta:tuple[int, int, int]=(0, 0, 0), board:NVBoard|None=Non
   grid, block, params = _checked(l.kernel, l.grid, l.block, l.params, l.dynamic_shared, board)
   if not all(0 <= c < g for c, g in zip(cta, grid)): raise ValueError(f"CTA {cta} is outside the grid {grid}")
   linear = cta[0] + grid[0] * (cta[1] + grid[1] * cta[2])
-  env = JournalEnv(l.mem, l.kernel, l.kernel.module.memory, grid, BatchShape(block, 1), linear, params, l.dynamic_shared,
+  env = JournalEnv(l.mem, l.kernel, l.kernel.module.memory, grid, BatchShape(block, 1, board.warp_size), linear, params, l.dynamic_shared,
                    config.instruction_budget(), [0, 0])
   return stepper_backend.Stepper(step_program(l.kernel), env, vars(numpy_names), board.warp_size, history, tuple(cta))
 

@@ -32,7 +32,7 @@ class Ctx(ctypes.Structure):
   _fields_ = [("maps", ctypes.c_void_p), ("nmaps", ctypes.c_int64), ("hint", ctypes.c_int64),
               ("shared", ctypes.c_void_p), ("shared_size", ctypes.c_int64), ("local", ctypes.c_void_p), ("local_size", ctypes.c_int64),
               ("params", ctypes.c_char_p), ("nparams", ctypes.c_int64),
-              *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "dynamic_shared", "cta0", "nctas", "budget", "used")),
+              *((f, ctypes.c_int64) for f in ("gx", "gy", "gz", "bx", "by", "bz", "dynamic_shared", "cta0", "nctas", "budget", "used", "warp")),
               ("save", ctypes.c_void_p), ("resume", ctypes.c_void_p), ("hints", ctypes.c_void_p),
               ("xsrc", ctypes.c_void_p), ("xres", ctypes.c_void_p), ("act", ctypes.c_void_p),
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
@@ -128,7 +128,7 @@ def launch(nk:NativeKernel, mem, kernel, grid:tuple, block:tuple, params:bytes, 
           local=lmem.ctypes.data, local_size=kernel.local_size,
           params=params, nparams=len(params), gx=grid[0], gy=grid[1], gz=grid[2], bx=block[0], by=block[1], bz=block[2],
           dynamic_shared=dynamic_shared,
-          cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * warp, used=0, save=save.ctypes.data, resume=resume.ctypes.data,
+          cta0=0, nctas=grid[0] * grid[1] * grid[2], budget=budget * warp, used=0, warp=warp, save=save.ctypes.data, resume=resume.ctypes.data,
           hints=nk.hints.ctypes.data, xsrc=xsrc.ctypes.data, xres=xres.ctypes.data, act=act.ctypes.data)
   status = nk.run(ctypes.byref(c))
   if status == FAULT:

@@ -1,9 +1,9 @@
 """Integer and bit-level helpers for translated kernels (vectorized; each also works on numpy scalars)."""
 from __future__ import annotations
 import numpy as np
-from mockgpu.compiler.ptx.types import F16, BF16, np_dtype
+from mockgpu.compiler.ptx.types import np_dtype
 from mockgpu.compiler.ptx.backends.numerics import from64
-from mockgpu.compiler.floats import bf16_to_f32
+from mockgpu.compiler.floats import F16, BF16, bf16_to_f32, bf16_isnan
 
 U32, U64 = np.uint32, np.uint64
 
@@ -149,7 +149,7 @@ def join_halves(lo, hi, h:str):
 def relu(x, t:str):
   """.relu: negative results (and NaN) become +0."""
   if t == "bf16":
-    neg = ((_arr(x) & np.uint16(0x8000)) != 0) | (((_arr(x) & np.uint16(0x7f80)) == 0x7f80) & ((_arr(x) & np.uint16(0x7f)) != 0))
+    neg = ((_arr(x) & np.uint16(0x8000)) != 0) | bf16_isnan(_arr(x))
     return _ret(np.where(neg, np.uint16(0), x), x)
   return np.where(np.isnan(x) | (x < 0), np.zeros((), x.dtype), x)
 

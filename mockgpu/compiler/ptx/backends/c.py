@@ -26,7 +26,7 @@ What the translation does not cover raises NoNative at translation time and the 
 rows the table marks (semantics.Row.no_c: the rarer opcodes), function variables outside
 .shared and .local, generic-space and ordered (.acquire/.release) memory, and the primitives this backend declines or
 leaves to semantics.Backend (a float64 fma in a directed mode, float min/max atomics, the rarer float16 forms). The
-instruction budget counts thread-instructions (32 per warp-instruction of MOCKGPU_BUDGET).
+instruction budget counts thread-instructions (the board's warp size per warp-instruction of MOCKGPU_BUDGET).
 """
 from __future__ import annotations
 import os, re, struct
@@ -76,10 +76,10 @@ _APPROX64 = {"ex2": "exp2({})", "tanh": "tanh_64({})", "rcp": "(1.0 / {})", "sqr
 
 def to64(e:str, t:str) -> str:
   """A float value of type t (float16 and bfloat16 as bits) as a double, exactly (numerics.to64)."""
-  return {"f32": f"((double){e})", "f64": e, "f16": f"h2d({e})", "bf16": f"bf2d({e})"}[t]
+  return {"f32": f"((double){e})", "f64": e, "f16": f"f16_bits_to_f64({e})", "bf16": f"bf16_bits_to_f64({e})"}[t]
 def from64(e:str, t:str) -> str:
   """A double on t's grid (or inf/NaN) in t's storage (numerics.from64; float16: numpy's cast)."""
-  return {"f32": f"((float){e})", "f64": e, "f16": f"d2h({e})", "bf16": f"d2bf({e})"}[t]
+  return {"f32": f"((float){e})", "f64": e, "f16": f"f64_to_f16_bits_rne({e})", "bf16": f"f64_to_bf16_bits_exact({e})"}[t]
 def round_to(e:str, t:str, mode:str, es:str="0.0") -> str:
   """numerics.round_to: the double e (exact value e + tiny of sign es) rounded to t's grid in mode."""
   f = FMTS[t]
@@ -465,8 +465,8 @@ class Kernel(semantics.Backend):
   def float_to_float(self, x:str, st:str, dt:str, rnd:str) -> str:
     """numerics.float_to_float: widening exact, narrowing rounded in rnd."""
     if dt == st: return x
-    pairs = {("f32", "f64"): "((double){})", ("f64", "f32"): "((float){})", ("f16", "f32"): "h2f_q({})", ("f32", "f16"): "f2h({})",
-             ("f64", "f16"): "d2h({})"}
+    pairs = {("f32", "f64"): "((double){})", ("f64", "f32"): "((float){})", ("f16", "f32"): "h2f_q({})", ("f32", "f16"): "f32_to_f16_bits_rne({})",
+             ("f64", "f16"): "f64_to_f16_bits_rne({})"}
     if rnd == "rn" and (st, dt) in pairs: return pairs[(st, dt)].format(x)
     x64 = to64(x, st)
     if dt == "f64": return x64
@@ -590,7 +590,7 @@ class Kernel(semantics.Backend):
     return "\n".join(out) + "\n"
 
 
-# the fp8 formats as the prelude's to_fp8/fp8_to_h take them: significand bits with the implicit one, minimum normal
+# the fp8 formats as native_floats.c's f64_to_fp8_satfinite/fp8_to_f16_bits take them: significand bits with the implicit one, minimum normal
 # exponent, largest finite value ((4, -6, 448.0), (3, -14, 57344.0))
 FP8 = {t: floats.precision(t) for t in ("e4m3", "e5m2")}
 

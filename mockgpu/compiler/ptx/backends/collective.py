@@ -56,10 +56,11 @@ class Collective:
     return np.broadcast_to(v, (self.n,))
 
   def shfl(self, mode:str, a, b, c):
-    lane = self.laneid.astype(np.int64)
-    bval = self._full(b).astype(np.int64) & 31
+    # b[4:0], c[4:0] (the clamp) and c[12:8] (the segment mask) are lane indices: their bits are the warp's
+    lane, top = self.laneid.astype(np.int64), self.shape.warp - 1
+    bval = self._full(b).astype(np.int64) & top
     cv = self._full(c).astype(np.int64)
-    cval, seg = cv & 31, (cv >> 8) & 31
+    cval, seg = cv & top, (cv >> 8) & top
     max_lane = (lane & seg) | (cval & ~seg)
     min_lane = lane & seg
     if mode == "up": j = lane - bval
@@ -107,15 +108,16 @@ class Collective:
 
   def mma(self, shape:str, td:str, ta:str, tb:str, tc:str, a:list, b:list, c:list, where:str):
     """mma.sync.aligned (row.col): D = A*B + C per warp, products exact, sums in float64 (fragments.multiply), rounded once."""
-    if self.n % 32 or (self.block[0] * self.block[1] * self.block[2]) % 32:
+    w = self.shape.warp
+    if self.n % w or (self.block[0] * self.block[1] * self.block[2]) % w:
       raise UnsupportedInstruction(f"{where}: mma.sync in a partial warp")
     try: lay = fragments.layout(shape, ta)
     except fragments.Unmodelled as e: raise UnsupportedInstruction(f"{where}: {e}") from None
-    nw, M, N, K = self.n // 32, fragments.M, fragments.N, lay["k"]
+    nw, M, N, K = self.n // w, fragments.M, fragments.N, lay["k"]
     am, bm, cm = np.zeros((nw, M * K)), np.zeros((nw, K * N)), np.zeros((nw, M * N))
-    am[:, lay["a"]] = _frag(a, ta, nw)
-    bm[:, lay["b"]] = _frag(b, tb, nw)
-    cm[:, lay["c"]] = _frag(c, tc, nw)
+    am[:, lay["a"]] = _frag(a, ta, nw, self.n)
+    bm[:, lay["b"]] = _frag(b, tb, nw, self.n)
+    cm[:, lay["c"]] = _frag(c, tc, nw, self.n)
     dm = fragments.multiply(am.reshape(nw, M, K), bm.reshape(nw, K, N), cm.reshape(nw, M, N))
     D = dm.reshape(nw, M * N)[:, lay["c"]].reshape(self.n, -1)
     if td == "f32":
@@ -124,9 +126,8 @@ class Collective:
     h = np.ascontiguousarray(D.astype(np.float16)).view(np.uint32)
     return [h[:, i] for i in range(2)]
 
-def _frag(regs:list, t:str, nw:int) -> np.ndarray:
-  """Fragment elements (float64) in lane-major order, (nw, 32 * elements), from b32 registers (low half first)."""
-  n = nw * 32
+def _frag(regs:list, t:str, nw:int, n:int) -> np.ndarray:
+  """Fragment elements (float64) in lane-major order, (nw, lanes * elements), from b32 registers (low half first)."""
   r = np.stack([np.broadcast_to(np.asarray(x, np.uint32), (n,)) for x in regs], axis=1)
   if t == "f32": v = r.view(np.float32)
   elif t == "tf32": v = (r & np.uint32(0xffffe000)).view(np.float32)   # tf32 ignores the 13 low mantissa bits

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
-from mockgpu.compiler.ptx.types import Fmt, F32, FMTS, INT_RANGE
-from mockgpu.compiler.floats import to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401 (the PTX runtime's names)
+from mockgpu.compiler.ptx.types import FMTS, INT_RANGE
+from mockgpu.compiler.floats import Fmt, F32, bf16bits_exact, bf16_isnan, to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import two_sum, two_prod, nudge64, fma64, round_fraction  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import op_with_error_sign as _exact
 
@@ -44,11 +44,7 @@ def to64(x, t:str):
 def from64(x, t:str):
   """float64 values already on t's grid (or inf/nan) to t's storage."""
   if t == "f64": return x
-  if t == "bf16":
-    f = np.asarray(x).astype(np.float32)
-    bits = (f.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-    bits = np.where(np.isnan(f), np.uint16(0x7fff), bits)
-    return bits if np.ndim(x) else bits[()]
+  if t == "bf16": return bf16bits_exact(x, 0x7fff)   # PTX's canonical NaN
   return x.astype(np.float16 if t == "f16" else np.float32)
 
 # *** the canonical NaN ***
@@ -62,7 +58,7 @@ CANON_NAN = {"f32": np.uint32(0x7fffffff).view(np.float32), "f16": np.uint16(0x7
 def canon(x, t:str):
   """x (PTX type t) with every NaN replaced by the canonical NaN: one max pass finds whether there is one."""
   if t == "bf16":   # bits: a NaN is an exponent of ones with a non-zero fraction
-    m = (np.asarray(x) & np.uint16(0x7fff)) > np.uint16(0x7f80)
+    m = bf16_isnan(x)
     if not m.any(): return x
     r = np.where(m, np.uint16(0x7fff), x)
     return r if np.ndim(x) else r[()]
@@ -293,8 +289,8 @@ def round_integral(x, t:str, mode:str):
   return from64(np.asarray(np.copysign(r, x64)), t) if t != "f64" else np.copysign(r, x64)
 
 # *** fp8 (cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32/.f16x2, cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2) ***
-# the formats and conversions are compiler/floats.py's (to_fp8, fp8_to_f16); the C prelude's to_fp8/fp8_to_h compute the
-# same, one value at a time
+# the formats and conversions are compiler/floats.py's (to_fp8, fp8_to_f16); compiler/native_floats.c's
+# f64_to_fp8_satfinite/fp8_to_f16_bits compute the same, one value at a time
 
 def fp8x2_from_f32(hi, lo, t:str, relu:bool=False):
   """cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2.f32 d, a, b: d (b16) = {fp8(a) upper byte, fp8(b) lower byte}."""

@@ -20,9 +20,10 @@ U64 = np.uint64
 
 
 class BatchShape:
-  """Per-thread index arrays of a batch of `nctas` CTAs of `block` threads; shared by every such batch of a launch."""
-  def __init__(self, block:tuple, nctas:int):
-    self.block, self.nctas = block, nctas
+  """Per-thread index arrays of a batch of `nctas` CTAs of `block` threads in warps of `warp` (the board's warp_size);
+  shared by every such batch of a launch."""
+  def __init__(self, block:tuple, nctas:int, warp:int):
+    self.block, self.nctas, self.warp = block, nctas, warp
     self.tpc = tpc = block[0] * block[1] * block[2]
     self.n = tpc * nctas
     lin = np.arange(tpc, dtype=np.uint32)
@@ -32,8 +33,8 @@ class BatchShape:
     bx, by = np.uint32(block[0]), np.uint32(block[1])
     z = np.uint32(0)
     self.tid = (self.lin, z, z) if block[1] == block[2] == 1 else (self.lin % bx, (self.lin // bx) % by, self.lin // (bx * by))
-    self.laneid = self.lin & np.uint32(31) if tpc > 32 or nctas > 1 else self.lin
-    self.warpid = self.lin >> np.uint32(5)
+    self.laneid = self.lin % np.uint32(warp) if tpc > warp or nctas > 1 else self.lin
+    self.warpid = self.lin // np.uint32(warp)
   # the warp structure is only needed by divergent blocks and warp-wide instructions
   @functools.cached_property
   def thread(self): return np.arange(self.n, dtype=np.int64)
@@ -59,8 +60,8 @@ class Env(Collective):
     self.ctaid = (c, z, z) if grid[1] == grid[2] == 1 else (c % gx, (c // gx) % gy, c // (gx * gy))
     self.ntid = tuple(np.uint32(x) for x in shape.block)
     self.nctaid = tuple(np.uint32(x) for x in grid)
-    self.nwarpid = np.uint32((shape.tpc + 31) // 32)
-    self.nwarps = shape.nctas * ((shape.tpc + 31) // 32)
+    self.nwarpid = np.uint32(-(-shape.tpc // shape.warp))
+    self.nwarps = shape.nctas * -(-shape.tpc // shape.warp)
     self.smid, self.nsmid, self.gridid = np.uint32(0), np.uint32(1), np.uint64(0)
     self.shared_bytes = kernel.dynamic_base + dynamic_shared if dynamic_shared else kernel.shared_size
     self.dynamic_smem_size, self.total_smem_size = np.uint32(dynamic_shared), np.uint32(self.shared_bytes)

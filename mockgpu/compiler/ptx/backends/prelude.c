@@ -4,6 +4,7 @@
  * thread function before this text's scheduler. Built with -fwrapv and without fast-math or contraction. A fault or an
  * exhausted instruction budget stops the launch with a longjmp back to mockgpu_run, which returns the status. */
 #include "native_common.c"
+#include "native_floats.c"
 
 typedef struct {
   const Map *maps; int64_t nmaps, hint;    /* the device's address space, sorted by va; hint: the last mapping hit */
@@ -14,6 +15,7 @@ typedef struct {
   int64_t dynamic_shared;                  /* %dynamic_smem_size */
   int64_t cta0, nctas;                     /* the CTAs of this call */
   int64_t budget, used;                    /* thread-instructions */
+  int64_t warp;                            /* the board's warp size (NVBoard.warp_size), a power of two */
   uint64_t *save; int64_t *resume;         /* per thread of a CTA: registers across a barrier, the block to resume at */
   int64_t *hints;                          /* per global load/store of the kernel: the mapping it hit last */
   uint64_t *xsrc, *xres; uint8_t *act;     /* warp mode, per thread of a CTA: the operands (NSRC) and results (NRES) of
@@ -109,13 +111,14 @@ static inline int64_t f2s(double r, double lo, double hi, int64_t ilo, int64_t i
   return r != r ? 0 : r >= hi ? ihi : r <= lo ? ilo : (int64_t)r;
 }
 static inline uint64_t f2u(double r, double hi, uint64_t ihi) { return r != r ? 0 : r >= hi ? ihi : r <= 0 ? 0 : (uint64_t)r; }
-static inline uint16_t h_add(uint16_t a, uint16_t b) { return f2h(h2f(a) + h2f(b)); }  /* exact in float, rounded once */
-static inline uint16_t h_sub(uint16_t a, uint16_t b) { return f2h(h2f(a) - h2f(b)); }
-static inline uint16_t h_mul(uint16_t a, uint16_t b) { return f2h(h2f(a) * h2f(b)); }
-static inline uint16_t h_max(uint16_t a, uint16_t b) { return f2h(pmax32(h2f(a), h2f(b))); }
-static inline uint16_t h_min(uint16_t a, uint16_t b) { return f2h(pmin32(h2f(a), h2f(b))); }
+/* exact in float, rounded once */
+static inline uint16_t h_add(uint16_t a, uint16_t b) { return f32_to_f16_bits_rne(f16_bits_to_f32(a) + f16_bits_to_f32(b)); }
+static inline uint16_t h_sub(uint16_t a, uint16_t b) { return f32_to_f16_bits_rne(f16_bits_to_f32(a) - f16_bits_to_f32(b)); }
+static inline uint16_t h_mul(uint16_t a, uint16_t b) { return f32_to_f16_bits_rne(f16_bits_to_f32(a) * f16_bits_to_f32(b)); }
+static inline uint16_t h_max(uint16_t a, uint16_t b) { return f32_to_f16_bits_rne(pmax32(f16_bits_to_f32(a), f16_bits_to_f32(b))); }
+static inline uint16_t h_min(uint16_t a, uint16_t b) { return f32_to_f16_bits_rne(pmin32(f16_bits_to_f32(a), f16_bits_to_f32(b))); }
 static inline float tanh_32(float x) { return x != x ? F32(0x7fc00000u) : (float)tanh((double)x); }  /* numpy: the default NaN */
-static inline float h2f_q(uint16_t h) { float r = h2f(h); return r != r ? quiet32(r) : r; }   /* through float64, as numpy */
+static inline float h2f_q(uint16_t h) { float r = f16_bits_to_f32(h); return r != r ? quiet32(r) : r; }   /* through float64, as numpy */
 /* *** rounding in a mode without the FPU's rounding mode (numerics.py: round_to; exact.py: op_with_error_sign, nudge64) ***
  * An operation is evaluated in double together with the sign of its exact error (TwoSum, Dekker's TwoProduct), then
  * rounded to the format in the mode, with the same double operations as the numpy path, so both give the same bits. */
@@ -242,16 +245,6 @@ static double fma64_m(double a0, double b0, double c, int mode) {   /* exact.fma
   return big || tiny ? fma64_exact(a0, b0, c, mode) : r;
 }
 static inline double tanh_64(double x) { return x != x ? F64(0x7ff8000000000000ull) : tanh(x); }  /* numpy: the default NaN */
-static inline uint16_t d2h(double x) {
-  if (x != x) { uint64_t b = U64F(x), m = (b >> 42) & 0x3ffu; return (uint16_t)(((b >> 48) & 0x8000u) | 0x7c00u | (m ? m : 1u)); }
-  return f2h((float)round_to(x, 0.0, 11, -14, 65504.0, RN));   /* on float16's grid: exact in float */
-}
-static inline double h2d(uint16_t h) {   /* bit for bit (a signalling NaN stays one, as numpy's cast keeps it) */
-  if ((h & 0x7c00u) != 0x7c00u) return (double)h2f(h);
-  return F64(((uint64_t)(h & 0x8000u) << 48) | 0x7ff0000000000000ull | ((uint64_t)(h & 0x3ffu) << 42));
-}
-static inline uint16_t d2bf(double x) { float f = (float)x; return f != f ? 0x7fffu : (uint16_t)(U32F(f) >> 16); }
-static inline double bf2d(uint16_t b) { return (double)F32((uint32_t)b << 16); }
 static inline double sat64(double x) { return x != x ? 0.0 : x < 0 ? 0.0 : x > 1 ? 1.0 : x; }   /* np.clip keeps -0 */
 static inline float sat32(float x) { return x != x ? 0.0f : x < 0 ? 0.0f : x > 1 ? 1.0f : x; }
 static inline double relu64(double x) { return x != x || x < 0 ? 0.0 : x; }
@@ -279,7 +272,6 @@ static inline uint64_t bfi_p(uint64_t f, uint64_t b, uint32_t pos, uint32_t len,
   uint64_t out = l == 0 ? b : (b & ~(mask << sh)) | ((f & mask) << sh);
   return nbits == 64 ? out : out & 0xffffffffull;
 }
-static inline uint64_t brev64(uint64_t x) { return ((uint64_t)brev32((uint32_t)x) << 32) | brev32((uint32_t)(x >> 32)); }
 /* prmt.b32 in its default mode: a selector nibble per result byte picks one of the bytes {b, a}, bit 3 its sign */
 static inline uint32_t prmt_p(uint32_t a, uint32_t b, uint32_t c) {
   uint64_t x = ((uint64_t)b << 32) | a;
@@ -291,37 +283,15 @@ static inline uint32_t prmt_p(uint32_t a, uint32_t b, uint32_t c) {
   }
   return out;
 }
-/* fp8 (numerics.to_fp8, fp8_to_f16): p significand bits, emin the least normal exponent, mx the largest finite value.
- * To fp8: round to nearest even, saturate (infinities too), NaN -> 0x7f with its sign; relu: negative (-0 too) -> +0,
- * NaN -> 0x7f. The code is linear in the rounded ulp count across a carry into the next binade. */
-static inline uint32_t to_fp8(double x, int p, int emin, double mx, int relu) {
-  uint32_t neg = signbit(x) ? 0x80u : 0u;
-  if (x != x) return relu ? 0x7fu : 0x7fu | neg;
-  if (relu && neg) return 0;
-  double a = fabs(x) < mx ? fabs(x) : mx;
-  int k = 0, e = emin;
-  if (a != 0) { frexp(a, &k); if (k - 1 > emin) e = k - 1; }
-  int64_t r = (int64_t)rint(ldexp(a, (p - 1) - e));
-  return (uint32_t)((((int64_t)(e - emin) << (p - 1)) + r) & 0x7f) | neg;
-}
-/* to float16 bits, exactly; NaN -> 0x7fff; relu: negative (-0 too) -> +0 */
-static inline uint32_t fp8_to_h(uint32_t b, int p, int emin, int e4m3, int relu) {
-  uint32_t mag = b & 0x7f, neg = (b >> 7) & 1;
-  if (e4m3 ? mag == 0x7f : mag > 0x7c) return 0x7fff;
-  if (relu && neg) return 0;
-  if (!e4m3 && mag == 0x7c) return neg ? 0xfc00u : 0x7c00u;
-  int ef = (int)(mag >> (p - 1)), m = (int)(mag & ((1u << (p - 1)) - 1));
-  double v = ldexp((double)(ef ? m + (1 << (p - 1)) : m), (ef ? ef : 1) + emin - 1 - (p - 1));
-  return (uint32_t)f2h((float)v) | (neg << 15);
-}
+/* cvt's packed fp8 pairs (numerics.fp8x2_*): each element by native_floats.c's f64_to_fp8_satfinite, fp8_to_f16_bits */
 static inline uint16_t fp8x2_f32(float hi, float lo, int p, int emin, double mx, int relu) {
-  return (uint16_t)((to_fp8((double)hi, p, emin, mx, relu) << 8) | to_fp8((double)lo, p, emin, mx, relu));
+  return (uint16_t)((f64_to_fp8_satfinite((double)hi, p, emin, mx, relu) << 8) | f64_to_fp8_satfinite((double)lo, p, emin, mx, relu));
 }
 static inline uint16_t fp8x2_h2(uint32_t x, int p, int emin, double mx, int relu) {
-  return fp8x2_f32(h2f((uint16_t)(x >> 16)), h2f((uint16_t)x), p, emin, mx, relu);
+  return fp8x2_f32(f16_bits_to_f32((uint16_t)(x >> 16)), f16_bits_to_f32((uint16_t)x), p, emin, mx, relu);
 }
 static inline uint32_t h2_fp8x2(uint32_t x, int p, int emin, int e4m3, int relu) {
-  return fp8_to_h(x & 0xff, p, emin, e4m3, relu) | (fp8_to_h((x >> 8) & 0xff, p, emin, e4m3, relu) << 16);
+  return fp8_to_f16_bits(x & 0xff, p, emin, e4m3, relu) | (fp8_to_f16_bits((x >> 8) & 0xff, p, emin, e4m3, relu) << 16);
 }
 static inline uint32_t clz32p(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 32u; }
 static inline uint32_t clz64p(uint64_t x) { return x ? (uint32_t)__builtin_clzll(x) : 64u; }
@@ -333,7 +303,7 @@ static int64_t thread(Ctx *c, const uint32_t *sp, uint64_t *save, uint8_t *lm, i
 /* the special registers of thread t of the CTA (backends/c.py SPECIAL; sp[19]: t itself) */
 static inline void thread_sp(Ctx *c, uint32_t *sp, int64_t t) {
   sp[0] = (uint32_t)(t % c->bx); sp[1] = (uint32_t)((t / c->bx) % c->by); sp[2] = (uint32_t)(t / (c->bx * c->by));
-  sp[12] = (uint32_t)(t & 31); sp[13] = (uint32_t)(t >> 5); sp[19] = (uint32_t)t;
+  sp[12] = (uint32_t)(t & (c->warp - 1)); sp[13] = (uint32_t)(t >> __builtin_ctzll((uint64_t)c->warp)); sp[19] = (uint32_t)t;
 }
 
 #if WARPS
@@ -357,10 +327,11 @@ static int coll_cta_wide(int64_t k);
 /* shfl.sync: the lane that mode, b (xsrc 1) and c (xsrc 2: clamp, segment mask at bits 8-12) select; out of range or
  * outside the warp, the lane's own a (xsrc 0); xres: the value and whether the selected lane was in range */
 static void warp_shfl(Ctx *c, int64_t t0, int64_t n, int mode) {
+  int64_t top = c->warp - 1;   /* b[4:0], c[4:0] and c[12:8] are lane indices: their bits are the warp's */
   for (int64_t l = 0; l < n; l++) {
     if (!c->act[t0 + l]) continue;
     const uint64_t *v = c->xsrc + (t0 + l) * NSRC;
-    int64_t b = (int64_t)(v[1] & 31), cv = (int64_t)(uint32_t)v[2], seg = (cv >> 8) & 31, max_lane = (l & seg) | ((cv & 31) & ~seg);
+    int64_t b = (int64_t)v[1] & top, cv = (int64_t)(uint32_t)v[2], seg = (cv >> 8) & top, max_lane = (l & seg) | ((cv & top) & ~seg);
     int64_t j = mode == SHFL_UP ? l - b : mode == SHFL_DOWN ? l + b : mode == SHFL_BFLY ? l ^ b : (l & seg) | (b & ~seg);
     int p = mode == SHFL_UP ? j >= max_lane : j <= max_lane;
     if (!p || j < 0 || j >= n) j = l;
@@ -406,7 +377,7 @@ static void cta_reduce(Ctx *c, int64_t t0, int64_t n, int op) {
 static inline double frag(const uint64_t *regs, int t, int i) {
   if (t == T_F16 || t == T_BF16) {
     uint16_t h = (uint16_t)(regs[i / 2] >> (16 * (i % 2)));
-    return t == T_F16 ? h2d(h) : bf2d(h);
+    return t == T_F16 ? f16_bits_to_f64(h) : bf16_bits_to_f64(h);
   }
   uint32_t x = (uint32_t)regs[i];
   return (double)F32(t == T_TF32 ? x & 0xffffe000u : x);   /* tf32 ignores the 13 low mantissa bits */
@@ -415,10 +386,10 @@ static inline double frag(const uint64_t *regs, int t, int i) {
  * place each lane's elements (fragments.layout); D = A*B + C in float64 in fragments.multiply's order, rounded once */
 static void warp_mma(Ctx *c, int64_t t0, int K, int tab, int tc, int td, int na, int nb,
                      const int16_t *la, const int16_t *lb, const int16_t *lc, int64_t msg) {
-  if ((c->bx * c->by * c->bz) % 32) { c->status = UNSUPPORTED; c->fault_pc = msg; longjmp(stop, 1); }
+  if ((c->bx * c->by * c->bz) % c->warp) { c->status = UNSUPPORTED; c->fault_pc = msg; longjmp(stop, 1); }
   double A[16 * 16], B[16 * 8], C[16 * 8], D[16 * 8];
   int ea = K / 2, eb = K / 4;   /* a lane's elements of A (16 x K) and B (K x 8) */
-  for (int l = 0; l < 32; l++) {
+  for (int l = 0; l < c->warp; l++) {
     const uint64_t *v = c->xsrc + (t0 + l) * NSRC;
     for (int i = 0; i < ea; i++) A[la[l * ea + i]] = frag(v, tab, i);
     for (int i = 0; i < eb; i++) B[lb[l * eb + i]] = frag(v + na, tab, i);
@@ -437,12 +408,12 @@ static void warp_mma(Ctx *c, int64_t t0, int K, int tab, int tc, int td, int na,
     for (int k = 1; k < K; k++) s = add64(s, mul64(A[m * K + k], B[k * 8 + j]));
     D[i] = add64(s, C[i]);
   }
-  for (int l = 0; l < 32; l++) {
+  for (int l = 0; l < c->warp; l++) {
     if (!c->act[t0 + l]) continue;
     uint64_t *r = c->xres + (t0 + l) * NRES;
     const int16_t *p = lc + l * 4;
     if (td == T_F32) for (int i = 0; i < 4; i++) r[i] = U32F((float)D[p[i]]);
-    else for (int i = 0; i < 2; i++) r[i] = (uint64_t)d2h(D[p[2 * i]]) | ((uint64_t)d2h(D[p[2 * i + 1]]) << 16);
+    else for (int i = 0; i < 2; i++) r[i] = (uint64_t)f64_to_f16_bits_rne(D[p[2 * i]]) | ((uint64_t)f64_to_f16_bits_rne(D[p[2 * i + 1]]) << 16);
   }
 }
 /* One CTA, as the numpy path schedules it: the lowest block runs next for the threads at it (min-PC), each thread up
@@ -462,8 +433,8 @@ static void run_cta(Ctx *c, uint32_t *sp, int64_t tpc) {
       if (k < 0) break;
       for (int64_t t = 0; t < tpc; t++) c->act[t] = pc[t] == PAUSED + k;
       if (coll_cta_wide(k)) coll_run(c, k, 0, tpc, sp);
-      else for (int64_t t0 = 0; t0 < tpc; t0 += 32) {
-        int64_t n = tpc - t0 < 32 ? tpc - t0 : 32, any = 0;
+      else for (int64_t t0 = 0; t0 < tpc; t0 += c->warp) {
+        int64_t n = tpc - t0 < c->warp ? tpc - t0 : c->warp, any = 0;
         for (int64_t l = 0; l < n; l++) any |= c->act[t0 + l];
         if (any) coll_run(c, k, t0, n, sp);
       }
@@ -482,7 +453,7 @@ int64_t mockgpu_run(Ctx *c) {
   int64_t tpc = c->bx * c->by * c->bz;
   /* backends/c.py SPECIAL: the thread, block and grid ids and sizes, lane, warp, shared memory sizes, SM (one) */
   uint32_t sp[20] = {0, 0, 0, (uint32_t)c->bx, (uint32_t)c->by, (uint32_t)c->bz, 0, 0, 0,
-                     (uint32_t)c->gx, (uint32_t)c->gy, (uint32_t)c->gz, 0, 0, (uint32_t)((tpc + 31) / 32),
+                     (uint32_t)c->gx, (uint32_t)c->gy, (uint32_t)c->gz, 0, 0, (uint32_t)((tpc + c->warp - 1) / c->warp),
                      (uint32_t)c->dynamic_shared, (uint32_t)c->shared_size, 0, 1, 0};
   for (int64_t g = c->cta0; g < c->cta0 + c->nctas; g++) {
     sp[6] = (uint32_t)(g % c->gx); sp[7] = (uint32_t)((g / c->gx) % c->gy); sp[8] = (uint32_t)(g / (c->gx * c->gy));
@@ -499,7 +470,7 @@ int64_t mockgpu_run(Ctx *c) {
       uint32_t x = 0, y = 0, z = 0;   /* the thread index counts up x, then y, then z */
       for (int64_t t = 0; t < tpc; t++) {
         if (c->resume[t] >= 0) {
-          sp[0] = x; sp[1] = y; sp[2] = z; sp[12] = (uint32_t)(t & 31); sp[13] = (uint32_t)(t >> 5);
+          sp[0] = x; sp[1] = y; sp[2] = z; sp[12] = (uint32_t)(t & (c->warp - 1)); sp[13] = (uint32_t)(t >> __builtin_ctzll((uint64_t)c->warp));
           c->resume[t] = thread(c, sp, c->save + t * NSAVE, c->local + t * c->local_size, c->resume[t]);
           live |= c->resume[t] >= 0;
         }

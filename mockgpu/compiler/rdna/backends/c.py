@@ -65,7 +65,7 @@ def c_cast(code:str, f:str, t:str) -> str:
   if f == t: return code
   if t in FLOATS:
     if t == "f16":  # carried as a float holding a half: round once, from a value a float holds exactly
-      if f == "f32" or f == "bool" or BITS.get(f, 64) <= 16: return f"r16((float)({code}))"
+      if f == "f32" or f == "bool" or BITS.get(f, 64) <= 16: return f"f32_round_f16((float)({code}))"
       raise NoNative(f"{f} to f16 (C would round twice)")
     if f == "f16" and t == "f32": return code
     return f"(({CTYPE[t]})({code}))"
@@ -88,10 +88,10 @@ def _ieee_minmax(prefix:str):
   return lambda a, ts, t: f"{prefix}{'_ieee' if a[2:] == ['1'] else ''}{64 if t == 'f64' else 32}({a[0]}, {a[1]})"
 
 def _in_double(fmt:str):
-  """A helper numpy_runtime computes in float64 and rounds once to the result type (f16: once, by d2h)."""
+  """A helper numpy_runtime computes in float64 and rounds once to the result type (f16: once, by f64_round_f16)."""
   return lambda a, ts, t: ROUND_ONCE[t].format(fmt.format(x=f"(double){a[0]}")) if t in ROUND_ONCE else None
 
-ROUND_ONCE = {"f64": "{}", "f32": "(float)({})", "f16": "d2h({})"}  # a double value as type t, rounded once
+ROUND_ONCE = {"f64": "{}", "f32": "(float)({})", "f16": "f64_round_f16({})"}  # a double value as type t, rounded once
 MANT_BITS = {"f16": 10, "f32": 23, "f64": 52}
 
 def _by_width1(prefix:str):
@@ -110,11 +110,13 @@ lang.register("c", {
   "fmed3": lambda a, ts, t: f"fmed3_32({a[0]}, {a[1]}, {a[2]}, {a[3]})" if t != "f64" else None,
   "quiet": lambda a, ts, t: f"qnan{64 if t == 'f64' else 32}({a[0]})",
   # OCP fp8/bf8 codes (RDNA4, gfx950)
-  "fp8_f32": lambda a, ts, t: f"fp8_f32((uint32_t)({a[0]}))", "bf8_f32": lambda a, ts, t: f"bf8_f32((uint32_t)({a[0]}))",
-  "f32_fp8": _f32(lambda a: f"((uint16_t)f32_fp8({a[0]}))"), "f32_bf8": _f32(lambda a: f"((uint16_t)f32_bf8({a[0]}))"),
+  "fp8_f32": lambda a, ts, t: f"e4m3_to_f32((uint32_t)({a[0]}))", "bf8_f32": lambda a, ts, t: f"e5m2_to_f32((uint32_t)({a[0]}))",
+  "f32_fp8": _f32(lambda a: f"((uint16_t)f32_to_e4m3_rne({a[0]}))"), "f32_bf8": _f32(lambda a: f"((uint16_t)f32_to_e5m2_rne({a[0]}))"),
   "fp8_pk_f32": lambda a, ts, t: f"ocp8_pk_f32((uint32_t)({a[0]}), 0)", "bf8_pk_f32": lambda a, ts, t: f"ocp8_pk_f32((uint32_t)({a[0]}), 1)",
-  "fp8_fnuz_f32": lambda a, ts, t: f"fnuz8_f32((uint32_t)({a[0]}), 3, 8)", "bf8_fnuz_f32": lambda a, ts, t: f"fnuz8_f32((uint32_t)({a[0]}), 2, 16)",
-  "f32_fp8_fnuz": _f32(lambda a: f"((uint16_t)f32_fnuz8({a[0]}, 3, 8))"), "f32_bf8_fnuz": _f32(lambda a: f"((uint16_t)f32_fnuz8({a[0]}, 2, 16))"),
+  "fp8_fnuz_f32": lambda a, ts, t: f"fnuz8_to_f32((uint32_t)({a[0]}), 3, 8)",
+  "bf8_fnuz_f32": lambda a, ts, t: f"fnuz8_to_f32((uint32_t)({a[0]}), 2, 16)",
+  "f32_fp8_fnuz": _f32(lambda a: f"((uint16_t)f32_to_fnuz8_rne({a[0]}, 3, 8))"),
+  "f32_bf8_fnuz": _f32(lambda a: f"((uint16_t)f32_to_fnuz8_rne({a[0]}, 2, 16))"),
   "gnan": lambda a, ts, t: f"gnan{64 if t == 'f64' else 32}({a[0]}, {' || '.join(f'isnan({x})' for x in a[1:]) or '0'})",
   "div_fmas": _f32(lambda a: f"div_fmas32({a[0]}, {a[1]}, {a[2]}, {a[3]})"),
   "ldexp": lambda a, ts, t: f"ldexp{WIDTH[t]}({a[0]}, {a[1]})",
@@ -128,7 +130,7 @@ lang.register("c", {
   "div_fixup": lambda a, ts, t: f"div_fixup{WIDTH[t]}({a[0]}, {a[1]}, {a[2]})",
   "div_scale": lambda a, ts, t: f"div_scale{WIDTH[ts[0]]}({a[0]}, {a[1]}, {a[2]})" if ts[0] in ("f32", "f64") else None,
   "med3_num": lambda a, ts, t: f"med3_num32({a[0]}, {a[1]}, {a[2]})" if t != "f64" else None,
-  "cvt_rtz_f16": lambda a, ts, t: f"cvt_rtz_f16({a[0]})", "rbf16": lambda a, ts, t: f"F32(f2bf16({a[0]}) << 16)",
+  "cvt_rtz_f16": lambda a, ts, t: f"f32_round_f16_rtz({a[0]})", "rbf16": lambda a, ts, t: f"bf16_bits_to_f32(f32_to_bf16_bits_rne({a[0]}))",
   "perm": lambda a, ts, t: f"perm({a[0]}, {a[1]}, {a[2]})",
   "cvt_int": lambda a, ts, t: f"cvt_int((double){a[0]}, {a[1]}.0, {a[2]}.0)",
   "cmp_class": lambda a, ts, t: f"cmp_class_bits({vstore_bits(ts[0], a[0])}, {WIDTH[ts[0]]}, {MANT_BITS[ts[0]]}, {a[1]})",
@@ -137,7 +139,7 @@ lang.register("c", {
   "abs": lambda a, ts, t: {"f64": "fabs", "f32": "fabsf", "f16": "fabsf", "i32": "iabs32"}.get(t, "?") + f"({a[0]})"
                           if t in ("f64", "f32", "f16", "i32") else None,
   "isnan": lambda a, ts, t: f"isnan({a[0]})",
-  "fbits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})",
+  "fbits16": lambda a, ts, t: f"(uint32_t)f32_to_f16_bits_rne({a[0]})",
   "brev32": lambda a, ts, t: f"brev32({a[0]})", "brev64": lambda a, ts, t: f"brev64({a[0]})",
   "clz": lambda a, ts, t: f"clz32({a[0]})", "ctz": lambda a, ts, t: f"ctz32({a[0]})", "cls32": lambda a, ts, t: f"cls32({a[0]})",
   "clz64": lambda a, ts, t: f"clz64({a[0]})", "ctz64": lambda a, ts, t: f"ctz64({a[0]})",
@@ -152,7 +154,7 @@ lang.register("c", {
   # RDNA4's IEEE 754-2019 minimumNumber/maximumNumber and minimum/maximum
   "min_num": _by_width("min_num"), "max_num": _by_width("max_num"),
   "minimum754": _by_width("minimum754_"), "maximum754": _by_width("maximum754_"),
-  "bits16": lambda a, ts, t: f"(uint32_t)f2h({a[0]})" if ts[0] == "f16" else f"(uint32_t)(uint16_t)({a[0]})",
+  "bits16": lambda a, ts, t: f"(uint32_t)f32_to_f16_bits_rne({a[0]})" if ts[0] == "f16" else f"(uint32_t)(uint16_t)({a[0]})",
   # CDNA's GFX9 IEEE-mode min/max and v_bitop3
   "fmax_gfx9": _by_width("fmax_gfx9_"), "fmin_gfx9": _by_width("fmin_gfx9_"),
   "bitop3": lambda a, ts, t: f"(({CTYPE[t]})bitop3({a[0]}, {a[1]}, {a[2]}, {a[3]}))",
@@ -220,7 +222,7 @@ class CBody:
     if op == "if": return f"({self.expr(e.args[0])} ? {self.as_type(e.args[1], t)} : {self.as_type(e.args[2], t)})"
     if op == "cast":
       code = c_cast(self.expr(e.args[0]), e.args[0].t, t)
-      return code[len("r16("):-1] if top and code.startswith("r16(") else code
+      return code[len("f32_round_f16("):-1] if top and code.startswith("f32_round_f16(") else code
     if op == "call": return self.call(e)
     raise NoNative(f"node {op}")
 
@@ -231,7 +233,7 @@ class CBody:
       fn = {"+": "add", "-": "sub", "*": "mul"}.get(e.val)
       if fn is None: raise NoNative(f"{e.val} on {t}")
       code = f"{fn}{64 if t == 'f64' else 32}({x}, {y})"
-      return code if t != "f16" or top else f"r16({code})"  # numpy rounds every f16 operation to f16
+      return code if t != "f16" or top else f"f32_round_f16({code})"  # numpy rounds every f16 operation to f16
     code = f"({x} {e.val} {y})"
     return code if t == "bool" or BITS[t] >= 32 else f"(({CTYPE[t]}){code})"  # C promotes short integers to int
 
@@ -263,8 +265,8 @@ def c_rows(sem=None, scalar:bool=False) -> dict[str, bool]:
 
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """Raw register bits (uint32_t, or uint64_t for 64-bit types) as ISA type t; 16-bit types take the low or high half."""
-  if t == "f16": return f"h2f((uint16_t)({raw}{' >> 16' if hi else ''}))"
-  if t == "bf16": return f"F32((uint32_t)(uint16_t)({raw}{' >> 16' if hi else ''}) << 16)"  # widened exactly to f32
+  if t == "f16": return f"f16_bits_to_f32((uint16_t)({raw}{' >> 16' if hi else ''}))"
+  if t == "bf16": return f"bf16_bits_to_f32((uint32_t)({raw}{' >> 16' if hi else ''}))"  # widened exactly to f32
   if WIDTH[t] == 16: return f"(({CTYPE[t]})({raw}{' >> 16' if hi else ''}))"
   if t in ("b32", "u32", "b64", "u64"): return raw
   if t in ("i32", "i64"): return f"(({CTYPE[t]})({raw}))"
@@ -276,8 +278,8 @@ def vstore_bits(t:str, expr:str) -> str:
   """A value of ISA type t as the raw bits it is stored as (uint32_t, or uint64_t for 64-bit types)."""
   if t == "f32": return f"U32F({expr})"
   if t == "f64": return f"U64F({expr})"
-  if t == "f16": return f"f2h({expr})"
-  if t == "bf16": return f"f2bf16({expr})"
+  if t == "f16": return f"f32_to_f16_bits_rne({expr})"
+  if t == "bf16": return f"f32_to_bf16_bits_rne({expr})"
   return f"(uint64_t)({expr})" if WIDTH[t] == 64 else f"(uint32_t)({expr})"
 
 MEM_KIND = {"u8": ("uint8_t", 1), "i8": ("int8_t", 1), "u16": ("uint16_t", 2), "i16": ("int16_t", 2), "u32": ("uint32_t", 4)}

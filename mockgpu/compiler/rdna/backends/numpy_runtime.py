@@ -33,7 +33,7 @@ from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lane
 from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum, generated_nan
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
-from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, bf16bits, bf16bits_f64, rbf16  # noqa: F401 (translated code's names)
+from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401 (translated code's names)
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -124,8 +124,7 @@ def b16(x, hi:bool=False) -> np.ndarray:
 
 def bf16(x, hi:bool=False) -> np.ndarray:
   """The bf16 in the low (or high) half, widened exactly to f32."""
-  x = np.asarray(x, u32)
-  return (((x >> 16) if hi else (x & 0xffff)) << 16).astype(u32).view(f32)
+  return bf16_to_f32(b16(x, hi))
 
 def r64(lo, hi) -> np.ndarray:
   return (np.asarray(hi, u32).astype(u64) << 32) | np.asarray(lo, u32)
@@ -428,10 +427,7 @@ def cvt_int(x, lo:int, hi:int):
 
 def cvt_rtz_f16(x) -> np.ndarray:
   """f32 -> f16 rounding toward zero (v_cvt_pk_rtz_f16_f32)."""
-  x = np.asarray(x, f32)
-  h = x.astype(f16)
-  over = np.isfinite(x) & (np.abs(h.astype(f32)) > np.abs(x))
-  return np.where(over, np.nextafter(h, f16(0)), h)
+  return f32_to_f16_rtz(x)
 
 def cmp_class(x, mask) -> np.ndarray:
   """v_cmp_class: is x in one of the classes selected by mask bits (0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm,
@@ -730,7 +726,7 @@ def wmma(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, hi:bool=False, signe
     out = generated_nan(fbits32((acc + cval).astype(f32)), "f32", nan_in | np.isnan(cval))
   else:
     ch = (c >> 16) if hi else (c & 0xffff)
-    cval = (ch << 16).astype(u32).view(f32).astype(f64) if kind_out == "bf16" else ch.astype(u16).view(f16).astype(f64)
+    cval = bf16_to_f32(ch).astype(f64) if kind_out == "bf16" else ch.astype(u16).view(f16).astype(f64)
     if kind_out == "bf16": res = bf16bits_f64(acc + cval)
     else: res = (acc + cval).astype(f16).view(u16).astype(u32)
     res = generated_nan(np.asarray(res, u32), kind_out, nan_in | np.isnan(cval))
@@ -755,7 +751,7 @@ def _wmma_elements(regs, kind:str, signed:bool, fp8:str|None) -> np.ndarray:
   if kind in ("iu8", "iu4"): return np.where(signed & (e >> (bits - 1) == 1), e - (1 << bits), e)
   if kind in ("fp8", "bf8"): return fp8_table(fp8, kind.upper())[e]
   if kind == "f16": return e.astype(u16).view(f16).astype(f64)
-  return (e.astype(u32) << 16).view(f32).astype(f64)
+  return bf16_to_f32(e).astype(f64)
 
 def wmma_matrix(regs, kind:str, signed:bool=True, fp8:str|None=None) -> np.ndarray:
   """A (rows) or B (columns) of an RDNA4 WMMA from its VGPRs -> [n, 16, K]. Lane l holds row/column l % 16; K runs in
@@ -805,7 +801,7 @@ def wmma_rdna4(a_regs, b_regs, c_regs, kind_in:str, kind_out:str, signed=(True, 
     cval = c.view(f32).astype(f64)
     return list(np.moveaxis(generated_nan(exact_sum([*prods, cval], f32).view(u32), "f32", nan_in | np.isnan(cval)), 1, 0))
   ch = np.stack([(c[:, k // 2] >> (16 * (k % 2))) & 0xffff for k in range(8)], axis=1)   # [n, element, lane]
-  cval = ch.astype(u16).view(f16).astype(f64) if kind_out == "f16" else (ch << 16).astype(u32).view(f32).astype(f64)
+  cval = ch.astype(u16).view(f16).astype(f64) if kind_out == "f16" else bf16_to_f32(ch).astype(f64)
   odd = exact_sum([*prods, cval], None)                           # round-to-odd float64: rounds once more correctly
   res = odd.astype(f16).view(u16).astype(u32) if kind_out == "f16" else np.asarray(bf16bits_f64(odd), u32)
   res = generated_nan(res, kind_out, nan_in | np.isnan(cval))

@@ -6,6 +6,7 @@
  * The kernel's source defines WAVE (32 or 64 lanes) before this text: a lane mask is a lanes_t, EXEC and VCC are SGPR
  * pairs in wave64 (MASK reads one, SET_MASK writes one). */
 #include "native_common.c"
+#include "native_floats.c"
 #if WAVE == 64
 typedef uint64_t lanes_t;
 #define MASK(r) R64(s[r], s[(r) + 1])
@@ -71,7 +72,7 @@ static inline uint64_t bfe64(uint64_t x, uint32_t s1, int sign) {
   if (sign && w && (r >> (w - 1)) & 1) r |= ~mask;
   return r;
 }
-/* s_quadmask, s_wqm, s_brev_b64: the same as runtime.quadmask / wqm / brev64 */
+/* s_quadmask, s_wqm: the same as runtime.quadmask / wqm (s_brev_b64: native_common.c's brev64) */
 static inline uint64_t quadmask(uint64_t x, int width) {
   uint64_t d = 0;
   for (int i = 0; i < width / 4; i++) d |= (uint64_t)(((x >> (4 * i)) & 0xf) != 0) << i;
@@ -80,11 +81,6 @@ static inline uint64_t quadmask(uint64_t x, int width) {
 static inline uint64_t wqm(uint64_t x, int width) {
   uint64_t d = 0;
   for (int i = 0; i < width / 4; i++) if ((x >> (4 * i)) & 0xf) d |= 0xfull << (4 * i);
-  return d;
-}
-static inline uint64_t brev64(uint64_t x) {
-  uint64_t d = 0;
-  for (int i = 0; i < 64; i++) d |= ((x >> i) & 1) << (63 - i);
   return d;
 }
 static inline uint32_t clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 0xffffffffu; }
@@ -181,76 +177,12 @@ static inline float div_fmas32(float a, float b, float c, int vcc) {
 
 /* *** float helpers of the f16 and f64 rows (numpy_runtime.py has the numpy side; backends/c.py C_CALLS picks them) *** */
 
-/* a double rounded once to half, carried as a float: rounded to odd at float precision first (24 bits >= 11 + 2, so
- * rounding that to half is rounding x to half), as numpy's astype(float16) of a float64 rounds it directly */
-static inline float d2f_odd(double x) {
-  float f = (float)x;
-  if (x != x || (double)f == x) return f;
-  uint32_t b = U32F(f);
-  if (fabs((double)f) > fabs(x)) b--;   /* the float toward zero, then its odd neighbour */
-  return F32(b | 1u);
-}
-static inline float d2h(double x) { return r16(d2f_odd(x)); }
-/* a float rounded to bf16 bits (numpy_runtime.bf16bits): to nearest even; a NaN stays a NaN, quieted */
-static inline uint32_t f2bf16(float x) {
-  uint32_t u = U32F(x);
-  return (x != x ? u | 0x400000u : u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-}
-/* a double rounded once to bf16 bits (numpy_runtime.bf16bits_f64): to odd at float precision, then to nearest even */
-static inline uint32_t d2bf16(double x) { return f2bf16(d2f_odd(x)); }
 /* the transcendentals are computed in double and rounded once (numpy_runtime.exp2 ... cos_rev): an invalid operation
  * on a number gives +qNaN; sin/cos take revolutions, reduced exactly by rint */
-/* OCP fp8 (E4M3: 3 mantissa bits, bias 7, S.1111.111 the NaN) and bf8 (E5M2: 2, bias 15, IEEE-like) codes, as
- * numpy_runtime.fp8_f32/bf8_f32 and floats.f32_to_ocp8 (RDNA4's and gfx950's conversions) */
-static inline double ocp8_val(int code, int m, int bias) {   /* a non-negative finite code's value, exactly */
-  int e = code >> m, f = code & ((1 << m) - 1);
-  return e == 0 ? ldexp((double)f, 1 - bias - m) : ldexp((double)((1 << m) + f), e - bias - m);
-}
-static inline float ocp8_f32(uint32_t c, int m, int bias, int has_inf) {
-  uint32_t a = c & 0x7fu, neg = c & 0x80u, top = 0x7fu >> m << m;   /* top: the all-ones exponent */
-  if (!has_inf && a == 0x7fu) return F32(neg ? 0xffc00000u : 0x7fc00000u);
-  if (has_inf && a >= top) return a == top ? (neg ? -INFINITY : INFINITY) : F32(neg ? 0xffc00000u : 0x7fc00000u);
-  float v = (float)ocp8_val((int)a, m, bias);
-  return neg ? -v : v;
-}
-static inline float fp8_f32(uint32_t c) { return ocp8_f32(c & 0xffu, 3, 7, 0); }
-static inline float bf8_f32(uint32_t c) { return ocp8_f32(c & 0xffu, 2, 15, 1); }
-/* f32 to a code: round to nearest even over the finite codes; past the largest (the midpoint to one more step
- * included by the even rule) and for infinity `over` (fp8: the NaN 0x7f, bf8: infinity 0x7c); a NaN gives 0x7f; the
- * input's sign kept */
-static inline uint32_t f32_ocp8(float x, int m, int bias, int top, uint32_t over) {
-  uint32_t sign = (U32F(x) >> 31) << 7;
-  double a = fabs((double)x);
-  if (a != a) return 0x7fu | sign;
-  if (isinf(a)) return over | sign;
-  int lo = 0, hi = top + 1;
-  while (lo < hi) { int mid = (lo + hi) / 2; if (ocp8_val(mid, m, bias) < a) lo = mid + 1; else hi = mid; }
-  int l = lo - 1 < 0 ? 0 : lo - 1, h = lo > top ? top : lo;
-  double dlo = a - ocp8_val(l, m, bias), dhi = ocp8_val(h, m, bias) - a;
-  uint32_t code = (uint32_t)((dhi < dlo || (dhi == dlo && h % 2 == 0)) ? h : l);
-  double big = ocp8_val(top, m, bias), half = big + (big - ocp8_val(top - 1, m, bias)) / 2;
-  if (a > half || (a == half && top % 2 == 1)) code = over;
-  return code | sign;
-}
-static inline uint32_t f32_fp8(float x) { return f32_ocp8(x, 3, 7, 0x7e, 0x7fu); }
-static inline uint32_t f32_bf8(float x) { return f32_ocp8(x, 2, 15, 0x7b, 0x7cu); }
-/* gfx942's FNUZ codes (numpy_runtime.fp8_fnuz_f32 ..., floats.f32_to_fnuz8): 0x80 the only NaN, no infinity, no -0 */
-static inline float fnuz8_f32(uint32_t c, int m, int bias) {
-  c &= 0xffu;
-  if (c == 0x80u) return F32(0xffc00000u);
-  float v = (float)ocp8_val((int)(c & 0x7fu), m, bias);
-  return c & 0x80u ? -v : v;
-}
-static inline uint32_t f32_fnuz8(float x, int m, int bias) {
-  double a = fabs((double)x);
-  if (a != a || isinf(a)) return 0x80u;
-  double big = ocp8_val(0x7f, m, bias);
-  if (a >= big + (big - ocp8_val(0x7e, m, bias)) / 2) return 0x80u;
-  uint32_t code = f32_ocp8(x, m, bias, 0x7f, 0x80u) & 0x7fu;
-  return code ? code | (U32F(x) >> 31) << 7 : 0u;
-}
+/* the conversions of f16, bf16 and the fp8 formats are native_floats.c's */
+/* v_cvt_pk_f32_fp8/bf8: the two OCP codes of a 16-bit value as f32 bits, the low byte's in bits 31:0 */
 static inline uint64_t ocp8_pk_f32(uint32_t x, int bf8) {
-  float lo = bf8 ? bf8_f32(x) : fp8_f32(x), hi = bf8 ? bf8_f32(x >> 8) : fp8_f32(x >> 8);
+  float lo = bf8 ? e5m2_to_f32(x) : e4m3_to_f32(x), hi = bf8 ? e5m2_to_f32(x >> 8) : e4m3_to_f32(x >> 8);
   return (uint64_t)U32F(lo) | (uint64_t)U32F(hi) << 32;
 }
 static inline double dnan64(double a, double r) { return (r != r && a == a) ? F64(0x7ff8000000000000ull) : r; }
@@ -270,7 +202,7 @@ static inline float fma16(float a, float b, float c) {
   double p = mul64((double)a, (double)b), s = add64(p, (double)c), bp = s - (double)c;
   double err = (p - bp) + ((double)c - (s - bp));
   if (err != 0 && isfinite(s) && !(U64F(s) & 1)) s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
-  return d2h(s);
+  return f64_round_f16(s);
 }
 /* f64 a*b+c rounded once (numpy_runtime.fma64: compiler/exact.py); a non-finite operand: a*b+c in float64 */
 static inline double fma64(double a, double b, double c) {
@@ -292,7 +224,7 @@ static inline float quiet16(float x) { return quiet32(x); }  /* a half carried a
     return r < BELOW1 ? r : BELOW1; \
   }
 #define SAME(x) (x)
-FRACT(16, float, floorf, r16, 0.99951171875f, F32(0x7fc00000u))
+FRACT(16, float, floorf, f32_round_f16, 0.99951171875f, F32(0x7fc00000u))
 FRACT(32, float, floorf, SAME, 0.99999994039535522461f, F32(0x7fc00000u))
 FRACT(64, double, floor, SAME, 0.99999999999999988898, F64(0x7ff8000000000000ull))
 /* v_frexp_mant/exp (numpy_runtime.frexp_mant/exp): a NaN or infinity keeps itself / gives 0 */
@@ -300,7 +232,9 @@ static inline double frexp_mant64(double x) { int e; return isfinite(x) ? frexp(
 static inline float frexp_mant32(float x) { int e; return isfinite(x) ? frexpf(x, &e) : x; }
 static inline int32_t frexp_exp64(double x) { int e = 0; if (isfinite(x)) frexp(x, &e); return e; }
 static inline double ldexp64(double a, int64_t e) { return a != a ? quiet64(a) : ldexp(a, e < -2200 ? -2200 : e > 2200 ? 2200 : (int)e); }
-static inline float ldexp16(float a, int64_t e) { return a != a ? quiet32(a) : r16(ldexpf(a, e < -1100 ? -1100 : e > 1100 ? 1100 : (int)e)); }
+static inline float ldexp16(float a, int64_t e) {
+  return a != a ? quiet32(a) : f32_round_f16(ldexpf(a, e < -1100 ? -1100 : e > 1100 ? 1100 : (int)e));
+}
 /* v_cmp_class of any width (numpy_runtime.cmp_class) from the value's bits */
 static inline uint32_t cmp_class_bits(uint64_t b, int nbits, int mant_bits, uint32_t mask) {
   uint64_t emax = (1ull << (nbits - 1 - mant_bits)) - 1, e = (b >> mant_bits) & emax, m = b & ((1ull << mant_bits) - 1);
@@ -309,12 +243,6 @@ static inline uint32_t cmp_class_bits(uint64_t b, int nbits, int mant_bits, uint
   else if (e) cls = neg ? 3 : 8;
   else cls = m ? (neg ? 4 : 7) : (neg ? 5 : 6);
   return (mask >> cls) & 1;
-}
-/* f32 -> f16 toward zero (numpy_runtime.cvt_rtz_f16), as a half carried in a float */
-static inline float cvt_rtz_f16(float x) {
-  uint16_t h = f2h(x);
-  if (isfinite(x) && fabsf(h2f(h)) > fabsf(x)) h--;
-  return h2f(h);
 }
 /* v_perm_b32 (numpy_runtime.perm): each result byte a byte of {s0, s1}, a sign fill, 0 or 0xff */
 static inline uint32_t perm(uint32_t s0, uint32_t s1, uint32_t sel) {
@@ -349,7 +277,7 @@ static inline int64_t bexp16(float x) { (void)x; return 0; }
     if (W != 16 && s0 != s0) return neg ? -(T)INFINITY : (T)INFINITY; \
     return neg ? -FABS(s0) : FABS(s0); \
   }
-DIV_FIXUP(16, float, fabsf, h2f(0xfe00), 0)
+DIV_FIXUP(16, float, fabsf, f16_bits_to_f32(0xfe00), 0)
 DIV_FIXUP(32, float, fabsf, F32(0xffc00000u), -150)
 DIV_FIXUP(64, double, fabs, F64(0xfff8000000000000ull), -1075)
 
@@ -406,8 +334,8 @@ enum { WMMA_OUT_F32, WMMA_OUT_F16, WMMA_OUT_BF16, WMMA_OUT_I32 };
 static inline double wmma_elem(const uint32_t *v, const int *regs, int kind, int sgn, int lane, int idx) {
   int per = kind <= WMMA_BF16 ? 2 : kind == WMMA_IU8 ? 4 : 8, bits = 32 / per;
   uint32_t e = (V(regs[idx / per])[lane] >> (bits * (idx % per))) & ((1u << bits) - 1);
-  if (kind == WMMA_F16) return (double)h2f((uint16_t)e);
-  if (kind == WMMA_BF16) return (double)F32(e << 16);
+  if (kind == WMMA_F16) return (double)f16_bits_to_f32((uint16_t)e);
+  if (kind == WMMA_BF16) return (double)bf16_bits_to_f32(e);
   return sgn && (e >> (bits - 1)) ? (double)e - (double)(1u << bits) : (double)e;
 }
 /* A's rows (lane l: row l % 16) and B's columns; RDNA4 (split) holds K's second half in lanes 16-31. Element j of lane l
@@ -449,14 +377,14 @@ static void wmma(uint32_t *v, const int *a, const int *b, const int *c, int nab,
         double cv = (double)F32(cw);
         out[j][l] = wmma_gnan(U32F((float)add64(acc, cv)), kout, anan[row] || bnan[col] || isnan(cv));
       } else if (packed) {
-        double cv = (double)h2f((uint16_t)(cw >> (16 * (j % 2))));
-        uint32_t h = wmma_gnan(f2h(d2h(add64(acc, cv))), kout, anan[row] || bnan[col] || isnan(cv));
+        double cv = (double)f16_bits_to_f32((uint16_t)(cw >> (16 * (j % 2))));
+        uint32_t h = wmma_gnan(f32_to_f16_bits_rne(f64_round_f16(add64(acc, cv))), kout, anan[row] || bnan[col] || isnan(cv));
         out[j / 2][l] = j % 2 ? (out[j / 2][l] & 0xffffu) | (h << 16) : h;
       } else {
         uint32_t ch = hi ? cw >> 16 : cw & 0xffffu;
-        double cv = kout == WMMA_OUT_BF16 ? (double)F32(ch << 16) : (double)h2f((uint16_t)ch);
-        uint32_t h = wmma_gnan(kout == WMMA_OUT_BF16 ? d2bf16(add64(acc, cv)) : f2h(d2h(add64(acc, cv))), kout,
-                               anan[row] || bnan[col] || isnan(cv));
+        double cv = kout == WMMA_OUT_BF16 ? (double)bf16_bits_to_f32(ch) : (double)f16_bits_to_f32((uint16_t)ch);
+        uint32_t r = kout == WMMA_OUT_BF16 ? f64_to_bf16_bits_rne(add64(acc, cv)) : f32_to_f16_bits_rne(f64_round_f16(add64(acc, cv)));
+        uint32_t h = wmma_gnan(r, kout, anan[row] || bnan[col] || isnan(cv));
         out[j][l] = hi ? (cw & 0xffffu) | (h << 16) : (cw & 0xffff0000u) | h;
       }
     }
