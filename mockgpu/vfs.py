@@ -57,7 +57,9 @@ class VFS:
   def _add_parents(self, path:str):
     parent, name = os.path.split(path)
     while parent and parent != "/":
-      self.dirs.setdefault(parent, set()).add(name)
+      kids = self.dirs.setdefault(parent, set())
+      if name in kids: return  # so are its ancestors (the sysfs topology registers ~600 files)
+      kids.add(name)
       parent, name = os.path.split(parent)
 
   # *** lookup ***
