@@ -89,7 +89,7 @@ class AMDGPU:
   def hdp(self) -> dict[int, int]:
     """HDP flush request -> done register of each PCIe function the NBIO block has (tinygrad flushes through PF1 on
     NBIO 7.11, the APUs' block, through PF0 elsewhere)."""
-    regs = self.nbio.regs
+    regs = register_block("nbio", self.board.nbio_version).regs  # not self.nbio: AM's device model has its own NBIO there
     return {regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ"].addr[0]: regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_DONE"].addr[0]
             for pf in range(8) if f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ" in regs}
   @functools.cached_property
