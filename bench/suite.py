@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, tempfile, time
 
 TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
+CASES = [os.path.join(TESTS, "ops"), os.path.join(TESTS, "diff")]  # opcases and diffcases, by floor (tests/ops, tests/diff)
 # the AMD boards besides MOCK+AMD's gfx1100 (the board is DEV's arch field, after the renderer)
 OTHER_BOARDS = ("MOCK+AMD:LLVM:gfx1201", "MOCK+AMD:LLVM:gfx942", "MOCK+AMD:LLVM:gfx950")
 DIFF_OPS = ("abs", "neg", "relu", "where", "square", "maximum", "add", "mul", "sub", "floordiv", "bitwise_and", "sqrt")
 
 SUITE = '''
 import os, sys, pytest
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {cases!r}
 import numpy as np, opcases, diffcases, diffrunner
 from tinygrad import Device
 OPS = {ops!r}
@@ -39,7 +40,7 @@ def test_diff(case):
 '''
 
 def slice_cases(n_ops:int=40) -> tuple[list[str], list[str]]:
-  sys.path.insert(0, TESTS)
+  sys.path[:0] = CASES
   import opcases, diffcases
   ops = list(opcases.CASES)[:n_ops]
   casts = [c["id"] for c in diffcases.CASES if c["op"] == "cast"][::8]
@@ -67,7 +68,7 @@ def main():
   results:dict[str, dict] = {}
   with tempfile.TemporaryDirectory() as work:
     path = os.path.join(work, "test_slice.py")
-    with open(path, "w") as f: f.write(SUITE.format(tests=TESTS, ops=ops, diff=diff))
+    with open(path, "w") as f: f.write(SUITE.format(cases=CASES, ops=ops, diff=diff))
     print(f"{len(ops) + len(diff)} tests ({len(ops)} op-suite cases, {len(diff)} differential cases), pytest -n 2")
     cols = "".join(f" {c:>9s} {'ratio':>6s}" for c in ("cold wall", "cold CPU", "warm wall", "warm CPU"))
     devs = ["CPU", *(args.dev or (*CONFIGURATIONS, *OTHER_BOARDS))]

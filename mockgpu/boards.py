@@ -8,7 +8,6 @@ kernel driver reports for its chip.
 """
 from __future__ import annotations
 import dataclasses, functools
-from tinygrad.runtime.autogen.am import am
 from mockgpu import config
 from mockgpu.errors import MockGPUError
 
@@ -17,10 +16,16 @@ class UnknownBoard(MockGPUError, ValueError):
   the known ones of its vendor."""
 
 def _ip(gc, sdma, sdma_count, nbio, hdp, mmhub, athub, osssys, mp0, mp1, smuio, umc) -> tuple:
-  # (hardware id, instance) -> (major, minor, revision), as in the board's IP discovery table
-  return ((am.GC_HWID, 0, gc), *((am.SDMA0_HWID, i, sdma) for i in range(sdma_count)), (am.NBIF_HWID, 0, nbio),
-          (am.HDP_HWID, 0, hdp), (am.MMHUB_HWID, 0, mmhub), (am.ATHUB_HWID, 0, athub), (am.OSSSYS_HWID, 0, osssys),
-          (am.MP0_HWID, 0, mp0), (am.MP1_HWID, 0, mp1), (am.SMUIO_HWID, 0, smuio), (am.UMC_HWID, 0, umc))
+  # (hardware id, instance) -> (major, minor, revision), as in the board's IP discovery table. The ids by their names in
+  # tinygrad's autogen.am, whose numbers AMDBoard.ip reads at its first use: that table costs ~10 ms of an import, which
+  # a process running only NVIDIA devices never needs
+  return (("GC_HWID", 0, gc), *(("SDMA0_HWID", i, sdma) for i in range(sdma_count)), ("NBIF_HWID", 0, nbio),
+          ("HDP_HWID", 0, hdp), ("MMHUB_HWID", 0, mmhub), ("ATHUB_HWID", 0, athub), ("OSSSYS_HWID", 0, osssys),
+          ("MP0_HWID", 0, mp0), ("MP1_HWID", 0, mp1), ("SMUIO_HWID", 0, smuio), ("UMC_HWID", 0, umc))
+
+def _am():
+  from tinygrad.runtime.autogen.am import am
+  return am
 
 # The lanes of a wave in the two wave modes of AMD's compute ISAs: RDNA runs either (DISPATCH_INITIATOR.CS_W32_EN set:
 # WAVE32, clear: WAVE64), CDNA WAVE64 only. Code outside the compiler names these (or a dispatch's wave_size, a
@@ -56,7 +61,7 @@ class AMDBoard:
   fw_version: int
   sdma_fw_version: int
   pm4: str                  # the PM4 packet generation tinygrad builds for it (autogen.am.pm4_nv / pm4_soc15)
-  ip_table: tuple           # ((hardware id, instance, (major, minor, revision)), ...)
+  ip_table: tuple           # ((hardware id's name in autogen.am, instance, (major, minor, revision)), ...): see ip
   vendor_id: int = 0x1002
   subsystem_vendor: int = 0x1002
   max_slots_scratch_cu: int = 32
@@ -66,12 +71,15 @@ class AMDBoard:
 
   # cached: the PM4 model names every register it writes by these versions
   @functools.cached_property
-  def ip(self) -> dict: return {(hwid, inst): ver for hwid, inst, ver in self.ip_table}
+  def ip(self) -> dict:
+    """(hardware id, instance) -> (major, minor, revision), in the discovery table's order."""
+    am = _am()
+    return {(getattr(am, hwid), inst): ver for hwid, inst, ver in self.ip_table}
   def ip_version(self, hwid:int) -> tuple[int, int, int]: return self.ip[(hwid, 0)]
   @functools.cached_property
-  def gc_version(self) -> tuple[int, int, int]: return self.ip_version(am.GC_HWID)
+  def gc_version(self) -> tuple[int, int, int]: return self.ip_version(_am().GC_HWID)
   @functools.cached_property
-  def nbio_version(self) -> tuple[int, int, int]: return self.ip_version(am.NBIF_HWID)
+  def nbio_version(self) -> tuple[int, int, int]: return self.ip_version(_am().NBIF_HWID)
   @property
   def wave64(self) -> bool: return self.wave_front_size == WAVE64
 

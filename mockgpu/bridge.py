@@ -22,16 +22,25 @@ _machine:system.System|None = None
 
 def drivers() -> tuple:
   """The driver models that populate the machine, each with install(machine). Imported at the machine's first use:
-  hcq is still importing us when this module runs."""
-  from mockgpu.driver import host_pci, am_pci, kfd, nvidia
-  return (host_pci, am_pci, kfd, nvidia)
+  hcq is still importing us when this module runs. KFD is not among them: see _install_kfd."""
+  from mockgpu.driver import host_pci, am_pci, nvidia
+  return (host_pci, am_pci, nvidia)
+
+def _install_kfd(m:system.System):
+  """KFD, installed at the first look at its paths or devices (system.System.defer): an NVIDIA process spares its
+  import and its GPUs."""
+  from mockgpu.driver import kfd
+  kfd.install(m)
 
 def machine() -> system.System:
   """The machine of this process (tinygrad's mock devices all live on one), built at first use."""
   global _machine
   if _machine is None:
+    from mockgpu import config
+    from mockgpu.driver import amd_sysfs
     built = system.System()
     for driver in drivers(): driver.install(built)
+    built.defer("amd", amd_sysfs.kfd_roots(config.gpu_count()), _install_kfd)
     _machine = built
   return _machine
 

@@ -38,6 +38,17 @@ def _ptx():
   from mockgpu.emulators import ptx
   return ptx
 
+class Devices(dict):
+  """vendor -> device models, filled by drivers; a vendor whose driver is deferred (System.defer) is installed at the
+  first lookup of its key."""
+  def __init__(self):
+    super().__init__()
+    self.deferred:dict[str, Callable[[], None]] = {}
+  def __missing__(self, vendor:str):
+    if (install:=self.deferred.pop(vendor, None)) is None: raise KeyError(vendor)
+    install()
+    return self[vendor]
+
 class System:
   """One machine. rdna, ptx: the executors its devices are built with (default: the real ones, imported lazily)."""
   def __init__(self, rdna=None, ptx=None):
@@ -47,13 +58,25 @@ class System:
     self._watches:list[tuple[int, int, Callable[[int, int], None]]] = []
     self._running = False
     self._windows:dict[int, tuple[int, Callable, Callable]] = {}
-    self.devices:dict[str, list] = {}  # vendor -> device models, filled by drivers
+    self.devices = Devices()  # vendor -> device models, filled by drivers
     # NV: signal address -> the channel groups (any NV GPU of this machine) whose work has released a semaphore there:
     # a wait fails fast only when every one of them has stopped on a fault (a signal address the runtime reuses, or
     # shares between groups, may still be written by a live one). nv_gpu.NVGPU.release and poll_check
     self.releasers:dict[int, weakref.WeakSet] = {}
     self.rdna = rdna if rdna is not None else Executor(_rdna)
     self.ptx = ptx if ptx is not None else Executor(_ptx)
+
+  def defer(self, vendor:str, roots:list[str], install:Callable[[System], None]):
+    """Install a driver at its first use: a lookup under one of `roots` (the paths its install claims) or of
+    devices[vendor]. The bridge defers KFD so: its six GPUs and sysfs topology cost ~30 ms of every process's device
+    open, a process on NVIDIA devices included."""
+    done:list[bool] = []
+    def once():
+      if done: return
+      done.append(True)
+      install(self)
+    self.vfs.defer(roots, once)
+    self.devices.deferred[vendor] = once
 
   # *** doorbells and MMIO ***
   def watch(self, addr:int, size:int, callback:Callable[[int, int], None]):

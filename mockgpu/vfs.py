@@ -44,9 +44,18 @@ class VFS:
     self.files:dict[str, tuple[Callable[[], bytes], Callable|None]] = {}
     self.devices:dict[str, Callable[[str, int], Handle]] = {}
     self.dirs:dict[str, set[str]] = {}
+    self.deferred:list[tuple[tuple[str, ...], Callable[[], None]]] = []
 
   # *** registration ***
   def claim(self, root:str): self.roots.append(root.rstrip("/"))
+  def defer(self, roots:list[str], install:Callable[[], None]):
+    """The roots a driver's install() claims, with the install run at the first lookup under one of them (before the
+    lookup answers): a process that never looks there never builds that driver."""
+    self.deferred.append((tuple(r.rstrip("/") for r in roots), install))
+  def _wake(self, p:str):
+    for entry in [e for e in self.deferred if any(p == r or p.startswith(r + "/") for r in e[0])]:
+      self.deferred.remove(entry)
+      entry[1]()
   def add_file(self, path:str, content:str|bytes|Callable[[], str|bytes], on_write:Callable[[bytes], None]|None=None):
     getter = content if callable(content) else (lambda c=content: c)
     self.files[path] = (lambda: _b(getter()), on_write)
@@ -57,24 +66,30 @@ class VFS:
   def _add_parents(self, path:str):
     parent, name = os.path.split(path)
     while parent and parent != "/":
-      self.dirs.setdefault(parent, set()).add(name)
+      kids = self.dirs.setdefault(parent, set())
+      if name in kids: return  # so are its ancestors (the sysfs topology registers ~600 files)
+      kids.add(name)
       parent, name = os.path.split(parent)
 
   # *** lookup ***
   def owns(self, path:str) -> bool:
     p = os.path.normpath(path)
+    if self.deferred: self._wake(p)
     return any(p == r or p.startswith(r + "/") or (r.endswith("*") and p.startswith(r[:-1])) for r in self.roots)
   def exists(self, path:str) -> bool:
     p = os.path.normpath(path)
+    if self.deferred: self._wake(p)
     return p in self.files or p in self.devices or p in self.dirs
   def open(self, path:str, flags:int) -> Handle:
     p = os.path.normpath(path)
+    if self.deferred: self._wake(p)
     if p in self.devices: return self.devices[p](p, flags)
     if p in self.files: return FileHandle(p, flags, *self.files[p])
     if p in self.dirs: return DirHandle(p, flags)
     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
   def listdir(self, path:str) -> list[str]:
     p = os.path.normpath(path)
+    if self.deferred: self._wake(p)
     if p not in self.dirs: raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
     return sorted(self.dirs[p])
   def readlink(self, path:str) -> str:

@@ -70,3 +70,22 @@ print(type(u).__name__, u.addr, len(u), type(r).__name__, len(r), type(rv).__nam
 """, DEV="MOCK+AMD")
   assert p.stdout.split() == ["USBMMIOInterface", str(0xf000), "16", "RemoteMMIOInterface", "64", "RemoteMMIOInterface", "8", "I", "4"], \
     p.stdout + p.stderr
+
+def test_kfd_is_installed_at_its_first_use():
+  """The bridge defers KFD (system.System.defer): an NVIDIA process neither imports nor builds it; a look at
+  devices["amd"] or under one of its paths installs it, claiming exactly amd_sysfs.kfd_roots."""
+  nv = py("from tinygrad import Tensor\nimport sys\nassert (Tensor([1., 2]) + 1).tolist() == [2., 3.]\n"
+          "print('kfd' if 'mockgpu.driver.kfd' in sys.modules else 'none')", DEV="MOCK+NV")
+  assert nv.stdout.split()[-1:] == ["none"], nv.stdout + nv.stderr[-3000:]
+  code = """import tinygrad.runtime.support.hcq, sys
+from mockgpu import bridge
+from mockgpu.driver import amd_sysfs
+m = bridge.machine()
+print('mockgpu.driver.kfd' in sys.modules, m.vfs.owns('/proc/self/maps'), 'mockgpu.driver.kfd' in sys.modules)
+first = {touch}
+ours = sorted(r for r in m.vfs.roots if r.startswith(('/dev/kfd', '/dev/dri', '/sys/devices/virtual/kfd', '/sys/class/drm')))
+print(len(m.devices['amd']), m.vfs.exists('/dev/kfd'), ours == sorted(amd_sysfs.kfd_roots(3)), first)
+"""
+  for touch, first in (("len(m.devices['amd'])", "3"), ("m.vfs.listdir('/sys/devices/virtual/kfd/kfd/topology/nodes')", "['0', '1', '2', '3']")):
+    p = py(code.format(touch=touch), DEV="MOCK+AMD", MOCKGPU_COUNT="3")
+    assert p.stdout.splitlines() == ["False False False", f"3 True True {first}"], (touch, p.stdout + p.stderr[-3000:])

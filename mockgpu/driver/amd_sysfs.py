@@ -16,6 +16,10 @@ def gpu_id(index:int) -> int:
   if not 0 <= (gid:=GPU_ID_BASE + index * GPU_ID_STEP) <= 0xffff: raise ValueError(f"GPU index {index}: no 16-bit KFD gpu_id left")
   return gid
 def render_minor(index:int) -> int: return 128 + index
+
+def kfd_roots(count:int) -> list[str]:
+  """The paths kfd.install claims for `count` GPUs (the bridge defers the install until one of them is looked at)."""
+  return ["/dev/kfd", KFD_TOPOLOGY, *(f"{d}/renderD{render_minor(i)}" for i in range(count) for d in ("/dev/dri", DRM_CLASS))]
 def pci_location(index:int) -> int: return (0x03 + index) << 8  # bus 3+i, device 0, function 0
 
 def gpu_properties(index:int, t:AMDBoard|None=None) -> dict[str, int]:

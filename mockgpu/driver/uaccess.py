@@ -101,24 +101,19 @@ PROBE_LIMIT = 1 << 16  # ranges up to this size are checked by copying them; lar
 def check_user(addr:int, size:int, what:str, write:bool=False):
   """Check that [addr, addr+size) is mapped (and writable, with write=True, for ranges up to PROBE_LIMIT) without
   changing it; OSError(EFAULT). A large range (memory the driver pins: a user pointer buffer, an OS descriptor) is
-  probed a byte per page, as get_user_pages faults each page in; only read, so untouched pages stay unallocated."""
+  checked as get_user_pages refuses one: every page mapped (mincore fails on a range with a hole), the first and last
+  pages readable. Probing a byte per page faulted each one in: 1.6 ms per 2 MiB buffer, 50 ms of tinygrad's device
+  open on MOCK+AMD. Not modelled: a PROT_NONE mapping strictly inside a large range (the kernel's EFAULT)."""
   if size <= PROBE_LIMIT:
     data = copy_from_user(addr, size, what)
     if write: copy_to_user(addr, data, what)  # writes back what is there: a no-op on memory that is writable
     return
   if addr <= 0 or addr + size > USER_END: raise fault(addr, size, what)
   first, last = addr & ~0xfff, (addr + size - 1) & ~0xfff
-  pages = [first] + list(range(first + 0x1000, last + 1, 0x1000))
-  pages[0] = addr
-  for k in range(0, len(pages), 1024):  # IOV_MAX iovecs per call
-    batch = pages[k:k + 1024]
-    local, remote = ctypes.create_string_buffer(len(batch)), (_iovec * len(batch))(*[_iovec(p, 1) for p in batch])
-    if _use_vm_calls:
-      lo = _iovec(ctypes.addressof(local), len(batch))
-      n = _libc.process_vm_readv(os.getpid(), ctypes.byref(lo), 1, remote, len(batch), 0)
-      if n == len(batch): continue
-      if not (n < 0 and ctypes.get_errno() in (errno.ENOSYS, errno.EPERM)): raise fault(addr, size, what)
-    for p in batch: copy_from_user(p, 1, what)
+  if _libc.mincore(first, last + 0x1000 - first, ctypes.create_string_buffer((last - first) // 0x1000 + 1)) != 0:
+    raise fault(addr, size, what)
+  copy_from_user(addr, 1, what)
+  copy_from_user(last, 1, what)
 
 def user_struct(T:type, addr:int, what:str, write:bool=True):
   """The ctypes struct (or array type) T at user address addr, after checking the whole of it is mapped (and writable

@@ -80,13 +80,20 @@ class AMDGPU:
     self.queues:dict[int, object] = {}
     self.gc, self.nbio = register_block("gc", board.gc_version), register_block("nbio", board.nbio_version)
     self.mmio:dict[int, int] = {}  # global (non-queue) registers: HDP flush request/done
-    # HDP flush request -> done register of each PCIe function the NBIO block has (tinygrad flushes through PF1 on NBIO
-    # 7.11, the APUs' block, through PF0 elsewhere)
-    self.hdp = {self.nbio.regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ"].addr[0]: self.nbio.regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_DONE"].addr[0]
-                for pf in range(8) if f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ" in self.nbio.regs}
-    self.hdp_regs = set(self.hdp) | set(self.hdp.values())
     self.on_interrupt = lambda gpu, ctxid, valid_bits: None  # set by the driver: the interrupt handler (KFD events)
     self.on_fault = lambda gpu, queue, err: None  # set by the driver: memory / hardware exception reporting
+
+  # made at their first use (the NBIO register table: ~10 ms, spared where no queue of the GPU reaches register space,
+  # as on the GPUs of a process that runs on another device)
+  @functools.cached_property
+  def hdp(self) -> dict[int, int]:
+    """HDP flush request -> done register of each PCIe function the NBIO block has (tinygrad flushes through PF1 on
+    NBIO 7.11, the APUs' block, through PF0 elsewhere)."""
+    regs = register_block("nbio", self.board.nbio_version).regs  # not self.nbio: AM's device model has its own NBIO there
+    return {regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ"].addr[0]: regs[f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_DONE"].addr[0]
+            for pf in range(8) if f"regBIF_BX_PF{pf}_GPU_HDP_FLUSH_REQ" in regs}
+  @functools.cached_property
+  def hdp_regs(self) -> set[int]: return set(self.hdp) | set(self.hdp.values())
 
   @functools.cached_property
   def perf(self):

@@ -64,6 +64,26 @@ def test_userptr_of_unmapped_memory_is_efault():
          flags=kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, mmap_offset=hole)
   assert e.value.errno == errno.EFAULT
 
+def test_large_userptr_with_a_hole_or_unreadable_end_is_efault():
+  """A range past uaccess.PROBE_LIMIT is checked by mincore (every page mapped) and its end pages' reads: an unmapped
+  page in its middle, or a PROT_NONE last page, is EFAULT; the whole range mapped, it is pinned."""
+  import mmap
+  from mockgpu.driver.uaccess import PROBE_LIMIT
+  from mockgpu.hostmem import host_mmap, libc
+  c, size = Client(), 4 * PROBE_LIMIT
+  def userptr(addr:int):
+    return call(c.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=addr, size=size, gpu_id=c.gpu.gpu_id,
+                flags=kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, mmap_offset=addr)
+  def fresh() -> int: return host_mmap(0, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+  assert userptr(fresh()).handle in c.drv.bos
+  holed, unreadable = fresh(), fresh()
+  libc.munmap(holed + size // 2, 0x1000)
+  libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+  assert libc.mprotect(unreadable + size - 0x1000, 0x1000, 0) == 0  # PROT_NONE
+  for addr in (holed, unreadable):
+    with pytest.raises(OSError, match="USERPTR") as e: userptr(addr)
+    assert e.value.errno == errno.EFAULT
+
 # *** user pointers (RM) ***
 
 def test_rm_parameters_at_a_bad_pointer_are_invalid_address():

@@ -83,3 +83,24 @@ def test_launches_are_recorded_in_machine_stats():
   assert st["rdna3.launches"] - before.get("rdna3.launches", 0) == 1
   assert st["rdna3.groups"] - before.get("rdna3.groups", 0) >= 1 and st["rdna3.instructions"] > before.get("rdna3.instructions", 0)
   """)
+
+# the modules a kernel's translation needs and running a cached translation must not (~100 ms of a fresh process)
+TRANSLATOR = ("mockgpu.compiler.rdna.decode", "mockgpu.compiler.rdna.backends.numpy", "mockgpu.compiler.rdna.operands")
+
+def test_cached_kernels_run_without_the_translator(tmp_path):
+  """A fresh process whose kernel is in the translation cache runs it without importing the decoder, the translator or
+  the operand model (issue 22's device open): the first process translates it (and imports them), the second loads it
+  by its code's hash; both compute the same, and the cache key the executor reads is the translator's."""
+  code = f"""
+  import sys
+  from tinygrad import Tensor
+  from mockgpu import system
+  assert (Tensor([1., 2, 3]) + 1).tolist() == [2., 3., 4.]
+  assert system.stats["rdna3.launches"] >= 1
+  print("LOADED", [m for m in {TRANSLATOR!r} if m in sys.modules])
+  """
+  env = {"MOCKGPU_CACHE_DIR": str(tmp_path), "MOCKGPU_COVERAGE": "", "MOCKGPU_TRACE": "", "MOCKGPU_RDNA_NATIVE": "0"}
+  loaded = [next(ln for ln in run_tinygrad("MOCK+AMD", code, env=env).stdout.splitlines() if ln.startswith("LOADED")) for _ in range(2)]
+  assert loaded == [f"LOADED {list(TRANSLATOR)!r}", "LOADED []"], loaded
+  from mockgpu.compiler.rdna.backends import numpy, numpy_version
+  assert numpy.VERSION == numpy_version.VERSION and any(f.endswith("faults.py") for f in numpy_version.translator_files())

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import importlib
 from tinygrad.renderer.amd import decode_inst, detect_format, _matches, _load_formats
 from tinygrad.renderer.amd.dsl import Inst, Reg, FixedBitField, EnumBitField
+from mockgpu.compiler.rdna.faults import INVALID
 
-MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
 BRANCHES = {"S_BRANCH", "S_CBRANCH_SCC0", "S_CBRANCH_SCC1", "S_CBRANCH_VCCZ", "S_CBRANCH_VCCNZ", "S_CBRANCH_EXECZ",
             "S_CBRANCH_EXECNZ"}
 ENDS = {"S_ENDPGM", "S_ENDPGM_SAVED", "S_SETPC_B64", "S_RFE_B64", "S_CODE_END", "S_TRAP", "S_SETHALT"}
@@ -18,8 +18,6 @@ CALLS = {"S_CALL_B64"}                       # a static target; the next instruc
 COMPUTED = {"S_SETPC_B64", "S_SWAPPC_B64"}   # a target known only at run time (s_swappc returns to the next instruction)
 BARRIERS = {"S_BARRIER", "S_BARRIER_WAIT"}  # where a wave waits for its workgroup (RDNA4 splits s_barrier in two)
 
-# the start of the message of an instruction the ISA does not define: both paths raise InvalidInstruction for it
-INVALID = "invalid instruction: "
 # source-operand encodings gfx11 reserves (the aperture registers 235-238 and LDS_DIRECT 254 exist, unmodelled)
 RESERVED_OPERANDS = frozenset(range(209, 233)) | {239, 249}
 

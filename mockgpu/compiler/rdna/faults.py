@@ -2,13 +2,16 @@
 (the numpy and C backends, the stepper), naming the instruction and its PC."""
 from __future__ import annotations
 from mockgpu.errors import GPUPageFault, InvalidInstruction, KernelTrap, UnsupportedInstruction
-from mockgpu.compiler.rdna.decode import INVALID
+
+# the start of the message of an instruction the ISA does not define: every path raises InvalidInstruction for it.
+# Here, not in decode.py, so that running cached translations (which raise through this module) imports no decoder.
+INVALID = "invalid instruction: "
 
 def at_pc(what:str, pgm:int, pc:int) -> str: return f"{what} at PC 0x{pgm + pc:x}"
 
 def instruction_error(what:str, pgm:int, pc:int) -> UnsupportedInstruction:
   """The error of an instruction that cannot run: InvalidInstruction when the ISA does not define it (its message
-  starts with decode.INVALID), else UnsupportedInstruction."""
+  starts with INVALID), else UnsupportedInstruction."""
   return (InvalidInstruction if what.startswith(INVALID) else UnsupportedInstruction)(at_pc(what, pgm, pc))
 
 def outside(where:str, space:str, off:int, limit:int) -> str:

@@ -10,7 +10,7 @@ OFFSET_FROM_END = 64 << 10
 
 def build(board) -> bytes:
   ips = b""
-  entries = [(hwid, inst, ver) for hwid, inst, ver in board.ip_table if hwid in BASE_PREFIX]
+  entries = [(hwid, inst, ver) for (hwid, inst), ver in board.ip.items() if hwid in BASE_PREFIX]
   for hwid, inst, (ma, mi, rv) in entries:
     bases = ip_bases(hwid, inst)
     ip = am.struct_ip_v4(hw_id=hwid, instance_number=inst, num_base_address=len(bases), major=ma, minor=mi, revision=rv)

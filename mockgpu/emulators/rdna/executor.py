@@ -17,11 +17,13 @@ from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, 
 from mockgpu.memory import AddressSpace
 from mockgpu.emulators.rdna import native
 from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, allocated_vgprs, check_size
-from mockgpu.compiler.rdna import decode, semantics
-from mockgpu.compiler.rdna.backends.numpy import Translator, VERSION, module
+from mockgpu.compiler.rdna import semantics
+# The decoder and the translator (compiler/rdna/decode.py, backends/numpy.py, and through them the operand model and
+# tinygrad's instruction tables: ~100 ms of imports) are imported where a kernel is not in the translation cache: a
+# process whose kernels are all cached runs them without either.
+from mockgpu.compiler.rdna.backends.numpy_version import VERSION
 from mockgpu.compiler.rdna.backends.numpy_runtime import pack
 if TYPE_CHECKING: from mockgpu.compiler.rdna.backends.stepper import Stepper  # annotations only: stepper() imports it when asked
-from mockgpu.compiler.rdna.operands import AGPR
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
 ARCHS = tuple(semantics.FAMILIES)  # rdna3, rdna4, cdna3, cdna4
@@ -33,6 +35,7 @@ MIN_CHUNK_WAVES = 512
 MAX_CHUNK_BYTES = 64 << 20
 LDS_GRANULE = 512
 DENORM_FLUSH, DENORM_ALLOW = 0, 3
+MAX_CODE = 1 << 20  # bytes of a mapping we are willing to scan for one kernel
 
 
 class Program:
@@ -48,6 +51,7 @@ class Program:
   @property
   def insts(self) -> dict:
     """The decoded instructions (decoded again only where the caches spared the decode and C wants them)."""
+    from mockgpu.compiler.rdna import decode
     if self._insts is None: self._insts = decode.walk(self.code, self.arch)
     return self._insts
 
@@ -55,14 +59,16 @@ def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, ieee:b
   """The kernel's C translation once it pays (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting."""
   if m == "0": return None
   key = lambda: native.key(prog.code, arch, ftz32, ftz16, prog.lanes, ieee)
-  build = lambda: native.translate(decode.blocks(prog.insts), ftz32, ftz16, arch, prog.lanes, ieee, key())
+  def build():
+    from mockgpu.compiler.rdna import decode  # a C translation decodes; a cached build does not
+    return native.translate(decode.blocks(prog.insts), ftz32, ftz16, arch, prog.lanes, ieee, key())
   return prog.tier.native(m, build, lambda: native.cached(key()))
 
 _programs:dict[tuple, Program] = {}
 
 def _code_window(mem:AddressSpace, pgm:int) -> bytes:
   for m in mem.mappings():
-    if m.va <= pgm < m.end: return mem.read(pgm, min(m.end - pgm, decode.MAX_CODE))
+    if m.va <= pgm < m.end: return mem.read(pgm, min(m.end - pgm, MAX_CODE))
   raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
 
 def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool=True) -> Program:
@@ -72,19 +78,28 @@ def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, la
   window = _code_window(mem, pgm)
   decoded:list[dict] = []
   def walk() -> dict:
+    from mockgpu.compiler.rdna import decode
     if not decoded: decoded.append(decode.walk(window, arch))
     return decoded[0]
+  def translate() -> str:
+    from mockgpu.compiler.rdna import decode
+    from mockgpu.compiler.rdna.backends.numpy import module
+    return module(decode.blocks(walk()), ftz32, ftz16, arch, lanes, ieee)
   # the kernel's extent and instruction count by its code window (tinygrad's code allocation from the entry): a warm
   # first dispatch then decodes nothing (decoding is most of its mockgpu time: 143 instructions, 8 ms)
-  size, ninsts = remembered(f"{arch}-extent", VERSION, window, lambda: (decode.extent(walk()), len(walk())),
+  size, ninsts = remembered(f"{arch}-extent", VERSION, window, lambda: (_extent(walk()), len(walk())),
                             lambda v: isinstance(v, tuple) and len(v) == 2 and 0 < v[0] <= len(window))
   code = window[:size]
   obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}-ieee{int(ieee)}", data=code,
-                   build=lambda: module(decode.blocks(walk()), ftz32, ftz16, arch, lanes, ieee))
+                   build=translate)
   ns:dict = {}
   exec(obj, ns)
   _programs[key] = prog = Program(code, ns, lanes, arch, ninsts, decoded[0] if decoded else None)
   return prog
+
+def _extent(insts:dict) -> int:
+  from mockgpu.compiler.rdna import decode
+  return decode.extent(insts)
 
 @functools.lru_cache(maxsize=64)
 def _float_modes(rsrc1:int) -> tuple[bool, bool]:
@@ -298,9 +313,10 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
   if (frame:=replay.generated_frame(e)) is None:
     return f"PC not known: raised outside the translated code (kernel entry PC 0x{d.pgm_addr:x})"
   fn, line = frame
+  from mockgpu.compiler.rdna import decode
   try:
     insts = decode.walk(prog.code, d.arch)
-    pc = replay.tagged_line(_Annotating(decode.blocks(insts), *_float_modes(d.rsrc1), d.arch, prog.lanes,
+    pc = replay.tagged_line(_annotating()(decode.blocks(insts), *_float_modes(d.rsrc1), d.arch, prog.lanes,
                                         ieee_mode(d.rsrc1, d.arch)).source(), line, "pc")
   except Exception: pc = None  # naming the instruction must not hide the error itself
   if pc is not None and pc in insts:
@@ -310,13 +326,18 @@ def _where_numpy(e:Exception, d:Dispatch, prog:Program|None) -> str:
     return f"the block at PC 0x{d.pgm_addr + start:x} (kernel offset 0x{start:x}); which of its instructions is not known"
   return f"PC not known: raised in the translated code's {fn} (kernel entry PC 0x{d.pgm_addr:x})"
 
-class _Annotating(Translator):
+@functools.cache
+def _annotating() -> type:
   """The translator with every line it emits tagged with its instruction's offset (`# @pc N`): the traceback's line
-  in the translated code then names the instruction. The lines are the same as the cached translation's."""
-  def block(self, b):
-    self.pc = b.start
-    super().block(b)
-  def out(self, line:str): super().out(f"{line}  # @pc {self.pc}")
+  in the translated code then names the instruction. The lines are the same as the cached translation's. Made at the
+  first error that needs it (the translator's import is the cache miss's, see the imports)."""
+  from mockgpu.compiler.rdna.backends.numpy import Translator
+  class _Annotating(Translator):
+    def block(self, b):
+      self.pc = b.start
+      super().block(b)
+    def out(self, line:str): super().out(f"{line}  # @pc {self.pc}")
+  return _Annotating
 
 @functools.lru_cache(maxsize=1024)
 def _geometry(rsrc2:int, tmpring_size:int, block:tuple, grid:tuple, nvgpr:int, lanes:int, arch:str) -> tuple[int, int, int, int, int]:
@@ -339,6 +360,8 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   register file holds 256 VGPRs, and CDNA's AGPRs after them (from operands.AGPR). like: another wave's stepper of the
   same dispatch, whose decoded code this one shares."""
   from mockgpu.compiler.rdna.backends.stepper import Stepper, WaveState  # the debugger's: imported when it asks
+  from mockgpu.compiler.rdna import decode
+  from mockgpu.compiler.rdna.operands import AGPR
   lanes = d.wave_size
   nvgpr = nvgpr or (AGPR + 256 if semantics.family(d.arch).GFX9 else 256)
   ftz32, ftz16 = _float_modes(d.rsrc1)

@@ -13,7 +13,7 @@ SGPR pair (read as uint64) in wave64. Each instruction is lowered by the operand
 Instructions that cannot be lowered become a `raise` at their place, so a kernel only fails if it executes one.
 """
 from __future__ import annotations
-import hashlib, os, re
+import re
 from tinygrad.renderer.amd.dsl import Inst, Reg
 from mockgpu.compiler.rdna.decode import Block, Bad, op_name, BARRIERS, INVALID, describe, invalid_operand
 from mockgpu.compiler.rdna import operands as ops, program, semantics
@@ -24,24 +24,8 @@ from mockgpu.compiler.rdna.semantics import lang
 from mockgpu.compiler.rdna.semantics.lang import E, WIDTH, BITS
 from mockgpu.compiler.rdna.backends.reads import Reads
 
-# the cache key of translated code: any change to the translator or to the helpers its output calls invalidates it
-_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the mockgpu package
-
-def translator_files() -> list[str]:
-  """The files whose text decides a numpy translation: every module of compiler/rdna (decoding, operands, semantics,
-  errata, the backends and the runtime helpers translated code calls) and the mockgpu.compiler modules they import
-  (found in their import statements). The module the cache stores is whole here (module()): nothing above adds to it."""
-  rdna = os.path.join(_PKG, "compiler", "rdna")
-  files = sorted(os.path.join(d, f) for d, _, fs in os.walk(rdna) for f in fs if f.endswith(".py"))
-  found = set()
-  for path in files:
-    with open(path) as f: text = f.read()
-    found |= set(re.findall(r"^\s*(?:from|import) mockgpu\.compiler\.(?!rdna\b)(\w+)", text, re.M))
-    found |= {n.strip() for names in re.findall(r"^\s*from mockgpu\.compiler import ([\w, ]+)", text, re.M) for n in names.split(",")}
-  outside = [os.path.join(_PKG, "compiler", m + ".py") for m in sorted(found)]
-  return files + [p for p in outside if os.path.exists(p)]
-
-VERSION = hashlib.sha256(b"".join(os.path.relpath(f, _PKG).encode() + open(f, "rb").read() for f in translator_files())).hexdigest()[:16]
+# the cache key of translated code (numpy_version.py: read there by the executor, which needs no translator for a cached kernel)
+from mockgpu.compiler.rdna.backends.numpy_version import VERSION, translator_files  # noqa: F401
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
 CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
                    r"(?:\.view\((?:u16|u32|u64|i16|i32|i64|f16|f32|f64)\))?")

@@ -11,7 +11,6 @@ from mockgpu.errors import GPUPageFault, UnsupportedInstruction
 from mockgpu.memory import outside as out_of_bounds
 from mockgpu.compiler.rdna.backends.numpy_runtime import u32, u64, lo32, hi32
 from mockgpu.compiler.rdna.faults import at_pc, outside, misaligned, instruction_error
-from mockgpu.compiler.rdna.operands import swizzle_lanes
 from mockgpu.compiler.rdna import buffer
 
 DWORD = np.arange(16, dtype=np.uint64) * 4
@@ -364,7 +363,10 @@ def bpermute(idx, data, m) -> np.ndarray:
   lanes = np.broadcast_to(np.asarray(idx, u32) & (m.shape[1] - 1), m.shape).astype(np.int64)
   return np.take_along_axis(src, lanes, axis=1).astype(u32)
 
-_swizzle_src = functools.lru_cache(maxsize=None)(swizzle_lanes)
+@functools.lru_cache(maxsize=None)
+def _swizzle_src(offset:int, wave:int) -> np.ndarray:
+  from mockgpu.compiler.rdna.operands import swizzle_lanes  # at first use: see numpy_runtime's lane tables
+  return swizzle_lanes(offset, wave)
 
 def swizzle(data, m, offset:int) -> np.ndarray:
   """ds_swizzle_b32: each lane reads `data` of its source lane (operands.swizzle_lanes; an inactive source reads 0)."""

@@ -29,11 +29,12 @@ import functools
 import numpy as np
 from mockgpu.boards import WAVE32
 from mockgpu.compiler import native
-from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled, dpp8_lanes, permlane16_lanes, permlane16_selects, permlane64_lanes
 from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum, generated_nan
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
 from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401 (translated code's names)
+# The lane tables (DPP, permlane) come from the operand model, imported by the functions that read them: the operand
+# model imports tinygrad's instruction tables (~60 ms), which a process running only cached translations never needs.
 
 LANE = np.arange(32, dtype=np.uint32)    # each lane's index in a wave32 wave
 LANE64 = np.arange(64, dtype=np.uint32)  # and in a wave64 one
@@ -811,6 +812,7 @@ def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, ba
   """DPP16 operand: each lane's source-lane value, and which lanes the instruction writes. An invalid source (off the
   row, or an inactive lane without FI) reads 0 with BOUND_CTRL, else leaves the lane unwritten; lanes of rows/banks
   outside ROW_MASK/BANK_MASK are never written."""
+  from mockgpu.compiler.rdna.operands import dpp16_lanes, dpp16_enabled
   src, exists = dpp16_lanes(ctrl, m.shape[1])
   vals = np.asarray(x)[:, src]
   ok = exists[None, :] & (m[:, src] | fetch_inactive)
@@ -819,6 +821,7 @@ def dpp16(x, m, ctrl:int, bound_ctrl:bool, fetch_inactive:bool, row_mask:int, ba
 def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool, sel_lanes=None):
   """v_permlane16/x16_b32 (operands.Permlane): each lane's value and which lanes are written. x, m: [n, lanes];
   sel_lo, sel_hi: the per-wave lane selects [n]; sel_lanes (the _var forms): each lane's own select [n, lanes]."""
+  from mockgpu.compiler.rdna.operands import permlane16_lanes, permlane16_selects
   wave = x.shape[1]
   sel = np.asarray(sel_lanes) if sel_lanes is not None else permlane16_selects(r64(sel_lo, sel_hi), wave)
   src = np.broadcast_to(permlane16_lanes(sel, cross, wave), x.shape)
@@ -828,12 +831,14 @@ def permlane16(x, m, sel_lo, sel_hi, cross:bool, fi:bool, bound_ctrl:bool, sel_l
 def permlane64(x, m):
   """v_permlane64_b32 (operands.permlane64_lanes): each lane's value [n, 64] and which lanes are written (the active
   ones; every source is read, active or not); in wave32 nothing is."""
+  from mockgpu.compiler.rdna.operands import permlane64_lanes
   src = permlane64_lanes(m.shape[1])
   if src is None: return np.asarray(x), np.zeros(m.shape, bool)
   return np.asarray(x)[:, src], m
 
 def dpp8(x, m, sels:list[int], fetch_inactive:bool):
   """DPP8 operand: lane i reads lane (i & ~7) | sels[i & 7]; an inactive source reads 0 unless FI."""
+  from mockgpu.compiler.rdna.operands import dpp8_lanes
   src = dpp8_lanes(sels, m.shape[1])
   vals = np.asarray(x)[:, src]
   return np.where(m[:, src] | fetch_inactive, vals, u32(0)), np.ones(m.shape, bool)

@@ -29,7 +29,11 @@ def _cdna4():
   return cdna4
 FAMILIES = {"rdna3": _rdna3, "rdna35": _rdna35, "rdna4": _rdna4, "cdna3": _cdna3, "cdna4": _cdna4}
 
+_loaded:dict[str, object] = {}  # a family's module once imported: the executor asks per dispatch (an import statement each)
+
 def family(arch:str):
   """The semantics table module of an ISA family."""
+  if (m:=_loaded.get(arch)) is not None: return m
   if arch not in FAMILIES: raise KeyError(f"no RDNA semantics table for {arch!r} ({', '.join(FAMILIES)})")
-  return FAMILIES[arch]()
+  m = _loaded[arch] = FAMILIES[arch]()
+  return m
