@@ -4,10 +4,7 @@ exact counts, determinism and buffer overflow."""
 import json, re
 import pytest
 from conftest import run_tinygrad
-
-def result(p) -> str:
-  """The child's RESULT line (VIZ prints its own lines after the script's)."""
-  return next(line.removeprefix("RESULT ") for line in reversed(p.stdout.splitlines()) if line.startswith("RESULT "))
+from support.profiling import result, STREAM_WORKLOAD
 
 @pytest.mark.parametrize("arch,ses", [("gfx1100", 6), ("gfx1201", 4)])
 def test_viz2_end_to_end(arch, ses, tmp_path):
@@ -60,13 +57,7 @@ def hook(mem, d):
         s.step()
       expected[d.pgm_addr].append(tuple(x for x in seq if x[1] != "S_DELAY_ALU"))
   return None
-from mockgpu import events
-events.intercept("rdna_dispatch", hook)
-rng = np.random.default_rng(7)
-a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal(5000).astype(np.float32)
-ok = np.allclose((Tensor(a) @ Tensor(a)).numpy(), a @ a, atol=1e-3)
-ok &= np.allclose(Tensor(b).sum().numpy(), b.sum(), atol=1e-2)
-ok &= np.allclose((Tensor(b)[:4999] * 2).numpy(), b[:4999] * 2)
+""" + STREAM_WORKLOAD + """ok &= np.allclose((Tensor(b)[:4999] * 2).numpy(), b[:4999] * 2)
 events.unintercept("rdna_dispatch", hook)
 prg = {e.tag: e for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}
 by_name = {}

@@ -7,10 +7,7 @@ import machines
 from mockgpu.errors import PacketError, Unmodelled
 from support.kfd_client import Client
 from conftest import run_tinygrad
-
-def result(p) -> str:
-  """The child's RESULT line (VIZ prints its own lines after the script's)."""
-  return next(line.removeprefix("RESULT ") for line in reversed(p.stdout.splitlines()) if line.startswith("RESULT "))
+from support.profiling import result, STREAM_WORKLOAD
 
 def cli(paths:list, *args) -> str:
   return run_tinygrad("MOCK+AMD", f"import sys; sys.argv = ['cli', *{list(args)!r}, *{paths!r}]; import runpy; "
@@ -79,12 +76,7 @@ def hook(mem, d):
         else: ops.append(k)
       expected[d.pgm_addr].append((tuple(ops), imm))
   return None
-events.intercept("rdna_dispatch", hook)
-rng = np.random.default_rng(7)
-a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal(5000).astype(np.float32)
-ok = np.allclose((Tensor(a) @ Tensor(a)).numpy(), a @ a, atol=1e-3)
-ok &= np.allclose(Tensor(b).sum().numpy(), b.sum(), atol=1e-2)
-events.unintercept("rdna_dispatch", hook)
+""" + STREAM_WORKLOAD + """events.unintercept("rdna_dispatch", hook)
 by_name = {o.name: o.prog_addr for o in __import__("gc").get_objects() if type(o).__name__ == "AMDProgram"}
 prg = {e.tag: e for e in Compiled.profile_events if type(e).__name__ == "ProfileProgramEvent"}
 exact, traced, ops = True, 0, collections.Counter()
