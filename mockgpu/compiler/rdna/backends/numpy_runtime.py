@@ -32,7 +32,8 @@ from mockgpu.compiler import native
 from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum, generated_nan
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
-from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401 (translated code's names)
+# translated code's names
+from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401
 # The lane tables (DPP, permlane) come from the operand model, imported by the functions that read them: the operand
 # model imports tinygrad's instruction tables (~60 ms), which a process running only cached translations never needs.
 
