@@ -198,7 +198,7 @@ class Perf:
     include = self._reg("SQ_THREAD_TRACE_TOKEN_MASK").decode(t.regs["SQ_THREAD_TRACE_TOKEN_MASK"])["token_mask"]
     t.unit = sqtt.Unit(rdna4=False, t0=0, simd=0, timing=sqtt_cdna.TIMING)
     t.unit.exclude = {name for name, bit in INCLUDE_BIT_GFX9.items() if not include >> bit & 1}
-    t.unit.place, t.unit.simds = (mask["sh_sel"], mask["cu_sel"]), [s for s in range(4) if mask["simd_en"] >> s & 1]
+    t.unit.place, t.unit.simds = (mask["sh_sel"], mask["cu_sel"]), [s for s in range(self.board.simd_per_cu) if mask["simd_en"] >> s & 1]
     t.unit.cs = bool(mode["mask_cs"])
     t.unit.limit = size - 32
     t.base, t.busy, t.wptr_bytes, t.full = base, 1, 0, False
@@ -369,13 +369,13 @@ class DispatchProfile:
     """CDNA: simulate the traced CU's SIMDs of SE se (MODEL). The waves arriving at the CU go to its SIMDs round robin."""
     _, cu_sel = unit.place
     per_simd:dict[int, list] = {s: [] for s in unit.simds}
-    pos, order, arrived = 0, 0, 0
+    pos, order, arrived, simds = 0, 0, 0, self.perf.board.simd_per_cu
     for c in self.rec.chunks:
       u = self.units[np.arange(pos, pos + len(c.ids)) % len(self.units)]
       for local in np.nonzero((u[:, 0] == se) & (u[:, 3] == cu_sel))[0]:
         groups:dict[int, list] = {}
         for k in range(c.wpg):
-          simd = (arrived + k) % 4
+          simd = (arrived + k) % simds
           if simd in per_simd:
             groups.setdefault(simd, []).append(sqtt.Wave(order, pos + int(local), functools.partial(self.stream, c, int(local) * c.wpg + k)))
             order += 1
