@@ -158,7 +158,10 @@ class OpRunner:
 @pytest.fixture(scope="session")
 def op_runners():
   runners:dict[str, OpRunner] = {}
-  yield lambda dev: runners.setdefault(dev, OpRunner(dev))
+  def runner(dev:str) -> OpRunner:  # built once per device: each OpRunner makes a temporary directory
+    if dev not in runners: runners[dev] = OpRunner(dev)
+    return runners[dev]
+  yield runner
   for r in runners.values(): r.remove()
 
 @pytest.fixture(scope="session")
