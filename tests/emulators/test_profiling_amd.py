@@ -147,7 +147,7 @@ def test_model_barrier_and_overflow():
   from tinygrad.renderer.amd import sqtt as tg
   from mockgpu.emulators.amd import sqtt
   layout = sqtt.LAYOUTS[3]
-  unit = sqtt.Unit(rdna4=False, t0=0, simd=0)
+  unit = sqtt.Unit(rdna4=False, t0=0, simd=0, slots=16)
   streams = [_stream(*["V_ADD_F32"] * (1 + 20 * k), "S_BARRIER", "V_ADD_F32", "S_ENDPGM") for k in range(3)]
   waves = [sqtt.Wave(k, 0, lambda k=k: streams[k]) for k in range(3)]
   sqtt.simulate(unit, [waves], layout)

@@ -197,7 +197,7 @@ def test_cdna_encoder_times_and_overflow():
   # absolute CDNA_TIMESTAMP past 1020 cycles; a buffer too small stops at its limit and still decodes
   from tinygrad.renderer.amd import sqtt as tg
   from mockgpu.emulators.amd import sqtt, sqtt_cdna
-  unit = sqtt.Unit(rdna4=False, t0=0, simd=1, timing=sqtt_cdna.TIMING)
+  unit = sqtt.Unit(rdna4=False, t0=0, simd=1, slots=8, timing=sqtt_cdna.TIMING)
   times = [16, 21, 1000, 1000, 5000, 300_000]
   for i, t in enumerate(times): unit.emit(t, "CDNA_INST", wave=i % 8, simd=1, op=tg.InstOpCDNA.VALU_32)
   blob, full = sqtt_cdna.encode(unit, 1 << 20)

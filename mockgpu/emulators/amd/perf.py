@@ -196,7 +196,7 @@ class Perf:
     if (inst := t.regs["SQ_THREAD_TRACE_TOKEN_MASK2"]) != 0xffffffff:
       raise Unmodelled(f"SQ_THREAD_TRACE_TOKEN_MASK2 inst_mask 0x{inst:x} (SE {se}): masking instruction types is not modelled")
     include = self._reg("SQ_THREAD_TRACE_TOKEN_MASK").decode(t.regs["SQ_THREAD_TRACE_TOKEN_MASK"])["token_mask"]
-    t.unit = sqtt.Unit(rdna4=False, t0=0, simd=0, timing=sqtt_cdna.TIMING)
+    t.unit = sqtt.Unit(rdna4=False, t0=0, simd=0, slots=self.board.max_waves_per_simd, timing=sqtt_cdna.TIMING)
     t.unit.exclude = {name for name, bit in INCLUDE_BIT_GFX9.items() if not include >> bit & 1}
     t.unit.place, t.unit.simds = (mask["sh_sel"], mask["cu_sel"]), [s for s in range(self.board.simd_per_cu) if mask["simd_en"] >> s & 1]
     t.unit.cs = bool(mode["mask_cs"])
@@ -224,7 +224,7 @@ class Perf:
     if mask["wgp_sel"] >= self.shape[2] or mask["sa_sel"] >= self.shape[1]:
       raise PacketError(f"SQ_THREAD_TRACE_MASK selects WGP {mask['wgp_sel']} of SA {mask['sa_sel']} on SE {se}: there is none")
     exclude = self._reg("SQ_THREAD_TRACE_TOKEN_MASK").decode(t.regs["SQ_THREAD_TRACE_TOKEN_MASK"])["token_exclude"]
-    t.unit = sqtt.Unit(rdna4=self.gfx[0] >= 12, t0=0, simd=mask["simd_sel"])
+    t.unit = sqtt.Unit(rdna4=self.gfx[0] >= 12, t0=0, simd=mask["simd_sel"], slots=self.board.max_waves_per_simd)
     t.unit.exclude = {name for name, bit in EXCLUDE_BIT.items() if exclude >> bit & 1}
     t.unit.place = (mask["sa_sel"], mask["wgp_sel"])
     t.unit.limit = size - 32
@@ -353,11 +353,12 @@ class DispatchProfile:
     """Simulate the traced SIMD of SE se for this dispatch (MODEL), with the exact streams of its waves."""
     sa_sel, wgp_sel = unit.place
     waves_by_wg, pos, order = [], 0, 0
+    wgp_simds = 2 * self.perf.board.simd_per_cu  # WGP mode: a WGP is two CUs
     for c in self.rec.chunks:
       s, a, w = self.place(np.arange(pos, pos + len(c.ids)))
       for local in np.nonzero((s == se) & (a == sa_sel) & (w == wgp_sel))[0]:
         group = []
-        for k in range(unit.simd, c.wpg, 4):  # wave k of a workgroup on SIMD k mod 4
+        for k in range(unit.simd, c.wpg, wgp_simds):  # wave k of a workgroup on SIMD k mod 4
           group.append(sqtt.Wave(order, pos + int(local), functools.partial(self.stream, c, int(local) * c.wpg + k)))
           order += 1
         if group: waves_by_wg.append(group)

@@ -6,7 +6,7 @@ Exact: which instructions each traced wave ran, in order, their PCs and branch o
 steps, emulators/rdna/recorder.py), and which waves ran on the traced unit by the placement below.
 MODEL (documented, deterministic, not a measurement):
 - placement: workgroup i of the dispatch goes to SE i mod SEs, then SA, then WGP round robin; wave k of a workgroup to
-  SIMD k mod 4 (WGP mode); at most 16 wave slots per SIMD, a slot reused only after its wave ends; a workgroup is
+  SIMD k mod 4 (WGP mode: two CUs' SIMDs); at most the board's wave slots per SIMD (16), a slot reused only after its wave ends; a workgroup is
   admitted when its waves fit; only WGPs the COMPUTE_STATIC_THREAD_MGMT_SE<i> CU masks enable take work.
   VGPR/LDS occupancy is not modelled.
 - issue: one instruction per cycle per SIMD and issue port (VALU, SALU, SMEM, VMEM, LDS, branch; the sequencer for
@@ -38,7 +38,6 @@ AFTER = {"valu": 5, "trans": 8, "salu": 2, "smem": 1, "vmem_ld": 1, "vmem_st": 1
 MEM_LATENCY = {"smem": 850, "vmem_ld": 1500, "vmem_st": 300, "lds": 12}
 BARRIER_RELEASE = 18
 EXEC_DELAY = {"VALU": 5, "SALU": 2, "VMEM": 1, "LDS": 1}
-SLOTS = 16
 # the SIMD's issue ports: each cycle it issues at most one instruction per port, from different waves (a wave issues one
 # instruction at a time); waits, no-ops, messages and barriers are handled by the sequencer ("sched")
 PORTS = {"valu": "valu", "trans": "valu", "salu": "salu", "branch": "branch", "smem": "smem", "vmem_ld": "vmem", "vmem_st": "vmem",
@@ -136,6 +135,7 @@ class Unit:
   rdna4:bool
   t0:int
   simd:int
+  slots:int                                  # wave slots per SIMD (the board's max_waves_per_simd)
   events:list = field(default_factory=list)
   seq:int = 0
   end:int = 0
@@ -156,11 +156,10 @@ class Unit:
 @dataclass(frozen=True)
 class Timing:
   """A generation's timing MODEL: per-wave gaps between instruction classes (gap, else after), memory latencies, wave
-  slots per SIMD, barrier release and wave launch spacing, its wait semantics and the tokens an issued instruction emits."""
+  barrier release and wave launch spacing, its wait semantics and the tokens an issued instruction emits."""
   gap:dict
   after:dict
   latency:dict
-  slots:int
   barrier_release:int
   launch_step:int
   wait:object    # (wave, instruction name, simm16, rdna4) -> the cycle its counters allow
@@ -172,7 +171,7 @@ def _rdna_start(unit:Unit, w:Wave, t:int): unit.emit(t, "WAVESTART", wave=w.slot
 def simulate(unit:Unit, waves_by_wg:list[list[Wave]], layout:Layout):
   """Schedule the waves (grouped by workgroup, in placement order) on one SIMD; their tokens go to unit.events."""
   tm = unit.timing or RDNA_TIMING
-  pending, free, heap, live = list(waves_by_wg), list(range(tm.slots)), [], {}
+  pending, free, heap, live = list(waves_by_wg), list(range(unit.slots)), [], {}
   barrier:dict[int, list[Wave]] = {}
   port_free:dict[str, int] = {}  # issue port -> its next free cycle
   def admit(t:int):
@@ -245,7 +244,7 @@ def _push(w:Wave, counter:str, done:int):
   q = w.out.setdefault(counter, [])
   q.append(max(done, q[-1]) if q else done)  # in-order return per counter
 
-RDNA_TIMING = Timing(GAP, AFTER, MEM_LATENCY, SLOTS, BARRIER_RELEASE, 1, wait_time, _issue, _rdna_start)
+RDNA_TIMING = Timing(GAP, AFTER, MEM_LATENCY, BARRIER_RELEASE, 1, wait_time, _issue, _rdna_start)
 
 def encode(unit:Unit, layout:Layout, limit:int, sclk_mhz:int) -> tuple[bytes, bool]:
   """The unit's events as a blob of at most `limit` bytes (and whether it overflowed), with realtime markers."""

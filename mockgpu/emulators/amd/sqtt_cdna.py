@@ -6,7 +6,7 @@ block steps; the INST op of each (isa.cdna_op, as the MI350X captures show them)
 MODEL (documented, deterministic, not a measurement), calibrated on tinygrad's MI350X capture of a 32x32 gemm
 (extra/sqtt/examples gfx950, per-wave gaps between INST tokens on CU 0, medians over the 8 traced waves of two runs):
 - placement: workgroup i of an XCC's share goes to the (i mod n)-th of the n enabled CUs, SE first (perf.py); the waves
-  arriving at a CU go to its SIMDs round robin; 8 wave slots per SIMD, reused after the wave ends.
+  arriving at a CU go to its SIMDs round robin; the board's wave slots per SIMD (8), reused after the wave ends.
 - issue: a wave64 instruction takes 4 cycles on its SIMD16 (every gap of the capture is a multiple of 4, most are 4);
   gaps VALU->LDS 12, VALU->VMEM 12, VMEM load->VALU 16, LDS->SALU 8, s_waitcnt->SALU 8, and SALU->VALU 0 (the capture
   issues a wave's SALU and the VALU after it in the same cycle); one instruction per cycle per port and SIMD.
@@ -59,7 +59,7 @@ def issue(unit:Unit, w:Wave, step:tuple, t:int, layout:Layout):
   unit.emit(t, "CDNA_INST", wave=w.slot, simd=unit.simd, op=tg.InstOpCDNA["OTHER_MSG" if op == "END" else op])
   if op == "END": unit.emit(t, "CDNA_WAVEEND", cu=unit.place[1], wave=w.slot, simd=unit.simd)
 
-TIMING = Timing(GAP, AFTER, MEM_LATENCY, 8, 16, QUANTUM, wait_time, issue, start)
+TIMING = Timing(GAP, AFTER, MEM_LATENCY, 16, QUANTUM, wait_time, issue, start)
 
 class Encoder:
   """Packs CDNA packets nibble by nibble; time advances by CDNA_MISC deltas or an absolute CDNA_TIMESTAMP."""
