@@ -17,7 +17,7 @@ from tinygrad.runtime.autogen import kfd, amdgpu_drm, hsa
 from mockgpu import config, events
 from mockgpu.driver import amd_sysfs
 from mockgpu.boards import selected_amd_board
-from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user, user_struct
+from mockgpu.driver.uaccess import check_user, copy_from_user, copy_to_user
 from mockgpu.emulators.amd_gpu import AMDGPU, Pool, gpu_clock
 from mockgpu.hostmem import PAGE, SharedMemory, round_page
 from mockgpu.errors import GPUPageFault, UnsupportedIoctl
@@ -307,8 +307,7 @@ class KFD:
   def _wait_events(self, a):
     if a.num_events == 0 or a.num_events > kfd.KFD_SIGNAL_EVENT_LIMIT or a.events_ptr == 0:
       raise _err(errno.EINVAL, f"WAIT_EVENTS: {a.num_events} events at 0x{a.events_ptr:x}")
-    data = user_struct(kfd.struct_kfd_event_data * a.num_events, a.events_ptr, f"WAIT_EVENTS events_ptr ({a.num_events} events)")
-    evs = [self.event(d.event_id, "WAIT_EVENTS") for d in data]
+    evs = self._waited_events(a)
     activated = [False] * len(evs)
     deadline = time.monotonic() + min(WAIT_SLICE_S, (a.timeout if a.timeout != INFINITE else 1 << 30) / 1000)
     emulated = self._emulated_fault()
@@ -320,14 +319,31 @@ class KFD:
         elif emulated is not None and ev.type == kfd.KFD_IOC_EVENT_MEMORY: activated[i] = True   # reported, never latched
       if (all if a.wait_for_all else any)(activated) or time.monotonic() >= deadline: break
       time.sleep(0.001)
-    for d, ev, act in zip(data, evs, activated):
-      if ev.type == kfd.KFD_IOC_EVENT_MEMORY and (act or not ev.faulted):
-        # an emulated report lasts while MOCKGPU_EMU_FAULTADDR is set: a later wait without it clears the entry
-        d.memory_exception_data = ev.memory_exception_data if ev.faulted else emulated if act and emulated is not None \
-          else kfd.struct_kfd_hsa_memory_exception_data()
-      if act and ev.type == kfd.KFD_IOC_EVENT_HW_EXCEPTION: d.hw_exception_data = ev.hw_exception_data
     done = (all if a.wait_for_all else any)(activated)
     a.wait_result = kfd.KFD_IOC_WAIT_RESULT_COMPLETE if done else kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
+    for i, (ev, act) in enumerate(zip(evs, activated)):
+      if ev.type == kfd.KFD_IOC_EVENT_MEMORY and (act or not ev.faulted):
+        # an emulated report lasts while MOCKGPU_EMU_FAULTADDR is set: a later wait without it clears the entry
+        report = ev.memory_exception_data if ev.faulted else emulated if act and emulated is not None \
+          else kfd.struct_kfd_hsa_memory_exception_data()
+        self._copy_out(a, i, "memory_exception_data", report)
+      if act and ev.type == kfd.KFD_IOC_EVENT_HW_EXCEPTION: self._copy_out(a, i, "hw_exception_data", ev.hw_exception_data)
+
+  def _waited_events(self, a) -> list[Event]:
+    """The events array, copied in an event at a time as kfd_wait_on_events does (EFAULT, or EINVAL for an unknown
+    id, at the first bad one). Never a live view: the array is written only where a report is copied out (_copy_out),
+    never probed by writing back what was read, which would put stale bytes over memory that changed meanwhile."""
+    size, evs = ctypes.sizeof(kfd.struct_kfd_event_data), []
+    for i in range(a.num_events):
+      raw = copy_from_user(a.events_ptr + i * size, size, f"WAIT_EVENTS events_ptr ({a.num_events} events)")
+      evs.append(self.event(kfd.struct_kfd_event_data.from_buffer_copy(raw).event_id, "WAIT_EVENTS"))
+    return evs
+
+  @staticmethod
+  def _copy_out(a, i:int, field:str, report):
+    """copy_signaled_event_data: one event's exception report to its entry of the user's array (EFAULT)."""
+    at = a.events_ptr + i * ctypes.sizeof(kfd.struct_kfd_event_data) + getattr(kfd.struct_kfd_event_data, field).offset
+    copy_to_user(at, bytes(report), f"WAIT_EVENTS events_ptr ({a.num_events} events)")
 
   def _emulated_fault(self):
     """MOCKGPU_EMU_FAULTADDR set: the report of a fault at that address, which each wait on a memory-exception event
@@ -378,9 +394,11 @@ class KFD:
       self.machine.watch(addr, size, lambda at, value, base=addr, gpu=gpu: gpu.ring_doorbell(at - base, value))
       return addr
     if kind == MMAP_TYPE_EVENTS:
+      # kfd_event_mmap: at most the signal page's KFD_SIGNAL_EVENT_LIMIT slots (its page order), whatever the size of a
+      # buffer the runtime gave for the page (_set_event_page: at least that), checked before the page is looked up
+      if size > EVENT_PAGE_SIZE: raise _err(errno.EINVAL, f"/dev/kfd: event page mmap of 0x{size:x} bytes, the page is 0x{EVENT_PAGE_SIZE:x}")
       if self.signal_page is None: raise _err(errno.EINVAL, "/dev/kfd: mmap of the event page before any signal event exists")
-      mem, off, psize = self.signal_page
-      if size > psize: raise _err(errno.EINVAL, f"/dev/kfd: event page mmap of 0x{size:x} bytes, the page is 0x{psize:x}")
+      mem, off, _ = self.signal_page
       return mem.map_at(start, size, prot, flags, off)
     raise UnsupportedIoctl(f"/dev/kfd: mmap at offset 0x{offset:x} (MMIO / reserved memory) is not modelled by mockgpu")
 

@@ -106,7 +106,9 @@ def check_user(addr:int, size:int, what:str, write:bool=False):
   open on MOCK+AMD. Not modelled: a PROT_NONE mapping strictly inside a large range (the kernel's EFAULT)."""
   if size <= PROBE_LIMIT:
     data = copy_from_user(addr, size, what)
-    if write: copy_to_user(addr, data, what)  # writes back what is there: a no-op on memory that is writable
+    # writes back what was there: a no-op on memory that did not change meanwhile, which the process's own heap can
+    # (the probe allocates): a range the driver only reads is read (copy_from_user), never probed so (KFD WAIT_EVENTS)
+    if write: copy_to_user(addr, data, what)
     return
   if addr <= 0 or addr + size > USER_END: raise fault(addr, size, what)
   first, last = addr & ~0xfff, (addr + size - 1) & ~0xfff

@@ -39,6 +39,53 @@ def test_wait_events_past_the_buffer_is_efault():
   assert res.wait_result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
   pm4_still_works(c)
 
+def test_wait_events_on_signal_events_only_reads_the_array():
+  """kfd_wait_on_events copies each event in, and copies out only an activated exception event's data: a wait on
+  signal events reads its array and never writes it, so a read-only array answers. The model used to probe the array
+  by writing back what it had just read, which put stale bytes over memory that changed in between: with a count past
+  the buffer's end, the host's own heap (a fuzz worker's SIGSEGV, cases later)."""
+  import mmap
+  from mockgpu.hostmem import libc
+  c = Client().events()
+  page = guarded_page()
+  size = ctypes.sizeof(kfd.struct_kfd_event_data)
+  at = page + 0x1000 - 2 * size
+  for i in range(2): kfd.struct_kfd_event_data.from_address(at + i * size).event_id = c.queue_event.event_id
+  libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+  assert libc.mprotect(page, 0x1000, mmap.PROT_READ) == 0
+  before = ctypes.string_at(page, 0x1000)
+  res = call(c.kfd, kfd.AMDKFD_IOC_WAIT_EVENTS, events_ptr=at, num_events=2, timeout=0)
+  assert res.wait_result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
+  call(c.kfd, kfd.AMDKFD_IOC_SET_EVENT, event_id=c.queue_event.event_id)
+  res = call(c.kfd, kfd.AMDKFD_IOC_WAIT_EVENTS, events_ptr=at, num_events=2, timeout=0)
+  assert res.wait_result == kfd.KFD_IOC_WAIT_RESULT_COMPLETE and ctypes.string_at(page, 0x1000) == before
+  assert libc.mprotect(page, 0x1000, mmap.PROT_READ | mmap.PROT_WRITE) == 0
+  pm4_still_works(c)
+
+def test_event_page_mmap_is_at_most_the_signal_slots():
+  """kfd_event_mmap maps at most the KFD_SIGNAL_EVENT_LIMIT slots (EINVAL past them, and before there is an event
+  page), however large the buffer the runtime gave for the page: the fuzz case of a 1 MiB events mmap is EINVAL. What it
+  maps is the page itself, every byte of it there to touch."""
+  import mmap
+  from mockgpu.driver.kfd import EVENT_PAGE_SIZE, MMAP_TYPE_EVENTS, UNSIGNALED
+  from mockgpu.hostmem import munmap
+  rw, c = mmap.PROT_READ | mmap.PROT_WRITE, Client()
+  def events_mmap(size:int) -> int: return c.kfd.mmap(0, size, rw, mmap.MAP_SHARED, MMAP_TYPE_EVENTS)
+  with pytest.raises(OSError, match="before any signal event") as e: events_mmap(0x1000)
+  assert e.value.errno == errno.EINVAL
+  page = c.alloc(1 << 20)  # a 1 MiB GTT buffer for the event page: larger than the slots, as the kernel allows
+  call(c.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_page_offset=page.handle)
+  ev = call(c.kfd, kfd.AMDKFD_IOC_CREATE_EVENT, event_type=kfd.KFD_IOC_EVENT_SIGNAL, auto_reset=1)
+  for size in (1 << 20, EVENT_PAGE_SIZE + 0x1000):
+    with pytest.raises(OSError, match=f"event page mmap of 0x{size:x} bytes") as e: events_mmap(size)
+    assert e.value.errno == errno.EINVAL
+  addr = events_mmap(EVENT_PAGE_SIZE)
+  slots = (ctypes.c_uint64 * (EVENT_PAGE_SIZE // 8)).from_address(addr)
+  assert slots[ev.event_slot_index] == UNSIGNALED and list(slots) == list(page.u64()[:EVENT_PAGE_SIZE // 8])
+  slots[ev.event_slot_index] = 7  # the runtime's mapping is the page the model reads
+  assert page.u64()[ev.event_slot_index] == 7
+  munmap(addr, EVENT_PAGE_SIZE)
+
 @pytest.mark.parametrize("ptr", [0x10, "hole", 1 << 63])
 def test_kfd_device_ids_and_info_pointers_are_efault(ptr):
   c = Client()

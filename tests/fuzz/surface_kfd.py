@@ -1,10 +1,12 @@
 """Fuzz surface: /dev/kfd ioctls with random arguments (every modelled ioctl, unmodelled and unknown numbers, argument
 structs of the wrong size), mmaps of /dev/kfd and a render node at random offsets, and DRM_IOCTL_AMDGPU_INFO.
 
-Field values are drawn by the field's name: pointers are symbolic (a mapped buffer, a user array that ends right before
-an unmapped guard page, so a count larger than the array reads past it, an unmapped address, a small integer, a kernel
-address), ids and handles are the worker's live ones or random. What a case creates (buffer objects, queues, events)
-is torn down after it, so cases stay independent and the known-good op always has room.
+Field values are drawn by the field's name: pointers are symbolic (a mapped buffer or 8 bytes before its end, a user array
+that ends right before an unmapped guard page, so a count larger than the array reads past it, an unmapped address, a
+small integer, a kernel address; every buffer ends at an inaccessible page, support.kfd_client.reserve, so a copy past
+its end is EFAULT and never lands in the worker's own heap), ids and handles are the worker's live ones or random.
+What a case creates (buffer objects, queues, events) is torn down after it, so cases stay independent and the
+known-good op always has room.
 """
 from __future__ import annotations
 import ctypes, mmap, os

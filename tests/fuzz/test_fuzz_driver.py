@@ -29,3 +29,24 @@ def test_emulator_bug_is_a_bug_on_every_surface():
   r = Report("x")
   r.counts["internal"] += 1
   assert not r.clean() and "internal 1" in r.line()
+
+def test_kfd_surface_user_arrays_end_at_an_inaccessible_page(monkeypatch):
+  """The kfd surface's user pointers that cases copy past the end of (buf_end, 8 bytes before the end of a buffer; the
+  guarded events and ids arrays) end at an inaccessible page, so such a copy is EFAULT, never a write into the worker's
+  own memory. buf_end used to end at whatever the host's mmap had put above the buffer: in some layouts a live heap
+  arena, which a DRM_IOCTL_AMDGPU_INFO of 0x100 bytes at buf_end overwrote (as the kernel's copy_to_user would), and
+  the worker died of SIGSEGV a few cases later, on whichever case then ran (an events mmap, in the run that found it)."""
+  import ctypes, errno
+  import machines, surface_kfd
+  from tinygrad.runtime.autogen import amdgpu_drm, kfd
+  from mockgpu.driver.uaccess import copy_from_user
+  monkeypatch.setattr(machines, "current", None)
+  monkeypatch.setenv("MOCKGPU_COUNT", "2")
+  surface_kfd.setup()
+  for name, length in (("buf_end", 8), ("events", ctypes.sizeof(kfd.struct_kfd_event_data)), ("ids", 4)):
+    with pytest.raises(OSError) as e: copy_from_user(surface_kfd._resolve(name, 8) + length, 1, f"past {name}")
+    assert e.value.errno == errno.EFAULT
+  with pytest.raises(OSError, match="AMDGPU_INFO return_pointer") as e:
+    surface_kfd.execute({"kind": "drm", "query": amdgpu_drm.AMDGPU_INFO_DEV_INFO, "return_pointer": "buf_end", "return_size": 0x100})
+  assert e.value.errno == errno.EFAULT
+  assert surface_kfd.known_good()

@@ -5,7 +5,7 @@ import ctypes, mmap, os
 from tinygrad.runtime.autogen import kfd
 from tinygrad.runtime.autogen.am import pm4_nv as pm4
 import machines
-from mockgpu.hostmem import host_mmap
+from mockgpu.hostmem import MAP_FIXED, MAP_NORESERVE, PAGE, host_mmap, round_page
 RW = mmap.PROT_READ | mmap.PROT_WRITE
 FLAGS = kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE
 
@@ -26,6 +26,13 @@ class Buffer:
   def u32(self): return (ctypes.c_uint32 * (self.size // 4)).from_address(self.va)
   def u64(self): return (ctypes.c_uint64 * (self.size // 8)).from_address(self.va)
 
+def reserve(size:int) -> int:
+  """Address space for a buffer of `size` bytes (PROT_NONE, as the runtime reserves a buffer's VA), and one more
+  inaccessible page after it that stays so: a copy a test sends past a buffer's end is EFAULT. Without it the end
+  abutted whatever the host's mmap had put above the buffer, in some layouts a live heap arena of the process, which
+  such a copy (a legal write of user memory, as the kernel's) overwrote: the fuzz worker died of SIGSEGV cases later."""
+  return host_mmap(0, round_page(size) + PAGE, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+
 class Client:
   """A process's KFD client on `machine` (default: the test's machine, tests/machines.py)."""
   def __init__(self, gpu_index:int=0, machine=None):
@@ -37,11 +44,11 @@ class Client:
     call(self.kfd, kfd.AMDKFD_IOC_ACQUIRE_VM, drm_fd=self.render.fd, gpu_id=self.gpu.gpu_id)
 
   def alloc(self, size:int, domain=kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT, map_gpu=True) -> Buffer:
+    va = reserve(size)
     if domain == kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR:
-      va = host_mmap(0, size, RW, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS, -1, 0)
+      host_mmap(va, size, RW, mmap.MAP_SHARED | mmap.MAP_ANONYMOUS | MAP_FIXED, -1, 0)
       mem = call(self.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=va, size=size, gpu_id=self.gpu.gpu_id, flags=FLAGS | domain, mmap_offset=va)
     else:
-      va = host_mmap(0, size, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)  # reserve the VA, as the runtime does
       mem = call(self.kfd, kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=va, size=size, gpu_id=self.gpu.gpu_id, flags=FLAGS | domain)
       assert self.render.mmap(va, size, RW, mmap.MAP_SHARED | 0x10, mem.mmap_offset) == va
     if map_gpu: self.map(mem.handle)
