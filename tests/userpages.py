@@ -20,6 +20,17 @@ def unmapped_range(size:int=0x1000) -> int:
   libc.munmap(addr, size)
   return addr
 
+_hole:list[int] = []
+
+def inaccessible() -> int:
+  """The process's 64 KiB of PROT_NONE address space, reserved once and kept: a fuzz surface's "unmapped" and "random"
+  pointers point into it, so a copy to them faults whatever the host's layout (a fixed address such as 0x7000_0000_0000
+  or 0x5555_5555_5000 can be a live mapping of the process in some layouts, and a driver writing there corrupts it)."""
+  if not _hole:  # PROT_NONE (0: the mmap module has no name for it)
+    from mockgpu.hostmem import host_mmap
+    _hole.append(host_mmap(0, 0x10000, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0))
+  return _hole[0]
+
 # out[tid] = inp[tid] * k
 SCALE_PTX = """
 .version 7.8

@@ -9,7 +9,7 @@ known-good op runs on device 1's context: a copy in, a kernel launch and a copy 
 from __future__ import annotations
 import ctypes, struct
 from harness import interesting
-from userpages import SCALE_PTX, guarded_page
+from userpages import SCALE_PTX, guarded_page, inaccessible
 
 NAME = "cuda"
 ENV = {"MOCKGPU_COUNT": "2", "MOCKGPU_NV_MODEL": "sm_89", "MOCKGPU_BUDGET": "100000", "MOCKGPU_PTX_NATIVE": "0"}
@@ -135,7 +135,7 @@ def _ptr(v):
     _tiny[:] = [buf:=(ctypes.c_uint8 * 8)()]
     return buf if v == "tiny" else ctypes.byref(buf, 4)
   return {"dev": f["dev"], "dev_end": f["dev"] + BUF - 4, "host": f["host"], "user": st.user, "user_end": st.user + 0x1000 - 4,
-          "unmapped": 0x7000_0000_0000, "small": 0x10, "kernel": 0xffff_8000_0000_0000}.get(v, v) if isinstance(v, str) else v
+          "unmapped": inaccessible(), "small": 0x10, "kernel": 0xffff_8000_0000_0000}.get(v, v) if isinstance(v, str) else v
 
 class _Junk(ctypes.Structure): _fields_ = [("a", ctypes.c_uint32), ("b", ctypes.c_uint16)]
 

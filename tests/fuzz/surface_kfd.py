@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes, mmap, os
 from tinygrad.runtime.autogen import kfd, amdgpu_drm
 from harness import interesting
-from userpages import guarded_page
+from userpages import guarded_page, inaccessible
 import surface_pm4
 
 NAME = "kfd"
@@ -75,8 +75,9 @@ def _resolve(v, size:int):
   if not isinstance(v, str): return v % (1 << 8 * size)
   events_at = user + 0x1000 - ctypes.sizeof(kfd.struct_kfd_event_data)
   table = {"gpu0": c.gpu.gpu_id, "gpu1": c.drv.gpus[1].gpu_id, "buf": rig.data.va, "buf_end": rig.data.va + surface_pm4.DATA_BYTES - 8,
-           "events": events_at, "ids": user + 0x1000 - 4, "unmapped": 0x7000_0000_0000, "small": 0x10, "kernel": 0xffff_8000_0000_0000,
-           "random": 0x5555_5555_5000, "bo": c.bo.handle, "evpage": c.event_page.handle, "event": c.evt.event_id, "mem_event": c.mem_event.event_id,
+           "events": events_at, "ids": user + 0x1000 - 4, "unmapped": inaccessible(), "small": 0x10, "kernel": 0xffff_8000_0000_0000,
+           "random": inaccessible() + 0x5000,
+           "bo": c.bo.handle, "evpage": c.event_page.handle, "event": c.evt.event_id, "mem_event": c.mem_event.event_id,
            "render0": c.render.fd, "render1": c.render1.fd}
   return table[v] % (1 << 8 * size)
 

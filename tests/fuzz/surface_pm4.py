@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # tests/: test_kfd's in-process KFD c
 from tinygrad.runtime.autogen import kfd
 from tinygrad.runtime.autogen.am import pm4_nv as pm4, soc_11 as soc
 from harness import interesting, mutate_words
+from userpages import inaccessible
 
 NAME = "pm4"
 ENV = {"MOCKGPU_COUNT": "2", "MOCKGPU_BUDGET": "100000"}
@@ -47,7 +48,7 @@ class Rig:
 
   def addr(self, name:str) -> int:
     c = self.c
-    return {"data": self.data.va, "ib": self.ib.va, "ring": self.ring.va, "gart": self.gart.va, "unmapped": 0x7000_0000_0000,
+    return {"data": self.data.va, "ib": self.ib.va, "ring": self.ring.va, "gart": self.gart.va, "unmapped": inaccessible(),
             "mailbox": c.event_page.va + c.queue_event.event_slot_index * 8, "good": self.good.va}[name]
 
   def resolve(self, words:list) -> list[int]:

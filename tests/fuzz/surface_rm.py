@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes, os
 from tinygrad.runtime.autogen import nv_570 as nv
 from harness import interesting
-from userpages import guarded_page
+from userpages import guarded_page, inaccessible
 
 NAME = "rm"
 ENV = {"MOCKGPU_COUNT": "2", "MOCKGPU_NV_MODEL": "sm_89"}
@@ -131,7 +131,7 @@ class Worker:
 
   def resolve(self, v, t:type):
     if isinstance(v, str):
-      v = {"unmapped": 0x7000_0000_0000, "small": 0x10, "random": 0x5a5a5a5a, "params": self.page, "ctlfd": self.ctl.fd, "devfd": self.dev.fd,
+      v = {"unmapped": inaccessible(), "small": 0x10, "random": 0x5a5a5a5a, "params": self.page, "ctlfd": self.ctl.fd, "devfd": self.dev.fd,
            "uvmfd": self.uvmf.fd}.get(v, None) if v not in self.h else self.h[v]
       if v is None: v = 0
     bits = 8 * ctypes.sizeof(t)
