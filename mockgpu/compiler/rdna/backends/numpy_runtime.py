@@ -33,7 +33,7 @@ from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum, generated_nan
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
 # translated code's names
-from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401
+from mockgpu.compiler.floats import any_nan, f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401
 # The lane tables (DPP, permlane) come from the operand model, imported by the functions that read them: the operand
 # model imports tinygrad's instruction tables (~60 ms), which a process running only cached translations never needs.
 
@@ -351,8 +351,8 @@ def gnan(r, *srcs):
   """A row's float result r: where it is a NaN none of the row's float sources is, the NaN was generated (inf - inf,
   0 * inf, ...), and the hardware gives its default NaN, +qNaN (f16 0x7e00, f32 0x7fc00000, f64 0x7ff8000000000000);
   numpy gives the host's (x86: the sign set). A propagated NaN stays as computed."""
+  if not any_nan(r): return r
   nan = np.isnan(r)
-  if not nan.any(): return r
   for s in srcs: nan = nan & ~np.isnan(s)
   return np.where(nan, DEFAULT_NAN[np.asarray(r).dtype], r)
 
