@@ -139,6 +139,15 @@ def fma32(a, b, c):
     if not any_nan(r): return r
   return _fma32_numpy(a, b, c)
 
+def fma32_canon(a, b, c):
+  """canon(fma32(a, b, c), "f32") with one NaN test on the fast path: the native fmaf's result, where it holds no NaN,
+  is already canonical (the backend renders the fma.rn.f32 row's canon of its fma as this call)."""
+  if (fma := native.fma_f32()) is not None and \
+      getattr(a, "dtype", None) is _F32 and getattr(b, "dtype", None) is _F32 and getattr(c, "dtype", None) is _F32:
+    r = fma(a, b, c)
+    if not any_nan(r): return r
+  return canon(fma32(a, b, c), "f32")
+
 def _fma32_numpy(a, b, c):
   """Correctly rounded float32 fma. a*b is exact in float64, so only the sum rounds twice, and that matters only when
   the float64 sum lands exactly on a float32 midpoint while being inexact: then it moves toward its true side.
