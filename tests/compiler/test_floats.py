@@ -87,6 +87,7 @@ def _any_nan_cases(dtype, n:int):
     y = x.copy()
     y[i] = np.nan
     assert floats.any_nan(y) is True and floats.any_nan(y.reshape(1, n)) is True
+    assert floats.any_nan(y.astype(y.dtype.newbyteorder())) is True   # a byte-swapped array: the general path
   if n > 1:
     y = x.copy()
     y[:2] = [np.inf, -np.inf]   # the dot is NaN, no element is

@@ -177,9 +177,9 @@ def _fma_odd(a, b, c, t) -> np.ndarray:
 
 def fma32(a, b, c) -> np.ndarray:
   """f32 a*b+c rounded once: the native fmaf ufunc when it is built, else the float64 emulation (same bits)."""
-  a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
-  if a.dtype is dt_f32 and b.dtype is dt_f32 and c.dtype is dt_f32 and (fma:=native.fma_f32()) is not None: return fma(a, b, c)
-  return _fma_odd(a, b, c, f32)
+  if getattr(a, "dtype", None) is dt_f32 and getattr(b, "dtype", None) is dt_f32 and getattr(c, "dtype", None) is dt_f32 \
+      and (fma:=native.fma_f32()) is not None: return fma(a, b, c)  # f32 arrays or numpy scalars
+  return _fma_odd(np.asarray(a), np.asarray(b), np.asarray(c), f32)
 
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
 
