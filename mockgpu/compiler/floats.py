@@ -33,7 +33,8 @@ def any_nan(x) -> bool:
   lane sends an fma to its exact path). A dot product with ones is NaN when an element is (NaN * 1 and NaN + y are
   NaN), and BLAS makes it one pass at ~0.4 us for a 1024-lane register, where np.isnan(x).any() is two passes and
   ~1.5 us. The dot is also NaN for an inf beside a -inf (or sums that overflow both ways): then np.isnan decides.
-  Larger arrays (and f16, which has no BLAS): numpy's maximum, which propagates a NaN, in one pass."""
+  Larger arrays (and f16, which has no BLAS): numpy's maximum, which propagates a NaN, in one pass. Callers run
+  under np.errstate(all="ignore"), as translated code does (a dot whose sum overflows would warn)."""
   if type(x) is np.ndarray and x.dtype is _F32 and (ones:=_ONES.get(x.size)) is not None:  # the hot case first
     s = x.ravel().dot(ones)
     if s == s: return False
