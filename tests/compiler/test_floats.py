@@ -69,3 +69,32 @@ def test_the_binary_formats_largest_and_least_normal_values():
   assert (floats.F16.max, floats.F16.tiny) == (float(np.finfo(np.float16).max), float(np.finfo(np.float16).tiny))
   assert (floats.F32.max, floats.F32.tiny) == (float(np.finfo(np.float32).max), float(np.finfo(np.float32).tiny))
   assert floats.BF16.max == float(floats.bf16_to_f32(0x7f7f)) and floats.BF16.tiny == float(floats.bf16_to_f32(0x0080))
+
+rng = np.random.default_rng(0)  # the test's own stream while it runs (tests/conftest.py seeds it from the node id)
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("n", [1, 1024, floats.DOT_LANES + 1])
+def test_any_nan_finds_one_nan_anywhere_and_no_false_one(dtype, n):
+  """The dot-product test of any_nan against np.isnan over a NaN at random places, infinities of both signs beside
+  each other (whose sum is NaN without any NaN element), overflowing sums, and strided and 0-d arrays. The runtimes
+  call it under np.errstate(all="ignore"), as here."""
+  with np.errstate(all="ignore"): _any_nan_cases(dtype, n)
+
+def _any_nan_cases(dtype, n:int):
+  x = rng.standard_normal(n).astype(dtype)
+  assert floats.any_nan(x) is False
+  for i in rng.integers(0, n, 4):
+    y = x.copy()
+    y[i] = np.nan
+    assert floats.any_nan(y) is True and floats.any_nan(y.reshape(1, n)) is True
+    assert floats.any_nan(y.astype(y.dtype.newbyteorder())) is True   # a byte-swapped array: the general path
+  if n > 1:
+    y = x.copy()
+    y[:2] = [np.inf, -np.inf]   # the dot is NaN, no element is
+    assert floats.any_nan(y) is False
+    big = np.full(n, np.finfo(dtype).max, dtype)
+    big[n // 2:] *= -1   # the sum overflows to inf one way, then the other
+    assert floats.any_nan(big) is False
+    assert floats.any_nan(np.repeat(y, 2)[::2]) is False   # a strided view
+  assert floats.any_nan(np.array(np.nan, dtype)) is True and floats.any_nan(np.array(1, dtype)) is False
+  assert floats.any_nan(np.zeros(0, dtype)) is False

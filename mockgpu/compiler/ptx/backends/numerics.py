@@ -27,7 +27,7 @@ import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx.types import FMTS, INT_RANGE
-from mockgpu.compiler.floats import Fmt, F32, bf16bits_exact, bf16_isnan, to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401 (the PTX runtime's names)
+from mockgpu.compiler.floats import any_nan, Fmt, F32, bf16bits_exact, bf16_isnan, to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import two_sum, two_prod, nudge64, fma64, round_fraction  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import op_with_error_sign as _exact
 
@@ -62,6 +62,7 @@ def canon(x, t:str):
     if not m.any(): return x
     r = np.where(m, np.uint16(0x7fff), x)
     return r if np.ndim(x) else r[()]
+  if type(x) is np.ndarray and not any_nan(x): return x  # the common case first: an array without a NaN
   if np.ndim(x) == 0: return CANON_NAN[t] if np.isnan(x) else x
   if x.size == 0 or not np.isnan(x.max()): return x
   return np.where(np.isnan(x), CANON_NAN[t], x)
@@ -135,8 +136,17 @@ def fma32(a, b, c):
   if (fma := native.fma_f32()) is not None and \
       getattr(a, "dtype", None) == _F32 and getattr(b, "dtype", None) == _F32 and getattr(c, "dtype", None) == _F32:
     r = fma(a, b, c)
-    if not np.isnan(r.max() if np.ndim(r) and r.size else r).any(): return r
+    if not any_nan(r): return r
   return _fma32_numpy(a, b, c)
+
+def fma32_canon(a, b, c):
+  """canon(fma32(a, b, c), "f32") with one NaN test on the fast path: the native fmaf's result, where it holds no NaN,
+  is already canonical (the backend renders the fma.rn.f32 row's canon of its fma as this call)."""
+  if (fma := native.fma_f32()) is not None and \
+      getattr(a, "dtype", None) is _F32 and getattr(b, "dtype", None) is _F32 and getattr(c, "dtype", None) is _F32:
+    r = fma(a, b, c)
+    if not any_nan(r): return r
+  return canon(fma32(a, b, c), "f32")
 
 def _fma32_numpy(a, b, c):
   """Correctly rounded float32 fma. a*b is exact in float64, so only the sum rounds twice, and that matters only when

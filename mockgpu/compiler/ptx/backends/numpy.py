@@ -25,6 +25,15 @@ _CMP_INT = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="
 _CMP_FLOAT = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _WINDOW_NAMES = {"shared": "SHARED_WINDOW", "local": "LOCAL_WINDOW", "const": "CONST_WINDOW"}   # kernel_ns names
 
+def _call_args(expr:str, fn:str) -> str|None:
+  """The argument text of expr when expr is one whole call of fn (`fn(...)`), else None."""
+  if not (expr.startswith(fn + "(") and expr.endswith(")")): return None
+  depth = 0
+  for i, ch in enumerate(expr[len(fn):], len(fn)):
+    depth += (ch == "(") - (ch == ")")
+    if depth == 0: return expr[len(fn) + 1:-1] if i == len(expr) - 1 else None
+  return None
+
 class Ctx(semantics.Backend):
   """Emission state for one kernel (lines, constants, the current mask) and the numpy rendering of every primitive."""
   def __init__(self, fn:P.Function, layout:Layout, consts:dict):
@@ -302,7 +311,10 @@ class Ctx(semantics.Backend):
     if op == "rcp": return f"farith('div', {t!r}, {rnd!r}, {self.const(t, 1.0) if t != 'bf16' else self.const('b16', 0x3f80)}, {args[0]})"
     return f"farith({op!r}, {t!r}, {rnd!r}, {', '.join(args)})"
   def approx(self, fn:str, t:str, x:str) -> str: return f"approx({fn!r}, {t!r}, {x})"
-  def canon(self, t:str, x:str) -> str: return f"canon({x}, {t!r})"
+  def canon(self, t:str, x:str) -> str:
+    # fma.rn.f32, the hot row of matrix kernels: the fma and its canonical NaN with one NaN test (numerics.fma32_canon)
+    if t == "f32" and (args:=_call_args(x, "fma32")) is not None: return f"fma32_canon({args})"
+    return f"canon({x}, {t!r})"
   def ftz(self, x:str) -> str: return f"ftz({x})"
   def relu(self, t:str, x:str) -> str: return f"relu({x}, {t!r})"
   def sat(self, t:str, x:str) -> str: return f"sat({x})" if t != "bf16" else f"from64(sat(to64({x}, 'bf16')), 'bf16')"

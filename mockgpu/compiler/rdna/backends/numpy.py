@@ -28,7 +28,7 @@ from mockgpu.compiler.rdna.backends.reads import Reads
 from mockgpu.compiler.rdna.backends.numpy_version import VERSION, translator_files  # noqa: F401
 # a numpy scalar constant (optionally reinterpreted): hoisted out of the block functions, as building one costs ~1 us
 CONST = re.compile(r"\b(?:u8|u16|u32|u64|i8|i16|i32|i64|f16|f32|f64)\((?:0x[0-9a-f]+|-?\d+(?:\.\d+)?)\)"
-                   r"(?:\.view\((?:u16|u32|u64|i16|i32|i64|f16|f32|f64)\))?")
+                   r"(?:\.view\((?:dt_)?(?:u16|u32|u64|i16|i32|i64|f16|f32|f64)\))?")
 
 def plus64(off:int) -> str:
   """Code adding a constant byte offset to a uint64 address (wrapping), or nothing for 0."""
@@ -60,7 +60,7 @@ def past_v255(lines:list[str]) -> str|None:
 def typed(raw:str, t:str, hi:bool=False) -> str:
   """View raw register bits (uint32, or uint64 for 64-bit types) as ISA type t."""
   if t in ("b32", "u32", "b64", "u64"): return raw
-  if t in ("i32", "f32", "i64", "f64"): return f"{raw}.view({t})"
+  if t in ("i32", "f32", "i64", "f64"): return f"{raw}.view(dt_{t})"  # a dtype object: numpy_runtime.dt_f32
   if t == "f16": return f"h16({raw}, {hi})"
   if t == "bf16": return f"bf16({raw}, {hi})"
   if t in ("b16", "u16"): return f"b16({raw}, {hi})"

@@ -33,7 +33,7 @@ from mockgpu.compiler.exact import fma64 as fma64_rn, exact_sum, generated_nan
 # CDNA: its rows' helpers (GFX9 min/max, v_bitop3), SDWA operand selection and MFMA
 from mockgpu.compiler.rdna.gfx9 import bitop3, sdwa_src, sdwa_dst, MFMAShape, mfma, fp8_table  # noqa: F401
 # translated code's names
-from mockgpu.compiler.floats import f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401
+from mockgpu.compiler.floats import any_nan, f32_to_ocp8, f32_to_fnuz8, f32_to_f16_rtz, bf16_to_f32, bf16bits, bf16bits_f64, rbf16  # noqa: F401
 # The lane tables (DPP, permlane) come from the operand model, imported by the functions that read them: the operand
 # model imports tinygrad's instruction tables (~60 ms), which a process running only cached translations never needs.
 
@@ -44,6 +44,10 @@ EVERY = slice(None)  # the wave index of a group that is the whole chunk
 u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
 f16, f32, f64 = np.float16, np.float32, np.float64
+# the same types as dtype objects, for the translated code's register views (`V[3].view(dt_f32)`: ndarray.view converts
+# a scalar type to its dtype at every call, 0.37 us against 0.13 us) and for identity tests of an array's dtype (numpy
+# keeps one dtype object per native type: an array that fails the `is` test takes the general path)
+dt_u32, dt_i32, dt_u64, dt_i64, dt_f32, dt_f64 = (np.dtype(t) for t in (u32, i32, u64, i64, f32, f64))
 M32 = 0xffffffff
 
 # *** lane masks: uint32 per wave in wave32, uint64 (an SGPR pair) in wave64 ***
@@ -104,12 +108,12 @@ def vw16(V:list, d:int, w, val, m, full, hi:bool):
 
 def bits32(x) -> np.ndarray:
   """Any integer-valued array as its low 32 bits."""
-  if type(x) is np.ndarray and x.dtype == u32: return x
+  if type(x) is np.ndarray and x.dtype is dt_u32: return x
   return np.asarray(x).astype(u32)
 
 def fbits32(x) -> np.ndarray:
   """A float value rounded to f32, as bits."""
-  if type(x) is np.ndarray and x.dtype == f32: return x.view(u32)
+  if type(x) is np.ndarray and x.dtype is dt_f32: return x.view(dt_u32)
   return np.asarray(x, f32).view(u32)
 
 def fbits16(x) -> np.ndarray:
@@ -173,9 +177,9 @@ def _fma_odd(a, b, c, t) -> np.ndarray:
 
 def fma32(a, b, c) -> np.ndarray:
   """f32 a*b+c rounded once: the native fmaf ufunc when it is built, else the float64 emulation (same bits)."""
-  a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
-  if a.dtype == b.dtype == c.dtype == f32 and (fma:=native.fma_f32()) is not None: return fma(a, b, c)
-  return _fma_odd(a, b, c, f32)
+  if getattr(a, "dtype", None) is dt_f32 and getattr(b, "dtype", None) is dt_f32 and getattr(c, "dtype", None) is dt_f32 \
+      and (fma:=native.fma_f32()) is not None: return fma(a, b, c)  # f32 arrays or numpy scalars
+  return _fma_odd(np.asarray(a), np.asarray(b), np.asarray(c), f32)
 
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
 
@@ -351,8 +355,8 @@ def gnan(r, *srcs):
   """A row's float result r: where it is a NaN none of the row's float sources is, the NaN was generated (inf - inf,
   0 * inf, ...), and the hardware gives its default NaN, +qNaN (f16 0x7e00, f32 0x7fc00000, f64 0x7ff8000000000000);
   numpy gives the host's (x86: the sign set). A propagated NaN stays as computed."""
+  if not any_nan(r): return r
   nan = np.isnan(r)
-  if not nan.any(): return r
   for s in srcs: nan = nan & ~np.isnan(s)
   return np.where(nan, DEFAULT_NAN[np.asarray(r).dtype], r)
 
