@@ -1,33 +1,45 @@
 #!/usr/bin/env python3
 """A fresh process's first op on each device against DEV=CPU: the interpreter's start, tinygrad's import, the device
-open and one small kernel (`(Tensor([1., 2, 3]) + 1).tolist()`), in CPU milliseconds of the whole process.
+open and one small kernel (`(Tensor([1., 2, 3]) + 1).tolist()`), in CPU milliseconds of the process, twice: to the op's
+end (what the child has spent when `tolist()` returns, read by the child itself) and to its exit (the interpreter's
+exit included: tearing down the modules, mostly tinygrad's ctypes tables, which is not mockgpu's work).
 
   python bench/first_op.py [--dev MOCK+AMD ...] [--rounds N] [--cold] [--json FILE]
 
 Warm (the default) is the state of a test run's second process: mockgpu's translation cache and tinygrad's compile
 cache (CACHEDB) hold the kernel, filled by one unmeasured run per device in a temporary directory. --cold empties
-both before each run. The devices run in turn, round after round (A/B alternation, as the machine may be loaded);
+both before each run. Python writes the bytecode of what the children import (PYTHONDONTWRITEBYTECODE is dropped from
+their environment), as an installed package has it: without it every process compiles mockgpu's source again (about
+150 ms of a MOCK+NV process). The devices run in turn, round after round (A/B alternation, as the machine may be loaded);
 each child's CPU time is its user + system time (RUSAGE_CHILDREN: its own children, a C compiler, included). The
-table gives the least and the median of the rounds and the least's excess over DEV=CPU's (issue 22: at most 100 ms).
+table gives, for each measure, the least and the median of the rounds and the least's excess over DEV=CPU's (issue 22:
+at most 100 ms).
 """
 from __future__ import annotations
 import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile
 
-CHILD = "from tinygrad import Tensor\nassert (Tensor([1., 2, 3]) + 1).tolist() == [2., 3., 4.]\n"
+# the child writes its CPU seconds at the op's end (its own and its waited-for children's: a C compiler) to a pipe
+CHILD = ("import os, resource\nfrom tinygrad import Tensor\nassert (Tensor([1., 2, 3]) + 1).tolist() == [2., 3., 4.]\n"
+         "s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+         "os.write(int(os.environ['FIRST_OP_FD']), repr(s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime).encode())\n")
 DEVICES = ("CPU", "MOCK+AMD", "MOCK+NV", "MOCK+CUDA")
 
-def run(dev:str, tmp:str, cold:bool) -> float:
-  """One child's CPU milliseconds."""
+def run(dev:str, tmp:str, cold:bool) -> tuple[float, float]:
+  """One child's CPU milliseconds to its op's end and to its exit."""
   cache, db = os.path.join(tmp, dev, "mockgpu"), os.path.join(tmp, dev, "tinygrad.db")
   if cold:
     shutil.rmtree(os.path.join(tmp, dev), ignore_errors=True)
   os.makedirs(os.path.join(tmp, dev), exist_ok=True)
-  env = {**os.environ, "DEV": dev, "MOCKGPU_CACHE_DIR": cache, "CACHEDB": db}
+  rd, wr = os.pipe()
+  env = {**os.environ, "DEV": dev, "MOCKGPU_CACHE_DIR": cache, "CACHEDB": db, "FIRST_OP_FD": str(wr)}
+  env.pop("PYTHONDONTWRITEBYTECODE", None)
   r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-  p = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=600)
+  try: p = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=600, pass_fds=(wr,))
+  finally: os.close(wr)
   r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+  with os.fdopen(rd, "rb") as f: at_op = f.read()
   if p.returncode != 0: raise RuntimeError(f"DEV={dev}: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
-  return 1e3 * (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+  return 1e3 * float(at_op), 1e3 * (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,19 +49,22 @@ def main():
   ap.add_argument("--json", help="write the results here")
   args = ap.parse_args()
   devs = ["CPU", *(args.dev or DEVICES[1:])]
-  times:dict[str, list[float]] = {d: [] for d in devs}
+  times:dict[str, list[tuple[float, float]]] = {d: [] for d in devs}
   with tempfile.TemporaryDirectory() as tmp:
     if not args.cold:
       for d in devs: run(d, tmp, False)  # fills the caches: the runs below are a warm process's
     for _ in range(args.rounds):
       for d in devs: times[d].append(run(d, tmp, args.cold))
-  cpu = min(times["CPU"])
-  print(f"{'device':10s} {'least':>7s} {'median':>7s} {'over CPU':>8s}   (CPU ms of a fresh process's first op, {args.rounds} rounds, "
-        f"{'cold' if args.cold else 'warm'})")
+  print(f"CPU ms of a fresh process's first op, {args.rounds} rounds, {'cold' if args.cold else 'warm'}: the least, the median and "
+        "the least's excess over DEV=CPU")
+  print(f"{'':12s} {'to the op end':^26s}  {'to exit':^26s}")
+  print(f"{'device':12s} " + f"{'least':>7s} {'median':>7s} {'over CPU':>9s}  " * 2)
+  cpu = [min(t[i] for t in times["CPU"]) for i in (0, 1)]
   for d in devs:
-    print(f"{d:10s} {min(times[d]):7.0f} {statistics.median(times[d]):7.0f} {min(times[d]) - cpu:+8.0f}")
+    cols = [(min(v), statistics.median(v), min(v) - cpu[i]) for i in (0, 1) for v in [[t[i] for t in times[d]]]]
+    print(f"{d:12s} " + "".join(f"{a:7.0f} {m:7.0f} {o:+9.0f}  " for a, m, o in cols))
   if args.json:
-    with open(args.json, "w") as f: json.dump(times, f, indent=1)
+    with open(args.json, "w") as f: json.dump({d: {"op_end": [t[0] for t in v], "exit": [t[1] for t in v]} for d, v in times.items()}, f, indent=1)
   return 0
 
 if __name__ == "__main__": sys.exit(main())

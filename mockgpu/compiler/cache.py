@@ -51,7 +51,7 @@ def _path(key:str) -> str|None:
 def _load(key:str):
   if (p:=_path(key)) is None or not os.path.exists(p): return None
   try:
-    with open(p, "rb") as f: return marshal.load(f)
+    with open(p, "rb") as f: return marshal.loads(f.read())   # marshal.load(f) reads piecewise: 3-7x slower (2 ms for 80 KB)
   except (OSError, EOFError, ValueError, TypeError): return None  # a torn or foreign file: translate again
 
 def _store(key:str, code):

@@ -30,7 +30,7 @@ import ctypes, functools, itertools, mmap, re, struct, threading, time, types
 import tinygrad.runtime.autogen.cuda as _abi
 from mockgpu import config, events
 from mockgpu.boards import NVBoard, selected_nv_board
-from mockgpu.errors import UnsupportedIoctl, GPUPageFault, InstructionBudgetExceeded
+from mockgpu.errors import UnsupportedIoctl, UnsupportedInstruction, GPUPageFault, InstructionBudgetExceeded
 from mockgpu.driver import uaccess
 from mockgpu.hostmem import PAGE, MAP_NORESERVE, host_mmap, munmap, round_page
 from mockgpu.memory import AddressSpace
@@ -699,12 +699,13 @@ def cuModuleLoadData(module, image):
   ctx = _current()
   text = _image_text(image)
   _check_ptx_header(text, ctx.device)
-  from mockgpu.compiler.ptx.syntax import PTXSyntaxError
   try: ptx = _ptx().load_module(text)
-  except PTXSyntaxError as e:
+  except UnsupportedInstruction as e:
     # the parser raises one type for malformed PTX and for valid PTX it does not implement; only the first is the
-    # JIT's CUDA_ERROR_INVALID_PTX, the second stays a NotImplementedError naming the construct
-    if _UNSUPPORTED.search(str(e)): raise
+    # JIT's CUDA_ERROR_INVALID_PTX, the second stays a NotImplementedError naming the construct. The syntax module is
+    # the parser's (a cached module loads without it): by the time it raised, it is imported
+    from mockgpu.compiler.ptx.syntax import PTXSyntaxError
+    if not isinstance(e, PTXSyntaxError) or _UNSUPPORTED.search(str(e)): raise
     log.error("cuModuleLoadData: PTX JIT failed: %s", e)
     raise _Fail(CUDA_ERROR_INVALID_PTX, str(e)) from None
   limit = ctx.device.board.shared_per_block

@@ -14,14 +14,14 @@ structs; /dev/nvidia-uvm ioctls go to the UVM model (nv_uvm.py). An mmap of a no
 NV_ESC_RM_MAP_MEMORY naming that node's fd asked for, as the real driver does.
 """
 from __future__ import annotations
-import ctypes, errno, functools, itertools, logging, mmap, os
+import ctypes, errno, itertools, logging, mmap, os
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import config, events, hostmem
 from mockgpu.vfs import Handle
 from mockgpu.errors import PacketError, UnsupportedIoctl, Unmodelled
 from mockgpu.driver import uaccess
 from mockgpu.hostmem import MAP_FIXED, MAP_NORESERVE
-from mockgpu.emulators.nv_gpu import NVGPU, Fault, class_name, engine_for
+from mockgpu.emulators.nv_gpu import NVGPU, Fault, class_name, engine_for, names as nv_names
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup
 
 log = logging.getLogger("mockgpu")
@@ -35,15 +35,11 @@ class RMError(Exception):
     super().__init__(f"{msg}: {nv.nv_status_codes.get(status, status)}")
     self.status = status
 
-ESCAPE_NAMES:dict[int, str] = {}  # escape number -> NV_ESC_* name
-for _n, _v in vars(nv).items():
-  if _n.startswith("NV_ESC_") and isinstance(_v, int): ESCAPE_NAMES.setdefault(_v, _n)
+ESCAPE_NAMES:dict[int, str] = nv_names()["escape"]  # escape number -> NV_ESC_* name
 
 def status_name(status:int) -> str: return nv.nv_status_codes.get(status, str(status))
 
-@functools.cache
-def ctrl_name(cmd:int) -> str:
-  return next((n for n, v in vars(nv).items() if v == cmd and isinstance(v, int) and "_CTRL_CMD_" in n), "unknown command")
+def ctrl_name(cmd:int) -> str: return nv_names()["ctrl"].get(cmd, "unknown command")
 
 # *** host memory ***
 

@@ -11,11 +11,11 @@ from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import events
 from mockgpu.errors import UnsupportedIoctl
 from mockgpu.hostmem import PAGE
-from mockgpu.emulators.nv_gpu import NVGPU
+from mockgpu.emulators.nv_gpu import NVGPU, names as nv_names
 from mockgpu.driver.nv_rm import RM, RMError, Memory, Plain, ChannelObject, status_name
 
 log = logging.getLogger("mockgpu")
-UVM_NAMES = {v: k for k, v in vars(nv).items() if k.startswith("UVM_") and isinstance(v, int) and hasattr(nv, k + "_PARAMS")}  # ioctl -> name
+UVM_NAMES = nv_names()["uvm"]  # ioctl -> the UVM_* name that has a _PARAMS struct
 
 @dataclass
 class Range:

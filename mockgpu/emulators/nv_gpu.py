@@ -8,7 +8,7 @@ GPFIFO) is the channel itself, in mockgpu/emulators/gpfifo.py. Method numbers, f
 from tinygrad's autogen tables (nv_570, the ABI our RM reports), never retyped.
 """
 from __future__ import annotations
-import functools, hashlib, logging, re, struct, time, weakref
+import functools, hashlib, logging, os, re, struct, time, weakref
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
@@ -100,15 +100,40 @@ def method_names(prefix:str) -> dict[int, str]:
 _CLASS_SUFFIXES = ("A", "B", "C", *"0123456789", "CLIENT", "DEBUGGER", "DEVICE", "DECODER", "USER", "SYSTEM", "VIRTUAL", "DESCRIPTOR")
 _CLASS = re.compile(rf"[A-Z0-9]+(_[A-Z0-9]+)*_({'|'.join(_CLASS_SUFFIXES)})")
 
-@functools.cache
-def _class_names() -> dict[int, str]:
-  """Class number -> the first name in the table that looks like a class's, in one pass over the ~15,000 names (a
-  pass per class cost ~1 ms each: 15 ms of an NV device open); the suffix test spares most names the regex."""
-  out:dict[int, str] = {}
+QMD_PREFIXES = ("NVC6C0_QMDV03_00", "NVCEC0_QMDV05_00")   # the QMD layouts the boards read (NVBoard.qmd_version 3, 5)
+
+def _index() -> dict[str, dict]:
+  """The lookups the NV models make by number or name in nv_570's ~15,000 names, in one pass: class names (the first
+  name that looks like a class's; the suffix test spares most names the regex), RM control names (the first
+  *_CTRL_CMD_*), NV_ESC_* escape names, UVM ioctl names (those with a _PARAMS struct; the last one wins) and each QMD
+  layout's fields (qmd_fields)."""
+  classes:dict[int, str] = {}
+  controls:dict[int, str] = {}
+  escapes:dict[int, str] = {}
+  uvm:dict[int, str] = {}
+  qmd:dict[str, dict] = {p: {} for p in QMD_PREFIXES}
   for name, v in vars(nv).items():
-    if isinstance(v, int) and v not in out and name.rpartition("_")[2] in _CLASS_SUFFIXES and "CTRL" not in name and _CLASS.fullmatch(name):
-      out[v] = name
-  return out
+    if isinstance(v, int):
+      if v not in classes and name.rpartition("_")[2] in _CLASS_SUFFIXES and "CTRL" not in name and _CLASS.fullmatch(name): classes[v] = name
+      if "_CTRL_CMD_" in name: controls.setdefault(v, name)
+      if name.startswith("NV_ESC_"): escapes.setdefault(v, name)
+      if name.startswith("UVM_") and hasattr(nv, name + "_PARAMS"): uvm[v] = name
+    if name.startswith("NV") and (prefix:=name[:16]) in qmd and name[16:17] == "_":
+      if isinstance(v, tuple): qmd[prefix][name[17:]] = v
+      elif callable(v): qmd[prefix].update({f"{name[17:]}_{i}": v(i) for i in range(8)})
+  return {"class": classes, "ctrl": controls, "escape": escapes, "uvm": uvm, **{f"qmd {p}": f for p, f in qmd.items()}}
+
+@functools.cache
+def names() -> dict[str, dict]:
+  """_index(), kept on disk (compiler/cache.py) under the table file's size and time and this module's text: building
+  it costs ~11 ms of every NV process (a pass per kind, ~1-4 ms each), reading it back ~1 ms."""
+  from mockgpu.compiler.cache import remembered
+  st = os.stat(nv.__file__)
+  with open(__file__, "rb") as f: key = f"{nv.__file__}|{st.st_size}|{st.st_mtime_ns}|".encode() + f.read()
+  kinds = {"class", "ctrl", "escape", "uvm", *(f"qmd {p}" for p in QMD_PREFIXES)}
+  return remembered("nv-names", "1", key, _index, lambda v: isinstance(v, dict) and set(v) == kinds)
+
+def _class_names() -> dict[int, str]: return names()["class"]
 
 def class_name(cls:int) -> str: return _class_names().get(cls, "unknown class")
 
@@ -207,16 +232,10 @@ def method_name(prefix:str, mthd:int) -> str: return method_names(prefix).get(mt
 
 # *** QMD launches ***
 
-@functools.cache
 def qmd_fields(prefix:str) -> dict[str, tuple[int, int]]:
   """Field name -> (hi, lo) bit, from the autogen QMD header; indexed fields become NAME_i, as tinygrad names them."""
-  out = {}
-  for name, v in vars(nv).items():
-    if not name.startswith(prefix + "_"): continue
-    key = name[len(prefix)+1:]
-    if isinstance(v, tuple): out[key] = v
-    elif callable(v): out.update({f"{key}_{i}": v(i) for i in range(8)})
-  return out
+  if (fields:=names().get(f"qmd {prefix}")) is None: raise KeyError(f"no QMD layout {prefix!r} ({', '.join(QMD_PREFIXES)})")
+  return fields
 
 class QMD:
   """A queue-meta-data block read from GPU memory, of the version the board's compute class reads (NVBoard.qmd_version):

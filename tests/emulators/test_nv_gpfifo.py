@@ -196,3 +196,25 @@ def test_kernel_the_executor_rejects_still_releases_its_semaphores(monkeypatch):
   assert len(fake.launches) == 3  # the program parsed once, both QMDs of the chain tried
   r = fake.rig
   assert r.u64(DATA + 0x3000) == 55 and r.userd[GP_GET // 4] == 1 and r.group.error is None
+
+def test_the_name_index_read_back_from_disk_is_the_one_built(tmp_path, monkeypatch):
+  """nv_gpu.names() (class, control, escape, UVM names and the QMD layouts, one pass over nv_570) is kept on disk: what
+  a second process reads back is what the pass builds, a torn or foreign value is built again, and a layout outside
+  the index is a KeyError naming the ones it has."""
+  from mockgpu.compiler import cache
+  from mockgpu.emulators import nv_gpu
+  monkeypatch.setenv("MOCKGPU_CACHE_DIR", str(tmp_path))
+  monkeypatch.setattr(cache, "_values", {})
+  built = nv_gpu._index()
+  nv_gpu.names.cache_clear()
+  assert nv_gpu.names() == built and list(tmp_path.rglob("*.marshal"))   # built, then stored
+  monkeypatch.setattr(cache, "_values", {})
+  nv_gpu.names.cache_clear()
+  assert nv_gpu.names() == built   # read back
+  assert built["class"][nv.AMPERE_COMPUTE_B] == "AMPERE_COMPUTE_B" and built["escape"][nv.NV_ESC_RM_ALLOC] == "NV_ESC_RM_ALLOC"
+  for f in tmp_path.rglob("*.marshal"): f.write_bytes(b"\x00torn")
+  monkeypatch.setattr(cache, "_values", {})
+  nv_gpu.names.cache_clear()
+  assert nv_gpu.names() == built
+  with pytest.raises(KeyError, match="NVC6C0_QMDV03_00"): qmd_fields("NVC7C0_QMDV04_00")
+  nv_gpu.names.cache_clear()

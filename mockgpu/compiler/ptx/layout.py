@@ -6,8 +6,9 @@ one of those windows (cvta) carries the window's tag in its top byte; module-sco
 window of their own; every other generic address is a global one (the device's AddressSpace).
 """
 from __future__ import annotations
+from typing import TYPE_CHECKING
 from mockgpu.errors import UnsupportedInstruction
-from mockgpu.compiler.ptx import syntax as P
+if TYPE_CHECKING: from mockgpu.compiler.ptx import syntax as P   # annotations only: the numpy runtime reads the windows
 
 SHARED_WINDOW = 0xFE00_0000_0000_0000
 LOCAL_WINDOW = 0xFD00_0000_0000_0000

@@ -8,21 +8,20 @@ execution model and the translation, backends/numerics.py for floating-point exa
 approximate instructions, backends/numpy_runtime.py for the memory spaces (backends/numpy_names.py: what translated code sees).
 """
 from __future__ import annotations
-import hashlib, os, time
+import functools, hashlib, os, time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 import numpy as np
 from mockgpu import config, events, replay
 from mockgpu.boards import NVBoard, selected_nv_board
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction, LaunchRefused
 from mockgpu.compiler.cache import translated
-from mockgpu.compiler.ptx import parser as P
-from mockgpu.compiler.ptx.syntax import PTXSyntaxError
-from mockgpu.compiler.ptx.backends import numpy as numpy_backend
-from mockgpu.compiler.ptx.backends import stepper as stepper_backend
-from mockgpu.compiler.ptx.layout import entries
+# a kernel whose translation is cached (memory or disk) runs with the numpy runtime alone: the parser, the semantics
+# table and the numpy backend (about half of this package's import) are imported by a translation, the stepper by a
+# debugger, at their first use
 from mockgpu.compiler.ptx.backends.numpy_runtime import Env, JournalEnv, TracedEnv, BatchShape, ModuleMemory, fault_context
-from mockgpu.compiler.ptx.backends import numpy_names
 from mockgpu.emulators.ptx import native
+if TYPE_CHECKING: from mockgpu.compiler.ptx.backends import stepper as stepper_backend
 
 __all__ = ["load_module", "launch", "PTXModule", "PTXKernel", "LaunchStats", "Launch", "stepper", "run_stepped"]
 
@@ -101,11 +100,14 @@ def _text(ptx) -> str:
   try: return bytes(ptx).decode()
   except UnicodeDecodeError as e:
     line = bytes(ptx)[:e.start].count(b"\n") + 1
+    from mockgpu.compiler.ptx.syntax import PTXSyntaxError
     raise PTXSyntaxError(f"PTX line {line}: byte 0x{bytes(ptx)[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
 
-def translate_module(text:str, ctx_type:type=numpy_backend.Ctx) -> str:
-  """Python source for a whole module (the numpy backend's translation of the parsed text)."""
-  return numpy_backend.translate_module(P.parse(text), ctx_type)
+def translate_module(text:str, ctx_type:type|None=None) -> str:
+  """Python source for a whole module (the numpy backend's translation of the parsed text; ctx_type: its Ctx)."""
+  from mockgpu.compiler.ptx import parser as P
+  from mockgpu.compiler.ptx.backends import numpy as numpy_backend
+  return numpy_backend.translate_module(P.parse(text), ctx_type or numpy_backend.Ctx)
 
 _shapes: dict[tuple, BatchShape] = {}
 
@@ -187,6 +189,9 @@ class Launch:
 
 def step_program(k:PTXKernel) -> stepper_backend.Program:
   """The kernel's instructions compiled one by one for the stepper (once per kernel)."""
+  from mockgpu.compiler.ptx import parser as P
+  from mockgpu.compiler.ptx.layout import entries
+  from mockgpu.compiler.ptx.backends import stepper as stepper_backend
   if getattr(k, "_step_program", None) is None:
     fn, layout = next((f, l) for f, l in entries(P.parse(k.module.text))[0] if f.name == k.name)
     k._step_program = stepper_backend.program_of(fn, layout)
@@ -195,6 +200,7 @@ def step_program(k:PTXKernel) -> stepper_backend.Program:
 def stepper(l:Launch, cta:tuple[int, int, int]=(0, 0, 0), board:NVBoard|None=None, history:bool=True) -> stepper_backend.Stepper:
   """The reference stepper of one CTA of launch l: special registers, parameters and memories as launch() gives
   them (the same checked AddressSpace: a miss is the same GPUPageFault), every write journaled so steps undo."""
+  from mockgpu.compiler.ptx.backends import numpy_names, stepper as stepper_backend
   board = board or selected_nv_board()
   grid, block, params = _checked(l.kernel, l.grid, l.block, l.params, l.dynamic_shared, board)
   if not all(0 <= c < g for c, g in zip(cta, grid)): raise ValueError(f"CTA {cta} is outside the grid {grid}")
@@ -224,17 +230,22 @@ def _bug(e:Exception, mem, k:PTXKernel, grid, block, params:bytes, dynamic_share
 def _where_numpy(e:Exception, k:PTXKernel) -> str:
   """The PTX line the numpy path was at: the translated code's line in the traceback, mapped back to the PTX."""
   if (frame:=replay.generated_frame(e)) is None: return "PTX line not known: raised outside the translated code"
-  try: line = replay.tagged_line(translate_module(k.module.text, _Annotating), frame[1], "ptx")
+  try: line = replay.tagged_line(translate_module(k.module.text, _annotating()), frame[1], "ptx")
   except Exception: line = None  # naming the line must not hide the error itself
   if line is None: return f"PTX line not known: raised in the translated code's {frame[0]}"
   return f"PTX line {line}: {' '.join(k.module.text.splitlines()[line - 1].split())}"
 
-class _Annotating(numpy_backend.Ctx):
+@functools.cache
+def _annotating() -> type:
   """The translator's context with every line it emits tagged with its instruction's PTX line (`# @ptx N`). The lines
-  are the same as the cached translation's, so a traceback's line in it names the instruction."""
-  def emit(self, s:str):
-    if s.startswith("case "): self.ins = None  # a block's first lines (its budget tick) belong to no instruction
-    super().emit(s if self.ins is None else f"{s}  # @ptx {self.ins.line}")
+  are the same as the cached translation's, so a traceback's line in it names the instruction. Made at the first
+  error that needs it (the translator's import is a translation's)."""
+  from mockgpu.compiler.ptx.backends import numpy as numpy_backend
+  class _Annotating(numpy_backend.Ctx):
+    def emit(self, s:str):
+      if s.startswith("case "): self.ins = None  # a block's first lines (its budget tick) belong to no instruction
+      super().emit(s if self.ins is None else f"{s}  # @ptx {self.ins.line}")
+  return _Annotating
 
 def _native_kernel(k:PTXKernel, mode:str):
   """The kernel's C translation once it pays (see native.py), else None; mode is the MOCKGPU_PTX_NATIVE setting."""

@@ -16,8 +16,7 @@ from __future__ import annotations
 import collections, ctypes
 import numpy as np
 from mockgpu.compiler import native
-from mockgpu.compiler.ptx import parser as P
-from mockgpu.compiler.ptx.layout import entries, MODULE_WINDOW, CONST_WINDOW
+from mockgpu.compiler.ptx.layout import MODULE_WINDOW, CONST_WINDOW
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, UnsupportedInstruction
 from mockgpu.compiler.ptx.backends.numpy_runtime import KernelTrap
 
@@ -87,6 +86,8 @@ def _cgen():
 
 def _c_source(kernel) -> tuple[object, str, list]:
   """(the entry's parsed function, its C source, its messages); raises NoNative where C does not cover it."""
+  from mockgpu.compiler.ptx import parser as P   # the parser is a translation's, not a cached kernel's (see ptx/__init__)
+  from mockgpu.compiler.ptx.layout import entries
   cgen, (fn, layout) = _cgen(), next((fn, lay) for fn, lay in entries(P.parse(kernel.module.text))[0] if fn.name == kernel.name)
   return fn, *cgen.kernel_source(fn, layout)
 

@@ -73,7 +73,7 @@ def spi_setup(rsrc2:int, arch:str="rdna3") -> tuple[int, tuple[bool, bool, bool]
   ids = tuple(bool(rsrc2 >> sh & 1) for sh in (kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_X_SHIFT,
               kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Y_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_SGPR_WORKGROUP_ID_Z_SHIFT))
   comps = field(rsrc2, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_SHIFT, kd.COMPUTE_PGM_RSRC2_ENABLE_VGPR_WORKITEM_ID_WIDTH)
-  return nuser, (False, False, False) if semantics.family(arch).TTMP_WORKGROUP_IDS else ids, comps
+  return nuser, (False, False, False) if semantics.setup(arch).TTMP_WORKGROUP_IDS else ids, comps
 
 def budget_exceeded(pgm:int, budget:int, pc:int) -> InstructionBudgetExceeded:
   return InstructionBudgetExceeded(f"dispatch of the kernel at PC 0x{pgm:x} ran past MOCKGPU_BUDGET={budget} "
@@ -83,7 +83,7 @@ def allocated_vgprs(d:Dispatch) -> int:
   """The VGPRs a wave of d has (RSRC1.GRANULATED_WORKITEM_VGPR_COUNT in the family's unit for its wave size), at most
   256: the registers an M0-relative VGPR index may reach."""
   count = field(d.rsrc1, kd.COMPUTE_PGM_RSRC1_GRANULATED_WORKITEM_VGPR_COUNT_SHIFT, kd.COMPUTE_PGM_RSRC1_GRANULATED_WORKITEM_VGPR_COUNT_WIDTH)
-  return min(256, (count + 1) * semantics.family(d.arch).VGPR_GRANULES[d.wave_size])
+  return min(256, (count + 1) * semantics.setup(d.arch).VGPR_GRANULES[d.wave_size])
 
 @functools.lru_cache(maxsize=64)
 def _workgroup_ids(total:int, x:int, n:int, chunk:int):

@@ -117,7 +117,7 @@ def _float_modes(rsrc1:int) -> tuple[bool, bool]:
 
 def ieee_mode(rsrc1:int, arch:str) -> bool:
   """MODE.IEEE of the waves: the descriptor's ENABLE_IEEE_MODE bit where the family has one (gfx12 has none)."""
-  bit = semantics.family(arch).IEEE_MODE_BIT
+  bit = semantics.setup(arch).IEEE_MODE_BIT
   return bit is not None and bool(rsrc1 >> bit & 1)
 
 class State:
@@ -149,7 +149,7 @@ def _init_registers(st:State, d:Dispatch, wg_ids:np.ndarray, waves_per_wg:int):
     if on:
       st.S[sgpr] = val()
       sgpr += 1
-  if (ttmp:=semantics.family(d.arch).TTMP_WORKGROUP_IDS):  # gfx12: x in one ttmp register, y | z << 16 in another
+  if (ttmp:=semantics.setup(d.arch).TTMP_WORKGROUP_IDS):  # gfx12: x in one ttmp register, y | z << 16 in another
     x, y, z = (f() for f in xyz)
     st.S[ttmp[0]], st.S[ttmp[1]] = x, (y & 0xffff) | (z << 16)
   v0, exec_mask = _workgroup_lanes(tuple(d.block), comps, waves_per_wg, st.lanes)
@@ -172,7 +172,7 @@ def _private_size(rsrc2:int, tmpring_size:int, lanes:int, arch:str) -> int:
   """Bytes of private memory per lane: the wave's COMPUTE_TMPRING_SIZE.WAVESIZE slot (in the family's units: 256 bytes
   on RDNA, 1 KiB on GFX9; as wide as its field) over its lanes."""
   if not rsrc2 & kd.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT: return 0
-  sem = semantics.family(arch)
+  sem = semantics.setup(arch)
   return _field(tmpring_size, 12, sem.TMPRING_WAVESIZE_BITS) * sem.TMPRING_WAVESIZE_UNIT // lanes
 
 def _budget_error(st:State, prog:Program, b:int, budget:int) -> InstructionBudgetExceeded:
@@ -363,7 +363,7 @@ def stepper(mem:AddressSpace, d:Dispatch, workgroup:int=0, wave:int=0, nvgpr:int
   from mockgpu.compiler.rdna import decode
   from mockgpu.compiler.rdna.operands import AGPR
   lanes = d.wave_size
-  nvgpr = nvgpr or (AGPR + 256 if semantics.family(d.arch).GFX9 else 256)
+  nvgpr = nvgpr or (AGPR + 256 if semantics.setup(d.arch).GFX9 else 256)
   ftz32, ftz16 = _float_modes(d.rsrc1)
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, nvgpr, lanes, d.arch)
   st = State(mem, d, wpg, lanes, nvgpr, np.zeros(wpg, np.int64), lds_size, private)

@@ -92,7 +92,7 @@ class Launch:
   (tinygrad launches the same kernel over and over): a launch then only updates the user SGPRs and the budget."""
   def __init__(self, k:NativeKernel, d, wpg:int, nwg:int, lds_size:int, private:int):
     nuser, id_sgprs, comps = spi_setup(d.rsrc2, d.arch)
-    ttmp_x, ttmp_yz = semantics.family(d.arch).TTMP_WORKGROUP_IDS or (-1, -1)  # gfx12's workgroup IDs
+    ttmp_x, ttmp_yz = semantics.setup(d.arch).TTMP_WORKGROUP_IDS or (-1, -1)  # gfx12's workgroup IDs
     enables = sum(1 << i for i, on in enumerate(id_sgprs) if on)
     per_wg = wpg * (256 + k.nvgpr * k.lanes) * 4 + lds_size + wpg * k.lanes * private
     self.chunk = max(1, min(nwg, CHUNK_BYTES // per_wg))

@@ -77,3 +77,15 @@ def test_every_family_row_parses():
       for row in table.values():
         if isinstance(row, lang.Row): count += len(row.body) > 0
   assert count > 800
+
+def test_each_family_sets_dispatches_up_as_its_table_says():
+  """semantics.setup(arch), what a dispatch's set-up reads without importing the family's table (family_setup.py), holds the
+  values of the table itself, family by family; and they differ where the families do."""
+  from mockgpu.compiler.rdna import semantics
+  from mockgpu.compiler.rdna.semantics import family_setup
+  for arch in semantics.FAMILIES:
+    table, s = semantics.family(arch), semantics.setup(arch)
+    assert {n: getattr(s, n) for n in family_setup.NAMES} == {n: getattr(table, n) for n in family_setup.NAMES}, arch
+  assert semantics.setup("rdna4").IEEE_MODE_BIT is None and semantics.setup("rdna3").IEEE_MODE_BIT == 23
+  assert semantics.setup("cdna4").GFX9 and semantics.setup("cdna3").TMPRING_WAVESIZE_UNIT == 1024
+  with pytest.raises(KeyError, match="gfx1100"): semantics.setup("gfx1100")

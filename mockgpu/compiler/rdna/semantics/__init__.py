@@ -6,8 +6,10 @@
   rdna4.py   RDNA4 as RDNA3's rows plus its own (renames, float SALU derived from VALU rows, IEEE 754-2019 min/max, ...)
   cdna.py    CDNA3 (GFX9, gfx942): the RDNA3 rows CDNA repeats, under their CDNA names (ALIASES), plus its own rows
   cdna4.py   CDNA4 (gfx950) as CDNA3 plus its additions (v_bitop3, v_cvt_pk_f16_f32, MFMA forms, OCP fp8)
+  family_setup.py  what a dispatch's set-up reads of each family (setup(arch)), apart from the tables
 """
 from __future__ import annotations
+from mockgpu.compiler.rdna.semantics.family_setup import SETUPS
 
 # the families by name -> their table module; a table is imported at its first use, so a process running one family
 # does not parse the others' rows and tinygrad's enums for them (a third of the RDNA executor's import time). Written
@@ -37,3 +39,9 @@ def family(arch:str):
   if arch not in FAMILIES: raise KeyError(f"no RDNA semantics table for {arch!r} ({', '.join(FAMILIES)})")
   m = _loaded[arch] = FAMILIES[arch]()
   return m
+
+def setup(arch:str):
+  """What setting a dispatch up reads of a family (semantics/family_setup.py: IEEE_MODE_BIT, TTMP_WORKGROUP_IDS, ...), the
+  same values as its table's, without importing the table."""
+  if arch not in SETUPS: raise KeyError(f"no RDNA semantics table for {arch!r} ({', '.join(SETUPS)})")
+  return SETUPS[arch]

@@ -15,12 +15,12 @@ str_pcode) plus the rows CDNA computes differently. semantics/cdna4.py is this t
               after the user SGPRs (as RDNA3).
 """
 from __future__ import annotations
-from mockgpu.boards import WAVE64
 from mockgpu.compiler.rdna.semantics import rdna3
 from mockgpu.compiler.rdna.semantics.lang import table, WIDTH
+from mockgpu.compiler.rdna.semantics.family_setup import CDNA3 as _SETUP
 
 FAMILY = "cdna3"
-GFX9 = True
+GFX9 = _SETUP.GFX9
 
 def strip(name:str) -> str:
   """A row key from an instruction name: no V_/S_ prefix, no _E32/_E64."""
@@ -163,7 +163,7 @@ DOT_SIGNS = rdna3.DOT_SIGNS
 # the GFX9 lowering (operands._gfx9) names what it does not execute itself
 NOT_EXECUTED:dict[str, str] = {}
 # COMPUTE_PGM_RSRC1 bit 23 is ENABLE_IEEE_MODE on gfx9 as on gfx11 (the v_min/v_max sNaN rule, errata omod-ieee)
-IEEE_MODE_BIT = rdna3.IEEE_MODE_BIT
+IEEE_MODE_BIT = _SETUP.IEEE_MODE_BIT
 ATOMIC, ATOMIC_ALIASES, ASSOCIATIVE = rdna3.ATOMIC, rdna3.ATOMIC_ALIASES, rdna3.ASSOCIATIVE
 
 # *** names: memory instructions (GFX9 name pieces -> RDNA3's; the access itself is the same) ***
@@ -230,10 +230,9 @@ ALIASES = _aliases()
 NOOPS = frozenset({"S_DCACHE_WB", "S_DCACHE_WB_VOL", "S_DCACHE_INV_VOL", "BUFFER_WBL2", "BUFFER_INV", "S_SET_VALU_COEXEC_MODE"})
 SMEM_KINDS:dict[str, str] = {}
 HIGH_HALF:set[str] = set()
-TTMP_WORKGROUP_IDS = None
-# COMPUTE_TMPRING_SIZE.WAVESIZE: bits 12..24, in 1 KiB units (tinygrad: mem_alignment_size 1024 on gfx9)
-TMPRING_WAVESIZE_BITS = 13
-TMPRING_WAVESIZE_UNIT = 1024
+# COMPUTE_TMPRING_SIZE.WAVESIZE: bits 12..24, in 1 KiB units (family_setup.py)
+TTMP_WORKGROUP_IDS, TMPRING_WAVESIZE_BITS = _SETUP.TTMP_WORKGROUP_IDS, _SETUP.TMPRING_WAVESIZE_BITS
+TMPRING_WAVESIZE_UNIT = _SETUP.TMPRING_WAVESIZE_UNIT
 # e32 16-bit operands v[128+n] are VGPR 128+n on GFX9 (the true16 reading is RDNA3's, errata.true16)
 TRUE16_E32 = False
 # 16-bit results that zero bits 31:16 of the destination VGPR (erratum cdna-16bit-high-zero); GFX9 changed these to
@@ -246,7 +245,7 @@ WMMA_LAYOUT = None
 # s_movrel* reach s0..s101 (gfx9: 102 SGPRs, then FLAT_SCRATCH and XNACK_MASK); s_trap's ID is SIMM16[7:0]
 SGPRS = 102
 TRAP_ID_BITS = 8
-VGPR_GRANULES = {WAVE64: 8}  # gfx90a+: VGPRs and AGPRs together (cdna.VGPR_GRANULE)
+VGPR_GRANULES = _SETUP.VGPR_GRANULES  # gfx90a+: VGPRs and AGPRs together (cdna.VGPR_GRANULE)
 
 # v_mfma_*: the forms gfx942 has that compiler/rdna/gfx9.MFMAShape models (the xf32, sparse SMFMAC and f8f6f4 forms
 # are not modelled); FP8 names the fp8/bf8 formats (FNUZ on gfx942)

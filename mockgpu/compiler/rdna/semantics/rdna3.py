@@ -12,8 +12,8 @@ hardware's do. Scalar rows (SOP) read a, b, d (the destination's old value), `sc
 `exec`, `pc` (this instruction's address) and write d, `scc`, `exec`.
 """
 from __future__ import annotations
-from mockgpu.boards import WAVE32, WAVE64
 from mockgpu.compiler.rdna.semantics.lang import table
+from mockgpu.compiler.rdna.semantics.family_setup import RDNA3 as _SETUP
 
 FAMILY = "rdna3"
 
@@ -517,34 +517,30 @@ WMMA = {"WMMA_F32_16X16X16_F16": ("f16", "f32", 8, 8), "WMMA_F32_16X16X16_BF16":
 WMMA_LAYOUT = "rdna3"
 
 # what later families change (semantics/rdna4.py): RDNA3 renames nothing, has no extra no-ops, no sub-dword SMEM
-# loads, no op reading a source's high half by name, puts the workgroup IDs in SGPRs after the user SGPRs (no ttmp
-# registers), and COMPUTE_TMPRING_SIZE.WAVESIZE is bits 12..26
+# loads, no op reading a source's high half by name; what a dispatch's set-up reads (the workgroup IDs' registers, the
+# scratch slot, the IEEE mode bit, the VGPR granule, GFX9) is semantics/family_setup.py's, a dispatch of a cached kernel reading
+# no table
 ALIASES:dict[str, str] = {}
 NOOPS:frozenset[str] = frozenset()
 SMEM_KINDS:dict[str, str] = {}
 HIGH_HALF:set[str] = set()
-TTMP_WORKGROUP_IDS = None
-TMPRING_WAVESIZE_BITS = 15
+TTMP_WORKGROUP_IDS, TMPRING_WAVESIZE_BITS = _SETUP.TTMP_WORKGROUP_IDS, _SETUP.TMPRING_WAVESIZE_BITS
+TMPRING_WAVESIZE_UNIT = _SETUP.TMPRING_WAVESIZE_UNIT
 # what the GFX9 family (semantics/cdna.py) changes: its encodings (operands._gfx9), COMPUTE_TMPRING_SIZE.WAVESIZE in 1 KiB
 # units (RDNA: 256 bytes), e32 16-bit operands v[128+n] as VGPRs (RDNA3: high halves, errata true16-e32), 16-bit results
 # zeroing bits 31:16 (RDNA: kept), MFMA forms
-GFX9 = False
-TMPRING_WAVESIZE_UNIT = 256
+GFX9 = _SETUP.GFX9
 TRUE16_E32 = True
 HIGH16_ZEROED:frozenset[str] = frozenset()
 MFMA:frozenset[str] = frozenset()
 PACKED_F32:dict[str, str] = {}  # GFX9's v_pk_*_f32 (semantics/cdna.py)
 FP8 = None  # the fp8/bf8 formats of the MFMA forms (semantics/cdna.py)
-# COMPUTE_PGM_RSRC1 bit 23 (ENABLE_IEEE_MODE, gfx6-gfx11) sets the waves' MODE.IEEE: signalling NaNs in v_min/v_max
-# are returned quieted, and omod is ignored (errata omod-ieee). gfx12 has no IEEE mode (the bit is DISABLE_PERF).
-IEEE_MODE_BIT:int|None = 23
+IEEE_MODE_BIT = _SETUP.IEEE_MODE_BIT   # RSRC1's ENABLE_IEEE_MODE (family_setup.py): MODE.IEEE, errata omod-ieee
 # the SGPRs an M0-relative index (s_movrel*) may reach: s0..s105 (VCC, the trap temporaries, M0 and EXEC are not in the
 # indexed file); the bits of s_trap's SIMM16 that are its trap ID (RDNA3: [7:0])
 SGPRS = 106
 TRAP_ID_BITS = 8
-# RSRC1.GRANULATED_WORKITEM_VGPR_COUNT's unit by wave size (gfx10+): a wave has (count + 1) * unit VGPRs, the ones an
-# M0-relative VGPR index may reach
-VGPR_GRANULES = {WAVE32: 8, WAVE64: 4}
+VGPR_GRANULES = _SETUP.VGPR_GRANULES
 
 # *** instructions of tinygrad's RDNA3 tables that mockgpu does not execute, each with the reason: operands.lower
 # raises UnsupportedInstruction (InvalidInstruction where the reason starts "invalid instruction: ") naming it and its

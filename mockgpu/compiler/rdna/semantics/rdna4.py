@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from mockgpu.compiler.rdna.semantics import rdna3
 from mockgpu.compiler.rdna.semantics.lang import Row, row, table
+from mockgpu.compiler.rdna.semantics.family_setup import RDNA4 as _SETUP
 
 FAMILY = "rdna4"
 
@@ -46,15 +47,13 @@ NOOPS = frozenset({"S_WAIT_LOADCNT", "S_WAIT_STORECNT", "S_WAIT_SAMPLECNT", "S_W
 
 # *** gfx12's architected workgroup IDs ***
 
-# the SPI writes a wave's workgroup ID x to ttmp9 and y | z << 16 to ttmp7 (operand encodings 108-123 are ttmp0-15)
-TTMP_WORKGROUP_IDS = (117, 115)
-# COMPUTE_TMPRING_SIZE.WAVESIZE (the wave's scratch slot, 256-byte units) is bits 12..29 on gfx12 (gfx11: 12..26)
-TMPRING_WAVESIZE_BITS = 18
+# ttmp9 and ttmp7 (family_setup.py); COMPUTE_TMPRING_SIZE.WAVESIZE is bits 12..29 on gfx12 (gfx11: 12..26)
+TTMP_WORKGROUP_IDS, TMPRING_WAVESIZE_BITS = _SETUP.TTMP_WORKGROUP_IDS, _SETUP.TMPRING_WAVESIZE_BITS
 # as RDNA3: gfx11-style encodings, 256-byte scratch units, true16 e32 operands, 16-bit results keep bits 31:16, no MFMA
 GFX9, TMPRING_WAVESIZE_UNIT, TRUE16_E32 = rdna3.GFX9, rdna3.TMPRING_WAVESIZE_UNIT, rdna3.TRUE16_E32
 HIGH16_ZEROED, MFMA, PACKED_F32 = rdna3.HIGH16_ZEROED, rdna3.MFMA, rdna3.PACKED_F32
 # gfx12 has no IEEE mode: RSRC1 bit 23 is DISABLE_PERF, and omod always applies
-IEEE_MODE_BIT = None
+IEEE_MODE_BIT = _SETUP.IEEE_MODE_BIT
 # s_trap's trap ID is SIMM16[3:0] on gfx12 (RDNA3: [7:0]); the M0-indexed SGPR file is RDNA3's
 TRAP_ID_BITS, SGPRS, VGPR_GRANULES = 4, rdna3.SGPRS, rdna3.VGPR_GRANULES
 
