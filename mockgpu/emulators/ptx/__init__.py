@@ -238,4 +238,4 @@ class _Annotating(numpy_backend.Ctx):
 
 def _native_kernel(k:PTXKernel, mode:str):
   """The kernel's C translation once it pays (see native.py), else None; mode is the MOCKGPU_PTX_NATIVE setting."""
-  return k.tier.native(mode, lambda: native.translate(k, native.key(k)), lambda: native.cached(native.key(k)))
+  return k.tier.native(mode, lambda: native.key(k), lambda key: native.translate(k, key), native.cached)
