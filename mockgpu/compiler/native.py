@@ -274,6 +274,7 @@ def _stop():
   and its temporary directory removed."""
   global _exiting
   _exiting = True
+  history.flush()   # first: a parent that kills this process while the build finishes loses the build only
   if (job:=_running.get("job")) is not None and not job.event.wait(build_timeout() + EXIT_GRACE):
     log.warning("C build still running at exit after %gs; stopped", build_timeout() + EXIT_GRACE)
   if (p:=_running.get("proc")) is not None and p.poll() is None:
