@@ -30,7 +30,7 @@ STALE_CLAIM_S = 600    # a claimed file this old belongs to a merge that died: d
 
 _spent:dict[str, float] = {}   # this process's numpy seconds per kernel key, written at exit
 _earlier:tuple[str|None, dict] = (None, {})   # (the directory read, key -> [seconds, processes, last seen])
-_registered = False
+_registered:int|None = None   # the process that registered the exit handler (a forked child inherits both)
 
 def directory() -> str|None:
   """The history's directory, or None where it is off (MOCKGPU_CC_HISTORY=0, MOCKGPU_CACHE_DIR=off)."""
@@ -49,14 +49,17 @@ def earlier(key:str) -> tuple[float, int]:
 def add(key:str, seconds:float):
   """Count seconds of this process's numpy path against the kernel of this key (written at exit)."""
   global _registered
-  if not _registered:
-    _registered = True
+  if _registered is None:
+    _registered = os.getpid()
     atexit.register(flush)
   _spent[key] = _spent.get(key, 0.0) + seconds
 
 def flush():
   """Write this process's seconds (one file of its own) and merge the directory when it holds too many files."""
   if not _spent or (d:=directory()) is None: return
+  if os.getpid() != _registered:   # a forked child that exits normally: its parent's seconds are the parent's to write
+    _spent.clear()
+    return
   now = int(time.time())
   kernels = {k: [round(s, 6), 1, now] for k, s in _spent.items()}   # microseconds and seconds: a smaller file to read
   _spent.clear()

@@ -37,6 +37,11 @@ def test_seconds_accumulate_over_processes_that_exit(cache, tmp_path):
   assert history.earlier("k1") == (0.875, 2) and history.earlier("k2") == (1.0, 1)
   assert len(history.names(str(cache))) == 2   # one file per process that ran kernels: none for the one that only read
 
+def test_a_forked_child_does_not_write_its_parents_seconds(cache, tmp_path):
+  code = "import os, sys\nhistory.add('k', 0.5)\npid = os.fork()\nif pid == 0: sys.exit(0)\nos.waitpid(pid, 0)"
+  _done(_child(code, tmp_path))
+  assert history.earlier("k") == (0.5, 1)
+
 def test_two_concurrent_writers_lose_and_double_nothing(cache, tmp_path):
   """Two processes each record 40 processes' worth (a flush each) and merge whenever more than 2 files lie there, so
   their merges race over the same files: the sum is exact (the seconds are binary fractions)."""
