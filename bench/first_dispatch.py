@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A kernel's first, second and third dispatch, split into tinygrad's compile and mockgpu's own time, beside its warm time.
 
-  python bench/first_dispatch.py [--dev MOCK+AMD ...] [--only matmul_64 ...] [--cache cold|warm|both] [--json FILE]
+  python bench/first_dispatch.py [--dev MOCK+AMD ...] [--only matmul_64 ...] [--cache cold|warm|both] [--keep DIR] [--json FILE]
 
 Each (device, workload, cache state) runs in its own child interpreter. `cold` empties mockgpu's cache directory and
 tinygrad's compile cache (CACHEDB) first; `warm` runs the child once to fill them and measures a second child. The
@@ -18,6 +18,9 @@ Kernels of one name (softmax's two reductions) count their dispatches together. 
 HCQ queue runs programs without the call this wraps): compare its `process` line.
 Below each child's rows: `cc` is the CPU seconds of C builds (the compiler's child processes, built in the background),
 `process` the child's whole CPU seconds from the first realize to the last, children included.
+`--keep DIR` uses DIR/<device> as the cache directories instead of a temporary one and keeps them (`cold` does not empty
+it), so invocations in a row see the C build history of the earlier ones: a kernel run in enough earlier processes is
+built, and a later process takes the build at its first dispatch.
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, tempfile, time
@@ -132,6 +135,7 @@ def main():
   ap.add_argument("--only", action="append", choices=list(WORKLOADS), help=f"workloads (default: {', '.join(DEFAULT)})")
   ap.add_argument("--cache", choices=("cold", "warm", "both"), default="both")
   ap.add_argument("--json", help="write the results here")
+  ap.add_argument("--keep", help="cache directories under this folder, kept between invocations (see above)")
   ap.add_argument("--child", help=argparse.SUPPRESS)
   args = ap.parse_args()
   if args.child:
@@ -144,7 +148,11 @@ def main():
   for w in args.only or DEFAULT:
     for dev in args.dev or ("MOCK+AMD", "MOCK+NV", "CPU"):
       for cache in caches:
-        with tempfile.TemporaryDirectory() as tmp: r = results[f"{w}|{dev}|{cache}"] = run_child(dev, w, cache, tmp)
+        if args.keep:
+          os.makedirs(tmp:=os.path.join(args.keep, dev.replace(":", "_")), exist_ok=True)
+          r = results[f"{w}|{dev}|{cache}"] = run_child(dev, w, cache, tmp)
+        else:
+          with tempfile.TemporaryDirectory() as tmp: r = results[f"{w}|{dev}|{cache}"] = run_child(dev, w, cache, tmp)
         _print(w, dev, cache, r)
   if args.json:
     with open(args.json, "w") as f: json.dump(results, f, indent=1)

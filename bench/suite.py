@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A test suite's wall time on each mock configuration against DEV=CPU: cold (empty caches) and warm.
 
-  python bench/suite.py [--dev MOCK+AMD ...] [--cases N] [--json FILE]
+  python bench/suite.py [--dev MOCK+AMD ...] [--cases N] [--json FILE] [--repeat N]
 
 The slice is fixed and made of small kernels dispatched once or twice, as a real suite's dtype and ALU tests are: the
 first 40 cases of the op suite (tests/ops/opcases.py: binary ALU ops across dtypes) and every 8th cast and the first 4 cases
@@ -10,6 +10,10 @@ its computation on the DEV device and reads it back (no comparison: the suites t
 with `pytest -n 2` on DEV=CPU and on each configuration, first with an empty mockgpu cache directory and tinygrad
 compile cache (cold), then again with them filled (warm). Columns: wall seconds, CPU seconds of the whole process tree
 (RUSAGE_CHILDREN: the machine is shared, CPU time is steadier), and each one's ratio to DEV=CPU's.
+`--repeat N` runs the slice N times in a row per device with one cache directory (the first run cold), as a CI cache
+kept between runs or a developer re-running pytest, and prints per run the wall and CPU seconds, the dispatches that
+ran on numpy and on C, and the CPU seconds of the workers' children (the C builds, background ones included): the C
+build history (MOCKGPU_CC_HISTORY) at work.
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, tempfile, time
@@ -37,6 +41,25 @@ def test_op(name):
 @pytest.mark.parametrize("case", DIFF, ids=[c["id"] for c in DIFF])
 def test_diff(case):
   diffrunner.run_case(case, Device.DEFAULT)
+
+if os.environ.get("SUITE_COUNTS"):  # --repeat: each worker appends its dispatches per path and its children's CPU at exit
+  import atexit, json, resource
+  from mockgpu import events
+  PATHS = {{"numpy": 0, "C": 0}}
+  def ran(report):
+    PATHS["C" if report["native"] else "numpy"] += 1
+  events.listen("kernel_ran", ran)
+  def tiers():  # each kernel's tiering: [key, its build's estimate, numpy seconds here, in earlier processes]
+    rdna, ptx = sys.modules.get("mockgpu.emulators.rdna.executor"), sys.modules.get("mockgpu.emulators.ptx")
+    ts = [p.tier for p in rdna._programs.values()] if rdna else []
+    ts += [k.tier for m in ptx._modules.values() for k in m.kernels.values()] if ptx else []
+    return [[t.key, t.cost, t.spent, t.earlier, t.result not in (False, None)] for t in ts if getattr(t, "earlier", None) is not None
+            and t.key is not None]   # (a mockgpu without the history: none)
+  def counts():  # registered before the C build thread's exit handler, so it runs after it: the builds are done
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rec = {{**PATHS, "cc_s": ru.ru_utime + ru.ru_stime, "tiers": tiers()}}
+    with open(os.environ["SUITE_COUNTS"], "a") as f: f.write(json.dumps(rec) + "\\n")
+  atexit.register(counts)
 '''
 
 def slice_cases(n_ops:int=40) -> tuple[list[str], list[str]]:
@@ -47,8 +70,9 @@ def slice_cases(n_ops:int=40) -> tuple[list[str], list[str]]:
   others = [c["id"] for op in DIFF_OPS for c in [c for c in diffcases.CASES if c["op"] == op][:4]]
   return ops, casts + others
 
-def run(dev:str, path:str, tmp:str) -> dict:
+def run(dev:str, path:str, tmp:str, counts:str|None=None) -> dict:
   env = {**os.environ, "DEV": dev, "MOCKGPU_CACHE_DIR": os.path.join(tmp, "mockgpu"), "CACHEDB": os.path.join(tmp, "tinygrad.db")}
+  if counts is not None: env["SUITE_COUNTS"] = counts
   r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
   p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider", path], env=env, cwd=tmp,
                      capture_output=True, text=True)
@@ -62,6 +86,9 @@ def main():
                   f"then the other AMD boards: {', '.join(OTHER_BOARDS)})")
   ap.add_argument("--cases", type=int, default=40, help="op-suite cases in the slice")
   ap.add_argument("--json", help="write the results here")
+  ap.add_argument("--repeat", type=int, help="instead: run the slice this many times in a row with one cache directory "
+                  "(the first cold) and print each run's wall and CPU seconds, dispatches on numpy and on C, and the CPU "
+                  "seconds of the workers' children (the C builds)")
   args = ap.parse_args()
   from mockgpu.config import CONFIGURATIONS
   ops, diff = slice_cases(args.cases)
@@ -73,6 +100,7 @@ def main():
     cols = "".join(f" {c:>9s} {'ratio':>6s}" for c in ("cold wall", "cold CPU", "warm wall", "warm CPU"))
     devs = ["CPU", *(args.dev or (*CONFIGURATIONS, *OTHER_BOARDS))]
     width = max(len(d) for d in devs) + 1
+    if args.repeat: return repeated(devs, path, args.repeat, width, args.json)
     print(f"{'device':{width}s}{cols}")
     for dev in devs:
       with tempfile.TemporaryDirectory() as tmp:
@@ -81,6 +109,39 @@ def main():
   if args.json:
     with open(args.json, "w") as f: json.dump(results, f, indent=1)
   return 0
+
+def repeated(devs:list[str], path:str, n:int, width:int, out:str|None) -> int:
+  """The slice n times in a row per device, one cache directory kept between the runs (a CI cache, a developer
+  re-running pytest): what the C build history (MOCKGPU_CC_HISTORY) changes from run to run."""
+  results:dict[str, list] = {}
+  print(f"{'device':{width}s} {'run':>3s} {'wall':>7s} {'CPU':>7s} {'numpy':>6s} {'C':>6s} {'cc CPU':>7s}   (s; dispatches)")
+  for dev in devs:
+    with tempfile.TemporaryDirectory() as tmp:
+      for i in range(n):
+        counts = os.path.join(tmp, f"counts-{i}.jsonl")
+        r = run(dev, path, tmp, None if dev == "CPU" else counts)
+        workers = [json.loads(line) for line in open(counts)] if os.path.exists(counts) else []
+        r.update({k: sum(w[k] for w in workers) for k in ("numpy", "C", "cc_s")} if workers else {"numpy": 0, "C": 0, "cc_s": 0.0})
+        r["paid"] = _paid([t for w in workers for t in w.get("tiers", [])])
+        results.setdefault(dev, []).append(r)
+        print(f"{dev:{width}s} {i + 1:3d} {r['wall_s']:7.1f} {r['cpu_s']:7.1f} {r['numpy']:6d} {r['C']:6d} {r['cc_s']:7.1f}  {r['paid']}"
+              + ("" if r["ok"] else f"   FAILED {r['summary']}"), flush=True)
+  if out:
+    with open(out, "w") as f: json.dump(results, f, indent=1)
+  return 0
+
+def _paid(tiers:list) -> str:
+  """How far the kernels' numpy seconds over all runs so far (this run's, both workers, and earlier runs') have come to
+  their C builds' estimates: the ski rental's progress."""
+  kernels:dict[str, list] = {}
+  for key, cost, spent, earlier, built in tiers:
+    k = kernels.setdefault(key, [cost, earlier, 0.0, False])
+    k[1], k[2], k[3] = min(k[1], earlier), k[2] + spent, k[3] or built
+  if not kernels: return ""
+  ratios = sorted((earlier + spent) / cost for cost, earlier, spent, _ in kernels.values())
+  return (f"{len(kernels)} kernels: numpy s / build estimate median {ratios[len(ratios) // 2]:.2f}, max {ratios[-1]:.2f}; "
+          f"{sum(r >= 1 for r in ratios)} paid, {sum(k[3] for k in kernels.values())} on C; build estimates "
+          f"{sum(k[0] for k in kernels.values()):.1f} s, numpy {sum(k[2] for k in kernels.values()):.2f} s this run")
 
 def _row(dev:str, r:dict, cpu:dict, width:int):
   cells = []

@@ -102,6 +102,7 @@ SETTINGS:dict[str, Setting] = {s.name: s for s in (
   Setting("MOCKGPU_SANITIZE", _list_of("memory"), frozenset(), "a comma-separated list of: memory", "memroy"),
   Setting("MOCKGPU_CC_TIMEOUT", _seconds, 60.0, "seconds, more than 0", "soon"),
   Setting("MOCKGPU_CC_COST", _factor, 1.0, "a factor of the estimated C build time, 0 or more", "cheap"),
+  Setting("MOCKGPU_CC_HISTORY", _one_of("0", "1"), "1", "0 or 1", "yes"),
   Setting("MOCKGPU_CPU_MODEL", _one_of(*CPU_MODELS), CPU_MODELS[0], f"an arm64 core the CPU lane runs ({', '.join(CPU_MODELS)})",
           "apple-m2"),
   Setting("MOCKGPU_CPU_TIMEOUT", _seconds, 120.0, "seconds, more than 0", "forever"),

@@ -14,6 +14,7 @@ import atexit, ctypes, functools, hashlib, importlib.machinery, importlib.util, 
 import signal, subprocess, sys, sysconfig, tempfile, threading
 import numpy as np
 from mockgpu import config
+from mockgpu.compiler import history
 
 log = logging.getLogger("mockgpu")
 DEFAULT_BUILD_TIMEOUT = config.SETTINGS["MOCKGPU_CC_TIMEOUT"].default  # 60 s: a kernel with 100000 declared registers kept cc busy for longer
@@ -171,36 +172,59 @@ def build_estimate(isa:str, instructions:int) -> float:
 NOT_CACHED = object()
 
 class Tier:
-  """One kernel's way to its C translation under `auto`, as a JIT's tiers: the numpy path runs it until the seconds it
-  has spent there reach the estimated seconds of its C build (ski rental: never more than twice the best choice made
-  knowing the future, however many dispatches follow), then the C build runs in the background while numpy keeps
-  serving dispatches, and the kernel switches when it is ready. A kernel whose C build another process already made
-  (the artifact index, `find`) takes it at its first dispatch: loading it costs about a millisecond. Most kernels of a
-  test suite run once or twice and never pay a build (a test_dtype profile spent 17 of mockgpu's 26 s in them)."""
+  """One kernel's way to its C translation under `auto`, as a JIT's tiers: the numpy path runs it until the seconds
+  spent there, in this process and in earlier ones (history.py: the cache directory's persistent profile), reach the
+  estimated seconds of its C build; then the C build runs in the background while numpy keeps serving dispatches, and
+  the kernel switches when it is ready. A kernel whose C build another process already made (the artifact index, `find`)
+  takes it at its first dispatch: loading it costs about a millisecond. Most kernels of a test suite run once or twice
+  per process and pay a build only once their numpy seconds over many runs do (a test_dtype profile spent 17 of
+  mockgpu's 26 s in builds at the third dispatch).
+
+  This is ski rental over the kernel's life on this machine (every process sharing the cache directory): with B the
+  build's cost and T all the numpy seconds the kernel will ever take, the best choice knowing T costs min(T, B) (C runs
+  for about nothing beside numpy); renting until the numpy seconds reach B, then building, costs T where T < B and at
+  most B + B + d otherwise, so never more than twice the best choice, plus d: the dispatch that crosses B and those
+  numpy serves while the build runs. Building earlier on a forecast (a kernel seen in N processes is expected in more:
+  build once its seconds reach a fraction f of B) costs at most 1 + 1/f times the best choice when the forecast is wrong
+  and 1 + f when right; MOCKGPU_CC_COST scales B, so MOCKGPU_CC_COST=0.5 is that rule with f = 1/2 (3x at worst,
+  1.5x when the kernel keeps coming back). The default keeps the 2x guarantee."""
   def __init__(self, isa:str, instructions:int):
-    self.cost, self.spent = build_estimate(isa, instructions), 0.0
+    self.cost, self.spent, self.earlier = build_estimate(isa, instructions), 0.0, 0.0
     self.result, self.pending, self.looked = False, None, False  # result: False until decided, then the kernel or None
+    self.key:str|None = None       # the artifact index's key, once looked up
+    self.profiled = False          # whether this process's numpy seconds go to the history
 
-  def ran(self, seconds:float): self.spent += seconds
+  def ran(self, seconds:float):
+    self.spent += seconds
+    if self.profiled and self.result is False: history.add(self.key, seconds)
 
-  def native(self, mode:str, translate, cached):
-    """The kernel's C translation for this dispatch, or None (the numpy path runs it). translate() builds it (the
-    translation or None); cached() gives it from the artifact index, None where it is known to decline, or NOT_CACHED."""
+  def native(self, mode:str, key, translate, cached):
+    """The kernel's C translation for this dispatch, or None (the numpy path runs it). key() is its key in the artifact
+    index and the history (asked once); translate(key) builds it (the translation or None); cached(key) gives it from
+    the artifact index, None where it is known to decline, or NOT_CACHED."""
     if self.result is not False: return self.result
     if self.pending is not None:
       if mode != "1" and not self.pending.done(): return None
       self.result = self.pending.result()
-    elif mode == "1": self.result = translate()
+    elif mode == "1": self.result = translate(self.key or key())
     else:
-      if not self.looked:  # once per process: another process may have built it
-        self.looked = True
-        if (k:=cached()) is not NOT_CACHED: self.result = k
-      if self.result is False and self.spent >= self.cost: self.pending = background(translate)
+      if not self.looked: self._look(key(), cached)  # once per process: another process may have built it
+      if self.result is False and self.spent + self.earlier >= self.cost: self.pending = background(lambda: translate(self.key))
     return None if self.result is False else self.result
+
+  def _look(self, key:str, cached):
+    """At the kernel's first dispatch under auto: its build from the artifact index, else its numpy seconds in earlier
+    processes (the history, read once per process)."""
+    self.looked, self.key = True, key
+    if (k:=cached(key)) is not NOT_CACHED: self.result = k
+    elif history.directory() is not None:
+      self.profiled, self.earlier = True, history.earlier(key)[0]
 
 _jobs:queue.Queue|None = None
 started = 0   # background builds started in this process (bench/run.py's warm-up)
-_running:dict = {}   # the background build's compiler process and temporary directory, stopped at exit
+_running:dict = {}   # the background build running: its job, compiler process and temporary directory
+_exiting = False     # at exit: builds not started yet are dropped
+EXIT_GRACE = 5.0     # seconds past MOCKGPU_CC_TIMEOUT that exit waits for the running build (its Python part included)
 
 class Build:
   """A background build: its result once done (an exception it raised is raised by result())."""
@@ -217,7 +241,7 @@ class Build:
     finally: self.event.set()
 
 def background(fn) -> Build:
-  """fn() on the one background build thread (a daemon: a build still running at exit is stopped, see _stop)."""
+  """fn() on the one background build thread (a daemon: at exit the build running finishes, the rest are dropped, see _stop)."""
   global _jobs, started
   if _jobs is None:
     _jobs = queue.Queue()
@@ -230,15 +254,29 @@ def background(fn) -> Build:
 def _worker():
   while True:
     job = _jobs.get()
-    try: job.run()
-    finally: _jobs.task_done()
+    try:
+      if _exiting: job.event.set()   # dropped: a later process starts it again (the history keeps why it pays)
+      else:
+        _running["job"] = job
+        job.run()
+    finally:
+      _running.pop("job", None)
+      _jobs.task_done()
 
 def wait():
   """Wait for every background build started so far (bench warm-ups, tests)."""
   if _jobs is not None: _jobs.join()
 
 def _stop():
-  """At exit: the running background build's compiler is stopped and its temporary directory removed."""
+  """At exit: the running background build finishes (its CPU is spent already, and later processes take it from the
+  artifact index at their first dispatch: stopping it wasted it, and a short process that started the same build every
+  run never finished it); builds not started are dropped. A build past MOCKGPU_CC_TIMEOUT is stopped: its compiler killed
+  and its temporary directory removed."""
+  global _exiting
+  _exiting = True
+  history.flush()   # first: a parent that kills this process while the build finishes loses the build only
+  if (job:=_running.get("job")) is not None and not job.event.wait(build_timeout() + EXIT_GRACE):
+    log.warning("C build still running at exit after %gs; stopped", build_timeout() + EXIT_GRACE)
   if (p:=_running.get("proc")) is not None and p.poll() is None:
     try: os.killpg(p.pid, signal.SIGKILL)
     except OSError: pass

@@ -249,4 +249,4 @@ def _annotating() -> type:
 
 def _native_kernel(k:PTXKernel, mode:str):
   """The kernel's C translation once it pays (see native.py), else None; mode is the MOCKGPU_PTX_NATIVE setting."""
-  return k.tier.native(mode, lambda: native.translate(k, native.key(k)), lambda: native.cached(native.key(k)))
+  return k.tier.native(mode, lambda: native.key(k), lambda key: native.translate(k, key), native.cached)

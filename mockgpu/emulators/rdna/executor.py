@@ -58,11 +58,10 @@ class Program:
 def _native_kernel(prog:Program, arch:str, ftz32:bool, ftz16:bool, m:str, ieee:bool) -> native.NativeKernel|None:
   """The kernel's C translation once it pays (see native.py), else None; m is the MOCKGPU_RDNA_NATIVE setting."""
   if m == "0": return None
-  key = lambda: native.key(prog.code, arch, ftz32, ftz16, prog.lanes, ieee)
-  def build():
+  def build(key:str):
     from mockgpu.compiler.rdna import decode  # a C translation decodes; a cached build does not
-    return native.translate(decode.blocks(prog.insts), ftz32, ftz16, arch, prog.lanes, ieee, key())
-  return prog.tier.native(m, build, lambda: native.cached(key()))
+    return native.translate(decode.blocks(prog.insts), ftz32, ftz16, arch, prog.lanes, ieee, key)
+  return prog.tier.native(m, lambda: native.key(prog.code, arch, ftz32, ftz16, prog.lanes, ieee), build, native.cached)
 
 _programs:dict[tuple, Program] = {}
 

@@ -238,6 +238,34 @@ def test_auto_mode_builds_once_it_pays(monkeypatch):
   assert run(src, [out, x, x, x], name="k_hot").native
   np.testing.assert_array_equal(out, x + 1)
 
+def test_auto_mode_counts_the_seconds_of_earlier_processes(monkeypatch, tmp_path):
+  """The history (compiler/history.py): a kernel's numpy seconds in an earlier process count toward its build, so a
+  process after it that finds them past the build's estimate starts the build at the kernel's first launch."""
+  monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "auto")
+  monkeypatch.setenv("MOCKGPU_CC_COST", "1e6")   # the first process: a build never pays within it
+  monkeypatch.setenv("MOCKGPU_CACHE_DIR", str(tmp_path))
+  monkeypatch.setenv("MOCKGPU_CC_HISTORY", "1")
+  import mockgpu.emulators.ptx as ptx
+  from mockgpu.compiler import history, native as cnative
+  monkeypatch.setattr(ptx, "_modules", {})
+  monkeypatch.setattr(history, "_spent", {})
+  monkeypatch.setattr(history, "_earlier", (None, {}))
+  src = ADD_ONE.replace(".entry k(", ".entry k_again(")
+  x, out = np.arange(32, dtype=np.uint32), np.zeros(32, np.uint32)
+  assert not any(run(src, [out, x, x, x], name="k_again").native for _ in range(2))
+  (key, seconds), = history._spent.items()
+  history.flush()   # the first process exits
+  monkeypatch.setattr(ptx, "_modules", {})   # a second process: its own kernel state, the history read again
+  monkeypatch.setattr(history, "_earlier", (None, {}))
+  estimate = cnative.build_estimate("ptx", ptx.load_module(src).kernel("k_again").instructions) / 1e6
+  monkeypatch.setattr(ptx, "_modules", {})   # the kernel's tier made under the new estimate
+  monkeypatch.setenv("MOCKGPU_CC_COST", repr(seconds / 2 / estimate))   # the first process's seconds paid for it twice
+  assert history.earlier(key) == (round(seconds, 6), 1)   # kept to the microsecond
+  assert not run(src, [out, x, x, x], name="k_again").native   # numpy serves it while the build runs
+  cnative.wait()
+  assert run(src, [out, x, x, x], name="k_again").native
+  np.testing.assert_array_equal(out, x + 1)
+
 def test_auto_mode_keeps_cheap_kernels_on_numpy(monkeypatch):
   """A kernel whose numpy runs cost far less than its build stays there, however many times it is launched."""
   monkeypatch.setenv("MOCKGPU_PTX_NATIVE", "auto")
