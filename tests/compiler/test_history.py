@@ -5,17 +5,14 @@ from __future__ import annotations
 import json, logging, os, subprocess, sys, time
 import pytest
 from mockgpu.compiler import history, native
+from support.history import isolate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 @pytest.fixture
 def cache(monkeypatch, tmp_path):
-  """The test's own cache directory with the history on; this process's seconds kept apart from the real run's."""
-  monkeypatch.setenv("MOCKGPU_CACHE_DIR", str(tmp_path))
-  monkeypatch.setenv("MOCKGPU_CC_HISTORY", "1")
-  monkeypatch.setattr(history, "_spent", {})
-  monkeypatch.setattr(history, "_earlier", (None, {}))
-  return tmp_path / "native" / "history"
+  """The test's own cache directory with the history on (support.history.isolate)."""
+  return isolate(monkeypatch, tmp_path)
 
 def _child(code:str, cache_dir, **env) -> subprocess.Popen:
   """A Python process of this checkout's mockgpu with the cache directory given (history on)."""

@@ -3,6 +3,7 @@ earlier processes' from the history), built in the background, and found again t
 from __future__ import annotations
 import pytest
 from mockgpu.compiler import history, native
+from support.history import isolate
 
 KEY = lambda: "k"
 
@@ -61,10 +62,7 @@ def test_bad_cost_setting_is_named(monkeypatch):
 @pytest.fixture
 def profiled(monkeypatch, tmp_path):
   """A cache directory of the test's own, the history on, and this process's seconds kept apart from the real run's."""
-  monkeypatch.setenv("MOCKGPU_CACHE_DIR", str(tmp_path))
-  monkeypatch.setenv("MOCKGPU_CC_HISTORY", "1")
-  monkeypatch.setattr(history, "_spent", {})
-  monkeypatch.setattr(history, "_earlier", (None, {}))
+  isolate(monkeypatch, tmp_path)
   def earlier(seconds:float):   # what earlier processes recorded for KEY
     history.add("k", seconds)
     history.flush()
