@@ -80,7 +80,7 @@ def _decode_word(data:bytes, arch:str) -> Inst:
     if (cls:=_formats.get(key:=(table, data[:4]))) is None:
       cls = _detect(data, table)
       if _first_word_decides(table): _formats[key] = cls
-    return _from_bytes(cls, data)  # what decode_inst does, in integer tests (tests/compiler/rdna/test_rdna_decode_fast.py)
+    return _from_bytes(cls, data)  # what decode_inst does, in integer tests (tests/compiler/rdna/test_rdna_translate_fast.py)
   except ValueError:
     ins = importlib.import_module(f"tinygrad.runtime.autogen.amd.{TABLES.get(arch, arch)}.ins")
     for name in EXTRA_FORMATS.get(arch, ()):
@@ -102,7 +102,7 @@ class _Format:
 
 def _valid(f:EnumBitField, allowed:bool) -> frozenset:
   """The raw values of f that decode (to an opcode its encoding allows, when `allowed`): tinygrad's decode is
-  the enum's lookup by value (no _missing_ hook; test_rdna_decode_fast.py checks every raw value against it)."""
+  the enum's lookup by value (no _missing_ hook; test_rdna_translate_fast.py checks every raw value against it)."""
   return frozenset(m.value for m in (f.allowed if allowed else f._enum) if 0 <= m.value <= f.mask)
 
 def _format(cls:type) -> _Format|None:

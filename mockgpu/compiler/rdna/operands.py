@@ -420,9 +420,23 @@ def atomic_data(first:int, row:str, sem) -> tuple[int, ...]:
 
 # *** lowering, one function per encoding ***
 
+# lowered instructions by (family, encoding class, bits): the kernels of one process share most of their instructions
+# (decode._decoded) and lowering one costs ~25 us. The encodings whose lowering reads the PC (branches, s_call,
+# s_setpc/s_swappc) are keyed by it too. An op is read, never changed: the backends only read its fields.
+_lowered:dict[tuple, object] = {}
+PC_ENCODINGS = ("SOPP", "SOPK", "SOP1")
+MEMO_LIMIT = 1 << 16
+
 def lower(inst:Inst, pc:int, sem) -> object:
   """inst (at byte offset pc) as the description above; sem is the family's semantics table module (a renamed op,
-  sem.ALIASES, is lowered under the name of its row)."""
+  sem.ALIASES, is lowered under the name of its row). One that raises Unsupported is lowered (and raises) again."""
+  key = (sem, type(inst), inst._raw, pc if type(inst).__name__.startswith(PC_ENCODINGS) else None)
+  if (op:=_lowered.get(key)) is None:
+    op = _lower(inst, pc, sem)
+    if len(_lowered) < MEMO_LIMIT: _lowered[key] = op
+  return op
+
+def _lower(inst:Inst, pc:int, sem) -> object:
   cls, name = type(inst).__name__, op_name(inst)
   name = sem.ALIASES.get(name, name)
   if sem.GFX9: return _gfx9(inst, name, pc, sem)

@@ -1,10 +1,12 @@
-"""decode.py's integer-test decoder (format search, variant check, field validity) against tinygrad's own: the same class,
-the same bits, the same error, for words drawn to hit every format of every instruction table."""
+"""The translation's fast paths against the slow checks they stand for: decode.py's integer-test decoder (format search,
+variant check, field validity) against tinygrad's own (the same class, the same bits, the same error, for words drawn
+to hit every format of every instruction table), and numpy.py's register-range prefilter against its full scan."""
 import numpy as np
 import pytest
 from tinygrad.renderer.amd import decode_inst, _load_formats
 from tinygrad.renderer.amd.dsl import EnumBitField, FixedBitField
 from mockgpu.compiler.rdna import decode
+from mockgpu.compiler.rdna.backends import numpy as numpy_backend
 
 rng = np.random.default_rng(0)  # the test's own stream (conftest seeds it from the node id)
 TABLES = ("rdna3", "rdna4", "cdna")
@@ -77,3 +79,23 @@ def test_enum_fields_valid_values_are_those_that_decode(table):
         if f.allowed is not None and op in f.allowed: allowed.add(raw)
       assert decode._valid(f, False) == decodes, (cls.__name__, name)
       if f.allowed is not None: assert decode._valid(f, True) == allowed, (cls.__name__, name)
+
+def _full_scan(lines:list[str]) -> str|None:
+  text = "\n".join(lines)
+  return numpy_backend.bad_vgprs([int(m.group(m.lastindex)) for m in numpy_backend.VREG.finditer(text)]) or \
+    numpy_backend.bad_sgprs([int(i) for i in numpy_backend.SREG.findall(text)])
+
+def test_the_register_range_prefilter_misses_no_bad_register():
+  """past_v255 skips its scan where SUSPECT finds nothing: over lines naming registers at every index from -20 to
+  past the AGPRs, in each form the translation writes, it finds what the full scan finds."""
+  agpr = numpy_backend.ops.AGPR
+  indexes = [*range(-20, 300), *range(agpr - 5, agpr + 5), *range(agpr + 250, agpr + 262), 999, 1000, 2560, 10000]
+  forms = ("V[{}][w]", "vw(V, {}, w, x, m, full)", "vw16(V, {}, w, x, m, full, False)", "r64(V[3][w], V[{}][w])", "S[{}][w]",
+           "_S[{}]", "XV[{}]")
+  found = 0
+  for i in indexes:
+    for form in forms:
+      lines = ["    _t = u32(7)", "    " + form.format(i)]
+      assert numpy_backend.past_v255(lines) == _full_scan(lines), lines
+      found += _full_scan(lines) is not None
+  assert found > 0
