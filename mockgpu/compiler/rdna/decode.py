@@ -32,8 +32,15 @@ class Block:
   start:int                                   # byte offset from the entry
   insts:list[tuple[int, Inst|Bad]] = field(default_factory=list)
 
+# op names by (class, bits): tinygrad decodes the opcode enum at each read (~9 us), and decoding, blocking and
+# lowering a kernel read each instruction's name five times
+_names:dict[tuple[type, int], str] = {}
+
 def op_name(inst:Inst) -> str:
-  return inst.op_name if hasattr(inst, "op") else "VOPD"
+  if (name:=_names.get(key:=(type(inst), inst._raw))) is None:
+    name = inst.op_name if hasattr(inst, "op") else "VOPD"
+    if len(_names) < MEMO_LIMIT: _names[key] = name
+  return name
 
 def describe(x) -> str:
   """repr of an instruction or register that never raises (tinygrad's raises for reserved operand encodings)."""

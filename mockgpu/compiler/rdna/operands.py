@@ -420,20 +420,18 @@ def atomic_data(first:int, row:str, sem) -> tuple[int, ...]:
 
 # *** lowering, one function per encoding ***
 
-# lowered instructions by (family, encoding class, bits): the kernels of one process share most of their instructions
-# (decode._decoded) and lowering one costs ~25 us. The encodings whose lowering reads the PC (branches, s_call,
-# s_setpc/s_swappc) are keyed by it too. An op is read, never changed: the backends only read its fields.
+# lowered instructions by (family, encoding class, bits): the kernels of a process share most of their instructions
+# (decode._decoded) and lowering one costs ~25 us. A lowering reads the PC only to make a Branch or a Jump (their
+# targets, the return address): those are not kept. An op is read, never changed: the backends only read its fields.
 _lowered:dict[tuple, object] = {}
-PC_ENCODINGS = ("SOPP", "SOPK", "SOP1")
 MEMO_LIMIT = 1 << 16
 
 def lower(inst:Inst, pc:int, sem) -> object:
   """inst (at byte offset pc) as the description above; sem is the family's semantics table module (a renamed op,
   sem.ALIASES, is lowered under the name of its row). One that raises Unsupported is lowered (and raises) again."""
-  key = (sem, type(inst), inst._raw, pc if type(inst).__name__.startswith(PC_ENCODINGS) else None)
-  if (op:=_lowered.get(key)) is None:
+  if (op:=_lowered.get(key:=(sem, type(inst), inst._raw))) is None:
     op = _lower(inst, pc, sem)
-    if len(_lowered) < MEMO_LIMIT: _lowered[key] = op
+    if len(_lowered) < MEMO_LIMIT and not isinstance(op, (Branch, Jump)): _lowered[key] = op
   return op
 
 def _lower(inst:Inst, pc:int, sem) -> object:

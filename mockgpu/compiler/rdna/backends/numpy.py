@@ -177,6 +177,28 @@ def module(blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee
   used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
   return split_subset(src) + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"
 
+# the translated lines of an op by (translator class, family, wave size, float modes, instruction): the kernels of a
+# process share most of their instructions (operands._lowered). Only the kinds whose emitter reads nothing but the op,
+# those modes and the PC, and changes nothing but its lines and the lane masks it leaves pending (not branches and
+# jumps: block indexes; not atomics: helpers; not M0-relative moves: flushes).
+MEMO_OPS = (ops.Valu, ops.Dual, ops.Packed, ops.Salu, ops.Smem, ops.Vmem, ops.DsLoad, ops.DsStore, ops.DsPair, ops.Nop,
+            ops.Barrier, ops.End)
+EMITTED:dict[tuple, tuple] = {}
+EMITTED_LIMIT = 1 << 14  # ~6 MB of lines
+PC_MARK = "\x00pc\x00"
+
+class _PcMark:
+  """The PC while a remembered op is emitted: written as PC_MARK; any other use (arithmetic, a comparison, a format
+  spec) raises TypeError, and the op is emitted again with the real PC, unremembered."""
+  __slots__ = ()
+  def __format__(self, spec:str) -> str:
+    if spec: raise TypeError(f"the PC formatted as {spec!r}")
+    return PC_MARK
+  def __str__(self) -> str: return PC_MARK
+  __repr__ = __str__
+  def __eq__(self, other): raise TypeError("the PC compared")
+  __hash__ = None  # type: ignore[assignment]
+
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):
     self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
@@ -254,8 +276,34 @@ class Translator(Reads):
              f"raise unsupported(st, {end}, 'execution runs past the end of the decoded code')")
 
   def inst(self, inst:Inst) -> str|None:
-    """Emit one instruction; returns the block's return expression if it ends the block."""
-    return self.emit(ops.lower(inst, self.pc, self.sem))
+    """Emit one instruction; returns the block's return expression if it ends the block. The lines of the op kinds in
+    MEMO_OPS are remembered per process (EMITTED) with the PC as a mark, and reused with the PC written in."""
+    op = ops.lower(inst, self.pc, self.sem)
+    if type(op) not in MEMO_OPS: return self.emit(op)
+    key = (type(self), self.sem, self.wave, self.ftz32, self.ftz16, self.ieee, type(inst), inst._raw)
+    if (hit:=EMITTED.get(key)) is None:
+      if (hit:=self._emit_marked(op)) is None: return self.emit(op)
+      if len(EMITTED) < EMITTED_LIMIT: EMITTED[key] = hit
+    lines, nxt, masks = hit
+    pc = str(self.pc)
+    self.lines += [ln.replace(PC_MARK, pc) for ln in lines]
+    self.pending.update(masks)
+    return None if nxt is None else nxt.replace(PC_MARK, pc)
+
+  def _emit_marked(self, op) -> tuple|None:
+    """op's lines, return expression and the lane masks it leaves pending, emitted with the PC as PC_MARK; None where
+    that emission fails (an Unsupported op, or a use of the PC other than writing it) or drops a pending mask."""
+    start, pending, pc = len(self.lines), dict(self.pending), self.pc
+    try:
+      self.pc = _PcMark()
+      nxt, failed = self.emit(op), False
+    except Exception: nxt, failed = None, True  # emitted again with the real PC: that raises what it raises
+    finally: self.pc = pc
+    lines, masks = tuple(self.lines[start:]), {d: v for d, v in self.pending.items() if pending.get(d) != v}
+    del self.lines[start:]
+    ok = not failed and all(d in self.pending for d in pending)
+    self.pending = pending
+    return (lines, nxt, masks) if ok else None
 
   def emit(self, op) -> str|None:
     return self.emitters[type(op)](op)
