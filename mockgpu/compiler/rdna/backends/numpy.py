@@ -228,18 +228,18 @@ class Translator(Reads):
             "  S, V = st.S, st.V"]
     body:list[str] = []
     subset = [SUBSET_BUILD, "  S, V = st.S, st.V"]
+    consts:dict[str, str] = {}
+    named = lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}")
     for k, b in enumerate(self.blocks):
       self.lines = []
       self.block(b)
-      subset.append(f"  def _blk{k}(w, n):")
-      subset += self.lines
-      body += [f"  def _all{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
-      body += [ln.replace("[w]", "") for ln in self.lines]
+      text = CONST.sub(named, "\n".join(self.lines))  # once per block, for both its forms (each line a call: 2 ms a kernel)
+      subset += [f"  def _blk{k}(w, n):", text]
+      # the block for the whole chunk of waves: no indexing per access
+      body += [f"  def _all{k}(n):", "    w = EVERY", text.replace("[w]", "")]
     body.append(f"  return LazyBlocks(st, globals()), [{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
     # the blocks for a subset of the waves (after a branch diverged) last: split_subset compiles them at first use
     body += subset + [f"  return [{', '.join(f'_blk{k}' for k in range(len(self.blocks)))}]"]
-    consts:dict[str, str] = {}
-    body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
     helpers = [ln for lines in self.helpers.values() for ln in lines]
     return "\n".join(head[:3] + [f"{name} = {expr}" for expr, name in consts.items()] + helpers + head[3:] + body) + "\n"
 
