@@ -233,9 +233,18 @@ def _dpp8(inst:Inst, data:bytes) -> Inst:
   """tinygrad's decoder looks for DPP8 at src0 = 249 (the gfx9 SDWA marker); gfx11 marks it with 233/234, so re-decode
   those as the _DPP8 variant, which also gives the instruction its true 8- or 12-byte size."""
   cls = type(inst)
-  if "src0" not in dict(cls._fields) or inst.src0.offset not in DPP8_MARKERS: return inst
+  if (src0:=_src0_bits(cls)) is False: return inst
+  if src0 is not None and ((op:=_ops(cls)) is None or (inst._raw >> op[0]) & op[1] in op[2]):
+    if ((inst._raw >> src0[0]) & src0[1]) + src0[2] not in DPP8_MARKERS: return inst  # tinygrad's read, on the bits
+  elif inst.src0.offset not in DPP8_MARKERS: return inst  # reading it raises where the opcode does not decode
   variant = getattr(sys.modules[cls.__module__], cls.__name__ + "_DPP8", None)
   return inst if variant is None else variant.from_bytes(data)
+
+@functools.cache
+def _src0_bits(cls:type) -> tuple[int, int, int]|None|bool:
+  """(lo, mask, first offset) of cls's src0 source field; False without src0; None where it is another kind of field."""
+  f = dict(cls._fields).get("src0")
+  return False if f is None else (f.lo, f.mask, f._valid_range[0]) if isinstance(f, SrcField) else None
 
 def walk(code:bytes, arch:str) -> dict[int, Inst|Bad]:
   """Every instruction reachable from offset 0, by offset. A kernel with a computed jump (s_setpc_b64, s_swappc_b64)
