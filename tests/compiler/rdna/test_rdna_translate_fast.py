@@ -122,18 +122,24 @@ def _source(code:bytes, lanes:int, memo:bool, monkeypatch) -> str:
 
 def test_remembered_translations_are_the_translation_at_every_offset(monkeypatch):
   """The memos (op names, lowered ops, emitted lines with the PC as a mark) give the module a fresh translation gives,
-  for one body at shifted offsets (PC-bearing lines: loads, stores, s_getpc, branches) and lane-mask states (a compare
-  left pending, then read as a mask and as an SGPR)."""
+  for bodies at shifted offsets (PC-bearing lines: loads, stores, s_getpc, branches) and lane-mask states (a compare
+  left pending, then read as a mask and as an SGPR; a compare first remembered where the mask it writes was already
+  pending, then met where none is)."""
   from tinygrad.renderer.amd.dsl import s, v
   from tinygrad.runtime.autogen.amd.rdna3 import ins as I
+  from mockgpu.compiler.rdna import operands
+  for name, table in (("_names", decode), ("_lowered", operands), ("EMITTED", numpy_backend)): monkeypatch.setattr(table, name, {})
   body = [I.s_load_b128(sdata=s[4:7], sbase=s[0:1], offset=0), I.s_waitcnt(simm16=0), I.v_lshlrev_b32_e32(v[1], 2, v[0]),
           I.global_load_b32(vdst=v[2], addr=v[1], saddr=s[6:7], offset=0), I.s_waitcnt(simm16=0),
           I.v_cmp_gt_u32_e32(5, v[2]), I.v_cndmask_b32_e32(v[3], 7, v[2]), I.v_add_co_u32(v[4], s[10], v[2], v[3]),
           I.s_getpc_b64(s[12:13]), I.s_mov_b32(s[14], s[10]), I.s_cbranch_vccz(simm16=1), I.v_mov_b32_e32(v[3], 1),
           I.global_store_b32(addr=v[1], data=v[3], saddr=s[4:5], offset=0), I.s_endpgm()]
+  second = [I.v_cmp_lt_u32_e32(3, v[2]), I.v_cndmask_b32_e32(v[3], 7, v[2]), I.s_endpgm()]
+  bodies = [(shift, body) for shift in range(4)] + [(0, [I.v_cmp_gt_u32_e32(5, v[2]), *second]), (0, second)]
   for lanes in (32, 64):
-    for shift in range(4):
-      code = b"".join(i.to_bytes() for i in [I.s_nop(simm16=0)] * shift + body)
+    for shift, insts in bodies:
+      code = b"".join(i.to_bytes() for i in [I.s_nop(simm16=0)] * shift + insts)
       fresh = _source(code, lanes, False, monkeypatch)
-      assert _source(code, lanes, True, monkeypatch) == fresh and _source(code, lanes, True, monkeypatch) == fresh
-      assert numpy_backend.PC_MARK not in fresh and f"u64(st.pgm + {4 * shift + 44})" in fresh  # s_getpc's own PC
+      assert _source(code, lanes, True, monkeypatch) == fresh and _source(code, lanes, True, monkeypatch) == fresh, (shift, insts)
+      assert numpy_backend.PC_MARK not in fresh
+      if insts is body: assert f"u64(st.pgm + {4 * shift + 44})" in fresh  # s_getpc's own PC

@@ -291,19 +291,19 @@ class Translator(Reads):
     return None if nxt is None else nxt.replace(PC_MARK, pc)
 
   def _emit_marked(self, op) -> tuple|None:
-    """op's lines, return expression and the lane masks it leaves pending, emitted with the PC as PC_MARK; None where
-    that emission fails (an Unsupported op, or a use of the PC other than writing it) or drops a pending mask."""
-    start, pending, pc = len(self.lines), dict(self.pending), self.pc
+    """op's lines, return expression and the lane masks it writes (left pending), emitted with the PC as PC_MARK; None
+    where that emission fails (an Unsupported op, or a use of the PC other than writing it) or flushes the masks."""
+    start, pending, pc = len(self.lines), self.pending, self.pc
+    written:dict[int, str] = {}  # emitted over no pending masks: what it holds after is what the op wrote
     try:
-      self.pc = _PcMark()
+      self.pc, self.pending = _PcMark(), written
       nxt, failed = self.emit(op), False
     except Exception: nxt, failed = None, True  # emitted again with the real PC: that raises what it raises
     finally: self.pc = pc
-    lines, masks = tuple(self.lines[start:]), {d: v for d, v in self.pending.items() if pending.get(d) != v}
+    lines, ok = tuple(self.lines[start:]), not failed and self.pending is written  # not flushed (a new dict)
     del self.lines[start:]
-    ok = not failed and all(d in self.pending for d in pending)
     self.pending = pending
-    return (lines, nxt, masks) if ok else None
+    return (lines, nxt, dict(written)) if ok else None
 
   def emit(self, op) -> str|None:
     return self.emitters[type(op)](op)
