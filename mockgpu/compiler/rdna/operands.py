@@ -420,9 +420,21 @@ def atomic_data(first:int, row:str, sem) -> tuple[int, ...]:
 
 # *** lowering, one function per encoding ***
 
+# lowered instructions by (family, encoding class, bits): the kernels of a process share most of their instructions
+# (decode._decoded) and lowering one costs ~25 us. A lowering reads the PC only to make a Branch or a Jump (their
+# targets, the return address): those are not kept. An op is read, never changed: the backends only read its fields.
+_lowered:dict[tuple, object] = {}
+MEMO_LIMIT = 1 << 16
+
 def lower(inst:Inst, pc:int, sem) -> object:
   """inst (at byte offset pc) as the description above; sem is the family's semantics table module (a renamed op,
-  sem.ALIASES, is lowered under the name of its row)."""
+  sem.ALIASES, is lowered under the name of its row). One that raises Unsupported is lowered (and raises) again."""
+  if (op:=_lowered.get(key:=(sem, type(inst), inst._raw))) is None:
+    op = _lower(inst, pc, sem)
+    if len(_lowered) < MEMO_LIMIT and not isinstance(op, (Branch, Jump)): _lowered[key] = op
+  return op
+
+def _lower(inst:Inst, pc:int, sem) -> object:
   cls, name = type(inst).__name__, op_name(inst)
   name = sem.ALIASES.get(name, name)
   if sem.GFX9: return _gfx9(inst, name, pc, sem)

@@ -52,9 +52,14 @@ def bad_sgprs(regs) -> str|None:
   if past := [i for i in regs if i > 255]: return f"{INVALID}v{min(past) - 256} where the instruction needs an SGPR"
   return None
 
+# a register index that may be out of range (negative, or 256 and up: an AGPR or past the file), written where VREG or
+# SREG match: most instructions have none, and this one search spares their full scan (2 of a 64x64 matmul's 14 ms)
+SUSPECT = re.compile(r"(?:\bV\[|\bvw(?:16)?\(V, |\bS\[)(?:-|25[6-9]|2[6-9]\d|[3-9]\d\d|[1-9]\d{3})")
+
 def past_v255(lines:list[str]) -> str|None:
   """bad_vgprs (and bad_sgprs) of the registers the translated lines of one instruction touch."""
   text = "\n".join(lines)  # one scan (each alternative of VREG has one group: lastindex is the one that matched)
+  if SUSPECT.search(text) is None: return None
   return bad_vgprs([int(m.group(m.lastindex)) for m in VREG.finditer(text)]) or bad_sgprs([int(i) for i in SREG.findall(text)])
 
 def typed(raw:str, t:str, hi:bool=False) -> str:
@@ -172,6 +177,28 @@ def module(blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee
   used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
   return split_subset(src) + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"
 
+# the translated lines of an op by (translator class, family, wave size, float modes, instruction): the kernels of a
+# process share most of their instructions (operands._lowered). Only the kinds whose emitter reads nothing but the op,
+# those modes and the PC, and changes nothing but its lines and the lane masks it leaves pending (not branches and
+# jumps: block indexes; not atomics: helpers; not M0-relative moves: flushes).
+MEMO_OPS = (ops.Valu, ops.Dual, ops.Packed, ops.Salu, ops.Smem, ops.Vmem, ops.DsLoad, ops.DsStore, ops.DsPair, ops.Nop,
+            ops.Barrier, ops.End)
+EMITTED:dict[tuple, tuple] = {}
+EMITTED_LIMIT = 1 << 14  # ~6 MB of lines
+PC_MARK = "\x00pc\x00"
+
+class _PcMark:
+  """The PC while a remembered op is emitted: written as PC_MARK; any other use (arithmetic, a comparison, a format
+  spec) raises TypeError, and the op is emitted again with the real PC, unremembered."""
+  __slots__ = ()
+  def __format__(self, spec:str) -> str:
+    if spec: raise TypeError(f"the PC formatted as {spec!r}")
+    return PC_MARK
+  def __str__(self) -> str: return PC_MARK
+  __repr__ = __str__
+  def __eq__(self, other): raise TypeError("the PC compared")
+  __hash__ = None  # type: ignore[assignment]
+
 class Translator(Reads):
   def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):
     self.blocks, self.ftz32, self.ftz16, self.sem, self.wave = blocks, ftz32, ftz16, semantics.family(arch), wave
@@ -201,18 +228,18 @@ class Translator(Reads):
             "  S, V = st.S, st.V"]
     body:list[str] = []
     subset = [SUBSET_BUILD, "  S, V = st.S, st.V"]
+    consts:dict[str, str] = {}
+    named = lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}")
     for k, b in enumerate(self.blocks):
       self.lines = []
       self.block(b)
-      subset.append(f"  def _blk{k}(w, n):")
-      subset += self.lines
-      body += [f"  def _all{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
-      body += [ln.replace("[w]", "") for ln in self.lines]
+      text = CONST.sub(named, "\n".join(self.lines))  # once per block, for both its forms (each line a call: 2 ms a kernel)
+      subset += [f"  def _blk{k}(w, n):", text]
+      # the block for the whole chunk of waves: no indexing per access
+      body += [f"  def _all{k}(n):", "    w = EVERY", text.replace("[w]", "")]
     body.append(f"  return LazyBlocks(st, globals()), [{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
     # the blocks for a subset of the waves (after a branch diverged) last: split_subset compiles them at first use
     body += subset + [f"  return [{', '.join(f'_blk{k}' for k in range(len(self.blocks)))}]"]
-    consts:dict[str, str] = {}
-    body = [CONST.sub(lambda mt: consts.setdefault(mt.group(0), f"_K{len(consts)}"), ln) for ln in body]
     helpers = [ln for lines in self.helpers.values() for ln in lines]
     return "\n".join(head[:3] + [f"{name} = {expr}" for expr, name in consts.items()] + helpers + head[3:] + body) + "\n"
 
@@ -249,8 +276,34 @@ class Translator(Reads):
              f"raise unsupported(st, {end}, 'execution runs past the end of the decoded code')")
 
   def inst(self, inst:Inst) -> str|None:
-    """Emit one instruction; returns the block's return expression if it ends the block."""
-    return self.emit(ops.lower(inst, self.pc, self.sem))
+    """Emit one instruction; returns the block's return expression if it ends the block. The lines of the op kinds in
+    MEMO_OPS are remembered per process (EMITTED) with the PC as a mark, and reused with the PC written in."""
+    op = ops.lower(inst, self.pc, self.sem)
+    if type(op) not in MEMO_OPS: return self.emit(op)
+    key = (type(self), self.sem, self.wave, self.ftz32, self.ftz16, self.ieee, type(inst), inst._raw)
+    if (hit:=EMITTED.get(key)) is None:
+      if (hit:=self._emit_marked(op)) is None: return self.emit(op)
+      if len(EMITTED) < EMITTED_LIMIT: EMITTED[key] = hit
+    lines, nxt, masks = hit
+    pc = str(self.pc)
+    self.lines += [ln.replace(PC_MARK, pc) for ln in lines]
+    self.pending.update(masks)
+    return None if nxt is None else nxt.replace(PC_MARK, pc)
+
+  def _emit_marked(self, op) -> tuple|None:
+    """op's lines, return expression and the lane masks it writes (left pending), emitted with the PC as PC_MARK; None
+    where that emission fails (an Unsupported op, or a use of the PC other than writing it) or flushes the masks."""
+    start, pending, pc = len(self.lines), self.pending, self.pc
+    written:dict[int, str] = {}  # emitted over no pending masks: what it holds after is what the op wrote
+    try:
+      self.pc, self.pending = _PcMark(), written
+      nxt, failed = self.emit(op), False
+    except Exception: nxt, failed = None, True  # emitted again with the real PC: that raises what it raises
+    finally: self.pc = pc
+    lines, ok = tuple(self.lines[start:]), not failed and self.pending is written  # not flushed (a new dict)
+    del self.lines[start:]
+    self.pending = pending
+    return (lines, nxt, dict(written)) if ok else None
 
   def emit(self, op) -> str|None:
     return self.emitters[type(op)](op)
@@ -331,7 +384,7 @@ class Translator(Reads):
     flush = []
     for d, var in self.before.items():
       lines = [ln.replace(f"unpack({self.mask(d)})", var) for ln in lines]
-      if any(self.mention(d).search(ln) for ln in lines):
+      if self.mention(d).search("\n".join(lines)):  # one search: a mention never spans lines
         flush += self.set_mask(d, self.pack(var), "    ")
         if self.pending.get(d) == var and not any(re.search(rf"^\s*{var} = ", ln) for ln in lines): del self.pending[d]
     return flush + lines
