@@ -149,9 +149,48 @@ def np_atomic(prog:program.Program, fn:str) -> list[str]:
   wide = WIDTH[prog.dst] == 64
   return lines + [f"  return {STORED_BITS.get(prog.dst, 'as_u64' if wide else 'bits32')}(d)"]
 
+# helpers that keep numpy's error state (none enters its own np.errstate, which would hide an invalid operation from
+# numpy_runtime.watching): a row calling only these tests its result for a generated NaN only after an invalid operation
+WATCHED = {"gnan", "ftz", "abs", "isnan", "max", "min", "floor", "ceil", "trunc", "rint"}
+GNAN = re.compile(r"^(d) = gnan\(d, (.*)\)$")  # the statement program._generated_nan adds
+
+def _calls(e:E):
+  if e.op == "call": yield e
+  for x in e.args:
+    if isinstance(x, E): yield from _calls(x)
+
+def watched(prog:program.Program) -> bool:
+  """Whether every helper the program calls is WATCHED (an fma of f32 or f16: the native ufunc or plain numpy; f64's
+  enters an errstate)."""
+  calls = [c for s in prog.body for c in _calls(s.value)]
+  return all(c.val in WATCHED or (c.val == "fma" and c.args[0].t in ("f32", "f16")) for c in calls)
+
 COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
 FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
+
+TYPED_READ = re.compile(r"(\s*)(\w+) = V\[(\d+)\]\[w\]\.view\((dt_\w+)\)(\s*#.*)?")
+VWRITE = re.compile(r"\bvw(?:16)?\(V, (\d+),")
+V_ARG = re.compile(r"\bV\b(?!\[)")
+
+def typed_views(lines:list[str]) -> list[str]:
+  """A block's lines with each typed register view made once until the register is written: a matmul step reads each
+  loaded f32 register four times, and each `.view` costs ~0.15 us. Only whole-line reads (`a = V[3][w].view(dt_f32)`,
+  run unconditionally) are shared; a write of the register (vw, vw16), or V passed to any other helper, drops them."""
+  views:dict[tuple[int, str], str] = {}
+  out = []
+  for ln in lines:
+    if (m:=TYPED_READ.fullmatch(ln)) is not None:
+      indent, name, r, dt, comment = m.groups()
+      key, var = (int(r), dt), f"_{dt[3:]}v{r}"
+      out.append(f"{indent}{name} = {var}{comment or ''}" if key in views else f"{indent}{name} = {var} = V[{r}][w].view({dt}){comment or ''}")
+      views[key] = var
+      continue
+    out.append(ln)
+    written = {int(r) for r in VWRITE.findall(ln)}
+    if V_ARG.search(VWRITE.sub("", ln)): views.clear()
+    elif written: views = {k: v for k, v in views.items() if k[0] not in written}
+  return out
 
 SUBSET_BUILD = "def build_subset(st):"
 
@@ -204,6 +243,7 @@ class Translator(Reads):
     for k, b in enumerate(self.blocks):
       self.lines = []
       self.block(b)
+      self.lines = typed_views(self.lines)
       subset.append(f"  def _blk{k}(w, n):")
       subset += self.lines
       body += [f"  def _all{k}(n):", "    w = EVERY"]  # the block for the whole chunk of waves: no indexing per access
@@ -274,7 +314,9 @@ class Translator(Reads):
   def read_pc(self) -> str: return f"u64(st.pgm + {self.pc})"
 
   def body(self, prog:program.Program, vec:bool):
-    for ln in np_body(prog, lambda e: self.read(e, vec)): self.out(ln)
+    lines = np_body(prog, lambda e: self.read(e, vec))
+    if watched(prog): lines = [GNAN.sub(r"\1 = gnan(\1, \2) if WATCH.seen else \1", ln) for ln in lines]
+    for ln in lines: self.out(ln)
 
   # *** lane masks: an SGPR in wave32, a pair in wave64 ***
   def mask(self, d:int) -> str:
