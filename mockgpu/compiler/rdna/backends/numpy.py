@@ -180,13 +180,14 @@ def typed_views(lines:list[str]) -> list[str]:
   views:dict[tuple[int, str], str] = {}
   out = []
   for ln in lines:
-    if (m:=TYPED_READ.fullmatch(ln)) is not None:
+    if ".view(dt_" in ln and (m:=TYPED_READ.fullmatch(ln)) is not None:  # substring tests first: this runs at every translation
       indent, name, r, dt, comment = m.groups()
       key, var = (int(r), dt), f"_{dt[3:]}v{r}"
       out.append(f"{indent}{name} = {var}{comment or ''}" if key in views else f"{indent}{name} = {var} = V[{r}][w].view({dt}){comment or ''}")
       views[key] = var
       continue
     out.append(ln)
+    if "(V," not in ln: continue
     written = {int(r) for r in VWRITE.findall(ln)}
     if V_ARG.search(VWRITE.sub("", ln)): views.clear()
     elif written: views = {k: v for k, v in views.items() if k[0] not in written}
