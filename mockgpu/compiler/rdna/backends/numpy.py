@@ -170,27 +170,26 @@ FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
 
 TYPED_READ = re.compile(r"(\s*)(\w+) = V\[(\d+)\]\[w\]\.view\((dt_\w+)\)(\s*#.*)?")
-VWRITE = re.compile(r"\bvw(?:16)?\(V, (\d+),")
-V_ARG = re.compile(r"\bV\b(?!\[)")
+VWRITE = re.compile(r"\s*vw(?:16)?\(V, (\d+),")  # a line writing one VGPR (every emitter's write is a line of its own)
 
 def typed_views(lines:list[str]) -> list[str]:
   """A block's lines with each typed register view made once until the register is written: a matmul step reads each
   loaded f32 register four times, and each `.view` costs ~0.15 us. Only whole-line reads (`a = V[3][w].view(dt_f32)`,
-  run unconditionally) are shared; a write of the register (vw, vw16), or V passed to any other helper, drops them."""
-  views:dict[tuple[int, str], str] = {}
+  run unconditionally) are shared; a write of the register (vw, vw16), or V passed to any other helper, drops them.
+  Substring tests come before the regular expressions: this runs at every translation."""
+  views:dict[int, dict[str, str]] = {}  # register -> dtype name -> the local holding its view
   out = []
   for ln in lines:
-    if ".view(dt_" in ln and (m:=TYPED_READ.fullmatch(ln)) is not None:  # substring tests first: this runs at every translation
+    if ".view(dt_" in ln and (m:=TYPED_READ.fullmatch(ln)) is not None:
       indent, name, r, dt, comment = m.groups()
-      key, var = (int(r), dt), f"_{dt[3:]}v{r}"
-      out.append(f"{indent}{name} = {var}{comment or ''}" if key in views else f"{indent}{name} = {var} = V[{r}][w].view({dt}){comment or ''}")
-      views[key] = var
+      var, known = f"_{dt[3:]}v{r}", views.setdefault(int(r), {})
+      out.append(f"{indent}{name} = {var}{comment or ''}" if dt in known else f"{indent}{name} = {var} = V[{r}][w].view({dt}){comment or ''}")
+      known[dt] = var
       continue
     out.append(ln)
     if "(V," not in ln: continue
-    written = {int(r) for r in VWRITE.findall(ln)}
-    if V_ARG.search(VWRITE.sub("", ln)): views.clear()
-    elif written: views = {k: v for k, v in views.items() if k[0] not in written}
+    if (w:=VWRITE.match(ln)) is not None and ln.count("(V,") == 1: views.pop(int(w.group(1)), None)
+    else: views.clear()
   return out
 
 SUBSET_BUILD = "def build_subset(st):"
