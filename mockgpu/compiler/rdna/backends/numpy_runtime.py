@@ -98,6 +98,16 @@ def vw(V:list, d:int, w, val, m:np.ndarray, full:bool):
   new[w] = val if full else np.where(m, val, old[w])
   V[d] = new
 
+# vw of a value the translator knows has the register's shape (a VALU result with a VGPR source, a load's): the subset
+# blocks call it as vw; the whole-chunk blocks have it as `V[d] = val if full else vwm(V[d], val, m)` (numpy.full_writes)
+vwv = vw
+
+def vwm(old:np.ndarray, val, m:np.ndarray) -> np.ndarray:
+  """A register old with the active lanes m of the whole chunk set to val (a new array: registers are not written in place)."""
+  new = old.copy()
+  np.copyto(new, val, where=m)
+  return new
+
 def vw16(V:list, d:int, w, val, m, full, hi:bool):
   """Write 16 bits (low or high half) of VGPR d for the active lanes, keeping the other half."""
   old = V[d][w]
@@ -177,8 +187,9 @@ def _fma_odd(a, b, c, t) -> np.ndarray:
 
 def fma32(a, b, c) -> np.ndarray:
   """f32 a*b+c rounded once: the native fmaf ufunc when it is built, else the float64 emulation (same bits)."""
-  if getattr(a, "dtype", None) is dt_f32 and getattr(b, "dtype", None) is dt_f32 and getattr(c, "dtype", None) is dt_f32 \
-      and (fma:=native.fma_f32()) is not None: return fma(a, b, c)  # f32 arrays or numpy scalars
+  try: f32s = a.dtype is dt_f32 and b.dtype is dt_f32 and c.dtype is dt_f32  # f32 arrays or numpy scalars (getattr: +0.1 us)
+  except AttributeError: f32s = False  # a Python number
+  if f32s and (fma:=native.fma_f32()) is not None: return fma(a, b, c)
   return _fma_odd(np.asarray(a), np.asarray(b), np.asarray(c), f32)
 
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
