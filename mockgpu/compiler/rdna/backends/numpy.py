@@ -171,13 +171,17 @@ FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's regis
 
 TYPED_READ = re.compile(r"(\s*)(\w+) = V\[(\d+)\]\[w\]\.view\((dt_\w+)\)(\s*#.*)?")
 VWRITE = re.compile(r"\s*vw(?:16|v)?\(V, (\d+),")  # a line writing one VGPR (every emitter's write is a line of its own)
+# a global load's or store's 64-bit VGPR address, its first argument (evaluated whenever the line runs)
+ADDRESS = re.compile(r"(\s*(?:_r = gload|gstore)\(st, w, )r64\(V\[(\d+)\]\[w\], V\[(\d+)\]\[w\]\)")
 
 def typed_views(lines:list[str]) -> list[str]:
   """A block's lines with each typed register view made once until the register is written: a matmul step reads each
   loaded f32 register four times, and each `.view` costs ~0.15 us. Only whole-line reads (`a = V[3][w].view(dt_f32)`,
   run unconditionally) are shared; a write of the register (vw, vw16), or V passed to any other helper, drops them.
+  So is a global load's or store's 64-bit address pair (r64: ~1.6 us; a matmul step loads four times from each base).
   Substring tests come before the regular expressions: this runs at every translation."""
   views:dict[int, dict[str, str]] = {}  # register -> dtype name -> the local holding its view
+  pairs:dict[tuple[int, int], str] = {}  # (low, high register) -> the local holding their r64
   out = []
   for ln in lines:
     if ".view(dt_" in ln and (m:=TYPED_READ.fullmatch(ln)) is not None:
@@ -186,10 +190,18 @@ def typed_views(lines:list[str]) -> list[str]:
       out.append(f"{indent}{name} = {var}{comment or ''}" if dt in known else f"{indent}{name} = {var} = V[{r}][w].view({dt}){comment or ''}")
       known[dt] = var
       continue
+    if "r64(V[" in ln and (m:=ADDRESS.match(ln)) is not None:
+      head, lo, hi = m.groups()
+      key, var = (int(lo), int(hi)), f"_a{lo}_{hi}"
+      ln = head + (var if key in pairs else f"({var} := r64(V[{lo}][w], V[{hi}][w]))") + ln[m.end():]
+      pairs[key] = var
     out.append(ln)
     if "(V," not in ln: continue
-    if (w:=VWRITE.match(ln)) is not None and ln.count("(V,") == 1: views.pop(int(w.group(1)), None)
-    else: views.clear()
+    if (w:=VWRITE.match(ln)) is not None and ln.count("(V,") == 1:
+      r = int(w.group(1))
+      views.pop(r, None)
+      if pairs: pairs = {k: v for k, v in pairs.items() if r not in k}
+    else: views, pairs = {}, {}
   return out
 
 VWV = re.compile(r"(\s*)vwv\(V, (\d+), w, (.*), m, full\)(\s*#.*)?")
