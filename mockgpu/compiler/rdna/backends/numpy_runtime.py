@@ -185,11 +185,17 @@ def _fma_odd(a, b, c, t) -> np.ndarray:
   step = np.where((err > 0) == (s > 0), 1, -1)
   return np.where(fix, (sb + step).view(f64), s).astype(t)
 
+_NATIVE_FMA:list = []  # native.fma_f32() once it is not None
+
 def fma32(a, b, c) -> np.ndarray:
   """f32 a*b+c rounded once: the native fmaf ufunc when it is built, else the float64 emulation (same bits)."""
   try: f32s = a.dtype is dt_f32 and b.dtype is dt_f32 and c.dtype is dt_f32  # f32 arrays or numpy scalars (getattr: +0.1 us)
   except AttributeError: f32s = False  # a Python number
-  if f32s and (fma:=native.fma_f32()) is not None: return fma(a, b, c)
+  if f32s:
+    if _NATIVE_FMA: return _NATIVE_FMA[0](a, b, c)
+    if (fma:=native.fma_f32()) is not None:  # built (or found) once per process: kept, not asked again per op
+      _NATIVE_FMA.append(fma)
+      return fma(a, b, c)
   return _fma_odd(np.asarray(a), np.asarray(b), np.asarray(c), f32)
 
 def fma16(a, b, c) -> np.ndarray: return _fma_odd(a, b, c, f16)
