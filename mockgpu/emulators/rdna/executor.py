@@ -22,7 +22,7 @@ from mockgpu.compiler.rdna import semantics
 # tinygrad's instruction tables: ~100 ms of imports) are imported where a kernel is not in the translation cache: a
 # process whose kernels are all cached runs them without either.
 from mockgpu.compiler.rdna.backends.numpy_version import VERSION
-from mockgpu.compiler.rdna.backends.numpy_runtime import pack
+from mockgpu.compiler.rdna.backends.numpy_runtime import pack, watching
 if TYPE_CHECKING: from mockgpu.compiler.rdna.backends.stepper import Stepper  # annotations only: stepper() imports it when asked
 from tinygrad.runtime.autogen import amdgpu_kd as kd
 
@@ -387,7 +387,7 @@ def _run_chunks(mem:AddressSpace, d:Dispatch, prog:Program, wg_ids:np.ndarray, w
       rec.chunk(prog, ids, wpg)
       st.lds_watch = rec.lds
     try:
-      with np.errstate(all="ignore"):  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
+      with watching():  # IEEE results (inf, NaN, wrapping) are the point; numpy must not warn
         used = _run(st, prog, waves, budget, used, rec)
     except GPUPageFault as e:
       if (w:=getattr(e, "chunk_wave", None)) is not None: e.add_context(workgroup=d.workgroup(int(ids[w // wpg])), wave=w % wpg)

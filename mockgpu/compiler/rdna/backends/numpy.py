@@ -34,7 +34,7 @@ def plus64(off:int) -> str:
   """Code adding a constant byte offset to a uint64 address (wrapping), or nothing for 0."""
   return f" + u64({off & (2**64 - 1)})" if off else ""
 
-VREG = re.compile(r"\bV\[(-?\d+)\]|\bvw(?:16)?\(V, (-?\d+)|r64\(V\[-?\d+\]\[w\], V\[(-?\d+)\]")
+VREG = re.compile(r"\bV\[(-?\d+)\]|\bvw(?:16|v)?\(V, (-?\d+)|r64\(V\[-?\d+\]\[w\], V\[(-?\d+)\]")
 
 def bad_vgprs(regs) -> str|None:
   """Why VGPR indexes one instruction touches are not in the register file (v0..v255, and CDNA's AGPRs a0..a255 at
@@ -154,9 +154,70 @@ def np_atomic(prog:program.Program, fn:str) -> list[str]:
   wide = WIDTH[prog.dst] == 64
   return lines + [f"  return {STORED_BITS.get(prog.dst, 'as_u64' if wide else 'bits32')}(d)"]
 
+# helpers that keep numpy's error state (none enters its own np.errstate, which would hide an invalid operation from
+# numpy_runtime.watching): a row calling only these tests its result for a generated NaN only after an invalid operation
+WATCHED = {"gnan", "ftz", "abs", "isnan", "max", "min", "floor", "ceil", "trunc", "rint"}
+GNAN = re.compile(r"^(d) = gnan\(d, (.*)\)$")  # the statement program._generated_nan adds
+
+def _calls(e:E):
+  if e.op == "call": yield e
+  for x in e.args:
+    if isinstance(x, E): yield from _calls(x)
+
+def watched(prog:program.Program) -> bool:
+  """Whether every helper the program calls is WATCHED (an fma of f32 or f16: the native ufunc or plain numpy; f64's
+  enters an errstate)."""
+  calls = [c for s in prog.body for c in _calls(s.value)]
+  return all(c.val in WATCHED or (c.val == "fma" and c.args[0].t in ("f32", "f16")) for c in calls)
+
 COL = {True: "[:, None]", False: ""}  # a scalar operand in vector context is a column: one value per wave
 FBITS = {"f32": "fbits32", "f16": "fbits16"}  # a float value's register bits
 FBITS16 = {"f16": "fbits16", "bf16": "bf16bits"}  # a 16-bit float value's register bits (bf16: rounded from f32)
+
+TYPED_READ = re.compile(r"(\s*)(\w+) = V\[(\d+)\]\[w\]\.view\((dt_\w+)\)(\s*#.*)?")
+VWRITE = re.compile(r"\s*vw(?:16|v)?\(V, (\d+),")  # a line writing one VGPR (every emitter's write is a line of its own)
+# a global load's or store's 64-bit VGPR address, its first argument (evaluated whenever the line runs)
+ADDRESS = re.compile(r"(\s*(?:_r = gload|gstore)\(st, w, )r64\(V\[(\d+)\]\[w\], V\[(\d+)\]\[w\]\)")
+
+def typed_views(lines:list[str]) -> list[str]:
+  """A block's lines with each typed register view made once until the register is written: a matmul step reads each
+  loaded f32 register four times, and each `.view` costs ~0.15 us. Only whole-line reads (`a = V[3][w].view(dt_f32)`,
+  run unconditionally) are shared; a write of the register (vw, vw16), or V passed to any other helper, drops them.
+  So is a global load's or store's 64-bit address pair (r64: ~1.6 us; a matmul step loads four times from each base).
+  Substring tests come before the regular expressions: this runs at every translation."""
+  views:dict[int, dict[str, str]] = {}  # register -> dtype name -> the local holding its view
+  pairs:dict[tuple[int, int], str] = {}  # (low, high register) -> the local holding their r64
+  out = []
+  for ln in lines:
+    if ".view(dt_" in ln and (m:=TYPED_READ.fullmatch(ln)) is not None:
+      indent, name, r, dt, comment = m.groups()
+      var, known = f"_{dt[3:]}v{r}", views.setdefault(int(r), {})
+      out.append(f"{indent}{name} = {var}{comment or ''}" if dt in known else f"{indent}{name} = {var} = V[{r}][w].view({dt}){comment or ''}")
+      known[dt] = var
+      continue
+    if "r64(V[" in ln and (m:=ADDRESS.match(ln)) is not None:
+      head, lo, hi = m.groups()
+      key, var = (int(lo), int(hi)), f"_a{lo}_{hi}"
+      ln = head + (var if key in pairs else f"({var} := r64(V[{lo}][w], V[{hi}][w]))") + ln[m.end():]
+      pairs[key] = var
+    out.append(ln)
+    if "(V," not in ln: continue
+    if (w:=VWRITE.match(ln)) is not None and ln.count("(V,") == 1:
+      r = int(w.group(1))
+      views.pop(r, None)
+      if pairs: pairs = {k: v for k, v in pairs.items() if r not in k}
+    else: views, pairs = {}, {}
+  return out
+
+VWV = re.compile(r"(\s*)vwv\(V, (\d+), w, (.*), m, full\)(\s*#.*)?")
+
+def full_writes(lines:list[str]) -> list[str]:
+  """A whole-chunk block's writes of a register-shaped value (vwv) inline: with every lane on, the register becomes the
+  value itself, without vw's call and tests (~0.25 us of a ~1.5 us f32 op); else the active lanes are merged (vwm)."""
+  def inline(m:re.Match) -> str:
+    indent, d, val, comment = m.groups()
+    return f"{indent}V[{d}] = {val} if full else vwm(V[{d}], {val}, m){comment or ''}"
+  return [VWV.sub(inline, ln) if "vwv(" in ln else ln for ln in lines]
 
 SUBSET_BUILD = "def build_subset(st):"
 
@@ -174,7 +235,7 @@ def module(blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, lanes:int, ieee
   (all 256 once an M0-relative move may reach any of them)."""
   t = Translator(blocks, ftz32, ftz16, arch, lanes, ieee)
   src = t.source()
-  used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16)?\(V, (\d+)", src)]
+  used = [int(a or b) for a, b in re.findall(r"V\[(\d+)\]|vw(?:16|v)?\(V, (\d+)", src)]
   return split_subset(src) + f"NVGPR = {256 if t.relative else max(used, default=0) + 1}\n"
 
 # the translated lines of an op by (translator class, family, wave size, float modes, instruction): the kernels of a
@@ -214,6 +275,7 @@ class Translator(Reads):
                      ops.DsStore: self.ds_store, ops.DsPair: self.ds_pair, ops.DsPermute: self.ds_permute, ops.DsSwizzle: self.ds_swizzle,
                      ops.DsAtomic: self.ds_atomic, ops.VAtomic: self.vatomic, ops.Mfma: self.mfma, ops.Permlane: self.permlane,
                      ops.Mode: self.mode, ops.MovRel: self.movrel, ops.Jump: self.jump, ops.Trap: self.trap}
+    self.shaped = False  # the instruction being translated reads a VGPR-shaped source
     self.relative = False  # an M0-relative VGPR move: the waves then hold every VGPR (NVGPR 256)
 
   # *** output ***
@@ -233,10 +295,11 @@ class Translator(Reads):
     for k, b in enumerate(self.blocks):
       self.lines = []
       self.block(b)
-      text = CONST.sub(named, "\n".join(self.lines))  # once per block, for both its forms (each line a call: 2 ms a kernel)
+      # once per block, for both its forms (each line a call: 2 ms a kernel)
+      text = CONST.sub(named, "\n".join(typed_views(self.lines)))
       subset += [f"  def _blk{k}(w, n):", text]
       # the block for the whole chunk of waves: no indexing per access
-      body += [f"  def _all{k}(n):", "    w = EVERY", text.replace("[w]", "")]
+      body += [f"  def _all{k}(n):", "    w = EVERY", "\n".join(full_writes(text.replace("[w]", "").split("\n")))]
     body.append(f"  return LazyBlocks(st, globals()), [{', '.join(f'_all{k}' for k in range(len(self.blocks)))}]")
     # the blocks for a subset of the waves (after a branch diverged) last: split_subset compiles them at first use
     body += subset + [f"  return [{', '.join(f'_blk{k}' for k in range(len(self.blocks)))}]"]
@@ -310,9 +373,16 @@ class Translator(Reads):
 
   # *** operands (the dispatch on their kind is reads.Reads) ***
   typed = staticmethod(typed)
-  def raw_dpp(self) -> str: return "_dpp"
-  def raw_vgpr(self, v:int, width:int) -> str: return f"V[{v}][w]" if width <= 32 else f"r64(V[{v}][w], V[{v+1}][w])"
-  def raw_quad(self, v:int, quad:int) -> str: return f"V[{v}][w][:, quad_lanes({self.wave}, {quad})]"
+  # a VGPR-shaped source ([waves, lanes]): an elementwise result then has the register's shape (see vwrite)
+  def raw_dpp(self) -> str:
+    self.shaped = True
+    return "_dpp"
+  def raw_vgpr(self, v:int, width:int) -> str:
+    self.shaped = True
+    return f"V[{v}][w]" if width <= 32 else f"r64(V[{v}][w], V[{v+1}][w])"
+  def raw_quad(self, v:int, quad:int) -> str:
+    self.shaped = True
+    return f"V[{v}][w][:, quad_lanes({self.wave}, {quad})]"
   def raw_sgpr(self, o:int, width:int, vec:bool) -> str:
     return f"S[{o}][w]{COL[vec]}" if width <= 32 else f"r64(S[{o}][w], S[{o+1}][w]){COL[vec]}"
   def raw_scc(self, width:int, vec:bool) -> str: return f"S[253][w]{COL[vec]}" if width <= 32 else f"S[253][w].astype(u64){COL[vec]}"
@@ -327,7 +397,9 @@ class Translator(Reads):
   def read_pc(self) -> str: return f"u64(st.pgm + {self.pc})"
 
   def body(self, prog:program.Program, vec:bool):
-    for ln in np_body(prog, lambda e: self.read(e, vec)): self.out(ln)
+    lines = np_body(prog, lambda e: self.read(e, vec))
+    if watched(prog): lines = [GNAN.sub(r"\1 = gnan(\1, \2) if WATCH.seen else \1", ln) for ln in lines]
+    for ln in lines: self.out(ln)
 
   # *** lane masks: an SGPR in wave32, a pair in wave64 ***
   def mask(self, d:int) -> str:
@@ -355,8 +427,8 @@ class Translator(Reads):
     width = WIDTH[t]
     if sdwa is not None:  # GFX9 SDWA: the result's low bits into the selected byte or word
       self.out(f"vw(V, {d}, w, sdwa_dst({'fbits32' if t == 'f32' else 'bits32'}({expr}), V[{d}][w], {sdwa[0]}, {sdwa[1]}), m, full)")
-    elif width == 32:
-      self.out(f"vw(V, {d}, w, {'fbits32' if t == 'f32' else 'bits32'}({expr}), m, full)")
+    elif width == 32:  # vwv: a VALU row over a VGPR source, so the result has the register's shape (full_writes)
+      self.out(f"{'vwv' if self.shaped else 'vw'}(V, {d}, w, {'fbits32' if t == 'f32' else 'bits32'}({expr}), m, full)")
     elif width == 16:
       self.out(f"vw16(V, {d}, w, {FBITS16.get(t, 'bits32')}({expr}), m, full, {hi})")
     else:
@@ -399,6 +471,7 @@ class Translator(Reads):
     """A vector op: its program over the lanes, then D and the lane mask it writes. With a DPP source, src0 is the
     lane-permuted vsrc0 and only lanes with a valid source write."""
     prog = program.valu(op, self.sem, self.ftz32, self.ftz16, self.ieee)
+    self.shaped = False
     if op.dpp is not None: self.dpp_source(op.dpp)
     self.mask_in, self.dpp = op.mask_in, op.dpp
     try: self.body(prog, vec=True)
@@ -423,11 +496,11 @@ class Translator(Reads):
     results = []
     for tag, half in (("x", op.x), ("y", op.y)):
       prog = program.valu(half, self.sem, self.ftz32, self.ftz16, self.ieee)
-      self.mask_in = half.mask_in
+      self.mask_in, self.shaped = half.mask_in, False
       self.body(prog, vec=True)
       self.out(f"_{tag} = {'fbits32' if prog.dst == 'f32' else 'bits32'}(d)")
-      results.append((half.dst, f"_{tag}"))
-    for d, v in results: self.out(f"vw(V, {d}, w, {v}, m, full)")
+      results.append((half.dst, f"_{tag}", "vwv" if self.shaped else "vw"))
+    for d, v, fn in results: self.out(f"{fn}(V, {d}, w, {v}, m, full)")
 
   def packed(self, op:ops.Packed):
     self.body(program.packed(op, self.sem, self.ieee), vec=True)
@@ -565,7 +638,7 @@ class Translator(Reads):
 
   def load_write(self, d:int, ndw:int, d16:str|None):
     if d16: return self.out(f"vw16(V, {d}, w, _r[0], m, full, {d16 == 'hi'})")
-    for j in range(ndw): self.out(f"vw(V, {d + j}, w, _r[{j}], m, full)")
+    for j in range(ndw): self.out(f"vwv(V, {d + j}, w, _r[{j}], m, full)")  # a load's registers: [waves, lanes] each
 
   def store_data(self, data:int, kind:str, ndw:int, d16:str|None) -> str:
     if kind == "u32": return "[" + ", ".join(f"V[{data + j}][w]" for j in range(ndw)) + "]"

@@ -34,8 +34,8 @@ def _spread(vals:np.ndarray, m:np.ndarray, full:bool, ndw:int) -> list[np.ndarra
   n, width = m.shape
   if full:
     if ndw == 1: return [vals.reshape(n, width).copy()]
-    per_dword = vals.reshape(n * width, ndw).T.copy()  # one pass de-interleaves the dwords into registers
-    return [per_dword[j].reshape(n, width) for j in range(ndw)]
+    per_dword = vals.reshape(n * width, ndw).T.copy().reshape(ndw, n, width)  # one pass de-interleaves the dwords
+    return [per_dword[j] for j in range(ndw)]  # (list(per_dword), numpy's iteration, costs twice as much)
   out = np.zeros((ndw, n * width), u32)
   per_dword, lanes = vals.reshape(-1, ndw).T, m.reshape(-1)
   for j in range(ndw): out[j][lanes] = per_dword[j]  # 1-D masked writes are far cheaper than one 3-D one
