@@ -53,9 +53,11 @@ class Recorder:
         else: self.pending[part] = self.pending.get(part, 0.0) + time.thread_time() - t0
     return wrapper
 
-  def dispatch(self, fn, name_of, clock=time.thread_time):
+  def dispatch(self, fn, name_of, clock=time.thread_time, share_of=lambda *a: 0):
     """One dispatch: an executor's entry on a mock (its time less the translation and C set-up inside it is the
-    execution), tinygrad's program call on CPU (process time: the CPU device runs kernels on its own thread)."""
+    execution), tinygrad's program call on CPU (process time: the CPU device runs kernels on its own thread). A
+    multi-XCC board (CDNA) enters the executor once per XCC, one after another: share_of gives the XCC, and the
+    shares after the first add to the dispatch's row."""
     def wrapper(*a, **kw):
       self.cur = {"kernel": "?", "n": 0, "compile": self.pending_compile, "translate": 0.0, "C": 0.0, "exec": 0.0, "path": "cpu"}
       self.pending_compile = 0.0
@@ -69,10 +71,17 @@ class Recorder:
         self.cur["exec"] = clock() - t0 - self.cur["translate"] - self.cur["C"]
         for part, x in done.items(): self.cur[part] += x
         self.cur["kernel"] = name = name_of(*a)
-        self.counts[name] = self.cur["n"] = self.counts.get(name, 0) + 1
-        self.rows.append(self.cur)
+        if share_of(*a) > 0 and self.rows and self.rows[-1]["kernel"] == name: self._add_share(self.cur)
+        else:
+          self.counts[name] = self.cur["n"] = self.counts.get(name, 0) + 1
+          self.rows.append(self.cur)
         self.cur = None
     return wrapper
+
+  def _add_share(self, share:dict):
+    last = self.rows[-1]
+    for part in ("compile", "translate", "C", "exec"): last[part] += share[part]
+    if share["path"] != last["path"]: last["path"] = "mixed"
 
   def compile(self, fn):
     def wrapper(*a, **kw):
@@ -93,7 +102,8 @@ def install(rec:Recorder):
   from mockgpu.emulators.rdna import executor
   import mockgpu.emulators.ptx as ptx
   import mockgpu.emulators.rdna as rdna  # pm4 calls the package's run_dispatch
-  rdna.run_dispatch = rec.dispatch(executor.run_dispatch, lambda mem, d: executor.kernel_name(d.pgm_addr))
+  rdna.run_dispatch = rec.dispatch(executor.run_dispatch, lambda mem, d, *a: executor.kernel_name(d.pgm_addr),
+                                   share_of=lambda mem, d, *a: d.xcc[0])
   ptx.launch = rec.dispatch(ptx.launch, lambda mem, k, *a, **kw: k.name)
   executor.load_program, ptx.load_module = rec.timed("translate", executor.load_program), rec.timed("translate", ptx.load_module)
   executor._native_kernel, ptx._native_kernel = rec.timed("C", executor._native_kernel), rec.timed("C", ptx._native_kernel)
