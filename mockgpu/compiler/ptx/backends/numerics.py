@@ -27,7 +27,8 @@ import numpy as np
 from mockgpu.errors import UnsupportedInstruction
 from mockgpu.compiler import native
 from mockgpu.compiler.ptx.types import FMTS, INT_RANGE
-from mockgpu.compiler.floats import any_nan, Fmt, F32, bf16bits_exact, bf16_isnan, to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401 (the PTX runtime's names)
+# the PTX runtime's names
+from mockgpu.compiler.floats import any_nan, Fmt, F32, bf16bits_exact, bf16_isnan, to_fp8, fp8_to_f16, bf16_to_f32  # noqa: F401
 from mockgpu.compiler.exact import two_sum, two_prod, nudge64, fma64, round_fraction  # noqa: F401 (the PTX runtime's names)
 from mockgpu.compiler.exact import op_with_error_sign as _exact
 
