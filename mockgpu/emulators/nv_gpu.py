@@ -133,9 +133,7 @@ def names() -> dict[str, dict]:
   kinds = {"class", "ctrl", "escape", "uvm", *(f"qmd {p}" for p in QMD_PREFIXES)}
   return remembered("nv-names", "1", key, _index, lambda v: isinstance(v, dict) and set(v) == kinds)
 
-def _class_names() -> dict[int, str]: return names()["class"]
-
-def class_name(cls:int) -> str: return _class_names().get(cls, "unknown class")
+def class_name(cls:int) -> str: return names()["class"].get(cls, "unknown class")
 
 def write_semaphore(mem:AddressSpace, addr:int, payload:int, payload64:bool, timestamp:bool, where:str):
   """A semaphore release: the payload (one or two words), then for a four-word semaphore the 64-bit timestamp at +8.
