@@ -14,7 +14,10 @@ On disk, <cache>/native/history/:
   renaming it (of two processes renaming the same file, one succeeds, so no file is counted twice), writes the sum of
   what it claimed, then deletes it. A reader meanwhile misses the claimed files' seconds: a kernel is built a little later.
 - the merged file keeps the MAX_KERNELS kernels seen most recently, so the history stays bounded (about 100 bytes each).
-A file that is not a history file is logged (the "C build history" warning, naming it) and dropped at the next merge. An
+Beside them, <cache>/native/builds/: one small file per C build, [estimated seconds, the compiler's CPU seconds], named
+by its ISA; the newest BUILDS_KEPT per ISA are kept. `build_ratio` is their measured / estimated over that window, so
+a machine whose builds run slower than the constants say (a loaded CI runner, an older compiler) weighs its builds
+at what they cost there. A file that is not a history file is logged (the "C build history" warning, naming it) and dropped at the next merge. An
 unwritable or read-only cache directory only means no history (logged once at debug level); MOCKGPU_CC_HISTORY=0 turns
 it off.
 """
@@ -30,6 +33,9 @@ STALE_CLAIM_S = 600    # a claimed file this old belongs to a merge that died: d
 
 _spent:dict[str, float] = {}   # this process's numpy seconds per kernel key, written at exit
 _earlier:tuple[str|None, dict] = (None, {})   # (the directory read, key -> [seconds, processes, last seen])
+_ratios:tuple[str|None, dict] = (None, {})   # (the directory read, isa -> measured / estimated build seconds)
+BUILDS_KEPT = 32       # C builds per ISA whose cost the estimate learns from: the newest
+RATIO_RANGE = (0.25, 8.0)   # how far the measured builds may move the estimate
 _registered:int|None = None   # the process that registered the exit handler (a forked child inherits both)
 
 def directory() -> str|None:
@@ -136,3 +142,64 @@ def _drop_stale_claims(d:str):
     try:
       if now - os.stat(p:=os.path.join(d, name)).st_ctime > STALE_CLAIM_S: os.unlink(p)
     except FileNotFoundError: pass
+
+# *** what C builds cost on this machine ***
+
+def builds_directory() -> str|None:
+  return None if (d:=directory()) is None else os.path.join(os.path.dirname(d), "builds")
+
+def record_build(isa:str, estimate:float, cpu:float):
+  """A C build of isa that was estimated at `estimate` seconds took `cpu` seconds of compiler CPU: kept for the
+  estimates of later builds here and in later processes."""
+  global _ratios
+  if (d:=builds_directory()) is None or estimate <= 0: return
+  try:
+    os.makedirs(d, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=d, prefix=".tmp-", delete=False) as f: json.dump([estimate, cpu], f)
+    os.replace(f.name, os.path.join(d, f"{isa}-{time.time_ns()}-{uuid.uuid4().hex[:8]}.json"))
+  except OSError as e:
+    log.debug("C build history: cannot write in %s (%s); this build's cost is not recorded", d, e)
+    return
+  _ratios = (None, {})   # read again, this build included
+
+def build_ratio(isa:str) -> float:
+  """Measured / estimated seconds of isa's recent C builds on this machine (clamped to RATIO_RANGE), 1.0 where none is
+  recorded; read once per process (and again after a build of its own)."""
+  global _ratios
+  if (d:=builds_directory()) is None: return 1.0
+  if _ratios[0] != d: _ratios = (d, _read_builds(d))
+  return _ratios[1].get(isa, 1.0)
+
+def _read_builds(d:str) -> dict[str, float]:
+  """isa -> the ratio over its newest BUILDS_KEPT builds; older files are deleted."""
+  try: files = sorted((n for n in os.listdir(d) if n.endswith(".json") and not n.startswith(".")), key=_build_time)
+  except OSError: return {}
+  by_isa:dict[str, list[str]] = {}
+  for n in files: by_isa.setdefault(n.split("-")[0], []).append(n)
+  ratios = {}
+  for isa, names_ in by_isa.items():
+    for old in names_[:-BUILDS_KEPT]:
+      try: os.unlink(os.path.join(d, old))
+      except FileNotFoundError: pass
+    est = cpu = 0.0
+    for n in names_[-BUILDS_KEPT:]:
+      rec = _load_build(os.path.join(d, n))
+      if rec is not None: est, cpu = est + rec[0], cpu + rec[1]
+    if est > 0: ratios[isa] = min(max(cpu / est, RATIO_RANGE[0]), RATIO_RANGE[1])
+  return ratios
+
+def _build_time(name:str) -> int:
+  parts = name.split("-")
+  return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else 0
+
+def _load_build(path:str) -> tuple[float, float]|None:
+  """A build record [estimate, cpu]; None for one gone meanwhile or one that is not a record (logged)."""
+  try:
+    with open(path) as f: rec = json.load(f)
+    if type(rec) is not list or len(rec) != 2 or not all(type(x) in _NUMBER and x >= 0 for x in rec):
+      raise ValueError("not [estimated seconds, CPU seconds]")
+    return float(rec[0]), float(rec[1])
+  except FileNotFoundError: return None
+  except (OSError, ValueError, UnicodeDecodeError) as e:
+    log.warning("C build history: %s is not a build record (%s); ignored", path, e)
+    return None

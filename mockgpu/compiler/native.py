@@ -11,7 +11,7 @@ path.
 """
 from __future__ import annotations
 import atexit, ctypes, functools, hashlib, importlib.machinery, importlib.util, json, logging, os, queue, re, shutil
-import signal, subprocess, sys, sysconfig, tempfile, threading
+import signal, subprocess, sys, sysconfig, tempfile, threading, time
 import numpy as np
 from mockgpu import config
 from mockgpu.compiler import history
@@ -26,23 +26,47 @@ def build_timeout() -> float:
 
 def _compile(cmd:list[str], what:str) -> bool:
   """Run the compiler in its own process group, so a timeout stops cc1 too, not only the driver; says why in the
-  mockgpu logger when it fails."""
+  mockgpu logger when it fails. The compiler's CPU seconds (its own and its children's: cc1, as, ld) are kept for
+  the thread that ran it (`build_cpu`): the Tier's estimates learn from them."""
   timeout = build_timeout()
-  try: p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-  except OSError as e:
-    log.warning("C build of %s: no C compiler (%s); the numpy path runs it", what, e)
-    return False
-  if threading.current_thread().name == "mockgpu-cc": _running["proc"] = p
-  try: _, err = p.communicate(timeout=timeout)
-  except subprocess.TimeoutExpired:
-    os.killpg(p.pid, signal.SIGKILL)
-    p.communicate()
-    log.warning("C build of %s: timed out after %gs (MOCKGPU_CC_TIMEOUT); the numpy path runs it", what, timeout)
-    return False
-  if p.returncode != 0:
-    log.warning("C build of %s: %s exited %d; the numpy path runs it: %s", what, cmd[0], p.returncode,
-                err.decode(errors="replace")[-2000:])
-  return p.returncode == 0
+  with tempfile.TemporaryFile() as err:  # a file, not a pipe: the compiler never blocks on a full pipe while we poll
+    try: p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    except OSError as e:
+      log.warning("C build of %s: no C compiler (%s); the numpy path runs it", what, e)
+      return False
+    if threading.current_thread().name == "mockgpu-cc": _running["proc"] = p
+    if (status:=_reap(p, timeout)) is None:
+      log.warning("C build of %s: timed out after %gs (MOCKGPU_CC_TIMEOUT); the numpy path runs it", what, timeout)
+      return False
+    if status != 0:
+      err.seek(0)
+      log.warning("C build of %s: %s exited %d; the numpy path runs it: %s", what, cmd[0], status,
+                  err.read().decode(errors="replace")[-2000:])
+  return status == 0
+
+_thread = threading.local()   # build_cpu: the CPU seconds of the last compiler run on this thread
+POLL_S = 0.002
+
+def _reap(p:subprocess.Popen, timeout:float) -> int|None:
+  """Wait for the compiler (os.wait4, which reports the CPU of the process and of the children it waited for); its exit
+  status, or None once it ran past timeout (its process group killed)."""
+  deadline = time.monotonic() + timeout
+  while True:
+    pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+    if pid != 0: break
+    if time.monotonic() > deadline:
+      os.killpg(p.pid, signal.SIGKILL)
+      p.wait()
+      return None
+    time.sleep(POLL_S)
+  p.returncode = os.waitstatus_to_exitcode(status)   # reaped here: Popen must not wait for it again
+  _thread.build_cpu = usage.ru_utime + usage.ru_stime
+  return p.returncode
+
+def build_cpu() -> float|None:
+  """The CPU seconds of the last compiler run on this thread, taken (None where none ran since the last call)."""
+  cpu, _thread.build_cpu = getattr(_thread, "build_cpu", None), None
+  return cpu
 
 NAME = "_mockgpu_rdna_native"
 SOURCE = r"""
@@ -165,9 +189,14 @@ def tier(var:str) -> str:
 BUILD_COST = {"rdna": (0.07, 0.008), "ptx": (0.06, 0.0015)}
 
 def build_estimate(isa:str, instructions:int) -> float:
-  """The estimated seconds of a kernel's C build (MOCKGPU_CC_COST scales them; 0 builds a kernel at its second dispatch)."""
+  """The estimated seconds of a kernel's C build: BUILD_COST's, scaled by what this machine's recent builds took against
+  it (history.build_ratio) and by MOCKGPU_CC_COST (0 builds a kernel at its second dispatch)."""
+  return config.setting("MOCKGPU_CC_COST") * base_estimate(isa, instructions) * history.build_ratio(isa)
+
+def base_estimate(isa:str, instructions:int) -> float:
+  """The seconds BUILD_COST gives a kernel's build (what the recorded builds are measured against)."""
   fixed, per = BUILD_COST[isa]
-  return config.setting("MOCKGPU_CC_COST") * (fixed + per * instructions)
+  return fixed + per * instructions
 
 NOT_CACHED = object()
 
@@ -189,6 +218,7 @@ class Tier:
   and 1 + f when right; MOCKGPU_CC_COST scales B, so MOCKGPU_CC_COST=0.5 is that rule with f = 1/2 (3x at worst,
   1.5x when the kernel keeps coming back). The default keeps the 2x guarantee."""
   def __init__(self, isa:str, instructions:int):
+    self.isa, self.instructions = isa, instructions
     self.cost, self.spent, self.earlier = build_estimate(isa, instructions), 0.0, 0.0
     self.result, self.pending, self.looked = False, None, False  # result: False until decided, then the kernel or None
     self.key:str|None = None       # the artifact index's key, once looked up
@@ -206,11 +236,20 @@ class Tier:
     if self.pending is not None:
       if mode != "1" and not self.pending.done(): return None
       self.result = self.pending.result()
-    elif mode == "1": self.result = translate(self.key or key())
+    elif mode == "1":
+      self.key = self.key or key()
+      self.result = self._build(translate)
     else:
       if not self.looked: self._look(key(), cached)  # once per process: another process may have built it
-      if self.result is False and self.spent + self.earlier >= self.cost: self.pending = background(lambda: translate(self.key))
+      if self.result is False and self.spent + self.earlier >= self.cost: self.pending = background(lambda: self._build(translate))
     return None if self.result is False else self.result
+
+  def _build(self, translate):
+    """translate(key) on the build thread; the compiler's CPU, where it ran, recorded against the estimate."""
+    build_cpu()   # a compiler run of an earlier job is not this one's
+    out = translate(self.key)
+    if (cpu:=build_cpu()) is not None: history.record_build(self.isa, base_estimate(self.isa, self.instructions), cpu)
+    return out
 
   def _look(self, key:str, cached):
     """At the kernel's first dispatch under auto: its build from the artifact index, else its numpy seconds in earlier

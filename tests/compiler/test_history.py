@@ -116,3 +116,46 @@ started.wait()
 """
   _done(_child(code, tmp_path))
   assert (tmp_path / "first").exists() and not (tmp_path / "second").exists()
+
+# *** what C builds cost on this machine: the estimates learn from the compiler's CPU ***
+
+def test_build_ratio_is_measured_over_estimated_of_the_newest_builds(cache, monkeypatch):
+  assert history.build_ratio("ptx") == 1.0   # nothing recorded: BUILD_COST as it is
+  history.record_build("ptx", 1.0, 2.0)
+  history.record_build("ptx", 1.0, 4.0)
+  history.record_build("rdna", 2.0, 1.0)
+  assert history.build_ratio("ptx") == 3.0 and history.build_ratio("rdna") == 0.5
+  assert native.build_estimate("ptx", 100) == pytest.approx(3.0 * native.base_estimate("ptx", 100))
+  monkeypatch.setattr(history, "BUILDS_KEPT", 2)
+  history.record_build("ptx", 1.0, 1.0)   # the oldest (2.0) leaves the window and its file is deleted
+  assert history.build_ratio("ptx") == 2.5
+  assert len(os.listdir(cache.parent / "builds")) == 3
+  history.record_build("ptx", 1.0, 100.0)
+  assert history.build_ratio("ptx") == history.RATIO_RANGE[1]   # one slow build moves the estimate 8x at most
+
+def test_a_build_record_that_is_not_one_is_named_and_ignored(cache, caplog):
+  history.record_build("ptx", 1.0, 2.0)
+  (cache.parent / "builds" / "ptx-1-torn.json").write_text("[1.0,")
+  (cache.parent / "builds" / "ptx-2-neg.json").write_text("[1.0, -3]")
+  assert history._ratios[0] is None   # recording invalidates the process's copy
+  with caplog.at_level(logging.WARNING, logger="mockgpu"): assert history.build_ratio("ptx") == 2.0
+  warned = sorted(r.getMessage() for r in caplog.records if "is not a build record" in r.getMessage())
+  assert len(warned) == 2 and "ptx-1-torn.json" in warned[0]
+  assert "ptx-2-neg.json is not a build record (not [estimated seconds, CPU seconds])" in warned[1]
+
+def test_history_off_records_no_build(cache, monkeypatch):
+  monkeypatch.setenv("MOCKGPU_CC_HISTORY", "0")
+  history.record_build("ptx", 1.0, 2.0)
+  assert history.build_ratio("ptx") == 1.0 and not cache.parent.exists()
+
+def test_a_real_build_records_the_compilers_cpu(cache, tmp_path):
+  """A Tier's build through the C compiler: its CPU (os.wait4: the driver and cc1, as, ld) recorded against the estimate;
+  a build the compiler rejects records its CPU too, and says why."""
+  so = str(tmp_path / "k.so")
+  t = native.Tier("ptx", 1000)
+  assert t.native("1", lambda: "k", lambda key: native._build(so, "int f(void) { return 1; }\n", ("-O2",)), None) is True
+  (name,) = os.listdir(cache.parent / "builds")
+  est, cpu = json.loads((cache.parent / "builds" / name).read_text())
+  assert name.startswith("ptx-") and est == native.base_estimate("ptx", 1000) and 0 < cpu < 60
+  assert native.build_cpu() is None   # taken by the Tier
+  assert not native._build(so, "int f(void) { return }\n", ("-O0",)) and native.build_cpu() > 0

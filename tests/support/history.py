@@ -8,4 +8,5 @@ def isolate(monkeypatch, tmp_path):
   monkeypatch.setenv("MOCKGPU_CC_HISTORY", "1")
   monkeypatch.setattr(history, "_spent", {})
   monkeypatch.setattr(history, "_earlier", (None, {}))
+  monkeypatch.setattr(history, "_ratios", (None, {}))
   return tmp_path / "native" / "history"
