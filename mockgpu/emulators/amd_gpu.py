@@ -55,8 +55,8 @@ def register_block(ip:str, version:tuple[int, int, int]):
 def register_table(block) -> dict[str, tuple[int, int, dict]]:
   """tinygrad's raw register table of a block (AMDIP): name -> (offset, segment, fields), what AMDIP.regs makes an
   AMDReg of for each of its ~1600 registers (3 ms and ~5000 objects for GC 11)."""
-  from tinygrad.runtime.support.amd import import_module
-  return import_module(block.name, block.version, submod="regs")
+  from tinygrad.runtime.support.amd import import_module as versioned_table  # picks a table by IP version: not importlib's
+  return versioned_table(block.name, block.version, submod="regs")
 
 def register(block, name:str):
   """One register of a block as AMDIP's attribute gives it (tinygrad's AMDReg, 'mm' names too), without AMDIP.regs."""
