@@ -19,10 +19,10 @@ unwritable or read-only cache directory only means no history (logged once at de
 it off.
 """
 from __future__ import annotations
-import atexit, json, logging, os, tempfile, time, uuid
+import atexit, json, os, tempfile, time, uuid
 from mockgpu import config
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 VERSION = 1
 MAX_FILES = 16         # files read at a process's first dispatch, at most about this many (merged at exit beyond it)
 MAX_KERNELS = 4096     # kernels the merged file keeps: those seen most recently

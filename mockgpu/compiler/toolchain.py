@@ -10,7 +10,7 @@ CUDA_PATH, -I/usr/local/cuda/include, which may hold another CUDA (CUDA 13's cud
 NVRTC 12, so every fp8 kernel failed). bind_cuda_headers() points tinygrad at headers that match the NVRTC in use.
 """
 from __future__ import annotations
-import ctypes, logging, os, re, sys
+import ctypes, os, re, sys
 from dataclasses import dataclass
 
 LLVM_HINT = ("install LLVM 19 with the AMDGPU target (Debian/Ubuntu: `apt-get install libllvm19`) "
@@ -62,7 +62,7 @@ def report() -> list[Found]: return [llvm(), comgr(), nvrtc()]
 # *** CUDA headers that match NVRTC ***
 
 CUDA_HEADERS_HINT = "pip install nvidia-cuda-runtime-cu12 (its include/ holds the CUDA 12 headers NVRTC 12 needs, cuda_fp8.h among them)"
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 def cuda_headers_version(root:str) -> tuple[int, int]|None:
   """The CUDA release whose headers are in root/include (CUDA_VERSION in cuda.h: 12090 is 12.9), or None."""

@@ -6,13 +6,13 @@ GPU's own view (`host` of the AddressSpace mapping) are the same pages, so the G
 runtime maps or unmaps, and freed VRAM is returned to the host by punching holes in the file.
 """
 from __future__ import annotations
-import errno, functools, importlib, logging, time
+import errno, functools, importlib, time
 from mockgpu.memory import AddressSpace
 from mockgpu.hostmem import PAGE, SharedMemory, round_page
 from mockgpu.errors import GPUPageFault, KernelTrap, PacketError, Unmodelled
 from mockgpu import events
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 class Pool:
   """A memory heap (VRAM of one GPU, or the process's GTT): first-fit page allocator over a SharedMemory."""
   def __init__(self, name:str, size:int):

@@ -22,7 +22,7 @@ queue's MQD names one target XCC (pm4_target_xcc, from CREATE_QUEUE's queue_perc
 split (COMPUTE_TG_CHUNK_SIZE 0, logical XCC 0): it runs on that XCC alone, whole dispatches included.
 """
 from __future__ import annotations
-import importlib, collections, ctypes, functools, logging, struct, time
+import importlib, collections, ctypes, functools, struct, time
 from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv
 from tinygrad.runtime.support.amd import import_soc
@@ -30,7 +30,6 @@ from mockgpu import events
 from mockgpu.errors import DispatchTooLarge, PacketError, Unmodelled
 from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, register, registers_by_address
 
-log = logging.getLogger("mockgpu")
 PM4 = {gen: importlib.import_module(f"tinygrad.runtime.autogen.am.pm4_{gen}") for gen in ("nv", "soc15")}
 OPCODES = {}  # the opcode numbers are the same in both generations
 for _k, _v in vars(pm4_nv).items():
