@@ -67,12 +67,14 @@ def _on_mock_interface():
   _armed = True
   from mockgpu import trace
   trace.start()   # MOCKGPU_TRACE / MOCKGPU_TIMELINE: subscribe their listeners before the first event
-  from mockgpu.compiler import toolchain
   if "AMD" in os.environ.get("DEV", "").upper():  # a libLLVM that knows the AMD board (gfx950: LLVM 22), before tinygrad loads one
+    from mockgpu.compiler import toolchain
     from mockgpu.boards import selected_amd_board
     toolchain.bind_llvm(selected_amd_board().name)
     if toolchain.named_own is not None: _post_import[LLVM_MODULE] = toolchain.forget_own_llvm
-  toolchain.bind_llvm_objdump()   # DEBUG=7 disassembly: tinygrad finds llvm-objdump on PATH
+  if int(os.environ.get("DEBUG", "0") or 0) >= 7:  # disassembly: tinygrad finds llvm-objdump on PATH (toolchain: ~2 ms to import)
+    from mockgpu.compiler import toolchain
+    toolchain.bind_llvm_objdump()
   if AM_DEVICE in sys.modules: _bind_am_firmware(sys.modules[AM_DEVICE])
   else: _post_import[AM_DEVICE] = _bind_am_firmware
   if CUDA_COMPILER in sys.modules: _bind_cuda_headers(sys.modules[CUDA_COMPILER])
