@@ -54,14 +54,27 @@ def _bind_am_firmware(module=None):
   from mockgpu.emulators.am import firmware
   (module or sys.modules[AM_DEVICE]).fetch_fw = firmware.fetch_fw
 
+# toolchain.bind_llvm may name tinygrad's own libLLVM choice as LLVM_PATH to spare tinygrad's search for it; right after
+# tinygrad executes its libLLVM bindings (the library loaded), that LLVM_PATH is removed again (toolchain.forget_own_llvm)
+LLVM_MODULE = "tinygrad.runtime.autogen.llvm"
+
+_armed = False
+
 def _on_mock_interface():
+  """Once per process, at the first MOCK interface import (tinygrad's AMD runtime imports two: the bridge and usb)."""
+  global _armed
+  if _armed: return
+  _armed = True
   from mockgpu import trace
   trace.start()   # MOCKGPU_TRACE / MOCKGPU_TIMELINE: subscribe their listeners before the first event
-  from mockgpu.compiler import toolchain
   if "AMD" in os.environ.get("DEV", "").upper():  # a libLLVM that knows the AMD board (gfx950: LLVM 22), before tinygrad loads one
+    from mockgpu.compiler import toolchain
     from mockgpu.boards import selected_amd_board
     toolchain.bind_llvm(selected_amd_board().name)
-  toolchain.bind_llvm_objdump()   # DEBUG=7 disassembly: tinygrad finds llvm-objdump on PATH
+    if toolchain.named_own is not None: _post_import[LLVM_MODULE] = toolchain.forget_own_llvm
+  if int(os.environ.get("DEBUG", "0") or 0) >= 7:  # disassembly: tinygrad finds llvm-objdump on PATH (toolchain: ~2 ms to import)
+    from mockgpu.compiler import toolchain
+    toolchain.bind_llvm_objdump()
   if AM_DEVICE in sys.modules: _bind_am_firmware(sys.modules[AM_DEVICE])
   else: _post_import[AM_DEVICE] = _bind_am_firmware
   if CUDA_COMPILER in sys.modules: _bind_cuda_headers(sys.modules[CUDA_COMPILER])

@@ -22,11 +22,11 @@ their fields (`if events.enabled: events.emit(...)`). Subscribers are called in 
 that emitted; one that raises is logged on the mockgpu logger and removed, so a broken listener cannot break a run.
 """
 from __future__ import annotations
-import errno, logging, os, time
+import errno, os, time
 from typing import Callable
 from mockgpu.errors import ListenerFailed
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 enabled = False  # True while any subscriber listens; emitters check it before building an event's fields
 _subscribers:list[Callable[[dict], None]] = []
 

@@ -14,12 +14,12 @@ and NVIDIA allocators ask for whole pages). Backing memory is host memory at `ho
 [va, va+size); for the KFD model host == va (the runtime maps VRAM at the GPU address), the NVIDIA model may map them apart.
 """
 from __future__ import annotations
-import bisect, ctypes, logging
+import bisect, ctypes
 import numpy as np
 from mockgpu import config
 from mockgpu.errors import GPUPageFault
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 def sanitizing() -> bool:
   """MOCKGPU_SANITIZE=memory (a comma-separated list; read on every check, so tests may change it)."""

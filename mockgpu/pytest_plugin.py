@@ -9,10 +9,10 @@
 - The `mockgpu` fixture hands a test the machine of its process (`.system`: devices and queues, `.stats`: launch
   counters, `.sticky()`: the devices now in a sticky error state) to assert on.
 """
-import logging, os, sys
+import os, sys
 import pytest
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 def pytest_addoption(parser):
   parser.addoption("--mockgpu-keep-worker", action="store_true", default=False,

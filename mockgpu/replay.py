@@ -26,14 +26,14 @@ This module is the record, imported by the executors; replay_runner.py is the ru
 imports the executors.
 """
 from __future__ import annotations
-import itertools, logging, os, pickle, re, tempfile, time, traceback
+import itertools, os, pickle, re, tempfile, time
 import numpy as np
 from mockgpu import config
 from mockgpu.errors import EmulatorBug, MockGPUError
 from mockgpu.memory import AddressSpace
 from mockgpu.hostmem import PAGE  # the snapshot's granule: runs of non-zero host pages
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 FORMAT = 1
 SUFFIX = ".mgreplay"
 MEMORY_STATE = {"fault": "as it was at the error; the kernel may have written to it before",
@@ -81,6 +81,7 @@ def restore(snap) -> AddressSpace:
 
 def origin(e:BaseException) -> str:
   """Where e was raised: the innermost frame, as file:line in function (paths inside mockgpu relative to it)."""
+  import traceback  # here: a process whose kernels raise nothing spares its import
   tb = traceback.extract_tb(e.__traceback__)
   if not tb: return "?"
   f = tb[-1]

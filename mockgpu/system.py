@@ -8,12 +8,11 @@ own). Command processors register as queues;
 another queue (or device) will write simply yields and is resumed by the next pass.
 """
 from __future__ import annotations
-import bisect, collections, logging, weakref
+import bisect, collections, weakref
 from typing import Callable, Protocol
 from mockgpu.vfs import VFS
 from mockgpu import coverage, events
 
-log = logging.getLogger("mockgpu")
 
 class Queue(Protocol):
   name:str

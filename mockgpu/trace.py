@@ -9,10 +9,9 @@ MOCKGPU_TRACE=1 writes the same events to stderr, one line each (`mockgpu: <ms s
 <queue>: field=value ...`), through mockgpu's own logger ("mockgpu"); the root logger is never configured.
 """
 from __future__ import annotations
-import json, logging, os, sys
+import json, os, sys
 from mockgpu import config, events
 
-log = logging.getLogger("mockgpu")
 _started:list = []
 
 def start():
@@ -39,6 +38,8 @@ def _json_default(x):
   return repr(x)
 
 def _stderr_tracer():
+  import logging
+  log = logging.getLogger("mockgpu")  # the logger itself, not mockgpu.log's deferral: one call per event
   if not any(getattr(h, "_mockgpu_trace", False) for h in log.handlers):
     h = logging.StreamHandler(sys.stderr)
     h.setFormatter(logging.Formatter("mockgpu: %(message)s"))

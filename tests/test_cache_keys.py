@@ -48,3 +48,25 @@ def test_the_shared_c_parts_key_both_isas_c_builds(tmp_path):
   (tmp_path / "mockgpu/compiler/native_added.c").write_text("/* a shared part no list names */\n")
   added = keys(tmp_path, C_KEYS)
   assert added["rdna"] != changed["rdna"] and added["ptx"] != changed["ptx"]
+
+def test_a_source_digest_is_kept_under_its_files_stamps_and_read_again_when_one_changes(tmp_path, monkeypatch):
+  """cache.source_version serves a digest from disk while every file it was read from has the size and modification
+  time it had (the walked files and the files build() read beyond them), and rebuilds it when one changes."""
+  from mockgpu.compiler import cache
+  monkeypatch.setenv("MOCKGPU_CACHE_DIR", str(tmp_path / "cache"))
+  monkeypatch.setattr(cache, "_values", {})
+  inside, outside = tmp_path / "a.py", tmp_path / "b.py"
+  inside.write_text("A = 1\n")
+  outside.write_text("B = 1\n")
+  builds = []
+  def build():
+    builds.append(1)
+    return (inside.read_text() + outside.read_text(), [str(inside), str(outside)])
+  assert cache.source_version("t", [str(inside)], build) == "A = 1\nB = 1\n" and len(builds) == 1
+  monkeypatch.setattr(cache, "_values", {})  # a new process: from disk
+  assert cache.source_version("t", [str(inside)], build) == "A = 1\nB = 1\n" and len(builds) == 1
+  outside.write_text("B = 22\n")
+  monkeypatch.setattr(cache, "_values", {})
+  assert cache.source_version("t", [str(inside)], build) == "A = 1\nB = 22\n" and len(builds) == 2
+  inside.write_text("A = 333\n")
+  assert cache.source_version("t", [str(inside)], build) == "A = 333\nB = 22\n" and len(builds) == 3

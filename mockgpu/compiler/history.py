@@ -22,10 +22,10 @@ unwritable or read-only cache directory only means no history (logged once at de
 it off.
 """
 from __future__ import annotations
-import atexit, json, logging, os, tempfile, time, uuid
+import atexit, json, os, tempfile, time
 from mockgpu import config
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 VERSION = 1
 MAX_FILES = 16         # files read at a process's first dispatch, at most about this many (merged at exit beyond it)
 MAX_KERNELS = 4096     # kernels the merged file keeps: those seen most recently
@@ -118,11 +118,13 @@ def _write(d:str, prefix:str, kernels:dict):
   """Write kernels as a new history file in d: under a temporary name (readers skip it), then renamed."""
   with tempfile.NamedTemporaryFile("w", dir=d, prefix=".tmp-", suffix=".part", delete=False) as f:
     json.dump({"version": VERSION, "kernels": kernels}, f, separators=(",", ":"))
+  import uuid  # here, at exit: not on the way to a process's first op (~1.5 ms)
   os.replace(f.name, os.path.join(d, f"{prefix}{os.getpid()}-{uuid.uuid4().hex[:12]}.json"))
 
 def merge(d:str):
   """Merge the history files in d into one: each claimed by a rename first, so two merging processes never count one
   file twice; the merged file keeps the MAX_KERNELS kernels seen most recently."""
+  import uuid
   tag, claimed = f".claimed-{os.getpid()}-{uuid.uuid4().hex[:8]}", []
   for name in names(d):
     try: os.rename(os.path.join(d, name), path:=os.path.join(d, name + tag))
@@ -153,6 +155,7 @@ def record_build(isa:str, estimate:float, cpu:float):
   estimates of later builds here and in later processes."""
   global _ratios
   if (d:=builds_directory()) is None or estimate <= 0: return
+  import uuid  # here, as _write: not on the way to a process's first op
   try:
     os.makedirs(d, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=d, prefix=".tmp-", delete=False) as f: json.dump([estimate, cpu], f)

@@ -10,13 +10,13 @@ file). Without a compiler or Python headers, or with MOCKGPU_NATIVE=0, `module()
 path.
 """
 from __future__ import annotations
-import atexit, ctypes, functools, hashlib, importlib.machinery, importlib.util, json, logging, os, queue, re, shutil
+import atexit, ctypes, functools, hashlib, importlib.machinery, importlib.util, json, os, queue, re, shutil
 import signal, subprocess, sys, sysconfig, tempfile, threading, time
 import numpy as np
 from mockgpu import config
 from mockgpu.compiler import history
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 DEFAULT_BUILD_TIMEOUT = config.SETTINGS["MOCKGPU_CC_TIMEOUT"].default  # 60 s: a kernel with 100000 declared registers kept cc busy for longer
 _failed:set[str] = set()       # sources whose build failed or timed out in this process: not tried again
 

@@ -10,7 +10,7 @@ CUDA_PATH, -I/usr/local/cuda/include, which may hold another CUDA (CUDA 13's cud
 NVRTC 12, so every fp8 kernel failed). bind_cuda_headers() points tinygrad at headers that match the NVRTC in use.
 """
 from __future__ import annotations
-import ctypes, logging, os, re, sys
+import ctypes, os, re, sys
 from dataclasses import dataclass
 
 LLVM_HINT = ("install LLVM 19 with the AMDGPU target (Debian/Ubuntu: `apt-get install libllvm19`) "
@@ -62,7 +62,7 @@ def report() -> list[Found]: return [llvm(), comgr(), nvrtc()]
 # *** CUDA headers that match NVRTC ***
 
 CUDA_HEADERS_HINT = "pip install nvidia-cuda-runtime-cu12 (its include/ holds the CUDA 12 headers NVRTC 12 needs, cuda_fp8.h among them)"
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 def cuda_headers_version(root:str) -> tuple[int, int]|None:
   """The CUDA release whose headers are in root/include (CUDA_VERSION in cuda.h: 12090 is 12.9), or None."""
@@ -240,10 +240,24 @@ def llvm_for(arch:str) -> LLVMChoice:
       return LLVMChoice(arch, lib, True, f"LLVM {major} ({lib}), which mockgpu sets as LLVM_PATH (tinygrad's own LLVM {own_major or '?'}: {own.why})")
   return LLVMChoice(arch, None, False, f"no installed LLVM compiles for it ({own.why}): {LLVM_NEWER_HINT}")
 
+named_own:str|None = None  # the LLVM_PATH bind_llvm set to tinygrad's own choice, until forget_own_llvm removes it
+
+def forget_own_llvm(module=None):
+  """Once tinygrad has loaded libLLVM: removes the LLVM_PATH bind_llvm set to tinygrad's own choice (not a choice the
+  process's children should inherit), unless something else has set it since."""
+  global named_own
+  if named_own is not None and os.environ.get("LLVM_PATH") == named_own: del os.environ["LLVM_PATH"]
+  named_own = None
+
 def bind_llvm(arch:str) -> str|None:
   """Before tinygrad loads libLLVM in a process that compiles for `arch`: sets LLVM_PATH to the libLLVM llvm_for
-  chose when that is not tinygrad's own choice. LLVM_PATH already set (by the user, or inherited from the process
-  that bound it) is left alone, as is a libLLVM tinygrad loaded already. Returns the LLVM_PATH now in force."""
+  chose. When that is tinygrad's own choice (the probe saw tinygrad load it), naming it changes nothing tinygrad loads
+  but spares its search: DLL.findlib takes an LLVM_PATH that names a file as is, and otherwise matches a regular
+  expression against each of the ~1100 files of the library directories for each of its nine names (~25 ms of every
+  AMD process). That one is removed again once tinygrad has loaded libLLVM (forget_own_llvm, armed by mockgpu._finder),
+  so that a child process for another board (gfx950) does not inherit it as a choice. LLVM_PATH already set (by the
+  user, or inherited from the process that bound it) is left alone, as is a libLLVM tinygrad loaded already. Returns
+  the LLVM_PATH now in force."""
   if os.environ.get("LLVM_PATH"): return os.environ["LLVM_PATH"]
   if (tllvm := sys.modules.get("tinygrad.runtime.autogen.llvm")) is not None:  # too late to choose: say if it cannot work
     if (loaded := getattr(tllvm.dll, "_name", None)) and not (p := probe(arch, loaded)).ok:
@@ -254,6 +268,9 @@ def bind_llvm(arch:str) -> str|None:
   if choice.rebound and choice.lib is not None:
     log.info("%s: %s", arch, choice.detail)
     os.environ["LLVM_PATH"] = choice.lib
+  elif choice.lib is not None and os.path.isfile(choice.lib):  # tinygrad's own: spares its search
+    global named_own
+    os.environ["LLVM_PATH"] = named_own = choice.lib
   elif choice.lib is None: log.warning("DEV=MOCK+AMD cannot compile for %s: %s", arch, choice.detail)
   return os.environ.get("LLVM_PATH")
 

@@ -7,7 +7,7 @@ stepper. Other dispatches stay on their fast paths. At a stop the session calls 
 does with the session's movement methods happens inside the dispatch, and returning from it continues the dispatch.
 """
 from __future__ import annotations
-import fnmatch, itertools, logging, time
+import fnmatch, itertools, time
 from dataclasses import dataclass, field
 import numpy as np
 from mockgpu import config
@@ -15,7 +15,7 @@ from mockgpu.errors import EmulatorBug, GPUPageFault, InstructionBudgetExceeded,
 from mockgpu.debug.target import Change, DebugTarget, Unit
 from mockgpu.debug import buffers
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 class ConditionError(MockGPUError, ValueError):
   """A breakpoint condition that does not evaluate: names the expression, the wave and the error."""

@@ -13,11 +13,11 @@ Device.DEFAULT stays "CPU". The seam is checked against tinygrad's version and t
 tests/emulators/test_cpu_lane.py has the contract test).
 """
 from __future__ import annotations
-import inspect, logging, os, time
+import inspect, os, time
 from mockgpu import config, events
 from mockgpu.errors import MockGPUError, Unmodelled
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 TINYGRAD_VERSION = "0.14.0"
 CPU_MODELS = config.CPU_MODELS

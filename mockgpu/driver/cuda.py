@@ -34,7 +34,7 @@ from mockgpu.errors import UnsupportedIoctl, UnsupportedInstruction, GPUPageFaul
 from mockgpu.driver import uaccess
 from mockgpu.hostmem import PAGE, MAP_NORESERVE, host_mmap, munmap, round_page
 from mockgpu.memory import AddressSpace
-from mockgpu.system import log
+from mockgpu import log
 
 # tinygrad's ABI table: its types, structs, enums and constants (not its functions, which would call a real libcuda)
 globals().update({k: v for k, v in vars(_abi).items() if not k.startswith("_") and (isinstance(v, type) or type(v) in (int, dict))})

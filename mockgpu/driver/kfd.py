@@ -12,7 +12,7 @@ does) and every memory- or hardware-exception event of the process reports it, s
 error state (KFD devices cannot recover). The mock itself stays healthy: the other GPUs, and any new process, work.
 """
 from __future__ import annotations
-import ctypes, errno, functools, logging, os, time
+import ctypes, errno, functools, os, time
 from tinygrad.runtime.autogen import kfd, amdgpu_drm, hsa
 from mockgpu import config, events
 from mockgpu.driver import amd_sysfs
@@ -23,7 +23,7 @@ from mockgpu.hostmem import PAGE, SharedMemory, round_page
 from mockgpu.errors import GPUPageFault, UnsupportedIoctl
 from mockgpu.vfs import Handle
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 def _ioctl_table(module, base:str) -> dict[int, tuple[str, type|None]]:
   """ioctl number -> (name, argument struct), from the autogen module's _IOW/_IOR/_IOWR partials."""

@@ -14,7 +14,7 @@ structs; /dev/nvidia-uvm ioctls go to the UVM model (nv_uvm.py). An mmap of a no
 NV_ESC_RM_MAP_MEMORY naming that node's fd asked for, as the real driver does.
 """
 from __future__ import annotations
-import ctypes, errno, itertools, logging, mmap, os
+import ctypes, errno, itertools, mmap, os
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import config, events, hostmem
 from mockgpu.vfs import Handle
@@ -24,7 +24,7 @@ from mockgpu.hostmem import MAP_FIXED, MAP_NORESERVE
 from mockgpu.emulators.nv_gpu import NVGPU, Fault, class_name, engine_for, names as nv_names
 from mockgpu.emulators.gpfifo import Channel, ChannelGroup
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 DRIVER_VERSION = "570.133.07"  # tinygrad picks its nv_570 ABI tables for a 570 driver
 

@@ -5,7 +5,7 @@ maps an RM memory object into it for one or more GPUs (UVM_MAP_EXTERNAL_ALLOCATI
 in each listed GPU's AddressSpace, backed by the memory object's host pages; UVM_FREE removes the range on every GPU.
 """
 from __future__ import annotations
-import ctypes, logging
+import ctypes
 from dataclasses import dataclass, field
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import events
@@ -14,7 +14,7 @@ from mockgpu.hostmem import PAGE
 from mockgpu.emulators.nv_gpu import NVGPU, names as nv_names
 from mockgpu.driver.nv_rm import RM, RMError, Memory, Plain, ChannelObject, status_name
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 UVM_NAMES = nv_names()["uvm"]  # ioctl -> the UVM_* name that has a _PARAMS struct
 
 @dataclass

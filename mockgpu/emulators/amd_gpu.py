@@ -6,13 +6,13 @@ GPU's own view (`host` of the AddressSpace mapping) are the same pages, so the G
 runtime maps or unmaps, and freed VRAM is returned to the host by punching holes in the file.
 """
 from __future__ import annotations
-import errno, functools, importlib, logging, time
+import errno, functools, importlib, time
 from mockgpu.memory import AddressSpace
 from mockgpu.hostmem import PAGE, SharedMemory, round_page
 from mockgpu.errors import GPUPageFault, KernelTrap, PacketError, Unmodelled
 from mockgpu import events
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 class Pool:
   """A memory heap (VRAM of one GPU, or the process's GTT): first-fit page allocator over a SharedMemory."""
   def __init__(self, name:str, size:int):
@@ -52,12 +52,31 @@ def register_block(ip:str, version:tuple[int, int, int]):
   bases = {i: tuple(getattr(offsets, f"{prefix}_BASE__INST{i}_SEG{s}", 0) for s in range(9)) for i in range(6)}
   return AMDIP(ip, version, bases=bases)
 
+def register_table(block) -> dict[str, tuple[int, int, dict]]:
+  """tinygrad's raw register table of a block (AMDIP): name -> (offset, segment, fields), what AMDIP.regs makes an
+  AMDReg of for each of its ~1600 registers (3 ms and ~5000 objects for GC 11)."""
+  from tinygrad.runtime.support.amd import import_module as versioned_table  # picks a table by IP version: not importlib's
+  return versioned_table(block.name, block.version, submod="regs")
+
+def register(block, name:str):
+  """One register of a block as AMDIP's attribute gives it (tinygrad's AMDReg, 'mm' names too), without AMDIP.regs."""
+  from tinygrad.runtime.support.amd import AMDReg
+  if "regs" in vars(block): return getattr(block, name)  # the block's table is built already
+  table = register_table(block)
+  key = name if name in table else name.replace("reg", "mm")
+  if key not in table: return getattr(block, name)  # AMDIP's own error
+  off, seg, fields = table[key]
+  return AMDReg(name=key, offset=off, segment=seg, fields=fields, bases=block.bases)
+
 @functools.cache
 def registers_by_address(version_gc:tuple[int, int, int], version_nbio:tuple[int, int, int]) -> dict[int, str]:
-  """Absolute dword address -> register name (without the 'reg' prefix), GC and NBIO blocks."""
+  """Absolute dword address -> register name (without the 'reg' prefix), GC and NBIO blocks: an AMDReg's addr[0] is
+  its instance 0 base of its segment plus its offset, computed here from the raw tables."""
   out:dict[int, str] = {}
   for ip, ver in (("gc", version_gc), ("nbio", version_nbio)):
-    for name, reg in register_block(ip, ver).regs.items(): out.setdefault(reg.addr[0], name.removeprefix("reg").removeprefix("mm"))
+    block = register_block(ip, ver)
+    base = block.bases[0]
+    for name, (off, seg, _) in register_table(block).items(): out.setdefault(base[seg] + off, name.removeprefix("reg").removeprefix("mm"))
   return out
 
 def gpu_clock() -> int:

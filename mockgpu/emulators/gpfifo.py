@@ -20,14 +20,14 @@ stopped groups release raises (NVGPU.poll_check), so tinygrad's wait loop reache
 with the fault address, from the debugger's MMU fault report.
 """
 from __future__ import annotations
-import ctypes, logging, struct
+import ctypes, struct
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
 from mockgpu import events
 from mockgpu.errors import PacketError, GPUPageFault, Unmodelled
 from mockgpu.emulators.nv_gpu import NVGPU, Engine, Fault, field, write_semaphore, class_name, method_name, timestamp_ns
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 GP_GET = nv.AmpereAControlGPFifo.GPGet.offset
 GP_PUT = nv.AmpereAControlGPFifo.GPPut.offset

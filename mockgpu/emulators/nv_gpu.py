@@ -8,7 +8,7 @@ GPFIFO) is the channel itself, in mockgpu/emulators/gpfifo.py. Method numbers, f
 from tinygrad's autogen tables (nv_570, the ABI our RM reports), never retyped.
 """
 from __future__ import annotations
-import functools, hashlib, logging, os, re, struct, time, weakref
+import functools, hashlib, os, re, struct, time, weakref
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv
@@ -17,7 +17,7 @@ from mockgpu.boards import NVBoard
 from mockgpu.memory import AddressSpace
 from mockgpu.errors import PacketError, GPUPageFault, Unmodelled
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 
 @dataclass
 class Fault:

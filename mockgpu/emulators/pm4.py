@@ -22,15 +22,14 @@ queue's MQD names one target XCC (pm4_target_xcc, from CREATE_QUEUE's queue_perc
 split (COMPUTE_TG_CHUNK_SIZE 0, logical XCC 0): it runs on that XCC alone, whole dispatches included.
 """
 from __future__ import annotations
-import importlib, collections, ctypes, functools, logging, struct, time
+import importlib, collections, ctypes, functools, struct, time
 from tinygrad.runtime.autogen import amdgpu_kd, hsa
 from tinygrad.runtime.autogen.am import pm4_nv
 from tinygrad.runtime.support.amd import import_soc
 from mockgpu import events
 from mockgpu.errors import DispatchTooLarge, PacketError, Unmodelled
-from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, registers_by_address
+from mockgpu.emulators.amd_gpu import RingQueue, Stream, UnmodelledFeature, compare, gpu_clock, register, registers_by_address
 
-log = logging.getLogger("mockgpu")
 PM4 = {gen: importlib.import_module(f"tinygrad.runtime.autogen.am.pm4_{gen}") for gen in ("nv", "soc15")}
 OPCODES = {}  # the opcode numbers are the same in both generations
 for _k, _v in vars(pm4_nv).items():
@@ -145,7 +144,7 @@ class PM4Queue(RingQueue):
     if op == pm4_nv.PACKET3_EVENT_WRITE: return name, {"event": self.soc.enum_VGT_EVENT_TYPE.get(body[0] & 0x3f, body[0] & 0x3f)}
     if (decode:=PACKET_FIELDS.get(op)) is not None: return name, decode(body)
     if op == pm4_nv.PACKET3_DISPATCH_DIRECT:
-      return name, {"dim_x": body[0], "dim_y": body[1], "dim_z": body[2], "initiator": self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR.decode(body[3])}
+      return name, {"dim_x": body[0], "dim_y": body[1], "dim_z": body[2], "initiator": self._initiator.decode(body[3])}
     return name, {"body": body}
 
   # *** registers ***
@@ -306,13 +305,15 @@ class PM4Queue(RingQueue):
   @functools.cached_property
   def _initiator_mask(self) -> int:
     """The COMPUTE_DISPATCH_INITIATOR bits the model acts on (the others raise)."""
-    reg = self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR
+    reg = self._initiator
     return reg.fields_mask(*(f for f in INITIATOR_FIELDS if f in reg.fields))
+
+  @functools.cached_property
+  def _initiator(self): return register(self.gpu.gc, "regCOMPUTE_DISPATCH_INITIATOR")
 
   def _dispatch_direct(self, body, s, header) -> int:
     gx, gy, gz, initiator = body
-    reg = self.gpu.gc.regCOMPUTE_DISPATCH_INITIATOR
-    init = reg.decode(initiator)
+    init = self._initiator.decode(initiator)
     if not init["compute_shader_en"]: raise self.packet_error(s, header, "DISPATCH_DIRECT without COMPUTE_SHADER_EN")
     if (extra:=initiator & ~self._initiator_mask):
       raise self.packet_error(s, header, f"DISPATCH_INITIATOR bits 0x{extra:x} are not modelled", UnmodelledFeature)

@@ -93,6 +93,25 @@ def test_bind_llvm_sets_llvm_path_only_before_tinygrad_loads_libllvm(monkeypatch
   assert f"tinygrad loaded {libs[19]} before the MOCK interface was imported, and it cannot compile for gfx950" in caplog.text
   assert f"LLVM 22 ({libs[22]}), which mockgpu sets as LLVM_PATH" in caplog.text
 
+def test_bind_llvm_names_tinygrads_own_choice_until_tinygrad_loads_it(monkeypatch, tmp_path):
+  """tinygrad's own libLLVM, when the probe saw it load one that is a file, is set as LLVM_PATH (the same library,
+  found without tinygrad's scan of the library directories) and removed once loaded; a lib no longer a file is not."""
+  own = tmp_path / "libLLVM-19.so"
+  own.write_bytes(b"\x7fELF")
+  _fake_llvms(monkeypatch, {19: str(own), 22: "/l/libLLVM-22.so"}, {19: {"gfx1100"}, 22: {"gfx1100", "gfx950"}}, own=19)
+  monkeypatch.delitem(sys.modules, "tinygrad.runtime.autogen.llvm", raising=False)
+  monkeypatch.setattr(toolchain, "named_own", None)
+  assert toolchain.bind_llvm("gfx1100") == str(own) == os.environ["LLVM_PATH"] == toolchain.named_own
+  toolchain.forget_own_llvm()
+  assert "LLVM_PATH" not in os.environ and toolchain.named_own is None
+  monkeypatch.setenv("LLVM_PATH", "/mine/libLLVM.so")  # set by someone else since: kept
+  monkeypatch.setattr(toolchain, "named_own", str(own))
+  toolchain.forget_own_llvm()
+  assert os.environ["LLVM_PATH"] == "/mine/libLLVM.so"
+  monkeypatch.delenv("LLVM_PATH")
+  own.unlink()
+  assert toolchain.bind_llvm("gfx1100") is None and "LLVM_PATH" not in os.environ
+
 def test_probe_answers_are_kept_on_disk(monkeypatch, tmp_path):
   calls = _fake_llvms(monkeypatch, {19: "/l/libLLVM-19.so"}, {19: {"gfx1100"}}, own=19)
   monkeypatch.setenv("MOCKGPU_CACHE_DIR", str(tmp_path))
@@ -116,11 +135,16 @@ def test_each_board_compiles_for_its_processor(arch):
     from tinygrad import Device
     lib = Device["AMD"].compiler.compile({AMD_IR!r})
     from tinygrad.runtime.autogen import llvm
-    print("mach", hex(struct.unpack_from("<I", lib, 0x30)[0] & 0xff), "loaded", llvm.dll._name, "LLVM_PATH", os.environ.get("LLVM_PATH"))""")
+    from tinygrad.helpers import getenv
+    print("mach", hex(struct.unpack_from("<I", lib, 0x30)[0] & 0xff), "loaded", llvm.dll._name, "LLVM_PATH", os.environ.get("LLVM_PATH"),
+          "searched", getenv("LLVM_PATH", "") or "None")""")
   out = p.stdout.split()
   assert out[out.index("mach") + 1] == hex(EF_AMDGPU_MACH[arch]) and "not a recognized processor" not in p.stderr, p.stdout + p.stderr
   assert out[out.index("loaded") + 1] == choice.lib
   assert out[out.index("LLVM_PATH") + 1] == (choice.lib if choice.rebound else "None")
+  # tinygrad's DLL.findlib read LLVM_PATH (cached by its getenv) naming the library: it searched no directory. tinygrad's
+  # own choice is named only until it is loaded, so that children for other boards choose afresh
+  assert out[out.index("searched") + 1] == choice.lib
   if arch == "gfx950": assert toolchain.llvm_major(choice.lib) >= 20
 
 def test_debug7_disassembles_gfx950_kernels():

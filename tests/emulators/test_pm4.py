@@ -246,3 +246,21 @@ def test_thread_trace_per_se_start_finish_wptr(q):
   assert gc.regSQ_THREAD_TRACE_STATUS.decode(st)["finish_done"] == 1 and gc.regSQ_THREAD_TRACE_STATUS.decode(st)["finish_pending"] == 0
   n = (wp - (buf.va // 32)) & 0x1fffffff
   assert 0 < n * 32 <= 0x2000 - 32 and buf.u32()[0] & 0x7f == 0b0010001  # LAYOUT_HEADER first
+
+def test_register_names_and_single_registers_come_from_the_raw_tables_as_tinygrads_amdip_gives_them():
+  """registers_by_address and register() read tinygrad's raw register tables instead of building every AMDReg
+  (AMDIP.regs): the same address -> name map and the same register, on every board's GC and NBIO versions."""
+  from tinygrad.runtime.support.amd import AMDIP
+  from mockgpu.boards import AMD_BOARDS
+  from mockgpu.emulators.amd_gpu import register, register_block, registers_by_address
+  for board in AMD_BOARDS.values():
+    expect:dict[int, str] = {}
+    for ip, ver in (("gc", board.gc_version), ("nbio", board.nbio_version)):
+      b = register_block(ip, ver)
+      for name, reg in AMDIP(b.name, b.version, b.bases).regs.items(): expect.setdefault(reg.addr[0], name.removeprefix("reg").removeprefix("mm"))
+    assert registers_by_address(board.gc_version, board.nbio_version) == expect, board.name
+    gc = AMDIP("gc", board.gc_version, register_block("gc", board.gc_version).bases)  # a fresh block: regs not built
+    one = register(gc, "regCOMPUTE_DISPATCH_INITIATOR")
+    assert "regs" not in vars(gc)
+    assert one == gc.regCOMPUTE_DISPATCH_INITIATOR and one.addr == gc.regCOMPUTE_DISPATCH_INITIATOR.addr, board.name
+  with pytest.raises(AttributeError, match="GC has no register regNO_SUCH"): register(AMDIP("gc", (11, 0, 0), gc.bases), "regNO_SUCH")

@@ -8,7 +8,7 @@ never looks the machine up. It is the `gpu` object the existing PM4 and SDMA exe
 AMDGPU): `mem` is built from the page tables, faults land in the GMC fault registers and the IH ring.
 """
 from __future__ import annotations
-import ctypes, logging, mmap
+import ctypes, mmap
 from tinygrad.runtime.autogen.am import am
 from mockgpu import events
 from mockgpu.emulators.amd_gpu import AMDGPU
@@ -26,7 +26,7 @@ from mockgpu.emulators.am.sdma import SDMA
 from mockgpu.emulators.am.vm import PagedAddressSpace, PermissionFault
 from mockgpu.errors import GPUPageFault, KernelTrap, Unmodelled
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 VA_BASE = 0x200000000000   # tinygrad's AMMemoryManager.va_allocator base: where CONTEXT0's page tables start
 
 class FetchChecked:

@@ -18,13 +18,12 @@ The C executors check only that an access lies inside a mapping, so while any ma
 range is stale the address space is `checked` and kernels run on the numpy path, which asks view/locate/holds.
 """
 from __future__ import annotations
-import logging
 import numpy as np
 from mockgpu import events
 from mockgpu.errors import GPUPageFault
 from mockgpu.memory import AddressSpace
 
-log = logging.getLogger("mockgpu")
+from mockgpu import log
 READ, WRITE, EXECUTE = 1, 2, 4          # what a mapping may lack (the `lacks` bits)
 NAMES = {READ: "readable", WRITE: "writeable", EXECUTE: "executable"}
 

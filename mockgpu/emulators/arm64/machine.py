@@ -16,13 +16,12 @@ Runaway kernels. A call that runs MOCKGPU_CPU_TIMEOUT seconds without returning 
 CPUKernelHang naming the kernel, the core_id, the PC and the instruction there.
 """
 from __future__ import annotations
-import ctypes, logging, os, struct, threading, time
+import ctypes, os, struct, threading, time
 from dataclasses import dataclass
 from mockgpu import config
 from mockgpu.errors import InstructionBudgetExceeded, MockGPUError, Unmodelled, UnsupportedInstruction
 from mockgpu.hostmem import PAGE  # unicorn maps whole pages; the lane maps the buffers' host pages at their host addresses
 
-log = logging.getLogger("mockgpu")
 
 CODE_BASE = 0x9000_0000_0000     # above the host's user range (x86-64 and arm64 Linux: 47/48-bit user addresses)
 STUB_BASE = 0xA000_0000_0000

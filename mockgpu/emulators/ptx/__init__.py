@@ -15,6 +15,7 @@ import numpy as np
 from mockgpu import config, events, replay
 from mockgpu.boards import NVBoard, selected_nv_board
 from mockgpu.errors import GPUPageFault, UnsupportedInstruction, LaunchRefused
+from mockgpu.compiler import cache
 from mockgpu.compiler.cache import translated
 # a kernel whose translation is cached (memory or disk) runs with the numpy runtime alone: the parser, the semantics
 # table and the numpy backend (about half of this package's import) are imported by a translation, the stepper by a
@@ -33,13 +34,18 @@ def translator_files() -> list[str]:
   files = [os.path.join(d, f) for d, _, fs in os.walk(ptx) for f in fs if f.endswith(".py")]
   return sorted(files)
 
-def _translator_version() -> str:
-  """Changes whenever the translator's source does, so a disk cache never serves code from an older translator."""
+def _digest(files:list[str]) -> str:
   h = hashlib.sha256(b"ptx-2")
-  for path in translator_files():
+  for path in files:
     h.update(os.path.basename(path).encode())
     with open(path, "rb") as f: h.update(f.read())
   return h.hexdigest()[:16]
+
+def _translator_version() -> str:
+  """Changes whenever the translator's source does, so a disk cache never serves code from an older translator; kept
+  per machine under the files' stamps (cache.source_version)."""
+  files = translator_files()
+  return cache.source_version("ptx", files, lambda: (_digest(files), files))
 
 VERSION = _translator_version()
 # threads run together per batch of CTAs: enough to amortise Python per instruction, few enough that a kernel's live
