@@ -50,6 +50,10 @@ class Ctx(semantics.Backend):
     self.exit_block = 0           # the block index meaning "every thread has exited"
     self.next_block = 0           # the block after the current one (a branch not taken)
     self.fused:dict = {}          # id(load) -> numpy_fuse.Fused, for the loads of the current block read by one prefetch
+    self.defer_fma = False        # the fma being emitted runs raw, its NaN check left to the end of its run (flush_fma)
+    self.fma_live:dict[str, int] = {}       # register -> the deferred fma whose value it holds
+    self.fma_inputs:list[set[int]] = []     # deferred fma -> the deferred fmas whose values it read
+    self.uses_fma = False         # the kernel binds _fma in its prologue
 
   # *** output ***
   def emit(self, s:str): self.lines.append("  " * self.indent + s)
@@ -312,8 +316,13 @@ class Ctx(semantics.Backend):
     return f"farith({op!r}, {t!r}, {rnd!r}, {', '.join(args)})"
   def approx(self, fn:str, t:str, x:str) -> str: return f"approx({fn!r}, {t!r}, {x})"
   def canon(self, t:str, x:str) -> str:
-    # fma.rn.f32, the hot row of matrix kernels: the fma and its canonical NaN with one NaN test (numerics.fma32_canon)
-    if t == "f32" and (args:=_call_args(x, "fma32")) is not None: return f"fma32_canon({args})"
+    # fma.rn.f32, the hot row of matrix kernels: the fma and its canonical NaN with one NaN test (numerics.fma32_canon),
+    # or none where its run of fmas is checked at its end (flush_fma)
+    if t == "f32" and (args:=_call_args(x, "fma32")) is not None:
+      if self.defer_fma:
+        self.defer_fma, self.uses_fma = False, True
+        return f"_fma({args})"
+      return f"fma32_canon({args})"
     return f"canon({x}, {t!r})"
   def ftz(self, x:str) -> str: return f"ftz({x})"
   def relu(self, t:str, x:str) -> str: return f"relu({x}, {t!r})"
@@ -336,13 +345,51 @@ class Ctx(semantics.Backend):
   def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_from_f16x2({x}, {fmt!r}, {relu})"
   def fp8x2_to_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_to_f16x2({x}, {fmt!r}, {relu})"
 
+  # *** runs of fmas ***
+  def deferrable(self, ins:P.Instr) -> bool:
+    """An fma.rn.f32 that may run raw: unmasked, unguarded, f32 registers or immediates in and an f32 register out."""
+    if self.masked_block or ins.guard is not None or ins.op != "fma" or ins.mods != ("rn", "f32") or len(ins.args) != 4: return False
+    f32 = lambda a: isinstance(a, P.Reg) and a.type == "f32"
+    return f32(ins.args[0]) and all(f32(a) or isinstance(a, P.Imm) for a in ins.args[1:])
+
+  def record_fma(self, ins:P.Instr):
+    """Note the deferred fma just emitted: the deferred values it read, the register it wrote."""
+    self.fma_inputs.append({self.fma_live[a.name] for a in ins.args[1:] if isinstance(a, P.Reg) and a.name in self.fma_live})
+    self.fma_live[ins.args[0].name] = len(self.fma_inputs) - 1
+
+  def flush_fma(self):
+    """End a run of raw fmas: the canonical NaN wherever one made a NaN. An fma's result is NaN in a lane where an
+    operand is, so a NaN in any value the run left in a register reaches every value computed from it: testing only
+    the values no other live value was computed from finds them all, and then every register the run wrote is made
+    canonical (canon keeps a NaN-free array). Lanes that are not NaN are fma32's, so the registers end as the
+    eager fma32_canon of each fma would leave them, bit for bit."""
+    if not self.fma_live: return
+    live = self.fma_live
+    covered, todo = set(), [i for n in live.values() for i in self.fma_inputs[n]]
+    while todo:
+      if (i:=todo.pop()) not in covered:
+        covered.add(i)
+        todo += self.fma_inputs[i]
+    sinks = [r for r, n in live.items() if n not in covered]
+    regs = ", ".join(live)
+    self.emit(f"if nan_in({', '.join(sinks)}): {regs}, = canon_each('f32', {regs})")
+    self.fma_live, self.fma_inputs = {}, []
+
 # *** instructions, guards and the kernel ***
 
 def emit_instr(cx:Ctx, ins:P.Instr, nxt:int):
   """One instruction from its row: terminators decide the next block themselves; others run under their guard (all
   threads, some, or none)."""
+  deferred = cx.deferrable(ins)
+  if not deferred: cx.flush_fma()   # an instruction outside the run may read its registers
   cx.ins = ins
   r = semantics.row_of(cx, ins)
+  if deferred:
+    cx.mask, cx.defer_fma = None, True
+    r.fn(cx, ins)
+    if cx.defer_fma: raise AssertionError(f"fma.rn.f32 at PTX line {ins.line} was not rendered through canon")
+    cx.record_fma(ins)
+    return
   if ins.op in ENDS_BLOCK:
     cx.next_block = nxt
     return r.fn(cx, ins)
@@ -396,12 +443,14 @@ def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ct
       cx.indent += 1
       if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}, {'_m' if masked else 'None'}, {b.index})")  # the block: for a trace
       for ins in b.instrs: emit_instr(cx, ins, b.index + 1)
+      cx.flush_fma()
       if not b.instrs or b.instrs[-1].op not in ENDS_BLOCK:
         cx.emit("_pc[_m] = " + str(b.index + 1) if masked else f"_b = {b.index + 1}")
       cx.indent -= 1
     variants[masked] = cx.lines
   lines = [f"def {pyname}(_E):", "  _N = _E.n"] + ["  " + s for s in special_prologue()]
   for r in fn.regs.values(): lines.append(f"  {r.name} = {cx.named(f'np.{np_dtype(r.type).name}(0)')}")
+  if cx.uses_fma: lines.append("  _fma = fma32_raw()")
   lines += ["  _cc = np.uint32(0)", "  _b, _pc, _m = 0, None, None", "  while True:",
             "    if _pc is not None:", "      _b = int(_pc.min())", "      _m = _pc == _b", "      if _m.all(): _pc = _m = None",
             f"    if _b == {exit_}: return", "    if _m is None:", "      match _b:"]
