@@ -201,7 +201,12 @@ class Ctx(semantics.Backend):
     v = self.tmp()
     if space in ("shared", "local"): self.emit(f"{v} = _E.ld_space({space!r}, {addr}, {dt}, {n}, {mask}, {self.where()})")
     elif space == "const": self.emit(f"{v} = _E.ld_const({addr}, {dt}, {n}, {mask}, {self.where()})")
-    elif (fz := self.fused.get(id(self.ins))) is not None: self._ld_fused(fz, v, f"_E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()})", t, n)
+    elif isinstance(fz := self.fused.get(id(self.ins)), numpy_fuse.Grouped):
+      if fz.head:
+        base = semantics.address(self, fz.base, "global")
+        self.emit(f"{fz.name} = _E.ld_group({base}, {fz.offsets}, np.dtype({npt(fz.dtype)}), {fz.nvec}, {mask})")
+      self.emit(f"{v} = _E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()}) if {fz.name} is None else {fz.name}[{fz.index}]")
+    elif fz is not None: self._ld_fused(fz, v, f"_E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()})", t, n)
     else: self.emit(f"{v} = _E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()})")
     return [f"{v}[{i}]" for i in range(n)]
 
