@@ -39,19 +39,22 @@ def parse_number(tok:str) -> Imm|None:
   return None
 
 def split_top(s:str, sep:str=",") -> list[str]:
-  """Split on `sep` outside of {} and []."""
-  out, depth, cur = [], 0, []
-  for ch in s:
-    if ch in "{[": depth += 1
-    elif ch in "}]": depth -= 1
-    if ch == sep and depth == 0:
-      out.append("".join(cur).strip())
+  """Split on `sep` outside of {} and [] (the pieces between separators, joined again while a bracket is open: the
+  depth at a separator is the brackets opened before it less those closed). A last piece that is empty is dropped."""
+  out, cur, depth = [], [], 0
+  for piece in s.split(sep):
+    cur.append(piece)
+    depth += piece.count("{") + piece.count("[") - piece.count("}") - piece.count("]")
+    if depth == 0:
+      out.append(sep.join(cur).strip())
       cur = []
-    else: cur.append(ch)
-  if "".join(cur).strip(): out.append("".join(cur).strip())
+  if cur: out.append(sep.join(cur).strip())
+  if out and not out[-1]: out.pop()
   return out
 
 # *** the parser ***
+
+_NONWORD = re.compile(r"\W")
 
 class _Scopes:
   def __init__(self, fn:Function):
@@ -60,7 +63,7 @@ class _Scopes:
     if ptx_name in self.stack[-1]:
       if self.stack[-1][ptx_name].type == typ: return
       raise PTXSyntaxError(f"PTX line {line}: register {ptx_name} redeclared with another type")
-    base = "r_" + re.sub(r"\W", "_", ptx_name.lstrip("%"))
+    base = "r_" + _NONWORD.sub("_", ptx_name.lstrip("%"))
     name = base
     while name in self.fn.regs:
       self.count += 1
@@ -264,6 +267,7 @@ class _BodyParser:
     if base_txt.startswith("%"): raise PTXSyntaxError(f"PTX line {line}: undeclared register {base_txt}")
     return Addr(Sym(base_txt), off)
 
+_BRACES = re.compile(r"[{}]")
 _FUNC = re.compile(r"((?:\.visible|\.weak|\.extern)\s+)*\.(entry|func)\s+(\([^)]*\)\s*)?([\w$.]+)\s*(\(([^)]*)\))?")
 
 def parse(text:str) -> Module:
@@ -289,12 +293,13 @@ def parse(text:str) -> Module:
       pos = semi + 1
       continue
     perf = text[m.end():brace].strip()
-    depth, i = 0, brace
-    while True:
-      if i >= len(text): raise PTXSyntaxError(f"PTX line {line}: function {m.group(4)} has no closing '}}'")
-      depth += {"{": 1, "}": -1}.get(text[i], 0)
-      if depth == 0: break
-      i += 1
+    depth, i = 0, -1
+    for b in _BRACES.finditer(text, brace) if brace >= 0 else ():   # the body's closing brace (a scan per character cost ~1 ms a kernel)
+      depth += 1 if b.group() == "{" else -1
+      if depth == 0:
+        i = b.start()
+        break
+    if i < 0: raise PTXSyntaxError(f"PTX line {line}: function {m.group(4)} has no closing '}}'")
     fn = Function(m.group(4), m.group(2) == "entry", _parse_params(m.group(6) or "", line), line=line, rets=rets)
     fn.maxntid = _check_perf_directives(perf, line)
     _BodyParser(fn, text[brace + 1:i], text.count("\n", 0, brace + 1) + 1, {v.name: v for v in module_vars}).parse()
