@@ -11,6 +11,7 @@ The generated code calls the executor's run-time names (compiler/ptx/backends/nu
 numerics and bit helpers) and is cached by mockgpu.compiler.cache.
 """
 from __future__ import annotations
+import re
 import numpy as np
 from mockgpu.compiler.ptx import syntax as P, semantics
 from mockgpu.compiler.ptx.types import np_dtype, bits, is_float, is_signed, wide
@@ -424,6 +425,8 @@ def emit_instr(cx:Ctx, ins:P.Instr, nxt:int):
     cx.indent -= 1
   cx.mask = None
 
+_REG_NAME = re.compile(r"\br_\w+")   # the parser names every register r_<name>
+
 def special_prologue() -> list[str]:
   return ["s_tid_x, s_tid_y, s_tid_z = _E.tid", "s_ctaid_x, s_ctaid_y, s_ctaid_z = _E.ctaid",
           "s_ntid_x, s_ntid_y, s_ntid_z = _E.ntid", "s_nctaid_x, s_nctaid_y, s_nctaid_z = _E.nctaid",
@@ -454,7 +457,10 @@ def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ct
       cx.indent -= 1
     variants[masked] = cx.lines
   lines = [f"def {pyname}(_E):", "  _N = _E.n"] + ["  " + s for s in special_prologue()]
-  for r in fn.regs.values(): lines.append(f"  {r.name} = {cx.named(f'np.{np_dtype(r.type).name}(0)')}")
+  # declared registers start at zero; those no line names (NVRTC declares %f<177> and names 130) are left out
+  named = set(_REG_NAME.findall("\n".join(variants[False] + variants[True])))
+  for r in fn.regs.values():
+    if r.name in named: lines.append(f"  {r.name} = {cx.named(f'np.{np_dtype(r.type).name}(0)')}")
   if cx.uses_fma: lines.append("  _fma = fma32_raw()")
   lines += ["  _cc = np.uint32(0)", "  _b, _pc, _m = 0, None, None", "  while True:",
             "    if _pc is not None:", "      _b = int(_pc.min())", "      _m = _pc == _b", "      if _m.all(): _pc = _m = None",
