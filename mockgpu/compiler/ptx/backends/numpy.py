@@ -433,49 +433,76 @@ def special_prologue() -> list[str]:
           "s_laneid, s_warpid, s_nwarpid = _E.laneid, _E.warpid, _E.nwarpid", "s_smid, s_nsmid, s_gridid = _E.smid, _E.nsmid, _E.gridid",
           "s_dynamic_smem_size, s_total_smem_size = _E.dynamic_smem_size, _E.total_smem_size"]
 
-def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ctx_type:type=Ctx) -> tuple[list[str], int]:
+# a kernel function's state when it hands over to the other variant: its locals over the names it was given and
+# does not name itself (its keyword parameters catch all: `**_`), so no register is left behind
+_STATE = "_.update(locals()); del _['_']; return _"
+# the launch environment's names the kernel's functions set up from _E on each entry
+SPECIAL_NAMES = tuple(n.strip() for line in special_prologue() for n in line.split("=")[0].split(","))
+
+def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ctx_type:type=Ctx, masked:bool=False) -> tuple[list[str], int]:
   """Python source for one kernel and its count of instructions (for the stats). ctx_type: a Ctx subclass that
-  annotates the lines it emits (emulators/ptx's error reports map a traceback line back to its PTX line)."""
+  annotates the lines it emits (emulators/ptx's error reports map a traceback line back to its PTX line).
+
+  A kernel is three functions. `pyname` runs the batch: `pyname_u`, the unmasked variant of every block, while every
+  thread is at the same block; when a branch diverges it returns its state (its locals) and the masked variant
+  `pyname_m` runs from it until the threads reconverge, returning its state for `pyname_u` to resume (both take the
+  registers as keyword parameters whose defaults are their zeros). With masked, this gives `pyname_m` alone."""
   blocks = split_blocks(fn.body)
   cx = ctx_type(fn, layout, consts)
   for b in blocks:
     for lb in b.labels: cx.labels[lb] = b.index
   exit_ = cx.exit_block = len(blocks)
-  variants = {}
-  for masked in (False, True):
-    cx.lines, cx.indent, cx.masked_block = [], 4, masked
-    for b in blocks:
-      cx.block, cx.fused = b, numpy_fuse.plan(b.instrs, cx.tmp)
-      cx.ins = None
-      cx.emit(f"case {b.index}:")
-      cx.indent += 1
-      if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}, {'_m' if masked else 'None'}, {b.index})")  # the block: for a trace
-      for ins in b.instrs: emit_instr(cx, ins, b.index + 1)
-      cx.flush_fma()
-      if not b.instrs or b.instrs[-1].op not in ENDS_BLOCK:
-        cx.emit("_pc[_m] = " + str(b.index + 1) if masked else f"_b = {b.index + 1}")
-      cx.indent -= 1
-    variants[masked] = cx.lines
-  lines = [f"def {pyname}(_E):", "  _N = _E.n"] + ["  " + s for s in special_prologue()]
+  cx.lines, cx.indent, cx.masked_block = [], 3, masked
+  for b in blocks:
+    cx.block, cx.fused = b, numpy_fuse.plan(b.instrs, cx.tmp)
+    cx.ins = None
+    cx.emit(f"case {b.index}:")
+    cx.indent += 1
+    if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}, {'_m' if masked else 'None'}, {b.index})")  # the block: for a trace
+    for ins in b.instrs: emit_instr(cx, ins, b.index + 1)
+    cx.flush_fma()
+    if not b.instrs or b.instrs[-1].op not in ENDS_BLOCK:
+      cx.emit("_pc[_m] = " + str(b.index + 1) if masked else f"_b = {b.index + 1}")
+    cx.indent -= 1
   # declared registers start at zero; those no line names (NVRTC declares %f<177> and names 130) are left out
-  named = set(_REG_NAME.findall("\n".join(variants[False] + variants[True])))
-  for r in fn.regs.values():
-    if r.name in named: lines.append(f"  {r.name} = {cx.named(f'np.{np_dtype(r.type).name}(0)')}")
-  if cx.uses_fma: lines.append("  _fma = fma32_raw()")
-  lines += ["  _cc = np.uint32(0)", "  _b, _pc, _m = 0, None, None", "  while True:",
-            "    if _pc is not None:", "      _b = int(_pc.min())", "      _m = _pc == _b", "      if _m.all(): _pc = _m = None",
-            f"    if _b == {exit_}: return", "    if _m is None:", "      match _b:"]
-  lines += variants[False] + ["        case _: raise AssertionError(_b)", "    else:", "      match _b:"]
-  lines += variants[True] + ["        case _: raise AssertionError(_b)"]
-  return lines, sum(len(b.instrs) for b in blocks)
+  named = set(_REG_NAME.findall("\n".join(cx.lines)))
+  regs = [f"{r.name}={cx.named(f'np.{np_dtype(r.type).name}(0)')}" for r in fn.regs.values() if r.name in named]
+  params = ", ".join([f"_cc={cx.named('np.uint32(0)')}"] + regs + ["**_"])
+  head = ["  _N = _E.n"] + ["  " + s for s in special_prologue()] + (["  _fma = fma32_raw()"] if cx.uses_fma else [])
+  cases = cx.lines + ["      case _: raise AssertionError(_b)"]
+  ninstr = sum(len(b.instrs) for b in blocks)
+  if masked:
+    return [f"def {pyname}_m(_E, _pc, {params}):"] + head + [
+      "  while True:", "    _b = int(_pc.min())", "    _m = _pc == _b",
+      "    if _m.all():", "      del _m, _pc", f"      {_STATE}   # reconverged at block _b", "    match _b:"] + cases, ninstr
+  return [f"def {pyname}(_E):", f"  s = {pyname}_u(_E)", "  while s is not None: s = _E.kernel.masked(s)", "",
+          f"def {pyname}_u(_E, _b=0, {params}):"] + head + [
+          "  _pc = None", "  while True:", f"    if _b == {exit_}: return None", "    match _b:"] + cases + [
+          f"    if _pc is not None: {_STATE}   # diverged: the masked variant runs from here"], ninstr
 
-def translate_module(m:P.Module, ctx_type:type=Ctx) -> str:
-  """Python source for a whole parsed module: constants, one function per entry, and _META describing them."""
+def may_diverge(fn:P.Function) -> bool:
+  """Whether a kernel has a branch that likely splits its threads: a guarded forward branch, ret or exit (an `if`, a
+  bounds check; NVRTC's loops branch backward on a uniform counter) or an indirect one."""
+  seen: set[str] = set()
+  for st in fn.body:
+    if isinstance(st, P.Label): seen.add(st.name)
+    elif st.op == "brx": return True
+    elif st.guard is not None and st.op in ENDS_BLOCK:
+      if not (st.op == "bra" and len(st.args) == 1 and isinstance(st.args[0], P.Sym) and st.args[0].name in seen): return True
+  return False
+
+def translate_module(m:P.Module, ctx_type:type=Ctx, masked:bool=False) -> str:
+  """Python source for a whole parsed module: constants, one function per entry, and _META describing them; with
+  masked, the masked variants of the entries (`_kernel_<i>_m`: translate_function) alone.
+  A kernel's masked variant is translated with its unmasked one where it may diverge (may_diverge), else at its
+  first divergence (PTXKernel.masked), if ever: half the translation and of its compile (matmul_64: its loop
+  branch is uniform), paid again (less the parse) by a kernel that diverges all the same."""
   funcs, ginit, cinit = entries(m)
   consts: dict[str, str] = {}
   body, kernels = [], []
   for i, (fn, layout) in enumerate(funcs):
-    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type)
+    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type, masked)
+    if not masked and may_diverge(fn): lines += [""] + translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type, True)[0]
     body += lines + [""]
     psize = max((p.offset + p.size for p in fn.params), default=0)
     kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,
