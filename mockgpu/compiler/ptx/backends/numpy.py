@@ -323,12 +323,13 @@ class Ctx(semantics.Backend):
   def approx(self, fn:str, t:str, x:str) -> str: return f"approx({fn!r}, {t!r}, {x})"
   def canon(self, t:str, x:str) -> str:
     # fma.rn.f32, the hot row of matrix kernels: the fma and its canonical NaN with one NaN test (numerics.fma32_canon),
-    # or none where its run of fmas is checked at its end (flush_fma)
-    if t == "f32" and (args:=_call_args(x, "fma32")) is not None:
-      if self.defer_fma:
-        self.defer_fma, self.uses_fma = False, True
-        return f"_fma({args})"
-      return f"fma32_canon({args})"
+    # or none where its run of fmas is checked at its end (flush_fma), as an add/sub/mul.f32 there is
+    if self.defer_fma and t == "f32":
+      self.defer_fma = False
+      if (args:=_call_args(x, "fma32")) is None: return x
+      self.uses_fma = True
+      return f"_fma({args})"
+    if t == "f32" and (args:=_call_args(x, "fma32")) is not None: return f"fma32_canon({args})"
     return f"canon({x}, {t!r})"
   def ftz(self, x:str) -> str: return f"ftz({x})"
   def relu(self, t:str, x:str) -> str: return f"relu({x}, {t!r})"
@@ -351,10 +352,14 @@ class Ctx(semantics.Backend):
   def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_from_f16x2({x}, {fmt!r}, {relu})"
   def fp8x2_to_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_to_f16x2({x}, {fmt!r}, {relu})"
 
-  # *** runs of fmas ***
+  # *** runs of fmas (and f32 adds, subs and muls) ***
   def deferrable(self, ins:P.Instr) -> bool:
-    """An fma.rn.f32 that may run raw: unmasked, unguarded, f32 registers or immediates in and an f32 register out."""
-    if self.masked_block or ins.guard is not None or ins.op != "fma" or ins.mods != ("rn", "f32") or len(ins.args) != 4: return False
+    """An fma.rn.f32, or an add/sub/mul.f32 rounding to nearest, that may run raw: unmasked, unguarded, f32
+    registers or immediates in and an f32 register out. Each makes a NaN in a lane where an operand is one."""
+    if self.masked_block or ins.guard is not None: return False
+    if ins.op == "fma": ok = ins.mods == ("rn", "f32") and len(ins.args) == 4
+    else: ok = ins.op in ("add", "sub", "mul") and ins.mods in (("f32",), ("rn", "f32")) and len(ins.args) == 3
+    if not ok: return False
     f32 = lambda a: isinstance(a, P.Reg) and a.type == "f32"
     return f32(ins.args[0]) and all(f32(a) or isinstance(a, P.Imm) for a in ins.args[1:])
 
@@ -364,11 +369,11 @@ class Ctx(semantics.Backend):
     self.fma_live[ins.args[0].name] = len(self.fma_inputs) - 1
 
   def flush_fma(self):
-    """End a run of raw fmas: the canonical NaN wherever one made a NaN. An fma's result is NaN in a lane where an
+    """End a run of raw float ops: the canonical NaN wherever one made a NaN. An op's result is NaN in a lane where an
     operand is, so a NaN in any value the run left in a register reaches every value computed from it: testing only
     the values no other live value was computed from finds them all, and then every register the run wrote is made
-    canonical (canon keeps a NaN-free array). Lanes that are not NaN are fma32's, so the registers end as the
-    eager fma32_canon of each fma would leave them, bit for bit."""
+    canonical (canon keeps a NaN-free array). Lanes that are not NaN are fma32's (numpy's +, -, *), so the registers
+    end as the eager canon of each op would leave them, bit for bit."""
     if not self.fma_live: return
     live = self.fma_live
     covered, todo = set(), [i for n in live.values() for i in self.fma_inputs[n]]
@@ -393,7 +398,7 @@ def emit_instr(cx:Ctx, ins:P.Instr, nxt:int):
   if deferred:
     cx.mask, cx.defer_fma = None, True
     r.fn(cx, ins)
-    if cx.defer_fma: raise AssertionError(f"fma.rn.f32 at PTX line {ins.line} was not rendered through canon")
+    if cx.defer_fma: raise AssertionError(f"{ins.op}.f32 at PTX line {ins.line} was not rendered through canon")
     cx.record_fma(ins)
     return
   if ins.op in ENDS_BLOCK:
