@@ -126,3 +126,12 @@ st.global.f32 [%rd5], %f3;"""
     run(src, [x], block=(256, 1, 1))
   assert e.value.va == x.ctypes.data + x.nbytes
   assert not x.any()
+
+def test_an_operand_check_that_passed_does_not_pass_another_register_type():
+  """validity.check_operands keeps the shapes that passed (opcode, modifiers, operand classes and register types): the
+  same instruction with a .b64 register where .f32 is needed is still rejected, naming the register."""
+  from mockgpu.compiler.ptx.syntax import InvalidPTX
+  load_module(kernel("add.f32 %f1, %f2, %f3;\nadd.f32 %f4, %f1, 0f3F800000;", ".param .u64 out"))
+  with pytest.raises(InvalidPTX, match=r"%rd2 is a \.b64 register where the instruction needs \.f32"):
+    load_module(kernel("add.f32 %f1, %rd2, %f3;", ".param .u64 out"))
+  load_module(kernel("add.f32 %f1, %f2, %f3;", ".param .u64 in0"))   # the passing shape again

@@ -11,7 +11,7 @@ The generated code calls the executor's run-time names (compiler/ptx/backends/nu
 numerics and bit helpers) and is cached by mockgpu.compiler.cache.
 """
 from __future__ import annotations
-import re
+import functools, re
 import numpy as np
 from mockgpu.compiler.ptx import syntax as P, semantics
 from mockgpu.compiler.ptx.types import np_dtype, bits, is_float, is_signed, wide
@@ -19,7 +19,10 @@ from mockgpu.compiler.ptx.blocks import Block, split_blocks, ENDS_BLOCK
 from mockgpu.compiler.ptx.layout import Layout, entries
 from mockgpu.compiler.ptx.backends import numpy_fuse
 
-def npt(t:str) -> str: return f"np.{np_dtype(t).name}"
+@functools.cache
+def _dn(dt:np.dtype) -> str: return dt.name   # numpy computes a dtype's name in Python at each read (~1 us)
+
+def npt(t:str) -> str: return f"np.{_dn(np_dtype(t))}"
 
 _NUMPY_OP = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _CMP_INT = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
@@ -81,8 +84,8 @@ class Ctx(semantics.Backend):
     if isinstance(a, P.Reg):
       rd = np_dtype(a.type)
       if rd == dt: return a.name
-      if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return f"{a.name}.view(np.{dt.name})"
-      return f"resize({a.name}, np.dtype(np.{dt.name}), {is_signed(t)})"
+      if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return f"{a.name}.view(np.{_dn(dt)})"
+      return f"resize({a.name}, np.dtype(np.{_dn(dt)}), {is_signed(t)})"
     if isinstance(a, P.Imm): return self.imm(a, t)
     if isinstance(a, P.Not):
       if t != "pred": self.unsupported(f"negated operand as .{t}")
@@ -97,15 +100,15 @@ class Ctx(semantics.Backend):
     if dt.kind == "f" and a.is_float and a.bits == dt.itemsize * 8:
       u = {4: "uint32", 8: "uint64"}[dt.itemsize]
       raw = np.array([a.value], np.float64).astype(dt).view(u)[0]
-      return self.named(f"np.{u}({int(raw)}).view(np.{dt.name})")
-    if dt.kind == "f": return self.named(f"np.{dt.name}(float({str(float(a.value))!r}))")  # inf and nan have no literal
+      return self.named(f"np.{u}({int(raw)}).view(np.{_dn(dt)})")
+    if dt.kind == "f": return self.named(f"np.{_dn(dt)}(float({str(float(a.value))!r}))")  # inf and nan have no literal
     if a.is_float:
       # a float literal in an integer/bit-typed operand stands for its bit pattern (0f: 32 bits, 0d: 64 bits)
       fdt, udt = (np.float64, np.uint64) if a.bits == 64 else (np.float32, np.uint32)
       raw = int(np.array([a.value], fdt).view(udt)[0]) % (1 << dt.itemsize * 8)
-      return self.named(f"np.uint{dt.itemsize*8}({raw}).view(np.{dt.name})")
+      return self.named(f"np.uint{dt.itemsize*8}({raw}).view(np.{_dn(dt)})")
     v = int(a.value) % (1 << dt.itemsize * 8)
-    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{dt.name})")
+    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{_dn(dt)})")
 
   def special(self, a:P.Special, t:str) -> str:
     name = a.name
@@ -121,8 +124,8 @@ class Ctx(semantics.Backend):
     else: self.unsupported(f"special register %{name}")
     dt = np_dtype(t)
     src_bits = 64 if name in ("clock64", "globaltimer") else 32
-    if dt.itemsize * 8 == src_bits: return e if dt.kind == "u" else f"{e}.view(np.{dt.name})"
-    return f"resize({e}, np.dtype(np.{dt.name}), False)"
+    if dt.itemsize * 8 == src_bits: return e if dt.kind == "u" else f"{e}.view(np.{_dn(dt)})"
+    return f"resize({e}, np.dtype(np.{_dn(dt)}), False)"
 
   def sym_address(self, a:P.Sym, t:str) -> str:
     """The state-space address of a variable (mov/cvta of a symbol)."""
@@ -130,7 +133,7 @@ class Ctx(semantics.Backend):
     if space == "param": self.unsupported("taking the address of a kernel parameter")
     dt = np_dtype(t)
     v = (off + a.offset) % (1 << dt.itemsize * 8)
-    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{dt.name})")
+    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{_dn(dt)})")
 
   # *** results ***
   def dst(self, a, t:str, expr:str):
@@ -151,8 +154,8 @@ class Ctx(semantics.Backend):
   def conv_to_reg(self, a:P.Reg, t:str, expr:str) -> str:
     dt, rd = np_dtype(t), np_dtype(a.type)
     if rd == dt: return expr
-    if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return self.fold(expr, "{}.view(np." + rd.name + ")")
-    return self.fold(expr, "resize({}, np.dtype(np." + rd.name + "), " + str(is_signed(t)) + ")")
+    if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return self.fold(expr, "{}.view(np." + _dn(rd) + ")")
+    return self.fold(expr, "resize({}, np.dtype(np." + _dn(rd) + "), " + str(is_signed(t)) + ")")
 
   def guard_expr(self, ins:P.Instr) -> str:
     p, neg = ins.guard
@@ -165,9 +168,9 @@ class Ctx(semantics.Backend):
     return v
   def const(self, t:str, v) -> str:
     dt = np_dtype(t)
-    if dt.kind == "f": return self.named(f"np.{dt.name}(float({str(float(v))!r}))")  # inf and nan have no literal
+    if dt.kind == "f": return self.named(f"np.{_dn(dt)}(float({str(float(v))!r}))")  # inf and nan have no literal
     if dt.kind == "b": return self.named(f"np.bool_({bool(v)})")
-    return self.named(f"np.uint{dt.itemsize*8}({int(v) % (1 << dt.itemsize*8)}).view(np.{dt.name})")
+    return self.named(f"np.uint{dt.itemsize*8}({int(v) % (1 << dt.itemsize*8)}).view(np.{_dn(dt)})")
   def nop(self): self.emit("pass")
   def join_fields(self, u:str, parts:list[str]) -> str:
     w = bits(u) // len(parts)
@@ -175,7 +178,7 @@ class Ctx(semantics.Backend):
     return "(" + " | ".join(f"({p})" for p in ps) + ")"
   def field(self, u:str, v:str, i:int, w:int) -> str:
     return f"(({v} >> {self.const(u, i * w)}) & {self.const(u, (1 << w) - 1)}).astype(np.uint{w})"
-  def window(self, space:str, t:str) -> str: return self.named(f"np.{np_dtype(t).name}({_WINDOW_NAMES[space]} % (1 << {bits(t)}))")
+  def window(self, space:str, t:str) -> str: return self.named(f"np.{_dn(np_dtype(t))}({_WINDOW_NAMES[space]} % (1 << {bits(t)}))")
 
   # *** control flow ***
   def branch(self, tgt:int):
@@ -471,7 +474,7 @@ def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ct
     cx.indent -= 1
   # declared registers start at zero; those no line names (NVRTC declares %f<177> and names 130) are left out
   named = set(_REG_NAME.findall("\n".join(cx.lines)))
-  regs = [f"{r.name}={cx.named(f'np.{np_dtype(r.type).name}(0)')}" for r in fn.regs.values() if r.name in named]
+  regs = [f"{r.name}={cx.named(f'np.{_dn(np_dtype(r.type))}(0)')}" for r in fn.regs.values() if r.name in named]
   params = ", ".join([f"_cc={cx.named('np.uint32(0)')}"] + regs + ["**_"])
   head = ["  _N = _E.n"] + ["  " + s for s in special_prologue()] + (["  _fma = fma32_raw()"] if cx.uses_fma else [])
   cases = cx.lines + ["      case _: raise AssertionError(_b)"]
