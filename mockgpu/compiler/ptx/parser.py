@@ -33,7 +33,7 @@ def parse_number(tok:str) -> Imm|None:
     return Imm(v, True, nbits) if neg != "-" else Imm(-v, True, 0)
   if m := _INT.match(tok):
     neg, digits = m.groups()
-    v = int(digits, 0) if not re.match(r"^0[0-7]+$", digits) else int(digits, 8)
+    v = int(digits, 0) if not _OCTAL.match(digits) else int(digits, 8)
     return Imm(-v if neg == "-" else v, False)
   if _DECF.match(tok) and ("." in tok or "e" in tok.lower()): return Imm(float(tok), True)
   return None
@@ -55,6 +55,13 @@ def split_top(s:str, sep:str=",") -> list[str]:
 # *** the parser ***
 
 _NONWORD = re.compile(r"\W")
+# the patterns read per statement and operand, compiled once (re's own cache costs a lookup at each call)
+_OCTAL = re.compile(r"^0[0-7]+$")
+_LABEL = re.compile(r"([$\w.]+)\s*:(?!:)")
+_GUARD = re.compile(r"^@(!?)(\S+)\s+(.*)$")
+_OPCODE = re.compile(r"^([a-z][a-zA-Z0-9_.:]*)\s*(.*)$")
+_SYMBOL = re.compile(r"^([\w$.]+)\s*(?:\[(\d+)\])?\s*(?:\+\s*(-?\w+))?$")
+_ADDRESS = re.compile(r"^([%\w$.]+)?\s*(?:\+\s*([+-]?\s*\w+))?$")
 
 class _Scopes:
   def __init__(self, fn:Function):
@@ -156,7 +163,7 @@ class _BodyParser:
       if ch == "}":
         if len(self.scopes.stack) == 1: raise PTXSyntaxError(f"PTX line {line}: unbalanced '}}'")
         self.scopes.stack.pop(); pos += 1; continue
-      if m := re.compile(r"([$\w.]+)\s*:(?!:)").match(text, pos):
+      if m := _LABEL.match(text, pos):
         self.fn.body.append(Label(m.group(1), line))
         pos = m.end(); continue
       end = text.find(";", pos)
@@ -179,11 +186,11 @@ class _BodyParser:
     if s.startswith("."): raise PTXSyntaxError(f"PTX line {line}: unsupported directive {s.split()[0]}")
     guard = None
     if s.startswith("@"):
-      m = re.match(r"^@(!?)(\S+)\s+(.*)$", s)
+      m = _GUARD.match(s)
       if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read guard in {s!r}")
       reg = self.reg(m.group(2), line)
       guard, s = (reg, m.group(1) == "!"), m.group(3)
-    m = re.match(r"^([a-z][a-zA-Z0-9_.:]*)\s*(.*)$", s)
+    m = _OPCODE.match(s)
     if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read instruction {s!r}")
     parts = m.group(1).split(".")
     if parts[0] == "call": return self.call(parts, m.group(2), guard, line, s)
@@ -247,7 +254,7 @@ class _BodyParser:
       base = a[1:].split(".")[0]
       if base in SPECIALS: return Special(a[1:])
       raise PTXSyntaxError(f"PTX line {line}: undeclared register {a}")
-    if m := re.match(r"^([\w$.]+)\s*(?:\[(\d+)\])?\s*(?:\+\s*(-?\w+))?$", a):
+    if m := _SYMBOL.match(a):
       off = int(m.group(2) or 0) * self._elem_size(m.group(1)) + (int(m.group(3), 0) if m.group(3) else 0)
       return Sym(m.group(1), off)
     raise PTXSyntaxError(f"PTX line {line}: cannot read operand {a!r}")
@@ -257,7 +264,7 @@ class _BodyParser:
     return TYPE_BYTES[v.type] if isinstance(v, Var) else 1
 
   def address(self, a:str, line:int) -> Addr:
-    m = re.match(r"^([%\w$.]+)?\s*(?:\+\s*([+-]?\s*\w+))?$", a)
+    m = _ADDRESS.match(a)
     if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read address [{a}]")
     base_txt, off_txt = m.group(1), m.group(2)
     off = int(off_txt.replace(" ", ""), 0) if off_txt else 0
