@@ -159,6 +159,39 @@ def test_modelled_outcomes_pass_through(broken_xor):
   assert not list(broken_xor.glob("*.mgreplay"))
   assert replay.modelled(NotImplementedError()) and not replay.modelled(IndexError()) and not replay.modelled(RuntimeError())
 
+# a kernel that diverges at a forward branch (its masked variant translated with it) and one whose loop's back edge
+# diverges (its masked variant translated at the divergence); the xor runs masked in both
+MASKED = {"forward": ("setp.lt.u32 %p1, %r0, 16;\n@%p1 bra $L_end;\nxor.b32 %r1, %r0, 1;\nst.global.u32 [%rd3], %r1;\n$L_end:"),
+          "loop": ("mov.u32 %r2, 0;\n$L_loop:\n" + "add.u32 %r3, %r3, 1;\n" * 8 +
+                   "xor.b32 %r1, %r0, 1;\nst.global.u32 [%rd3], %r1;\nadd.u32 %r2, %r2, 1;\n"
+                   "setp.lt.u32 %p1, %r2, %r0;\n@%p1 bra $L_loop;")}
+
+@pytest.mark.parametrize("shape", sorted(MASKED))
+def test_bug_in_the_masked_variant_names_its_line(monkeypatch, tmp_path, shape):
+  """An error raised in a kernel's masked variant (compiler/ptx/backends/numpy.py) names the instruction's line,
+  whichever module the variant was translated in (the xor breaks in the masked variant only)."""
+  from mockgpu.compiler.ptx import semantics
+  from mockgpu.emulators import ptx
+  from mockgpu.memory import AddressSpace
+  xor = semantics.ROWS["xor"]
+  def broken(b, ins):
+    if b.masked_block: b.emit("_bug = [][1]")
+    return xor.fn(b, ins)
+  monkeypatch.setitem(semantics.ROWS, "xor", semantics.Row(broken, xor.no_c))
+  for k, v in {"MOCKGPU_CACHE_DIR": "off", "MOCKGPU_PTX_NATIVE": "0", "MOCKGPU_REPLAY_DIR": str(tmp_path)}.items(): monkeypatch.setenv(k, v)
+  body = "mov.u32 %r0, %tid.x;\nld.param.u64 %rd1, [out];\nmul.wide.u32 %rd2, %r0, 4;\nadd.s64 %rd3, %rd1, %rd2;\n" + MASKED[shape]
+  src = PTX.format(tag=shape).split("{\n")[0] + "{\n.reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n" + body + "\nret;\n}\n"
+  line = src.splitlines().index("xor.b32 %r1, %r0, 1;") + 1
+  out = np.zeros(32, np.uint32)
+  mem = AddressSpace("test")
+  mem.map(out.ctypes.data, out.nbytes)
+  k = ptx.load_module(src).kernel("k")
+  assert (k.eager_masked is not None) == (shape == "forward")
+  with pytest.raises(EmulatorBug) as e:
+    ptx.launch(mem, k, (1, 1, 1), (32, 1, 1), int(out.ctypes.data).to_bytes(8, "little"))
+  assert isinstance(e.value.__cause__, IndexError) and "in _kernel_0_m" in str(e.value), str(e.value)
+  assert re.search(rf"at: PTX line {line}: xor\.b32 %r1, %r0, 1;", str(e.value)), str(e.value)
+
 def test_replay_dir_off(broken_xor, monkeypatch):
   monkeypatch.setenv("MOCKGPU_REPLAY_DIR", "off")
   _, bug = _launch("off")

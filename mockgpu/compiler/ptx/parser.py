@@ -33,25 +33,35 @@ def parse_number(tok:str) -> Imm|None:
     return Imm(v, True, nbits) if neg != "-" else Imm(-v, True, 0)
   if m := _INT.match(tok):
     neg, digits = m.groups()
-    v = int(digits, 0) if not re.match(r"^0[0-7]+$", digits) else int(digits, 8)
+    v = int(digits, 0) if not _OCTAL.match(digits) else int(digits, 8)
     return Imm(-v if neg == "-" else v, False)
   if _DECF.match(tok) and ("." in tok or "e" in tok.lower()): return Imm(float(tok), True)
   return None
 
 def split_top(s:str, sep:str=",") -> list[str]:
-  """Split on `sep` outside of {} and []."""
-  out, depth, cur = [], 0, []
-  for ch in s:
-    if ch in "{[": depth += 1
-    elif ch in "}]": depth -= 1
-    if ch == sep and depth == 0:
-      out.append("".join(cur).strip())
+  """Split on `sep` outside of {} and [] (the pieces between separators, joined again while a bracket is open: the
+  depth at a separator is the brackets opened before it less those closed). A last piece that is empty is dropped."""
+  out, cur, depth = [], [], 0
+  for piece in s.split(sep):
+    cur.append(piece)
+    depth += piece.count("{") + piece.count("[") - piece.count("}") - piece.count("]")
+    if depth == 0:
+      out.append(sep.join(cur).strip())
       cur = []
-    else: cur.append(ch)
-  if "".join(cur).strip(): out.append("".join(cur).strip())
+  if cur: out.append(sep.join(cur).strip())
+  if out and not out[-1]: out.pop()
   return out
 
 # *** the parser ***
+
+_NONWORD = re.compile(r"\W")
+# the patterns read per statement and operand, compiled once (re's own cache costs a lookup at each call)
+_OCTAL = re.compile(r"^0[0-7]+$")
+_LABEL = re.compile(r"([$\w.]+)\s*:(?!:)")
+_GUARD = re.compile(r"^@(!?)(\S+)\s+(.*)$")
+_OPCODE = re.compile(r"^([a-z][a-zA-Z0-9_.:]*)\s*(.*)$")
+_SYMBOL = re.compile(r"^([\w$.]+)\s*(?:\[(\d+)\])?\s*(?:\+\s*(-?\w+))?$")
+_ADDRESS = re.compile(r"^([%\w$.]+)?\s*(?:\+\s*([+-]?\s*\w+))?$")
 
 class _Scopes:
   def __init__(self, fn:Function):
@@ -60,7 +70,7 @@ class _Scopes:
     if ptx_name in self.stack[-1]:
       if self.stack[-1][ptx_name].type == typ: return
       raise PTXSyntaxError(f"PTX line {line}: register {ptx_name} redeclared with another type")
-    base = "r_" + re.sub(r"\W", "_", ptx_name.lstrip("%"))
+    base = "r_" + _NONWORD.sub("_", ptx_name.lstrip("%"))
     name = base
     while name in self.fn.regs:
       self.count += 1
@@ -153,7 +163,7 @@ class _BodyParser:
       if ch == "}":
         if len(self.scopes.stack) == 1: raise PTXSyntaxError(f"PTX line {line}: unbalanced '}}'")
         self.scopes.stack.pop(); pos += 1; continue
-      if m := re.compile(r"([$\w.]+)\s*:(?!:)").match(text, pos):
+      if m := _LABEL.match(text, pos):
         self.fn.body.append(Label(m.group(1), line))
         pos = m.end(); continue
       end = text.find(";", pos)
@@ -176,11 +186,11 @@ class _BodyParser:
     if s.startswith("."): raise PTXSyntaxError(f"PTX line {line}: unsupported directive {s.split()[0]}")
     guard = None
     if s.startswith("@"):
-      m = re.match(r"^@(!?)(\S+)\s+(.*)$", s)
+      m = _GUARD.match(s)
       if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read guard in {s!r}")
       reg = self.reg(m.group(2), line)
       guard, s = (reg, m.group(1) == "!"), m.group(3)
-    m = re.match(r"^([a-z][a-zA-Z0-9_.:]*)\s*(.*)$", s)
+    m = _OPCODE.match(s)
     if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read instruction {s!r}")
     parts = m.group(1).split(".")
     if parts[0] == "call": return self.call(parts, m.group(2), guard, line, s)
@@ -244,7 +254,7 @@ class _BodyParser:
       base = a[1:].split(".")[0]
       if base in SPECIALS: return Special(a[1:])
       raise PTXSyntaxError(f"PTX line {line}: undeclared register {a}")
-    if m := re.match(r"^([\w$.]+)\s*(?:\[(\d+)\])?\s*(?:\+\s*(-?\w+))?$", a):
+    if m := _SYMBOL.match(a):
       off = int(m.group(2) or 0) * self._elem_size(m.group(1)) + (int(m.group(3), 0) if m.group(3) else 0)
       return Sym(m.group(1), off)
     raise PTXSyntaxError(f"PTX line {line}: cannot read operand {a!r}")
@@ -254,7 +264,7 @@ class _BodyParser:
     return TYPE_BYTES[v.type] if isinstance(v, Var) else 1
 
   def address(self, a:str, line:int) -> Addr:
-    m = re.match(r"^([%\w$.]+)?\s*(?:\+\s*([+-]?\s*\w+))?$", a)
+    m = _ADDRESS.match(a)
     if not m: raise PTXSyntaxError(f"PTX line {line}: cannot read address [{a}]")
     base_txt, off_txt = m.group(1), m.group(2)
     off = int(off_txt.replace(" ", ""), 0) if off_txt else 0
@@ -264,6 +274,7 @@ class _BodyParser:
     if base_txt.startswith("%"): raise PTXSyntaxError(f"PTX line {line}: undeclared register {base_txt}")
     return Addr(Sym(base_txt), off)
 
+_BRACES = re.compile(r"[{}]")
 _FUNC = re.compile(r"((?:\.visible|\.weak|\.extern)\s+)*\.(entry|func)\s+(\([^)]*\)\s*)?([\w$.]+)\s*(\(([^)]*)\))?")
 
 def parse(text:str) -> Module:
@@ -289,12 +300,13 @@ def parse(text:str) -> Module:
       pos = semi + 1
       continue
     perf = text[m.end():brace].strip()
-    depth, i = 0, brace
-    while True:
-      if i >= len(text): raise PTXSyntaxError(f"PTX line {line}: function {m.group(4)} has no closing '}}'")
-      depth += {"{": 1, "}": -1}.get(text[i], 0)
-      if depth == 0: break
-      i += 1
+    depth, i = 0, -1
+    for b in _BRACES.finditer(text, brace) if brace >= 0 else ():   # the body's closing brace (a scan per character cost ~1 ms a kernel)
+      depth += 1 if b.group() == "{" else -1
+      if depth == 0:
+        i = b.start()
+        break
+    if i < 0: raise PTXSyntaxError(f"PTX line {line}: function {m.group(4)} has no closing '}}'")
     fn = Function(m.group(4), m.group(2) == "entry", _parse_params(m.group(6) or "", line), line=line, rets=rets)
     fn.maxntid = _check_perf_directives(perf, line)
     _BodyParser(fn, text[brace + 1:i], text.count("\n", 0, brace + 1) + 1, {v.name: v for v in module_vars}).parse()

@@ -62,8 +62,10 @@ class LaunchStats:
 
 class PTXKernel:
   """An entry function of a loaded module: its parameter layout, memory needs and translated code."""
-  def __init__(self, module:"PTXModule", meta:dict, fn):
-    self.module, self.name, self.fn = module, meta["name"], fn
+  def __init__(self, module:"PTXModule", meta:dict, ns:dict):
+    self.module, self.name, self.py = module, meta["name"], meta["py"]
+    self.fn, self.unmasked = ns[self.py], ns[self.py + "_u"]
+    self._masked = self.eager_masked = ns.get(self.py + "_m")   # translated with the module where it may diverge
     self.params: list[tuple[str, int, int, int]] = [tuple(p) for p in meta["params"]]
     self.param_size: int = meta["param_size"]
     self.shared_size: int = meta["shared"]
@@ -74,12 +76,29 @@ class PTXKernel:
     self.tier = native.Tier(self.instructions)   # its way to C: the seconds the numpy path has spent on it
   def __repr__(self): return f"<PTXKernel {self.name} params={self.params} shared={self.shared_size}>"
 
+  def masked(self, state:dict) -> dict|None:
+    """A batch whose threads diverged: its masked variant runs from the state the unmasked one left (its locals)
+    until they reconverge, then the unmasked one resumes; the state of a further divergence, or None at the end.
+    The masked variant is translated at the kernel's first divergence (backends/numpy.py: translate_function)."""
+    if self._masked is None: self._masked = self.module.masked_namespace()[self.py + "_m"]
+    return self.unmasked(**self._masked(**state))
+
 class PTXModule:
   def __init__(self, ns:dict, text:str):
     meta, self.text = ns["_META"], text
     self.version, self.target = meta["version"], meta["target"]
     self.memory = ModuleMemory(*meta["globals"], *meta["consts"])
-    self.kernels = {k["name"]: PTXKernel(self, k, ns[k["py"]]) for k in meta["kernels"]}
+    self.kernels = {k["name"]: PTXKernel(self, k, ns) for k in meta["kernels"]}
+    self._masked_ns: dict|None = None
+  def masked_namespace(self) -> dict:
+    """The module's masked variants (translated, or read from the translation cache, at the first divergence)."""
+    if self._masked_ns is None:
+      text = self.text
+      code = translated("ptx-masked", VERSION, text.encode(), lambda: translate_module(text, masked=True))
+      exec(code, ns := {})
+      self._masked_ns = ns
+    return self._masked_ns
+
   def kernel(self, name:str) -> PTXKernel:
     if name not in self.kernels: raise KeyError(f"PTX module has no entry {name!r} (entries: {', '.join(self.kernels) or 'none'})")
     return self.kernels[name]
@@ -109,11 +128,22 @@ def _text(ptx) -> str:
     from mockgpu.compiler.ptx.syntax import PTXSyntaxError
     raise PTXSyntaxError(f"PTX line {line}: byte 0x{bytes(ptx)[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
 
-def translate_module(text:str, ctx_type:type|None=None) -> str:
-  """Python source for a whole module (the numpy backend's translation of the parsed text; ctx_type: its Ctx)."""
-  from mockgpu.compiler.ptx import parser as P
+def translate_module(text:str, ctx_type:type|None=None, masked:bool=False) -> str:
+  """Python source for a whole module (the numpy backend's translation of the parsed text; ctx_type: its Ctx), or of
+  its masked variants."""
   from mockgpu.compiler.ptx.backends import numpy as numpy_backend
-  return numpy_backend.translate_module(P.parse(text), ctx_type or numpy_backend.Ctx)
+  return numpy_backend.translate_module(_parsed(text), ctx_type or numpy_backend.Ctx, masked)
+
+_parsed_modules: dict[str, object] = {}
+
+def _parsed(text:str):
+  """The parsed module, kept for the last few texts: a kernel that diverges at its first dispatch has its masked
+  variants translated just after its unmasked ones (the translators read the parsed module, never change it)."""
+  from mockgpu.compiler.ptx import parser as P
+  if (m := _parsed_modules.get(text)) is None:
+    if len(_parsed_modules) >= 4: del _parsed_modules[next(iter(_parsed_modules))]
+    m = _parsed_modules[text] = P.parse(text)
+  return m
 
 _shapes: dict[tuple, BatchShape] = {}
 
@@ -236,7 +266,8 @@ def _bug(e:Exception, mem, k:PTXKernel, grid, block, params:bytes, dynamic_share
 def _where_numpy(e:Exception, k:PTXKernel) -> str:
   """The PTX line the numpy path was at: the translated code's line in the traceback, mapped back to the PTX."""
   if (frame:=replay.generated_frame(e)) is None: return "PTX line not known: raised outside the translated code"
-  try: line = replay.tagged_line(translate_module(k.module.text, _annotating()), frame[1], "ptx")
+  lazy = frame[0].endswith("_m") and k.eager_masked is None   # the masked variant of its own module
+  try: line = replay.tagged_line(translate_module(k.module.text, _annotating(), lazy), frame[1], "ptx")
   except Exception: line = None  # naming the line must not hide the error itself
   if line is None: return f"PTX line not known: raised in the translated code's {frame[0]}"
   return f"PTX line {line}: {' '.join(k.module.text.splitlines()[line - 1].split())}"

@@ -105,3 +105,33 @@ st.global.f32 [%rd5], %f4;"""
   with pytest.raises(GPUPageFault, match=r"read of 4 bytes .*ld\.global\.f32 %f0, \[%rd5\]"):
     run(src.replace("add.s64 %rd5, %rd1, %rd0;", "add.s64 %rd5, %rd1, %rd0;\nadd.s64 %rd5, %rd5, 65536;"), [x], block=(256, 1, 1))
   assert not x.any()
+
+@per_path
+def test_grouped_loads_fault_as_the_load_that_misses():
+  """Loads read by one ld_group (far offsets off one base) still fault one by one: the first in program order that misses."""
+  x = np.zeros(1024 + 256 - 1, np.float32)   # the last lane's [%rd5+4096] is one element past the end
+  body = """
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd0, %r0, 4;
+ld.param.u64 %rd1, [in0];
+add.s64 %rd5, %rd1, %rd0;
+ld.global.f32 %f0, [%rd5];
+ld.global.f32 %f1, [%rd5+4096];
+ld.global.f32 %f2, [%rd5+2048];
+add.f32 %f3, %f0, %f1;
+add.f32 %f3, %f3, %f2;
+st.global.f32 [%rd5], %f3;"""
+  src = kernel(body, ".param .u64 in0")
+  with pytest.raises(GPUPageFault, match=r"read of 4 bytes .*ld\.global\.f32 %f1, \[%rd5\+4096\]") as e:
+    run(src, [x], block=(256, 1, 1))
+  assert e.value.va == x.ctypes.data + x.nbytes
+  assert not x.any()
+
+def test_an_operand_check_that_passed_does_not_pass_another_register_type():
+  """validity.check_operands keeps the shapes that passed (opcode, modifiers, operand classes and register types): the
+  same instruction with a .b64 register where .f32 is needed is still rejected, naming the register."""
+  from mockgpu.compiler.ptx.syntax import InvalidPTX
+  load_module(kernel("add.f32 %f1, %f2, %f3;\nadd.f32 %f4, %f1, 0f3F800000;", ".param .u64 out"))
+  with pytest.raises(InvalidPTX, match=r"%rd2 is a \.b64 register where the instruction needs \.f32"):
+    load_module(kernel("add.f32 %f1, %rd2, %f3;", ".param .u64 out"))
+  load_module(kernel("add.f32 %f1, %f2, %f3;", ".param .u64 in0"))   # the passing shape again

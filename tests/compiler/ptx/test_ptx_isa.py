@@ -748,7 +748,7 @@ class TestFusedLoads:
     body = LANE + "mul.wide.u32 %rd0, %r0, 32;\nld.param.u64 %rd1, [in0];\nld.param.u64 %rd4, [out];\nadd.s64 %rd5, %rd1, %rd0;" + EIGHT
     src = kernel(body, ".param .u64 out, .param .u64 in0")
     from mockgpu.emulators.ptx import translate_module
-    assert translate_module(src).count("ld_rows") == 2   # one cluster, in the unmasked and the masked variant
+    assert [translate_module(src, masked=m).count("ld_rows") for m in (False, True)] == [1, 1]   # one cluster, in each variant
     run(src, [out, x], grid=(4, 1, 1), block=(128, 1, 1))
     np.testing.assert_array_equal(out.view(np.uint32), _eight_want(x.reshape(512, 8)).view(np.uint32).ravel())
 
@@ -791,6 +791,41 @@ st.global.v4.u32 [%rd9], {%r2, %r3, %r4, %r5};"""
     run(kernel(body, ".param .u64 out, .param .u64 in0"), [out, x], grid=(4, 1, 1), block=(128, 1, 1))
     want = np.arange(512 * 4, dtype=np.uint32).reshape(512, 4)
     np.testing.assert_array_equal(out.reshape(512, 4), np.stack([want[:, 1], want[:, 0], want[:, 3], want[:, 3]], axis=1))
+
+  def test_far_offsets_are_read_as_a_group(self):
+    """Loads off one base too far apart for a cluster (a matmul's rows), one type and width each, are read by one
+    ld_group: v4 loads at -1024, 0 and +1024 bytes, b32 loads at +2048 and +3072; lanes below 100 branch away."""
+    x = f32(4096)
+    out = np.zeros(512 * 14, np.float32)
+    body = LANE + """mul.wide.u32 %rd0, %r0, 16;
+ld.param.u64 %rd1, [in0];
+ld.param.u64 %rd4, [out];
+add.s64 %rd5, %rd1, %rd0;
+add.s64 %rd5, %rd5, 4096;
+setp.lt.u32 %p1, %r0, 100;
+@%p1 bra $L_end;
+ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd5];
+ld.global.b32 %r5, [%rd5+2048];
+ld.global.v4.f32 {%f4, %f5, %f6, %f7}, [%rd5+1024];
+ld.global.v4.f32 {%f8, %f9, %f10, %f11}, [%rd5+-1024];
+ld.global.b32 %r6, [%rd5+3072];
+mul.wide.u32 %rd8, %r0, 56;
+add.s64 %rd9, %rd4, %rd8;
+st.global.v4.f32 [%rd9], {%f0, %f1, %f2, %f3};
+st.global.v4.f32 [%rd9+16], {%f4, %f5, %f6, %f7};
+st.global.v4.f32 [%rd9+32], {%f8, %f9, %f10, %f11};
+st.global.v2.b32 [%rd9+48], {%r5, %r6};
+$L_end:"""
+    src = kernel(body, ".param .u64 out, .param .u64 in0")
+    from mockgpu.emulators.ptx import translate_module
+    # two groups in each variant: the kernel may diverge (a forward branch), so its module has both, and the masked one alone
+    assert [translate_module(src, masked=m).count("ld_group(") for m in (False, True)] == [4, 2]
+    run(src, [out, x], grid=(4, 1, 1), block=(128, 1, 1))
+    w = x.view(np.uint32)
+    base = 1024 + 4 * np.arange(512)[:, None]
+    want = np.concatenate([w[base + np.arange(4)], w[base + 256 + np.arange(4)], w[base - 256 + np.arange(4)], w[base + 512], w[base + 768]], axis=1)
+    want[:100] = 0
+    np.testing.assert_array_equal(out.view(np.uint32).reshape(512, 14), want)
 
   def test_generic_shared_pointer_falls_back(self):
     """A cluster through a generic pointer into shared memory is not prefetched: the loads run one by one."""

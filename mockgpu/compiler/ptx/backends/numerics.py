@@ -149,6 +149,22 @@ def fma32_canon(a, b, c):
     if not any_nan(r): return r
   return canon(fma32(a, b, c), "f32")
 
+def fma32_raw():
+  """The fma a deferred fma.rn.f32 runs as (the numpy backend's Ctx.flush_fma): the native fmaf ufunc, else the
+  float64 emulation. Its lanes that are not NaN are fma32's; a NaN lane may hold any NaN, made canonical by the
+  check that ends the run of fmas (nan_in, canon_each). Bound once per batch by the kernel's prologue."""
+  return native.fma_f32() or _fma32_numpy
+
+def nan_in(*xs) -> bool:
+  """Whether any of the float values xs holds a NaN (the check that ends a run of deferred fmas)."""
+  for x in xs:
+    if any_nan(x): return True
+  return False
+
+def canon_each(t:str, *xs) -> tuple:
+  """canon of each of xs (a run of deferred fmas that made a NaN: every register the run wrote)."""
+  return tuple(canon(x, t) for x in xs)
+
 def _fma32_numpy(a, b, c):
   """Correctly rounded float32 fma. a*b is exact in float64, so only the sum rounds twice, and that matters only when
   the float64 sum lands exactly on a float32 midpoint while being inexact: then it moves toward its true side.

@@ -11,6 +11,7 @@ The generated code calls the executor's run-time names (compiler/ptx/backends/nu
 numerics and bit helpers) and is cached by mockgpu.compiler.cache.
 """
 from __future__ import annotations
+import functools, re
 import numpy as np
 from mockgpu.compiler.ptx import syntax as P, semantics
 from mockgpu.compiler.ptx.types import np_dtype, bits, is_float, is_signed, wide
@@ -18,7 +19,10 @@ from mockgpu.compiler.ptx.blocks import Block, split_blocks, ENDS_BLOCK
 from mockgpu.compiler.ptx.layout import Layout, entries
 from mockgpu.compiler.ptx.backends import numpy_fuse
 
-def npt(t:str) -> str: return f"np.{np_dtype(t).name}"
+@functools.cache
+def _dn(dt:np.dtype) -> str: return dt.name   # numpy computes a dtype's name in Python at each read (~1 us)
+
+def npt(t:str) -> str: return f"np.{_dn(np_dtype(t))}"
 
 _NUMPY_OP = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _CMP_INT = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
@@ -50,6 +54,10 @@ class Ctx(semantics.Backend):
     self.exit_block = 0           # the block index meaning "every thread has exited"
     self.next_block = 0           # the block after the current one (a branch not taken)
     self.fused:dict = {}          # id(load) -> numpy_fuse.Fused, for the loads of the current block read by one prefetch
+    self.defer_fma = False        # the fma being emitted runs raw, its NaN check left to the end of its run (flush_fma)
+    self.fma_live:dict[str, int] = {}       # register -> the deferred fma whose value it holds
+    self.fma_inputs:list[set[int]] = []     # deferred fma -> the deferred fmas whose values it read
+    self.uses_fma = False         # the kernel binds _fma in its prologue
 
   # *** output ***
   def emit(self, s:str): self.lines.append("  " * self.indent + s)
@@ -76,8 +84,8 @@ class Ctx(semantics.Backend):
     if isinstance(a, P.Reg):
       rd = np_dtype(a.type)
       if rd == dt: return a.name
-      if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return f"{a.name}.view(np.{dt.name})"
-      return f"resize({a.name}, np.dtype(np.{dt.name}), {is_signed(t)})"
+      if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return f"{a.name}.view(np.{_dn(dt)})"
+      return f"resize({a.name}, np.dtype(np.{_dn(dt)}), {is_signed(t)})"
     if isinstance(a, P.Imm): return self.imm(a, t)
     if isinstance(a, P.Not):
       if t != "pred": self.unsupported(f"negated operand as .{t}")
@@ -92,15 +100,15 @@ class Ctx(semantics.Backend):
     if dt.kind == "f" and a.is_float and a.bits == dt.itemsize * 8:
       u = {4: "uint32", 8: "uint64"}[dt.itemsize]
       raw = np.array([a.value], np.float64).astype(dt).view(u)[0]
-      return self.named(f"np.{u}({int(raw)}).view(np.{dt.name})")
-    if dt.kind == "f": return self.named(f"np.{dt.name}(float({str(float(a.value))!r}))")  # inf and nan have no literal
+      return self.named(f"np.{u}({int(raw)}).view(np.{_dn(dt)})")
+    if dt.kind == "f": return self.named(f"np.{_dn(dt)}(float({str(float(a.value))!r}))")  # inf and nan have no literal
     if a.is_float:
       # a float literal in an integer/bit-typed operand stands for its bit pattern (0f: 32 bits, 0d: 64 bits)
       fdt, udt = (np.float64, np.uint64) if a.bits == 64 else (np.float32, np.uint32)
       raw = int(np.array([a.value], fdt).view(udt)[0]) % (1 << dt.itemsize * 8)
-      return self.named(f"np.uint{dt.itemsize*8}({raw}).view(np.{dt.name})")
+      return self.named(f"np.uint{dt.itemsize*8}({raw}).view(np.{_dn(dt)})")
     v = int(a.value) % (1 << dt.itemsize * 8)
-    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{dt.name})")
+    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{_dn(dt)})")
 
   def special(self, a:P.Special, t:str) -> str:
     name = a.name
@@ -116,8 +124,8 @@ class Ctx(semantics.Backend):
     else: self.unsupported(f"special register %{name}")
     dt = np_dtype(t)
     src_bits = 64 if name in ("clock64", "globaltimer") else 32
-    if dt.itemsize * 8 == src_bits: return e if dt.kind == "u" else f"{e}.view(np.{dt.name})"
-    return f"resize({e}, np.dtype(np.{dt.name}), False)"
+    if dt.itemsize * 8 == src_bits: return e if dt.kind == "u" else f"{e}.view(np.{_dn(dt)})"
+    return f"resize({e}, np.dtype(np.{_dn(dt)}), False)"
 
   def sym_address(self, a:P.Sym, t:str) -> str:
     """The state-space address of a variable (mov/cvta of a symbol)."""
@@ -125,7 +133,7 @@ class Ctx(semantics.Backend):
     if space == "param": self.unsupported("taking the address of a kernel parameter")
     dt = np_dtype(t)
     v = (off + a.offset) % (1 << dt.itemsize * 8)
-    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{dt.name})")
+    return self.named(f"np.uint{dt.itemsize*8}({v}).view(np.{_dn(dt)})")
 
   # *** results ***
   def dst(self, a, t:str, expr:str):
@@ -146,8 +154,8 @@ class Ctx(semantics.Backend):
   def conv_to_reg(self, a:P.Reg, t:str, expr:str) -> str:
     dt, rd = np_dtype(t), np_dtype(a.type)
     if rd == dt: return expr
-    if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return self.fold(expr, "{}.view(np." + rd.name + ")")
-    return self.fold(expr, "resize({}, np.dtype(np." + rd.name + "), " + str(is_signed(t)) + ")")
+    if rd.itemsize == dt.itemsize and rd.kind != "b" and dt.kind != "b": return self.fold(expr, "{}.view(np." + _dn(rd) + ")")
+    return self.fold(expr, "resize({}, np.dtype(np." + _dn(rd) + "), " + str(is_signed(t)) + ")")
 
   def guard_expr(self, ins:P.Instr) -> str:
     p, neg = ins.guard
@@ -160,9 +168,9 @@ class Ctx(semantics.Backend):
     return v
   def const(self, t:str, v) -> str:
     dt = np_dtype(t)
-    if dt.kind == "f": return self.named(f"np.{dt.name}(float({str(float(v))!r}))")  # inf and nan have no literal
+    if dt.kind == "f": return self.named(f"np.{_dn(dt)}(float({str(float(v))!r}))")  # inf and nan have no literal
     if dt.kind == "b": return self.named(f"np.bool_({bool(v)})")
-    return self.named(f"np.uint{dt.itemsize*8}({int(v) % (1 << dt.itemsize*8)}).view(np.{dt.name})")
+    return self.named(f"np.uint{dt.itemsize*8}({int(v) % (1 << dt.itemsize*8)}).view(np.{_dn(dt)})")
   def nop(self): self.emit("pass")
   def join_fields(self, u:str, parts:list[str]) -> str:
     w = bits(u) // len(parts)
@@ -170,7 +178,7 @@ class Ctx(semantics.Backend):
     return "(" + " | ".join(f"({p})" for p in ps) + ")"
   def field(self, u:str, v:str, i:int, w:int) -> str:
     return f"(({v} >> {self.const(u, i * w)}) & {self.const(u, (1 << w) - 1)}).astype(np.uint{w})"
-  def window(self, space:str, t:str) -> str: return self.named(f"np.{np_dtype(t).name}({_WINDOW_NAMES[space]} % (1 << {bits(t)}))")
+  def window(self, space:str, t:str) -> str: return self.named(f"np.{_dn(np_dtype(t))}({_WINDOW_NAMES[space]} % (1 << {bits(t)}))")
 
   # *** control flow ***
   def branch(self, tgt:int):
@@ -197,7 +205,12 @@ class Ctx(semantics.Backend):
     v = self.tmp()
     if space in ("shared", "local"): self.emit(f"{v} = _E.ld_space({space!r}, {addr}, {dt}, {n}, {mask}, {self.where()})")
     elif space == "const": self.emit(f"{v} = _E.ld_const({addr}, {dt}, {n}, {mask}, {self.where()})")
-    elif (fz := self.fused.get(id(self.ins))) is not None: self._ld_fused(fz, v, f"_E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()})", t, n)
+    elif isinstance(fz := self.fused.get(id(self.ins)), numpy_fuse.Grouped):
+      if fz.head:
+        base = semantics.address(self, fz.base, "global")
+        self.emit(f"{fz.name} = _E.ld_group({base}, {fz.offsets}, np.dtype({npt(fz.dtype)}), {fz.nvec}, {mask})")
+      self.emit(f"{v} = _E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()}) if {fz.name} is None else {fz.name}[{fz.index}]")
+    elif fz is not None: self._ld_fused(fz, v, f"_E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()})", t, n)
     else: self.emit(f"{v} = _E.ld_global({addr}, {dt}, {n}, {mask}, {self.where()})")
     return [f"{v}[{i}]" for i in range(n)]
 
@@ -312,7 +325,13 @@ class Ctx(semantics.Backend):
     return f"farith({op!r}, {t!r}, {rnd!r}, {', '.join(args)})"
   def approx(self, fn:str, t:str, x:str) -> str: return f"approx({fn!r}, {t!r}, {x})"
   def canon(self, t:str, x:str) -> str:
-    # fma.rn.f32, the hot row of matrix kernels: the fma and its canonical NaN with one NaN test (numerics.fma32_canon)
+    # fma.rn.f32, the hot row of matrix kernels: the fma and its canonical NaN with one NaN test (numerics.fma32_canon),
+    # or none where its run of fmas is checked at its end (flush_fma), as an add/sub/mul.f32 there is
+    if self.defer_fma and t == "f32":
+      self.defer_fma = False
+      if (args:=_call_args(x, "fma32")) is None: return x
+      self.uses_fma = True
+      return f"_fma({args})"
     if t == "f32" and (args:=_call_args(x, "fma32")) is not None: return f"fma32_canon({args})"
     return f"canon({x}, {t!r})"
   def ftz(self, x:str) -> str: return f"ftz({x})"
@@ -336,13 +355,55 @@ class Ctx(semantics.Backend):
   def fp8x2_from_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_from_f16x2({x}, {fmt!r}, {relu})"
   def fp8x2_to_f16x2(self, x:str, fmt:str, relu:bool) -> str: return f"fp8x2_to_f16x2({x}, {fmt!r}, {relu})"
 
+  # *** runs of fmas (and f32 adds, subs and muls) ***
+  def deferrable(self, ins:P.Instr) -> bool:
+    """An fma.rn.f32, or an add/sub/mul.f32 rounding to nearest, that may run raw: unmasked, unguarded, f32
+    registers or immediates in and an f32 register out. Each makes a NaN in a lane where an operand is one."""
+    if self.masked_block or ins.guard is not None: return False
+    if ins.op == "fma": ok = ins.mods == ("rn", "f32") and len(ins.args) == 4
+    else: ok = ins.op in ("add", "sub", "mul") and ins.mods in (("f32",), ("rn", "f32")) and len(ins.args) == 3
+    if not ok: return False
+    f32 = lambda a: isinstance(a, P.Reg) and a.type == "f32"
+    return f32(ins.args[0]) and all(f32(a) or isinstance(a, P.Imm) for a in ins.args[1:])
+
+  def record_fma(self, ins:P.Instr):
+    """Note the deferred fma just emitted: the deferred values it read, the register it wrote."""
+    self.fma_inputs.append({self.fma_live[a.name] for a in ins.args[1:] if isinstance(a, P.Reg) and a.name in self.fma_live})
+    self.fma_live[ins.args[0].name] = len(self.fma_inputs) - 1
+
+  def flush_fma(self):
+    """End a run of raw float ops: the canonical NaN wherever one made a NaN. An op's result is NaN in a lane where an
+    operand is, so a NaN in any value the run left in a register reaches every value computed from it: testing only
+    the values no other live value was computed from finds them all, and then every register the run wrote is made
+    canonical (canon keeps a NaN-free array). Lanes that are not NaN are fma32's (numpy's +, -, *), so the registers
+    end as the eager canon of each op would leave them, bit for bit."""
+    if not self.fma_live: return
+    live = self.fma_live
+    covered, todo = set(), [i for n in live.values() for i in self.fma_inputs[n]]
+    while todo:
+      if (i:=todo.pop()) not in covered:
+        covered.add(i)
+        todo += self.fma_inputs[i]
+    sinks = [r for r, n in live.items() if n not in covered]
+    regs = ", ".join(live)
+    self.emit(f"if nan_in({', '.join(sinks)}): {regs}, = canon_each('f32', {regs})")
+    self.fma_live, self.fma_inputs = {}, []
+
 # *** instructions, guards and the kernel ***
 
 def emit_instr(cx:Ctx, ins:P.Instr, nxt:int):
   """One instruction from its row: terminators decide the next block themselves; others run under their guard (all
   threads, some, or none)."""
+  deferred = cx.deferrable(ins)
+  if not deferred: cx.flush_fma()   # an instruction outside the run may read its registers
   cx.ins = ins
   r = semantics.row_of(cx, ins)
+  if deferred:
+    cx.mask, cx.defer_fma = None, True
+    r.fn(cx, ins)
+    if cx.defer_fma: raise AssertionError(f"{ins.op}.f32 at PTX line {ins.line} was not rendered through canon")
+    cx.record_fma(ins)
+    return
   if ins.op in ENDS_BLOCK:
     cx.next_block = nxt
     return r.fn(cx, ins)
@@ -372,50 +433,84 @@ def emit_instr(cx:Ctx, ins:P.Instr, nxt:int):
     cx.indent -= 1
   cx.mask = None
 
+_REG_NAME = re.compile(r"\br_\w+")   # the parser names every register r_<name>
+
 def special_prologue() -> list[str]:
   return ["s_tid_x, s_tid_y, s_tid_z = _E.tid", "s_ctaid_x, s_ctaid_y, s_ctaid_z = _E.ctaid",
           "s_ntid_x, s_ntid_y, s_ntid_z = _E.ntid", "s_nctaid_x, s_nctaid_y, s_nctaid_z = _E.nctaid",
           "s_laneid, s_warpid, s_nwarpid = _E.laneid, _E.warpid, _E.nwarpid", "s_smid, s_nsmid, s_gridid = _E.smid, _E.nsmid, _E.gridid",
           "s_dynamic_smem_size, s_total_smem_size = _E.dynamic_smem_size, _E.total_smem_size"]
 
-def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ctx_type:type=Ctx) -> tuple[list[str], int]:
+# a kernel function's state when it hands over to the other variant: its locals over the names it was given and
+# does not name itself (its keyword parameters catch all: `**_`), so no register is left behind
+_STATE = "_.update(locals()); del _['_']; return _"
+# the launch environment's names the kernel's functions set up from _E on each entry
+SPECIAL_NAMES = tuple(n.strip() for line in special_prologue() for n in line.split("=")[0].split(","))
+
+def translate_function(fn:P.Function, layout:Layout, consts:dict, pyname:str, ctx_type:type=Ctx, masked:bool=False) -> tuple[list[str], int]:
   """Python source for one kernel and its count of instructions (for the stats). ctx_type: a Ctx subclass that
-  annotates the lines it emits (emulators/ptx's error reports map a traceback line back to its PTX line)."""
+  annotates the lines it emits (emulators/ptx's error reports map a traceback line back to its PTX line).
+
+  A kernel is three functions. `pyname` runs the batch: `pyname_u`, the unmasked variant of every block, while every
+  thread is at the same block; when a branch diverges it returns its state (its locals) and the masked variant
+  `pyname_m` runs from it until the threads reconverge, returning its state for `pyname_u` to resume (both take the
+  registers as keyword parameters whose defaults are their zeros). With masked, this gives `pyname_m` alone."""
   blocks = split_blocks(fn.body)
   cx = ctx_type(fn, layout, consts)
   for b in blocks:
     for lb in b.labels: cx.labels[lb] = b.index
   exit_ = cx.exit_block = len(blocks)
-  variants = {}
-  for masked in (False, True):
-    cx.lines, cx.indent, cx.masked_block = [], 4, masked
-    for b in blocks:
-      cx.block, cx.fused = b, numpy_fuse.plan(b.instrs, cx.tmp)
-      cx.ins = None
-      cx.emit(f"case {b.index}:")
-      cx.indent += 1
-      if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}, {'_m' if masked else 'None'}, {b.index})")  # the block: for a trace
-      for ins in b.instrs: emit_instr(cx, ins, b.index + 1)
-      if not b.instrs or b.instrs[-1].op not in ENDS_BLOCK:
-        cx.emit("_pc[_m] = " + str(b.index + 1) if masked else f"_b = {b.index + 1}")
-      cx.indent -= 1
-    variants[masked] = cx.lines
-  lines = [f"def {pyname}(_E):", "  _N = _E.n"] + ["  " + s for s in special_prologue()]
-  for r in fn.regs.values(): lines.append(f"  {r.name} = {cx.named(f'np.{np_dtype(r.type).name}(0)')}")
-  lines += ["  _cc = np.uint32(0)", "  _b, _pc, _m = 0, None, None", "  while True:",
-            "    if _pc is not None:", "      _b = int(_pc.min())", "      _m = _pc == _b", "      if _m.all(): _pc = _m = None",
-            f"    if _b == {exit_}: return", "    if _m is None:", "      match _b:"]
-  lines += variants[False] + ["        case _: raise AssertionError(_b)", "    else:", "      match _b:"]
-  lines += variants[True] + ["        case _: raise AssertionError(_b)"]
-  return lines, sum(len(b.instrs) for b in blocks)
+  cx.lines, cx.indent, cx.masked_block = [], 3, masked
+  for b in blocks:
+    cx.block, cx.fused = b, numpy_fuse.plan(b.instrs, cx.tmp)
+    cx.ins = None
+    cx.emit(f"case {b.index}:")
+    cx.indent += 1
+    if b.instrs: cx.emit(f"_E.tick({len(b.instrs)}, {'_m' if masked else 'None'}, {b.index})")  # the block: for a trace
+    for ins in b.instrs: emit_instr(cx, ins, b.index + 1)
+    cx.flush_fma()
+    if not b.instrs or b.instrs[-1].op not in ENDS_BLOCK:
+      cx.emit("_pc[_m] = " + str(b.index + 1) if masked else f"_b = {b.index + 1}")
+    cx.indent -= 1
+  # declared registers start at zero; those no line names (NVRTC declares %f<177> and names 130) are left out
+  named = set(_REG_NAME.findall("\n".join(cx.lines)))
+  regs = [f"{r.name}={cx.named(f'np.{_dn(np_dtype(r.type))}(0)')}" for r in fn.regs.values() if r.name in named]
+  params = ", ".join([f"_cc={cx.named('np.uint32(0)')}"] + regs + ["**_"])
+  head = ["  _N = _E.n"] + ["  " + s for s in special_prologue()] + (["  _fma = fma32_raw()"] if cx.uses_fma else [])
+  cases = cx.lines + ["      case _: raise AssertionError(_b)"]
+  ninstr = sum(len(b.instrs) for b in blocks)
+  if masked:
+    return [f"def {pyname}_m(_E, _pc, {params}):"] + head + [
+      "  while True:", "    _b = int(_pc.min())", "    _m = _pc == _b",
+      "    if _m.all():", "      del _m, _pc", f"      {_STATE}   # reconverged at block _b", "    match _b:"] + cases, ninstr
+  return [f"def {pyname}(_E):", f"  s = {pyname}_u(_E)", "  while s is not None: s = _E.kernel.masked(s)", "",
+          f"def {pyname}_u(_E, _b=0, {params}):"] + head + [
+          "  _pc = None", "  while True:", f"    if _b == {exit_}: return None", "    match _b:"] + cases + [
+          f"    if _pc is not None: {_STATE}   # diverged: the masked variant runs from here"], ninstr
 
-def translate_module(m:P.Module, ctx_type:type=Ctx) -> str:
-  """Python source for a whole parsed module: constants, one function per entry, and _META describing them."""
+def may_diverge(fn:P.Function) -> bool:
+  """Whether a kernel has a branch that likely splits its threads: a guarded forward branch, ret or exit (an `if`, a
+  bounds check; NVRTC's loops branch backward on a uniform counter) or an indirect one."""
+  seen: set[str] = set()
+  for st in fn.body:
+    if isinstance(st, P.Label): seen.add(st.name)
+    elif st.op == "brx": return True
+    elif st.guard is not None and st.op in ENDS_BLOCK:
+      if not (st.op == "bra" and len(st.args) == 1 and isinstance(st.args[0], P.Sym) and st.args[0].name in seen): return True
+  return False
+
+def translate_module(m:P.Module, ctx_type:type=Ctx, masked:bool=False) -> str:
+  """Python source for a whole parsed module: constants, one function per entry, and _META describing them; with
+  masked, the masked variants of the entries (`_kernel_<i>_m`: translate_function) alone.
+  A kernel's masked variant is translated with its unmasked one where it may diverge (may_diverge), else at its
+  first divergence (PTXKernel.masked), if ever: half the translation and of its compile (matmul_64: its loop
+  branch is uniform), paid again (less the parse) by a kernel that diverges all the same."""
   funcs, ginit, cinit = entries(m)
   consts: dict[str, str] = {}
   body, kernels = [], []
   for i, (fn, layout) in enumerate(funcs):
-    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type)
+    lines, ninstr = translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type, masked)
+    if not masked and may_diverge(fn): lines += [""] + translate_function(fn, layout, consts, f"_kernel_{i}", ctx_type, True)[0]
     body += lines + [""]
     psize = max((p.offset + p.size for p in fn.params), default=0)
     kernels.append(dict(name=fn.name, py=f"_kernel_{i}", params=[(p.name, p.size, p.align, p.offset) for p in fn.params], param_size=psize,

@@ -7,6 +7,10 @@ takes its rows of that. It stays exact because nothing that writes memory (st, a
 register may come between the loads of a cluster, so each load reads the bytes it would have read at its own place;
 and the prefetch never faults: when a lane's range is not inside one global allocation it gives None and the loads run
 one by one as before, each checked and faulting as itself.
+
+Loads off one base register that no cluster takes (offsets too far apart: a matmul's rows, 256 bytes apart) but of one
+type and width form a group: one call reads them all (Env.ld_group: one bounds check of the span they cover, one
+take of every load's vectors), under the same rules, and gives None where the loads must run one by one.
 """
 from __future__ import annotations
 from dataclasses import dataclass
@@ -29,6 +33,17 @@ class Fused:
   count: int            # elements of the cluster's itemsize per lane
   dtype: str            # PTX type the prefetch is read as (the head's)
 
+@dataclass
+class Grouped:
+  """One load of a group: its entry `index` of the group's read `name` (a (loads, nvec, lanes) array)."""
+  name: str
+  index: int
+  head: bool            # the group's first load in program order: it emits the read
+  base: P.Addr          # the base register (offset 0)
+  offsets: tuple        # each load's byte offset from the base, in the group's order
+  dtype: str
+  nvec: int
+
 class _Load(NamedTuple):
   addr: P.Addr
   type: str
@@ -39,12 +54,15 @@ class _Load(NamedTuple):
   @property
   def end(self) -> int: return self.addr.offset + self.size * self.nvec
 
-def plan(instrs:list, tmp) -> dict[int, Fused]:
-  """Clusters of the fusable loads of one block, keyed by id() of each member instruction; tmp() names a prefetch."""
-  out: dict[int, Fused] = {}
+def plan(instrs:list, tmp) -> dict[int, Fused|Grouped]:
+  """Clusters and groups of the fusable loads of one block, keyed by id() of each member instruction; tmp() names a
+  prefetch."""
+  out: dict[int, Fused|Grouped] = {}
   open_: dict[str, list[_Load]] = {}   # base register -> loads off it since it was last written
   def close(reg:str):
-    for c in _clusters(open_.pop(reg, [])): _name(c, tmp, out)
+    loads = open_.pop(reg, [])
+    for c in _clusters(loads): _name(c, tmp, out)
+    for g in _groups([ld for ld in loads if id(ld.ins) not in out]): _name_group(g, tmp, out)
   for pos, ins in enumerate(instrs):
     if (load := _candidate(ins, pos)) is not None: open_.setdefault(load.addr.base.name, []).append(load)
     if ins.op in _WRITES_MEMORY:
@@ -86,6 +104,17 @@ def _clusters(loads:list[_Load]) -> list[list[_Load]]:
     cur.append(ld)
   out.append(cur)
   return [c for c in out if len(c) > 1]
+
+def _groups(loads:list[_Load]) -> list[list[_Load]]:
+  """The loads of one type and width, two or more (in program order)."""
+  by: dict[tuple, list[_Load]] = {}
+  for ld in loads: by.setdefault((ld.type, ld.nvec), []).append(ld)
+  return [g for g in by.values() if len(g) > 1]
+
+def _name_group(group:list[_Load], tmp, out:dict):
+  name, offsets = tmp(), tuple(ld.addr.offset for ld in group)
+  for i, ld in enumerate(group):
+    out[id(ld.ins)] = Grouped(name, i, i == 0, P.Addr(ld.addr.base, 0), offsets, ld.type, ld.nvec)
 
 def _name(cluster:list[_Load], tmp, out:dict):
   lo, size = cluster[0].addr.offset, cluster[0].size

@@ -211,6 +211,25 @@ class Env(Collective):
     else: rows = _take_rows(view, (a - U64(lo)).view(np.int64), span)
     return _transpose(rows, count, dt)
 
+  def ld_group(self, a, offsets:tuple, dt:np.dtype, nvec:int, m):
+    """The read of a group of loads (compiler/ptx/backends/numpy_fuse.py): the nvec dt elements at a + k of each active
+    lane for each offset k, as a (loads, nvec, lanes) array whose rows are contiguous; or None when the group cannot
+    be read at once (a uniform address, not global memory, not inside one allocation, misaligned): the loads then run
+    one by one, each checked and faulting as itself."""
+    a = np.asarray(a, U64)
+    if a.ndim == 0: return None
+    if m is not None: a = a[m]
+    if not a.size: return None
+    nb, kmin = dt.itemsize * nvec, min(offsets)
+    base = int(_MIN(a))
+    lo, hi = base + kmin, int(_MAX(a)) + max(offsets) + nb
+    if lo < 0 or hi > LOWEST_WINDOW or not self.mem.is_mapped(lo, hi - lo): return None
+    rel = (a - U64(base)).view(np.int64)
+    if (int(np.bitwise_or.reduce(rel)) | functools.reduce(int.__or__, (k - kmin for k in offsets))) % nb: return None
+    idx = _div(rel, nb) + np.array([(k - kmin) // nb for k in offsets], np.int64)[:, None]
+    vals = self.mem.view(lo, hi - lo).view(_void(nb)).take(idx).view(dt).reshape(len(offsets), a.size, nvec)
+    return vals.transpose(0, 2, 1).copy()
+
   def st_global(self, a, vals:list, dt:np.dtype, m, where:str):
     try: return self._st_global(a, vals, dt, m, where)
     except GPUPageFault as e: raise self.thread_fault(e, a, dt.itemsize * len(vals), m) from None
