@@ -65,7 +65,7 @@ class Recorder:
       done = {part: self.pending.pop(part, 0.0) for part in ("translate", "C")}  # parts done before the dispatch
       try:
         stats = fn(*a, **kw)
-        if hasattr(stats, "native"): self.cur["path"] = "C" if stats.native else "numpy"
+        if hasattr(stats, "native"): self.cur["path"] = "stencil" if getattr(stats, "stencil", False) else "C" if stats.native else "numpy"
         return stats
       finally:
         self.cur["exec"] = clock() - t0 - self.cur["translate"] - self.cur["C"]
@@ -192,7 +192,7 @@ def _print(w:str, dev:str, cache:str, r:dict):
   ms = lambda x: f"{1e3 * x:.1f}" if x is not None else "-"
   for x in r["rows"]:
     print(f"{w:15s} {dev:12s} {cache:5s} {x['kernel'][:28]:28s} {x['n']:2d} {ms(x['compile']):>8s} {ms(x['translate']):>9s} "
-          f"{ms(x['C']):>7s} {ms(x['exec']):>7s} {x.get('path', '?'):5s} {ms(x['warm']):>7s}")
+          f"{ms(x['C']):>7s} {ms(x['exec']):>7s} {x.get('path', '?'):7s} {ms(x['warm']):>7s}")
   print(f"{w:15s} {dev:12s} {cache:5s} cc {r['cc_s']:.2f} s, process {r['process_s']:.2f} s", flush=True)
 
 if __name__ == "__main__": sys.exit(main())

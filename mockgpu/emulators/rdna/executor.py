@@ -298,7 +298,7 @@ def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int
   t1 = time.thread_time()
   used = native.run(k or sk, mem, d, wpg, wg_ids, lds_size, budget, 0, private)
   if k is None: e.tier.ran(time.thread_time() - t1)
-  return _launched(d, DispatchStats(len(wg_ids) * wpg, used, time.perf_counter() - t0, True))
+  return _launched(d, DispatchStats(len(wg_ids) * wpg, used, time.perf_counter() - t0, True, k is None))
 
 def _launched(d:Dispatch, stats:DispatchStats) -> DispatchStats:
   """The dispatch's stats, also told to the `launch` listeners (the launch counters)."""

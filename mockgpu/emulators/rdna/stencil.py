@@ -77,7 +77,9 @@ class Library:
     self.libs:list[ctypes.CDLL] = []   # kept loaded
     self.cores:dict[int, ctypes.CDLL] = {}
     self.stamp:int|None = None
+    self.dir:str|None = None
     self.build:native.Build|None = None
+    self.again = False   # templates queued since the running build listed the queue
 
   def core(self, lanes:int) -> ctypes.CDLL|None:
     if (lib:=self.cores.get(lanes)) is None:
@@ -91,7 +93,9 @@ class Library:
 
   def refresh(self):
     """Load the batches other builds have added since the last look (one stat of the directory when none has)."""
-    d = os.path.join(directory(), "lib")
+    if (top:=directory()) != self.dir:  # another cache directory (a setting changed): another library
+      self.dir, self.handlers, self.loaded, self.cores, self.stamp = top, {}, set(), {}, None
+    d = os.path.join(top, "lib")
     try: stamp = os.stat(d).st_mtime_ns
     except OSError: return
     if stamp == self.stamp: return
@@ -112,8 +116,17 @@ class Library:
       self.handlers.update(zip(names, table))
 
   def request(self):
-    """Build the queued templates in the background (one build at a time per process)."""
-    if self.build is None or self.build.done(): self.build = native.background(build_pending)
+    """Build the queued templates in the background (one build at a time per process; templates queued while it runs
+    are built by another pass of it)."""
+    self.again = True
+    if self.build is None or self.build.done(): self.build = native.background(_build_queued)
+
+def _build_queued() -> int:
+  built = 0
+  while library.again:
+    library.again = False
+    built += build_pending()
+  return built
 
 library = Library()
 
