@@ -251,7 +251,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
   try:
-    if mode != "1" and recorder is None and not mem.checked and stencil.mode() == "1":
+    if mode == "auto" and recorder is None and not mem.checked and stencil.enabled():
       if (stats:=_run_stencil(mem, d, ftz32, ftz16, lanes, ieee, mode, budget, t0)) is not None: return stats
     prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes, d.arch)
@@ -293,7 +293,7 @@ def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int
   def build(key:str):
     from mockgpu.compiler.rdna import decode
     return native.translate(decode.blocks(decode.walk(e.code, d.arch)), ftz32, ftz16, d.arch, lanes, ieee, key)
-  k = e.tier.native(mode, lambda: native.key(e.code, d.arch, ftz32, ftz16, lanes, ieee), build, native.cached) if mode != "0" else None
+  k = e.tier.native(mode, lambda: native.key(e.code, d.arch, ftz32, ftz16, lanes, ieee), build, native.cached)
   events.notify("kernel_ran", isa=d.arch, code=e.code, native=True, ftz32=ftz32, ftz16=ftz16, lanes=lanes)
   t1 = time.thread_time()
   used = native.run(k or sk, mem, d, wpg, wg_ids, lds_size, budget, 0, private)

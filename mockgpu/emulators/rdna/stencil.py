@@ -13,7 +13,7 @@ built runs on the numpy path, and its templates are built in the background (com
 tier's build thread) into a new batch, which every process sharing the cache directory then loads. Processes building
 at once (pytest -n 2) take turns through a lock file made with O_EXCL; files are written under a temporary name and
 renamed. The hot kernels still go to the C tier (compiler/native.py Tier: this tier's seconds count toward its build).
-MOCKGPU_RDNA_STENCIL=0 turns the tier off.
+MOCKGPU_RDNA_STENCIL=1 turns the tier on (under MOCKGPU_RDNA_NATIVE=auto; MOCKGPU_NATIVE=0 keeps it off).
 """
 from __future__ import annotations
 import ctypes, hashlib, logging, os, tempfile, time
@@ -49,7 +49,10 @@ def _prelude() -> str:
   from mockgpu.compiler.rdna.backends.c import PRELUDE
   return PRELUDE
 
-def mode() -> str: return config.setting("MOCKGPU_RDNA_STENCIL")
+def enabled() -> bool:
+  """MOCKGPU_RDNA_STENCIL=1, and C allowed (MOCKGPU_NATIVE); the executor asks only under MOCKGPU_RDNA_NATIVE=auto (0 is
+  numpy only, 1 the kernel's own C build from the first dispatch)."""
+  return config.setting("MOCKGPU_RDNA_STENCIL") == "1" and config.native_enabled()
 
 _version:list[str] = []
 

@@ -41,7 +41,9 @@ def library_dir(tmp_path_factory):
 def _mode(monkeypatch, cache:str, on:bool):
   monkeypatch.setenv("MOCKGPU_CACHE_DIR", cache)
   monkeypatch.setenv("MOCKGPU_RDNA_STENCIL", "1" if on else "0")
-  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "0")  # the stencil tier, not the kernel's own C build
+  monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "auto" if on else "0")  # the stencil tier is auto's
+  monkeypatch.setenv("MOCKGPU_CC_COST", "1e9")   # and no kernel's own C build
+  monkeypatch.setenv("MOCKGPU_CC_HISTORY", "0")
 
 def _run(name:str, request):
   rng = np.random.default_rng(abs(hash(request.node.nodeid)) % 2**32)
