@@ -137,3 +137,17 @@ def test_fault_and_budget_stop_as_on_the_c_tier(tmp_path, monkeypatch):
   loop = isa.kernel(I.s_mov_b32(s[8], 0), I.s_add_u32(s[8], s[8], 1), I.s_branch(simm16=-2), I.s_endpgm())
   got = _c_and_stencil(monkeypatch, tmp_path, _runner(loop))
   assert got["stencil"] == got["c"] and "InstructionBudgetExceeded" in got["c"]
+
+def test_memo_gives_the_same_record(monkeypatch):
+  """An instruction's template remembered from an earlier kernel of the process (backends/stencil.py MEMO) is the one
+  translating it again gives: the same record."""
+  import support.rdna_isa as isa
+  from mockgpu.compiler.rdna import decode
+  body = isa.kernel(isa.tid_times4(), I.v_mov_b32_e32(v[2], 7), I.v_fma_f32(v[3], v[2], 2.0, v[1]), I.s_add_u32(s[8], s[8], 3),
+                    isa.store(v[3]), I.s_endpgm())
+  code = b"".join(i.to_bytes() for i in body)
+  blocks = lambda: decode.blocks(decode.walk(code, "rdna3"))
+  monkeypatch.setattr(backend, "MEMO", {})
+  fresh = backend.record(blocks(), False, False, "rdna3", 32)
+  assert backend.MEMO and fresh[0] == "ok"
+  assert backend.record(blocks(), False, False, "rdna3", 32) == fresh

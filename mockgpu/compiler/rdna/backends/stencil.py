@@ -63,6 +63,13 @@ def name_of(wave:int, text:str) -> str:
 def handler(name:str, text:str) -> str:
   return f"int64_t h_{name}(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, const int64_t *P) {{\n{text}\n  return 0;\n}}\n"
 
+# an instruction's lines and template by (family, wave size, float modes, its bits), per process: the kinds whose C text
+# depends on nothing but these and the PC (P[0]): not branches, barriers and jumps (block indexes), nor the kinds that
+# name messages
+MEMO_OPS = (ops.Valu, ops.Dual, ops.Packed, ops.Salu, ops.Smem, ops.Vmem, ops.DsLoad, ops.DsStore, ops.DsPair, ops.Nop, ops.End)
+MEMO:dict[tuple, tuple] = {}
+MEMO_LIMIT = 1 << 14
+
 class STranslator(cb.CTranslator):
   """The C backend, one instruction's text at a time (chunks: (pc, lines) in block order; blocks: their first chunk,
   instruction count and start)."""
@@ -86,6 +93,11 @@ class STranslator(cb.CTranslator):
       self.templates.append(None)
       if isinstance(inst, Bad): return self.fail(inst.reason)
       self.names[pc] = op_name(inst).lower()
+      key = (self.sem, self.wave, self.ftz32, self.ieee, type(inst), inst._raw)
+      if (hit:=MEMO.get(key)) is not None:   # an instruction an earlier kernel of this process had: its template
+        self.lines += hit[0]
+        self.templates[-1], self.vregs = hit[1], self.vregs | hit[2]
+        continue
       regs = set(self.vregs)
       nxt = self.inst(inst)
       if nxt is not None: self.out(nxt)
@@ -98,6 +110,8 @@ class STranslator(cb.CTranslator):
         self.vregs = regs
         return self.fail(failure(inst, bad))
       if nxt is not None: return
+      if type(ops.lower(inst, self.pc, self.sem)) in MEMO_OPS and len(MEMO) < MEMO_LIMIT:
+        MEMO[key] = (list(self.lines), tmpl, frozenset(self.vregs - regs) | frozenset(tmpl[2]))
     end = b.insts[-1][0] + b.insts[-1][1].size()
     if end in self.index: self.out(f"goto B{self.index[end]};")
     else: self.fail("execution runs past the end of the decoded code")
