@@ -25,6 +25,8 @@ from mockgpu.emulators.rdna import native as rnative
 log = logging.getLogger("mockgpu")
 FLAGS = ("-O2", "-fwrapv", "-fno-strict-aliasing")
 BATCH = 400   # handlers per library build (about 10 ms of compiler CPU each: a batch stays far inside MOCKGPU_CC_TIMEOUT)
+MAX_BATCHES = 8   # batches of one wave size before they are merged
+MERGED = 2000     # handlers per library of a merge
 LOCK_STALE = 3600.0   # seconds after which a build lock left by a killed process is taken over
 
 # the interpreter: each instruction is (handler address, parameter offset); a handler returns 0 (next instruction),
@@ -45,9 +47,15 @@ static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b) {
 }
 """
 
+_texts:dict[str, str] = {}
+
 def _prelude() -> str:
-  from mockgpu.compiler.rdna.backends.c import PRELUDE
-  return PRELUDE
+  """The C backend's prelude (backends/c.py PRELUDE), read without importing the backend (and through it the decoder's
+  tables: ~150 ms a process whose kernels are all cached would spend for nothing)."""
+  if "prelude" not in _texts:
+    pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    _texts["prelude"] = native.prelude(os.path.join(pkg, "compiler", "rdna", "c", "prelude.c"))
+  return _texts["prelude"]
 
 def enabled() -> bool:
   """MOCKGPU_RDNA_STENCIL=1, and C allowed (MOCKGPU_NATIVE); the executor asks only under MOCKGPU_RDNA_NATIVE=auto (0 is
@@ -153,24 +161,39 @@ def build_pending() -> int:
 def _build_locked(d:str) -> int:
   library.stamp = None
   library.refresh()
-  pending:dict[int, list[str]] = {}
+  queued:dict[int, list[str]] = {}
   src = os.path.join(d, "src")
   for f in sorted(os.listdir(src)) if os.path.isdir(src) else []:
-    lanes, name = f[1:-2].split("-")
-    if f.endswith(".c") and name not in library.handlers: pending.setdefault(int(lanes), []).append(name)
+    if f.endswith(".c"): queued.setdefault(int(f[1:f.index("-")]), []).append(f[f.index("-") + 1:-2])
   built = 0
-  for lanes, names in pending.items():
+  for lanes, names in queued.items():
+    pending = [n for n in names if n not in library.handlers]
+    if not pending: continue
     if library.core(lanes) is None:
       core = os.path.join(d, f"core-w{lanes}.so")
       if not native._build(core, f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n{_prelude()}{CORE}", (*FLAGS, *native._cpu_flags())):
         return built
-    for k in range(0, len(names), BATCH):
-      built += _batch(d, lanes, names[k:k + BATCH])
+    old = [f for f in os.listdir(os.path.join(d, "lib")) if f.startswith(f"w{lanes}-") and f.endswith(".idx")]
+    # every MAX_BATCHES builds, the batches are built again as one library: a process loads each (dlopen: ~2 ms each)
+    merge = len(old) + 1 > MAX_BATCHES
+    todo = names if merge else pending
+    made = [_batch(d, lanes, todo[k:k + MERGED]) for k in range(0, len(todo), MERGED if merge else BATCH)]
+    built += sum(n for n, _ in made)
+    if merge and all(n for n, _ in made):
+      for f in old:
+        if f not in {idx for _, idx in made}: _remove(os.path.join(d, "lib", f), os.path.join(d, "lib", f[:-4] + ".so"))
   library.stamp = None
   library.refresh()
   return built
 
-def _batch(d:str, lanes:int, names:list[str]) -> int:
+def _remove(*paths:str):
+  """Remove a batch's index, then its library (a process that loaded it keeps it mapped)."""
+  for p in paths:
+    try: os.remove(p)
+    except OSError: pass
+
+def _batch(d:str, lanes:int, names:list[str]) -> tuple[int, str]:
+  """Build one batch of handlers: (how many, its index file's name), (0, '') where the build failed."""
   texts = []
   for n in names:
     with open(os.path.join(d, "src", f"w{lanes}-{n}.c")) as f: texts.append(f.read())
@@ -178,9 +201,10 @@ def _batch(d:str, lanes:int, names:list[str]) -> int:
   table = f"const void *mockgpu_stencil_table[] = {{{', '.join(f'(const void *)h_{n}' for n in names)}}};\n"
   source = "".join([f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n#define MOCKGPU_STENCIL_HANDLERS\n", _prelude(), *texts, table])
   so = os.path.join(d, "lib", f"w{lanes}-{batch}.so")
-  if not native._build(so, source, (*FLAGS, *native._cpu_flags())): return 0
+  if os.path.exists(so[:-3] + ".idx"): return len(names), os.path.basename(so[:-3] + ".idx")  # built already
+  if not native._build(so, source, (*FLAGS, *native._cpu_flags())): return 0, ""
   _write(so[:-3] + ".idx", "\n".join(names) + "\n")
-  return len(names)
+  return len(names), os.path.basename(so[:-3] + ".idx")
 
 class StencilKernel(rnative.NativeKernel):
   """A kernel on the stencil tier: the core's run loop with the kernel's instruction and block arrays."""

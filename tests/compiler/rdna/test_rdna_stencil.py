@@ -88,6 +88,8 @@ def test_template_takes_registers_constants_and_targets_out():
   assert params == [3, 12, 7, 0x3f800000, 16, 106, 2]
   assert (vregs, sregs) == ([3, 12], [7, 106])
   assert backend.template("uint32_t r_d_2 = fma32(x, y, z);")[1] == []   # names and sizes are not operands
+  from mockgpu.compiler.rdna.backends.c import PRELUDE
+  assert stencil._prelude() == PRELUDE   # read without importing the backend, and the same text
 
 def _stop(fn) -> str:
   """fn()'s named stop: its type and message."""
