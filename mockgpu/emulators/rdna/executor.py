@@ -289,7 +289,7 @@ def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(sk.nvgpr, 1), lanes, d.arch)
   if wpg > native.MAX_WAVES_PER_GROUP: return None
   wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)
-  if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0)
+  if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0, True, True)
   def build(key:str):
     from mockgpu.compiler.rdna import decode
     return native.translate(decode.blocks(decode.walk(e.code, d.arch)), ftz32, ftz16, d.arch, lanes, ieee, key)

@@ -153,3 +153,29 @@ def test_memo_gives_the_same_record(monkeypatch):
   fresh = backend.record(blocks(), False, False, "rdna3", 32)
   assert backend.MEMO and fresh[0] == "ok"
   assert backend.record(blocks(), False, False, "rdna3", 32) == fresh
+
+WORK = """
+import hashlib, json
+from tinygrad import Tensor, dtypes
+from mockgpu.compiler import native
+from mockgpu.emulators.rdna import executor
+def work():
+  Tensor.manual_seed(0)
+  a, b = Tensor.rand(64, 64).realize(), Tensor.rand(64, 64).realize()
+  outs = [a @ b, a.softmax(axis=1), (a * 3 + b).cast(dtypes.half), a.max(axis=0), (a * 1000).cast(dtypes.int32) // 7]
+  return [hashlib.sha256(o.numpy().tobytes()).hexdigest() for o in outs]
+first = work()
+native.wait()
+print(json.dumps({"first": first, "second": work(), "on_tier": [e.k is not None for e in executor._stencils.values()]}))
+"""
+
+@pytest.mark.parametrize("board", ["gfx1201", "gfx942"])
+def test_rdna4_and_wave64_kernels_same_bits(board, tmp_path):
+  """RDNA4 (gfx1201) and CDNA3's wave64 (gfx942) through tinygrad: the stencil tier's results are the numpy path's."""
+  import json
+  from conftest import run_tinygrad
+  env = {"MOCKGPU_CACHE_DIR": str(tmp_path), "MOCKGPU_CC_COST": "1e9", "MOCKGPU_CC_HISTORY": "0", "MOCKGPU_RDNA_NATIVE": "auto"}
+  run = lambda on: json.loads(run_tinygrad(f"MOCK+AMD:LLVM:{board}", WORK, env={**env, "MOCKGPU_RDNA_STENCIL": on}).stdout.splitlines()[-1])
+  numpy, tier = run("0"), run("1")
+  assert numpy["on_tier"] == [] and tier["on_tier"] and all(tier["on_tier"])
+  assert tier["first"] == tier["second"] == numpy["first"]
