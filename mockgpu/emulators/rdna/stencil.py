@@ -16,7 +16,7 @@ renamed. The hot kernels still go to the C tier (compiler/native.py Tier: this t
 MOCKGPU_RDNA_STENCIL=1 turns the tier on (under MOCKGPU_RDNA_NATIVE=auto; MOCKGPU_NATIVE=0 keeps it off).
 """
 from __future__ import annotations
-import ctypes, hashlib, logging, os, tempfile, time
+import ctypes, hashlib, logging, os, tempfile, threading, time
 import numpy as np
 from mockgpu import config
 from mockgpu.compiler import native
@@ -27,6 +27,7 @@ FLAGS = ("-O2", "-fwrapv", "-fno-strict-aliasing")
 BATCH = 400   # handlers per library build (about 10 ms of compiler CPU each: a batch stays far inside MOCKGPU_CC_TIMEOUT)
 MAX_BATCHES = 8   # batches of one wave size before they are merged
 MERGED = 2000     # handlers per library of a merge
+GATHER = 0.5      # seconds the build thread waits for more templates before it lists the queue
 LOCK_STALE = 3600.0   # seconds after which a build lock left by a killed process is taken over
 
 # the interpreter: each instruction is (handler address, parameter offset); a handler returns 0 (next instruction),
@@ -91,6 +92,8 @@ class Library:
     self.dir:str|None = None
     self.build:native.Build|None = None
     self.again = False   # templates queued since the running build listed the queue
+    self.running = False  # a build job is queued or running (its last pass decides, under lock, that it is done)
+    self.lock = threading.Lock()
 
   def core(self, lanes:int) -> ctypes.CDLL|None:
     if (lib:=self.cores.get(lanes)) is None:
@@ -129,15 +132,27 @@ class Library:
   def request(self):
     """Build the queued templates in the background (one build at a time per process; templates queued while it runs
     are built by another pass of it)."""
-    self.again = True
-    if self.build is None or self.build.done(): self.build = native.background(_build_queued)
+    with self.lock:
+      self.again = True
+      if not self.running:
+        self.running = True
+        self.build = native.background(_build_queued)
 
 def _build_queued() -> int:
+  """The build thread's job: a short wait first, so that the kernels a test dispatches together queue their templates
+  for one batch (each batch compiles the prelude again: ~70 ms), then passes until nothing new was queued."""
+  time.sleep(GATHER)
   built = 0
-  while library.again:
-    library.again = False
-    built += build_pending()
-  return built
+  while True:
+    with library.lock:
+      if not library.again:
+        library.running = False
+        return built
+      library.again = False
+    try: built += build_pending()
+    except BaseException:
+      with library.lock: library.running = False
+      raise
 
 library = Library()
 
@@ -173,18 +188,28 @@ def _build_locked(d:str) -> int:
       core = os.path.join(d, f"core-w{lanes}.so")
       if not native._build(core, f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n{_prelude()}{CORE}", (*FLAGS, *native._cpu_flags())):
         return built
-    old = [f for f in os.listdir(os.path.join(d, "lib")) if f.startswith(f"w{lanes}-") and f.endswith(".idx")]
-    # every MAX_BATCHES builds, the batches are built again as one library: a process loads each (dlopen: ~2 ms each)
-    merge = len(old) + 1 > MAX_BATCHES
-    todo = names if merge else pending
-    made = [_batch(d, lanes, todo[k:k + MERGED]) for k in range(0, len(todo), MERGED if merge else BATCH)]
+    old = _batches(d, lanes)
+    # past MAX_BATCHES batches, all but the largest are built again with the new templates as one (a process loads each:
+    # a dlopen apiece), so that a template is built again about log(templates) times, not at every merge
+    merge = old[1:] if len(old) + 1 > MAX_BATCHES else []
+    todo = pending + sorted({n for _, names_, _ in merge for n in names_} - set(pending))
+    made = [_batch(d, lanes, todo[k:k + (MERGED if merge else BATCH)]) for k in range(0, len(todo), MERGED if merge else BATCH)]
     built += sum(n for n, _ in made)
     if merge and all(n for n, _ in made):
-      for f in old:
+      for f, _, _ in merge:
         if f not in {idx for _, idx in made}: _remove(os.path.join(d, "lib", f), os.path.join(d, "lib", f[:-4] + ".so"))
   library.stamp = None
   library.refresh()
   return built
+
+def _batches(d:str, lanes:int) -> list[tuple[str, list[str], int]]:
+  """The batches of a wave size: (index file, handler names, size), the largest first."""
+  out = []
+  for f in os.listdir(os.path.join(d, "lib")):
+    if f.startswith(f"w{lanes}-") and f.endswith(".idx"):
+      with open(os.path.join(d, "lib", f)) as fh: names = fh.read().split()
+      out.append((f, names, len(names)))
+  return sorted(out, key=lambda b: -b[2])
 
 def _remove(*paths:str):
   """Remove a batch's index, then its library (a process that loaded it keeps it mapped)."""

@@ -33,6 +33,14 @@ KERNELS = {
   "argmax": lambda r: cpu(F(r, 30, 50)).argmax(axis=1),
 }
 
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+  """No wait of the build thread for more templates; no kernel entries from another test's library (a process has one
+  cache directory: an entry keeps the handlers it found)."""
+  from mockgpu.emulators.rdna import executor
+  monkeypatch.setattr(stencil, "GATHER", 0.0)
+  monkeypatch.setattr(executor, "_stencils", {})
+
 @pytest.fixture(scope="module")
 def library_dir(tmp_path_factory):
   """One handler library for the module's kernels (its builds are the slow part)."""
@@ -79,6 +87,25 @@ def test_unknown_template_runs_on_numpy_then_on_the_tier(tmp_path, monkeypatch, 
   libs = os.path.join(stencil.directory(), "lib")
   indexed = {n for f in os.listdir(libs) if f.endswith(".idx") for n in open(os.path.join(libs, f)).read().split()}
   assert {f[4:-2] for f in queued} <= indexed
+
+def test_batches_merge_and_another_process_loads_them(tmp_path, monkeypatch, request):
+  """Past MAX_BATCHES batches, all but the largest are built again as one; a process that starts afterwards (a fresh
+  Library) finds every kernel's handlers, and the kernels give the same bits."""
+  monkeypatch.setattr(stencil, "MAX_BATCHES", 2)
+  _mode(monkeypatch, str(tmp_path), True)
+  names = ["elementwise", "int_math", "sum_rows", "casts"]
+  want = {}
+  for name in names:
+    want[name], _ = _run(name, request)
+    cnative.wait()
+  assert len(stencil._batches(stencil.directory(), 32)) <= 2
+  from mockgpu.emulators.rdna import executor
+  monkeypatch.setattr(stencil, "library", stencil.Library())
+  monkeypatch.setattr(executor, "_stencils", {})
+  for name in names:
+    got, stats = _run(name, request)
+    assert all(st.stencil for st in stats), name
+    np.testing.assert_array_equal(_bits(got), _bits(want[name]))
 
 def test_template_takes_registers_constants_and_targets_out():
   text = "V(3)[l] = F32(V(12)[l]) + s[7] + 0x3f800000u + 16ull + 1u;\nSET_MASK(106, x); gload(c, t_, a_, 4, 1, PCV);\ngoto B2;"
