@@ -13,11 +13,13 @@ three more times: `warm` is the least execution time of those. Times are CPU mil
   translate   mockgpu loading the kernel: decode and numpy translation, or the translation caches
   C           mockgpu's C path set-up on the dispatching thread: C source and build when synchronous, loading a build
   exec        running the dispatch (numpy or C)
-  path        the path that ran it
+  path        the path that ran it (numpy, stencil: the stencil tier, C: the kernel's own C build)
 Kernels of one name (softmax's two reductions) count their dispatches together. DEV=CPU gets no per-kernel rows (its
 HCQ queue runs programs without the call this wraps): compare its `process` line.
 Below each child's rows: `cc` is the CPU seconds of C builds (the compiler's child processes, built in the background),
 `process` the child's whole CPU seconds from the first realize to the last, children included.
+With MOCKGPU_RDNA_STENCIL=1 every child sees one stencil-tier handler library (a per-machine artifact, as an install step
+would make it), filled first by an unmeasured child: `cold` empties the translation caches, not the library.
 `--keep DIR` uses DIR/<device> as the cache directories instead of a temporary one and keeps them (`cold` does not empty
 it), so invocations in a row see the C build history of the earlier ones: a kernel run in enough earlier processes is
 built, and a later process takes the build at its first dispatch.

@@ -25,7 +25,7 @@ from mockgpu.emulators.rdna import native as rnative
 log = logging.getLogger("mockgpu")
 FLAGS = ("-O2", "-fwrapv", "-fno-strict-aliasing")
 BATCH = 400   # handlers per library build (about 10 ms of compiler CPU each: a batch stays far inside MOCKGPU_CC_TIMEOUT)
-MAX_BATCHES = 8   # batches of one wave size before they are merged
+MAX_BATCHES = 32  # batches of one wave size before the smaller half is merged
 MERGED = 2000     # handlers per library of a merge
 GATHER = 0.5      # seconds the build thread waits for more templates before it lists the queue
 LOCK_STALE = 3600.0   # seconds after which a build lock left by a killed process is taken over
@@ -189,9 +189,10 @@ def _build_locked(d:str) -> int:
       if not native._build(core, f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n{_prelude()}{CORE}", (*FLAGS, *native._cpu_flags())):
         return built
     old = _batches(d, lanes)
-    # past MAX_BATCHES batches, all but the largest are built again with the new templates as one (a process loads each:
-    # a dlopen apiece), so that a template is built again about log(templates) times, not at every merge
-    merge = old[1:] if len(old) + 1 > MAX_BATCHES else []
+    # past MAX_BATCHES batches (a process loads each: ~0.2 ms a dlopen), the smaller half is built again with the new
+    # templates as one: size-tiered, so that a template is built again a few times (log base MAX_BATCHES / 2 of the
+    # library's size), not at every merge (merging all but the largest rebuilt tests/ops' library 4-6 times over)
+    merge = old[len(old) - MAX_BATCHES // 2:] if len(old) + 1 > MAX_BATCHES else []
     todo = pending + sorted({n for _, names_, _ in merge for n in names_} - set(pending))
     made = [_batch(d, lanes, todo[k:k + (MERGED if merge else BATCH)]) for k in range(0, len(todo), MERGED if merge else BATCH)]
     built += sum(n for n, _ in made)

@@ -89,7 +89,7 @@ def test_unknown_template_runs_on_numpy_then_on_the_tier(tmp_path, monkeypatch, 
   assert {f[4:-2] for f in queued} <= indexed
 
 def test_batches_merge_and_another_process_loads_them(tmp_path, monkeypatch, request):
-  """Past MAX_BATCHES batches, all but the largest are built again as one; a process that starts afterwards (a fresh
+  """Past MAX_BATCHES batches, the smaller half is built again as one; a process that starts afterwards (a fresh
   Library) finds every kernel's handlers, and the kernels give the same bits."""
   monkeypatch.setattr(stencil, "MAX_BATCHES", 2)
   _mode(monkeypatch, str(tmp_path), True)
