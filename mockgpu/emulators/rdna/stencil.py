@@ -150,6 +150,10 @@ def _build_queued() -> int:
         return built
       library.again = False
     try: built += build_pending()
+    except OSError as e:   # an unwritable cache directory, a file removed under us: the kernels stay on numpy
+      log.warning("stencil library build in %s failed (%s); the kernels it lacks run on numpy", directory(), e)
+      with library.lock: library.running = False
+      return built
     except BaseException:
       with library.lock: library.running = False
       raise
@@ -164,14 +168,26 @@ def build_pending() -> int:
   lock = os.path.join(d, "build.lock")
   try: fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
   except FileExistsError:
-    try:
-      if time.time() - os.stat(lock).st_mtime < LOCK_STALE: return 0
-      os.remove(lock)
+    if not _stale(lock): return 0
+    try: os.remove(lock)
     except OSError: return 0
     return build_pending()
-  os.close(fd)
+  try: os.write(fd, str(os.getpid()).encode())
+  finally: os.close(fd)
   try: return _build_locked(d)
   finally: os.remove(lock)
+
+def _stale(lock:str) -> bool:
+  """Whether a build lock was left by a process that is gone (killed mid-build), or is older than LOCK_STALE."""
+  try:
+    with open(lock) as f: pid = int(f.read() or 0)
+    if time.time() - os.stat(lock).st_mtime > LOCK_STALE: return True
+  except (OSError, ValueError): return False   # just removed, or being written: not ours to take
+  if pid <= 0: return False
+  try: os.kill(pid, 0)
+  except ProcessLookupError: return True
+  except PermissionError: return False
+  return False
 
 def _build_locked(d:str) -> int:
   library.stamp = None

@@ -206,3 +206,21 @@ def test_rdna4_and_wave64_kernels_same_bits(board, tmp_path):
   numpy, tier = run("0"), run("1")
   assert numpy["on_tier"] == [] and tier["on_tier"] and all(tier["on_tier"])
   assert tier["first"] == tier["second"] == numpy["first"]
+
+def test_lock_of_a_dead_builder_is_taken_over(tmp_path, monkeypatch, request):
+  """A build lock whose process is gone (killed mid-build) does not stop later builds; a live one does."""
+  import subprocess, sys
+  _mode(monkeypatch, str(tmp_path), True)
+  os.makedirs(stencil.directory())
+  lock = os.path.join(stencil.directory(), "build.lock")
+  with open(lock, "w") as f: f.write(str(os.getpid()))   # a live builder: this build waits for it
+  want, _ = _run("int_math", request)
+  cnative.wait()
+  assert not any(st.stencil for st in _run("int_math", request)[1])
+  dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+  with open(lock, "w") as f: f.write(dead)
+  stencil.library.request()
+  cnative.wait()
+  got, stats = _run("int_math", request)
+  assert all(st.stencil for st in stats) and not os.path.exists(lock)
+  np.testing.assert_array_equal(_bits(got), _bits(want))
