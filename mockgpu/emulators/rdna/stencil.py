@@ -266,6 +266,7 @@ class Entry:
     self.k:StencilKernel|None = None
     self.queued = False
     self.tier = rnative.Tier(ninsts)
+    if rec[0] == "declined": rnative.declined[rec[1]] += 1   # why kernels stay on numpy, as the C tier counts them
 
   def kernel(self) -> StencilKernel|None:
     """The kernel on the stencil tier, or None (declined, or a handler not built yet: then queued for the next build)."""
