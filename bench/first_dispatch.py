@@ -13,11 +13,13 @@ three more times: `warm` is the least execution time of those. Times are CPU mil
   translate   mockgpu loading the kernel: decode and numpy translation, or the translation caches
   C           mockgpu's C path set-up on the dispatching thread: C source and build when synchronous, loading a build
   exec        running the dispatch (numpy or C)
-  path        the path that ran it
+  path        the path that ran it (numpy, stencil: the stencil tier, C: the kernel's own C build)
 Kernels of one name (softmax's two reductions) count their dispatches together. DEV=CPU gets no per-kernel rows (its
 HCQ queue runs programs without the call this wraps): compare its `process` line.
 Below each child's rows: `cc` is the CPU seconds of C builds (the compiler's child processes, built in the background),
 `process` the child's whole CPU seconds from the first realize to the last, children included.
+With MOCKGPU_RDNA_STENCIL=1 every child sees one stencil-tier handler library (a per-machine artifact, as an install step
+would make it), filled first by an unmeasured child: `cold` empties the translation caches, not the library.
 `--keep DIR` uses DIR/<device> as the cache directories instead of a temporary one and keeps them (`cold` does not empty
 it), so invocations in a row see the C build history of the earlier ones: a kernel run in enough earlier processes is
 built, and a later process takes the build at its first dispatch.
@@ -65,7 +67,7 @@ class Recorder:
       done = {part: self.pending.pop(part, 0.0) for part in ("translate", "C")}  # parts done before the dispatch
       try:
         stats = fn(*a, **kw)
-        if hasattr(stats, "native"): self.cur["path"] = "C" if stats.native else "numpy"
+        if hasattr(stats, "native"): self.cur["path"] = "stencil" if getattr(stats, "stencil", False) else "C" if stats.native else "numpy"
         return stats
       finally:
         self.cur["exec"] = clock() - t0 - self.cur["translate"] - self.cur["C"]
@@ -107,6 +109,7 @@ def install(rec:Recorder):
   ptx.launch = rec.dispatch(ptx.launch, lambda mem, k, *a, **kw: k.name)
   executor.load_program, ptx.load_module = rec.timed("translate", executor.load_program), rec.timed("translate", ptx.load_module)
   executor._native_kernel, ptx._native_kernel = rec.timed("C", executor._native_kernel), rec.timed("C", ptx._native_kernel)
+  executor.load_stencil = rec.timed("translate", executor.load_stencil)
 
 def child(workload:str) -> dict:
   rec = Recorder()
@@ -131,9 +134,25 @@ def child(workload:str) -> dict:
   cc = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
   return {"rows": rows, "cc_s": cc, "process_s": p1 - p0 + cc}
 
+STENCIL_LIB = tempfile.mkdtemp(prefix="mockgpu-stencil-")  # the stencil tier's library, shared by every child of this run
+
+def _stencil_library(cache_dir:str):
+  """Every child sees one stencil-tier handler library (emulators/rdna/stencil.py: built once per machine, as an install
+  step would): `cold` empties the translation caches, not it."""
+  from mockgpu.emulators.rdna import stencil
+  os.makedirs(os.path.join(cache_dir, "native"), exist_ok=True)
+  link = os.path.join(cache_dir, "native", f"stencil-{stencil.version()}")
+  if not os.path.lexists(link): os.symlink(STENCIL_LIB, link)
+
 def run_child(dev:str, workload:str, cache:str, tmp:str) -> dict:
   env = {**os.environ, "DEV": dev, "MOCKGPU_CACHE_DIR": os.path.join(tmp, "mockgpu"), "CACHEDB": os.path.join(tmp, "tinygrad.db")}
   cmd = [sys.executable, __file__, "--child", workload]
+  if os.environ.get("MOCKGPU_RDNA_STENCIL") == "1":
+    _stencil_library(env["MOCKGPU_CACHE_DIR"])
+    with tempfile.TemporaryDirectory() as t:  # the library's templates built once, by an unmeasured child
+      _stencil_library(os.path.join(t, "mockgpu"))
+      subprocess.run(cmd, env={**env, "MOCKGPU_CACHE_DIR": os.path.join(t, "mockgpu"), "CACHEDB": os.path.join(t, "tg.db")},
+                     capture_output=True, timeout=3600)
   if cache == "warm": subprocess.run(cmd, env=env, capture_output=True, timeout=3600)
   p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
   if p.returncode != 0: return {"error": (p.stderr.strip().splitlines() or ["?"])[-1][:300]}
@@ -175,7 +194,7 @@ def _print(w:str, dev:str, cache:str, r:dict):
   ms = lambda x: f"{1e3 * x:.1f}" if x is not None else "-"
   for x in r["rows"]:
     print(f"{w:15s} {dev:12s} {cache:5s} {x['kernel'][:28]:28s} {x['n']:2d} {ms(x['compile']):>8s} {ms(x['translate']):>9s} "
-          f"{ms(x['C']):>7s} {ms(x['exec']):>7s} {x.get('path', '?'):5s} {ms(x['warm']):>7s}")
+          f"{ms(x['C']):>7s} {ms(x['exec']):>7s} {x.get('path', '?'):7s} {ms(x['warm']):>7s}")
   print(f"{w:15s} {dev:12s} {cache:5s} cc {r['cc_s']:.2f} s, process {r['process_s']:.2f} s", flush=True)
 
 if __name__ == "__main__": sys.exit(main())

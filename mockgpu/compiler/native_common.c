@@ -7,7 +7,12 @@
 
 typedef struct { uint64_t va, size, host; } Map;   /* one mapping of an address space, sorted by va */
 enum { DONE = 0, FAULT = 1, BUDGET = 2, UNSUPPORTED = 3 };
+#ifdef MOCKGPU_STENCIL_STOP   /* the stencil tier's libraries share one (compiler/rdna/backends/stencil.py) */
+extern __thread jmp_buf mockgpu_stencil_stop;
+#define stop mockgpu_stencil_stop
+#else
 static __thread jmp_buf stop;
+#endif
 
 static inline float F32(uint32_t x) { float f; memcpy(&f, &x, 4); return f; }
 static inline uint32_t U32F(float f) { uint32_t x; memcpy(&x, &f, 4); return x; }

@@ -58,6 +58,7 @@ class DispatchStats:
   wave_instructions:int
   seconds:float
   native:bool = False          # run by the kernel's C translation (emulators/rdna/native.py), not the numpy path
+  stencil:bool = False         # run by the stencil tier (emulators/rdna/stencil.py; native is then True too)
 
 def field(value:int, shift:int, width:int) -> int: return (value >> shift) & ((1 << width) - 1)
 

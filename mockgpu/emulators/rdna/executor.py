@@ -15,7 +15,7 @@ from mockgpu.boards import WAVE64
 from mockgpu.compiler.cache import translated, remembered
 from mockgpu.errors import GPUPageFault, InstructionBudgetExceeded, KernelTrap, Unmodelled, UnsupportedInstruction
 from mockgpu.memory import AddressSpace
-from mockgpu.emulators.rdna import native
+from mockgpu.emulators.rdna import native, stencil
 from mockgpu.emulators.rdna.dispatch import Dispatch, DispatchStats, field as _field, spi_setup, budget_exceeded, allocated_vgprs, check_size
 from mockgpu.compiler.rdna import semantics
 # The decoder and the translator (compiler/rdna/decode.py, backends/numpy.py, and through them the operand model and
@@ -70,31 +70,53 @@ def _code_window(mem:AddressSpace, pgm:int) -> bytes:
     if m.va <= pgm < m.end: return mem.read(pgm, min(m.end - pgm, MAX_CODE))
   raise GPUPageFault(pgm, 4, False, f"instruction fetch at PC 0x{pgm:x}")
 
-def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool=True) -> Program:
-  """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
-  key = (arch, pgm, ftz32, ftz16, lanes, ieee)
-  if (prog:=_programs.get(key)) is not None and mem.holds(pgm, prog.code): return prog
+def _code(mem:AddressSpace, arch:str, pgm:int) -> tuple[bytes, int, object]:
+  """The kernel's code (its extent from the entry), its instruction count, and walk(): its decoded instructions, decoded
+  once and only when asked."""
   window = _code_window(mem, pgm)
   decoded:list[dict] = []
   def walk() -> dict:
     from mockgpu.compiler.rdna import decode
     if not decoded: decoded.append(decode.walk(window, arch))
     return decoded[0]
-  def translate() -> str:
-    from mockgpu.compiler.rdna import decode
-    from mockgpu.compiler.rdna.backends.numpy import module
-    return module(decode.blocks(walk()), ftz32, ftz16, arch, lanes, ieee)
+  walk.decoded = decoded
   # the kernel's extent and instruction count by its code window (tinygrad's code allocation from the entry): a warm
   # first dispatch then decodes nothing (decoding is most of its mockgpu time: 143 instructions, 8 ms)
   size, ninsts = remembered(f"{arch}-extent", VERSION, window, lambda: (_extent(walk()), len(walk())),
                             lambda v: isinstance(v, tuple) and len(v) == 2 and 0 < v[0] <= len(window))
-  code = window[:size]
+  return window[:size], ninsts, walk
+
+def load_program(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool=True) -> Program:
+  """The kernel at pgm, translated once per process (and once per machine through the disk cache)."""
+  key = (arch, pgm, ftz32, ftz16, lanes, ieee)
+  if (prog:=_programs.get(key)) is not None and mem.holds(pgm, prog.code): return prog
+  code, ninsts, walk = _code(mem, arch, pgm)
+  def translate() -> str:
+    from mockgpu.compiler.rdna import decode
+    from mockgpu.compiler.rdna.backends.numpy import module
+    return module(decode.blocks(walk()), ftz32, ftz16, arch, lanes, ieee)
   obj = translated(kind=arch, version=f"{VERSION}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}-ieee{int(ieee)}", data=code,
                    build=translate)
   ns:dict = {}
   exec(obj, ns)
-  _programs[key] = prog = Program(code, ns, lanes, arch, ninsts, decoded[0] if decoded else None)
+  _programs[key] = prog = Program(code, ns, lanes, arch, ninsts, walk.decoded[0] if walk.decoded else None)
   return prog
+
+_stencils:dict[tuple, stencil.Entry] = {}
+
+def load_stencil(mem:AddressSpace, arch:str, pgm:int, ftz32:bool, ftz16:bool, lanes:int, ieee:bool) -> stencil.Entry:
+  """The kernel's stencil-tier record (emulators/rdna/stencil.py), once per process (once per machine on disk)."""
+  key = (arch, pgm, ftz32, ftz16, lanes, ieee)
+  if (e:=_stencils.get(key)) is not None and mem.holds(pgm, e.code): return e
+  code, ninsts, walk = _code(mem, arch, pgm)
+  def build() -> tuple:
+    from mockgpu.compiler.rdna import decode
+    from mockgpu.compiler.rdna.backends.stencil import record
+    return record(decode.blocks(walk()), ftz32, ftz16, arch, lanes, ieee)
+  rec = remembered(f"{arch}-stencil", f"{VERSION}-{stencil.version()}-ftz{int(ftz32)}{int(ftz16)}-w{lanes}-ieee{int(ieee)}",
+                   code, build, lambda v: isinstance(v, tuple) and v[:1] in (("ok",), ("declined",)))
+  _stencils[key] = e = stencil.Entry(code, rec, lanes, ninsts)
+  return e
 
 def _extent(insts:dict) -> int:
   from mockgpu.compiler.rdna import decode
@@ -229,6 +251,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
   try:
+    if mode == "auto" and recorder is None and not mem.checked and stencil.enabled():
+      if (stats:=_run_stencil(mem, d, ftz32, ftz16, lanes, ieee, mode, budget, t0)) is not None: return stats
     prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes, d.arch)
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
@@ -256,6 +280,25 @@ def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
     if replay.modelled(e): raise
     raise _bug(e, mem, d, prog, k, start) from e
   return _launched(d, DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None))
+
+def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int, ieee:bool, mode:str, budget:int, t0:float):
+  """The dispatch on the stencil tier (or the C tier, once the kernel is hot), or None where the numpy path must run
+  it: a handler not built yet, or a kernel neither covers."""
+  e = load_stencil(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
+  if (sk:=e.kernel()) is None: return None
+  nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(sk.nvgpr, 1), lanes, d.arch)
+  if wpg > native.MAX_WAVES_PER_GROUP: return None
+  wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)
+  if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0, True, True)
+  def build(key:str):
+    from mockgpu.compiler.rdna import decode
+    return native.translate(decode.blocks(decode.walk(e.code, d.arch)), ftz32, ftz16, d.arch, lanes, ieee, key)
+  k = e.tier.native(mode, lambda: native.key(e.code, d.arch, ftz32, ftz16, lanes, ieee), build, native.cached)
+  events.notify("kernel_ran", isa=d.arch, code=e.code, native=True, ftz32=ftz32, ftz16=ftz16, lanes=lanes)
+  t1 = time.thread_time()
+  used = native.run(k or sk, mem, d, wpg, wg_ids, lds_size, budget, 0, private)
+  if k is None: e.tier.ran(time.thread_time() - t1)
+  return _launched(d, DispatchStats(len(wg_ids) * wpg, used, time.perf_counter() - t0, True, k is None))
 
 def _launched(d:Dispatch, stats:DispatchStats) -> DispatchStats:
   """The dispatch's stats, also told to the `launch` listeners (the launch counters)."""

@@ -42,7 +42,8 @@ class Ctx(ctypes.Structure):
               *((f, ctypes.c_int64) for f in ("status", "fault_pc", "fault_size", "fault_write", "fault_kind")),
               ("fault_va", ctypes.c_uint64), ("user", ctypes.c_void_p), ("wgs", ctypes.c_void_p), ("cur_wave", ctypes.c_int64),
               ("vgprs", ctypes.c_int64), ("scratch", ctypes.c_void_p), ("private_size", ctypes.c_int64),
-              ("fault_off", ctypes.c_int64), ("scratch_base", ctypes.c_uint64)]
+              ("fault_off", ctypes.c_int64), ("scratch_base", ctypes.c_uint64),
+              ("prog", ctypes.c_void_p), ("params", ctypes.c_void_p), ("blocks", ctypes.c_void_p)]
 
 def mode() -> str: return native.tier("MOCKGPU_RDNA_NATIVE")
 
@@ -54,6 +55,7 @@ class NativeKernel:
     self.nvgpr, self.names, self.messages, self.lanes = nvgpr, names, messages, lanes
     self.lib = lib  # keeps the library loaded
     self.launches:dict[tuple, Launch] = {}
+    self.pointers:tuple|None = None   # a stencil-tier kernel's instruction, parameter and block arrays (emulators/rdna/stencil.py)
 
 def Tier(instructions:int) -> native.Tier: return native.Tier(TAG, instructions)
 
@@ -105,6 +107,7 @@ class Launch:
                        scratch=self.buffers[3].ctypes.data, private_size=private, scratch_base=d.scratch_base)
     self.user = np.zeros(32, np.uint32)
     c.user = self.user.ctypes.data
+    if k.pointers is not None: c.prog, c.params, c.blocks = k.pointers
     c.wg0, c.waves = 0, self.chunk * wpg
     self.ref, self.nuser, self.generation, self.last_user, self.wgs = ctypes.byref(c), nuser, None, None, None
 

@@ -39,6 +39,7 @@ typedef struct {
   uint8_t *scratch;                        /* private memory: [waves][WAVE][private_size], zero at each run */
   int64_t private_size, fault_off;         /* bytes per lane; a scratch fault's offset */
   uint64_t scratch_base;                   /* COMPUTE_DISPATCH_SCRATCH_BASE: where a scratch fault's address starts */
+  const int64_t *prog, *params, *blocks;   /* the stencil tier's kernel (backends/stencil.py); unused by a C kernel */
 } Ctx;
 enum { GLOBAL_SPACE = 0, LDS_SPACE = 1, MISALIGNED = 2, SCRATCH_SPACE = 4 };  /* a fault's kind: its space, | MISALIGNED */
 
@@ -466,6 +467,7 @@ static void init(Ctx *c) {
   }
 }
 
+#ifndef MOCKGPU_STENCIL_HANDLERS   /* a stencil handler library has no run loop: the stencil core's serves it */
 static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b);
 
 /* Each workgroup's waves run in turn, each until s_barrier or s_endpgm; once all have, the barrier releases them. */
@@ -488,3 +490,4 @@ int64_t mockgpu_run(Ctx *c) {
   }
   return DONE;
 }
+#endif
