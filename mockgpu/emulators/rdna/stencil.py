@@ -16,13 +16,12 @@ renamed. The hot kernels still go to the C tier (compiler/native.py Tier: this t
 MOCKGPU_RDNA_STENCIL=1 turns the tier on (under MOCKGPU_RDNA_NATIVE=auto; MOCKGPU_NATIVE=0 keeps it off).
 """
 from __future__ import annotations
-import ctypes, hashlib, logging, os, tempfile, threading, time
+import ctypes, hashlib, os, tempfile, threading, time
 import numpy as np
-from mockgpu import config
+from mockgpu import config, log
 from mockgpu.compiler import native
 from mockgpu.emulators.rdna import native as rnative
 
-log = logging.getLogger("mockgpu")
 FLAGS = ("-O2", "-fwrapv", "-fno-strict-aliasing")
 BATCH = 400   # handlers per library build (about 10 ms of compiler CPU each: a batch stays far inside MOCKGPU_CC_TIMEOUT)
 MAX_BATCHES = 32  # batches of one wave size before the smaller half is merged
