@@ -97,7 +97,7 @@ SETTINGS:dict[str, Setting] = {s.name: s for s in (
   Setting("MOCKGPU_TRACE", lambda v: "" if v.strip() == "0" else v.strip(), "", "0, 1 or a file", None),
   Setting("MOCKGPU_TIMELINE", _path, None, "a file (%p: the process id)", None),
   Setting("MOCKGPU_RDNA_NATIVE", _one_of("0", "1", "auto"), "auto", "0, 1 or auto", "fast"),
-  Setting("MOCKGPU_RDNA_STENCIL", _one_of("0", "1"), "0", "0 or 1", "yes"),
+  Setting("MOCKGPU_RDNA_STENCIL", _one_of("0", "1", "auto"), "auto", "0, 1 or auto", "yes"),
   Setting("MOCKGPU_PTX_NATIVE", _one_of("0", "1", "auto"), "auto", "0, 1 or auto", "fast"),
   Setting("MOCKGPU_NATIVE", _one_of("0", "1"), "1", "0 or 1", "yes"),
   Setting("MOCKGPU_SANITIZE", _list_of("memory"), frozenset(), "a comma-separated list of: memory", "memroy"),

@@ -251,8 +251,10 @@ def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
   mode, budget, start = native.mode(), config.instruction_budget(), replay.start_snapshot(mem)  # bad settings raise here
   prog = k = None
   try:
+    waiting, t_cpu = None, time.thread_time()
     if mode == "auto" and recorder is None and not mem.checked and stencil.enabled():
-      if (stats:=_run_stencil(mem, d, ftz32, ftz16, lanes, ieee, mode, budget, t0)) is not None: return stats
+      stats, waiting = _run_stencil(mem, d, ftz32, ftz16, lanes, ieee, mode, budget, t0)
+      if stats is not None: return stats
     prog = load_program(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
     nwg, wpg, lds_size, private, chunk = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(prog.nvgpr, 1), lanes, d.arch)
     wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)  # this XCC's share of the workgroups
@@ -267,6 +269,7 @@ def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
       t1 = time.thread_time()  # CPU seconds, as the build estimate's: a loaded machine's wall time would inflate them
       used = _run_chunks(mem, d, prog, wg_ids, wpg, lds_size, private, chunk, budget, recorder)
       prog.tier.ran(time.thread_time() - t1)
+      if waiting: stencil.library.paid(time.thread_time() - t_cpu)   # its record, translation and run: the library's rent
   except (UnsupportedInstruction, KernelTrap) as e:
     e.args = (f"{e} in kernel {_kernel_symbol(d.pgm_addr)[0]}",)  # the PC alone does not say which kernel it is
     raise
@@ -282,14 +285,17 @@ def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
   return _launched(d, DispatchStats(nwg * wpg, used, time.perf_counter() - t0, k is not None))
 
 def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int, ieee:bool, mode:str, budget:int, t0:float):
-  """The dispatch on the stencil tier (or the C tier, once the kernel is hot), or None where the numpy path must run
-  it: a handler not built yet, or a kernel neither covers."""
+  """(The dispatch's stats on the stencil tier (or the C tier, once the kernel is hot), or None where the numpy path must
+  run it: a handler not built yet, or a kernel neither covers; whether the kernel waits for handlers to be built)."""
+  key = (d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
+  if key not in _stencils and key not in _programs and stencil.mode() == "auto" and stencil.library.core(lanes) is None:
+    return None, False   # no library here yet: a kernel's record is made at its second dispatch (one run once costs nothing)
   e = load_stencil(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
-  if (sk:=e.kernel()) is None: return None
+  if (sk:=e.kernel()) is None: return None, e.queued
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(sk.nvgpr, 1), lanes, d.arch)
-  if wpg > native.MAX_WAVES_PER_GROUP: return None
+  if wpg > native.MAX_WAVES_PER_GROUP: return None, False
   wg_ids = d.workgroup_ids() if nwg else np.zeros(0, np.int64)
-  if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0, True, True)
+  if len(wg_ids) == 0: return DispatchStats(0, 0, time.perf_counter() - t0, True, True), False
   def build(key:str):
     from mockgpu.compiler.rdna import decode
     return native.translate(decode.blocks(decode.walk(e.code, d.arch)), ftz32, ftz16, d.arch, lanes, ieee, key)
@@ -298,7 +304,7 @@ def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int
   t1 = time.thread_time()
   used = native.run(k or sk, mem, d, wpg, wg_ids, lds_size, budget, 0, private)
   if k is None: e.tier.ran(time.thread_time() - t1)
-  return _launched(d, DispatchStats(len(wg_ids) * wpg, used, time.perf_counter() - t0, True, k is None))
+  return _launched(d, DispatchStats(len(wg_ids) * wpg, used, time.perf_counter() - t0, True, k is None)), False
 
 def _launched(d:Dispatch, stats:DispatchStats) -> DispatchStats:
   """The dispatch's stats, also told to the `launch` listeners (the launch counters)."""

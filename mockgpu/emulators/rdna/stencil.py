@@ -69,10 +69,16 @@ def _prelude() -> str:
     _texts["prelude"] = native.prelude(os.path.join(pkg, "compiler", "rdna", "c", "prelude.c"))
   return _texts["prelude"]
 
+def mode() -> str: return config.setting("MOCKGPU_RDNA_STENCIL")
+
 def enabled() -> bool:
-  """MOCKGPU_RDNA_STENCIL=1, and C allowed (MOCKGPU_NATIVE); the executor asks only under MOCKGPU_RDNA_NATIVE=auto (0 is
-  numpy only, 1 the kernel's own C build from the first dispatch)."""
-  return config.setting("MOCKGPU_RDNA_STENCIL") == "1" and config.native_enabled()
+  """MOCKGPU_RDNA_STENCIL=1 or auto, and C allowed (MOCKGPU_NATIVE); the executor asks only under
+  MOCKGPU_RDNA_NATIVE=auto (0 is numpy only, 1 the kernel's own C build from the first dispatch)."""
+  return mode() != "0" and config.native_enabled()
+
+# CPU seconds of a library build under auto's estimate: each batch's prelude, and each handler (measured on the 2-core
+# machine at -O2: tests/ops' 644 handlers in one build, 6.4 s)
+BUILD_COST = (0.07, 0.010)
 
 _version:list[str] = []
 
@@ -105,6 +111,26 @@ class Library:
     self.again = False   # templates queued since the running build listed the queue
     self.running = False  # a build job is queued or running (its last pass decides, under lock, that it is done)
     self.lock = threading.Lock()
+    self.waiting:set[tuple[int, str]] = set()   # (lanes, template) this process queued and no library has yet
+    self.rent = 0.0       # seconds the numpy path spent on kernels waiting for them since the last build (auto)
+
+  def wait_for(self, lanes:int, names:list[str]):
+    """Kernels need these templates: built at once under MOCKGPU_RDNA_STENCIL=1, under auto once `paid` says so."""
+    self.waiting.update((lanes, n) for n in names)
+    if mode() == "1": self.request()
+
+  def paid(self, seconds:float):
+    """The numpy path spent seconds (translation and run) on a kernel that waits for handlers. auto builds the waiting
+    templates once such seconds reach the build's estimate: ski rental, as the C tier's (compiler/native.py Tier), so a
+    process that never repays a library build (a short one, or one run on a machine whose cache is not kept) spends at
+    most about twice what it would have without the tier."""
+    self.rent += seconds
+    self.waiting = {(lanes, n) for lanes, n in self.waiting if n not in self.handlers}   # others' builds count
+    if not self.waiting: return
+    fixed, per = BUILD_COST
+    if self.rent >= config.setting("MOCKGPU_CC_COST") * (fixed + per * len(self.waiting)):
+      self.rent, self.waiting = 0.0, set()
+      self.request()
 
   def core(self, lanes:int) -> ctypes.CDLL|None:
     if (lib:=self.cores.get(lanes)) is None:
@@ -298,5 +324,5 @@ class Entry:
       except OSError as e:
         log.warning("stencil: cannot queue templates (%s)", e)
         return None
-      library.request()
+      library.wait_for(self.lanes, missing)
     return None

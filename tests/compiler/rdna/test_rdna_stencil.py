@@ -224,3 +224,31 @@ def test_lock_of_a_dead_builder_is_taken_over(tmp_path, monkeypatch, request):
   got, stats = _run("int_math", request)
   assert all(st.stencil for st in stats) and not os.path.exists(lock)
   np.testing.assert_array_equal(_bits(got), _bits(want))
+
+def test_auto_builds_the_library_once_the_numpy_path_has_paid_for_it(tmp_path, monkeypatch):
+  """MOCKGPU_RDNA_STENCIL=auto (the default): on a machine with no library yet a kernel makes its stencil record at its
+  second dispatch; one whose handlers are missing queues their templates, but they are built only once the numpy seconds
+  spent on waiting kernels reach the build's estimate (ski rental, as the C tier's)."""
+  import support.rdna_isa as isa
+  _mode(monkeypatch, str(tmp_path), True)
+  monkeypatch.setenv("MOCKGPU_RDNA_STENCIL", "auto")
+  monkeypatch.setattr(stencil, "library", stencil.Library())
+  monkeypatch.setattr(stencil, "BUILD_COST", (1e9, 0.0))   # a build no dispatch repays
+  body = isa.kernel(isa.tid_times4(), I.v_mov_b32_e32(v[2], 7), I.v_fma_f32(v[3], v[2], 2.0, v[1]), isa.store(v[3]), I.s_endpgm())
+  run = _runner(body)
+  src = os.path.join(stencil.directory(), "src")
+  first = run()
+  assert not os.path.isdir(src)   # no library here yet: a kernel dispatched once makes no record and queues nothing
+  again = run()
+  cnative.wait()
+  assert not first.stencil and not again.stencil
+  assert os.listdir(src) and not os.path.isdir(os.path.join(stencil.directory(), "lib"))
+  assert stencil.library.waiting and stencil.library.rent > 0
+  want = run.keep[2].copy()
+  monkeypatch.setattr(stencil, "BUILD_COST", (0.0, 0.0))   # now the next dispatch's seconds pay for it
+  run.keep[2][:] = 0
+  assert not run().stencil
+  cnative.wait()
+  run.keep[2][:] = 0
+  assert run().stencil and not stencil.library.waiting
+  np.testing.assert_array_equal(run.keep[2], want)
