@@ -289,7 +289,7 @@ def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int
   run it: a handler not built yet, or a kernel neither covers; whether the kernel waits for handlers to be built)."""
   key = (d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
   if key not in _stencils and key not in _programs and stencil.mode() == "auto" and stencil.library.core(lanes) is None:
-    return None, False   # no library here yet: a kernel's record is made at its second dispatch (one run once costs nothing)
+    return None, True   # no library here yet: a kernel's record is made at its second dispatch (one run once costs nothing)
   e = load_stencil(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
   if (sk:=e.kernel()) is None: return None, e.queued
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(sk.nvgpr, 1), lanes, d.arch)

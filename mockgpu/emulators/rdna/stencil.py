@@ -13,13 +13,14 @@ built runs on the numpy path, and its templates are built in the background (com
 tier's build thread) into a new batch, which every process sharing the cache directory then loads. Processes building
 at once (pytest -n 2) take turns through a lock file made with O_EXCL; files are written under a temporary name and
 renamed. The hot kernels still go to the C tier (compiler/native.py Tier: this tier's seconds count toward its build).
-MOCKGPU_RDNA_STENCIL=1 turns the tier on (under MOCKGPU_RDNA_NATIVE=auto; MOCKGPU_NATIVE=0 keeps it off).
+MOCKGPU_RDNA_STENCIL=auto (the default) builds the queue by ski rental (Library.paid), 1 at once, 0 turns the tier off
+(it runs under MOCKGPU_RDNA_NATIVE=auto; MOCKGPU_NATIVE=0 keeps it off).
 """
 from __future__ import annotations
 import ctypes, hashlib, os, tempfile, threading, time
 import numpy as np
 from mockgpu import config, log
-from mockgpu.compiler import native
+from mockgpu.compiler import history, native
 from mockgpu.emulators.rdna import native as rnative
 
 FLAGS = ("-O2", "-fwrapv", "-fno-strict-aliasing")
@@ -113,6 +114,7 @@ class Library:
     self.lock = threading.Lock()
     self.waiting:set[tuple[int, str]] = set()   # (lanes, template) this process queued and no library has yet
     self.rent = 0.0       # seconds the numpy path spent on kernels waiting for them since the last build (auto)
+    self.paid_key:str|None = None   # the rent key whose earlier seconds paid for a build already
 
   def wait_for(self, lanes:int, names:list[str]):
     """Kernels need these templates: built at once under MOCKGPU_RDNA_STENCIL=1, under auto once `paid` says so."""
@@ -120,17 +122,31 @@ class Library:
     if mode() == "1": self.request()
 
   def paid(self, seconds:float):
-    """The numpy path spent seconds (translation and run) on a kernel that waits for handlers. auto builds the waiting
-    templates once such seconds reach the build's estimate: ski rental, as the C tier's (compiler/native.py Tier), so a
-    process that never repays a library build (a short one, or one run on a machine whose cache is not kept) spends at
-    most about twice what it would have without the tier."""
+    """The numpy path spent seconds (record, translation and run) on a kernel the library would have served, had it
+    its handlers. auto builds the queued templates once such seconds, in this process and in earlier ones sharing the
+    cache directory (the C build history, until a build changes the library), reach the build's estimate: ski rental,
+    as the C tier's (compiler/native.py Tier). The numpy seconds bound what the library saves from above, so it builds
+    a little early; a machine whose cache is never kept spends at most about twice what it would have without it."""
+    key = self.rent_key()
+    history.add(key, seconds)
     self.rent += seconds
-    self.waiting = {(lanes, n) for lanes, n in self.waiting if n not in self.handlers}   # others' builds count
-    if not self.waiting: return
+    rent = self.rent + (0.0 if key == self.paid_key else history.earlier(key)[0])
     fixed, per = BUILD_COST
-    if self.rent >= config.setting("MOCKGPU_CC_COST") * (fixed + per * len(self.waiting)):
-      self.rent, self.waiting = 0.0, set()
+    factor = config.setting("MOCKGPU_CC_COST")
+    if rent < factor * (fixed + per): return   # not even one handler's build yet: no look at the queue
+    if (n:=self.queued()) and rent >= factor * (fixed + per * n):
+      self.rent, self.waiting, self.paid_key = 0.0, set(), key
       self.request()
+
+  def rent_key(self) -> str:
+    """The history's key for the rent paid toward the library's next build: its version and batches so far."""
+    return f"stencil-{version()}-{len(self.loaded)}"
+
+  def queued(self) -> int:
+    """Templates queued by any process (src/) that this process's library lacks: what the next build builds."""
+    try: names = os.listdir(os.path.join(directory(), "src"))
+    except OSError: return len(self.waiting)
+    return sum(1 for f in names if f.endswith(".c") and f[f.index("-") + 1:-2] not in self.handlers)
 
   def core(self, lanes:int) -> ctypes.CDLL|None:
     if (lib:=self.cores.get(lanes)) is None:
