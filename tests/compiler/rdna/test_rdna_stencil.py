@@ -230,6 +230,8 @@ def test_auto_builds_the_library_once_the_numpy_path_has_paid_for_it(tmp_path, m
   second dispatch; one whose handlers are missing queues their templates, but they are built only once the numpy seconds
   spent on waiting kernels reach the build's estimate (ski rental, as the C tier's)."""
   import support.rdna_isa as isa
+  from mockgpu.emulators.rdna import executor
+  monkeypatch.setattr(executor, "_programs", {})   # no earlier dispatch at this code's address (an earlier test's buffer)
   _mode(monkeypatch, str(tmp_path), True)
   monkeypatch.setenv("MOCKGPU_RDNA_STENCIL", "auto")
   monkeypatch.setattr(stencil, "library", stencil.Library())
