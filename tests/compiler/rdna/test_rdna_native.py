@@ -67,6 +67,7 @@ def test_auto_mode_builds_once_it_pays_then_finds_the_build(monkeypatch):
   """auto: numpy until the seconds spent there reach the estimated build (MOCKGPU_CC_COST=0: at once), built in the
   background; a fresh process (here: the program cache emptied) takes the recorded build at its first dispatch."""
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "auto")
+  monkeypatch.setenv("MOCKGPU_RDNA_STENCIL", "0")   # the kernel's own C tier (a stencil library may hold its handlers)
   monkeypatch.setenv("MOCKGPU_CC_COST", "0")
   from mockgpu.compiler import native as cnative
   from mockgpu.emulators.rdna import executor
@@ -85,6 +86,7 @@ def test_auto_mode_builds_once_it_pays_then_finds_the_build(monkeypatch):
   assert paths == [False, True, True]
   monkeypatch.undo()  # the index back, as a fresh process sees it (undo drops the settings too: set again)
   monkeypatch.setenv("MOCKGPU_RDNA_NATIVE", "auto")
+  monkeypatch.setenv("MOCKGPU_RDNA_STENCIL", "0")
   monkeypatch.setenv("MOCKGPU_CC_COST", "1e6")  # a build now would not pay: only the index can give C
   monkeypatch.setattr(executor, "_programs", {})
   assert _run_same_code(isa, body, out, mem)[0].native
