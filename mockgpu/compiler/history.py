@@ -115,11 +115,16 @@ def _add_into(total:dict, kernels:dict):
     total[k] = [s, n, t] if cur is None else [cur[0] + s, cur[1] + n, max(cur[2], t)]
 
 def _write(d:str, prefix:str, kernels:dict):
-  """Write kernels as a new history file in d: under a temporary name (readers skip it), then renamed."""
+  """Write kernels as a new history file in d."""
+  _publish(d, f"{prefix}{os.getpid()}", {"version": VERSION, "kernels": kernels})
+
+def _publish(d:str, stem:str, rec):
+  """rec as JSON in a new file of d named stem-<random>.json: written under a temporary name (readers skip it), then
+  renamed, so no reader sees it torn and no two writers share a name."""
   with tempfile.NamedTemporaryFile("w", dir=d, prefix=".tmp-", suffix=".part", delete=False) as f:
-    json.dump({"version": VERSION, "kernels": kernels}, f, separators=(",", ":"))
-  import uuid  # here, at exit: not on the way to a process's first op (~1.5 ms)
-  os.replace(f.name, os.path.join(d, f"{prefix}{os.getpid()}-{uuid.uuid4().hex[:12]}.json"))
+    json.dump(rec, f, separators=(",", ":"))
+  import uuid  # here, at exit or after a build: not on the way to a process's first op (~1.5 ms)
+  os.replace(f.name, os.path.join(d, f"{stem}-{uuid.uuid4().hex[:12]}.json"))
 
 def merge(d:str):
   """Merge the history files in d into one: each claimed by a rename first, so two merging processes never count one
@@ -155,11 +160,9 @@ def record_build(isa:str, estimate:float, cpu:float):
   estimates of later builds here and in later processes."""
   global _ratios
   if (d:=builds_directory()) is None or estimate <= 0: return
-  import uuid  # here, as _write: not on the way to a process's first op
   try:
     os.makedirs(d, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=d, prefix=".tmp-", delete=False) as f: json.dump([estimate, cpu], f)
-    os.replace(f.name, os.path.join(d, f"{isa}-{time.time_ns()}-{uuid.uuid4().hex[:8]}.json"))
+    _publish(d, f"{isa}-{time.time_ns()}", [estimate, cpu])
   except OSError as e:
     log.debug("C build history: cannot write in %s (%s); this build's cost is not recorded", d, e)
     return
