@@ -50,18 +50,6 @@ static int64_t wave(Ctx *c, uint32_t *s, uint32_t *v, uint8_t *lds, int64_t b) {
 
 _texts:dict[str, str] = {}
 
-# backends/c.py CTranslator.lanes' loops over the active lanes, as a macro of their body (backends/stencil.py lanes)
-LANES_C = r"""
-#if WAVE == 64
-#define LANES(...) if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) { __VA_ARGS__ } \
-  else if ((lanes_t)(ex & (ex + 1)) == 0) for (int l = 0, n_ = FIRST_LANE(~ex); l < n_; l++) { __VA_ARGS__ } \
-  else for (int l = 0; l < WAVE; l++) { if (!(ex >> l & 1)) continue; __VA_ARGS__ }
-#else
-#define LANES(...) if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) { __VA_ARGS__ } \
-  else for (int l = 0; l < WAVE; l++) { if (!(ex >> l & 1)) continue; __VA_ARGS__ }
-#endif
-"""
-
 def _prelude() -> str:
   """The C backend's prelude (backends/c.py PRELUDE), read without importing the backend (and through it the decoder's
   tables: ~150 ms a process whose kernels are all cached would spend for nothing)."""
@@ -87,7 +75,7 @@ def version() -> str:
   """The handler library's version: what decides a handler's machine code besides its template."""
   if not _version:
     flags = (*FLAGS, *native._cpu_flags(), *native.EXACT_FLAGS)
-    _version.append(hashlib.sha256(f"{_prelude()}|{CORE}|{LANES_C}|{flags}|{os.uname().machine}".encode()).hexdigest()[:16])
+    _version.append(hashlib.sha256(f"{_prelude()}|{CORE}|{flags}|{os.uname().machine}".encode()).hexdigest()[:16])
   return _version[0]
 
 def directory() -> str:
@@ -294,7 +282,7 @@ def _batch(d:str, lanes:int, names:list[str]) -> tuple[int, str]:
     with open(os.path.join(d, "src", f"w{lanes}-{n}.c")) as f: texts.append(f.read())
   batch = hashlib.sha256(" ".join(names).encode()).hexdigest()[:16]
   table = f"const void *mockgpu_stencil_table[] = {{{', '.join(f'(const void *)h_{n}' for n in names)}}};\n"
-  source = "".join([f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n#define MOCKGPU_STENCIL_HANDLERS\n", _prelude(), LANES_C, *texts, table])
+  source = "".join([f"#define WAVE {lanes}\n#define MOCKGPU_STENCIL_STOP\n#define MOCKGPU_STENCIL_HANDLERS\n", _prelude(), *texts, table])
   so = os.path.join(d, "lib", f"w{lanes}-{batch}.so")
   if os.path.exists(so[:-3] + ".idx"): return len(names), os.path.basename(so[:-3] + ".idx")  # built already
   if not native._build(so, source, (*FLAGS, *native._cpu_flags())): return 0, ""

@@ -381,21 +381,12 @@ class CTranslator(Reads):
   def read_pc(self) -> str: return f"(c->pgm + {self.pc}ull)"
 
   def lanes(self, body:list[str], masks:dict[int, str]|None=None):
-    """A loop over the active lanes; masks: SGPR -> bool expression gathered into it (inactive lanes write 0). With
-    every lane on (the common case) the loop has no per-lane test and a constant count, so the C compiler can
-    vectorize it; wave64 also has a loop without a test for a prefix of lanes (a workgroup smaller than the wave:
-    tinygrad's 32-thread workgroups on the CDNA boards), where the masked loop would test 64 lanes to run 32."""
+    """A loop over the active lanes (the prelude's LANES: its loops are the C compiler's to vectorize); masks: SGPR ->
+    bool expression gathered into it (inactive lanes write 0)."""
     masks = masks or {}
     self.out(f"{{ const lanes_t ex = {self.exec_mask};" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
     inner = [*body, *(f"mk{d} |= (lanes_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
-    self.out("  if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) {")
-    if self.wave == WAVE64:
-      for ln in inner: self.out("    " + ln)
-      self.out("  } else if ((lanes_t)(ex & (ex + 1)) == 0) for (int l = 0, n_ = FIRST_LANE(~ex); l < n_; l++) {")
-    for ln in inner: self.out("    " + ln)
-    self.out("  } else for (int l = 0; l < WAVE; l++) { if (!(ex >> l & 1)) continue;")
-    for ln in inner: self.out("    " + ln)
-    self.out("  }")
+    self.out("  LANES(" + " ".join(inner) + ")")
     for d in masks: self.out(f"  SET_MASK({d}, mk{d});")
     self.out("}")
 

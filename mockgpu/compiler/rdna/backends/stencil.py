@@ -117,16 +117,6 @@ class STranslator(cb.CTranslator):
     self.lines.append("  " + line)
     if self.templates: self.templates[-1] = None   # the chunk's text changed: its template is made again
 
-  def lanes(self, body:list[str], masks:dict[int, str]|None=None):
-    """backends/c.py's lanes with its loops written once, as the handler library's LANES macro (emulators/rdna/stencil.py
-    LANES_C, which expands to the C backend's loops): a template's text, and its search, half as long."""
-    masks = masks or {}
-    self.out(f"{{ const lanes_t ex = {self.exec_mask};" + "".join(f" lanes_t mk{d} = 0;" for d in masks))
-    inner = [*body, *(f"mk{d} |= (lanes_t)({cond} ? 1u : 0u) << l;" for d, cond in masks.items())]
-    self.out("  LANES(" + " ".join(inner) + ")")
-    for d in masks: self.out(f"  SET_MASK({d}, mk{d});")
-    self.out("}")
-
   def message(self, text:str) -> str:  # type: ignore[override]
     self.messages.append(text)
     return f"MSG_({len(self.messages) - 1})"

@@ -19,6 +19,17 @@ typedef uint32_t lanes_t;
 #define FIRST_LANE(x) __builtin_ctz(x)
 #endif
 #define ALL_LANES ((lanes_t)~(lanes_t)0)
+/* The active lanes (EXEC in ex) of one instruction's body, l the lane: with every lane on (the common case) a loop
+ * without a per-lane test and with a constant count, so the compiler can vectorize it; wave64 also has one without a
+ * test for a prefix of lanes (a workgroup smaller than the wave: tinygrad's 32-thread workgroups on the CDNA boards). */
+#if WAVE == 64
+#define LANES(...) if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) { __VA_ARGS__ } \
+  else if ((lanes_t)(ex & (ex + 1)) == 0) for (int l = 0, n_ = FIRST_LANE(~ex); l < n_; l++) { __VA_ARGS__ } \
+  else for (int l = 0; l < WAVE; l++) { if (!(ex >> l & 1)) continue; __VA_ARGS__ }
+#else
+#define LANES(...) if (ex == ALL_LANES) for (int l = 0; l < WAVE; l++) { __VA_ARGS__ } \
+  else for (int l = 0; l < WAVE; l++) { if (!(ex >> l & 1)) continue; __VA_ARGS__ }
+#endif
 #define MAX_WAVES_PER_GROUP 32   /* emulators/rdna/native.py MAX_WAVES_PER_GROUP */
 
 typedef struct {
