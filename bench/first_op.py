@@ -34,7 +34,8 @@ CHILD = ("import os, resource, time\nfrom tinygrad import Tensor\nassert (Tensor
 DEVICES = ("CPU", "MOCK+AMD", "MOCK+NV", "MOCK+CUDA")
 
 # --seams: the child wraps the bridge's (and the CUDA driver's) entry points as the MOCK interface modules are imported
-SEAMS = """import collections, gc, json, os, time
+# (bench/suite.py --seams runs WRAP in each pytest worker)
+WRAP = """import collections, gc, json, os, time
 import numpy
 import mockgpu._finder as finder
 CHECK = "toolchain check (loads the libLLVM and comgr bindings that tinygrad's AMD renderers load next)"
@@ -65,7 +66,8 @@ def create(self, spec):
     for n in [n for n in dir(m) if n.startswith("cu") and callable(getattr(m, n))]: setattr(m, n, timed("cuda." + n, getattr(m, n)))
   return m
 finder._AliasLoader.create_module = create
-from tinygrad import Tensor
+"""
+SEAMS = WRAP + """from tinygrad import Tensor
 assert (Tensor([1., 2, 3]) + 1).tolist() == [2., 3., 4.]
 os.write(int(os.environ["FIRST_OP_FD"]), json.dumps({k: [1e3 * v, objects[k]] for k, v in spent.items()}).encode())
 """
