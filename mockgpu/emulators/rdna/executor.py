@@ -245,6 +245,8 @@ def run_dispatch(mem:AddressSpace, d:Dispatch, recorder=None) -> DispatchStats:
   check_size(d.grid, d.block)  # before anything is allocated for it (DispatchTooLarge)
   # an entered debug session (mockgpu/debug/amd.py) runs the dispatches it debugs on the stepper
   if (debugged:=events.intercepted("rdna_dispatch", mem, d)) is not None: return _launched(d, debugged)
+  if d.xcc[1] > 1 and len(d.workgroup_ids()) == 0:   # an XCC with no share of a small grid fetches nothing (7 of gfx942's 8)
+    return DispatchStats(0, 0, time.perf_counter() - t0)
   lanes = d.wave_size
   ftz32, ftz16 = _float_modes(d.rsrc1)
   ieee = ieee_mode(d.rsrc1, d.arch)
@@ -288,8 +290,10 @@ def _run_stencil(mem:AddressSpace, d:Dispatch, ftz32:bool, ftz16:bool, lanes:int
   """(The dispatch's stats on the stencil tier (or the C tier, once the kernel is hot), or None where the numpy path must
   run it: a handler not built yet, or a kernel neither covers; whether the kernel waits for handlers to be built)."""
   key = (d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
-  if key not in _stencils and key not in _programs and stencil.mode() == "auto" and stencil.library.core(lanes) is None:
-    return None, True   # no library here yet: a kernel's record is made at its second dispatch (one run once costs nothing)
+  # no library here yet: a kernel's record is made at its second launch (one run once costs nothing); a launch shared by
+  # several XCCs (gfx942's eight) is a dispatch per share, and its second launch is its next share on XCC 0
+  if key not in _stencils and (key not in _programs or d.xcc[0]) and stencil.mode() == "auto" and stencil.library.core(lanes) is None:
+    return None, True
   e = load_stencil(mem, d.arch, d.pgm_addr, ftz32, ftz16, lanes, ieee)
   if (sk:=e.kernel()) is None: return None, e.queued
   nwg, wpg, lds_size, private, _ = _geometry(d.rsrc2, d.tmpring_size, d.block, d.grid, max(sk.nvgpr, 1), lanes, d.arch)

@@ -137,7 +137,8 @@ def _runner(body):
   mem = AddressSpace("stencil")
   for a in (img, args, out, inp): mem.map(a.ctypes.data, a.nbytes)
   user = [args.ctypes.data & 0xffffffff, args.ctypes.data >> 32] + [0] * 14
-  run = lambda: run_dispatch(mem, Dispatch("rdna3", img.ctypes.data, isa.RSRC1, isa.RSRC2, 0, user, 0, 0, (32, 1, 1), (1, 1, 1), True))
+  run = lambda xcc=(0, 1, 1): run_dispatch(mem, Dispatch("rdna3", img.ctypes.data, isa.RSRC1, isa.RSRC2, 0, user, 0, 0, (32, 1, 1), (1, 1, 1),
+                                                        True, xcc=xcc))
   run.keep, run.pgm, run.code = (img, args, out, inp), img.ctypes.data, code
   return run
 
@@ -224,6 +225,27 @@ def test_lock_of_a_dead_builder_is_taken_over(tmp_path, monkeypatch, request):
   got, stats = _run("int_math", request)
   assert all(st.stencil for st in stats) and not os.path.exists(lock)
   np.testing.assert_array_equal(_bits(got), _bits(want))
+
+def test_auto_counts_launches_not_their_xcc_shares(tmp_path, monkeypatch):
+  """A launch shared by eight XCCs (gfx942) is eight dispatches, one per share: with no library here yet, a kernel
+  launched once still makes no stencil record (its shares on XCCs 1-7 are not second launches), one launched twice does,
+  at its second launch's share on XCC 0."""
+  import support.rdna_isa as isa
+  from mockgpu.emulators.rdna import executor
+  monkeypatch.setattr(executor, "_programs", {})
+  _mode(monkeypatch, str(tmp_path), True)
+  monkeypatch.setenv("MOCKGPU_RDNA_STENCIL", "auto")
+  monkeypatch.setattr(stencil, "library", stencil.Library())
+  monkeypatch.setattr(stencil, "BUILD_COST", (1e9, 0.0))
+  body = isa.kernel(isa.tid_times4(), I.v_mov_b32_e32(v[2], 5), I.v_add_f32_e32(v[3], v[2], v[1]), isa.store(v[3]), I.s_endpgm())
+  run, src = _runner(body), os.path.join(stencil.directory(), "src")
+  launch = lambda: [run((x, 8, 1)) for x in range(8)]
+  assert sum(st.waves for st in launch()) == 1 and not os.path.isdir(src)   # the one workgroup ran, on numpy, and nothing was queued
+  key = next(k for k in executor._programs if k[1] == run.pgm)
+  assert key not in executor._stencils
+  launch()
+  cnative.wait()
+  assert key in executor._stencils and os.listdir(src)
 
 def test_auto_builds_the_library_once_the_numpy_path_has_paid_for_it(tmp_path, monkeypatch):
   """MOCKGPU_RDNA_STENCIL=auto (the default): on a machine with no library yet a kernel makes its stencil record at its
