@@ -150,6 +150,20 @@ def cache_dir() -> str|None:
   d = setting("MOCKGPU_CACHE_DIR") or os.path.join(env("XDG_CACHE_HOME", None) or os.path.expanduser("~/.cache"), "mockgpu")
   return None if d == "off" else d
 
+def publish(path:str, write:Callable, mode:str="w", prefix:str|None=None, suffix:str|None=None):
+  """Write a whole file: write(f) fills a temporary file in path's directory (made if missing; prefix and suffix name
+  it, so readers listing the directory can skip it), which is then renamed to path. A reader (another process, an xdist
+  worker) never sees the file torn; where write raises, the temporary file is removed and the error goes on."""
+  import tempfile
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with tempfile.NamedTemporaryFile(mode, dir=os.path.dirname(path), prefix=prefix, suffix=suffix, delete=False) as f:
+    try: write(f)
+    except BaseException:
+      f.close()
+      os.unlink(f.name)
+      raise
+  os.replace(f.name, path)
+
 def replay_dir() -> str|None:
   """Where an EmulatorBug writes its replay file (MOCKGPU_REPLAY_DIR; default <tmp>/mockgpu-replay, 'off' writes none)."""
   import tempfile

@@ -26,7 +26,7 @@ This module is the record, imported by the executors; replay_runner.py is the ru
 imports the executors.
 """
 from __future__ import annotations
-import itertools, os, pickle, re, tempfile, time
+import itertools, os, pickle, re, time
 import numpy as np
 from mockgpu import config
 from mockgpu.errors import EmulatorBug, MockGPUError
@@ -135,9 +135,7 @@ def _write(rec:dict, mem:AddressSpace, start) -> str:
   file = os.path.join(d, f"{name}-{os.getpid()}-{next(_numbers)}{SUFFIX}")
   try:
     rec["memory"] = start if start is not None else snapshot(mem)
-    os.makedirs(d, exist_ok=True)
-    with tempfile.NamedTemporaryFile("wb", dir=d, delete=False) as f: pickle.dump(rec, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(f.name, file)
+    config.publish(file, lambda f: pickle.dump(rec, f, protocol=pickle.HIGHEST_PROTOCOL), "wb")
   except Exception as e:  # the bug must still be reported when its file cannot be written
     log.error("could not write the replay file %s: %s", file, e)
     return f"(not written: {type(e).__name__}: {e})"

@@ -1,5 +1,6 @@
 """Settings follow the environment as it changes within a process (tests set them with monkeypatch)."""
 import os
+import pytest
 from mockgpu import config
 
 def test_settings_follow_environment_changes(monkeypatch):
@@ -75,3 +76,17 @@ def test_count_abc_names_the_setting_in_a_child(tmp_path):
   env["MOCKGPU_COUNT"] = "2"
   p = subprocess.run([sys.executable, "-c", "from mockgpu import config; print(config.gpu_count())"], env=env, capture_output=True, text=True)
   assert p.stdout.strip() == "2"
+
+def test_publish_writes_whole_files_and_leaves_nothing_when_the_write_fails(tmp_path):
+  """config.publish: the file appears whole under its name (made with its directory); a write that raises leaves the old
+  file as it was, no temporary file beside it, and its error goes on."""
+  path = str(tmp_path / "sub" / "rec.json")
+  config.publish(path, lambda f: f.write('{"a": 1}'))
+  assert open(path).read() == '{"a": 1}' and os.listdir(tmp_path / "sub") == ["rec.json"]
+  def torn(f):
+    f.write('{"a": ')
+    raise ValueError("no room")
+  with pytest.raises(ValueError, match="no room"): config.publish(path, torn, prefix=".tmp-", suffix=".part")
+  assert open(path).read() == '{"a": 1}' and os.listdir(tmp_path / "sub") == ["rec.json"]
+  config.publish(path, lambda f: f.write(b"\x00\x01"), "wb")
+  assert open(path, "rb").read() == b"\x00\x01"

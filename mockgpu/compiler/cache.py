@@ -5,7 +5,7 @@ is kept in memory and marshalled to disk, keyed by the kernel's bytes, the trans
 mockgpu version and the Python version (marshal is version specific), so a second test run skips the work.
 """
 from __future__ import annotations
-import hashlib, marshal, os, sys, tempfile, types
+import hashlib, marshal, os, sys, types
 from typing import Callable
 from mockgpu import config, __version__
 
@@ -75,8 +75,5 @@ def _load(key:str):
 def _store(key:str, code):
   if (p:=_path(key)) is None: return
   try:
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    # write then rename, so parallel test workers never read a half-written file
-    with tempfile.NamedTemporaryFile("wb", dir=os.path.dirname(p), delete=False) as f: marshal.dump(code, f)
-    os.replace(f.name, p)
+    config.publish(p, lambda f: marshal.dump(code, f), "wb")   # parallel test workers never read a half-written file
   except OSError: pass  # a read-only cache is only slower

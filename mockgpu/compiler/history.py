@@ -22,7 +22,7 @@ unwritable or read-only cache directory only means no history (logged once at de
 it off.
 """
 from __future__ import annotations
-import atexit, json, os, tempfile, time
+import atexit, json, os, time
 from mockgpu import config
 
 from mockgpu import log
@@ -121,10 +121,9 @@ def _write(d:str, prefix:str, kernels:dict):
 def _publish(d:str, stem:str, rec):
   """rec as JSON in a new file of d named stem-<random>.json: written under a temporary name (readers skip it), then
   renamed, so no reader sees it torn and no two writers share a name."""
-  with tempfile.NamedTemporaryFile("w", dir=d, prefix=".tmp-", suffix=".part", delete=False) as f:
-    json.dump(rec, f, separators=(",", ":"))
   import uuid  # here, at exit or after a build: not on the way to a process's first op (~1.5 ms)
-  os.replace(f.name, os.path.join(d, f"{stem}-{uuid.uuid4().hex[:12]}.json"))
+  config.publish(os.path.join(d, f"{stem}-{uuid.uuid4().hex[:12]}.json"), lambda f: json.dump(rec, f, separators=(",", ":")),
+                 prefix=".tmp-", suffix=".part")
 
 def merge(d:str):
   """Merge the history files in d into one: each claimed by a rename first, so two merging processes never count one

@@ -361,9 +361,7 @@ def remember(tag:str, key:str, rec:dict):
   """Record what the kernel of this key translated to (write, then rename: parallel workers never read a torn file)."""
   if (p:=_index_path(tag, key)) is None: return
   try:
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(p), delete=False) as f: json.dump(rec, f)
-    os.replace(f.name, p)
+    config.publish(p, lambda f: json.dump(rec, f))
   except OSError: pass  # a read-only cache is only slower
 
 def cached(tag:str, key:str, declined, make):

@@ -193,7 +193,8 @@ def _probe_cache_file() -> str|None:
 def probe(arch:str, lib:str|None=None) -> Probe:
   """Whether tinygrad's LLVM compiler builds a kernel for `arch` with libLLVM `lib` (None: tinygrad's own choice).
   Remembered per process and on disk (MOCKGPU_CACHE_DIR), keyed by the installed libLLVM files."""
-  import json, tempfile
+  import json
+  from mockgpu import config
   key = _probe_key(arch, lib)
   if (hit := _probes.get(key)) is not None: return hit
   path, disk = _probe_cache_file(), {}
@@ -206,9 +207,7 @@ def probe(arch:str, lib:str|None=None) -> Probe:
     _probes[key] = _run_probe(arch, lib)
     if path is not None:
       try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False) as f: json.dump({**disk, key: vars(_probes[key])}, f)
-        os.replace(f.name, path)
+        config.publish(path, lambda f: json.dump({**disk, key: vars(_probes[key])}, f))
       except OSError: pass  # a read-only cache only means probing again
   return _probes[key]
 

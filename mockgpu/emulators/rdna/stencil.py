@@ -81,11 +81,7 @@ def version() -> str:
 def directory() -> str:
   return os.path.join(config.cache_dir() or tempfile.gettempdir(), "native", f"stencil-{version()}")
 
-def _write(path:str, text:str):
-  """Write text to path under a temporary name, then rename (a reader never sees it torn)."""
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False) as f: f.write(text)
-  os.replace(f.name, path)
+def _write(path:str, text:str): config.publish(path, lambda f: f.write(text))
 
 class Library:
   """This process's view of the handler library: handler name -> address, from the batches loaded so far."""
