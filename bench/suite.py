@@ -112,6 +112,7 @@ def main():
                   "(the first cold) and print each run's wall and CPU seconds, dispatches on numpy and on C, and the CPU "
                   "seconds of the workers' children (the C builds)")
   args = ap.parse_args()
+  if args.repeat and (args.seams or args.rounds > 1): ap.error("--repeat runs the slice in one cache directory: no --seams or --rounds")
   from mockgpu.config import CONFIGURATIONS
   ops, diff = slice_cases(args.cases)
   results:dict[str, dict] = {}

@@ -159,9 +159,7 @@ def record_build(isa:str, estimate:float, cpu:float):
   estimates of later builds here and in later processes."""
   global _ratios
   if (d:=builds_directory()) is None or estimate <= 0: return
-  try:
-    os.makedirs(d, exist_ok=True)
-    _publish(d, f"{isa}-{time.time_ns()}", [estimate, cpu])
+  try: _publish(d, f"{isa}-{time.time_ns()}", [estimate, cpu])   # (config.publish makes the directory)
   except OSError as e:
     log.debug("C build history: cannot write in %s (%s); this build's cost is not recorded", d, e)
     return
